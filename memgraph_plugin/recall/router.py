@@ -1,0 +1,253 @@
+"""The built-in hybrid router: a keyword (+ vector) baseline, then graph expansion from seeds.
+
+Works offline. Vector scores join the baseline only when an embedding profile is configured;
+otherwise the baseline is keyword + recency, and the result says which (``score_mode``).
+Expansion runs under the rollout decision (``rollout.py``); when it raises, the router answers
+with the baseline and the reason ``graph_expansion_error``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from .rollout import FallbackReason, RolloutDecision, decide
+
+log = logging.getLogger(__name__)
+
+BUILTIN_ROUTER = "builtin-hybrid"
+
+# settings (all optional) and their defaults
+TOP_K_SETTING, DEFAULT_TOP_K = "recall_top_k", 6
+SEEDS_SETTING, DEFAULT_SEEDS = "recall_seed_count", 3
+HOPS_SETTING, DEFAULT_HOPS = "recall_hops", 1
+MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED = "recall_max_expanded", 6
+VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN = "recall_vector_min_score", 0.2
+RECENCY_WEIGHT = 0.1
+
+
+@attrs.frozen
+class Inclusion:
+    """One node a recall picked, and why (``seed``, ``baseline`` or ``graph_expansion``)."""
+
+    id: str
+    why: str
+    score: float = 0.0
+    via: str | None = None  # the seed an expanded node was reached from
+    edge_type: str | None = None  # the relation from ``via`` (or the last hop) to this node
+    hops: int = 0
+
+    def describe(self) -> str:
+        """A short human form: ``seed 0.67`` or ``n_3 -[involved_in]-> (1 hop)``."""
+        if self.why == "graph_expansion":
+            plural = "" if self.hops == 1 else "s"
+            return f"via {self.via} -[{self.edge_type or '?'}]- ({self.hops} hop{plural})"
+        return f"{self.why} {self.score:.2f}"
+
+
+@attrs.frozen
+class RouteRequest:
+    """What a router gets: the query, the candidate pool and a session to read the graph with."""
+
+    chat_id: str
+    query: str
+    candidates: tuple[Any, ...]  # NodeView pool (visible minus recent window), recency order
+    always_inject_ids: tuple[str, ...]
+    session: Any
+    settings: Mapping[str, Any] = attrs.field(factory=dict)
+    seq: int = 0  # seq of the assistant message about to be written
+
+
+@attrs.frozen
+class RouteResult:
+    """A router's answer. ``selected`` is what to inject; ``shadow`` what shadow mode computed."""
+
+    selected: tuple[Inclusion, ...]
+    router: str = BUILTIN_ROUTER
+    mode: str = "canary"
+    score_mode: str = "keyword+recency"
+    fallback_reason: str | None = None
+    seeds: tuple[str, ...] = ()
+    shadow: tuple[Inclusion, ...] = ()
+    error: str | None = None
+
+    @property
+    def selected_ids(self) -> tuple[str, ...]:
+        return tuple(i.id for i in self.selected)
+
+
+Expander = Callable[[Any, str, int, Sequence[str]], Any]
+"""``(session, seed_id, hops, visible_ids) -> [(node_id, edge_type, hops), ...]`` (or awaitable)."""
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def _int_setting(settings: Mapping[str, Any], key: str, default: int, minimum: int = 0) -> int:
+    value = settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"setting {key}={value!r} must be an integer >= {minimum}")
+    return value
+
+
+def _edge_types_from(session: Any, seed_id: str, visible: set[str]) -> dict[str, str]:
+    """Neighbour id -> relation for one seed, read through the session's neighbour query."""
+    neighbours = getattr(session, "get_neighbors", None)
+    if neighbours is None:
+        return {}
+    out: dict[str, str] = {}
+    for nb in neighbours(seed_id, project_to=sorted(visible)):
+        out.setdefault(nb.node.id, nb.edge_type)
+    return out
+
+
+def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Sequence[str]) -> list:
+    """Drill expansion hop by hop with ``expand_from_seeds``, so each node knows its hop count."""
+    visible = set(visible_ids) | {seed_id}
+    found: list[tuple[str, str, int]] = []
+    seen = {seed_id}
+    frontier_edges = _edge_types_from(session, seed_id, visible)
+    for hop in range(1, hops + 1):
+        reached = session.expand_from_seeds(
+            [seed_id], hops=hop, project_to=sorted(visible), include_children=True
+        )
+        for node in reached:
+            if node.id in seen:
+                continue
+            seen.add(node.id)
+            if node.parent_id == seed_id:
+                edge = "contains"
+            else:
+                edge = frontier_edges.get(node.id, "related")
+            found.append((node.id, edge, hop))
+    return found
+
+
+class HybridRouter:
+    """The built-in router. ``expander`` replaces the graph walk (tests make it raise)."""
+
+    name = BUILTIN_ROUTER
+
+    def __init__(self, *, expander: Expander | None = None) -> None:
+        self._expander = expander or default_expander
+
+    async def route(self, request: RouteRequest) -> RouteResult:
+        """Baseline scores, seeds, then expansion as the rollout decision allows."""
+        settings = request.settings
+        decision = decide(settings)
+        top_k = _int_setting(settings, TOP_K_SETTING, DEFAULT_TOP_K)
+        n_seeds = _int_setting(settings, SEEDS_SETTING, DEFAULT_SEEDS)
+        hops = _int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
+        max_expanded = _int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
+
+        scores, score_mode = await self._baseline_scores(request)
+        always = set(request.always_inject_ids)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        seeds = tuple(node_id for node_id, _ in ranked[:n_seeds])
+        baseline = tuple(
+            Inclusion(node_id, "seed" if node_id in seeds else "baseline", round(score, 4))
+            for node_id, score in ranked
+            if node_id not in always
+        )[:top_k]
+        result = RouteResult(
+            selected=baseline,
+            mode=decision.mode.value,
+            score_mode=score_mode,
+            fallback_reason=decision.reason.value if decision.reason else None,
+            seeds=seeds,
+        )
+        if not decision.run_expansion or not seeds:
+            return result
+        try:
+            expanded = await self._expand(request, seeds, hops, max_expanded, baseline)
+        except Exception as exc:  # any expansion failure falls back to the baseline
+            log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
+            return attrs.evolve(
+                result,
+                fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        return self._apply(result, decision, expanded)
+
+    @staticmethod
+    def _apply(result: RouteResult, decision: RolloutDecision, expanded: tuple) -> RouteResult:
+        if decision.apply_expansion:
+            return attrs.evolve(result, selected=result.selected + expanded)
+        return attrs.evolve(result, shadow=expanded)
+
+    async def _baseline_scores(self, request: RouteRequest) -> tuple[dict[str, float], str]:
+        pool = [c.id for c in request.candidates]
+        if not pool or not request.query.strip():
+            return {}, "keyword+recency"
+        pool_set = set(pool)
+        k = len(pool) + len(request.always_inject_ids) + 1
+        keyword = {
+            r.id: float(r.score)
+            for r in request.session.keyword_search(query=request.query, k=k)
+            if r.id in pool_set
+        }
+        vector: dict[str, float] = {}
+        score_mode = "keyword+recency"
+        if request.settings.get("embedding_profile"):
+            vector, score_mode = await self._vector_scores(request, k, pool_set)
+        floor = float(request.settings.get(VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN))
+        relevant = set(keyword) | {i for i, s in vector.items() if s >= floor}
+        scores: dict[str, float] = {}
+        for rank, node_id in enumerate(pool):
+            if node_id not in relevant:
+                continue
+            recency = 1.0 - rank / len(pool)
+            if vector:
+                base = 0.5 * keyword.get(node_id, 0.0) + 0.5 * max(vector.get(node_id, 0.0), 0.0)
+            else:
+                base = keyword.get(node_id, 0.0)
+            scores[node_id] = base + RECENCY_WEIGHT * recency
+        return scores, score_mode
+
+    @staticmethod
+    async def _vector_scores(
+        request: RouteRequest, k: int, pool: set[str]
+    ) -> tuple[dict[str, float], str]:
+        try:
+            ranked = await request.session.vector_search(query=request.query, k=k)
+        except Exception as exc:  # NO_EMBEDDING_PROFILE or a broken index: keyword only
+            log.info("vector search unavailable for chat %s: %s", request.chat_id, exc)
+            return {}, "keyword+recency"
+        return {r.id: float(r.score) for r in ranked if r.id in pool}, "keyword+vector+recency"
+
+    async def _expand(
+        self,
+        request: RouteRequest,
+        seeds: Sequence[str],
+        hops: int,
+        max_expanded: int,
+        baseline: tuple[Inclusion, ...],
+    ) -> tuple[Inclusion, ...]:
+        visible = [c.id for c in request.candidates]
+        taken = {i.id for i in baseline} | set(seeds) | set(request.always_inject_ids)
+        visible_set = set(visible)
+        found: list[Inclusion] = []
+        for seed in seeds:
+            reached = await _maybe_await(self._expander(request.session, seed, hops, visible))
+            for node_id, edge_type, hop in reached:
+                if node_id in taken or node_id not in visible_set:
+                    continue
+                taken.add(node_id)
+                found.append(Inclusion(node_id, "graph_expansion", 0.0, seed, edge_type, hop))
+        found.sort(key=lambda i: i.hops)  # stable: seed rank within a hop count
+        return tuple(found[:max_expanded])
+
+
+def coerce_route_result(value: Any, *, router: str) -> RouteResult:
+    """Accept a plugin's answer: a ``RouteResult`` or an iterable of node ids."""
+    if isinstance(value, RouteResult):
+        return value
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"router {router} returned {type(value).__name__}, not a RouteResult")
+    ids = [str(v) for v in value]
+    return RouteResult(selected=tuple(Inclusion(i, "router") for i in ids), router=router)

@@ -1,0 +1,71 @@
+"""Prompt rendering: one table per type, pinned and recalled apart, cells escaped."""
+
+from types import MappingProxyType
+
+import attrs
+
+from memgraph_plugin.recall.render import (
+    PINNED_HEADING,
+    RECALLED_HEADING,
+    escape_cell,
+    render_injection,
+)
+
+
+@attrs.frozen
+class N:
+    id: str
+    type: str
+    title: str
+    fields: MappingProxyType
+
+
+@attrs.frozen
+class Spec:
+    type: str
+    table_name: str
+    table_columns: tuple
+
+
+SPECS = [
+    Spec("event", "event_table", ("summary",)),
+    Spec("character_sheet", "character_table", ("title", "aliases", "traits")),
+]
+
+
+def node(id, type, heading, **fields):
+    return N(id, type, heading, MappingProxyType(fields))
+
+
+def test_escape_cell():
+    assert escape_cell("a|b\nc") == "a\\|b<br>c"
+    assert escape_cell(("x", "y|z")) == "x, y\\|z"
+    assert escape_cell(None) == ""
+
+
+def test_pinned_and_recalled_blocks_apart_one_table_per_type():
+    pinned = [node("n_1", "event", "Summary 1", summary="The ledger | was stolen\nat dusk")]
+    recalled = [
+        node("n_2", "character_sheet", "Mara", title="Mara", aliases=("玛拉", "Captain")),
+        node("n_3", "event", "Summary 2", summary="A deal"),
+    ]
+    text = render_injection(pinned, recalled, SPECS, why={"n_2": "seed 0.50"})
+    pinned_part, recalled_part = text.split(RECALLED_HEADING)
+    assert pinned_part.startswith(PINNED_HEADING)
+    assert "### event_table" in pinned_part and "character_table" not in pinned_part
+    assert "The ledger \\| was stolen<br>at dusk" in pinned_part
+    # recalled: schema order (event before character), provenance column present
+    assert recalled_part.index("### event_table") < recalled_part.index("### character_table")
+    assert "| n_2 | Mara | 玛拉, Captain |  | seed 0.50 |" in recalled_part
+    # every table row has the same number of unescaped pipes as its header
+    for table in text.split("### ")[1:]:
+        rows = [r for r in table.splitlines() if r.startswith("|")]
+        widths = {r.replace("\\|", "").count("|") for r in rows}
+        assert len(widths) == 1, table
+
+
+def test_empty_injection_renders_nothing():
+    assert render_injection([], [], SPECS) == ""
+    only_recalled = render_injection([], [node("n_9", "other", "X", colour="red")], SPECS)
+    assert PINNED_HEADING not in only_recalled
+    assert "| id | title | colour |" in only_recalled
