@@ -1,0 +1,166 @@
+"""A picture of the memory graph: one self-contained HTML page with an inline SVG.
+
+Layout (deterministic, no JavaScript): one band per non-hierarchical type (characters, places,
+threads, ...) on top; below, each hierarchical type as a tree — leaves along the timeline at the
+bottom, rollups above them by depth, containment drawn as solid coloured lines. Relation edges
+are thin grey curves. Nodes are coloured by type; archived (merged away) nodes are faded.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f")
+INTERNAL = {"contains", "semantic_contains"}
+COL = 46  # horizontal step
+ROW = 70  # vertical step
+MARGIN = 60
+PER_ROW = 28
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _label(node: Any, limit: int = 16) -> str:
+    title = node.title or node.id
+    return title if len(title) <= limit else title[: limit - 1] + "…"
+
+
+def _tooltip(node: Any) -> str:
+    lines = [f"{node.id} · {node.type}" + (" (archived)" if node.archived else ""), node.title]
+    for key, value in node.fields.items():
+        if isinstance(value, (list, tuple)):
+            value = ", ".join(map(str, value))
+        lines.append(f"{key}: {value}")
+    return "\n".join(line for line in lines if line)
+
+
+def _timeline(nodes: Iterable[Any]) -> list[Any]:
+    return sorted(nodes, key=lambda n: (n.seq_to is None, n.seq_to or 0, n.id))
+
+
+def layout(nodes: Sequence[Any], hierarchical: Iterable[str]) -> dict[str, tuple[float, float]]:
+    """x, y per node id."""
+    hier = set(hierarchical)
+    pos: dict[str, tuple[float, float]] = {}
+    y = MARGIN + 20
+    by_type: dict[str, list[Any]] = {}
+    for node in nodes:
+        by_type.setdefault(node.type, []).append(node)
+    for type_name in sorted(t for t in by_type if t not in hier):
+        members = _timeline(by_type[type_name])
+        for i, node in enumerate(members):
+            pos[node.id] = (MARGIN + 60 + (i % PER_ROW) * COL * 1.6, y + (i // PER_ROW) * ROW * 0.8)
+        y += ((len(members) - 1) // PER_ROW + 1) * ROW * 0.8 + ROW * 0.6
+    for type_name in sorted(t for t in by_type if t in hier):
+        members = by_type[type_name]
+        top = max((n.semantic_depth for n in members), default=0)
+        leaves = _timeline(n for n in members if n.semantic_depth == 0)
+        for i, node in enumerate(leaves):
+            pos[node.id] = (MARGIN + 60 + i * COL, y + top * ROW + ROW * 0.5)
+        for depth in range(1, top + 1):  # a rollup sits above the middle of its children
+            row = _timeline(n for n in members if n.semantic_depth == depth)
+            for j, node in enumerate(row):
+                xs = [pos[c][0] for c in node.children_ids if c in pos]
+                x = sum(xs) / len(xs) if xs else MARGIN + 60 + j * COL
+                pos[node.id] = (x, y + (top - depth) * ROW + ROW * 0.5)
+        y += (top + 1) * ROW + ROW * 0.6
+    return pos
+
+
+def render_graph_html(
+    nodes: Sequence[Any], edges: Sequence[Any], *, hierarchical: Iterable[str], title: str
+) -> str:
+    """The page as a string. ``nodes``: NodeViews (archived ones too); ``edges``: EdgeViews."""
+    hier = list(hierarchical)
+    pos = layout(nodes, hier)
+    types = sorted({n.type for n in nodes})
+    colour = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(types)}
+    by_id = {n.id: n for n in nodes}
+    width = max((x for x, _ in pos.values()), default=0) + MARGIN * 2 + 60
+    height = max((y for _, y in pos.values()), default=0) + MARGIN * 2
+    parts: list[str] = []
+    for edge in edges:  # relations first, under the containment lines and the nodes
+        if edge.type in INTERNAL or edge.source not in pos or edge.target not in pos:
+            continue
+        (x1, y1), (x2, y2) = pos[edge.source], pos[edge.target]
+        bend = (y1 + y2) / 2 - 30 - abs(x2 - x1) * 0.08
+        parts.append(
+            f'<path class="rel" d="M{x1:.1f},{y1:.1f} Q{(x1 + x2) / 2:.1f},{bend:.1f} '
+            f'{x2:.1f},{y2:.1f}"><title>{_esc(edge.source)} -[{_esc(edge.type)}]-> '
+            f"{_esc(edge.target)}</title></path>"
+        )
+    for node in nodes:
+        if node.id not in pos:
+            continue
+        for child in node.children_ids:
+            if child in pos and by_id[child].type == node.type:
+                (x1, y1), (x2, y2) = pos[node.id], pos[child]
+                parts.append(
+                    f'<line class="contains" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" '
+                    f'y2="{y2:.1f}" stroke="{colour[node.type]}"/>'
+                )
+    for node in nodes:
+        if node.id not in pos:
+            continue
+        x, y = pos[node.id]
+        radius = 9 + 3 * node.semantic_depth
+        css = "node archived" if node.archived else "node"
+        shape = (
+            f'<rect x="{x - radius:.1f}" y="{y - radius:.1f}" width="{2 * radius}" '
+            f'height="{2 * radius}" rx="4" fill="{colour[node.type]}"/>'
+            if node.semantic_rollup
+            else f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{colour[node.type]}"/>'
+        )
+        parts.append(
+            f'<g class="{css}" data-id="{_esc(node.id)}" data-type="{_esc(node.type)}">'
+            f"<title>{_esc(_tooltip(node))}</title>{shape}"
+            f'<text x="{x:.1f}" y="{y + radius + 12:.1f}">{_esc(_label(node))}</text></g>'
+        )
+    legend = "".join(
+        f'<span><i style="background:{colour[t]}"></i>{_esc(t)} '
+        f"({sum(1 for n in nodes if n.type == t and not n.archived)})</span>"
+        for t in types
+    )
+    active = sum(1 for n in nodes if not n.archived)
+    rollups = sum(1 for n in nodes if n.semantic_rollup and not n.archived)
+    relations = sum(1 for e in edges if e.type not in INTERNAL)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>
+<style>
+body {{ font: 14px system-ui, sans-serif; margin: 16px; color: #222; }}
+.legend span {{ margin-right: 14px; }} .legend i {{ display: inline-block; width: 12px;
+  height: 12px; margin-right: 4px; border-radius: 2px; vertical-align: middle; }}
+svg {{ border: 1px solid #ddd; background: #fcfcfc; }}
+.rel {{ fill: none; stroke: #999; stroke-opacity: .35; stroke-width: 1; }}
+.contains {{ stroke-width: 2.5; stroke-opacity: .8; }}
+.node text {{ font-size: 9px; text-anchor: middle; fill: #333; }}
+.node circle, .node rect {{ stroke: #fff; stroke-width: 1.5; }}
+.archived {{ opacity: .3; }} .archived circle {{ stroke: #000; stroke-dasharray: 2 2; }}
+</style></head><body>
+<h1>{_esc(title)}</h1>
+<p>{active} active nodes ({len(nodes) - active} archived), {rollups} rollups,
+{relations} relation edges. Squares are rollups; solid lines show which nodes a rollup contains;
+grey curves are relations. Hover a node for its fields.</p>
+<p class="legend">{legend}</p>
+<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}"
+ viewBox="0 0 {width:.0f} {height:.0f}">
+{chr(10).join(parts)}
+</svg></body></html>
+"""
+
+
+def write_graph_html(
+    path: str | Path, nodes: Sequence[Any], edges: Sequence[Any], **kw: Any
+) -> Path:
+    """Write the page (atomically: a half-written picture is never left behind)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(render_graph_html(nodes, edges, **kw), encoding="utf-8")
+    tmp.replace(path)
+    return path

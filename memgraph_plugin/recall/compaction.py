@@ -1,0 +1,73 @@
+"""Compaction the pipeline runs itself when no plugin did it after a commit.
+
+Rule (``recall_compaction`` setting): ``auto`` (default) — after a batch's commit hooks have run
+(the compactor sample plugin compacts there), any hierarchical type still over its threshold is
+compacted here; ``off`` — the pipeline never compacts. Summaries come from the
+``memgraph_summarise`` hook, else from the small extractive summary below.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from .hookcalls import first
+
+log = logging.getLogger(__name__)
+
+COMPACTION_SETTING = "recall_compaction"
+MAX_DEPTH_SCAN = 16
+SUMMARY_LIMIT = 600
+
+
+def extractive_summary(briefs: Sequence[Any]) -> str:
+    """Offline fallback: the first sentence of each child's summary (or title), joined."""
+    parts = []
+    for brief in briefs:
+        if brief is None:
+            continue
+        text = (getattr(brief, "summary", "") or getattr(brief, "title", "") or "").strip()
+        sentence = text.split(". ")[0].strip().rstrip(".")
+        if sentence:
+            parts.append(sentence)
+    summary = "; ".join(parts)
+    return summary[: SUMMARY_LIMIT - 1] + "…" if len(summary) > SUMMARY_LIMIT else summary
+
+
+async def summarise(host: Any, type_name: str, briefs: Sequence[Any]) -> str:
+    """The summary of one group: the first plugin's answer, else the extractive fallback."""
+    answer, _failures = await first(host, "memgraph_summarise", type=type_name, briefs=list(briefs))
+    if answer is not None and isinstance(answer.value, str) and answer.value.strip():
+        return answer.value
+    return extractive_summary(briefs) or f"{len(briefs)} {type_name} nodes"
+
+
+def hierarchical_types(session: Any) -> list[str]:
+    return [s.type for s in session.get_schema().types if s.compression_mode == "hierarchical"]
+
+
+async def compact_leftovers(host: Any, session: Any) -> list[str]:
+    """Compact every group still eligible, depth by depth; returns the new rollup ids."""
+    if str(host.settings.get(COMPACTION_SETTING, "auto")).lower() == "off":
+        return []
+    created: list[str] = []
+    for type_name in hierarchical_types(session):
+        made_at: set[int] = set()
+        for depth in range(MAX_DEPTH_SCAN):
+            groups = session.compaction_candidates(type=type_name, depth=depth).groups
+            if not groups and depth > 0 and depth not in made_at:
+                break
+            for group in groups:
+                briefs = [session.get_node_brief(i) for i in group.child_ids]
+                text = await summarise(host, type_name, briefs)
+                try:
+                    result = await session.compact_nodes(
+                        type=type_name, child_ids=list(group.child_ids), summary=text
+                    )
+                except Exception as exc:  # e.g. CHILD_HAS_PARENT: someone compacted meanwhile
+                    log.warning("pipeline compaction of %s skipped: %r", type_name, exc)
+                    continue
+                created.append(result.rollup_node_id)
+                made_at.add(group.depth)
+    return created

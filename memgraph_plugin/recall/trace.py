@@ -1,0 +1,129 @@
+"""Recall traces: one JSON line per recall, one file per chat under ``data_dir/traces/``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .router import Inclusion
+
+TRACE_DIR = "traces"
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def safe_file_name(chat_id: str) -> str:
+    """A file name for a chat id: safe characters kept, the rest ``_``, plus a short hash.
+
+    The hash keeps two ids that differ only in unsafe characters apart; the name never starts with
+    a dot, never contains a path separator and stays short.
+    """
+    if not isinstance(chat_id, str) or not chat_id:
+        raise ValueError(f"chat id must be a non-empty string, got {chat_id!r}")
+    stem = _SAFE.sub("_", chat_id).lstrip(".")[:60] or "chat"
+    digest = hashlib.sha256(chat_id.encode("utf-8")).hexdigest()[:10]
+    return f"{stem}-{digest}.jsonl"
+
+
+@attrs.frozen
+class RecallTrace:
+    """What one recall saw and decided, for ``memgraph-host trace``."""
+
+    chat_id: str
+    seq: int
+    anchor: tuple[int, int]
+    query: str
+    router: str
+    mode: str
+    score_mode: str
+    fallback_reason: str | None
+    pool_size: int
+    recent_window: int
+    always_inject_ids: tuple[str, ...]
+    seeds: tuple[str, ...]
+    selected: tuple[Inclusion, ...]
+    shadow: tuple[Inclusion, ...] = ()
+    error: str | None = None
+    reused: bool = False
+    duration_ms: float = 0.0
+    time: float = attrs.field(factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        data = attrs.asdict(self, recurse=True)
+        data["anchor"] = list(self.anchor)
+        return data
+
+
+def trace_from_json(data: dict[str, Any]) -> RecallTrace:
+    """Rebuild a trace read back from disk."""
+    fields = dict(data)
+    fields["anchor"] = tuple(fields.get("anchor", (0, 0)))
+    for key in ("always_inject_ids", "seeds"):
+        fields[key] = tuple(fields.get(key, ()))
+    for key in ("selected", "shadow"):
+        fields[key] = tuple(Inclusion(**i) for i in fields.get(key, ()))
+    known = {a.name for a in attrs.fields(RecallTrace)}
+    return RecallTrace(**{k: v for k, v in fields.items() if k in known})
+
+
+class TraceLog:
+    """Appends traces to, and reads them from, one JSONL file per chat."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def path_for(self, chat_id: str) -> Path:
+        return self.root / safe_file_name(chat_id)
+
+    def append(self, trace: RecallTrace) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        line = json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True)
+        with self.path_for(trace.chat_id).open("a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    def read(self, chat_id: str, *, last: int | None = None) -> list[RecallTrace]:
+        """The chat's traces, oldest first (``last``: only the newest N). A torn line is skipped."""
+        path = self.path_for(chat_id)
+        if not path.exists():
+            return []
+        traces = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                traces.append(trace_from_json(json.loads(line)))
+            except (ValueError, TypeError):
+                continue  # a line cut short by a crash: keep the rest readable
+        return traces[-last:] if last else traces
+
+
+def format_table(traces: Sequence[RecallTrace]) -> str:
+    """A human table of traces, one row each."""
+    header = ("seq", "router", "mode", "fallback", "pool", "pinned", "seeds", "selected (why)")
+    rows = [header]
+    for t in traces:
+        picked = ", ".join(
+            f"{i.id}:{i.why if i.why != 'graph_expansion' else 'graph'}" for i in t.selected
+        )
+        rows.append(
+            (
+                f"{t.seq}{' (reused)' if t.reused else ''}",
+                t.router,
+                t.mode,
+                t.fallback_reason or "-",
+                str(t.pool_size),
+                str(len(t.always_inject_ids)),
+                ",".join(t.seeds) or "-",
+                picked or "-",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
+    lines = []
+    for r in rows:
+        cells = [c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)] + [r[-1]]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
