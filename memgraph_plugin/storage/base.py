@@ -1,0 +1,111 @@
+"""The one persistence interface (`Persistence`) and the value types that cross it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+
+
+@attrs.frozen(eq=False)
+class VectorBlock:
+    """Embeddings of some nodes: one L2-normalised float32 row per id, made by `profile`."""
+
+    profile: str
+    ids: tuple[str, ...]
+    matrix: np.ndarray  # shape (len(ids), dim), float32
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
+
+
+@attrs.frozen
+class ChangeRecord:
+    """One committed batch as stored in the journal (JSON-ready node dicts in the original shape).
+
+    `node_seq` and `seq_counter` are the chat's counters *after* the change.
+    Edges are `{"from", "to", "type"[, "seqTo"]}`; removed edges are `(from, type, to)` keys.
+    """
+
+    nodes: tuple[Mapping[str, Any], ...] = ()
+    nodes_removed: tuple[str, ...] = ()
+    edges_added: tuple[Mapping[str, Any], ...] = ()
+    edges_removed: tuple[tuple[str, str, str], ...] = ()
+    node_seq: int = 0
+    seq_counter: int = 0
+    applied: int = 0
+    kind: str = "write"
+    vectors: VectorBlock | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class CommitRecord:
+    """What the journal says about one commit of a chat (a row of `history`)."""
+
+    chat_id: str
+    version: int
+    seq: int
+    applied: int
+    kind: str
+    created_at: float
+    nodes_changed: int = 0
+    edges_changed: int = 0
+
+
+@attrs.frozen(eq=False)
+class ChatState:
+    """A chat as loaded: the store dict in the original JSON shape at `version`.
+
+    `data` has `nodes` (id -> node dict), `edges` (list), `nodeSeq`, `seqCounter`.
+    `version` is 0 for a chat that has never been written.
+    """
+
+    chat_id: str
+    version: int
+    data: dict[str, Any]
+    checkpoint_version: int = 0
+    seq: int = 0
+
+
+@runtime_checkable
+class Persistence(Protocol):
+    """Where chats live. Every method is safe to call from several processes at once.
+
+    `commit` is atomic (the whole change or none of it survives a crash) and returns only once the
+    change is durable; it raises `ConflictError` when `base_version` is not the chat's latest.
+    """
+
+    async def load(self, chat_id: str) -> ChatState: ...
+
+    async def load_vectors(
+        self, chat_id: str, state: ChatState, *, profile: str | None = None
+    ) -> VectorBlock | None: ...
+
+    async def latest_version(self, chat_id: str) -> int: ...
+
+    async def has_changed(self, chat_id: str, since_version: int) -> bool: ...
+
+    async def commit(
+        self, chat_id: str, change: ChangeRecord, *, base_version: int
+    ) -> CommitRecord: ...
+
+    async def history(
+        self, chat_id: str, *, limit: int | None = None
+    ) -> tuple[CommitRecord, ...]: ...
+
+    async def state_at(
+        self, chat_id: str, *, version: int | None = None, seq: int | None = None
+    ) -> ChatState: ...
+
+    async def checkpoint(
+        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
+    ) -> None: ...
+
+    async def chats(self) -> tuple[str, ...]: ...
+
+    async def stats(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,626 @@
+"""`LanceStorage`: the LanceDB implementation of `Persistence`.
+
+Layout (one database per host, every chat in the same tables):
+
+- `commits`: the append-only journal, one row per committed batch (one LanceDB append, so a batch
+  is all-or-nothing). A row holds the change as JSON plus the changed nodes' vectors.
+- `checkpoints`: full snapshots of a chat's store dict, tagged with the version they include.
+- `nodes` (`nodes_d<dim>` for other dimensions): the nodes of each chat's latest checkpoint with a
+  fixed-size float32 `vector` column.
+
+Loading = latest checkpoint + replay of the journal rows after it. Two writers of one chat are
+detected optimistically: a commit appends version `base + 1`, then reads that version back; the
+first row in table order wins, a loser deletes its row and raises `ConflictError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+from memgraph_plugin.storage.base import (
+    ChangeRecord,
+    ChatState,
+    CommitRecord,
+    VectorBlock,
+)
+from memgraph_plugin.storage.codec import (
+    StateBuilder,
+    change_from_payload,
+    change_payload,
+    diff_states,
+    empty_state,
+)
+from memgraph_plugin.storage.errors import ConflictError, StorageError
+from memgraph_plugin.storage.escape import sql_literal, where_eq
+from memgraph_plugin.storage.settings import StorageSettings
+from memgraph_plugin.storage.tables import (
+    CHECKPOINTS,
+    CHECKPOINTS_SCHEMA,
+    COMMITS,
+    COMMITS_SCHEMA,
+    nodes_schema,
+    nodes_table_name,
+    open_or_create,
+)
+
+log = logging.getLogger(__name__)
+
+Embedder = Callable[[list[dict[str, Any]]], VectorBlock | None]
+"""Embeds node dicts (for rollback/import commits made by the storage layer itself)."""
+
+
+def _check_chat_id(chat_id: str) -> str:
+    if not isinstance(chat_id, str) or not chat_id:
+        raise StorageError(f"chat id must be a non-empty string, got {chat_id!r}", code="BAD_ARGS")
+    if "\x00" in chat_id:
+        raise StorageError("chat id must not contain NUL characters", code="BAD_ARGS")
+    return chat_id
+
+
+def _vectors_to_columns(
+    block: VectorBlock | None,
+) -> tuple[str | None, list[str] | None, bytes | None]:
+    if block is None or not block.ids:
+        return None, None, None
+    matrix = np.ascontiguousarray(block.matrix, dtype=np.float32)
+    if matrix.shape[0] != len(block.ids):
+        raise StorageError("vector block: one row per id expected", code="BAD_ARGS")
+    return block.profile, list(block.ids), matrix.tobytes()
+
+
+def _vectors_from_columns(profile: Any, ids: Any, blob: Any) -> VectorBlock | None:
+    if not profile or not ids or blob is None:
+        return None
+    matrix = np.frombuffer(blob, dtype=np.float32)
+    return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix.reshape(len(ids), -1))
+
+
+class _Entry:
+    """A journal row after de-duplication."""
+
+    __slots__ = ("version", "seq", "applied", "kind", "created_at", "payload", "vectors")
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.version = int(row["version"])
+        self.seq = int(row["seq"])
+        self.applied = int(row["applied"])
+        self.kind = str(row["kind"])
+        self.created_at = float(row["created_at"])
+        self.payload = row.get("payload")
+        self.vectors = _vectors_from_columns(
+            row.get("vec_profile"), row.get("vec_ids"), row.get("vectors")
+        )
+
+    def change(self) -> ChangeRecord:
+        return change_from_payload(self.payload, applied=self.applied, kind=self.kind)
+
+
+class LanceStorage:
+    """Chats in one LanceDB database. Sync methods do the work; async twins run them off-loop."""
+
+    def __init__(
+        self,
+        settings: StorageSettings | str,
+        *,
+        embedder: Embedder | None = None,
+    ) -> None:
+        if isinstance(settings, str):
+            settings = StorageSettings(uri=settings)
+        self.settings = settings
+        self.embedder = embedder
+        self._db = lancedb.connect(
+            settings.uri,
+            read_consistency_interval=timedelta(0),
+            storage_options=dict(settings.storage_options) or None,
+        )
+        self._commits = open_or_create(self._db, COMMITS, COMMITS_SCHEMA)
+        self._checkpoints = open_or_create(self._db, CHECKPOINTS, CHECKPOINTS_SCHEMA)
+        self._nodes: dict[int, Any] = {}
+        self._lock = threading.RLock()
+        self._commits_since_optimize = 0
+        self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, chat version)
+
+    # ------------------------------------------------------------------ reads
+
+    def _rows(self, table: Any, where: str, columns: list[str]) -> list[dict[str, Any]]:
+        return table.search().where(where).select(columns).limit(None).to_arrow().to_pylist()
+
+    def _journal(self, chat_id: str, after: int, upto: int | None = None) -> list[_Entry]:
+        """Journal rows of a chat with `after < version <= upto`, first row per version wins."""
+        where = f"{where_eq(chat_id=chat_id)} AND version > {int(after)}"
+        if upto is not None:
+            where += f" AND version <= {int(upto)}"
+        rows = self._rows(
+            self._commits,
+            where,
+            [
+                "version",
+                "seq",
+                "applied",
+                "kind",
+                "created_at",
+                "payload",
+                "vec_profile",
+                "vec_ids",
+                "vectors",
+            ],
+        )
+        seen: dict[int, _Entry] = {}
+        for row in rows:  # table order == commit order: the first row of a version won
+            v = int(row["version"])
+            if v not in seen:
+                seen[v] = _Entry(row)
+        entries = [seen[v] for v in sorted(seen)]
+        expected = after + 1
+        for entry in entries:
+            if entry.version != expected:
+                raise StorageError(
+                    f"journal of chat {chat_id!r} has a gap: version {expected} is missing "
+                    f"(found {entry.version}); history before it was pruned?"
+                )
+            expected += 1
+        return entries
+
+    def _latest_checkpoint(self, chat_id: str, upto: int | None = None) -> dict[str, Any] | None:
+        where = where_eq(chat_id=chat_id)
+        if upto is not None:
+            where += f" AND version <= {int(upto)}"
+        heads = self._rows(self._checkpoints, where, ["version"])
+        if not heads:
+            return None
+        best = max(int(r["version"]) for r in heads)
+        rows = self._rows(
+            self._checkpoints,
+            f"{where_eq(chat_id=chat_id)} AND version = {best}",
+            ["version", "seq", "data", "vec_profile", "vec_dim"],
+        )
+        return rows[0] if rows else None
+
+    def latest_version_sync(self, chat_id: str) -> int:
+        _check_chat_id(chat_id)
+        table_version = self._commits.version
+        rows = self._rows(self._commits, where_eq(chat_id=chat_id), ["version"])
+        latest = max((int(r["version"]) for r in rows), default=0)
+        self._seen[chat_id] = (table_version, latest)
+        return latest
+
+    def has_changed_sync(self, chat_id: str, since_version: int) -> bool:
+        """Cheap freshness check: compares the journal table's version first (no scan)."""
+        _check_chat_id(chat_id)
+        table_version = self._commits.version
+        seen = self._seen.get(chat_id)
+        if seen is not None and seen[0] == table_version and seen[1] == since_version:
+            return False
+        rows = self._rows(
+            self._commits,
+            f"{where_eq(chat_id=chat_id)} AND version > {int(since_version)}",
+            ["version"],
+        )
+        if rows:
+            return True
+        self._seen[chat_id] = (table_version, since_version)
+        return False
+
+    def load_sync(self, chat_id: str, *, upto: int | None = None) -> ChatState:
+        _check_chat_id(chat_id)
+        table_version = self._commits.version
+        ckpt = self._latest_checkpoint(chat_id, upto)
+        if ckpt is not None:
+            base_version = int(ckpt["version"])
+            builder = StateBuilder(json.loads(ckpt["data"]))
+            seq = int(ckpt["seq"])
+        else:
+            base_version, builder, seq = 0, StateBuilder(empty_state()), 0
+        entries = self._journal(chat_id, base_version, upto)
+        for entry in entries:
+            builder.apply(entry.change())
+            seq = entry.seq
+        version = entries[-1].version if entries else base_version
+        if upto is not None and version < upto:
+            raise StorageError(f"chat {chat_id!r} has no version {upto} (latest is {version})")
+        if upto is None:
+            self._seen[chat_id] = (table_version, version)
+        return ChatState(
+            chat_id=chat_id,
+            version=version,
+            data=builder.to_dict(),
+            checkpoint_version=base_version,
+            seq=seq,
+        )
+
+    def load_vectors_sync(
+        self, chat_id: str, state: ChatState, *, profile: str | None = None
+    ) -> VectorBlock | None:
+        """Vectors of every node of `state`: checkpoint rows, then journal rows after it.
+
+        Only vectors made by `profile` count (any profile when `None`); nodes without one are
+        left out (the caller embeds them).
+        """
+        _check_chat_id(chat_id)
+        vectors: dict[str, np.ndarray] = {}
+        names: set[str] = set()
+        ckpt = self._latest_checkpoint(chat_id, state.version)
+        ckpt_version = int(ckpt["version"]) if ckpt is not None else 0
+        if (
+            ckpt is not None
+            and ckpt.get("vec_dim")
+            and ckpt.get("vec_profile")
+            and (profile is None or ckpt["vec_profile"] == profile)
+        ):
+            names.add(ckpt["vec_profile"])
+            table = self._nodes_table(int(ckpt["vec_dim"]))
+            arrow = (
+                table.search()
+                .where(f"{where_eq(chat_id=chat_id)} AND ckpt_version = {ckpt_version}")
+                .select(["id", "vector"])
+                .limit(None)
+                .to_arrow()
+            )
+            if arrow.num_rows:
+                ids = arrow.column("id").to_pylist()
+                flat = arrow.column("vector").combine_chunks().flatten()
+                matrix = flat.to_numpy(zero_copy_only=False).reshape(len(ids), -1)
+                vectors.update(zip(ids, matrix, strict=True))
+        for entry in self._journal(chat_id, ckpt_version, state.version):
+            block = entry.vectors
+            if block is None or (profile is not None and block.profile != profile):
+                continue
+            names.add(block.profile)
+            vectors.update(zip(block.ids, block.matrix, strict=True))
+        live = [nid for nid in state.data["nodes"] if nid in vectors]
+        if not live:
+            return None
+        matrix = np.stack([vectors[nid] for nid in live]).astype(np.float32, copy=False)
+        return VectorBlock(profile=profile or sorted(names)[0], ids=tuple(live), matrix=matrix)
+
+    def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
+        _check_chat_id(chat_id)
+        rows = self._rows(
+            self._commits,
+            where_eq(chat_id=chat_id),
+            ["version", "seq", "applied", "kind", "created_at", "payload"],
+        )
+        first: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            first.setdefault(int(row["version"]), row)
+        out = []
+        for v in sorted(first):
+            row = first[v]
+            change = change_from_payload(row["payload"])
+            out.append(
+                CommitRecord(
+                    chat_id=chat_id,
+                    version=v,
+                    seq=int(row["seq"]),
+                    applied=int(row["applied"]),
+                    kind=str(row["kind"]),
+                    created_at=float(row["created_at"]),
+                    nodes_changed=len(change.nodes) + len(change.nodes_removed),
+                    edges_changed=len(change.edges_added) + len(change.edges_removed),
+                )
+            )
+        if limit is not None:
+            out = out[-limit:] if limit > 0 else []
+        return tuple(out)
+
+    def version_for_seq_sync(self, chat_id: str, seq: int) -> int:
+        """The newest version whose message seq is <= `seq` (0: before the first commit)."""
+        best = 0
+        for rec in self.history_sync(chat_id):
+            if rec.seq <= seq:
+                best = rec.version
+        return best
+
+    def state_at_sync(
+        self, chat_id: str, *, version: int | None = None, seq: int | None = None
+    ) -> ChatState:
+        if (version is None) == (seq is None):
+            raise StorageError("give exactly one of version= or seq=", code="BAD_ARGS")
+        if seq is not None:
+            version = self.version_for_seq_sync(chat_id, int(seq))
+        assert version is not None
+        if version < 0:
+            raise StorageError(f"version must be >= 0, got {version}", code="BAD_ARGS")
+        if version == 0:
+            return ChatState(chat_id=chat_id, version=0, data=empty_state())
+        return self.load_sync(chat_id, upto=version)
+
+    def chats_sync(self) -> tuple[str, ...]:
+        rows = self._commits.search().select(["chat_id"]).limit(None).to_arrow()
+        return tuple(sorted(set(rows.column("chat_id").to_pylist())))
+
+    # ----------------------------------------------------------------- writes
+
+    def commit_sync(
+        self,
+        chat_id: str,
+        change: ChangeRecord,
+        *,
+        base_version: int,
+        state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None = None,
+    ) -> CommitRecord:
+        """Append one journal row (atomic, durable on return) for version `base_version + 1`."""
+        _check_chat_id(chat_id)
+        version = int(base_version) + 1
+        writer = uuid.uuid4().hex
+        created = time.time()
+        profile, vec_ids, blob = _vectors_to_columns(change.vectors)
+        row = pa.table(
+            {
+                "chat_id": [chat_id],
+                "version": [version],
+                "writer": [writer],
+                "seq": [int(change.seq_counter)],
+                "applied": [int(change.applied)],
+                "kind": [change.kind],
+                "created_at": [created],
+                "payload": [change_payload(change)],
+                "vec_profile": [profile],
+                "vec_ids": [vec_ids],
+                "vectors": [blob],
+            },
+            schema=COMMITS_SCHEMA,
+        )
+        with self._lock:
+            self._commits.add(row)
+            winners = self._rows(
+                self._commits, f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]
+            )
+            if not winners or winners[0]["writer"] != writer:
+                self._commits.delete(
+                    f"{where_eq(chat_id=chat_id)} AND writer = {sql_literal(writer)}"
+                )
+                latest = self.latest_version_sync(chat_id)
+                raise ConflictError(chat_id, base_version, latest)
+            self._seen[chat_id] = (self._commits.version, version)
+            self._commits_since_optimize += 1
+        record = CommitRecord(
+            chat_id=chat_id,
+            version=version,
+            seq=int(change.seq_counter),
+            applied=int(change.applied),
+            kind=change.kind,
+            created_at=created,
+            nodes_changed=len(change.nodes) + len(change.nodes_removed),
+            edges_changed=len(change.edges_added) + len(change.edges_removed),
+        )
+        try:
+            self._after_commit(chat_id, version, state_provider)
+        except Exception:  # maintenance never fails a durable commit
+            log.exception("storage maintenance after commit %s of chat %r failed", version, chat_id)
+        return record
+
+    def _after_commit(
+        self,
+        chat_id: str,
+        version: int,
+        state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None,
+    ) -> None:
+        ckpt_heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version"])
+        last_ckpt = max((int(r["version"]) for r in ckpt_heads), default=0)
+        if version - last_ckpt >= self.settings.checkpoint_every:
+            if state_provider is not None:
+                state, vectors = state_provider()
+            else:
+                state = self.load_sync(chat_id)
+                vectors = self.load_vectors_sync(chat_id, state)
+            if state.version == version:
+                self.checkpoint_sync(chat_id, state, vectors)
+        if self._commits_since_optimize >= self.settings.optimize_every:
+            self.optimize_sync()
+
+    def checkpoint_sync(
+        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
+    ) -> None:
+        """Write a snapshot of `state` (and its vectors); then drop snapshots beyond the limit.
+
+        Crash-safe ordering: node rows first (tagged with the version), the checkpoint row last;
+        a loader only ever reads node rows of a checkpoint row that exists.
+        """
+        _check_chat_id(chat_id)
+        nodes = state.data["nodes"]
+        dim = vectors.dim if vectors is not None and vectors.ids else 0
+        if dim:
+            assert vectors is not None
+            table = self._nodes_table(dim)
+            pos = {nid: i for i, nid in enumerate(vectors.ids)}
+            ids = [nid for nid in nodes if nid in pos]
+            if ids:
+                matrix = np.ascontiguousarray(
+                    vectors.matrix[[pos[nid] for nid in ids]], dtype=np.float32
+                )
+                vec = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim)
+                batch = pa.table(
+                    {
+                        "chat_id": pa.array([chat_id] * len(ids), pa.string()),
+                        "ckpt_version": pa.array([state.version] * len(ids), pa.int64()),
+                        "id": pa.array(ids, pa.string()),
+                        "type": pa.array([str(nodes[i].get("type", "")) for i in ids]),
+                        "title": pa.array([str(nodes[i].get("title") or "") for i in ids]),
+                        "archived": pa.array([bool(nodes[i].get("archived")) for i in ids]),
+                        "profile": pa.array([vectors.profile] * len(ids), pa.string()),
+                        "vector": vec,
+                    },
+                    schema=nodes_schema(dim),
+                )
+                table.add(batch)
+        row = pa.table(
+            {
+                "chat_id": [chat_id],
+                "version": [state.version],
+                "seq": [state.seq],
+                "created_at": [time.time()],
+                "node_count": [len(nodes)],
+                "data": [json.dumps(state.data, ensure_ascii=False, separators=(",", ":"))],
+                "vec_profile": [vectors.profile if dim and vectors is not None else None],
+                "vec_dim": [dim or None],
+            },
+            schema=CHECKPOINTS_SCHEMA,
+        )
+        self._checkpoints.add(row)
+        self._prune_checkpoints(chat_id)
+
+    def _prune_checkpoints(self, chat_id: str) -> None:
+        heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version", "vec_dim"])
+        versions = sorted({int(r["version"]) for r in heads})
+        keep = versions[-self.settings.keep_checkpoints :]
+        if len(versions) > len(keep):
+            self._checkpoints.delete(f"{where_eq(chat_id=chat_id)} AND version < {keep[0]}")
+        latest = versions[-1] if versions else 0
+        for dim in {int(r["vec_dim"]) for r in heads if r.get("vec_dim")}:
+            table = self._nodes_table(dim)
+            # node vectors are only read for the latest checkpoint of a chat
+            table.delete(f"{where_eq(chat_id=chat_id)} AND ckpt_version <> {latest}")
+        if self.settings.history_seconds is not None and keep:
+            cutoff = time.time() - self.settings.history_seconds
+            self._commits.delete(
+                f"{where_eq(chat_id=chat_id)} AND version <= {keep[0]} AND created_at < {cutoff!r}"
+            )
+
+    def _nodes_table(self, dim: int) -> Any:
+        table = self._nodes.get(dim)
+        if table is None:
+            table = open_or_create(self._db, nodes_table_name(dim), nodes_schema(dim))
+            self._nodes[dim] = table
+        return table
+
+    def optimize_sync(self) -> None:
+        """Compact small fragments and delete table versions older than the retention."""
+        retention = timedelta(seconds=self.settings.retention_seconds)
+        tables = [self._commits, self._checkpoints, *self._nodes.values()]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            for table in tables:
+                table.optimize(cleanup_older_than=retention)
+        self._commits_since_optimize = 0
+
+    def rollback_sync(
+        self,
+        chat_id: str,
+        *,
+        version: int | None = None,
+        seq: int | None = None,
+        base_version: int | None = None,
+    ) -> CommitRecord:
+        """Make a new commit whose state equals the chat's state at `version` (or after `seq`)."""
+        current = self.load_sync(chat_id)
+        if base_version is not None and base_version != current.version:
+            raise ConflictError(chat_id, base_version, current.version)
+        target = self.state_at_sync(chat_id, version=version, seq=seq)
+        change = diff_states(current.data, target.data, kind="rollback")
+        return self._commit_replacement(chat_id, change, current.version)
+
+    def import_sync(self, chat_id: str, data: dict[str, Any]) -> CommitRecord:
+        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit."""
+        current = self.load_sync(chat_id)
+        change = diff_states(current.data, data, kind="import")
+        return self._commit_replacement(chat_id, change, current.version)
+
+    def _commit_replacement(self, chat_id: str, change: ChangeRecord, base: int) -> CommitRecord:
+        if self.embedder is not None and change.nodes:
+            change = _with_vectors(change, self.embedder([dict(n) for n in change.nodes]))
+        return self.commit_sync(chat_id, change, base_version=base)
+
+    def stats_sync(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, table in [(COMMITS, self._commits), (CHECKPOINTS, self._checkpoints)] + [
+            (nodes_table_name(d), t) for d, t in self._nodes.items()
+        ]:
+            stats = table.stats()
+            out[name] = {
+                "rows": stats["num_rows"],
+                "fragments": stats["fragment_stats"]["num_fragments"],
+                "versions": len(table.list_versions()),
+            }
+        return out
+
+    def close(self) -> None:
+        self._nodes.clear()
+
+    # ----------------------------------------------------------- async twins
+
+    async def load(self, chat_id: str) -> ChatState:
+        return await asyncio.to_thread(self.load_sync, chat_id)
+
+    async def load_vectors(
+        self, chat_id: str, state: ChatState, *, profile: str | None = None
+    ) -> VectorBlock | None:
+        return await asyncio.to_thread(self.load_vectors_sync, chat_id, state, profile=profile)
+
+    async def latest_version(self, chat_id: str) -> int:
+        return await asyncio.to_thread(self.latest_version_sync, chat_id)
+
+    async def has_changed(self, chat_id: str, since_version: int) -> bool:
+        return self.has_changed_sync(chat_id, since_version)
+
+    async def commit(
+        self,
+        chat_id: str,
+        change: ChangeRecord,
+        *,
+        base_version: int,
+        state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None = None,
+    ) -> CommitRecord:
+        return await asyncio.to_thread(
+            self.commit_sync,
+            chat_id,
+            change,
+            base_version=base_version,
+            state_provider=state_provider,
+        )
+
+    async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
+        return await asyncio.to_thread(self.history_sync, chat_id, limit=limit)
+
+    async def state_at(
+        self, chat_id: str, *, version: int | None = None, seq: int | None = None
+    ) -> ChatState:
+        return await asyncio.to_thread(self.state_at_sync, chat_id, version=version, seq=seq)
+
+    async def rollback(
+        self,
+        chat_id: str,
+        *,
+        version: int | None = None,
+        seq: int | None = None,
+        base_version: int | None = None,
+    ) -> CommitRecord:
+        return await asyncio.to_thread(
+            self.rollback_sync, chat_id, version=version, seq=seq, base_version=base_version
+        )
+
+    async def import_dict(self, chat_id: str, data: dict[str, Any]) -> CommitRecord:
+        return await asyncio.to_thread(self.import_sync, chat_id, data)
+
+    async def checkpoint(
+        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
+    ) -> None:
+        await asyncio.to_thread(self.checkpoint_sync, chat_id, state, vectors)
+
+    async def optimize(self) -> None:
+        await asyncio.to_thread(self.optimize_sync)
+
+    async def chats(self) -> tuple[str, ...]:
+        return await asyncio.to_thread(self.chats_sync)
+
+    async def stats(self) -> dict[str, Any]:
+        return await asyncio.to_thread(self.stats_sync)
+
+
+def _with_vectors(change: ChangeRecord, block: VectorBlock | None) -> ChangeRecord:
+    import attrs
+
+    return attrs.evolve(change, vectors=block)

@@ -1,0 +1,52 @@
+"""Storage settings, read from the host settings (`storage_*` keys)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+
+@attrs.frozen
+class StorageSettings:
+    """How the LanceDB database is kept.
+
+    - `uri`: any LanceDB URI (a folder, `s3://bucket/prefix`, `gs://...`, `az://...`).
+    - `retention_seconds`: table versions older than this are deleted when compacting.
+    - `optimize_every`: compact and clean up after this many commits by this process.
+    - `checkpoint_every`: write a chat snapshot after this many journal rows since the last one.
+    - `keep_checkpoints`: snapshots kept per chat (older ones are deleted).
+    - `history_seconds`: journal rows older than this and older than the oldest kept snapshot are
+      deleted; `None` keeps the whole history.
+    """
+
+    uri: str
+    retention_seconds: float = 600.0
+    optimize_every: int = 50
+    checkpoint_every: int = 200
+    keep_checkpoints: int = 3
+    history_seconds: float | None = None
+    storage_options: Mapping[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_settings(
+        cls, settings: Mapping[str, Any], *, data_dir: str | Path | None = None
+    ) -> StorageSettings:
+        uri = settings.get("storage_uri")
+        if not uri:
+            base = Path(data_dir) if data_dir is not None else Path(".memgraph")
+            uri = str(base / "lancedb")
+        history = settings.get("storage_history_seconds")
+        return cls(
+            uri=str(uri),
+            retention_seconds=float(settings.get("storage_retention_seconds", 600.0)),
+            optimize_every=max(1, int(settings.get("storage_optimize_every", 50))),
+            checkpoint_every=max(1, int(settings.get("storage_checkpoint_every", 200))),
+            keep_checkpoints=max(1, int(settings.get("storage_keep_checkpoints", 3))),
+            history_seconds=None if history is None else float(history),
+            storage_options={
+                str(k): str(v) for k, v in dict(settings.get("storage_options") or {}).items()
+            },
+        )

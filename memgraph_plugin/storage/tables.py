@@ -1,0 +1,82 @@
+"""pyarrow schemas of the LanceDB tables and race-safe opening."""
+
+from __future__ import annotations
+
+import time
+
+import lancedb
+import pyarrow as pa
+
+COMMITS = "commits"
+CHECKPOINTS = "checkpoints"
+DEFAULT_DIM = 384
+
+COMMITS_SCHEMA = pa.schema(
+    [
+        pa.field("chat_id", pa.string(), nullable=False),
+        pa.field("version", pa.int64(), nullable=False),
+        pa.field("writer", pa.string(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("applied", pa.int64(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("created_at", pa.float64(), nullable=False),
+        pa.field("payload", pa.large_string(), nullable=False),
+        pa.field("vec_profile", pa.string()),
+        pa.field("vec_ids", pa.list_(pa.string())),
+        pa.field("vectors", pa.large_binary()),
+    ]
+)
+
+CHECKPOINTS_SCHEMA = pa.schema(
+    [
+        pa.field("chat_id", pa.string(), nullable=False),
+        pa.field("version", pa.int64(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("created_at", pa.float64(), nullable=False),
+        pa.field("node_count", pa.int64(), nullable=False),
+        pa.field("data", pa.large_string(), nullable=False),
+        pa.field("vec_profile", pa.string()),
+        pa.field("vec_dim", pa.int32()),
+    ]
+)
+
+
+def nodes_table_name(dim: int) -> str:
+    """Materialised nodes with their vectors; one table per vector dimension."""
+    return "nodes" if dim == DEFAULT_DIM else f"nodes_d{dim}"
+
+
+def nodes_schema(dim: int) -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("chat_id", pa.string(), nullable=False),
+            pa.field("ckpt_version", pa.int64(), nullable=False),
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("type", pa.string(), nullable=False),
+            pa.field("title", pa.string()),
+            pa.field("archived", pa.bool_(), nullable=False),
+            pa.field("profile", pa.string(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
+        ]
+    )
+
+
+def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> lancedb.table.Table:
+    """Open `name`, creating it empty when missing; tolerates another process creating it too."""
+    last: Exception | None = None
+    for attempt in range(8):
+        try:
+            return db.open_table(name)
+        except (ValueError, FileNotFoundError, RuntimeError) as exc:  # missing table
+            last = exc
+        try:
+            return db.create_table(
+                name,
+                schema=schema,
+                exist_ok=True,
+                storage_options={"new_table_enable_v2_manifest_paths": "true"},
+            )
+        except Exception as exc:  # a concurrent creator won (lancedb#1615): open theirs
+            last = exc
+            time.sleep(0.02 * (attempt + 1))
+    raise RuntimeError(f"cannot open or create LanceDB table {name!r}: {last}")

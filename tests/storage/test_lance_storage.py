@@ -1,0 +1,245 @@
+"""LanceStorage against a real LanceDB folder: journal, load, conflicts, history, rollback."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memgraph_plugin.storage import (
+    ConflictError,
+    LanceStorage,
+    StorageError,
+    StorageSettings,
+    VectorBlock,
+    where_eq,
+)
+from tests.storage.helpers import change, edge, node
+
+
+@pytest.fixture
+def storage(tmp_path):
+    return LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=1000))
+
+
+def test_fresh_chat_is_empty_version_zero(storage):
+    state = storage.load_sync("nobody")
+    assert state.version == 0
+    assert state.data == {"nodes": {}, "edges": [], "nodeSeq": 0, "seqCounter": 0}
+
+
+def test_commit_then_load_replays_journal(storage):
+    r1 = storage.commit_sync("c1", change(node("n_1"), node_seq=1, seq=1), base_version=0)
+    r2 = storage.commit_sync(
+        "c1",
+        change(node("n_2"), edges=[edge("n_1", "n_2")], node_seq=2, seq=2),
+        base_version=1,
+    )
+    assert (r1.version, r2.version) == (1, 2)
+    assert r2.applied == 2
+    state = LanceStorage(storage.settings).load_sync("c1")  # a fresh handle: from disk
+    assert state.version == 2
+    assert set(state.data["nodes"]) == {"n_1", "n_2"}
+    assert state.data["edges"] == [{"from": "n_1", "to": "n_2", "type": "related"}]
+    assert (state.data["nodeSeq"], state.data["seqCounter"]) == (2, 2)
+
+
+def test_edges_removed_and_node_replaced(storage):
+    storage.commit_sync(
+        "c", change(node("a"), node("b"), edges=[edge("a", "b")], node_seq=2), base_version=0
+    )
+    storage.commit_sync(
+        "c",
+        change(node("a", "renamed"), removed=[("a", "related", "b")], node_seq=2),
+        base_version=1,
+    )
+    state = storage.load_sync("c")
+    assert state.data["edges"] == []
+    assert state.data["nodes"]["a"]["title"] == "renamed"
+
+
+@pytest.mark.parametrize(
+    "evil",
+    ["x' OR '1'='1", "x' OR 1=1 --", "a\\b", "a\\'b", "'", "\\", 'q"uote', "é中文🙂", "x%", "x_"],
+)
+def test_chat_ids_are_escaped_and_isolated(storage, evil):
+    storage.commit_sync("x", change(node("secret"), node_seq=1), base_version=0)
+    storage.commit_sync("xx", change(node("other"), node_seq=1), base_version=0)
+    assert storage.load_sync(evil).version == 0
+    assert storage.history_sync(evil) == ()
+    storage.commit_sync(evil, change(node(evil + "-node"), node_seq=1), base_version=0)
+    state = storage.load_sync(evil)
+    assert list(state.data["nodes"]) == [evil + "-node"]
+    assert list(storage.load_sync("x").data["nodes"]) == ["secret"]
+    assert evil in storage.chats_sync()
+
+
+def test_node_ids_with_quotes_survive(storage):
+    ids = ["it's", 'say "hi"', "back\\slash", "ünï©ødé"]
+    storage.commit_sync("c", change(*(node(i) for i in ids), node_seq=4), base_version=0)
+    assert sorted(storage.load_sync("c").data["nodes"]) == sorted(ids)
+
+
+def test_where_eq_rejects_non_values():
+    with pytest.raises(TypeError):
+        where_eq(chat_id=1.5)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        where_eq(chat_id="a\x00b")
+
+
+def test_bad_chat_id_is_a_clear_error(storage):
+    with pytest.raises(StorageError) as info:
+        storage.load_sync("")
+    assert info.value.code == "BAD_ARGS"
+
+
+def test_stale_base_version_raises_conflict_and_keeps_the_winner(storage):
+    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    other = LanceStorage(storage.settings)
+    other.commit_sync("c", change(node("b"), node_seq=2), base_version=1)
+    with pytest.raises(ConflictError) as info:
+        storage.commit_sync("c", change(node("loser"), node_seq=2), base_version=1)
+    assert info.value.code == "CONFLICT"
+    assert info.value.latest_version == 2
+    state = storage.load_sync("c")
+    assert set(state.data["nodes"]) == {"a", "b"}
+    # the loser's row was removed, history stays linear
+    assert [r.version for r in storage.history_sync("c")] == [1, 2]
+    assert storage.commit_sync("c", change(node("c"), node_seq=3), base_version=2).version == 3
+
+
+def test_has_changed_sees_another_handles_commit(storage):
+    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    assert storage.load_sync("c").version == 1
+    assert storage.has_changed_sync("c", 1) is False
+    LanceStorage(storage.settings).commit_sync("c", change(node("b"), node_seq=2), base_version=1)
+    assert storage.has_changed_sync("c", 1) is True
+    assert storage.has_changed_sync("c", 2) is False
+    # a commit to another chat changes the table but not this chat
+    LanceStorage(storage.settings).commit_sync("d", change(node("z")), base_version=0)
+    assert storage.has_changed_sync("c", 2) is False
+
+
+def test_history_and_rollback_by_version_and_seq(storage):
+    for i in range(1, 6):
+        storage.commit_sync(
+            "c",
+            change(
+                node(f"n_{i}", seq=i),
+                edges=[edge("n_1", f"n_{i}")] if i > 1 else [],
+                node_seq=i,
+                seq=i * 10,
+            ),
+            base_version=i - 1,
+        )
+    hist = storage.history_sync("c")
+    assert [(r.version, r.seq) for r in hist] == [(1, 10), (2, 20), (3, 30), (4, 40), (5, 50)]
+    assert storage.history_sync("c", limit=2)[0].version == 4
+
+    # by message seq: state after the newest commit with seq <= 35 -> version 3
+    rec = storage.rollback_sync("c", seq=35)
+    assert rec.version == 6 and rec.kind == "rollback" and rec.seq == 30
+    assert set(storage.load_sync("c").data["nodes"]) == {"n_1", "n_2", "n_3"}
+
+    storage.rollback_sync("c", version=2)
+    state = storage.load_sync("c")
+    assert set(state.data["nodes"]) == {"n_1", "n_2"}
+    assert state.data["edges"] == [edge("n_1", "n_2")]
+    assert (state.data["nodeSeq"], state.data["seqCounter"]) == (2, 20)
+    # seq counts along the current (linear) timeline: the rollback commit carries seq 20
+    storage.rollback_sync("c", seq=35)
+    assert set(storage.load_sync("c").data["nodes"]) == {"n_1", "n_2"}
+    # rolling back is itself history: the rolled-back versions stay reachable
+    storage.rollback_sync("c", version=5)
+    assert len(storage.load_sync("c").data["nodes"]) == 5
+    assert [r.kind for r in storage.history_sync("c")][-4:] == ["rollback"] * 4
+
+    with pytest.raises(StorageError):
+        storage.rollback_sync("c", version=99)
+    with pytest.raises(StorageError):
+        storage.rollback_sync("c", version=1, seq=1)
+    with pytest.raises(ConflictError):
+        storage.rollback_sync("c", version=1, base_version=3)
+
+
+def test_rollback_to_zero_empties_the_chat(storage):
+    storage.commit_sync("c", change(node("a"), node_seq=1, seq=1), base_version=0)
+    storage.rollback_sync("c", seq=0)
+    state = storage.load_sync("c")
+    assert state.version == 2 and state.data["nodes"] == {}
+
+
+def test_import_replaces_and_export_roundtrips(storage):
+    storage.commit_sync("c", change(node("old")), base_version=0)
+    data = {
+        "nodes": {"n_1": node("n_1"), "n_2": node("n_2")},
+        "edges": [edge("n_1", "n_2", "mentions")],
+        "nodeSeq": 2,
+        "seqCounter": 7,
+    }
+    rec = storage.import_sync("c", data)
+    assert rec.kind == "import" and rec.version == 2
+    assert storage.load_sync("c").data == data
+    # importing the same graph again changes nothing but is still a commit
+    assert storage.import_sync("c", data).applied == 0
+
+
+def test_checkpoints_make_load_equal_and_are_pruned(tmp_path):
+    st = LanceStorage(
+        StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=5, keep_checkpoints=2)
+    )
+    for i in range(1, 23):
+        st.commit_sync(
+            "c",
+            change(node(f"n_{i}"), edges=[edge("n_1", f"n_{i}")] if i > 1 else [], node_seq=i),
+            base_version=i - 1,
+        )
+    state = st.load_sync("c")
+    assert state.version == 22
+    assert state.checkpoint_version == 20
+    assert len(state.data["nodes"]) == 22 and len(state.data["edges"]) == 21
+    ckpts = st._checkpoints.search().select(["version"]).limit(None).to_arrow()
+    assert sorted(ckpts.column("version").to_pylist()) == [15, 20]
+    # an older state still comes from checkpoint + journal
+    assert len(st.state_at_sync("c", version=12).data["nodes"]) == 12
+
+
+def test_vectors_are_stored_with_commits_and_checkpoints(tmp_path):
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=3))
+    rng = np.random.default_rng(0)
+    expected = {}
+    for i in range(1, 6):
+        vec = rng.standard_normal((1, 8)).astype(np.float32)
+        expected[f"n_{i}"] = vec[0]
+        ch = change(node(f"n_{i}"), node_seq=i)
+        import attrs
+
+        ch = attrs.evolve(ch, vectors=VectorBlock("p", (f"n_{i}",), vec))
+        st.commit_sync("c", ch, base_version=i - 1)
+    state = st.load_sync("c")
+    assert state.checkpoint_version == 3  # nodes 1..3 from the nodes_d8 table, 4..5 from journal
+    block = LanceStorage(st.settings).load_vectors_sync("c", state)
+    assert block is not None and block.profile == "p"
+    got = dict(zip(block.ids, block.matrix, strict=True))
+    assert set(got) == set(expected)
+    for nid, vec in expected.items():
+        np.testing.assert_allclose(got[nid], vec)
+    assert st.load_vectors_sync("c", state, profile="other") is None
+
+
+def test_fragments_and_versions_stay_bounded(tmp_path):
+    st = LanceStorage(
+        StorageSettings(
+            uri=str(tmp_path / "db"),
+            optimize_every=10,
+            checkpoint_every=40,
+            retention_seconds=0,
+        )
+    )
+    for i in range(1, 121):
+        st.commit_sync("c", change(node(f"n_{i}"), node_seq=i), base_version=i - 1)
+    stats = st.stats_sync()
+    assert stats["commits"]["rows"] == 120
+    assert stats["commits"]["fragments"] <= 10  # not one per commit
+    assert stats["commits"]["versions"] <= 12
+    assert stats["checkpoints"]["fragments"] <= 10
+    assert len(st.load_sync("c").data["nodes"]) == 120
