@@ -1,0 +1,205 @@
+"""``memgraph-host dev``: run the host and reload the plugins of one folder as they change.
+
+In-process (default): a `Reloader` swaps each changed plugin in place; chats, sessions and the
+other plugins keep running. ``--restart``: the fallback for changes that cannot be swapped in place
+(hook specs, the host itself): watchfiles' ``run_process`` restarts the whole host process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from watchfiles import PythonFilter, run_process
+
+from host.reload import Reloader, ReloadReport
+
+log = logging.getLogger("host.dev")
+
+
+def add_dev_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The ``dev`` sub-command's options."""
+    parser.add_argument(
+        "--plugins-dir", required=True, type=Path, help="folder of plugins to watch and reload"
+    )
+    parser.add_argument(
+        "--data-dir", default=".memgraph", type=Path, help="host data folder (default .memgraph)"
+    )
+    parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="restart the whole host process on change instead of reloading plugins in place",
+    )
+    parser.add_argument(
+        "--debounce", type=int, default=300, help="ms to group changes over (default 300)"
+    )
+    parser.add_argument("--step", type=int, default=50, help="ms of quiet that ends a group")
+    parser.add_argument(
+        "--force-polling",
+        action="store_true",
+        default=None,
+        help="poll the folder (network drives, WSL, containers)",
+    )
+    return parser
+
+
+def run_dev_command(args: argparse.Namespace, *, out: Callable[[str], None] | None = None) -> int:
+    """Entry point of ``memgraph-host dev``; returns the process exit code."""
+    emit = out or _print
+    plugins_dir = Path(args.plugins_dir).resolve()
+    if not plugins_dir.is_dir():
+        emit(f"error: --plugins-dir {plugins_dir} is not a folder")
+        return 2
+    if args.restart:
+        return run_restarting(
+            plugins_dir,
+            Path(args.data_dir),
+            debounce=args.debounce,
+            step=args.step,
+            out=emit,
+        )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(
+            run_in_process(
+                plugins_dir,
+                Path(args.data_dir),
+                debounce=args.debounce,
+                step=args.step,
+                force_polling=args.force_polling,
+                out=emit,
+            )
+        )
+    return 0
+
+
+async def run_in_process(
+    plugins_dir: Path,
+    data_dir: Path,
+    *,
+    debounce: int = 300,
+    step: int = 50,
+    force_polling: bool | None = None,
+    stop_event: asyncio.Event | None = None,
+    out: Callable[[str], None] | None = None,
+) -> Reloader:
+    """Start a host, load ``plugins_dir`` into it and hot-reload it until stopped (or a signal)."""
+    from host import Host
+
+    emit = out or _print
+    stop = stop_event if stop_event is not None else asyncio.Event()
+    host = Host(data_dir=data_dir)
+    await host.start()
+    reloader = Reloader(
+        host,
+        plugins_dir,
+        debounce=debounce,
+        step=step,
+        force_polling=force_polling,
+        on_report=lambda report: emit(_format_report(report)),
+    )
+    with _stop_on_signals(stop):
+        emit(f"memgraph-host dev: watching {plugins_dir} (in-process reload, pid {os.getpid()})")
+        try:
+            await reloader.run(stop)
+        finally:
+            await host.stop()
+            emit("memgraph-host dev: stopped")
+    return reloader
+
+
+def run_restarting(
+    plugins_dir: Path,
+    data_dir: Path,
+    *,
+    debounce: int = 300,
+    step: int = 50,
+    out: Callable[[str], None] | None = None,
+) -> int:
+    """Run the host in a child process and restart it on every change (watchfiles' runner)."""
+    emit = out or _print
+
+    def on_change(changes: set) -> None:
+        names = sorted({Path(path).name for _change, path in changes})
+        emit(f"memgraph-host dev: {', '.join(names)} changed, restarting the host")
+
+    emit(f"memgraph-host dev: watching {plugins_dir} (restart on change, pid {os.getpid()})")
+    restarts = run_process(
+        plugins_dir,
+        target=serve_host,
+        args=(str(plugins_dir), str(data_dir)),
+        target_type="function",
+        callback=on_change,
+        watch_filter=PythonFilter(),
+        debounce=debounce,
+        step=step,
+    )
+    emit(f"memgraph-host dev: stopped after {restarts} restart(s)")
+    return 0
+
+
+def serve_host(plugins_dir: str, data_dir: str) -> None:
+    """The child process of ``--restart``: load the folder once and serve until interrupted."""
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(Path(plugins_dir), Path(data_dir)))
+
+
+async def _serve(plugins_dir: Path, data_dir: Path) -> None:
+    from host import Host
+
+    stop = asyncio.Event()
+    host = Host(data_dir=data_dir)
+    await host.start()
+    reloader = Reloader(host, plugins_dir)
+    with _stop_on_signals(stop):
+        for report in await reloader.load_all():
+            _print(_format_report(report))
+        _print(f"memgraph-host: serving (pid {os.getpid()})")
+        try:
+            await stop.wait()
+        finally:
+            await host.stop()
+
+
+@contextlib.contextmanager
+def _stop_on_signals(stop: asyncio.Event):
+    """SIGINT / SIGTERM set ``stop`` (when running in the main thread of a loop)."""
+    loop = asyncio.get_running_loop()
+    installed = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(signum, stop.set)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+    try:
+        yield
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+
+def _format_report(report: ReloadReport) -> str:
+    return f"memgraph-host dev: {report.describe()}"
+
+
+def _print(line: str) -> None:
+    print(line, file=sys.stdout, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m host.dev``: the ``dev`` command without the rest of the CLI."""
+    parser = add_dev_arguments(argparse.ArgumentParser(prog="memgraph-host dev"))
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    return run_dev_command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

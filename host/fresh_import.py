@@ -1,0 +1,173 @@
+"""Import plugin source under a fresh module name, and say where an import went wrong.
+
+Hot reload never uses ``importlib.reload``: that keeps stale ``from x import y`` bindings, old
+instances and module globals. Each load gets a new synthetic module name instead, the source is
+compiled straight from disk (no ``__pycache__``: two saves within one second with the same size
+would otherwise load stale bytecode), and the previous version's entries are purged from
+``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import itertools
+import re
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType, TracebackType
+
+import attrs
+
+#: Every module imported by the reloader lives under names starting with this prefix.
+FRESH_PREFIX = "_memgraph_dev_"
+
+_generation = itertools.count(1)
+
+
+@attrs.frozen
+class SourceLocation:
+    """A file and (when known) a line: what an author needs to find a failure."""
+
+    filename: str
+    lineno: int | None = None
+
+    def __str__(self) -> str:
+        return self.filename if self.lineno is None else f"{self.filename}:{self.lineno}"
+
+
+class PluginLoadError(Exception):
+    """A plugin's new code could not be imported or did not fit the hook specs."""
+
+    def __init__(self, plugin: str, message: str, location: SourceLocation | None = None):
+        self.plugin = plugin
+        self.message = message
+        self.location = location
+        where = f" ({location})" if location is not None else ""
+        super().__init__(f"{plugin}: {message}{where}")
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """A source loader that always compiles from the file and never reads or writes bytecode."""
+
+    def get_code(self, fullname: str):  # type: ignore[override]
+        source = self.get_data(self.path)
+        return self.source_to_code(source, self.path)
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        return None
+
+
+class _FreshFinder(importlib.abc.MetaPathFinder):
+    """Routes submodules of fresh plugin packages through the bytecode-free loader."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None, target: object = None):
+        if not fullname.startswith(FRESH_PREFIX) or "." not in fullname or path is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            spec.loader = _FreshSourceLoader(fullname, spec.origin or "")
+        return spec
+
+
+_FINDER = _FreshFinder()
+
+
+def _install_finder() -> None:
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+
+
+def entry_file(path: Path) -> Path:
+    """The file whose code defines the plugin: the module itself, or a package's ``__init__.py``."""
+    return path / "__init__.py" if path.is_dir() else path
+
+
+def fresh_module_name(plugin: str) -> str:
+    """A module name never used before in this process, e.g. ``_memgraph_dev_scout_3``."""
+    safe = re.sub(r"\W", "_", plugin)
+    return f"{FRESH_PREFIX}{safe}_{next(_generation)}"
+
+
+def import_fresh(plugin: str, path: Path) -> ModuleType:
+    """Import the plugin at ``path`` (a ``.py`` file or a package folder) under a new name.
+
+    Raises `PluginLoadError` naming the file and line when the code fails to import; nothing
+    of the failed attempt stays in ``sys.modules``.
+    """
+    _install_finder()
+    path = Path(path)
+    source = entry_file(path)
+    if not source.is_file():
+        raise PluginLoadError(plugin, f"no plugin source at {source}", SourceLocation(str(source)))
+    name = fresh_module_name(plugin)
+    loader = _FreshSourceLoader(name, str(source))
+    spec = importlib.util.spec_from_file_location(
+        name,
+        source,
+        loader=loader,
+        submodule_search_locations=[str(path)] if path.is_dir() else None,
+    )
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        loader.exec_module(module)
+    except (KeyboardInterrupt, GeneratorExit):
+        purge_modules(name)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit in plugin code is a failed import
+        purge_modules(name)
+        raise PluginLoadError(
+            plugin, f"{type(exc).__name__}: {_first_line(exc)}", locate_error(exc, path)
+        ) from exc
+    return module
+
+
+def purge_modules(module_name: str) -> tuple[str, ...]:
+    """Drop ``module_name`` and its submodules from ``sys.modules``; returns what was removed."""
+    doomed = [
+        key for key in list(sys.modules) if key == module_name or key.startswith(module_name + ".")
+    ]
+    for key in doomed:
+        sys.modules.pop(key, None)
+    return tuple(doomed)
+
+
+def owns_module(module_name: str, candidate: str) -> bool:
+    """True when ``candidate`` is ``module_name`` or one of its submodules."""
+    return candidate == module_name or candidate.startswith(module_name + ".")
+
+
+def locate_error(exc: BaseException, root: Path | None = None) -> SourceLocation | None:
+    """Where ``exc`` happened: a syntax error's own position, else the deepest frame in ``root``."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return SourceLocation(exc.filename, exc.lineno)
+    return _locate_traceback(exc.__traceback__, root)
+
+
+def _locate_traceback(tb: TracebackType | None, root: Path | None) -> SourceLocation | None:
+    frames = traceback.extract_tb(tb)
+    if not frames:
+        return None
+    if root is not None:
+        base = Path(root).resolve()
+        for frame in reversed(frames):
+            try:
+                inside = Path(frame.filename).resolve().is_relative_to(base)
+            except OSError:
+                inside = False
+            if inside:
+                return SourceLocation(frame.filename, frame.lineno)
+    last = frames[-1]
+    return SourceLocation(last.filename, last.lineno)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    if isinstance(exc, SyntaxError):
+        text = exc.msg or text
+    return text.splitlines()[0] if text else type(exc).__name__

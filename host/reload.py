@@ -1,0 +1,562 @@
+"""In-process hot reload of the plugins in one folder, driven by watchfiles.
+
+A plugin is a top-level ``name.py`` or a package folder ``name/__init__.py`` in the plugins
+folder; every changed path is mapped to the plugin it belongs to, so several files of one package
+make one reload. A reload imports the new code under a fresh module name, checks it against the
+hook specs in a scratch plugin manager, and only then swaps it in: ``host_plugin_dispose`` on the
+old version, teardown (hooks, registry entries, ``host.on_unload`` callbacks, modules), register the
+new version, restore the call order, ``host_startup`` and ``host_plugin_adopt`` for it alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+import pluggy
+from watchfiles import PythonFilter, awatch
+
+from host.fresh_import import (
+    PluginLoadError,
+    SourceLocation,
+    entry_file,
+    import_fresh,
+    locate_error,
+    owns_module,
+    purge_modules,
+)
+
+if TYPE_CHECKING:
+    from host.core import Host
+
+log = logging.getLogger("host.reload")
+
+ReloadAction = Literal["loaded", "reloaded", "unloaded", "failed"]
+
+
+@attrs.frozen
+class ReloadReport:
+    """What one reload did to one plugin, for the CLI, the log and tests."""
+
+    plugin: str
+    action: ReloadAction
+    duration_ms: float
+    error: str | None = None
+    location: str | None = None  # "file:line" of the failure, when known
+    version: int = 0  # how many times this plugin has been (re)loaded into the host
+
+    @property
+    def ok(self) -> bool:
+        return self.action != "failed"
+
+    def describe(self) -> str:
+        """One line: ``reloaded scout in 12.3 ms`` / ``FAILED scout: SyntaxError ... (f.py:3)``."""
+        if self.ok:
+            return f"{self.action} {self.plugin} in {self.duration_ms:.1f} ms"
+        where = f" ({self.location})" if self.location else ""
+        return f"FAILED {self.plugin} after {self.duration_ms:.1f} ms: {self.error}{where}"
+
+
+@attrs.define
+class _Loaded:
+    """The version of a plugin that currently runs in the host."""
+
+    module: ModuleType
+    path: Path
+    version: int
+
+
+class Reloader:
+    """Keeps the plugins of ``plugins_dir`` loaded in ``host`` and swaps in new versions on change.
+
+    ``run(stop_event)`` loads the folder, then watches it; ``reload_paths(paths)`` is the same
+    reload step without a watcher. Reloads run one at a time.
+    """
+
+    def __init__(
+        self,
+        host: Host,
+        plugins_dir: str | Path,
+        *,
+        debounce: int = 300,
+        step: int = 50,
+        force_polling: bool | None = None,
+        on_report: Callable[[ReloadReport], None] | None = None,
+    ) -> None:
+        self.host = host
+        self.plugins_dir = Path(plugins_dir).resolve()
+        self.debounce = debounce
+        self.step = step
+        self.force_polling = force_polling
+        self.on_report = on_report
+        self.reports: list[ReloadReport] = []
+        #: Set once the watcher is live: file changes made after this are seen.
+        self.watching = asyncio.Event()
+        self._loaded: dict[str, _Loaded] = {}
+        self._failed: dict[str, ReloadReport] = {}
+        self._lock = asyncio.Lock()
+        self._reported = asyncio.Condition()
+        self._ranks: dict[str, int] = {}
+        self._next_rank = 0
+        self._versions: dict[str, int] = {}
+        self._note_ranks()
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def loaded(self) -> Mapping[str, ModuleType]:
+        """Plugin name -> the module object of the version running now."""
+        return {name: entry.module for name, entry in self._loaded.items()}
+
+    @property
+    def failures(self) -> Mapping[str, ReloadReport]:
+        """Plugins whose latest code failed to load (an older version may still run)."""
+        return dict(self._failed)
+
+    def discover(self) -> dict[str, Path]:
+        """Plugins present in the folder now: name -> module file or package folder."""
+        found: dict[str, Path] = {}
+        if not self.plugins_dir.is_dir():
+            return found
+        for child in sorted(self.plugins_dir.iterdir()):
+            name = self._name_of_entry(child.name, child.is_dir())
+            if name is not None and entry_file(child).is_file():
+                found[name] = child
+        return found
+
+    def plugin_for_path(self, path: str | Path) -> str | None:
+        """The plugin a changed path belongs to, or ``None`` when it belongs to none."""
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.plugins_dir / candidate
+        try:
+            parts = candidate.resolve().relative_to(self.plugins_dir).parts
+        except ValueError:
+            return None
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return self._name_of_entry(parts[0], is_dir=False)
+        return self._name_of_entry(parts[0], is_dir=True)
+
+    async def load_all(self) -> tuple[ReloadReport, ...]:
+        """Load every plugin in the folder that is not loaded yet."""
+        names = [name for name in self.discover() if name not in self._loaded]
+        return await self._reload_names(names)
+
+    async def reload_paths(self, changed_paths: Iterable[str | Path]) -> tuple[ReloadReport, ...]:
+        """Reload (load, unload) every plugin one of ``changed_paths`` belongs to, once each."""
+        names: list[str] = []
+        for path in changed_paths:
+            name = self.plugin_for_path(path)
+            if name is not None and name not in names:
+                names.append(name)
+        return await self._reload_names(names)
+
+    async def run(self, stop_event: asyncio.Event | None = None) -> None:
+        """Load the folder, then reload on every (debounced) change until ``stop_event`` is set."""
+        stop = stop_event if stop_event is not None else asyncio.Event()
+        await self.load_all()
+        changes = awatch(
+            self.plugins_dir,
+            watch_filter=PythonFilter(),
+            debounce=self.debounce,
+            step=self.step,
+            stop_event=stop,
+            force_polling=self.force_polling,
+        )
+        # The watcher is created in the generator's first step, before it first awaits: once that
+        # step has run, every later change on disk is seen.
+        pending = asyncio.ensure_future(anext(changes))
+        await asyncio.sleep(0)
+        self.watching.set()
+        try:
+            while True:
+                try:
+                    batch = await pending
+                except StopAsyncIteration:
+                    break
+                paths = sorted({path for _change, path in batch})
+                log.debug("changes: %s", paths)
+                await self.reload_paths(paths)
+                if stop.is_set():
+                    break
+                pending = asyncio.ensure_future(anext(changes))
+        finally:
+            self.watching.clear()
+            if not pending.done():
+                stop.set()
+                with contextlib.suppress(StopAsyncIteration, asyncio.CancelledError):
+                    await pending
+            await changes.aclose()
+
+    async def wait_for(
+        self, predicate: Callable[[list[ReloadReport]], bool], timeout: float = 30.0
+    ) -> list[ReloadReport]:
+        """Wait until ``predicate(reports)`` holds (tests and tools); returns the reports."""
+        async with self._reported:
+            await asyncio.wait_for(
+                self._reported.wait_for(lambda: predicate(self.reports)), timeout
+            )
+            return list(self.reports)
+
+    # ------------------------------------------------------------------ one reload
+
+    async def _reload_names(self, names: Iterable[str]) -> tuple[ReloadReport, ...]:
+        reports = []
+        for name in names:
+            started = time.perf_counter()
+            async with self._lock:
+                try:
+                    report = await self._reload_one(name)
+                except Exception as exc:  # noqa: BLE001 - one plugin never stops the watcher
+                    log.exception("reloading %s failed", name)
+                    report = ReloadReport(
+                        name,
+                        "failed",
+                        (time.perf_counter() - started) * 1000.0,
+                        error=f"reload failed: {type(exc).__name__}: {exc}",
+                        location=_location_text(locate_error(exc)),
+                    )
+            if report is not None:
+                reports.append(report)
+                await self._publish(report)
+        return tuple(reports)
+
+    async def _publish(self, report: ReloadReport) -> None:
+        if report.ok:
+            log.info("%s", report.describe())
+        else:
+            log.error("%s", report.describe())
+        async with self._reported:
+            self.reports.append(report)
+            self._reported.notify_all()
+        if self.on_report is not None:
+            try:
+                self.on_report(report)
+            except Exception:  # noqa: BLE001 - a display callback must not stop reloading
+                log.exception("reload report callback failed")
+
+    async def _reload_one(self, name: str) -> ReloadReport | None:
+        started = time.perf_counter()
+
+        def elapsed() -> float:
+            return (time.perf_counter() - started) * 1000.0
+
+        path = self._path_of(name)
+        old = self._loaded.get(name)
+        if path is None:
+            self._failed.pop(name, None)
+            if old is None:
+                return None
+            await self._unload(name, old)
+            return ReloadReport(name, "unloaded", elapsed(), version=old.version)
+
+        try:
+            module = import_fresh(name, path)
+        except PluginLoadError as exc:
+            return self._fail(name, exc, elapsed())
+        try:
+            self._validate(name, module, old)
+        except PluginLoadError as exc:
+            purge_modules(module.__name__)
+            return self._fail(name, exc, elapsed())
+
+        state = await self._dispose(name, old) if old is not None else None
+        if old is not None:
+            self._teardown(name, old)
+        cleared = self._clear_owned_specs(old)
+        try:
+            self.host.register_plugin(module, name=name, source=str(path))
+        except Exception as exc:  # noqa: BLE001 - reported, the old version is put back
+            self._restore_specs(cleared)
+            self._unregister_quietly(name)
+            purge_modules(module.__name__)
+            if old is not None:
+                self._put_back(name, old)
+            return self._fail(
+                name, PluginLoadError(name, f"register failed: {exc}", locate_error(exc)), elapsed()
+            )
+        self._restore_specs(cleared)
+        version = self._versions.get(name, 0) + 1
+        self._versions[name] = version
+        self._loaded[name] = _Loaded(module, path, version)
+        self._failed.pop(name, None)
+        self._rank_of(name)
+        self._restore_call_order()
+
+        problems = []
+        if self._host_started():
+            problems.extend(await self._call_own(module, "host_startup", host=self.host))
+        if old is not None:
+            problems.extend(
+                await self._call_own(module, "host_plugin_adopt", host=self.host, state=state)
+            )
+        action: ReloadAction = "reloaded" if old is not None else "loaded"
+        if problems:
+            hook, exc = problems[0]
+            report = ReloadReport(
+                name,
+                "failed",
+                elapsed(),
+                error=f"new version loaded, but {hook} raised {type(exc).__name__}: {exc}",
+                location=_location_text(locate_error(exc, path)),
+                version=version,
+            )
+            self._failed[name] = report
+            return report
+        return ReloadReport(name, action, elapsed(), version=version)
+
+    def _fail(self, name: str, exc: PluginLoadError, duration_ms: float) -> ReloadReport:
+        old = self._loaded.get(name)
+        report = ReloadReport(
+            name,
+            "failed",
+            duration_ms,
+            error=exc.message,
+            location=_location_text(exc.location),
+            version=old.version if old else 0,
+        )
+        self._failed[name] = report
+        return report
+
+    # ------------------------------------------------------------------ validation
+
+    def _validate(self, name: str, module: ModuleType, old: _Loaded | None) -> None:
+        """Register the candidate in a scratch manager holding the host's specs; raise on misfit.
+
+        Specs the old version added itself are left out, so the candidate can add its own again
+        through ``host_addhooks`` (which is called on the scratch manager for that purpose).
+        """
+        pm = self.host.pm
+        scratch = pluggy.PluginManager(pm.project_name)
+        seen: set[int] = set()
+        for caller in _hook_callers(pm):
+            spec = caller.spec
+            if spec is None or id(spec.namespace) in seen:
+                continue
+            seen.add(id(spec.namespace))
+            if old is not None and owns_module(old.module.__name__, _namespace_module(spec)):
+                continue
+            try:
+                scratch.add_hookspecs(spec.namespace)
+            except ValueError:
+                continue  # a namespace whose hooks another namespace already declared
+        try:
+            scratch.register(module, name=name)
+            addhooks = getattr(scratch.hook, "host_addhooks", None)
+            if addhooks is not None:
+                for impl in addhooks.get_hookimpls():
+                    _call_impl_sync(impl, {"pm": scratch})
+            scratch.check_pending()
+        except pluggy.PluginValidationError as exc:
+            raise PluginLoadError(
+                name,
+                f"does not fit the hook specs: {_first_line(exc)}",
+                _impl_location(module, exc),
+            ) from exc
+        except Exception as exc:  # noqa: BLE001 - plugin code run by host_addhooks
+            raise PluginLoadError(
+                name, f"{type(exc).__name__} while validating: {exc}", locate_error(exc)
+            ) from exc
+
+    # ------------------------------------------------------------------ swap helpers
+
+    async def _dispose(self, name: str, old: _Loaded) -> Any:
+        """Ask the old version what state to hand over; a failing dispose hands over nothing."""
+        results = []
+        problems = await self._call_own(
+            old.module, "host_plugin_dispose", host=self.host, out=results
+        )
+        for hook, exc in problems:
+            log.error("%s: %s raised %s: %s", name, hook, type(exc).__name__, exc)
+        return results[0] if results else None
+
+    def _teardown(self, name: str, old: _Loaded) -> None:
+        """Take the old version out: hooks, registry entries, unload callbacks, modules."""
+        self._unregister_quietly(name)
+        purge_modules(old.module.__name__)
+
+    def _unregister_quietly(self, name: str) -> None:
+        try:
+            self.host.unregister_plugin(name)
+        except Exception:  # noqa: BLE001 - already gone is fine
+            log.debug("unregister %s failed", name, exc_info=True)
+
+    def _put_back(self, name: str, old: _Loaded) -> None:
+        """Re-register the old version after the new one could not be registered."""
+        try:
+            self.host.register_plugin(old.module, name=name, source=str(old.path))
+            self._restore_call_order()
+        except Exception:  # noqa: BLE001
+            log.exception("could not put back the previous version of %s", name)
+            self._loaded.pop(name, None)
+
+    async def _unload(self, name: str, old: _Loaded) -> None:
+        await self._dispose(name, old)
+        self._teardown(name, old)
+        self._loaded.pop(name, None)
+
+    def _clear_owned_specs(self, old: _Loaded | None) -> list[tuple[pluggy.HookCaller, Any, Any]]:
+        """Forget the hook specs the old version added, so its successor can add them again."""
+        if old is None:
+            return []
+        cleared = []
+        for caller in _hook_callers(self.host.pm):
+            spec = caller.spec
+            if spec is not None and owns_module(old.module.__name__, _namespace_module(spec)):
+                cleared.append((caller, spec, caller._call_history))
+                caller.spec = None
+                caller._call_history = None
+        return cleared
+
+    @staticmethod
+    def _restore_specs(cleared: list[tuple[pluggy.HookCaller, Any, Any]]) -> None:
+        """Keep the history of historic hooks whose spec the new version added back."""
+        for caller, _spec, history in cleared:
+            if caller.spec is not None and history is not None and caller._call_history == []:
+                caller._call_history.extend(history)
+
+    # ------------------------------------------------------------------ call order
+
+    def _note_ranks(self) -> None:
+        for name, _plugin in self.host.pm.list_name_plugin():
+            self._rank_of(name)
+
+    def _rank_of(self, name: str) -> int:
+        if name not in self._ranks:
+            self._ranks[name] = self._next_rank
+            self._next_rank += 1
+        return self._ranks[name]
+
+    def _restore_call_order(self) -> None:
+        """Put every hook's implementations back in first-registration order.
+
+        pluggy calls implementations last-registered-first, so a plugin registered again after a
+        reload would jump to the front of every hook it implements. Each plugin keeps the rank of
+        its first registration instead, and each hook's list is re-sorted within pluggy's own
+        groups (wrappers after plain implementations; trylast, plain, tryfirst).
+        """
+        self._note_ranks()
+        ranks = self._ranks
+
+        def key(impl: Any) -> tuple[int, int, int]:
+            wrapper = 1 if (impl.wrapper or impl.hookwrapper) else 0
+            group = 0 if impl.trylast else 2 if impl.tryfirst else 1
+            rank = ranks.get(impl.plugin_name, len(ranks))
+            # pluggy inserts trylast implementations at the front, so that group is reversed
+            return (wrapper, group, -rank if impl.trylast else rank)
+
+        for caller in _hook_callers(self.host.pm):
+            impls = caller._hookimpls
+            if len(impls) > 1:
+                impls.sort(key=key)
+
+    # ------------------------------------------------------------------ hook calls
+
+    async def _call_own(
+        self, plugin: object, hook_name: str, *, out: list | None = None, **kwargs: Any
+    ) -> list[tuple[str, BaseException]]:
+        """Call ``hook_name`` on one plugin only, awaiting async implementations."""
+        caller = getattr(self.host.pm.hook, hook_name, None)
+        if caller is None:
+            return []
+        problems: list[tuple[str, BaseException]] = []
+        for impl in caller.get_hookimpls():
+            if impl.plugin is not plugin:
+                continue
+            try:
+                result = _call_impl_sync(impl, kwargs)
+                if inspect.isawaitable(result):
+                    result = await result
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
+                log.error(
+                    "%s.%s raised %s: %s", impl.plugin_name, hook_name, type(exc).__name__, exc
+                )
+                problems.append((hook_name, exc))
+                continue
+            if out is not None and result is not None:
+                out.append(result)
+        return problems
+
+    # ------------------------------------------------------------------ naming
+
+    def _name_of_entry(self, entry: str, is_dir: bool) -> str | None:
+        if entry.startswith(("_", ".")):
+            return None
+        if is_dir:
+            return entry if entry.isidentifier() else None
+        if entry.endswith(".py") and entry[:-3].isidentifier():
+            return entry[:-3]
+        return None
+
+    def _path_of(self, name: str) -> Path | None:
+        package = self.plugins_dir / name
+        if (package / "__init__.py").is_file():
+            return package
+        module = self.plugins_dir / f"{name}.py"
+        if module.is_file():
+            return module
+        return None
+
+    def _host_started(self) -> bool:
+        started = getattr(self.host, "started", None)
+        if started is None:
+            started = getattr(self.host, "_started", True)
+        return bool(started)
+
+
+# ---------------------------------------------------------------------- module helpers
+
+
+def _hook_callers(pm: pluggy.PluginManager) -> list[pluggy.HookCaller]:
+    return [value for value in vars(pm.hook).values() if isinstance(value, pluggy.HookCaller)]
+
+
+def _namespace_module(spec: Any) -> str:
+    namespace = spec.namespace
+    if isinstance(namespace, ModuleType):
+        return namespace.__name__
+    return getattr(namespace, "__module__", "") or ""
+
+
+def _call_impl_sync(impl: Any, kwargs: Mapping[str, Any]) -> Any:
+    args = [kwargs[name] for name in impl.argnames]
+    return impl.function(*args)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (
+        "; ".join(line.strip() for line in text.splitlines() if line.strip()) or type(exc).__name__
+    )
+
+
+def _impl_location(module: ModuleType, exc: pluggy.PluginValidationError) -> SourceLocation | None:
+    """The definition of the hook implementation a validation error is about."""
+    message = str(exc)
+    fallback = None
+    for attr in dir(module):
+        func = getattr(module, attr, None)
+        code = getattr(func, "__code__", None)
+        if code is None or not hasattr(func, "memgraph_host_impl"):
+            continue
+        location = SourceLocation(code.co_filename, code.co_firstlineno)
+        if repr(attr) in message or f"'{attr}'" in message:
+            return location
+        fallback = fallback or location
+    return fallback or SourceLocation(getattr(module, "__file__", None) or "?")
+
+
+def _location_text(location: SourceLocation | None) -> str | None:
+    return str(location) if location is not None else None
