@@ -1,0 +1,29 @@
+"""Embedding profiles (the offline `hashing` one built in) and the per-chat vector index."""
+
+from memgraph_plugin.embedding.base import EmbeddingProfile
+from memgraph_plugin.embedding.embedder import NodeEmbedder
+from memgraph_plugin.embedding.hashing import HashingProfile
+from memgraph_plugin.embedding.index import VectorIndex
+from memgraph_plugin.embedding.registry import (
+    BUILTIN_PROFILES,
+    UnknownProfileError,
+    available_profiles,
+    plugin_profiles,
+    resolve_profile,
+)
+from memgraph_plugin.embedding.text import embedding_columns_of, is_searchable, node_text
+
+__all__ = [
+    "BUILTIN_PROFILES",
+    "EmbeddingProfile",
+    "HashingProfile",
+    "NodeEmbedder",
+    "UnknownProfileError",
+    "VectorIndex",
+    "available_profiles",
+    "embedding_columns_of",
+    "is_searchable",
+    "node_text",
+    "plugin_profiles",
+    "resolve_profile",
+]

@@ -1,0 +1,73 @@
+"""The built-in offline `hashing` profile: feature hashing of words, word pairs and char n-grams."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from hashlib import blake2b
+
+import numpy as np
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+WORD_WEIGHT = 1.0
+BIGRAM_WEIGHT = 0.6
+CHAR_WEIGHT = 0.35
+CHAR_SIZES = (3, 4)
+
+
+def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    """A stable (index, sign) for a feature: blake2b, never Python's per-process hash()."""
+    h = int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+    return h % dim, (1.0 if (h >> 63) & 1 else -1.0)
+
+
+class HashingProfile:
+    """Deterministic, download-free embeddings; similar wording gives similar vectors."""
+
+    def __init__(self, dim: int = 384, *, name: str = "hashing") -> None:
+        if dim < 8:
+            raise ValueError(f"hashing profile dimension must be >= 8, got {dim}")
+        self.name = name
+        self.dim = int(dim)
+        self._word = lru_cache(maxsize=200_000)(self._word_features)
+        self._pair = lru_cache(maxsize=200_000)(self._pair_feature)
+
+    def _word_features(self, word: str) -> tuple[tuple[int, float], ...]:
+        feats: dict[int, float] = {}
+        idx, sign = _bucket("w:" + word, self.dim)
+        feats[idx] = feats.get(idx, 0.0) + sign * WORD_WEIGHT
+        padded = f"<{word}>"
+        for n in CHAR_SIZES:
+            for i in range(max(1, len(padded) - n + 1)):
+                idx, sign = _bucket("c:" + padded[i : i + n], self.dim)
+                feats[idx] = feats.get(idx, 0.0) + sign * CHAR_WEIGHT
+        return tuple(feats.items())
+
+    def _pair_feature(self, pair: str) -> tuple[int, float]:
+        idx, sign = _bucket("b:" + pair, self.dim)
+        return idx, sign * BIGRAM_WEIGHT
+
+    def embed_one(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        words = _TOKEN.findall(text.lower()) if text else []
+        for word in words:
+            for idx, weight in self._word(word):
+                vec[idx] += weight
+        for a, b in zip(words, words[1:], strict=False):
+            idx, weight = self._pair(a + " " + b)
+            vec[idx] += weight
+        norm = float(np.linalg.norm(vec))
+        if norm > 0:
+            vec /= norm
+        return vec
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            out[i] = self.embed_one(text)
+        return out
+
+    def __repr__(self) -> str:
+        return f"HashingProfile(dim={self.dim}, name={self.name!r})"

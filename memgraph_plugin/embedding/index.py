@@ -1,0 +1,147 @@
+"""The per-chat in-memory vector index: an exact float32 matrix searched with numpy."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+
+import numpy as np
+
+
+class VectorIndex:
+    """Rows of L2-normalised vectors with their node type and a searchable flag.
+
+    Cosine similarity is a dot product of normalised rows; top-k by `argpartition`.
+    Removing a row blanks it; the matrix is compacted when half of it is blank.
+    """
+
+    def __init__(self, dim: int, profile: str) -> None:
+        self.dim = int(dim)
+        self.profile = profile
+        self._matrix = np.zeros((64, self.dim), dtype=np.float32)
+        self._ids: list[str | None] = []
+        self._pos: dict[str, int] = {}
+        self._type_codes = np.zeros(64, dtype=np.int32)
+        self._live = np.zeros(64, dtype=bool)
+        self._codes: dict[str, int] = {}
+        self._blank = 0
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._pos
+
+    def _code(self, type_name: str) -> int:
+        key = type_name.lower()
+        code = self._codes.get(key)
+        if code is None:
+            code = self._codes[key] = len(self._codes) + 1
+        return code
+
+    def _grow(self, need: int) -> None:
+        cap = self._matrix.shape[0]
+        if need <= cap:
+            return
+        new_cap = max(need, cap * 2)
+        matrix = np.zeros((new_cap, self.dim), dtype=np.float32)
+        matrix[:cap] = self._matrix
+        self._matrix = matrix
+        self._type_codes = np.resize(self._type_codes, new_cap)
+        self._type_codes[cap:] = 0
+        live = np.zeros(new_cap, dtype=bool)
+        live[:cap] = self._live
+        self._live = live
+
+    def upsert(
+        self,
+        ids: Sequence[str],
+        matrix: np.ndarray,
+        types: Sequence[str],
+        searchable: Sequence[bool],
+    ) -> None:
+        """Insert or replace rows (one per id)."""
+        if len(ids) == 0:
+            return
+        matrix = np.asarray(matrix, dtype=np.float32)
+        if matrix.shape != (len(ids), self.dim):
+            raise ValueError(f"expected a ({len(ids)}, {self.dim}) matrix, got {matrix.shape}")
+        new = [i for i in ids if i not in self._pos]
+        self._grow(len(self._ids) + len(new))
+        for node_id in new:
+            self._pos[node_id] = len(self._ids)
+            self._ids.append(node_id)
+        rows = np.fromiter((self._pos[i] for i in ids), dtype=np.int64, count=len(ids))
+        self._matrix[rows] = matrix
+        self._type_codes[rows] = [self._code(t) for t in types]
+        self._live[rows] = np.asarray(searchable, dtype=bool)
+
+    def set_flags(self, ids: Iterable[str], types: Iterable[str], searchable: Iterable[bool]):
+        """Update type and searchable flag of known rows without touching their vectors."""
+        for node_id, t, ok in zip(ids, types, searchable, strict=True):
+            row = self._pos.get(node_id)
+            if row is not None:
+                self._type_codes[row] = self._code(t)
+                self._live[row] = ok
+
+    def remove(self, ids: Iterable[str]) -> None:
+        for node_id in ids:
+            row = self._pos.pop(node_id, None)
+            if row is not None:
+                self._ids[row] = None
+                self._live[row] = False
+                self._matrix[row] = 0.0
+                self._blank += 1
+        if self._blank > 64 and self._blank * 2 > len(self._ids):
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = [row for row, nid in enumerate(self._ids) if nid is not None]
+        n = len(keep)
+        cap = max(64, n * 2)
+        matrix = np.zeros((cap, self.dim), dtype=np.float32)
+        matrix[:n] = self._matrix[keep]
+        codes = np.zeros(cap, dtype=np.int32)
+        codes[:n] = self._type_codes[keep]
+        live = np.zeros(cap, dtype=bool)
+        live[:n] = self._live[keep]
+        self._ids = [self._ids[row] for row in keep]
+        self._pos = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
+        self._matrix, self._type_codes, self._live, self._blank = matrix, codes, live, 0
+
+    def vector(self, node_id: str) -> np.ndarray | None:
+        row = self._pos.get(node_id)
+        return None if row is None else self._matrix[row].copy()
+
+    def items(self) -> tuple[tuple[str, ...], np.ndarray]:
+        """(ids, matrix) of every row, for checkpoints."""
+        rows = [row for row, nid in enumerate(self._ids) if nid is not None]
+        ids = tuple(self._ids[row] for row in rows)  # type: ignore[misc]
+        return ids, self._matrix[rows].copy()
+
+    def search(
+        self, query: np.ndarray, *, k: int = 20, types: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """The `k` most similar searchable rows (cosine), best first; ties by id."""
+        n = len(self._ids)
+        if n == 0 or k <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dim or not np.any(q):
+            return []
+        mask = self._live[:n]
+        if types is not None:
+            codes = [self._codes[t.lower()] for t in types if t.lower() in self._codes]
+            if not codes:
+                return []
+            mask = mask & np.isin(self._type_codes[:n], codes)
+        live = int(np.count_nonzero(mask))
+        if live == 0:
+            return []
+        scores = self._matrix[:n] @ q
+        if live != n:
+            scores = np.where(mask, scores, -np.inf)
+        take = min(k, live)
+        top = np.argpartition(-scores, take - 1)[:take] if take < n else np.arange(n)
+        out = [(self._ids[int(r)], float(scores[r])) for r in top if mask[r]]
+        out.sort(key=lambda item: (-item[1], item[0]))  # type: ignore[arg-type,operator]
+        return out[:take]  # type: ignore[return-value]
