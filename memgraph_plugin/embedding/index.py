@@ -108,6 +108,20 @@ class VectorIndex:
         self._pos = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
         self._matrix, self._type_codes, self._live, self._blank = matrix, codes, live, 0
 
+    def accepts(self, node_id: str, types: Collection[str] | None = None) -> bool:
+        """Whether a search with `types` may return `node_id` (searchable, type allowed)."""
+        row = self._pos.get(node_id)
+        if row is None or not self._live[row]:
+            return False
+        if types is None:
+            return True
+        codes = {self._codes.get(t.lower()) for t in types}
+        return int(self._type_codes[row]) in codes
+
+    def score(self, node_id: str, query: np.ndarray) -> float:
+        row = self._pos[node_id]
+        return float(self._matrix[row] @ np.asarray(query, dtype=np.float32).reshape(-1))
+
     def vector(self, node_id: str) -> np.ndarray | None:
         row = self._pos.get(node_id)
         return None if row is None else self._matrix[row].copy()
@@ -119,9 +133,17 @@ class VectorIndex:
         return ids, self._matrix[rows].copy()
 
     def search(
-        self, query: np.ndarray, *, k: int = 20, types: Collection[str] | None = None
+        self,
+        query: np.ndarray,
+        *,
+        k: int = 20,
+        types: Collection[str] | None = None,
+        only: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """The `k` most similar searchable rows (cosine), best first; ties by id."""
+        """The `k` most similar searchable rows (cosine), best first; ties by id.
+
+        `only` restricts the search to those ids (the ANN path's un-indexed delta).
+        """
         n = len(self._ids)
         if n == 0 or k <= 0:
             return []
@@ -134,6 +156,11 @@ class VectorIndex:
             if not codes:
                 return []
             mask = mask & np.isin(self._type_codes[:n], codes)
+        if only is not None:
+            rows = [self._pos[i] for i in only if i in self._pos]
+            keep = np.zeros(n, dtype=bool)
+            keep[rows] = True
+            mask = mask & keep
         live = int(np.count_nonzero(mask))
         if live == 0:
             return []

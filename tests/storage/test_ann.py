@@ -1,0 +1,98 @@
+"""The ANN path on a small threshold: LanceDB IVF_PQ candidates + exact delta, exact scores."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memgraph_plugin.embedding import HashingProfile, NodeEmbedder
+from memgraph_plugin.embedding.ann import LanceAnn, hybrid_search
+from memgraph_plugin.storage import ChatState, LanceStorage, StorageSettings
+from tests.storage.helpers import node
+
+WORDS = [
+    "harbor",
+    "storm",
+    "guild",
+    "betrayal",
+    "garden",
+    "picnic",
+    "dragon",
+    "castle",
+    "river",
+    "forest",
+    "merchant",
+    "gold",
+]
+
+
+def test_ann_search_matches_exact_search(tmp_path):
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db")))
+    emb = NodeEmbedder(HashingProfile(dim=64))
+    rng = np.random.default_rng(3)
+    nodes = {}
+    for i in range(400):
+        words = rng.choice(WORDS, size=4)
+        nodes[f"n_{i}"] = node(f"n_{i}", " ".join(words), type="event" if i % 3 else "thread")
+    state = ChatState(
+        chat_id="big",
+        version=1,
+        data={"nodes": nodes, "edges": [], "nodeSeq": 400, "seqCounter": 0},
+    )
+    block = emb(nodes.values())
+    st.checkpoint_sync("big", state, block)
+    # another chat shares the table but never shows up
+    st.checkpoint_sync(
+        "other",
+        ChatState(
+            chat_id="other",
+            version=1,
+            data={
+                "nodes": {"o_1": node("o_1", "harbor storm")},
+                "edges": [],
+                "nodeSeq": 1,
+                "seqCounter": 0,
+            },
+        ),
+        emb([node("o_1", "harbor storm")]),
+    )
+
+    index = emb.new_index()
+    emb.apply(index, nodes.values(), block)
+    # after the checkpoint: one node archived, one new node (both only in memory: "dirty")
+    nodes["n_1"] = node("n_1", nodes["n_1"]["title"], archived=True)
+    nodes["n_new"] = node("n_new", "harbor storm betrayal")
+    changed = [nodes["n_1"], nodes["n_new"]]
+    emb.apply(index, changed, emb(changed))
+
+    ann = LanceAnn(st._nodes_table(64), 64, threshold=300)
+    assert ann.ensure_index() and ann.has_index()
+    q = emb.embed_query("harbor storm betrayal")
+    got = hybrid_search(
+        index, ann, chat_id="big", ckpt_version=1, dirty={"n_1", "n_new"}, query=q, k=10
+    )
+    exact = index.search(q, k=10)
+    assert got[0][0] == "n_new" == exact[0][0]
+    assert "n_1" not in [g[0] for g in got] and "o_1" not in [g[0] for g in got]
+    assert len({g[0] for g in got} & {e[0] for e in exact}) >= 7  # ANN recall
+    for node_id, score in got:  # scores are the exact cosine
+        assert abs(score - float(index.vector(node_id) @ q)) < 1e-5
+    threads = hybrid_search(
+        index, ann, chat_id="big", ckpt_version=1, dirty=set(), query=q, k=5, types=["thread"]
+    )
+    assert threads and all(nodes[i]["type"] == "thread" for i, _ in threads)
+
+
+def test_ann_needs_256_rows(tmp_path):
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db")))
+    emb = NodeEmbedder(HashingProfile(dim=64))
+    nodes = {f"n_{i}": node(f"n_{i}") for i in range(10)}
+    st.checkpoint_sync(
+        "c",
+        ChatState(
+            chat_id="c",
+            version=1,
+            data={"nodes": nodes, "edges": [], "nodeSeq": 10, "seqCounter": 0},
+        ),
+        emb(nodes.values()),
+    )
+    assert LanceAnn(st._nodes_table(64), 64).ensure_index() is False
