@@ -166,9 +166,9 @@ def test_threads_registering_and_reading_agree() -> None:
                     pass
                 else:
                     raise AssertionError("took another owner's name")
-                registry.register(f"tmp{i}", round_, owner=f"o{i}")
-                assert registry.unregister_owner(f"o{i}") == (f"t{i}", f"tmp{i}")
-                registry.register(f"t{i}", round_, owner=f"o{i}")
+                registry.register(f"tmp{i}a", round_, owner=f"tmp{i}")
+                registry.register(f"tmp{i}b", round_, owner=f"tmp{i}")
+                assert registry.unregister_owner(f"tmp{i}") == (f"tmp{i}a", f"tmp{i}b")
                 assert len(registry.names()) >= 7
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             errors.append(exc)
@@ -183,4 +183,4 @@ def test_threads_registering_and_reading_agree() -> None:
     for i in range(8):
         assert registry.entry(f"t{i}").owner == f"o{i}"
         assert registry.get(f"t{i}") == 199
-    assert all(counts[f"t{i}"] == 3 * 200 for i in range(8))
+    assert all(counts[f"t{i}"] == 200 for i in range(8))
