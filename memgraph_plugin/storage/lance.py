@@ -131,7 +131,8 @@ class LanceStorage:
         self._nodes: dict[int, Any] = {}
         self._lock = threading.RLock()
         self._commits_since_optimize = 0
-        self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, chat version)
+        self._seen: dict[str, tuple[int, int]] = {}
+        self._last_checkpoint: dict[str, int] = {}  # chat -> (commits table version, chat version)
 
     # ------------------------------------------------------------------ reads
 
@@ -409,8 +410,12 @@ class LanceStorage:
         version: int,
         state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None,
     ) -> None:
-        ckpt_heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version"])
-        last_ckpt = max((int(r["version"]) for r in ckpt_heads), default=0)
+        last_ckpt = self._last_checkpoint.get(chat_id)
+        if last_ckpt is None:
+            heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version"])
+            last_ckpt = self._last_checkpoint[chat_id] = max(
+                (int(r["version"]) for r in heads), default=0
+            )
         if version - last_ckpt >= self.settings.checkpoint_every:
             if state_provider is not None:
                 state, vectors = state_provider()
@@ -471,6 +476,7 @@ class LanceStorage:
             schema=CHECKPOINTS_SCHEMA,
         )
         self._checkpoints.add(row)
+        self._last_checkpoint[chat_id] = max(state.version, self._last_checkpoint.get(chat_id, 0))
         self._prune_checkpoints(chat_id)
 
     def _prune_checkpoints(self, chat_id: str) -> None:
