@@ -1,0 +1,267 @@
+"""`PersistedChats`: the service's per-host cache of loaded chats, kept in step with storage.
+
+A loaded chat is an engine `Store`, the journal version it reflects, and (when an embedding
+profile is configured) its in-memory `VectorIndex`. Opening a cached chat costs one cheap
+freshness check; a chat another writer has moved on is reloaded. Every persisted change embeds
+the changed nodes, appends one journal row, then updates the index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+import attrs
+
+from memgraph_plugin.embedding.ann import LanceAnn, hybrid_search
+from memgraph_plugin.embedding.base import EmbeddingProfile
+from memgraph_plugin.embedding.embedder import NodeEmbedder
+from memgraph_plugin.embedding.index import VectorIndex
+from memgraph_plugin.embedding.text import node_id
+from memgraph_plugin.storage.base import ChatState, CommitRecord, VectorBlock
+from memgraph_plugin.storage.codec import changeset_to_change
+from memgraph_plugin.storage.errors import ConflictError
+from memgraph_plugin.storage.lance import LanceStorage
+
+log = logging.getLogger(__name__)
+
+StoreFactory = Callable[[Mapping[str, Any]], Any]
+Progress = Callable[[int, int], None]
+
+
+@attrs.define(eq=False)
+class LoadedChat:
+    """One chat held in memory."""
+
+    chat_id: str
+    store: Any
+    version: int
+    checkpoint_version: int
+    seq: int = 0
+    index: VectorIndex | None = None
+    dirty: set[str] = attrs.field(factory=set)  # changed since the last checkpoint (ANN delta)
+    lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+
+
+class PersistedChats:
+    """Loaded chats of one host over one `LanceStorage`."""
+
+    def __init__(
+        self,
+        storage: LanceStorage,
+        *,
+        store_from_dict: StoreFactory,
+        schema: Any = None,
+        profile: EmbeddingProfile | None = None,
+        ann_threshold: int = 250_000,
+        refresh_interval: float = 0.0,
+    ) -> None:
+        self.storage = storage
+        self.store_from_dict = store_from_dict
+        self.embedder = NodeEmbedder(profile, schema) if profile is not None else None
+        if self.embedder is not None:
+            storage.embedder = self.embedder
+        self.ann_threshold = ann_threshold
+        self.refresh_interval = refresh_interval
+        self._chats: dict[str, LoadedChat] = {}
+        self._checked: dict[str, float] = {}
+        self._ann: LanceAnn | None = None
+
+    @property
+    def profile(self) -> EmbeddingProfile | None:
+        return self.embedder.profile if self.embedder is not None else None
+
+    def cached(self, chat_id: str) -> LoadedChat | None:
+        return self._chats.get(chat_id)
+
+    def forget(self, chat_id: str) -> None:
+        """Drop a chat from the cache (the next open reloads it from storage)."""
+        self._chats.pop(chat_id, None)
+        self._checked.pop(chat_id, None)
+
+    # ----------------------------------------------------------------- open
+
+    async def open(self, chat_id: str) -> LoadedChat:
+        """The chat, loaded or cached; reloaded when another writer committed since."""
+        chat = self._chats.get(chat_id)
+        if chat is not None:
+            now = time.monotonic()
+            if now - self._checked.get(chat_id, 0.0) < self.refresh_interval:
+                return chat
+            if not self.storage.has_changed_sync(chat_id, chat.version):
+                self._checked[chat_id] = now
+                return chat
+            log.info(
+                "chat %r changed in storage since version %s: reloading", chat_id, chat.version
+            )
+        state = await self.storage.load(chat_id)
+        chat = self._from_state(state)
+        self._chats[chat_id] = chat
+        self._checked[chat_id] = time.monotonic()
+        return chat
+
+    def _from_state(self, state: ChatState) -> LoadedChat:
+        store = self.store_from_dict(state.data)
+        return LoadedChat(
+            chat_id=state.chat_id,
+            store=store,
+            version=state.version,
+            checkpoint_version=state.checkpoint_version,
+            seq=state.seq,
+        )
+
+    async def refresh(self, chat_id: str) -> LoadedChat:
+        """Reload unconditionally (after a conflict, a rollback or an import)."""
+        self.forget(chat_id)
+        return await self.open(chat_id)
+
+    # --------------------------------------------------------------- commit
+
+    async def persist(
+        self, chat_id: str, changeset: Any, *, applied: int, store: Any = None
+    ) -> CommitRecord:
+        """Make `changeset` (already applied to the cached store) durable as one journal row.
+
+        On a conflict (another writer got there first) the cached chat is dropped, so the next
+        open sees the other writer's state, and `ConflictError` propagates for a retry.
+        """
+        chat = self._chats.get(chat_id)
+        if chat is None or (store is not None and store is not chat.store):
+            # a session still holding a store that was dropped or replaced: it is stale
+            raise ConflictError(
+                chat_id,
+                -1 if chat is None else chat.version,
+                await self.storage.latest_version(chat_id),
+            )
+        async with chat.lock:
+            vectors = self.embedder(changeset.nodes) if self.embedder is not None else None
+            change = changeset_to_change(changeset, applied=applied, vectors=vectors)
+            provider = None
+            settings = self.storage.settings
+            if chat.version + 1 - chat.checkpoint_version >= settings.checkpoint_every:
+                provider = self._snapshot_provider(chat, chat.version + 1, change.seq_counter)
+            try:
+                record = await self.storage.commit(
+                    chat_id, change, base_version=chat.version, state_provider=provider
+                )
+            except BaseException:
+                self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
+                raise
+            chat.version = record.version
+            chat.seq = record.seq
+            if provider is not None:
+                chat.checkpoint_version = record.version
+                chat.dirty.clear()
+            else:
+                chat.dirty.update(node_id(n) for n in changeset.nodes)
+            if chat.index is not None and self.embedder is not None:
+                self.embedder.apply(chat.index, changeset.nodes, vectors)
+            self._checked[chat_id] = time.monotonic()
+            return record
+
+    def _snapshot_provider(
+        self, chat: LoadedChat, version: int, seq: int
+    ) -> Callable[[], tuple[ChatState, VectorBlock | None]]:
+        """The post-commit snapshot, built now on the caller's thread (the store is not shared)."""
+        data = chat.store.to_dict()
+        block = None
+        if chat.index is not None and self.embedder is not None and len(chat.index):
+            ids, matrix = chat.index.items()
+            block = VectorBlock(self.embedder.name, ids, matrix)
+        state = ChatState(chat.chat_id, version, data, checkpoint_version=version, seq=seq)
+        return lambda: (state, block)
+
+    # --------------------------------------------------------------- vectors
+
+    async def ensure_index(self, chat: LoadedChat, progress: Progress | None = None) -> VectorIndex:
+        """Build the chat's vector index: stored vectors of this profile, the rest embedded."""
+        assert self.embedder is not None
+        if chat.index is not None:
+            return chat.index
+        state = ChatState(chat.chat_id, chat.version, {"nodes": {}}, chat.checkpoint_version)
+        nodes = list(chat.store.iter_nodes())
+        state.data["nodes"] = {n.id: None for n in nodes}
+        block = await self.storage.load_vectors(chat.chat_id, state, profile=self.embedder.name)
+        index = self.embedder.new_index()
+        have = set(block.ids) if block is not None else set()
+        if block is not None and block.dim == index.dim:
+            self.embedder.apply(index, nodes, block)
+        else:
+            have = set()
+        missing = [n for n in nodes if n.id not in have]
+        await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
+        chat.index = index
+        return index
+
+    async def _embed_into(
+        self,
+        index: VectorIndex,
+        nodes: list[Any],
+        progress: Progress | None,
+        *,
+        total: int,
+        done: int = 0,
+        chunk: int = 512,
+    ) -> None:
+        assert self.embedder is not None
+        if progress is not None:
+            progress(done, total)
+        for start in range(0, len(nodes), chunk):
+            part = nodes[start : start + chunk]
+            self.embedder.apply(index, part, self.embedder(part))
+            done += len(part)
+            if progress is not None:
+                progress(done, total)
+            await asyncio.sleep(0)
+
+    async def vector_search(
+        self, chat_id: str, *, query: str, types: Collection[str] | None, k: int
+    ) -> list[tuple[str, float]]:
+        """(node id, cosine) pairs, best first."""
+        assert self.embedder is not None
+        chat = self._chats.get(chat_id) or await self.open(chat_id)
+        index = await self.ensure_index(chat)
+        q = self.embedder.embed_query(query)
+        if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:
+            ann = self._ann_for(index.dim)
+            if ann is not None and await asyncio.to_thread(ann.ensure_index):
+                return await asyncio.to_thread(
+                    hybrid_search,
+                    index,
+                    ann,
+                    chat_id=chat_id,
+                    ckpt_version=chat.checkpoint_version,
+                    dirty=set(chat.dirty),
+                    query=q,
+                    k=k,
+                    types=types,
+                )
+        return index.search(q, k=k, types=types)
+
+    def _ann_for(self, dim: int) -> LanceAnn | None:
+        if self._ann is None or self._ann.dim != dim:
+            self._ann = LanceAnn(self.storage._nodes_table(dim), dim, threshold=self.ann_threshold)
+        return self._ann
+
+    async def reindex(self, chat_id: str, progress: Progress | None = None) -> int:
+        """Re-embed every node of a chat with the current profile and checkpoint the vectors."""
+        assert self.embedder is not None
+        chat = await self.open(chat_id)
+        async with chat.lock:
+            nodes = list(chat.store.iter_nodes())
+            index = self.embedder.new_index()
+            await self._embed_into(index, nodes, progress, total=len(nodes))
+            chat.index = index
+            ids, matrix = index.items()
+            state = ChatState(
+                chat_id, chat.version, chat.store.to_dict(), chat.version, seq=chat.seq
+            )
+            await self.storage.checkpoint(
+                chat_id, state, VectorBlock(self.embedder.name, ids, matrix)
+            )
+            chat.checkpoint_version = chat.version
+            chat.dirty.clear()
+            return len(nodes)
