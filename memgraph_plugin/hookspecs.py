@@ -1,0 +1,39 @@
+"""The memory graph's hook specs, added to a host through ``host_addhooks(pm)``.
+
+``memgraph_injection_changed`` and ``memgraph_commit`` are notifications: the service calls them
+through ``host.notify`` / ``host.anotify``, so every implementation runs, an implementation that
+raises is logged with its plugin's name, and the write or update that fired it is never undone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from host.markers import hookspec
+
+
+@hookspec
+def memgraph_injection_changed(chat_id: str, state: Any) -> None:
+    """A chat's injection state was updated (no debounce: several times a turn is normal).
+
+    `state` is the frozen `memgraph_plugin.views.InjectionState` (`always_inject_ids`,
+    `recall_selected_ids`, `visible_ids`).
+    """
+
+
+@hookspec
+def memgraph_commit(chat_id: str, commit: Any) -> Any:
+    """A write to a chat's memory graph changed it and was committed (persisted when storage is on).
+
+    `commit` is a `memgraph_plugin.results.CommitInfo` (`version`, `applied`, `chat_id`, ...). An
+    implementation may return an awaitable; ``host.anotify`` awaits it.
+    """
+
+
+@hookspec
+def memgraph_embedding_profiles() -> Any:
+    """Embedding profiles this plugin offers: a profile, a list of them, or a name -> profile map.
+
+    A profile has `name`, `dim` and `embed(texts)` (see `memgraph_plugin.embedding.base`); the host
+    setting ``embedding_profile`` picks one by name.
+    """

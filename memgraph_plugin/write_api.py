@@ -1,0 +1,344 @@
+"""The write API: coroutines that change a store, every one through the batch pipeline.
+
+`apply_extraction_batch` is the one entry; the primitives (`create_node`, `edit_node`, ...) build a
+one-op batch. `compact_nodes` runs the rollup builder in the same transaction / commit path.
+`on_commit(store)` runs (awaited when it returns an awaitable) only after a write that changed
+the store; the session passes one that persists ``store.take_changeset()``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+from .batch import DIRECTIONS, apply_batch, apply_rollup
+from .errors import MemoryGraphError, bad_args
+from .results import (
+    BatchResult,
+    CompactResult,
+    CreateResult,
+    DeleteLinksResult,
+    DeleteResult,
+    EditResult,
+    UpsertLinksResult,
+)
+from .schema import Schema, resolve_schema
+
+__all__ = ["CommitCallback", "WriteApi", "get_write_api"]
+
+#: ``on_commit(store, result)`` style callbacks get the store (and may return an awaitable).
+CommitCallback = Callable[..., Any | Awaitable[Any]]
+
+
+def _endpoint(argument: str, value: Any, *, allow_ref: bool = True) -> dict[str, str]:
+    """``{"id": ...}`` / ``{"ref": ...}`` (a bare id string is accepted too)."""
+    if isinstance(value, str) and value:
+        return {"id": value}
+    if not isinstance(value, Mapping):
+        raise bad_args(argument, f"expected {{'id': ...}} or {{'ref': ...}}, got {value!r}")
+    node_id, ref = value.get("id"), value.get("ref")
+    if node_id is not None and isinstance(node_id, str) and node_id:
+        return {"id": node_id}
+    if allow_ref and ref is not None and isinstance(ref, str) and ref:
+        return {"ref": ref}
+    wanted = "an id or a ref" if allow_ref else "an id"
+    raise bad_args(argument, f"needs {wanted} (a non-empty string), got {value!r}")
+
+
+def _required_str(argument: str, value: Any) -> str:
+    if value is None:
+        raise bad_args(argument, "is required")
+    if not isinstance(value, str) or not value.strip():
+        raise bad_args(argument, f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def _link_op_target(target: dict[str, str]) -> dict[str, str]:
+    return {"target_node_id": target["id"]} if "id" in target else {"target_ref": target["ref"]}
+
+
+def _source_keys(source: dict[str, str]) -> dict[str, str]:
+    return {"source_node_id": source["id"]} if "id" in source else {"source_ref": source["ref"]}
+
+
+class WriteApi:
+    """Write coroutines bound to one store (and an optional `on_commit`)."""
+
+    def __init__(
+        self,
+        store: Any,
+        ctx: Any = None,
+        *,
+        schema: Schema | None = None,
+        on_commit: CommitCallback | None = None,
+    ) -> None:
+        self._store = store
+        self._ctx = ctx
+        self._schema = schema
+        self._on_commit = on_commit
+
+    @property
+    def store(self) -> Any:
+        return self._store
+
+    def _require_store(self) -> Any:
+        if self._store is None:
+            raise MemoryGraphError("MEMORY_STORE_MISSING", "store: no memory store (None)")
+        return self._store
+
+    async def _commit(self, result: BatchResult, kind: str) -> None:
+        if not result.changed or self._on_commit is None:
+            return
+        params = _arity(self._on_commit)
+        if params >= 3:
+            outcome = self._on_commit(self._store, result, kind)
+        elif params == 2:
+            outcome = self._on_commit(self._store, result)
+        else:
+            outcome = self._on_commit(self._store)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+    async def _run(self, ops: list[Any], max_seq: int | None, kind: str) -> BatchResult:
+        store = self._require_store()
+        result = apply_batch(store, ops, max_seq=max_seq, schema=self._schema)
+        await self._commit(result, kind)
+        return result
+
+    # ---- the batch
+
+    async def apply_extraction_batch(
+        self, *, ops: Iterable[Any], max_seq: int | None = None
+    ) -> BatchResult:
+        """Apply ops as one batch (refs resolve inside it; failures land in `rejected`)."""
+        self._require_store()
+        if ops is None:
+            raise bad_args("ops", "is required")
+        if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+            raise bad_args("ops", f"expected a list of ops, got {type(ops).__name__}")
+        return await self._run(list(ops), max_seq, "batch")
+
+    # ---- primitives
+
+    async def create_node(
+        self,
+        *,
+        type: str,
+        title: str | None = None,
+        fields: Mapping[str, Any] | None = None,
+        links: Iterable[Mapping[str, Any]] | None = None,
+        ref: str | None = None,
+    ) -> CreateResult:
+        """Create a node (or merge into the latest-only node of that name); raises OP_FAILED."""
+        self._require_store()
+        _required_str("type", type)
+        if title is not None and not isinstance(title, str):
+            raise bad_args("title", f"expected a string, got {title!r}")
+        if fields is not None and not isinstance(fields, Mapping):
+            raise bad_args("fields", f"expected a mapping, got {type_name(fields)}")
+        if ref is not None and (not isinstance(ref, str) or not ref):
+            raise bad_args("ref", f"expected a non-empty string, got {ref!r}")
+        op: dict[str, Any] = {"op": "create", "type": type, "fields": dict(fields or {})}
+        if title is not None:
+            op["title"] = title
+        if ref is not None:
+            op["ref"] = ref
+        if links is not None:
+            op["links"] = self._links("links", links)
+        result = await self._run([op], None, "create_node")
+        if result.rejected:
+            first = result.rejected[0]
+            if not result.applied:
+                error = MemoryGraphError(
+                    "OP_FAILED", f"create_node: {first.error.code}: {first.error.message}"
+                )
+                error.rejected = result.rejected  # type: ignore[attr-defined]
+                raise error
+        node_id = result.node_ids[0]
+        return CreateResult(id=node_id, ref=ref)
+
+    async def edit_node(
+        self,
+        *,
+        id: str,
+        set_fields: Mapping[str, Any] | None = None,
+        clear_fields: Iterable[str] | None = None,
+        title: str | None = None,
+    ) -> EditResult:
+        """Patch a node; `ok` False (no throw) when it is missing, archived or the edit skipped."""
+        self._require_store()
+        _required_str("id", id)
+        if set_fields is not None and not isinstance(set_fields, Mapping):
+            raise bad_args("set_fields", f"expected a mapping, got {type_name(set_fields)}")
+        if clear_fields is not None and (
+            isinstance(clear_fields, (str, bytes)) or not isinstance(clear_fields, Iterable)
+        ):
+            raise bad_args("clear_fields", f"expected a list of names, got {clear_fields!r}")
+        if title is not None and not isinstance(title, str):
+            raise bad_args("title", f"expected a string, got {title!r}")
+        op: dict[str, Any] = {"op": "edit", "node_id": id}
+        if set_fields is not None:
+            op["set_fields"] = dict(set_fields)
+        if clear_fields is not None:
+            op["clear_fields"] = list(clear_fields)
+        if title is not None:
+            op["title"] = title
+        result = await self._run([op], None, "edit_node")
+        return EditResult(ok=bool(result.applied), changed=result.changed)
+
+    async def delete_node(self, *, id: str) -> DeleteResult:
+        """Archive a node (soft delete: edges and children stay); `ok` False when not active."""
+        self._require_store()
+        _required_str("id", id)
+        result = await self._run([{"op": "delete", "node_id": id}], None, "delete_node")
+        return DeleteResult(ok=bool(result.applied))
+
+    def _links(self, argument: str, links: Any) -> list[dict[str, Any]]:
+        if isinstance(links, (str, bytes, Mapping)) or not isinstance(links, Iterable):
+            raise bad_args(argument, f"expected a list of links, got {type_name(links)}")
+        out = []
+        for i, link in enumerate(links):
+            where = f"{argument}[{i}]"
+            if not isinstance(link, Mapping):
+                raise bad_args(where, f"expected a mapping, got {type_name(link)}")
+            if "target" in link:
+                target = _endpoint(f"{where}.target", link["target"])
+            elif link.get("target_node_id") or link.get("targetNodeId"):
+                target = {"id": link.get("target_node_id") or link.get("targetNodeId")}
+            elif link.get("target_ref") or link.get("targetRef"):
+                target = {"ref": link.get("target_ref") or link.get("targetRef")}
+            else:
+                raise bad_args(f"{where}.target", "is required")
+            relation = _required_str(f"{where}.relation", link.get("relation"))
+            direction = link.get("direction") or "bidirectional"
+            if direction not in DIRECTIONS:
+                raise bad_args(
+                    f"{where}.direction",
+                    f"must be one of {', '.join(DIRECTIONS)}; got {direction!r}",
+                )
+            out.append({**_link_op_target(target), "relation": relation, "direction": direction})
+        return out
+
+    async def upsert_links(
+        self, *, source: Mapping[str, str], links: Iterable[Mapping[str, Any]]
+    ) -> UpsertLinksResult:
+        """Add relation edges from `source`; `applied` counts the edges actually added."""
+        self._require_store()
+        if source is None:
+            raise bad_args("source", "is required")
+        src = _endpoint("source", source)
+        if links is None:
+            raise bad_args("links", "is required")
+        op_links = self._links("links", links)
+        if not op_links:
+            return UpsertLinksResult(applied=0)
+        op = {"op": "link_upsert", **_source_keys(src), "links": op_links}
+        result = await self._run([op], None, "upsert_links")
+        if result.rejected:
+            first = result.rejected[0]
+            error = MemoryGraphError(
+                "OP_FAILED", f"upsert_links: {first.error.code}: {first.error.message}"
+            )
+            error.rejected = result.rejected  # type: ignore[attr-defined]
+            raise error
+        return UpsertLinksResult(applied=result.added)
+
+    async def delete_links(
+        self,
+        *,
+        source: Mapping[str, str],
+        target: Mapping[str, str],
+        relation: str,
+        direction: str = "bidirectional",
+    ) -> DeleteLinksResult:
+        """Remove the `relation` edges between source and target; `removed` counts them."""
+        self._require_store()
+        if source is None:
+            raise bad_args("source", "is required")
+        if target is None:
+            raise bad_args("target", "is required")
+        src = _endpoint("source", source, allow_ref=False)
+        dst = _endpoint("target", target, allow_ref=False)
+        _required_str("relation", relation)
+        if direction not in DIRECTIONS:
+            raise bad_args(
+                "direction", f"must be one of {', '.join(DIRECTIONS)}; got {direction!r}"
+            )
+        op = {
+            "op": "link_delete",
+            "source_node_id": src["id"],
+            "target_node_id": dst["id"],
+            "relation": relation,
+            "direction": direction,
+        }
+        result = await self._run([op], None, "delete_links")
+        return DeleteLinksResult(removed=result.removed)
+
+    async def compact_nodes(
+        self,
+        *,
+        type: str,
+        child_ids: Iterable[str],
+        summary: str,
+        fields: Mapping[str, Any] | None = None,
+    ) -> CompactResult:
+        """Roll `child_ids` up into a new rollup node of `type` (BAD_ARGS / CHILD_* errors)."""
+        store = self._require_store()
+        if type is None:
+            raise bad_args("type", "is required")
+        if child_ids is None:
+            raise bad_args("child_ids", "is required")
+        if summary is None:
+            raise bad_args("summary", "is required")
+        if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
+            child_ids = list(child_ids)
+        rollup_id, changed = apply_rollup(
+            store, type, child_ids, summary, fields, schema=self._schema
+        )
+        result = BatchResult(
+            applied=({"op": "compact", "type": type, "child_ids": list(child_ids)},),
+            node_ids=(rollup_id,),
+            changed=changed,
+            version=store.version,
+            seq=store.seq_counter,
+        )
+        await self._commit(result, "compact_nodes")
+        return CompactResult(rollup_node_id=rollup_id)
+
+
+def type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _arity(callback: Callable[..., Any]) -> int:
+    """How many positional arguments `callback` takes (1: the store only)."""
+    try:
+        sig = inspect.signature(callback)
+    except (TypeError, ValueError):
+        return 1
+    count = 0
+    for param in sig.parameters.values():
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            return 3
+        if param.kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            count += 1
+    return count
+
+
+def get_write_api(
+    store: Any,
+    ctx: Any = None,
+    *,
+    schema: Any = None,
+    on_commit: CommitCallback | None = None,
+) -> WriteApi:
+    """The write API over `store`; `schema` None uses the store's schema."""
+    if on_commit is not None and not callable(on_commit):
+        raise bad_args("on_commit", f"expected a callable, got {type_name(on_commit)}")
+    return WriteApi(
+        store, ctx, schema=None if schema is None else resolve_schema(schema), on_commit=on_commit
+    )
