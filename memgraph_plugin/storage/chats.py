@@ -137,6 +137,8 @@ class PersistedChats:
                 await self.storage.latest_version(chat_id),
             )
         async with chat.lock:
+            if self._chats.get(chat_id) is not chat:  # an earlier commit failed meanwhile
+                raise ConflictError(chat_id, chat.version, chat.version)
             vectors = self.embedder(changeset.nodes) if self.embedder is not None else None
             change = changeset_to_change(changeset, applied=applied, vectors=vectors)
             provider = None
