@@ -1,0 +1,105 @@
+"""Immutable containers for views and records: `FrozenDict`, `deep_freeze`, `thaw`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+
+class FrozenDict(Mapping[str, Any]):
+    """A read-only, hashable mapping (insertion ordered). Values should be frozen too."""
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        object.__setattr__(self, "_data", dict(*args, **kwargs))
+        object.__setattr__(self, "_hash", None)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash(frozenset(self._data.items()))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenDict):
+            return self._data == other._data
+        if isinstance(other, Mapping):
+            return self._data == dict(other)
+        return NotImplemented
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("FrozenDict is immutable")
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({self._data!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (self._data,))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, deep-thawed dict copy."""
+        return thaw(self)
+
+
+EMPTY = FrozenDict()
+
+
+def deep_freeze(value: Any) -> Any:
+    """Lists/tuples -> tuples, dicts -> FrozenDict, sets -> frozenset, recursively."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, FrozenDict):
+        if all(_is_frozen(v) for v in value.values()):
+            return value
+        return FrozenDict({k: deep_freeze(v) for k, v in value.items()})
+    if isinstance(value, Mapping):
+        return FrozenDict({str(k): deep_freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(deep_freeze(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(deep_freeze(v) for v in value)
+    return value
+
+
+def _is_frozen(value: Any) -> bool:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return True
+    if isinstance(value, FrozenDict):
+        return all(_is_frozen(v) for v in value.values())
+    if isinstance(value, (tuple, frozenset)):
+        return all(_is_frozen(v) for v in value)
+    return False
+
+
+def _sort_key(value: Any) -> tuple[str, str]:
+    return (type(value).__name__, repr(value) if not isinstance(value, str) else value)
+
+
+def thaw(value: Any) -> Any:
+    """Frozen data -> plain JSON data (mappings -> dict, tuples -> list, sets -> sorted list)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): thaw(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return [thaw(v) for v in sorted(value, key=_sort_key)]
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value

@@ -1,0 +1,801 @@
+"""The in-memory `Store`: nodes, edges and every index the per-turn read paths need.
+
+Indices (adjacency, parent -> children, the visible set, the recency-ordered candidate pool, the
+keyword index, a view cache) follow every write, so reads never rescan the graph. Writes happen
+inside `transaction()`; an exception undoes every change (indices included) and a clean exit that
+changed something bumps `version` and adds to the pending `Changeset`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from .errors import MemoryGraphError, bad_args
+from .frozen import thaw
+from .keyword import KeywordIndex
+from .models import Edge, EdgeKey, Node
+from .schema import DEFAULT_SCHEMA, SYMMETRIC_RELATIONS, Schema, is_diagnostic_type, load_schema
+from .views import NodeView
+
+PoolKey = tuple[int, int, str]
+
+
+@attrs.frozen
+class Changeset:
+    """What transactions changed since the last `take_changeset()`.
+
+    Apply `edges_removed` before `edges_added` (a replaced edge appears in `edges_added` only).
+    """
+
+    version: int
+    nodes: tuple[Node, ...]
+    edges_added: tuple[Edge, ...]
+    edges_removed: tuple[EdgeKey, ...]
+    node_seq: int
+    seq_counter: int
+
+
+@attrs.frozen
+class TypePool:
+    """The candidate pool restricted to one type, in recency order."""
+
+    nodes: tuple[Node, ...]
+    views: tuple[NodeView, ...]
+    keys: tuple[PoolKey, ...]
+
+
+def recency_key(node: Node) -> PoolKey:
+    """Recency order: seq_to descending (missing = -1), semantic_depth descending, then id."""
+    seq = node.seq_to if node.seq_to is not None else -1
+    return (-seq, -node.semantic_depth, node.id)
+
+
+def timeline_key(node: Node | NodeView) -> tuple[bool, int, str]:
+    """Timeline order: seq_to ascending (missing last), then id."""
+    return (node.seq_to is None, node.seq_to or 0, node.id)
+
+
+def normalize_edge(edge: Edge) -> Edge:
+    """Symmetric relations are stored once, the smaller id first."""
+    if edge.type in SYMMETRIC_RELATIONS and edge.target < edge.source:
+        return Edge(edge.target, edge.source, edge.type, edge.seq_to)
+    return edge
+
+
+def normalize_key(key: tuple[str, str, str]) -> EdgeKey:
+    source, etype, target = key
+    if etype in SYMMETRIC_RELATIONS and target < source:
+        return EdgeKey(target, etype, source)
+    return key if isinstance(key, EdgeKey) else EdgeKey(source, etype, target)
+
+
+class Store:
+    """A chat's memory graph with its indices. Only the batch pipeline writes to it."""
+
+    def __init__(self, *, schema: Schema | Any = None) -> None:
+        self._schema: Schema = load_schema(schema) if schema is not None else DEFAULT_SCHEMA
+        self._nodes: dict[str, Node] = {}
+        self._edges: dict[EdgeKey, Edge] = {}
+        self._serial: dict[EdgeKey, int] = {}
+        self._next_serial = 0
+        self._out: dict[str, dict[EdgeKey, None]] = {}
+        self._in: dict[str, dict[EdgeKey, None]] = {}
+        self._kids: dict[str, set[str]] = {}
+        self._visible: set[str] = set()
+        self._pool_of: dict[str, PoolKey] = {}
+        self._pool_keys: list[PoolKey] = []
+        self._views: dict[str, NodeView] = {}
+        self.keywords = KeywordIndex()
+        self._node_seq = 0
+        self._seq_counter = 0
+        self.version = 0
+        self._clear_pool_caches()
+        self._visible_cache: frozenset[str] | None = None
+        # transactions
+        self._depth = 0
+        self._undo: list[tuple[Any, ...]] = []
+        self._pending_nodes: dict[str, None] = {}
+        self._pending_edges: dict[EdgeKey, Edge | None] = {}
+        self._pending = False
+
+    # -- schema and counters -----------------------------------------------------------------
+
+    @property
+    def schema(self) -> Schema:
+        return self._schema
+
+    def set_schema(self, schema: Schema | Any) -> None:
+        """Switch schemas; the keyword index (which reads schema columns) is rebuilt."""
+        self._schema = load_schema(schema)
+        self.keywords.clear()
+        get = self._schema.get
+        for node in self._nodes.values():
+            self.keywords.update(node, get(node.type))
+        self._clear_pool_caches()
+
+    @property
+    def node_seq(self) -> int:
+        return self._node_seq
+
+    @property
+    def seq_counter(self) -> int:
+        return self._seq_counter
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def node(self, id: str) -> Node | None:
+        return self._nodes.get(id)
+
+    def iter_nodes(self) -> Iterator[Node]:
+        return iter(tuple(self._nodes.values()))
+
+    def edge(self, key: tuple[str, str, str]) -> Edge | None:
+        return self._edges.get(normalize_key(key))
+
+    def iter_edges(self) -> Iterator[Edge]:
+        return iter(tuple(self._edges.values()))
+
+    @property
+    def edge_count(self) -> int:
+        return len(self._edges)
+
+    def out_edges(self, id: str) -> Collection[EdgeKey]:
+        return tuple(self._out.get(id, ()))
+
+    def in_edges(self, id: str) -> Collection[EdgeKey]:
+        return tuple(self._in.get(id, ()))
+
+    def edges_of(self, id: str) -> tuple[Edge, ...]:
+        """Every edge touching `id` (out edges first), without copying the adjacency twice."""
+        edges = self._edges
+        out = [edges[k] for k in self._out.get(id, ())]
+        out.extend(edges[k] for k in self._in.get(id, ()))
+        return tuple(out)
+
+    def child_ids(self, id: str) -> frozenset[str]:
+        """Ids of nodes whose `parent_id` is `id` (the index, not the `children_ids` field)."""
+        return frozenset(self._kids.get(id, ()))
+
+    def is_visible(self, id: str) -> bool:
+        return id in self._visible
+
+    def visible_ids(self) -> frozenset[str]:
+        cache = self._visible_cache
+        if cache is None:
+            cache = self._visible_cache = frozenset(self._visible)
+        return cache
+
+    def view(self, id: str) -> NodeView | None:
+        """The cached `NodeView` of a node (rebuilt after the node changes)."""
+        v = self._views.get(id)
+        if v is None:
+            node = self._nodes.get(id)
+            if node is None:
+                return None
+            v = self._views[id] = NodeView.from_node(node)
+        return v
+
+    def candidate_pool(self) -> tuple[Node, ...]:
+        """Visible, active, non-diagnostic, non-episodic nodes in recency order (cached)."""
+        pool = self._pool_nodes
+        if pool is None:
+            nodes = self._nodes
+            pool = self._pool_nodes = tuple(nodes[k[2]] for k in self._pool_keys)
+        return pool
+
+    def candidate_views(self) -> tuple[NodeView, ...]:
+        """`candidate_pool()` as views, cached alongside it."""
+        views = self._pool_views
+        if views is None:
+            view = self.view
+            views = self._pool_views = tuple(view(k[2]) for k in self._pool_keys)  # type: ignore[misc]
+        return views
+
+    def candidate_keys(self) -> tuple[PoolKey, ...]:
+        """The pool's recency keys ``(-seq, -depth, id)``, ascending (for bisecting by seq)."""
+        keys = self._pool_keys_t
+        if keys is None:
+            keys = self._pool_keys_t = tuple(self._pool_keys)
+        return keys
+
+    def pool_rank(self) -> dict[str, int]:
+        """id -> position in the candidate pool (cached)."""
+        rank = self._pool_rank
+        if rank is None:
+            rank = self._pool_rank = {k[2]: i for i, k in enumerate(self._pool_keys)}
+        return rank
+
+    def type_pool(self, type_id: str) -> TypePool:
+        """The candidate pool of one (normalised, lower-case) type (cached)."""
+        tp = self._type_pools.get(type_id)
+        if tp is None:
+            nodes = self._nodes
+            keys = tuple(k for k in self._pool_keys if nodes[k[2]].type == type_id)
+            view = self.view
+            tp = TypePool(
+                nodes=tuple(nodes[k[2]] for k in keys),
+                views=tuple(view(k[2]) for k in keys),  # type: ignore[misc]
+                keys=keys,
+            )
+            self._type_pools[type_id] = tp
+        return tp
+
+    def in_pool(self, id: str) -> bool:
+        return id in self._pool_of
+
+    # -- transactions --------------------------------------------------------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All-or-nothing: an exception inside undoes every change made since entering.
+
+        Nested transactions are part of the outer one (an exception escaping a nested block
+        undoes that block's changes; the outer one decides about the rest).
+        """
+        outer = self._depth == 0
+        mark = len(self._undo)
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._rollback_to(mark)
+            raise
+        finally:
+            self._depth -= 1
+        if outer:
+            self._commit()
+
+    def _commit(self) -> None:
+        undo, self._undo = self._undo, []
+        if not undo:
+            return
+        first_node: dict[str, Node | None] = {}
+        first_edge: dict[EdgeKey, Edge | None] = {}
+        first_counter: dict[str, int] = {}
+        for entry in undo:
+            kind = entry[0]
+            if kind == "n":
+                first_node.setdefault(entry[1], entry[2])
+            elif kind == "e":
+                first_edge.setdefault(entry[1], entry[2])
+            else:
+                first_counter.setdefault(entry[1], entry[2])
+        nodes, edges = self._nodes, self._edges
+        changed_nodes = [i for i, old in first_node.items() if nodes.get(i) != old]
+        changed_edges = [k for k, old in first_edge.items() if edges.get(k) != old]
+        counters = (
+            first_counter.get("node_seq", self._node_seq) != self._node_seq
+            or first_counter.get("seq_counter", self._seq_counter) != self._seq_counter
+        )
+        if not (changed_nodes or changed_edges or counters):
+            return
+        self.version += 1
+        self._pending = True
+        for i in changed_nodes:
+            self._pending_nodes[i] = None
+        for k in changed_edges:
+            self._pending_edges.setdefault(k, first_edge[k])
+
+    def take_changeset(self) -> Changeset | None:
+        """What committed transactions changed since the last call (None: nothing)."""
+        if not self._pending:
+            return None
+        nodes, edges = self._nodes, self._edges
+        added: list[Edge] = []
+        removed: list[EdgeKey] = []
+        for key, old in self._pending_edges.items():
+            cur = edges.get(key)
+            if cur == old:
+                continue
+            if cur is None:
+                removed.append(key)
+            else:
+                added.append(cur)
+        cs = Changeset(
+            version=self.version,
+            nodes=tuple(nodes[i] for i in self._pending_nodes if i in nodes),
+            edges_added=tuple(added),
+            edges_removed=tuple(removed),
+            node_seq=self._node_seq,
+            seq_counter=self._seq_counter,
+        )
+        self._pending_nodes = {}
+        self._pending_edges = {}
+        self._pending = False
+        return cs
+
+    def _rollback_to(self, mark: int) -> None:
+        undo = self._undo
+        reorder: set[str] = set()
+        while len(undo) > mark:
+            entry = undo.pop()
+            kind = entry[0]
+            if kind == "n":
+                _, node_id, old = entry
+                if old is None:
+                    self._drop_node_raw(node_id)
+                else:
+                    self._put_node_raw(old)
+            elif kind == "e":
+                _, key, old, serial = entry
+                if old is None:
+                    self._remove_edge_raw(key)
+                else:
+                    self._add_edge_raw(old, serial)
+                    reorder.add(key.source)
+                    reorder.add(key.target)
+            elif entry[1] == "node_seq":
+                self._node_seq = entry[2]
+            else:
+                self._seq_counter = entry[2]
+        if reorder:
+            serial = self._serial
+            self._edges = dict(sorted(self._edges.items(), key=lambda kv: serial[kv[0]]))
+            for nid in reorder:
+                for adj in (self._out, self._in):
+                    keys = adj.get(nid)
+                    if keys:
+                        adj[nid] = dict.fromkeys(sorted(keys, key=serial.__getitem__))
+
+    def _auto(self) -> bool:
+        return self._depth == 0
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def allocate_id(self) -> str:
+        """A fresh node id ``n_<k>`` (the counter skips ids already taken)."""
+        if self._depth == 0:
+            with self.transaction():
+                return self.allocate_id()
+        self._undo.append(("c", "node_seq", self._node_seq))
+        while True:
+            self._node_seq += 1
+            new_id = f"n_{self._node_seq}"
+            if new_id not in self._nodes:
+                return new_id
+
+    def set_seq_counter(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad_args("seq_counter", f"expected a non-negative integer, got {value!r}")
+        if value == self._seq_counter:
+            return
+        if self._depth == 0:
+            with self.transaction():
+                self.set_seq_counter(value)
+            return
+        self._undo.append(("c", "seq_counter", self._seq_counter))
+        self._seq_counter = value
+
+    def put_node(self, node: Node) -> None:
+        """Insert or replace a node; every index follows."""
+        if not isinstance(node, Node):
+            raise bad_args("node", f"expected a Node, got {type(node).__name__}")
+        if not node.id:
+            raise bad_args("node.id", "must be a non-empty string")
+        old = self._nodes.get(node.id)
+        if old == node:
+            return
+        if self._depth == 0:
+            with self.transaction():
+                self.put_node(node)
+            return
+        self._undo.append(("n", node.id, old))
+        self._put_node_raw(node)
+
+    def add_edge(self, edge: Edge) -> bool:
+        """Add an edge; False for a self-edge or a duplicate ``(source, type, target)``.
+
+        Symmetric relations are stored once with the smaller id first. Both ends must exist.
+        """
+        if not isinstance(edge, Edge):
+            raise bad_args("edge", f"expected an Edge, got {type(edge).__name__}")
+        if edge.source == edge.target:
+            return False
+        edge = normalize_edge(edge)
+        key = edge.key
+        if key in self._edges:
+            return False
+        for end, name in ((edge.source, "source"), (edge.target, "target")):
+            if end not in self._nodes:
+                raise MemoryGraphError("NODE_NOT_FOUND", f"edge {name} {end!r} is not in the store")
+        if self._depth == 0:
+            with self.transaction():
+                return self.add_edge(edge)
+        self._add_edge_raw(edge, None)
+        self._undo.append(("e", key, None, self._serial[key]))
+        return True
+
+    def remove_edge(self, key: tuple[str, str, str]) -> bool:
+        """Remove the edge with `key` ``(source, type, target)``; False when there is none."""
+        key = normalize_key(key)
+        old = self._edges.get(key)
+        if old is None:
+            return False
+        if self._depth == 0:
+            with self.transaction():
+                return self.remove_edge(key)
+        self._undo.append(("e", key, old, self._serial[key]))
+        self._remove_edge_raw(key)
+        return True
+
+    # -- raw index maintenance (no undo logging) ------------------------------------------------
+
+    def _add_edge_raw(self, edge: Edge, serial: int | None) -> None:
+        key = edge.key
+        self._edges[key] = edge
+        if serial is None:
+            serial = self._next_serial
+            self._next_serial += 1
+        self._serial[key] = serial
+        out = self._out.get(key.source)
+        if out is None:
+            self._out[key.source] = {key: None}
+        else:
+            out[key] = None
+        inn = self._in.get(key.target)
+        if inn is None:
+            self._in[key.target] = {key: None}
+        else:
+            inn[key] = None
+
+    def _remove_edge_raw(self, key: EdgeKey) -> None:
+        del self._edges[key]
+        del self._serial[key]
+        out = self._out[key.source]
+        del out[key]
+        if not out:
+            del self._out[key.source]
+        inn = self._in[key.target]
+        del inn[key]
+        if not inn:
+            del self._in[key.target]
+
+    def _put_node_raw(self, node: Node) -> None:
+        nid = node.id
+        old = self._nodes.get(nid)
+        self._nodes[nid] = node
+        self._views.pop(nid, None)
+        if old is None or old.parent_id != node.parent_id:
+            if old is not None and old.parent_id:
+                kids = self._kids.get(old.parent_id)
+                if kids is not None:
+                    kids.discard(nid)
+                    if not kids:
+                        del self._kids[old.parent_id]
+            if node.parent_id:
+                self._kids.setdefault(node.parent_id, set()).add(nid)
+        self.keywords.update(node, self._schema.get(node.type))
+        changed = self._reindex(nid, content_changed=True)
+        if old is None or old.archived != node.archived or old.type != node.type:
+            for kid in tuple(self._kids.get(nid, ())):
+                changed = self._reindex(kid, content_changed=False) or changed
+        if changed:
+            self._clear_pool_caches()
+
+    def _drop_node_raw(self, nid: str) -> None:
+        """Forget a node entirely (only used to undo its creation)."""
+        node = self._nodes.pop(nid)
+        self._views.pop(nid, None)
+        if node.parent_id:
+            kids = self._kids.get(node.parent_id)
+            if kids is not None:
+                kids.discard(nid)
+                if not kids:
+                    del self._kids[node.parent_id]
+        self.keywords.remove(nid)
+        changed = self._reindex(nid, content_changed=True)
+        for kid in tuple(self._kids.get(nid, ())):
+            changed = self._reindex(kid, content_changed=False) or changed
+        if changed:
+            self._clear_pool_caches()
+
+    def _compute_visible(self, node: Node | None) -> bool:
+        if node is None or node.archived:
+            return False
+        if not node.parent_id:
+            return True
+        parent = self._nodes.get(node.parent_id)
+        return parent is None or parent.archived or parent.type != node.type
+
+    def _reindex(self, nid: str, *, content_changed: bool) -> bool:
+        """Re-evaluate visibility and pool membership of one node; True if the pool changed."""
+        node = self._nodes.get(nid)
+        visible = self._compute_visible(node)
+        if visible:
+            if nid not in self._visible:
+                self._visible.add(nid)
+                self._visible_cache = None
+        elif nid in self._visible:
+            self._visible.discard(nid)
+            self._visible_cache = None
+        new_key = (
+            recency_key(node)  # type: ignore[arg-type]
+            if visible and node.level != "episodic" and not is_diagnostic_type(node.type)  # type: ignore[union-attr]
+            else None
+        )
+        old_key = self._pool_of.get(nid)
+        if old_key == new_key:
+            return content_changed and new_key is not None
+        keys = self._pool_keys
+        if old_key is not None:
+            del keys[bisect.bisect_left(keys, old_key)]
+            del self._pool_of[nid]
+        if new_key is not None:
+            bisect.insort(keys, new_key)
+            self._pool_of[nid] = new_key
+        return True
+
+    def _clear_pool_caches(self) -> None:
+        self._pool_nodes: tuple[Node, ...] | None = None
+        self._pool_views: tuple[NodeView, ...] | None = None
+        self._pool_keys_t: tuple[PoolKey, ...] | None = None
+        self._pool_rank: dict[str, int] | None = None
+        self._type_pools: dict[str, TypePool] = {}
+
+    # -- the original's JSON shape --------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, schema: Schema | Any = None) -> Store:
+        """A store from the original's JSON (``nodes`` map, ``edges`` list, ``nodeSeq``,
+        ``seqCounter``). Node keys may be camelCase or snake_case; unknown keys are ignored.
+        Edges with a missing end, self-edges and duplicates are dropped.
+        """
+        if not isinstance(data, Mapping):
+            raise bad_args("data", f"expected a mapping, got {type(data).__name__}")
+        store = cls(schema=schema)
+        raw_nodes = data.get("nodes", {})
+        if raw_nodes is None:
+            raw_nodes = {}
+        if isinstance(raw_nodes, Mapping):
+            items = list(raw_nodes.items())
+        elif isinstance(raw_nodes, list):
+            items = [(None, n) for n in raw_nodes]
+        else:
+            raise bad_args("nodes", f"expected a map of id -> node, got {type(raw_nodes).__name__}")
+        nodes: dict[str, Node] = {}
+        for key, raw in items:
+            node = node_from_dict(raw, key=key)
+            if node.id in nodes:
+                raise bad_args(f"nodes[{node.id!r}]", "duplicate node id")
+            nodes[node.id] = node
+        raw_edges = data.get("edges", [])
+        if raw_edges is None:
+            raw_edges = []
+        if not isinstance(raw_edges, (list, tuple)):
+            raise bad_args("edges", f"expected a list, got {type(raw_edges).__name__}")
+        edges: dict[EdgeKey, Edge] = {}
+        for i, raw in enumerate(raw_edges):
+            edge = edge_from_dict(raw, index=i)
+            if edge.source == edge.target:
+                continue
+            if edge.source not in nodes or edge.target not in nodes:
+                continue
+            edge = normalize_edge(edge)
+            edges.setdefault(edge.key, edge)
+        node_seq = _counter(data, "nodeSeq", "node_seq")
+        seq_counter = _counter(data, "seqCounter", "seq_counter")
+        for nid in nodes:
+            m = _ID_NUM.fullmatch(nid)
+            if m:
+                node_seq = max(node_seq, int(m.group(1)))
+        store._bulk_load(nodes, edges, node_seq, seq_counter)
+        return store
+
+    def _bulk_load(
+        self, nodes: dict[str, Node], edges: dict[EdgeKey, Edge], node_seq: int, seq_counter: int
+    ) -> None:
+        self._nodes = nodes
+        for node in nodes.values():
+            if node.parent_id:
+                self._kids.setdefault(node.parent_id, set()).add(node.id)
+        for edge in edges.values():
+            self._add_edge_raw(edge, None)
+        get = self._schema.get
+        keywords = self.keywords
+        for node in nodes.values():
+            keywords.update(node, get(node.type))
+        keys: list[PoolKey] = []
+        for nid, node in nodes.items():
+            if self._compute_visible(node):
+                self._visible.add(nid)
+                if node.level != "episodic" and not is_diagnostic_type(node.type):
+                    k = recency_key(node)
+                    keys.append(k)
+                    self._pool_of[nid] = k
+        keys.sort()
+        self._pool_keys = keys
+        self._node_seq = node_seq
+        self._seq_counter = seq_counter
+        self._clear_pool_caches()
+        self._visible_cache = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The original's JSON shape (camelCase keys); `from_dict` reads it back."""
+        return {
+            "nodes": {nid: node_to_dict(n) for nid, n in self._nodes.items()},
+            "edges": [edge_to_dict(e) for e in self._edges.values()],
+            "nodeSeq": self._node_seq,
+            "seqCounter": self._seq_counter,
+        }
+
+
+# -- JSON record conversion -------------------------------------------------------------------
+
+_ID_NUM = re.compile(r"n_(\d+)")
+
+_NODE_KEYS = {
+    "id": "id",
+    "type": "type",
+    "level": "level",
+    "title": "title",
+    "fields": "fields",
+    "parentId": "parent_id",
+    "parent_id": "parent_id",
+    "childrenIds": "children_ids",
+    "children_ids": "children_ids",
+    "seqTo": "seq_to",
+    "seq_to": "seq_to",
+    "semanticDepth": "semantic_depth",
+    "semantic_depth": "semantic_depth",
+    "semanticRollup": "semantic_rollup",
+    "semantic_rollup": "semantic_rollup",
+    "archived": "archived",
+    "floorRange": "floor_range",
+    "floor_range": "floor_range",
+    "supersededBy": "superseded_by",
+    "superseded_by": "superseded_by",
+}
+
+
+def _int_or_none(value: Any, where: str, *, minimum: int | None = None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise bad_args(where, f"expected an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise bad_args(where, f"must be >= {minimum}, got {value}")
+    return value
+
+
+def _counter(data: Mapping[str, Any], camel: str, snake: str) -> int:
+    value = data.get(camel, data.get(snake))
+    return _int_or_none(value, camel, minimum=0) or 0
+
+
+def node_from_dict(raw: Any, *, key: str | None = None) -> Node:
+    """One node in the original's JSON shape -> `Node` (BAD_ARGS names the bad key)."""
+    where = f"nodes[{key!r}]" if key is not None else "nodes[]"
+    if not isinstance(raw, Mapping):
+        raise bad_args(where, f"expected a node object, got {type(raw).__name__}")
+    d: dict[str, Any] = {}
+    for k, v in raw.items():
+        canon = _NODE_KEYS.get(k)
+        if canon is not None:
+            d[canon] = v
+    nid = d.get("id", key)
+    if not isinstance(nid, str) or not nid:
+        raise bad_args(f"{where}.id", f"expected a non-empty string, got {nid!r}")
+    if key is not None and nid != key:
+        raise bad_args(f"{where}.id", f"{nid!r} does not match its key {key!r}")
+    ntype = d.get("type")
+    if not isinstance(ntype, str) or not ntype:
+        raise bad_args(f"{where}.type", f"expected a non-empty string, got {ntype!r}")
+    level = d.get("level") or "semantic"
+    if not isinstance(level, str):
+        raise bad_args(f"{where}.level", f"expected a string, got {level!r}")
+    title = d.get("title")
+    if title is None:
+        title = ""
+    if not isinstance(title, str):
+        raise bad_args(f"{where}.title", f"expected a string, got {type(title).__name__}")
+    fields = d.get("fields")
+    if fields is None:
+        fields = {}
+    if not isinstance(fields, Mapping):
+        raise bad_args(f"{where}.fields", f"expected an object, got {type(fields).__name__}")
+    parent = d.get("parent_id") or ""
+    if not isinstance(parent, str):
+        raise bad_args(f"{where}.parentId", f"expected a string, got {parent!r}")
+    children = d.get("children_ids") or ()
+    if isinstance(children, str) or not isinstance(children, (list, tuple)):
+        raise bad_args(f"{where}.childrenIds", "expected a list of ids")
+    for c in children:
+        if not isinstance(c, str):
+            raise bad_args(f"{where}.childrenIds", f"expected ids, found {c!r}")
+    seq_to = _int_or_none(d.get("seq_to"), f"{where}.seqTo")
+    depth = _int_or_none(d.get("semantic_depth"), f"{where}.semanticDepth", minimum=0) or 0
+    flags = {}
+    for name, camel in (("semantic_rollup", "semanticRollup"), ("archived", "archived")):
+        value = d.get(name, False)
+        if value is None:
+            value = False
+        if not isinstance(value, bool):
+            raise bad_args(f"{where}.{camel}", f"expected true or false, got {value!r}")
+        flags[name] = value
+    floor = d.get("floor_range")
+    if floor is not None:
+        if isinstance(floor, Mapping):
+            floor = (floor.get("start", floor.get("from")), floor.get("end", floor.get("to")))
+        if not isinstance(floor, (list, tuple)) or len(floor) != 2:
+            raise bad_args(f"{where}.floorRange", "expected [start, end]")
+        floor = (
+            _int_or_none(floor[0], f"{where}.floorRange"),
+            _int_or_none(floor[1], f"{where}.floorRange"),
+        )
+    sup = d.get("superseded_by")
+    if sup is not None and not isinstance(sup, str):
+        raise bad_args(f"{where}.supersededBy", f"expected a string, got {sup!r}")
+    return Node(
+        id=nid,
+        type=ntype,
+        level=level,
+        title=title,
+        fields=fields,
+        parent_id=parent,
+        children_ids=tuple(children),
+        seq_to=seq_to,
+        semantic_depth=depth,
+        semantic_rollup=flags["semantic_rollup"],
+        archived=flags["archived"],
+        floor_range=floor,
+        superseded_by=sup or None,
+    )
+
+
+def edge_from_dict(raw: Any, *, index: int = 0) -> Edge:
+    """``{"from", "to", "type"[, "seqTo"]}`` (or source/target) -> `Edge`."""
+    where = f"edges[{index}]"
+    if not isinstance(raw, Mapping):
+        raise bad_args(where, f"expected an edge object, got {type(raw).__name__}")
+    source = raw.get("from", raw.get("source"))
+    target = raw.get("to", raw.get("target"))
+    etype = raw.get("type")
+    for value, name in ((source, "from"), (target, "to"), (etype, "type")):
+        if not isinstance(value, str) or not value:
+            raise bad_args(f"{where}.{name}", f"expected a non-empty string, got {value!r}")
+    seq_to = _int_or_none(raw.get("seqTo", raw.get("seq_to")), f"{where}.seqTo")
+    return Edge(source, target, etype, seq_to)
+
+
+def node_to_dict(node: Node) -> dict[str, Any]:
+    """A node in the original's JSON shape (camelCase; floorRange/supersededBy only when set)."""
+    out: dict[str, Any] = {
+        "id": node.id,
+        "type": node.type,
+        "level": node.level,
+        "title": node.title,
+        "fields": thaw(node.fields),
+        "parentId": node.parent_id,
+        "childrenIds": list(node.children_ids),
+        "seqTo": node.seq_to,
+        "semanticDepth": node.semantic_depth,
+        "semanticRollup": node.semantic_rollup,
+        "archived": node.archived,
+    }
+    if node.floor_range is not None:
+        out["floorRange"] = list(node.floor_range)
+    if node.superseded_by is not None:
+        out["supersededBy"] = node.superseded_by
+    return out
+
+
+def edge_to_dict(edge: Edge) -> dict[str, Any]:
+    out: dict[str, Any] = {"from": edge.source, "to": edge.target, "type": edge.type}
+    if edge.seq_to is not None:
+        out["seqTo"] = edge.seq_to
+    return out
