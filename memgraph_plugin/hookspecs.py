@@ -37,3 +37,33 @@ def memgraph_embedding_profiles() -> Any:
     A profile has `name`, `dim` and `embed(texts)` (see `memgraph_plugin.embedding.base`); the host
     setting ``embedding_profile`` picks one by name.
     """
+
+
+# -- recall pipeline hooks (memgraph_plugin/recall; see docs/recall.md) ------------------------
+
+
+@hookspec
+def memgraph_extract(chat_id: str, message: Any, context: Any) -> Any:
+    """Turn a new assistant message into write ops (real use: an LLM; the demo: recorded ops).
+
+    Collected from every plugin, in call order, and applied as ONE batch with the message's seq.
+    Return a list of batch-op dicts, ``None`` for nothing, or an awaitable of either. `message` is
+    a `host.Message`, `context` the chat's `ChatContext`.
+    """
+
+
+@hookspec(firstresult=True)
+def memgraph_route(request: Any) -> Any:
+    """Pick what to inject for the next turn: a `memgraph_plugin.recall.RouteResult` (or a list
+    of node ids), or ``None`` to leave it to the next router and finally the built-in one.
+
+    `request` is a `memgraph_plugin.recall.RouteRequest` (query, candidate pool, always-inject ids,
+    session, settings). May return an awaitable.
+    """
+
+
+@hookspec(firstresult=True)
+def memgraph_summarise(type: str, briefs: Any) -> Any:
+    """The summary text of one compaction group of `type` (`briefs`: the children's
+    `NodeBriefView`s, oldest first); ``None`` defers to the next summariser. May be async.
+    """
