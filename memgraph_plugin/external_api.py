@@ -1,0 +1,183 @@
+"""The legacy external API: injected ids, lexical search, recent nodes, node by id.
+
+Read-only and forgiving: a `None` store or an empty query gives an empty result (or `None`)
+instead of raising, so callers can call these unconditionally. `record_injected_node_ids` is how
+the recall pipeline sets a chat's injection state (listeners and ``memgraph_injection_changed``
+fire). Injection state is per chat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from .injection import hub_for
+from .models import Node
+from .store import timeline_key
+from .views import InjectionState, NodeView
+
+__all__ = [
+    "LEXICAL_FIELDS",
+    "PREVIEW_LIMIT",
+    "InjectedNodeIds",
+    "get_currently_injected_node_ids",
+    "get_node_by_id",
+    "list_recent_nodes",
+    "record_injected_node_ids",
+    "search_nodes_lexical",
+]
+
+#: The fields a lexical match looks at (besides the node title), as the recall scorer does.
+LEXICAL_FIELDS: tuple[str, ...] = (
+    "title",
+    "name",
+    "summary",
+    "state",
+    "traits",
+    "constraint",
+    "key_sentences",
+    "aliases",
+)
+PREVIEW_LIMIT = 300
+
+
+@attrs.define
+class InjectedNodeIds:
+    """What `get_currently_injected_node_ids` returns: two fresh sets the caller may change."""
+
+    always_inject_ids: set[str]
+    recall_selected_ids: set[str]
+
+
+def get_currently_injected_node_ids(ctx: Any) -> InjectedNodeIds:
+    """The chat's always-inject and recall-selected ids, as defensive copies."""
+    state = hub_for(ctx).state if ctx is not None else InjectionState()
+    return InjectedNodeIds(set(state.always_inject_ids), set(state.recall_selected_ids))
+
+
+def record_injected_node_ids(
+    ctx: Any,
+    *,
+    always_inject_ids: Iterable[str],
+    recall_selected_ids: Iterable[str],
+    visible_ids: Iterable[str] = (),
+) -> InjectionState:
+    """Set the chat's injection state (listeners run, ``memgraph_injection_changed`` fires)."""
+    return hub_for(ctx).set(
+        always_inject_ids=always_inject_ids,
+        recall_selected_ids=recall_selected_ids,
+        visible_ids=visible_ids,
+    )
+
+
+def _flatten(value: Any, out: list[str]) -> None:
+    if value is None:
+        return
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append(str(value))
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _flatten(item, out)
+    elif hasattr(value, "values"):
+        for item in value.values():
+            _flatten(item, out)
+
+
+def _lexical_text(node: Node) -> str:
+    parts = [node.title] if node.title else []
+    for key in LEXICAL_FIELDS:
+        _flatten(node.fields.get(key), parts)
+    return " ".join(parts)
+
+
+def _preview(node: Node) -> str:
+    text = _lexical_text(node)
+    return text if len(text) <= PREVIEW_LIMIT else text[:PREVIEW_LIMIT]
+
+
+def _row(node: Node) -> dict[str, Any]:
+    row: dict[str, Any] = {"id": node.id, "preview": _preview(node), "type": node.type}
+    if node.seq_to is not None:
+        row["time"] = node.seq_to
+    return row
+
+
+def _exclude_set(exclude_ids: Any) -> frozenset[str]:
+    if exclude_ids is None or isinstance(exclude_ids, (str, bytes)):
+        return frozenset((exclude_ids,)) if isinstance(exclude_ids, str) else frozenset()
+    try:
+        return frozenset(str(i) for i in exclude_ids)
+    except TypeError:
+        return frozenset()
+
+
+def _limit(value: Any, default: int | None) -> int | None:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    return max(0, int(value))
+
+
+def search_nodes_lexical(
+    store: Any, query: Any, *, limit: int | None = None, exclude_ids: Any = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Case-insensitive substring search over title + the lexical fields, newest first.
+
+    ``{"nodes": [{"id", "preview", "type", "time"?}]}``; archived nodes are skipped.
+    """
+    if store is None or not isinstance(query, str) or not query.strip():
+        return {"nodes": []}
+    needle = query.strip().lower()
+    excluded = _exclude_set(exclude_ids)
+    cap = _limit(limit, None)
+    hits = [
+        node
+        for node in store.iter_nodes()
+        if not node.archived and node.id not in excluded and needle in _lexical_text(node).lower()
+    ]
+    hits.sort(key=timeline_key, reverse=True)  # newest first, like list_recent_nodes
+    if cap is not None:
+        hits = hits[:cap]
+    return {"nodes": [_row(n) for n in hits]}
+
+
+def list_recent_nodes(
+    store: Any, *, limit: int | None = 10, exclude_ids: Any = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Active nodes in reverse timeline order (newest first), ``limit`` (default 10) of them."""
+    if store is None:
+        return {"nodes": []}
+    excluded = _exclude_set(exclude_ids)
+    cap = _limit(limit, 10)
+    nodes = [n for n in store.iter_nodes() if not n.archived and n.id not in excluded]
+    nodes.sort(key=timeline_key, reverse=True)
+    if cap is not None:
+        nodes = nodes[:cap]
+    return {"nodes": [_row(n) for n in nodes]}
+
+
+def get_node_by_id(store: Any, id: Any, *, include_neighbors: bool = True) -> dict[str, Any] | None:
+    """``{"node": NodeView, "neighbors": [{"id", "edge_type", "relation"?}]}`` or None."""
+    if store is None or not isinstance(id, str) or not id:
+        return None
+    node = store.node(id)
+    if node is None:
+        return None
+    neighbors: list[dict[str, Any]] = []
+    if include_neighbors:
+        seen: set[tuple[str, str]] = set()
+        for key in (*store.out_edges(id), *store.in_edges(id)):
+            other = key.target if key.source == id else key.source
+            if (other, key.type) in seen:
+                continue
+            seen.add((other, key.type))
+            entry: dict[str, Any] = {"id": other, "edge_type": key.type}
+            if key.type not in ("contains", "semantic_contains"):
+                entry["relation"] = key.type
+            neighbors.append(entry)
+    return {"node": NodeView.from_node(node), "neighbors": neighbors}

@@ -1,0 +1,78 @@
+"""The built-in memory-graph plugin: adds the hook specs, runs one `MemoryGraph` per host.
+
+On ``host_startup`` the service is published in ``host.registry`` as ``memory-graph`` (owner: this
+plugin's name, version ``1.0``), so other plugins reach it with
+``host.registry.get("memory-graph").open_session(ctx)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+from .service import SERVICE_NAME, MemoryGraph, memory_graph_for
+
+try:  # the host's marker (the same project name either way)
+    from host.markers import hookimpl
+except ImportError:  # pragma: no cover - host package always ships with this one
+    hookimpl = pluggy.HookimplMarker("memgraph_host")
+
+__all__ = ["API_VERSION", "PLUGIN_NAME", "host_addhooks", "host_shutdown", "host_startup"]
+
+log = logging.getLogger(__name__)
+
+#: The version the service is published with.
+API_VERSION = "1.0"
+#: The owner name used when the host cannot tell this plugin's registered name.
+PLUGIN_NAME = "memgraph_plugin"
+
+
+def _plugin_name(host: Any) -> str:
+    pm = getattr(host, "pm", None)
+    module = sys.modules[__name__]
+    if pm is not None:
+        try:
+            name = pm.get_name(module)
+        except Exception:
+            name = None
+        if name:
+            return str(name)
+    return PLUGIN_NAME
+
+
+def make_service(host: Any) -> MemoryGraph:
+    """The service this plugin runs on `host` (storage may replace this factory's product)."""
+    return MemoryGraph(host)
+
+
+@hookimpl
+def host_addhooks(pm: pluggy.PluginManager) -> None:
+    """Add the memory graph's hook specs (``memgraph_commit`` and the others)."""
+    pm.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def host_startup(host: Any) -> None:
+    """Create the host's `MemoryGraph` and publish it as ``memory-graph``."""
+    old = memory_graph_for(host)
+    if old is not None and not old.closed:
+        return
+    service = make_service(host).attach()
+    host.registry.register(SERVICE_NAME, service, owner=_plugin_name(host), version=API_VERSION)
+    log.debug("memory graph started on %r", host)
+
+
+@hookimpl
+def host_shutdown(host: Any) -> None:
+    """Unpublish and close the host's `MemoryGraph`."""
+    service = memory_graph_for(host)
+    if service is None:
+        return
+    registry = getattr(host, "registry", None)
+    if registry is not None and registry.get(SERVICE_NAME) is service:
+        registry.unregister(SERVICE_NAME)
+    service.close()

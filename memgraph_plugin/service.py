@@ -1,0 +1,263 @@
+"""`MemoryGraph`: the memory graph of one host (published as ``memory-graph`` in its registry).
+
+It caches one `Store` per chat, keeps one `InjectionHub` per chat (whose updates fire
+``memgraph_injection_changed``) and opens `Session` objects. Loading and persisting go through
+two methods, `_load_store` and `_persist`, the seam where storage plugs in (`persistence`);
+without persistence, stores live in memory for the life of the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import weakref
+from typing import Any
+
+from .errors import MemoryGraphError
+from .injection import InjectionHub
+from .schema import Schema, resolve_schema
+from .store import Store
+from .views import InjectionState
+
+__all__ = ["SERVICE_NAME", "MemoryGraph", "memory_graph_for", "notify_hook"]
+
+log = logging.getLogger(__name__)
+
+#: The registry name the service is published under.
+SERVICE_NAME = "memory-graph"
+
+_SERVICES: weakref.WeakKeyDictionary[Any, MemoryGraph] = weakref.WeakKeyDictionary()
+
+
+def memory_graph_for(host: Any) -> MemoryGraph | None:
+    """The `MemoryGraph` of `host` (None when the plugin has not started on it)."""
+    if host is None:
+        return None
+    try:
+        found = _SERVICES.get(host)
+    except TypeError:
+        found = None
+    if found is not None:
+        return found
+    registry = getattr(host, "registry", None)
+    api = registry.get(SERVICE_NAME) if registry is not None else None
+    return api if isinstance(api, MemoryGraph) else None
+
+
+def _call_impls(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
+    """Fallback for a host without `notify`: every impl runs; failures are logged by plugin."""
+    hook = getattr(getattr(getattr(host, "pm", None), "hook", None), hook_name, None)
+    results: list[Any] = []
+    if hook is None:
+        return results
+    for impl in reversed(hook.get_hookimpls()):
+        try:
+            results.append(impl.function(*[kwargs[a] for a in impl.argnames]))
+        except Exception:
+            log.exception("plugin %r failed in %s", impl.plugin_name, hook_name)
+    return results
+
+
+async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
+    """Fire a notification hook: every impl runs, failures are logged with the plugin's name."""
+    if host is None:
+        return
+    try:
+        anotify = getattr(host, "anotify", None)
+        if anotify is not None:
+            await anotify(hook_name, **kwargs)
+            return
+        notify = getattr(host, "notify", None)
+        if notify is not None:
+            notify(hook_name, **kwargs)
+            return
+        for outcome in _call_impls(host, hook_name, kwargs):
+            if inspect.isawaitable(outcome):
+                try:
+                    await outcome
+                except Exception:
+                    log.exception("an awaited %s implementation failed", hook_name)
+    except Exception:  # the host's own dispatch must never break a write
+        log.exception("firing %s failed", hook_name)
+
+
+def notify_hook_sync(host: Any, hook_name: str, **kwargs: Any) -> None:
+    """The synchronous form (injection updates are synchronous)."""
+    if host is None:
+        return
+    try:
+        notify = getattr(host, "notify", None)
+        if notify is not None:
+            notify(hook_name, **kwargs)
+            return
+        for outcome in _call_impls(host, hook_name, kwargs):
+            if inspect.iscoroutine(outcome):
+                _schedule(outcome, hook_name)
+    except Exception:
+        log.exception("firing %s failed", hook_name)
+
+
+def _schedule(coro: Any, hook_name: str) -> None:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        coro.close()
+        log.warning("async %s implementation skipped: no running event loop", hook_name)
+        return
+    loop.create_task(coro)
+
+
+class MemoryGraph:
+    """One host's memory graph: stores and injection hubs per chat, sessions, persistence."""
+
+    def __init__(
+        self,
+        host: Any = None,
+        *,
+        persistence: Any = None,
+        schema: Any = None,
+        settings: Any = None,
+    ) -> None:
+        self.host = host
+        self.persistence = persistence
+        self.settings = dict(settings if settings is not None else getattr(host, "settings", {}))
+        self._schema_source = schema if schema is not None else self.settings.get("schema")
+        self._schema: Schema | None = None
+        self._stores: dict[str, Any] = {}
+        self._hubs: dict[str, InjectionHub] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.closed = False
+
+    # -- registration ------------------------------------------------------------------------
+
+    def attach(self) -> MemoryGraph:
+        """Make `memory_graph_for(self.host)` find this service."""
+        if self.host is not None:
+            _SERVICES[self.host] = self
+        return self
+
+    def detach(self) -> None:
+        if self.host is not None and _SERVICES.get(self.host) is self:
+            del _SERVICES[self.host]
+
+    # -- schema, stores, hubs -------------------------------------------------------------------
+
+    @property
+    def schema(self) -> Schema:
+        """The active schema (settings ``schema``: a list of specs or a TOML/JSON path)."""
+        if self._schema is None:
+            self._schema = resolve_schema(self._schema_source)
+        return self._schema
+
+    def hub(self, chat_id: str) -> InjectionHub:
+        """The chat's injection hub (created on first use); updates fire the hook."""
+        hub = self._hubs.get(chat_id)
+        if hub is None:
+            hub = self._hubs[chat_id] = InjectionHub(chat_id, forward=self._injection_changed)
+        return hub
+
+    def injection_state(self, chat_id: str) -> InjectionState:
+        return self.hub(chat_id).state
+
+    def _injection_changed(self, chat_id: str | None, state: InjectionState) -> None:
+        notify_hook_sync(self.host, "memgraph_injection_changed", chat_id=chat_id, state=state)
+
+    def lock(self, chat_id: str) -> asyncio.Lock:
+        """Serialises writes (apply + persist) of one chat."""
+        lock = self._locks.get(chat_id)
+        if lock is None:
+            lock = self._locks[chat_id] = asyncio.Lock()
+        return lock
+
+    def cached_store(self, chat_id: str) -> Any | None:
+        return self._stores.get(chat_id)
+
+    async def store_for(self, chat_id: str) -> Any:
+        """The chat's store (loaded through `_load_store` and cached)."""
+        return await self._load_store(chat_id)
+
+    async def _load_store(self, chat_id: str) -> Any:
+        """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
+        store = self._stores.get(chat_id)
+        if store is None:
+            store = self._stores[chat_id] = Store(schema=self.schema)
+        return store
+
+    async def _persist(
+        self, chat_id: str, store: Any, changeset: Any, *, applied: int, kind: str
+    ) -> tuple[int, bool]:
+        """Make a changeset durable; returns ``(commit version, persisted)``.
+
+        In memory the version is the store's; storage overrides this seam.
+        """
+        return store.version, False
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    async def open_session(self, ctx: Any) -> Any | None:
+        """A session on ctx's chat; None without a chat target or when the store fails to load."""
+        from .session import Session
+
+        if ctx is None or self.closed:
+            return None
+        chat_id = getattr(ctx, "chat_id", None)
+        if chat_id is None or chat_id == "":
+            return None
+        chat_id = str(chat_id)
+        try:
+            store = await self._load_store(chat_id)
+        except Exception as exc:
+            log.warning("memory graph: the store of chat %r failed to load: %s", chat_id, exc)
+            return None
+        if store is None:
+            log.warning("memory graph: no store for chat %r", chat_id)
+            return None
+        return Session(self, ctx, chat_id, store)
+
+    async def commit(self, chat_id: str, store: Any, result: Any, kind: str) -> Any | None:
+        """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit)."""
+        from .results import CommitInfo
+
+        changeset = store.take_changeset()
+        if changeset is None:
+            return None
+        applied = len(getattr(result, "applied", ()) or ())
+        version, persisted = await self._persist(
+            chat_id, store, changeset, applied=applied, kind=kind
+        )
+        return CommitInfo(
+            version=version,
+            applied=applied,
+            chat_id=chat_id,
+            kind=kind,
+            seq=store.seq_counter,
+            node_ids=tuple(n.id for n in changeset.nodes),
+            edges_added=len(changeset.edges_added),
+            edges_removed=len(changeset.edges_removed),
+            persisted=persisted,
+        )
+
+    async def fire_commit(self, chat_id: str, commit: Any) -> None:
+        """``memgraph_commit(chat_id, commit)`` on every plugin (failures logged, never raised)."""
+        await notify_hook(self.host, "memgraph_commit", chat_id=chat_id, commit=commit)
+
+    async def vector_search(self, session: Any, *, query: str, types: Any, k: int) -> Any:
+        """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
+        raise MemoryGraphError(
+            "NO_EMBEDDING_PROFILE", "no embedding profile is configured (setting embedding_profile)"
+        )
+
+    # -- lifetime ----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Forget stores and hubs; later `open_session` calls return None."""
+        self.closed = True
+        close = getattr(self.persistence, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:
+                log.exception("memory graph: closing persistence failed")
+        self._stores.clear()
+        self.detach()

@@ -1,0 +1,555 @@
+"""The batch pipeline: normalisation, per-op rejection codes, refs, latest-only merge, rollback."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from memgraph_plugin.batch import apply_batch, build_rollup, normalize_op, split_aliases
+from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.models import Edge, EdgeKey, Node
+from memgraph_plugin.store import Store
+
+
+def codes(result):
+    return [r.error.code for r in result.rejected]
+
+
+def make(store, *ops, max_seq=None):
+    return apply_batch(store, list(ops), max_seq=max_seq)
+
+
+@pytest.fixture
+def store():
+    s = Store()
+    make(
+        s,
+        {
+            "op": "create",
+            "type": "character_sheet",
+            "title": "Eileen",
+            "fields": {"aliases": ["艾琳"]},
+        },
+        {"op": "create", "type": "event", "title": "Inn fight", "fields": {"summary": "a fight"}},
+        {"op": "create", "type": "location_state", "title": "Garden", "fields": {}},
+        {
+            "op": "create",
+            "type": "thread",
+            "title": "Quest",
+            "fields": {"status": "open", "note": "n"},
+        },
+        max_seq=1,
+    )
+    return s
+
+
+def test_docs_batch_example_create_and_link_by_ref(store):
+    result = make(
+        store,
+        {
+            "op": "create",
+            "type": "character_sheet",
+            "ref": "c1",
+            "fields": {"name": "Mara", "aliases": ["玛拉"]},
+        },
+        {
+            "op": "link_upsert",
+            "sourceRef": "c1",
+            "links": [{"targetNodeId": "n_2", "relation": "mentions"}],
+        },
+    )
+    assert len(result.applied) == 2 and result.rejected == ()
+    new_id = result.refs["c1"]
+    assert store.node(new_id).title == "Mara"
+    # bidirectional by default: both directions stored
+    assert store.edge(EdgeKey(new_id, "mentions", "n_2")) is not None
+    assert store.edge(EdgeKey("n_2", "mentions", new_id)) is not None
+    assert result.added == 2
+
+
+def test_refs_defined_later_in_the_batch_resolve(store):
+    result = make(
+        store,
+        {
+            "op": "link_upsert",
+            "source_ref": "late",
+            "links": [{"target_ref": "later", "relation": "related", "direction": "outgoing"}],
+        },
+        {"op": "create", "type": "event", "ref": "late", "fields": {"summary": "one"}},
+        {"op": "create", "type": "event", "ref": "later", "fields": {"summary": "two"}},
+    )
+    assert result.rejected == ()
+    a, b = result.refs["late"], result.refs["later"]
+    assert store.edge(EdgeKey(a, "related", b)) is not None
+    assert store.edge(EdgeKey(b, "related", a)) is None
+    # applied keeps batch order and gives each op's node
+    assert [op["op"] for op in result.applied] == ["link_upsert", "create", "create"]
+    assert result.node_ids == (a, a, b)
+
+
+def test_camel_and_snake_case_are_the_same_op():
+    camel = normalize_op(
+        {"op": "edit", "nodeId": "n_1", "setFields": {"a": 1}, "clearFields": ["b"]}
+    )
+    snake = normalize_op(
+        {"op": "edit", "node_id": "n_1", "set_fields": {"a": 1}, "clear_fields": ["b"]}
+    )
+    assert camel == snake
+
+
+@pytest.mark.parametrize(
+    ("op", "code", "needle"),
+    [
+        ("not an op", "BAD_OP", "mapping"),
+        ({"op": "explode"}, "UNKNOWN_OP", "explode"),
+        ({"op": "create"}, "BAD_OP", "type"),
+        ({"op": "create", "type": "unicorn", "title": "x"}, "VALIDATION_SKIP", "unicorn"),
+        ({"op": "create", "type": "thread", "title": "Quest"}, "VALIDATION_SKIP", "status"),
+        ({"op": "create", "type": "event", "fields": {"what": "x"}}, "VALIDATION_SKIP", "summary"),
+        ({"op": "create", "type": "event", "title": "t", "fields": "nope"}, "BAD_OP", "fields"),
+        ({"op": "edit"}, "BAD_OP", "node_id"),
+        ({"op": "edit", "node_id": "n_404", "title": "x"}, "NODE_NOT_FOUND", "n_404"),
+        ({"op": "edit", "node_id": "n_1"}, "VALIDATION_SKIP", "nothing to change"),
+        (
+            {"op": "edit", "node_id": "n_1", "type": "event", "title": "x"},
+            "TYPE_MISMATCH",
+            "character_sheet",
+        ),
+        ({"op": "edit", "node_id": "n_4", "clear_fields": ["status"]}, "VALIDATION_SKIP", "status"),
+        ({"op": "edit", "node_id": "n_1", "set_fields": ["a"]}, "BAD_OP", "set_fields"),
+        ({"op": "delete", "node_id": "n_404"}, "NODE_NOT_FOUND", "n_404"),
+        (
+            {"op": "link_upsert", "links": [{"target_node_id": "n_2", "relation": "r"}]},
+            "BAD_OP",
+            "source",
+        ),
+        ({"op": "link_upsert", "source_node_id": "n_1", "links": []}, "BAD_OP", "links"),
+        (
+            {
+                "op": "link_upsert",
+                "source_node_id": "n_1",
+                "links": [{"target_ref": "nope", "relation": "r"}],
+            },
+            "BAD_REF",
+            "nope",
+        ),
+        (
+            {
+                "op": "link_upsert",
+                "source_node_id": "n_1",
+                "links": [{"target_node_id": "n_9", "relation": "r"}],
+            },
+            "NODE_NOT_FOUND",
+            "n_9",
+        ),
+        (
+            {
+                "op": "link_upsert",
+                "source_node_id": "n_1",
+                "links": [{"target_node_id": "n_2", "relation": ""}],
+            },
+            "BAD_RELATION",
+            "relation",
+        ),
+        (
+            {
+                "op": "link_upsert",
+                "source_node_id": "n_1",
+                "links": [{"target_node_id": "n_2", "relation": "contains"}],
+            },
+            "BAD_RELATION",
+            "internal",
+        ),
+        (
+            {
+                "op": "link_upsert",
+                "source_node_id": "n_1",
+                "links": [{"target_node_id": "n_2", "relation": "r", "direction": "up"}],
+            },
+            "BAD_OP",
+            "direction",
+        ),
+        (
+            {
+                "op": "link_delete",
+                "source_node_id": "n_1",
+                "target_node_id": "n_77",
+                "relation": "r",
+            },
+            "NODE_NOT_FOUND",
+            "n_77",
+        ),
+    ],
+)
+def test_rejection_codes_name_what_was_wrong_and_change_nothing(store, op, code, needle):
+    before = copy.deepcopy(store.to_dict())
+    version = store.version
+    result = make(store, op)
+    assert codes(result) == [code]
+    assert needle in result.rejected[0].error.message
+    assert result.rejected[0].op is op
+    assert result.applied == ()
+    assert store.to_dict() == before
+    assert store.version == version and not result.changed
+
+
+def test_rejection_unpacks_as_op_and_error(store):
+    result = make(store, {"op": "delete", "node_id": "n_404"})
+    for op, error in result.rejected:
+        assert op == {"op": "delete", "node_id": "n_404"}
+        assert error.code == "NODE_NOT_FOUND"
+
+
+def test_archived_node_rejects_edit_and_delete(store):
+    assert make(store, {"op": "delete", "node_id": "n_3"}).applied
+    assert codes(make(store, {"op": "edit", "node_id": "n_3", "title": "x"})) == ["NODE_ARCHIVED"]
+    assert codes(make(store, {"op": "delete", "node_id": "n_3"})) == ["NODE_ARCHIVED"]
+    link = {
+        "op": "link_upsert",
+        "source_node_id": "n_1",
+        "links": [{"target_node_id": "n_3", "relation": "r"}],
+    }
+    assert codes(make(store, link)) == ["NODE_ARCHIVED"]
+
+
+def test_delete_archives_and_keeps_edges_and_children(store):
+    make(
+        store,
+        {
+            "op": "link_upsert",
+            "source_node_id": "n_1",
+            "links": [{"target_node_id": "n_2", "relation": "mentions"}],
+        },
+    )
+    kid = make(
+        store,
+        {
+            "op": "create",
+            "type": "event",
+            "title": "child",
+            "fields": {"summary": "c"},
+            "parent_id": "n_2",
+        },
+    ).node_ids[0]
+    result = make(store, {"op": "delete", "node_id": "n_2"})
+    assert result.applied and result.node_ids == ("n_2",)
+    node = store.node("n_2")
+    assert node.archived is True
+    assert store.edge(EdgeKey("n_1", "mentions", "n_2")) is not None
+    assert store.node(kid).parent_id == "n_2" and kid in node.children_ids
+
+
+def test_create_with_parent_adds_contains_edge(store):
+    result = make(
+        store,
+        {
+            "op": "create",
+            "type": "event",
+            "title": "sub",
+            "fields": {"summary": "s"},
+            "parentId": "n_2",
+        },
+    )
+    child = result.node_ids[0]
+    assert store.node(child).parent_id == "n_2"
+    assert child in store.node("n_2").children_ids
+    assert store.edge(EdgeKey("n_2", "contains", child)) is not None
+
+
+def test_latest_only_create_merges_by_title_or_alias(store):
+    # by alias (split on , ; | and compared lower-case)
+    result = make(
+        store,
+        {"op": "create", "type": "character_sheet", "title": "艾琳", "fields": {"traits": "kind"}},
+    )
+    assert result.node_ids == ("n_1",)
+    assert store.node("n_1").fields["traits"] == "kind"
+    # by title, case-insensitive, and new aliases are unioned in
+    result = make(
+        store,
+        {
+            "op": "create",
+            "type": "character_sheet",
+            "title": "EILEEN",
+            "fields": {"aliases": "Lina; Ei"},
+        },
+    )
+    assert result.node_ids == ("n_1",)
+    node = store.node("n_1")
+    assert node.title == "Eileen"
+    assert len([n for n in store.iter_nodes() if n.type == "character_sheet"]) == 1
+    result = make(store, {"op": "create", "type": "character_sheet", "title": "lina"})
+    assert result.node_ids == ("n_1",)
+    # a different name: a new node
+    result = make(store, {"op": "create", "type": "character_sheet", "title": "Bob"})
+    assert result.node_ids != ("n_1",)
+
+
+def test_latest_only_merge_follows_edits_and_archives(store):
+    make(store, {"op": "edit", "node_id": "n_1", "title": "Eileen Vane"})
+    assert make(
+        store, {"op": "create", "type": "character_sheet", "title": "eileen vane"}
+    ).node_ids == ("n_1",)
+    make(store, {"op": "delete", "node_id": "n_1"})
+    fresh = make(
+        store, {"op": "create", "type": "character_sheet", "title": "Eileen Vane"}
+    ).node_ids[0]
+    assert fresh != "n_1"
+
+
+def test_latest_only_index_survives_writes_outside_the_pipeline(store):
+    store.put_node(Node(id="x_1", type="character_sheet", title="Zed"))
+    assert make(store, {"op": "create", "type": "character_sheet", "title": "zed"}).node_ids == (
+        "x_1",
+    )
+
+
+def test_two_creates_of_one_name_in_a_batch_merge(store):
+    result = make(
+        store,
+        {"op": "create", "type": "location_state", "title": "Qel", "ref": "a"},
+        {
+            "op": "create",
+            "type": "location_state",
+            "title": "qel",
+            "ref": "b",
+            "fields": {"state": "calm"},
+        },
+    )
+    assert result.refs["a"] == result.refs["b"]
+    assert store.node(result.refs["a"]).fields["state"] == "calm"
+
+
+def test_event_titles(store):
+    given = make(
+        store,
+        {
+            "op": "create",
+            "type": "event",
+            "title": "Alice draws her sword",
+            "fields": {"summary": "s"},
+        },
+    )
+    assert store.node(given.node_ids[0]).title == "Alice draws her sword"
+    auto = make(store, {"op": "create", "type": "event", "fields": {"summary": "s"}})
+    nid = auto.node_ids[0]
+    assert store.node(nid).title == f"Summary {nid[2:]}"
+
+
+def test_edit_patches_clears_and_renames(store):
+    result = make(
+        store,
+        {
+            "op": "edit",
+            "node_id": "n_1",
+            "set_fields": {"goal": "heal"},
+            "clear_fields": ["aliases"],
+            "title": "Eileen V",
+        },
+    )
+    assert result.applied and result.changed
+    node = store.node("n_1")
+    assert node.title == "Eileen V" and node.fields == {"goal": "heal"}
+    # an edit that changes nothing is applied but changes nothing
+    again = make(store, {"op": "edit", "node_id": "n_1", "set_fields": {"goal": "heal"}})
+    assert again.applied and not again.changed
+
+
+def test_edit_works_on_non_editable_types(store):
+    # the docs' session example edits an event right after creating it
+    result = make(store, {"op": "edit", "node_id": "n_2", "set_fields": {"who": ["Alice", "Bob"]}})
+    assert result.applied
+    assert store.node("n_2").fields["who"] == ("Alice", "Bob")
+
+
+def test_relations_lower_cased_symmetric_once_duplicates_add_nothing(store):
+    op = {
+        "op": "link_upsert",
+        "source_node_id": "n_3",
+        "links": [{"target_node_id": "n_1", "relation": "Allied_With"}],
+    }
+    first = make(store, op)
+    assert first.added == 1
+    assert store.edge(EdgeKey("n_1", "allied_with", "n_3")) is not None
+    assert make(store, op).added == 0
+    assert not make(store, op).changed
+    out = {
+        "op": "link_upsert",
+        "source_node_id": "n_1",
+        "links": [{"target_node_id": "n_2", "relation": "MENTIONS", "direction": "incoming"}],
+    }
+    assert make(store, out).added == 1
+    assert store.edge(EdgeKey("n_2", "mentions", "n_1")) is not None
+    assert store.edge(EdgeKey("n_1", "mentions", "n_2")) is None
+
+
+def test_link_delete_per_direction_counts_removed(store):
+    make(
+        store,
+        {
+            "op": "link_upsert",
+            "source_node_id": "n_1",
+            "links": [{"target_node_id": "n_2", "relation": "mentions"}],
+        },
+    )
+    out = make(
+        store,
+        {
+            "op": "link_delete",
+            "source_node_id": "n_1",
+            "target_node_id": "n_2",
+            "relation": "Mentions",
+            "direction": "outgoing",
+        },
+    )
+    assert out.removed == 1
+    assert store.edge(EdgeKey("n_2", "mentions", "n_1")) is not None
+    both = make(
+        store,
+        {
+            "op": "link_delete",
+            "source_node_id": "n_1",
+            "target_node_id": "n_2",
+            "relation": "mentions",
+        },
+    )
+    assert both.removed == 1
+    assert (
+        make(
+            store,
+            {
+                "op": "link_delete",
+                "source_node_id": "n_1",
+                "target_node_id": "n_2",
+                "relation": "mentions",
+            },
+        ).removed
+        == 0
+    )
+
+
+def test_create_with_bad_link_keeps_node_and_reports_the_link(store):
+    result = make(
+        store,
+        {
+            "op": "create",
+            "type": "event",
+            "title": "e",
+            "fields": {"summary": "s"},
+            "links": [{"target_ref": "ghost", "relation": "related"}],
+        },
+    )
+    assert len(result.applied) == 1
+    assert codes(result) == ["BAD_REF"]
+    assert result.rejected[0].op["op"] == "link_upsert"
+    assert store.node(result.node_ids[0]) is not None
+
+
+def test_seq_stamps_and_advances_counter(store):
+    assert store.seq_counter == 1
+    result = make(
+        store,
+        {"op": "create", "type": "event", "title": "later", "fields": {"summary": "s"}},
+        max_seq=7,
+    )
+    assert store.seq_counter == 7
+    assert store.node(result.node_ids[0]).seq_to == 7
+    default = make(
+        store, {"op": "create", "type": "event", "title": "now", "fields": {"summary": "s"}}
+    )
+    assert store.node(default.node_ids[0]).seq_to == 7
+    # an empty batch with a newer seq records the message's seq (a change)
+    assert make(store, max_seq=9).changed and store.seq_counter == 9
+    with pytest.raises(MemoryGraphError) as err:
+        make(store, max_seq=-1)
+    assert err.value.code == "BAD_ARGS" and "max_seq" in err.value.message
+
+
+def test_edges_are_stamped_with_the_batch_seq(store):
+    make(
+        store,
+        {
+            "op": "link_upsert",
+            "source_node_id": "n_1",
+            "links": [{"target_node_id": "n_2", "relation": "mentions", "direction": "outgoing"}],
+        },
+        max_seq=4,
+    )
+    assert store.edge(EdgeKey("n_1", "mentions", "n_2")).seq_to == 4
+
+
+def test_unexpected_failure_rolls_the_whole_batch_back(store, monkeypatch):
+    before = copy.deepcopy(store.to_dict())
+    version = store.version
+    real = store.add_edge
+    calls = {"n": 0}
+
+    def flaky(edge: Edge) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("disk on fire")
+        return real(edge)
+
+    monkeypatch.setattr(store, "add_edge", flaky)
+    ops = [
+        {"op": "create", "type": "event", "ref": "e", "title": "x", "fields": {"summary": "s"}},
+        {"op": "edit", "node_id": "n_1", "title": "Renamed"},
+        {"op": "delete", "node_id": "n_3"},
+        {
+            "op": "link_upsert",
+            "source_ref": "e",
+            "links": [{"target_node_id": "n_1", "relation": "mentions"}],
+        },
+    ]
+    with pytest.raises(MemoryGraphError) as err:
+        apply_batch(store, ops, max_seq=5)
+    assert err.value.code == "OP_FAILED" and "disk on fire" in err.value.message
+    assert store.to_dict() == before
+    assert store.version == version
+    monkeypatch.undo()
+    # the latest-only index was rebuilt: a later create still merges correctly
+    assert make(store, {"op": "create", "type": "character_sheet", "title": "eileen"}).node_ids == (
+        "n_1",
+    )
+
+
+def test_bad_batch_arguments(store):
+    with pytest.raises(MemoryGraphError) as err:
+        apply_batch(store, {"op": "create"})
+    assert err.value.code == "BAD_ARGS" and "ops" in err.value.message
+    with pytest.raises(MemoryGraphError) as err:
+        apply_batch(None, [])
+    assert err.value.code == "MEMORY_STORE_MISSING"
+
+
+def test_split_aliases():
+    assert split_aliases("A, b;C | d") == ["a", "b", "c", "d"]
+    assert split_aliases(["X|Y", "z"]) == ["x", "y", "z"]
+    assert split_aliases(None) == []
+
+
+def test_build_rollup_shape(store):
+    ids = [
+        make(
+            store,
+            {"op": "create", "type": "event", "title": f"e{i}", "fields": {"summary": "s"}},
+            max_seq=i + 2,
+        ).node_ids[0]
+        for i in range(3)
+    ]
+    with store.transaction():
+        rollup_id = build_rollup(store, "event", ids, "it all happened", {"mood": "grim"})
+    rollup = store.node(rollup_id)
+    assert rollup.semantic_rollup and rollup.semantic_depth == 1
+    assert rollup.title == f"event Summary L1 #{rollup_id[2:]}"
+    assert rollup.seq_to == 4
+    assert rollup.fields == {"summary": "it all happened", "mood": "grim"}
+    assert rollup.children_ids == tuple(ids)
+    for child in ids:
+        assert store.node(child).parent_id == rollup_id
+        assert store.edge(EdgeKey(rollup_id, "contains", child)) is not None
+        assert store.edge(EdgeKey(rollup_id, "semantic_contains", child)) is not None
+    with pytest.raises(MemoryGraphError) as err, store.transaction():
+        build_rollup(store, "event", ids[:1], "again")
+    assert err.value.code == "CHILD_HAS_PARENT" and ids[0] in err.value.message

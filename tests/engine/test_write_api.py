@@ -1,0 +1,300 @@
+"""The write API: the docs' examples for every method, argument checks, on_commit."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.models import EdgeKey
+from memgraph_plugin.results import (
+    BatchResult,
+    CompactResult,
+    CreateResult,
+    DeleteLinksResult,
+    DeleteResult,
+    EditResult,
+    UpsertLinksResult,
+)
+from memgraph_plugin.store import Store
+from memgraph_plugin.write_api import get_write_api
+
+
+@pytest.fixture
+def store():
+    return Store()
+
+
+@pytest.fixture
+def commits():
+    return []
+
+
+@pytest.fixture
+def api(store, commits):
+    return get_write_api(store, None, on_commit=lambda s: commits.append(s.version))
+
+
+async def test_docs_create_node_example(api, store):
+    result = await api.create_node(
+        type="character_sheet", title="Eileen", fields={"name": "Eileen", "aliases": ["艾琳"]}
+    )
+    assert isinstance(result, CreateResult)
+    node = store.node(result.id)
+    assert node.title == "Eileen" and node.fields["aliases"] == ("艾琳",)
+    assert result.ref is None
+    echoed = await api.create_node(type="event", title="E", fields={"summary": "s"}, ref="e1")
+    assert echoed.ref == "e1"
+
+
+async def test_docs_session_example_sequence(api, store):
+    alice = (await api.create_node(type="character_sheet", title="Alice")).id
+    bob = (await api.create_node(type="character_sheet", title="Bob")).id
+    created = await api.create_node(
+        type="event", title="Alice draws her sword", fields={"what": "..."}
+    )
+    nid = created.id
+    assert store.node(nid).title == "Alice draws her sword"
+    edited = await api.edit_node(id=nid, set_fields={"who": ["Alice", "Bob"]})
+    assert edited == EditResult(ok=True, changed=True)
+    linked = await api.upsert_links(
+        source={"id": nid}, links=[{"target": {"id": alice}, "relation": "about"}]
+    )
+    assert linked == UpsertLinksResult(applied=2)
+    await api.upsert_links(
+        source={"id": nid},
+        links=[{"target": {"id": bob}, "relation": "about", "direction": "outgoing"}],
+    )
+    removed = await api.delete_links(source={"id": nid}, target={"id": bob}, relation="about")
+    assert removed == DeleteLinksResult(removed=1)
+    assert store.edge(EdgeKey(nid, "about", bob)) is None
+    assert store.edge(EdgeKey(nid, "about", alice)) is not None
+
+
+async def test_docs_upsert_links_example(api, store):
+    eileen = (await api.create_node(type="character_sheet", title="Eileen")).id
+    event = (await api.create_node(type="event", title="e", fields={"summary": "s"})).id
+    garden = (await api.create_node(type="location_state", title="Garden")).id
+    result = await api.upsert_links(
+        source={"id": eileen},
+        links=[
+            {"target": {"id": event}, "relation": "mentions"},
+            {"target": {"id": garden}, "relation": "located_in", "direction": "outgoing"},
+        ],
+    )
+    assert result.applied == 3  # 2 for the bidirectional link, 1 for the outgoing one
+    again = await api.upsert_links(
+        source={"id": eileen}, links=[{"target": {"id": event}, "relation": "Mentions"}]
+    )
+    assert again.applied == 0
+
+
+async def test_docs_delete_node_example(api, store):
+    nid = (await api.create_node(type="event", title="obsolete", fields={"summary": "s"})).id
+    assert await api.delete_node(id=nid) == DeleteResult(ok=True)
+    assert store.node(nid).archived
+    assert await api.delete_node(id=nid) == DeleteResult(ok=False)
+    assert await api.delete_node(id="n_missing") == DeleteResult(ok=False)
+
+
+async def test_edit_node_silent_skip(api, store):
+    assert await api.edit_node(id="n_missing", title="x") == EditResult(ok=False)
+    nid = (await api.create_node(type="character_sheet", title="Ann")).id
+    await api.delete_node(id=nid)
+    assert (await api.edit_node(id=nid, set_fields={"goal": "g"})).ok is False
+    other = (await api.create_node(type="character_sheet", title="Ben")).id
+    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == EditResult(
+        ok=True, changed=True
+    )
+    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == EditResult(
+        ok=True, changed=False
+    )
+
+
+async def test_create_node_op_failed_carries_rejected(api, store):
+    before = copy.deepcopy(store.to_dict())
+    with pytest.raises(MemoryGraphError) as err:
+        await api.create_node(type="thread", title="Quest")  # status and note are required
+    assert err.value.code == "OP_FAILED"
+    assert "VALIDATION_SKIP" in err.value.message
+    assert err.value.rejected[0].error.code == "VALIDATION_SKIP"
+    assert store.to_dict() == before
+
+
+async def test_latest_only_create_returns_the_existing_id(api):
+    first = await api.create_node(type="location_state", title="Qel", fields={"aliases": "岐尔"})
+    again = await api.create_node(type="location_state", title="岐尔", fields={"state": "calm"})
+    assert again.id == first.id
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda api: api.create_node(type=None), "type"),
+        (lambda api: api.create_node(type=""), "type"),
+        (lambda api: api.create_node(type="event", fields=[1]), "fields"),
+        (lambda api: api.create_node(type="event", links="x"), "links"),
+        (lambda api: api.edit_node(id=None), "id"),
+        (lambda api: api.edit_node(id="n_1", set_fields=[1]), "set_fields"),
+        (lambda api: api.delete_node(id=""), "id"),
+        (lambda api: api.upsert_links(source=None, links=[]), "source"),
+        (lambda api: api.upsert_links(source={"id": "n_1"}, links=None), "links"),
+        (
+            lambda api: api.upsert_links(source={"id": "n_1"}, links=[{"relation": "r"}]),
+            "links[0].target",
+        ),
+        (
+            lambda api: api.upsert_links(source={"id": "n_1"}, links=[{"target": {"id": "n_2"}}]),
+            "links[0].relation",
+        ),
+        (lambda api: api.delete_links(source=None, target={"id": "a"}, relation="r"), "source"),
+        (lambda api: api.delete_links(source={"id": "a"}, target=None, relation="r"), "target"),
+        (
+            lambda api: api.delete_links(source={"id": "a"}, target={"id": "b"}, relation=""),
+            "relation",
+        ),
+        (
+            lambda api: api.delete_links(
+                source={"id": "a"}, target={"id": "b"}, relation="r", direction="sideways"
+            ),
+            "direction",
+        ),
+        (lambda api: api.compact_nodes(type=None, child_ids=["a"], summary="s"), "type"),
+        (lambda api: api.compact_nodes(type="event", child_ids=[], summary="s"), "child_ids"),
+        (lambda api: api.compact_nodes(type="event", child_ids=["a"], summary=""), "summary"),
+        (lambda api: api.apply_extraction_batch(ops=None), "ops"),
+        (lambda api: api.apply_extraction_batch(ops="create"), "ops"),
+    ],
+)
+async def test_bad_arguments_name_the_argument(api, store, commits, call, argument):
+    before = copy.deepcopy(store.to_dict())
+    with pytest.raises(MemoryGraphError) as err:
+        await call(api)
+    assert err.value.code == "BAD_ARGS"
+    assert err.value.message.startswith(argument)
+    assert store.to_dict() == before and commits == []
+
+
+async def test_none_store_raises_memory_store_missing():
+    api = get_write_api(None, None)
+    for call in (
+        api.create_node(type="event"),
+        api.edit_node(id="n_1"),
+        api.delete_node(id="n_1"),
+        api.apply_extraction_batch(ops=[]),
+    ):
+        with pytest.raises(MemoryGraphError) as err:
+            await call
+        assert err.value.code == "MEMORY_STORE_MISSING"
+
+
+async def test_on_commit_only_when_something_changed(api, store, commits):
+    nid = (await api.create_node(type="character_sheet", title="Eileen")).id
+    assert commits == [store.version]
+    await api.edit_node(id=nid, title="Eileen")  # no change
+    await api.edit_node(id="n_missing", title="x")  # skipped
+    await api.apply_extraction_batch(ops=[{"op": "delete", "node_id": "n_missing"}])
+    await api.upsert_links(source={"id": nid}, links=[])
+    assert len(commits) == 1
+    await api.edit_node(id=nid, title="Eileen Vane")
+    assert len(commits) == 2
+
+
+async def test_on_commit_may_be_async_and_get_the_result():
+    seen = []
+
+    async def flush(store, result):
+        seen.append((store.version, len(result.applied)))
+
+    store = Store()
+    api = get_write_api(store, None, on_commit=flush)
+    await api.apply_extraction_batch(
+        ops=[{"op": "create", "type": "event", "title": "t", "fields": {"summary": "s"}}] * 2
+    )
+    assert seen == [(store.version, 2)]
+
+
+async def test_apply_extraction_batch_docs_example(api, store):
+    event = (await api.create_node(type="event", title="ev", fields={"summary": "s"})).id
+    result = await api.apply_extraction_batch(
+        ops=[
+            {
+                "op": "create",
+                "type": "character_sheet",
+                "ref": "c1",
+                "fields": {"name": "Eileen", "aliases": ["艾琳"]},
+            },
+            {
+                "op": "link_upsert",
+                "sourceRef": "c1",
+                "links": [{"targetNodeId": event, "relation": "mentions"}],
+            },
+        ]
+    )
+    assert isinstance(result, BatchResult)
+    assert len(result.applied) == 2 and len(result.rejected) == 0
+    assert store.edge(EdgeKey(result.refs["c1"], "mentions", event)) is not None
+
+
+async def test_compact_nodes_docs_flow(api, store, commits):
+    ids = []
+    for i in range(3):
+        r = await api.apply_extraction_batch(
+            ops=[{"op": "create", "type": "event", "title": f"e{i}", "fields": {"summary": "s"}}],
+            max_seq=i + 1,
+        )
+        ids.append(r.node_ids[0])
+    count = len(commits)
+    result = await api.compact_nodes(type="event", child_ids=ids, summary="three things")
+    assert isinstance(result, CompactResult)
+    rollup = store.node(result.rollup_node_id)
+    assert rollup.semantic_rollup and rollup.fields["summary"] == "three things"
+    assert rollup.seq_to == 3
+    assert len(commits) == count + 1
+    with pytest.raises(MemoryGraphError) as err:
+        await api.compact_nodes(type="event", child_ids=[ids[0]], summary="again")
+    assert err.value.code == "CHILD_HAS_PARENT"
+    with pytest.raises(MemoryGraphError) as err:
+        await api.compact_nodes(type="event", child_ids=["n_nope"], summary="x")
+    assert err.value.code == "CHILD_NOT_FOUND" and "n_nope" in err.value.message
+    assert len(commits) == count + 1
+
+
+async def test_compact_failure_is_all_or_nothing(api, store):
+    ok = (await api.create_node(type="event", title="a", fields={"summary": "s"})).id
+    before = copy.deepcopy(store.to_dict())
+    with pytest.raises(MemoryGraphError):
+        await api.compact_nodes(type="event", child_ids=[ok, "n_ghost"], summary="x")
+    assert store.to_dict() == before
+
+
+async def test_child_with_parent_of_other_type_is_reparented(api, store):
+    thread = (
+        await api.create_node(type="thread", title="T", fields={"status": "open", "note": "n"})
+    ).id
+    batch = await api.apply_extraction_batch(
+        ops=[
+            {"op": "create", "type": "event", "title": "a", "fields": {"summary": "s"}},
+            {"op": "create", "type": "event", "title": "b", "fields": {"summary": "s"}},
+        ]
+    )
+    a, b = batch.node_ids
+    await api.apply_extraction_batch(
+        ops=[
+            {
+                "op": "create",
+                "type": "event",
+                "title": "c",
+                "fields": {"summary": "s"},
+                "parent_id": thread,
+            }
+        ]
+    )
+    c = next(n.id for n in store.iter_nodes() if n.title == "c")
+    rollup = (
+        await api.compact_nodes(type="event", child_ids=[a, b, c], summary="x")
+    ).rollup_node_id
+    assert store.node(c).parent_id == rollup
+    assert c not in store.node(thread).children_ids
+    assert store.edge(EdgeKey(thread, "contains", c)) is None
