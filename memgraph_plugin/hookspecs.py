@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from host.markers import hookspec
+import pluggy
+
+try:
+    from host.markers import hookspec
+except ImportError:  # pragma: no cover - the same marker, by project name
+    hookspec = pluggy.HookspecMarker("memgraph_host")
 
 
 @hookspec
