@@ -161,6 +161,14 @@ class Store:
         out.extend(edges[k] for k in self._in.get(id, ()))
         return tuple(out)
 
+    def edge_serial(self, key: EdgeKey) -> int:
+        """Insertion rank of an edge (the order `iter_edges` follows)."""
+        return self._serial[key]
+
+    def kids(self, id: str) -> Collection[str]:
+        """Ids whose `parent_id` is `id` (the live index: do not mutate)."""
+        return self._kids.get(id, ())
+
     def child_ids(self, id: str) -> frozenset[str]:
         """Ids of nodes whose `parent_id` is `id` (the index, not the `children_ids` field)."""
         return frozenset(self._kids.get(id, ()))

@@ -1,0 +1,73 @@
+"""The one cattrs converter: `converter.unstructure(x)` turns any view, result or record into plain
+JSON-ready data (dict, list, str, int, float, bool, None). Sets become sorted lists."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import cattrs
+
+from .errors import MemoryGraphError
+
+__all__ = ["converter", "to_json_data"]
+
+converter = cattrs.Converter()
+
+
+def _sort_key(value: Any) -> tuple[str, str]:
+    return (type(value).__name__, value if isinstance(value, str) else repr(value))
+
+
+def _attrs_instance(obj: Any) -> dict[str, Any]:
+    un = converter.unstructure
+    return {a.name: un(getattr(obj, a.name)) for a in attrs.fields(type(obj))}
+
+
+def _mapping(obj: Mapping[Any, Any]) -> dict[str, Any]:
+    un = converter.unstructure
+    return {str(k): un(v) for k, v in obj.items()}
+
+
+def _sequence(obj: Any) -> list[Any]:
+    un = converter.unstructure
+    return [un(v) for v in obj]
+
+
+def _set(obj: Any) -> list[Any]:
+    un = converter.unstructure
+    return [un(v) for v in sorted(obj, key=_sort_key)]
+
+
+def _error(obj: MemoryGraphError) -> dict[str, Any]:
+    return {"code": obj.code, "message": obj.message}
+
+
+def _is_mapping(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, Mapping)
+
+
+def _is_sequence(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, (list, tuple))
+
+
+def _is_set(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, (set, frozenset))
+
+
+def _is_error(t: Any) -> bool:
+    return isinstance(t, type) and issubclass(t, MemoryGraphError)
+
+
+converter.register_unstructure_hook_func(_is_error, _error)
+converter.register_unstructure_hook_func(lambda t: isinstance(t, type) and attrs.has(t),
+                                         _attrs_instance)
+converter.register_unstructure_hook_func(_is_mapping, _mapping)
+converter.register_unstructure_hook_func(_is_set, _set)
+converter.register_unstructure_hook_func(_is_sequence, _sequence)
+
+
+def to_json_data(value: Any) -> Any:
+    """Shorthand for `converter.unstructure(value)`."""
+    return converter.unstructure(value)

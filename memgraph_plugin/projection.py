@@ -1,0 +1,308 @@
+"""Projection onto a visible set: nearest visible ancestor, projected edges, edge summaries, drill.
+
+Everything per node works from adjacency of the node's own subtree (the nodes that lift to it),
+never from a scan of all edges, so an edge summary costs what the node touches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Container, Iterable
+from typing import Any
+
+from .models import Edge, EdgeKey
+from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS
+from .store import Store
+from .views import EMPTY_EDGE_SUMMARY, EdgeSummaryView, RelationCount, SampleNeighbor
+
+Projected = tuple[str, str, str, int]  # (from, to, type, weight)
+
+
+def nearest_visible_ancestor_id(store: Store, id: str, visible: Container[str]) -> str | None:
+    """Walk up `parent_id` from `id` (itself included): the first id in `visible` wins.
+
+    A missing or archived node on the way ends the walk with None; cycles end it too.
+    """
+    nodes = store.node
+    seen: set[str] = set()
+    cur: str = id
+    while cur and cur not in seen:
+        node = nodes(cur)
+        if node is None or node.archived:
+            return None
+        if cur in visible:
+            return cur
+        seen.add(cur)
+        cur = node.parent_id
+    return None
+
+
+class Lifter:
+    """`nearest_visible_ancestor_id` memoised for one visible set (one call's worth)."""
+
+    __slots__ = ("_store", "_visible", "_memo")
+
+    def __init__(self, store: Store, visible: Container[str]) -> None:
+        self._store = store
+        self._visible = visible
+        self._memo: dict[str, str | None] = {}
+
+    def __call__(self, id: str) -> str | None:
+        memo = self._memo
+        if id in memo:
+            return memo[id]
+        visible = self._visible
+        node_of = self._store.node
+        path: list[str] = []
+        result: str | None = None
+        cur = id
+        seen: set[str] = set()
+        while cur and cur not in seen:
+            if cur in memo:
+                result = memo[cur]
+                break
+            node = node_of(cur)
+            if node is None or node.archived:
+                break
+            path.append(cur)
+            if cur in visible:
+                result = cur
+                break
+            seen.add(cur)
+            cur = node.parent_id
+        for p in path:
+            memo[p] = result
+        return result
+
+
+def _type_filter(
+    edge_types: Iterable[str] | None, exclude_internal: bool
+) -> Callable[[str], bool]:
+    wanted = None if edge_types is None else frozenset(t.lower() for t in edge_types)
+    if wanted is None:
+        if exclude_internal:
+            return lambda t: t not in INTERNAL_EDGE_TYPES
+        return lambda t: True
+    if exclude_internal:
+        wanted = wanted - INTERNAL_EDGE_TYPES
+    return wanted.__contains__
+
+
+def _orient(src: str, dst: str, etype: str) -> tuple[str, str]:
+    if etype in SYMMETRIC_RELATIONS and dst < src:
+        return dst, src
+    return src, dst
+
+
+def project_edges(
+    store: Store,
+    visible: Container[str],
+    *,
+    edge_types: Iterable[str] | None = None,
+    exclude_internal: bool = True,
+) -> list[Projected]:
+    """Every raw edge with both ends lifted; dropped when an end has no visible ancestor or both
+    ends meet; merged on ``(from, to, type)`` with weight = raw edge count (first-seen order)."""
+    keep = _type_filter(edge_types, exclude_internal)
+    lift = Lifter(store, visible)
+    merged: dict[tuple[str, str, str], int] = {}
+    for edge in store.iter_edges():
+        if not keep(edge.type):
+            continue
+        a = lift(edge.source)
+        if a is None:
+            continue
+        b = lift(edge.target)
+        if b is None or a == b:
+            continue
+        a, b = _orient(a, b, edge.type)
+        k = (a, b, edge.type)
+        merged[k] = merged.get(k, 0) + 1
+    return [(a, b, t, w) for (a, b, t), w in merged.items()]
+
+
+def subtree_members(store: Store, id: str, visible: Container[str]) -> list[str]:
+    """`id` and the descendants whose nearest visible ancestor is `id` (cycle-safe)."""
+    node_of = store.node
+    kids_of = store.kids
+    out = [id]
+    seen = {id}
+    i = 0
+    while i < len(out):
+        for kid in kids_of(out[i]):
+            if kid in seen or kid in visible:
+                continue
+            node = node_of(kid)
+            if node is None or node.archived:
+                continue
+            seen.add(kid)
+            out.append(kid)
+        i += 1
+    return out
+
+
+def _touching_edges(store: Store, members: list[str], keep: Callable[[str], bool]) -> list[Edge]:
+    """Raw edges touching any member (each once), in store (insertion) order."""
+    keys: set[EdgeKey] = set()
+    out_of, in_of = store.out_edges, store.in_edges
+    for m in members:
+        keys.update(k for k in out_of(m) if keep(k.type))
+        keys.update(k for k in in_of(m) if keep(k.type))
+    edge = store.edge
+    if len(keys) > 1:
+        serial = store.edge_serial
+        ordered = sorted(keys, key=serial)
+    else:
+        ordered = list(keys)
+    return [edge(k) for k in ordered]  # type: ignore[misc]
+
+
+def projected_edges_of(
+    store: Store,
+    id: str,
+    visible: Container[str],
+    *,
+    edge_types: Iterable[str] | None = None,
+    exclude_internal: bool = False,
+    lift: Lifter | None = None,
+) -> list[tuple[str, str, str, int, int | None, str]]:
+    """Projected edges touching `id` (an anchor in `visible`): ``(from, to, type, weight,
+    latest_seq, neighbour)``, merged on (from, to, type), in first-seen order."""
+    if id not in visible:
+        return []
+    keep = _type_filter(edge_types, exclude_internal)
+    lift = lift or Lifter(store, visible)
+    members = subtree_members(store, id, visible)
+    member_set = set(members)
+    node_of = store.node
+    merged: dict[tuple[str, str, str], list[Any]] = {}
+    for edge in _touching_edges(store, members, keep):
+        src_in = edge.source in member_set
+        dst_in = edge.target in member_set
+        if src_in and dst_in:
+            continue  # both ends lift to `id`
+        other = edge.target if src_in else edge.source
+        w = lift(other)
+        if w is None or w == id:
+            continue
+        a, b = (id, w) if src_in else (w, id)
+        a, b = _orient(a, b, edge.type)
+        seq = edge.seq_to
+        if seq is None:
+            s1 = node_of(edge.source).seq_to  # type: ignore[union-attr]
+            s2 = node_of(edge.target).seq_to  # type: ignore[union-attr]
+            seq = s1 if s2 is None else (s2 if s1 is None else max(s1, s2))
+        k = (a, b, edge.type)
+        entry = merged.get(k)
+        if entry is None:
+            merged[k] = [1, seq, w]
+        else:
+            entry[0] += 1
+            if seq is not None and (entry[1] is None or seq > entry[1]):
+                entry[1] = seq
+    return [(a, b, t, e[0], e[1], e[2]) for (a, b, t), e in merged.items()]
+
+
+def edge_summary(
+    store: Store,
+    id: str,
+    visible: Container[str],
+    *,
+    edge_types: Iterable[str] | None = None,
+    limit: int = 8,
+    lift: Lifter | None = None,
+) -> EdgeSummaryView:
+    """Degree, relation counts and sample neighbours over the projected edges touching `id`."""
+    rows = projected_edges_of(store, id, visible, edge_types=edge_types, lift=lift)
+    if not rows:
+        return EMPTY_EDGE_SUMMARY
+    node_of = store.node
+    degree = 0
+    relations: dict[tuple[str, str], int] = {}
+    latest: dict[str, int] = {}
+    for a, _b, etype, weight, seq, neighbour in rows:
+        nb = node_of(neighbour)
+        if nb is None or nb.archived:
+            continue
+        degree += max(1, weight)
+        rk = (etype, "out" if a == id else "in")
+        relations[rk] = relations.get(rk, 0) + 1
+        s = -1 if seq is None else seq
+        if latest.get(neighbour, -2) < s:
+            latest[neighbour] = s
+    if not degree:
+        return EMPTY_EDGE_SUMMARY
+    rel = sorted(relations.items(), key=lambda kv: -kv[1])  # stable: first seen among equals
+    sample = sorted(latest.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, limit)]
+    samples = []
+    for nid, s in sample:
+        nb = node_of(nid)
+        samples.append(SampleNeighbor(nid, nb.type, nb.title, None if s < 0 else s))  # type: ignore[union-attr]
+    return EdgeSummaryView(
+        degree=degree,
+        relations=tuple(RelationCount(r, d, c) for (r, d), c in rel),
+        sample_neighbors=tuple(samples),
+    )
+
+
+def expand_from_seeds(
+    store: Store,
+    seeds: Iterable[str],
+    *,
+    hops: int = 1,
+    edge_types: Iterable[str] | None = None,
+    allowed: Collection[str] | None = None,
+    include_children: bool = True,
+    exclude_internal: bool = False,
+) -> list[str]:
+    """BFS drill: seeds first, then per hop unseen active children and neighbours across
+    projected edges (`allowed` None: raw edges across the whole store). Discovery order."""
+    keep = _type_filter(edge_types, exclude_internal)
+    node_of = store.node
+    order: list[str] = []
+    seen: set[str] = set()
+    for s in seeds:
+        n = node_of(s)
+        if n is None or n.archived or s in seen:
+            continue
+        seen.add(s)
+        order.append(s)
+    lift = Lifter(store, allowed) if allowed is not None else None
+    frontier = list(order)
+    for _ in range(hops):
+        nxt: list[str] = []
+        for f in frontier:
+            if include_children:
+                fn = node_of(f)
+                kids = list(fn.children_ids) if fn is not None else []
+                kids.extend(k for k in sorted(store.kids(f)) if k not in kids)
+                for kid in kids:
+                    kn = node_of(kid)
+                    if kid in seen or kn is None or kn.archived or kn.parent_id != f:
+                        continue
+                    seen.add(kid)
+                    nxt.append(kid)
+            if lift is None:
+                members = [f]
+            elif f in allowed:  # type: ignore[operator]
+                members = subtree_members(store, f, allowed)  # type: ignore[arg-type]
+            else:
+                members = [f]
+            member_set = set(members)
+            for edge in _touching_edges(store, members, keep):
+                src_in = edge.source in member_set
+                if src_in and edge.target in member_set:
+                    continue
+                other = edge.target if src_in else edge.source
+                w = other if lift is None else lift(other)
+                if w is None or w in seen:
+                    continue
+                wn = node_of(w)
+                if wn is None or wn.archived:
+                    continue
+                seen.add(w)
+                nxt.append(w)
+        order.extend(nxt)
+        frontier = nxt
+        if not frontier:
+            break
+    return order

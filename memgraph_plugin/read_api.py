@@ -1,0 +1,699 @@
+"""The read API (layers A-D of the docs): data access, topology, recall primitives, injection.
+
+Every method validates its arguments (``BAD_ARGS`` naming the argument) and returns frozen views
+built from the store's records; nothing returned shares mutable state with the store.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Container, Iterable
+from typing import Any
+
+from .errors import (
+    bad_args,
+    check_bool,
+    check_choice,
+    check_id_set,
+    check_int,
+    check_range,
+    check_str,
+    check_str_list,
+)
+from .frozen import FrozenDict
+from .models import Node
+from .projection import (
+    Lifter,
+    nearest_visible_ancestor_id,
+)
+from .projection import edge_summary as _edge_summary
+from .projection import expand_from_seeds as _expand
+from .projection import project_edges as _project_edges
+from .schema import (
+    DEFAULT_DRILL_EDGE_TYPES,
+    INTERNAL_EDGE_TYPES,
+    Schema,
+    is_diagnostic_type,
+    resolve_schema,
+)
+from .store import Store, timeline_key
+from .views import (
+    EMPTY_EDGE_SUMMARY,
+    CompactionCandidates,
+    CompactionGroup,
+    EdgeSummaryView,
+    EdgeView,
+    FindResult,
+    InjectionState,
+    NeighborView,
+    NodeBriefView,
+    NodeView,
+    RankedView,
+    SchemaSpecView,
+    SchemaView,
+)
+
+__all__ = ["ReadApi", "get_read_api"]
+
+DIRECTIONS = ("in", "out", "both")
+Range = tuple[int | None, int | None]
+
+
+def _lower_set(values: Iterable[str] | None) -> frozenset[str] | None:
+    return None if values is None else frozenset(v.lower() for v in values)
+
+
+def _in_range(seq: int | None, rng: Range) -> bool:
+    start, end = rng
+    if start is None and end is None:
+        return True
+    if seq is None:
+        return False
+    return (start is None or seq >= start) and (end is None or seq <= end)
+
+
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple, frozenset, set)):
+        return ", ".join(t for t in (_text_of(v) for v in value) if t)
+    if isinstance(value, FrozenDict):
+        return ", ".join(f"{k}: {_text_of(v)}" for k, v in value.items())
+    return str(value)
+
+
+class ReadApi:
+    """Read access to one store. Cheap to build; valid for the lifetime of the store."""
+
+    def __init__(
+        self,
+        store: Store | None,
+        ctx: Any = None,
+        *,
+        schema: Schema | list[Any] | str | None = None,
+        injection_hub: Any = None,
+    ) -> None:
+        if store is None:
+            store = Store(schema=schema)
+        if not isinstance(store, Store):
+            raise bad_args("store", f"expected a Store, got {type(store).__name__}")
+        self._store = store
+        self._ctx = ctx
+        self._schema_arg = None if schema is None else resolve_schema(schema)
+        if injection_hub is None:
+            from .injection import hub_for
+
+            injection_hub = hub_for(ctx)
+        self._hub = injection_hub
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def schema(self) -> Schema:
+        return self._schema_arg if self._schema_arg is not None else self._store.schema
+
+    def _injection(self) -> InjectionState:
+        return self._hub.state
+
+    def _visible(self, visible_node_ids: Any, argument: str = "visible_node_ids") -> Container[str]:
+        """An explicit set, else the injection state's visible ids, else the candidate pool."""
+        explicit = check_id_set(argument, visible_node_ids)
+        if explicit is not None:
+            return explicit
+        state_ids = self._injection().visible_ids
+        if state_ids:
+            return state_ids
+        return self._store.pool_rank()
+
+    def _projection(self, project_to: Any) -> Container[str] | None:
+        """None for "raw"; otherwise the set to project onto."""
+        if isinstance(project_to, str):
+            check_choice("project_to", project_to, ("raw", "visible"))
+            return None if project_to == "raw" else self._visible(None)
+        ids = check_id_set("project_to", project_to, allow_none=False)
+        return ids
+
+    def _types(self, types: Any, argument: str = "types") -> frozenset[str] | None:
+        return _lower_set(check_str_list(argument, types))
+
+    # -- layer A: data access ---------------------------------------------------------------------
+
+    def list_nodes(
+        self,
+        *,
+        types: list[str] | None = None,
+        levels: list[str] | None = None,
+        active_only: bool = True,
+        seq_range: Range | None = None,
+    ) -> tuple[NodeView, ...]:
+        """Every node (offline scan) in timeline order; `active_only` drops archived and
+        diagnostic nodes; `seq_range` is inclusive ``(start, end)``."""
+        tset = self._types(types)
+        lset = _lower_set(check_str_list("levels", levels))
+        check_bool("active_only", active_only)
+        rng = check_range("seq_range", seq_range) or (None, None)
+        out: list[Node] = []
+        for n in self._store.iter_nodes():
+            if active_only and (n.archived or is_diagnostic_type(n.type)):
+                continue
+            if tset is not None and n.type.lower() not in tset:
+                continue
+            if lset is not None and n.level.lower() not in lset:
+                continue
+            if not _in_range(n.seq_to, rng):
+                continue
+            out.append(n)
+        out.sort(key=timeline_key)
+        view = self._store.view
+        return tuple(view(n.id) for n in out)  # type: ignore[misc]
+
+    def get_node(self, id: str) -> NodeView | None:
+        """The node's view (archived ones too), or None; empty / blank ids give None."""
+        check_str("id", id)
+        if not id.strip():
+            return None
+        return self._store.view(id)
+
+    def list_edges(
+        self,
+        *,
+        source: str | None = None,
+        target: str | None = None,
+        types: list[str] | None = None,
+        exclude_internal: bool = False,
+    ) -> tuple[EdgeView, ...]:
+        """Raw stored edges in store order (no weight); `exclude_internal` drops contains /
+        semantic_contains."""
+        check_str("source", source, allow_none=True)
+        check_str("target", target, allow_none=True)
+        tset = self._types(types)
+        check_bool("exclude_internal", exclude_internal)
+        store = self._store
+        if source is not None or target is not None:
+            keys = (
+                store.out_edges(source) if source is not None else store.in_edges(target)  # type: ignore[arg-type]
+            )
+            edges = sorted((store.edge(k) for k in keys), key=lambda e: store.edge_serial(e.key))  # type: ignore[union-attr]
+        else:
+            edges = list(store.iter_edges())
+        out = []
+        for e in edges:
+            if target is not None and e.target != target:
+                continue
+            if tset is not None and e.type.lower() not in tset:
+                continue
+            if exclude_internal and e.type in INTERNAL_EDGE_TYPES:
+                continue
+            out.append(EdgeView(e.source, e.target, e.type))
+        return tuple(out)
+
+    def get_schema(self) -> SchemaView:
+        """The effective schema, types in definition order."""
+        return SchemaView(types=tuple(SchemaSpecView.from_spec(s) for s in self.schema.types))
+
+    # -- layer B: topology -------------------------------------------------------------------------
+
+    def get_neighbors(
+        self,
+        id: str,
+        *,
+        edge_types: list[str] | None = None,
+        direction: str = "both",
+        project_to: str | list[str] = "raw",
+    ) -> tuple[NeighborView, ...]:
+        """Neighbours over the node's raw edges (store order); archived ones are dropped.
+
+        With a projection each neighbour becomes its nearest visible ancestor (dropped when it
+        has none); results are unique on (neighbour, edge type, direction).
+        """
+        check_str("id", id)
+        tset = self._types(edge_types, "edge_types")
+        check_choice("direction", direction, DIRECTIONS)
+        target_set = self._projection(project_to)
+        store = self._store
+        if store.node(id) is None:
+            return ()
+        keys = []
+        if direction in ("out", "both"):
+            keys.extend(store.out_edges(id))
+        if direction in ("in", "both"):
+            keys.extend(store.in_edges(id))
+        keys.sort(key=store.edge_serial)
+        lift = Lifter(store, target_set) if target_set is not None else None
+        seen: set[tuple[str, str, str]] = set()
+        out: list[NeighborView] = []
+        for k in keys:
+            if tset is not None and k.type.lower() not in tset:
+                continue
+            is_out = k.source == id
+            other = k.target if is_out else k.source
+            if lift is not None:
+                other = lift(other)  # type: ignore[assignment]
+                if other is None or other == id:
+                    continue
+            node = store.node(other)
+            if node is None or node.archived:
+                continue
+            d = "out" if is_out else "in"
+            sig = (other, k.type, d)
+            if sig in seen:
+                continue
+            seen.add(sig)
+            out.append(NeighborView(store.view(other), k.type, d))  # type: ignore[arg-type]
+        return tuple(out)
+
+    def get_ancestor(
+        self,
+        id: str,
+        *,
+        active_only: bool = True,
+        predicate: Callable[[NodeView], Any] | None = None,
+    ) -> NodeView | None:
+        """The first ancestor strictly above `id` matching `predicate` (default: the parent).
+
+        With `active_only` an archived ancestor on the way ends the walk with None.
+        """
+        check_str("id", id)
+        check_bool("active_only", active_only)
+        if predicate is not None and not callable(predicate):
+            raise bad_args("predicate", f"expected a callable, got {type(predicate).__name__}")
+        store = self._store
+        node = store.node(id)
+        seen = {id}
+        while node is not None and node.parent_id and node.parent_id not in seen:
+            parent = store.node(node.parent_id)
+            if parent is None:
+                return None
+            if active_only and parent.archived:
+                return None
+            view = store.view(parent.id)
+            if predicate is None or predicate(view):  # type: ignore[arg-type]
+                return view
+            seen.add(parent.id)
+            node = parent
+        return None
+
+    def get_descendants(
+        self, id: str, *, active_only: bool = True, max_depth: int | None = None
+    ) -> tuple[NodeView, ...]:
+        """BFS over `children_ids` (level 1 first), the root excluded; `max_depth` None: no
+        limit; `active_only` skips archived children and what lies below them."""
+        check_str("id", id)
+        check_bool("active_only", active_only)
+        check_int("max_depth", max_depth, minimum=0, allow_none=True)
+        store = self._store
+        root = store.node(id)
+        if root is None:
+            return ()
+        out: list[str] = []
+        seen = {id}
+        frontier = [root]
+        depth = 0
+        while frontier and (max_depth is None or depth < max_depth):
+            depth += 1
+            nxt: list[Node] = []
+            for n in frontier:
+                for cid in n.children_ids:
+                    if cid in seen:
+                        continue
+                    child = store.node(cid)
+                    if child is None or (active_only and child.archived):
+                        continue
+                    seen.add(cid)
+                    out.append(cid)
+                    nxt.append(child)
+            frontier = nxt
+        return tuple(store.view(i) for i in out)  # type: ignore[misc]
+
+    def get_nearest_visible_ancestor(
+        self, id: str, *, visible_node_ids: Iterable[str]
+    ) -> NodeView | None:
+        """The first node from `id` upwards (itself included) that is in `visible_node_ids`."""
+        check_str("id", id)
+        visible = check_id_set("visible_node_ids", visible_node_ids, allow_none=False)
+        found = nearest_visible_ancestor_id(self._store, id, visible)  # type: ignore[arg-type]
+        return None if found is None else self._store.view(found)
+
+    def project_edges(
+        self,
+        *,
+        visible_node_ids: Iterable[str],
+        edge_types: list[str] | None = None,
+        exclude_internal: bool = True,
+    ) -> tuple[EdgeView, ...]:
+        """Raw edges lifted onto the visible set and merged; `weight` = raw edge count."""
+        visible = check_id_set("visible_node_ids", visible_node_ids, allow_none=False)
+        types = check_str_list("edge_types", edge_types)
+        check_bool("exclude_internal", exclude_internal)
+        rows = _project_edges(
+            self._store, visible, edge_types=types, exclude_internal=exclude_internal  # type: ignore[arg-type]
+        )
+        return tuple(EdgeView(a, b, t, w) for a, b, t, w in rows)
+
+    # -- layer C: recall primitives ----------------------------------------------------------------
+
+    def list_visible_candidates(
+        self,
+        *,
+        types: list[str] | None = None,
+        seq_window: Range | None = None,
+        exclude_recent_messages: int = 0,
+        limit: int | None = None,
+    ) -> tuple[NodeView, ...]:
+        """The router's candidate pool in recency order (seq_to desc, depth desc, id).
+
+        The recent window (nodes with ``seq_to >= seq_counter - N + 1``) goes first, then the
+        `types` (case-insensitive) and inclusive `seq_window` filters, then `limit`.
+        """
+        tset = self._types(types)
+        window = check_range("seq_window", seq_window)
+        recent = check_int("exclude_recent_messages", exclude_recent_messages, minimum=0)
+        check_int("limit", limit, minimum=0, allow_none=True)
+        store = self._store
+        parts = (
+            [(store.candidate_keys(), store.candidate_views())]
+            if tset is None
+            else [(tp.keys, tp.views) for tp in (store.type_pool(t) for t in sorted(tset))]
+        )
+        # keys are (-seq, -depth, id) ascending; a missing seq_to is -1 (key 1), at the end
+        cut_hi: int | None = None  # keep seq_to <= cut_hi
+        if recent:
+            cut_hi = store.seq_counter - recent  # drops seq_to >= L - N + 1
+        windowed = window is not None and window != (None, None)
+        start = end = None
+        if windowed:
+            start, end = window  # type: ignore[misc]
+        chunks: list[tuple[tuple[Any, ...], NodeView]] = []
+        out_views: list[NodeView] = []
+        for keys, views in parts:
+            missing_at = bisect.bisect_left(keys, (1,))
+            a, b = 0, len(keys)
+            if cut_hi is not None:  # nodes without seq_to are never "recent"
+                a = min(bisect.bisect_left(keys, (-cut_hi,)), missing_at)
+            if windowed:  # nodes without seq_to are never inside a window
+                b = missing_at
+                if end is not None:
+                    a = max(a, bisect.bisect_left(keys, (-end,)))
+                if start is not None:
+                    b = min(b, bisect.bisect_left(keys, (-start + 1,)))
+            if a >= b:
+                continue
+            if len(parts) == 1:
+                out_views = list(views[a:b])
+            else:
+                chunks.extend(zip(keys[a:b], views[a:b], strict=True))
+        if len(parts) > 1:
+            chunks.sort(key=lambda kv: kv[0])
+            out_views = [v for _, v in chunks]
+        if limit is not None:
+            out_views = out_views[:limit]
+        return tuple(out_views)
+
+    def get_node_exposure(self, id: str) -> str | None:
+        """"high_only" for semantic-level nodes of a hierarchical type, "full" for any other
+        active node (episodic ones included), None for a missing or archived node."""
+        check_str("id", id)
+        node = self._store.node(id)
+        if node is None or node.archived:
+            return None
+        return self._exposure(node)
+
+    def _exposure(self, node: Node) -> str:
+        spec = self.schema.get(node.type)
+        if spec is not None and spec.compression.hierarchical and node.level == "semantic":
+            return "high_only"
+        return "full"
+
+    def get_edge_summary(
+        self,
+        id: str,
+        *,
+        visible_node_ids: Iterable[str] | None = None,
+        edge_types: list[str] | None = None,
+        limit: int = 8,
+    ) -> EdgeSummaryView:
+        """Degree, per-(relation, direction) counts and up to `limit` neighbours, over the
+        projected edges touching `id` (internal ones included). Unknown ids: a zero summary.
+
+        The visible set defaults to the injection state's `visible_ids`, and to the candidate
+        pool while that is empty. A node outside the visible set is no projected endpoint, so
+        its summary is zero too.
+        """
+        check_str("id", id)
+        visible = self._visible(visible_node_ids)
+        types = check_str_list("edge_types", edge_types)
+        check_int("limit", limit, minimum=0)
+        if self._store.node(id) is None:
+            return EMPTY_EDGE_SUMMARY
+        return _edge_summary(self._store, id, visible, edge_types=types, limit=limit)
+
+    def get_node_brief(
+        self,
+        id: str,
+        *,
+        visible_node_ids: Iterable[str] | None = None,
+        include_edge_summary: bool = True,
+        edge_summary_limit: int = 8,
+    ) -> NodeBriefView | None:
+        """One candidateRows row; None for a missing or archived node.
+
+        `summary` is the node's ``summary`` field, else its row values as ``column: value``
+        text, else its title. `key_values` projects the primary-key columns, `row_values` the
+        other table columns (only columns that have a value). `child_count` counts active
+        children. `exposure` follows `get_node_exposure` (the docs' rule: semantic-level nodes
+        of hierarchical types are "high_only", so every semantic event, leaf or rollup; the
+        field projection itself is not gated, the caller decides what to render).
+        """
+        check_str("id", id)
+        visible = self._visible(visible_node_ids)
+        check_bool("include_edge_summary", include_edge_summary)
+        check_int("edge_summary_limit", edge_summary_limit, minimum=0)
+        return self._brief(id, visible, include_edge_summary, edge_summary_limit, None)
+
+    def _brief(
+        self,
+        id: str,
+        visible: Container[str],
+        include_edge_summary: bool,
+        limit: int,
+        lift: Lifter | None,
+    ) -> NodeBriefView | None:
+        store = self._store
+        node = store.node(id)
+        if node is None or node.archived:
+            return None
+        spec = self.schema.get(node.type)
+        fields = node.fields
+        keys: dict[str, Any] = {}
+        rows: dict[str, Any] = {}
+        if spec is not None:
+            pk = spec.primary_key_columns
+            for col in pk:
+                v = fields.get(col)
+                if v is not None and v != "":
+                    keys[col] = v
+            for col in spec.table_columns:
+                if col in pk:
+                    continue
+                v = fields.get(col)
+                if v is not None and v != "":
+                    rows[col] = v
+            table_name = spec.table_name
+        else:
+            rows = {k: v for k, v in fields.items() if v is not None and v != ""}
+            table_name = ""
+        summary = fields.get("summary")
+        if not isinstance(summary, str) or not summary.strip():
+            summary = "; ".join(
+                f"{k}: {t}" for k, t in ((k, _text_of(v)) for k, v in rows.items()) if t
+            ) or node.title
+        child_count = 0
+        for cid in node.children_ids:
+            c = store.node(cid)
+            if c is not None and not c.archived:
+                child_count += 1
+        summary_view: EdgeSummaryView | None = None
+        if include_edge_summary:
+            summary_view = _edge_summary(store, id, visible, limit=limit, lift=lift)
+        return NodeBriefView(
+            id=node.id,
+            level=node.level,
+            type=node.type,
+            table_name=table_name,
+            title=node.title,
+            summary=summary,
+            key_values=FrozenDict(keys),
+            row_values=FrozenDict(rows),
+            to_seq=node.seq_to,
+            child_count=child_count,
+            exposure=self._exposure(node),
+            edge_summary=summary_view,
+            always_inject=node.id in self._injection().always_inject_ids,
+        )
+
+    def get_node_briefs(
+        self,
+        ids: Iterable[str],
+        *,
+        visible_node_ids: Iterable[str] | None = None,
+        include_edge_summary: bool = True,
+        edge_summary_limit: int = 8,
+    ) -> tuple[NodeBriefView | None, ...]:
+        """`get_node_brief` for many ids, sharing one ancestor memo (the candidateRows block)."""
+        id_list = check_str_list("ids", list(ids) if not isinstance(ids, str) else ids)
+        visible = self._visible(visible_node_ids)
+        check_bool("include_edge_summary", include_edge_summary)
+        check_int("edge_summary_limit", edge_summary_limit, minimum=0)
+        lift = Lifter(self._store, visible)
+        return tuple(
+            self._brief(i, visible, include_edge_summary, edge_summary_limit, lift)
+            for i in id_list  # type: ignore[union-attr]
+        )
+
+    def expand_from_seeds(
+        self,
+        seed_ids: Iterable[str],
+        *,
+        hops: int = 1,
+        edge_types: list[str] | None = None,
+        project_to: str | list[str] = "visible",
+        include_children: bool = True,
+        exclude_internal: bool = False,
+    ) -> tuple[NodeView, ...]:
+        """BFS drill from the seeds (always admitted): each hop adds unseen active children and
+        neighbours across projected edges ("visible": inside the current visible set, "raw":
+        across the whole store, a list: inside that set). Discovery order, seeds first."""
+        if isinstance(seed_ids, str):
+            raise bad_args("seed_ids", "expected an iterable of ids, got a single string")
+        seeds = check_str_list("seed_ids", list(seed_ids) if seed_ids is not None else None,
+                               allow_none=False)
+        check_int("hops", hops, minimum=0)
+        types = check_str_list("edge_types", edge_types)
+        allowed = self._projection(project_to)
+        check_bool("include_children", include_children)
+        check_bool("exclude_internal", exclude_internal)
+        ids = _expand(
+            self._store,
+            seeds,  # type: ignore[arg-type]
+            hops=hops,
+            edge_types=DEFAULT_DRILL_EDGE_TYPES if types is None else types,
+            allowed=allowed,  # type: ignore[arg-type]
+            include_children=include_children,
+            exclude_internal=exclude_internal,
+        )
+        view = self._store.view
+        return tuple(view(i) for i in ids)  # type: ignore[misc]
+
+    def keyword_search(
+        self, *, query: str, types: list[str] | None = None, k: int = 20
+    ) -> tuple[RankedView, ...]:
+        """Token overlap over the candidate pool: score = matched distinct query tokens / query
+        tokens; score descending, ties in pool (recency) order; cut to `k`. Blank query: ()."""
+        check_str("query", query)
+        tset = self._types(types)
+        check_int("k", k, minimum=1)
+        if not query.strip():
+            return ()
+        store = self._store
+        hits = store.keywords.search(query, store.pool_rank(), None if tset else k)
+        out: list[RankedView] = []
+        view = store.view
+        for nid, score in hits:
+            v = view(nid)
+            if v is None or (tset is not None and v.type.lower() not in tset):
+                continue
+            out.append(RankedView.from_view(v, score, "keyword"))
+            if len(out) >= k:
+                break
+        return tuple(out)
+
+    def find_by_name(self, *, query: str, types: list[str] | None = None) -> FindResult:
+        """Active nodes whose title or a primary-key column (list values too) contains `query`
+        (case-insensitive), in timeline order. Blank query: no matches."""
+        check_str("query", query)
+        tset = self._types(types)
+        q = query.strip().lower()
+        if not q:
+            return FindResult(matches=())
+        schema = self.schema
+        out: list[Node] = []
+        for n in self._store.iter_nodes():
+            if n.archived or is_diagnostic_type(n.type):
+                continue
+            if tset is not None and n.type.lower() not in tset:
+                continue
+            if q in n.title.lower():
+                out.append(n)
+                continue
+            spec = schema.get(n.type)
+            if spec is None:
+                continue
+            for col in spec.primary_key_columns:
+                if q in _text_of(n.fields.get(col)).lower():
+                    out.append(n)
+                    break
+        out.sort(key=timeline_key)
+        view = self._store.view
+        return FindResult(matches=tuple(view(n.id) for n in out))  # type: ignore[misc]
+
+    def compaction_candidates(self, *, type: str, depth: int = 0) -> CompactionCandidates:
+        """Groups of `fan_in` roots (active, this type and depth, no parent of the same type),
+        oldest first, ready for a rollup of tier ``depth + 1``. Empty for an unknown or
+        non-hierarchical type, ``depth >= max_depth``, or fewer than `threshold` roots (after
+        holding back the newest `keep_recent_leaves` at depth 0); a trailing partial group is
+        dropped."""
+        check_str("type", type)
+        check_int("depth", depth, minimum=0)
+        spec = self.schema.get(type)
+        if spec is None or not spec.compression.hierarchical:
+            return CompactionCandidates(groups=())
+        comp = spec.compression
+        if depth >= comp.max_depth:
+            return CompactionCandidates(groups=())
+        store = self._store
+        roots: list[Node] = []
+        for n in store.iter_nodes():
+            if n.archived or n.type != spec.type or n.semantic_depth != depth:
+                continue
+            if n.parent_id:
+                parent = store.node(n.parent_id)
+                if parent is not None and parent.type == spec.type:
+                    continue
+            roots.append(n)
+        roots.sort(key=timeline_key)
+        if depth == 0 and comp.keep_recent_leaves:
+            roots = roots[: max(0, len(roots) - comp.keep_recent_leaves)]
+        if len(roots) < comp.threshold:
+            return CompactionCandidates(groups=())
+        fan = comp.fan_in
+        groups = tuple(
+            CompactionGroup(depth=depth + 1, child_ids=tuple(n.id for n in roots[i : i + fan]),
+                            fan_in=fan)
+            for i in range(0, len(roots) - fan + 1, fan)
+        )
+        return CompactionCandidates(groups=groups)
+
+    # -- layer D: injection observation -------------------------------------------------------
+
+    def get_injection_state(self) -> InjectionState:
+        """The chat's current frozen injection state."""
+        return self._injection()
+
+    def on_injection_changed(self, callback: Callable[[InjectionState], Any]) -> Callable[[], None]:
+        """Call `callback(state)` after every injection update; returns an idempotent
+        unsubscribe. A failing callback is logged and skipped."""
+        if not callable(callback):
+            raise bad_args("callback", f"expected a callable, got {type(callback).__name__}")
+        return self._hub.subscribe(callback)
+
+
+def get_read_api(store: Store | None, ctx: Any = None, *, schema: Any = None) -> ReadApi:
+    """The read API over `store` (None: an empty store) for the chat of `ctx` (may be None)."""
+    return ReadApi(store, ctx, schema=schema)
+
