@@ -74,8 +74,20 @@ _KEYS: dict[str, str] = {
     "parentRef": "parent_ref",
 }
 
+_CONTAINERS = (list, tuple, dict, FrozenDict, set, frozenset)
 _ALIAS_SPLIT = re.compile(r"[,;|]")
 _TITLE_COLUMNS = frozenset({"title", "name", "summary"})
+
+
+def _is_map(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _is_list(value: Any) -> bool:
+    """A list-like of items (a str, bytes or mapping is not)."""
+    if type(value) in (list, tuple):
+        return True
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, Mapping))
 
 
 class _Reject(Exception):
@@ -98,7 +110,7 @@ def _flatten_endpoint(out: dict[str, Any], key: str, id_key: str, ref_key: str) 
     if isinstance(value, str):
         out.setdefault(id_key, value)
         return
-    if not isinstance(value, Mapping):
+    if not _is_map(value):
         raise _Reject("BAD_OP", f"{key}: expected {{'id': ...}} or {{'ref': ...}}, got {value!r}")
     if value.get("id") is not None:
         out.setdefault(id_key, value.get("id"))
@@ -117,7 +129,7 @@ def _normalize_keys(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def normalize_link(raw: Any, where: str) -> dict[str, Any]:
     """A link spec -> ``{target_node_id|target_ref, relation, direction}`` (relation lower-case)."""
-    if not isinstance(raw, Mapping):
+    if not _is_map(raw):
         raise _Reject("BAD_OP", f"{where}: a link must be a mapping, got {type(raw).__name__}")
     link = _normalize_keys(raw)
     _flatten_endpoint(link, "target", "target_node_id", "target_ref")
@@ -164,7 +176,7 @@ def _check_id(op: Mapping[str, Any], key: str, *, required: bool) -> str | None:
 
 def normalize_op(raw: Any) -> dict[str, Any]:
     """An op in any accepted spelling -> its canonical snake_case dict (raises `_Reject`)."""
-    if not isinstance(raw, Mapping):
+    if not _is_map(raw):
         raise _Reject("BAD_OP", f"an op must be a mapping, got {type(raw).__name__}")
     op = _normalize_keys(raw)
     kind = op.get("op")
@@ -181,13 +193,13 @@ def normalize_op(raw: Any) -> dict[str, Any]:
         fields = op.get("fields")
         if fields is None:
             fields = {}
-        if not isinstance(fields, Mapping) or not all(isinstance(k, str) for k in fields):
+        if not _is_map(fields) or not all(type(k) is str for k in fields):
             raise _Reject("BAD_OP", "fields: expected a mapping of column name -> value")
         ref = op.get("ref")
         if ref is not None and (not isinstance(ref, str) or not ref):
             raise _Reject("BAD_OP", f"ref: expected a non-empty string, got {ref!r}")
         links = op.get("links") or ()
-        if isinstance(links, (str, bytes, Mapping)) or not isinstance(links, Sequence):
+        if not _is_list(links):
             raise _Reject("BAD_OP", "links: expected a list of links")
         return {
             "op": kind,
@@ -203,7 +215,7 @@ def normalize_op(raw: Any) -> dict[str, Any]:
         node_id = _check_id(op, "node_id", required=True)
         set_fields = op.get("set_fields")
         if set_fields is not None and (
-            not isinstance(set_fields, Mapping) or not all(isinstance(k, str) for k in set_fields)
+            not _is_map(set_fields) or not all(type(k) is str for k in set_fields)
         ):
             raise _Reject("BAD_OP", "set_fields: expected a mapping of column name -> value")
         clear = op.get("clear_fields")
@@ -235,7 +247,7 @@ def normalize_op(raw: Any) -> dict[str, Any]:
         raise _Reject("BAD_OP", "missing source (source_node_id or source_ref)")
     if kind == "link_upsert":
         links = op.get("links")
-        if isinstance(links, (str, bytes, Mapping)) or not isinstance(links, Sequence) or not links:
+        if not _is_list(links) or not links:
             raise _Reject("BAD_OP", "links: expected a non-empty list of links")
         return {
             "op": kind,
@@ -346,7 +358,7 @@ def _present(value: Any) -> bool:
         return False
     if isinstance(value, str):
         return bool(value.strip())
-    if isinstance(value, (list, tuple, set, frozenset, Mapping)):
+    if type(value) in _CONTAINERS or isinstance(value, (list, tuple, set, frozenset, Mapping)):
         return len(value) > 0
     return True
 
