@@ -31,14 +31,15 @@ class Session:
     """The 16 methods of the session facade, plus the read API's lower-level reads."""
 
     def __init__(self, service: Any, ctx: Any, chat_id: str, store: Any) -> None:
-        from .read_api import get_read_api
+        from .read_api import ReadApi
 
         self._service = service
         self.ctx = ctx
         self.chat_id = chat_id
         self.store = store
         self._pending: list[CommitInfo] = []
-        self._read = get_read_api(store, ctx, schema=store.schema)
+        self._hub = service.hub(chat_id)
+        self._read = ReadApi(store, ctx, schema=store.schema, injection_hub=self._hub)
         self._write = WriteApi(store, ctx, on_commit=self._on_commit)
         self.last_commit: CommitInfo | None = None
 
@@ -240,11 +241,11 @@ class Session:
 
     def get_injection_state(self) -> Any:
         """The chat's current frozen `InjectionState`."""
-        return self._service.hub(self.chat_id).state
+        return self._hub.state
 
     def on_injection_changed(self, callback: Callable[[Any], Any]) -> Callable[[], None]:
         """Subscribe to the chat's injection updates; returns an idempotent unsubscribe."""
-        return self._service.hub(self.chat_id).subscribe(callback)
+        return self._read.on_injection_changed(callback)
 
     # -- writes ----------------------------------------------------------------------------------
 
