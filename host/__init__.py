@@ -1,1 +1,28 @@
-"""host."""
+"""host: a pluggy plugin host with one PluginManager per `Host`, discovery, chats and a CLI."""
+
+from host.chats import Chat
+from host.commands import Command
+from host.context import ChatContext, Message
+from host.core import Host
+from host.errors import PluginError, SettingsError
+from host.markers import PROJECT_NAME, hookimpl, hookspec
+from host.notify import HookFailure, HookResult
+from host.records import PluginRecord
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PROJECT_NAME",
+    "Chat",
+    "ChatContext",
+    "Command",
+    "HookFailure",
+    "HookResult",
+    "Host",
+    "Message",
+    "PluginError",
+    "PluginRecord",
+    "SettingsError",
+    "hookimpl",
+    "hookspec",
+]

@@ -1,0 +1,165 @@
+"""Chats the host keeps: messages per chat, persisted as JSONL under ``<data_dir>/chats/``.
+
+Each file starts with a header line ``{"chat_id": ...}`` followed by one ``{"role", "text"}``
+line per message. File names are a readable slug plus a hash of the chat id, so any chat id is
+safe (no path separators, no case clashes). Chats are read from disk on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+from pathlib import Path
+
+from host.context import ROLES, Message, Role
+
+log = logging.getLogger("host.chats")
+
+FORMAT = 1
+
+
+def chat_file_name(chat_id: str) -> str:
+    """A file name for ``chat_id`` that is safe on every file system and unique per id."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", chat_id).strip("_")[:40] or "chat"
+    digest = hashlib.sha256(chat_id.encode("utf-8")).hexdigest()[:16]
+    return f"{slug}-{digest}.jsonl"
+
+
+def _check_chat_id(chat_id: object) -> str:
+    if not isinstance(chat_id, str) or not chat_id:
+        raise ValueError(f"chat id must be a non-empty string, got {chat_id!r}")
+    return chat_id
+
+
+class Chat:
+    """The messages of one chat; ``add_message`` appends, ``truncate`` cuts (regenerate/swipe)."""
+
+    def __init__(self, chat_id: str, path: Path) -> None:
+        self.chat_id = _check_chat_id(chat_id)
+        self.path = path
+        self._lock = threading.RLock()
+        self._messages: list[Message] | None = None
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Every message, oldest first."""
+        with self._lock:
+            return tuple(self._loaded())
+
+    def add_message(self, role: Role, text: str) -> Message:
+        """Append a message and persist it; returns it with its ``seq`` and ``index``."""
+        if role not in ROLES:
+            raise ValueError(f"message role must be one of {', '.join(ROLES)}; got {role!r}")
+        if not isinstance(text, str):
+            raise TypeError(f"message text must be a str, got {type(text).__name__}")
+        with self._lock:
+            messages = self._loaded()
+            message = _next_message(messages, role, text)
+            if not self.path.exists():
+                self._write(messages + [message])
+            else:
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write(_line(message))
+            messages.append(message)
+            return message
+
+    def truncate(self, after_index: int) -> int:
+        """Delete every message whose index is greater than ``after_index``; returns how many.
+
+        ``truncate(-1)`` empties the chat. Used when a reply is regenerated or swiped.
+        """
+        if not isinstance(after_index, int) or after_index < -1:
+            raise ValueError(f"truncate: after_index must be an int >= -1, got {after_index!r}")
+        with self._lock:
+            messages = self._loaded()
+            removed = max(0, len(messages) - (after_index + 1))
+            if removed:
+                del messages[after_index + 1 :]
+                self._write(messages)
+            return removed
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._loaded())
+
+    # ------------------------------------------------------------------ storage
+
+    def _loaded(self) -> list[Message]:
+        if self._messages is None:
+            self._messages = self._read()
+        return self._messages
+
+    def _read(self) -> list[Message]:
+        if not self.path.exists():
+            return []
+        messages: list[Message] = []
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines[1:], start=2):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                role, text = raw["role"], raw["text"]
+                if role not in ROLES or not isinstance(text, str):
+                    raise ValueError(f"bad role or text: {raw!r}")
+            except (ValueError, KeyError, TypeError) as exc:
+                if number == len(lines):  # a line cut short by a crash: the write never finished
+                    log.warning("%s:%d: ignoring an incomplete last line", self.path, number)
+                    break
+                raise ValueError(f"{self.path}:{number}: malformed chat line: {exc}") from exc
+            messages.append(_next_message(messages, role, text))
+        return messages
+
+    def _write(self, messages: list[Message]) -> None:
+        """Rewrite the whole file atomically (write a temporary file, then rename)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(json.dumps({"chat_id": self.chat_id, "format": FORMAT}) + "\n")
+            handle.writelines(_line(message) for message in messages)
+        os.replace(tmp, self.path)
+
+
+def _next_message(messages: list[Message], role: str, text: str) -> Message:
+    seq = messages[-1].seq if messages else 0
+    if role == "assistant":
+        seq += 1
+    return Message(seq=seq, role=role, text=text, index=len(messages))  # type: ignore[arg-type]
+
+
+def _line(message: Message) -> str:
+    return json.dumps({"role": message.role, "text": message.text}, ensure_ascii=False) + "\n"
+
+
+class ChatStore:
+    """The chats of one host, each loaded on first use and then kept."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+        self._chats: dict[str, Chat] = {}
+
+    def chat(self, chat_id: str) -> Chat:
+        _check_chat_id(chat_id)
+        with self._lock:
+            chat = self._chats.get(chat_id)
+            if chat is None:
+                chat = Chat(chat_id, self.folder / chat_file_name(chat_id))
+                self._chats[chat_id] = chat
+            return chat
+
+    def chat_ids(self) -> list[str]:
+        """Every chat stored on disk or opened in this process, sorted."""
+        ids = set(self._chats)
+        if self.folder.is_dir():
+            for path in self.folder.glob("*.jsonl"):
+                try:
+                    with path.open(encoding="utf-8") as handle:
+                        ids.add(json.loads(handle.readline())["chat_id"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    log.warning("%s: unreadable chat header", path)
+        return sorted(ids)

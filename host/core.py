@@ -1,0 +1,436 @@
+"""`Host`: one pluggy PluginManager, one extension registry, chats and settings per instance.
+
+Call order: pluggy calls the implementation registered last first. The host keeps a fixed order
+by source tier instead of by accident of registration time: explicit plugins run first, then
+folder plugins, then entry-point plugins, then the built-in plugin (within a tier, the one
+registered later runs first; ``tryfirst`` / ``trylast`` still apply). A plugin registered again
+under the same name (hot reload) keeps its place.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pluggy
+
+from extension_registry import ExtensionEntry, ExtensionRegistry
+from host import discovery, hookspecs
+from host.chats import Chat, ChatStore
+from host.context import ChatContext
+from host.errors import PluginError
+from host.markers import PROJECT_NAME, hookimpl
+from host.notify import HookFailure, HookResult, acall, call, failure, run_awaitable, summary
+from host.records import SOURCES, PluginRecord, PluginTable, Source
+from host.settings import env_blocked, env_strict, load_settings
+
+log = logging.getLogger("host")
+
+#: Lower tiers are called later (pluggy calls the end of its list first).
+TIERS: Mapping[str, int] = {"built-in": 0, "entry point": 1, "folder": 2, "explicit": 3}
+
+
+class Host:
+    """A plugin host: discovers and registers plugins, calls their hooks, keeps chats."""
+
+    hookimpl = hookimpl
+
+    def __init__(
+        self,
+        data_dir: str | Path = ".memgraph",
+        settings: Mapping[str, Any] | None = None,
+        *,
+        plugin_dirs: Iterable[str | Path] = (),
+        entry_points: bool = True,
+        builtins: bool = True,
+        strict: bool | None = None,
+        blocked: Iterable[str] | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir).expanduser().resolve()
+        self.settings: Mapping[str, Any] = load_settings(self.data_dir, settings)
+        self.strict = env_strict() if strict is None else bool(strict)
+        if isinstance(blocked, str):
+            blocked = [blocked]
+        self.blocked: frozenset[str] = frozenset(blocked or ()) | env_blocked()
+        dirs = [*self.settings["plugin_dirs"], *plugin_dirs]
+        self.plugin_dirs: tuple[Path, ...] = tuple(
+            dict.fromkeys(Path(d).expanduser().resolve() for d in dirs)
+        )
+        self.entry_points = entry_points
+        self.builtins = builtins
+        self.registry = ExtensionRegistry()
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.pm.hook.host_addhooks.call_historic(kwargs={"pm": self.pm})
+        self._records = PluginTable()
+        self._ranks: dict[str, tuple[int, int]] = {}
+        self._counter = itertools.count()
+        self._on_unload: dict[str, list[Callable[[], object]]] = {}
+        self._chats = ChatStore(self.data_dir / "chats")
+        self._lock = threading.RLock()
+        self._discovered = False  # unknown-hook checks wait until discovery has run once
+        self._started = False
+
+    def __repr__(self) -> str:
+        return f"<Host data_dir={str(self.data_dir)!r} plugins={len(self._records.all())}>"
+
+    @property
+    def started(self) -> bool:
+        """True between `start` and `stop`."""
+        return self._started
+
+    # ------------------------------------------------------------------ plugins
+
+    def load_plugins(self) -> tuple[PluginRecord, ...]:
+        """Find and register plugins not loaded yet: built-in, entry points, plugin folders.
+
+        Each failure is recorded on its plugin (strict mode: raised as `PluginError`). Returns
+        the records of this call's plugins.
+        """
+        candidates: list[discovery.Candidate] = []
+        if self.builtins:
+            candidates += discovery.builtin_candidates()
+        if self.entry_points:
+            candidates += self._tolerant(discovery.entry_point_candidates, "entry points")
+        for folder in self.plugin_dirs:
+            candidates += self._tolerant(lambda f=folder: discovery.folder_candidates(f), folder)
+        known = {record.origin for record in self._records.all()}
+        records = []
+        for candidate in candidates:
+            if candidate.origin in known:
+                continue
+            record = self._load_candidate(candidate)
+            if record is not None:
+                records.append(record)
+        with self._lock:
+            first = not self._discovered
+            self._discovered = True
+        if first:
+            for record in self._records.all():
+                if record.status == "loaded" and record.plugin is not None:
+                    self._check_unknown_hooks(record.name, record.plugin)
+        return tuple(self._records.get(r.name) or r for r in records)
+
+    def register_plugin(
+        self,
+        obj: object,
+        *,
+        name: str | None = None,
+        source: Source | str = "explicit",
+        origin: str | None = None,
+        version: str | None = None,
+    ) -> PluginRecord:
+        """Register a plugin object or module; returns its record.
+
+        A plugin that does not fit the hook specs (or raises in ``host_addhooks``) is recorded as
+        failed and left out (strict mode: `PluginError`). A blocked name is recorded as blocked.
+        ``source`` other than the four kinds is taken as the origin (a path) of a folder plugin.
+        Raises `ValueError` when ``name`` is already registered.
+        """
+        if source not in SOURCES:
+            origin = origin or str(source)
+            source = "folder" if Path(str(source)).exists() else "explicit"
+        name = name or _default_name(obj)
+        origin = origin or _origin_of(obj)
+        version = discovery.version_of(obj, version)
+        with self._lock:
+            if self.pm.has_plugin(name) or self.pm.is_registered(obj):
+                raise ValueError(f"a plugin named {name!r} (or this same object) is registered")
+            base = PluginRecord(name, source, origin, version, plugin=obj)  # type: ignore[arg-type]
+            if name in self.blocked:
+                log.info("plugin %r (%s) is blocked; not registered", name, origin)
+                return self._records.put(_evolve(base, status="blocked", plugin=None))
+            self._ranks.setdefault(name, (TIERS[source], next(self._counter)))
+            try:
+                self.pm.register(obj, name=name)
+            except Exception as exc:  # noqa: BLE001 - validation or host_addhooks failure
+                if self.pm.has_plugin(name):
+                    self.pm.unregister(name=name)  # pluggy's register is not atomic
+                return self._failed(base, "does not fit the hook specs", exc)
+            self._records.put(base)
+            self._restore_call_order()
+        if self._discovered:
+            self._check_unknown_hooks(name, obj)
+        return self._records.get(name) or base
+
+    def unregister_plugin(self, name: str) -> None:
+        """Take a plugin out: its hooks, everything it published, its ``on_unload`` callbacks."""
+        with self._lock:
+            plugin = self.pm.get_plugin(name)
+            if plugin is not None:
+                self.pm.unregister(name=name)
+            record = self._records.remove(name)
+        removed = self.registry.unregister_owner(name)
+        owner = plugin if plugin is not None else getattr(record, "plugin", None)
+        keys = {name} | _module_keys(owner)
+        callbacks = [cb for key in keys for cb in self._on_unload.pop(key, [])]
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # noqa: BLE001 - one bad callback must not stop the teardown
+                log.exception("plugin %r: on_unload callback raised", name)
+        if plugin is not None or removed:
+            log.debug("unregistered plugin %r (published: %s)", name, ", ".join(removed) or "-")
+
+    def on_unload(self, owner: str | object, callback: Callable[[], object]) -> None:
+        """Run ``callback`` when plugin ``owner`` is unregistered (hot reload, teardown).
+
+        ``owner`` is a plugin name, a plugin module's ``__name__``, or the plugin object.
+        """
+        key = owner if isinstance(owner, str) else next(iter(_module_keys(owner)), repr(owner))
+        self._on_unload.setdefault(key, []).append(callback)
+
+    def plugin_records(self) -> tuple[PluginRecord, ...]:
+        """Every plugin the host knows (loaded, failed, blocked), in the order first seen."""
+        return self._records.all()
+
+    def plugin_record(self, name: str) -> PluginRecord | None:
+        """The record of plugin ``name``, or ``None``."""
+        return self._records.get(name)
+
+    def hooks_of(self, name: str) -> tuple[str, ...]:
+        """The hook names plugin ``name`` implements, sorted."""
+        plugin = self.pm.get_plugin(name)
+        if plugin is None:
+            return ()
+        return tuple(sorted({c.name for c in self.pm.get_hookcallers(plugin) or ()}))
+
+    def publish(
+        self, plugin: str, name: str, api: object, *, version: str | None = None
+    ) -> ExtensionEntry:
+        """Publish ``api`` as ``name`` in this host's registry, owned by plugin ``plugin``."""
+        return self.registry.register(name, api, owner=plugin, version=version)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Load plugins not loaded yet, then fire ``host_startup`` on every plugin (once)."""
+        self.load_plugins()
+        if self._started:
+            return
+        await self.anotify("host_startup", host=self)
+        self._started = True
+
+    async def stop(self) -> None:
+        """Fire ``host_shutdown`` on every plugin (when started)."""
+        if not self._started:
+            return
+        self._started = False
+        await self.anotify("host_shutdown", host=self)
+
+    # ------------------------------------------------------------------ hook calls
+
+    def notify(self, hook_name: str, **kwargs: Any) -> list[HookFailure]:
+        """Call every implementation of ``hook_name``; failures are logged, recorded, returned.
+
+        An implementation returning an awaitable is run to completion when no event loop runs,
+        else scheduled as a task; prefer `anotify` from async code.
+        """
+        return self._settle(self._call(hook_name, kwargs)[1])
+
+    async def anotify(self, hook_name: str, **kwargs: Any) -> list[HookFailure]:
+        """Like `notify`, awaiting implementations that return awaitables, one after another."""
+        _results, failures = await acall(self.pm, hook_name, kwargs)
+        return self._settle(failures)
+
+    def call_hook(self, hook_name: str, **kwargs: Any) -> list[HookResult]:
+        """Call every implementation like `notify`, and return the non-None results in order."""
+        results, failures = self._call(hook_name, kwargs)
+        self._settle(failures)
+        return results
+
+    def _call(
+        self, hook_name: str, kwargs: Mapping[str, Any]
+    ) -> tuple[list[HookResult], list[HookFailure]]:
+        def on_awaitable(plugin: str, awaitable: Any) -> object | None:
+            return run_awaitable(
+                awaitable, lambda exc: self._settle([failure(plugin, hook_name, exc)], late=True)
+            )
+
+        return call(self.pm, hook_name, kwargs, on_awaitable=on_awaitable)
+
+    def _settle(self, failures: list[HookFailure], *, late: bool = False) -> list[HookFailure]:
+        for item in failures:
+            record = self._records.get(item.plugin)
+            origin = record.origin if record else None
+            log.error(
+                "plugin %r (%s): %s raised %s\n%s",
+                item.plugin,
+                origin,
+                item.hook,
+                summary(item.exception),
+                item.traceback,
+            )
+            self._records.update(
+                item.plugin,
+                error=f"{item.hook}: {summary(item.exception)}",
+                traceback=item.traceback,
+            )
+        if failures and self.strict and not late:
+            first = failures[0]
+            raise PluginError(
+                "; ".join(f.describe() for f in failures),
+                plugin=first.plugin,
+                origin=getattr(self._records.get(first.plugin), "origin", None),
+                failures=tuple(failures),
+            ) from first.exception
+        return failures
+
+    # ------------------------------------------------------------------ chats and context
+
+    def chat(self, chat_id: str) -> Chat:
+        """The chat ``chat_id`` (created on first message, read from disk on first use)."""
+        return self._chats.chat(chat_id)
+
+    def chat_ids(self) -> list[str]:
+        """Every chat stored under the data dir or opened in this process."""
+        return self._chats.chat_ids()
+
+    def get_context(self, chat_id: str | None = None) -> ChatContext:
+        """What a plugin is handed for one chat; ``chat_id`` None gives a context with no chat."""
+        messages = self.chat(chat_id).messages if chat_id is not None else ()
+        return ChatContext(
+            chat_id=chat_id,
+            messages=messages,
+            host=self,
+            data_dir=self.data_dir,
+            settings=self.settings,
+            storage_uri=str(self.settings["storage_uri"]),
+        )
+
+    # ------------------------------------------------------------------ internals
+
+    def _tolerant(self, find: Callable[[], list[discovery.Candidate]], where: object) -> list:
+        try:
+            return find()
+        except Exception as exc:  # noqa: BLE001 - broken metadata must not brick the host
+            if self.strict:
+                raise PluginError(f"discovering plugins in {where} failed: {exc}") from exc
+            log.exception("discovering plugins in %s failed", where)
+            return []
+
+    def _load_candidate(self, candidate: discovery.Candidate) -> PluginRecord | None:
+        name = self._free_name(candidate.name)
+        base = PluginRecord(name, candidate.source, candidate.origin, candidate.version)
+        if name in self.blocked or candidate.name in self.blocked:
+            log.info("plugin %r (%s) is blocked; not loaded", name, candidate.origin)
+            return self._records.put(_evolve(base, status="blocked"))
+        try:
+            obj = candidate.load()
+        except discovery.PluginMissing:
+            if candidate.optional:
+                log.debug("optional plugin %r is not available", name)
+                return None
+            raise
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failed import fails alone
+            return self._failed(base, "failed to import", exc)
+        return self.register_plugin(
+            obj,
+            name=name,
+            source=candidate.source,
+            origin=candidate.origin,
+            version=candidate.version,
+        )
+
+    def _free_name(self, name: str) -> str:
+        """``name``, or ``name@2``, ``name@3``... when another plugin already has it."""
+        if not self.pm.has_plugin(name) and name not in self._records:
+            return name
+        for number in itertools.count(2):
+            other = f"{name}@{number}"
+            if not self.pm.has_plugin(other) and other not in self._records:
+                log.warning("plugin name %r is taken; loading the next one as %r", name, other)
+                return other
+        raise AssertionError("unreachable")
+
+    def _failed(self, base: PluginRecord, what: str, exc: BaseException) -> PluginRecord:
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        record = self._records.put(
+            _evolve(
+                base, status="failed", error=f"{what}: {summary(exc)}", traceback=text, plugin=None
+            )
+        )
+        log.error(
+            "plugin %r (%s, %s) %s: %s\n%s",
+            base.name,
+            base.source,
+            base.origin,
+            what,
+            summary(exc),
+            text,
+        )
+        if self.strict:
+            raise PluginError(
+                f"plugin {base.name!r} ({base.source}: {base.origin}) {what}: {summary(exc)}",
+                plugin=base.name,
+                origin=base.origin,
+            ) from exc
+        return record
+
+    def _check_unknown_hooks(self, name: str, plugin: object) -> None:
+        """pluggy's check_pending for one plugin: a hook no spec declares fails the plugin."""
+        for caller in self.pm.get_hookcallers(plugin) or ():
+            if caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.plugin is plugin and not impl.optionalhook:
+                    record = self._records.get(name)
+                    self.unregister_plugin(name)
+                    error = pluggy.PluginValidationError(
+                        plugin,
+                        f"unknown hook {caller.name!r} in plugin {name!r}: no hook spec declares"
+                        " it (is the plugin that adds the spec loaded?)",
+                    )
+                    base = record or PluginRecord(name, "explicit", _origin_of(plugin))
+                    self._failed(base, "does not fit the hook specs", error)
+                    return
+
+    def _restore_call_order(self) -> None:
+        """Sort every hook's implementations by (tier, first registration); see module doc."""
+        ranks = self._ranks
+
+        def key(impl: Any) -> tuple[int, int, tuple[int, int]]:
+            wrapper = 1 if (impl.wrapper or impl.hookwrapper) else 0
+            group = 0 if impl.trylast else 2 if impl.tryfirst else 1
+            tier, seq = ranks.get(impl.plugin_name, (len(TIERS), 1 << 30))
+            rank = (-tier, -seq) if impl.trylast else (tier, seq)  # pluggy puts trylast first
+            return (wrapper, group, rank)
+
+        for caller in vars(self.pm.hook).values():
+            if isinstance(caller, pluggy.HookCaller) and len(caller._hookimpls) > 1:
+                caller._hookimpls.sort(key=key)
+
+
+def _evolve(record: PluginRecord, **changes: Any) -> PluginRecord:
+    import attrs
+
+    return attrs.evolve(record, **changes)
+
+
+def _default_name(obj: object) -> str:
+    if isinstance(obj, ModuleType):
+        return obj.__name__.rsplit(".", 1)[-1]
+    name = getattr(obj, "__name__", None)
+    return name if isinstance(name, str) else type(obj).__name__
+
+
+def _origin_of(obj: object) -> str:
+    if isinstance(obj, ModuleType):
+        return getattr(obj, "__file__", None) or obj.__name__
+    cls = obj if isinstance(obj, type) else type(obj)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _module_keys(plugin: object) -> set[str]:
+    if plugin is None:
+        return set()
+    if isinstance(plugin, ModuleType):
+        return {plugin.__name__}
+    module = getattr(type(plugin), "__module__", None)
+    return {module} if module else set()

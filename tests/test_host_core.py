@@ -1,0 +1,261 @@
+"""Host core: per-host plugin managers, hook failures, strict mode, blocking, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from host import HookFailure, Host, PluginError, hookimpl, hookspec
+
+
+class Specs:
+    """A notification hook added the way plugins add specs."""
+
+    @hookspec
+    def test_event(self, value: int) -> None:
+        """Something happened."""
+
+
+class SpecAdder:
+    @hookimpl
+    def host_addhooks(self, pm: pluggy.PluginManager) -> None:
+        pm.add_hookspecs(Specs)
+
+
+class Recorder:
+    def __init__(self, seen: list[str], tag: str) -> None:
+        self.seen = seen
+        self.tag = tag
+
+    @hookimpl
+    def test_event(self, value: int) -> None:
+        self.seen.append(f"{self.tag}:{value}")
+
+    @hookimpl
+    def host_startup(self, host: Host) -> None:
+        self.seen.append(f"{self.tag}:start")
+
+    @hookimpl
+    def host_shutdown(self, host: Host) -> None:
+        self.seen.append(f"{self.tag}:stop")
+
+
+class Raiser:
+    @hookimpl
+    def test_event(self, value: int) -> None:
+        raise RuntimeError(f"bad value {value}")
+
+
+def make_host(tmp_path: Path, **kwargs: object) -> Host:
+    kwargs.setdefault("entry_points", False)
+    kwargs.setdefault("builtins", False)
+    return Host(data_dir=tmp_path / "data", **kwargs)  # type: ignore[arg-type]
+
+
+async def test_two_hosts_do_not_see_each_others_plugins(tmp_path: Path) -> None:
+    seen: list[str] = []
+    one, two = make_host(tmp_path / "1"), make_host(tmp_path / "2")
+    one.register_plugin(SpecAdder(), name="specs")
+    one.register_plugin(Recorder(seen, "a"), name="rec")
+    assert one.pm is not two.pm and one.registry is not two.registry
+    assert two.plugin_record("rec") is None and two.pm.get_plugin("rec") is None
+    await two.start()
+    await one.start()
+    assert seen == ["a:start"]
+    one.registry.register("x", 1, owner="rec")
+    assert two.registry.get("x") is None
+    await one.stop()
+    await two.stop()
+    assert seen == ["a:start", "a:stop"]
+
+
+async def test_raising_hook_does_not_stop_the_others_and_is_recorded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[str] = []
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Recorder(seen, "first"), name="first")
+    host.register_plugin(Raiser(), name="raiser")
+    host.register_plugin(Recorder(seen, "last"), name="last")
+    await host.start()
+    with caplog.at_level(logging.ERROR):
+        failures = host.notify("test_event", value=7)
+    assert seen[-2:] == ["last:7", "first:7"]  # explicit plugins: later registered runs first
+    assert [(f.plugin, f.hook) for f in failures] == [("raiser", "test_event")]
+    assert isinstance(failures[0], HookFailure)
+    assert "bad value 7" in failures[0].traceback
+    record = host.plugin_record("raiser")
+    assert record.status == "loaded"
+    assert record.error == "test_event: RuntimeError: bad value 7"
+    assert "Traceback" in record.traceback
+    assert "'raiser'" in caplog.text and "bad value 7" in caplog.text
+
+
+async def test_anotify_awaits_async_implementations(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    class Async:
+        @hookimpl
+        async def test_event(self, value: int) -> None:
+            await asyncio.sleep(0)
+            seen.append(f"async:{value}")
+
+    class AsyncRaiser:
+        @hookimpl
+        async def test_event(self, value: int) -> None:
+            raise ValueError("async boom")
+
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(AsyncRaiser(), name="araiser")
+    host.register_plugin(Async(), name="async")
+    failures = await host.anotify("test_event", value=3)
+    assert seen == ["async:3"]
+    assert [f.plugin for f in failures] == ["araiser"]
+    assert "async boom" in host.plugin_record("araiser").error
+
+
+async def test_keyboard_interrupt_propagates(tmp_path: Path) -> None:
+    class Interrupt:
+        @hookimpl
+        def test_event(self, value: int) -> None:
+            raise KeyboardInterrupt
+
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Interrupt(), name="interrupt")
+    with pytest.raises(KeyboardInterrupt):
+        host.notify("test_event", value=1)
+
+
+def test_strict_flag_makes_hook_failures_fatal(tmp_path: Path) -> None:
+    seen: list[str] = []
+    host = make_host(tmp_path, strict=True)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Recorder(seen, "ok"), name="ok")
+    host.register_plugin(Raiser(), name="raiser")
+    with pytest.raises(PluginError, match="'raiser'.*test_event.*bad value 2") as info:
+        host.notify("test_event", value=2)
+    assert info.value.plugin == "raiser"
+    assert seen == ["ok:2"]  # the others still ran before the error was raised
+
+
+def test_strict_env_var_makes_validation_failures_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Misfit:
+        @hookimpl
+        def host_startup(self, host: Host, extra: int) -> None:  # not in the spec
+            pass
+
+    lenient = make_host(tmp_path / "lenient")
+    record = lenient.register_plugin(Misfit(), name="misfit")
+    assert record.status == "failed" and "extra" in record.error
+    assert lenient.pm.get_plugin("misfit") is None
+    monkeypatch.setenv("MEMGRAPH_HOST_STRICT", "1")
+    strict = make_host(tmp_path / "strict")
+    assert strict.strict
+    with pytest.raises(PluginError, match="'misfit'"):
+        strict.register_plugin(Misfit(), name="misfit")
+
+
+async def test_unknown_hook_fails_its_plugin_at_start(tmp_path: Path) -> None:
+    class Lonely:
+        @hookimpl
+        def nobody_declares_this(self) -> None:
+            pass
+
+    seen: list[str] = []
+    host = make_host(tmp_path)
+    host.register_plugin(Lonely(), name="lonely")
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Recorder(seen, "ok"), name="ok")
+    await host.start()
+    record = host.plugin_record("lonely")
+    assert record.status == "failed" and "nobody_declares_this" in record.error
+    assert host.pm.get_plugin("lonely") is None
+    assert seen == ["ok:start"]
+
+
+async def test_hook_spec_added_later_is_not_an_unknown_hook(tmp_path: Path) -> None:
+    seen: list[str] = []
+    host = make_host(tmp_path)
+    host.register_plugin(Recorder(seen, "early"), name="early")  # implements test_event
+    host.register_plugin(SpecAdder(), name="specs")  # adds its spec afterwards
+    await host.start()
+    assert host.plugin_record("early").ok
+    host.notify("test_event", value=1)
+    assert "early:1" in seen
+
+
+def test_blocking_by_argument_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMGRAPH_HOST_BLOCK", "envblocked, other")
+    host = make_host(tmp_path, blocked=["argblocked"])
+    for name in ("argblocked", "envblocked", "free"):
+        host.register_plugin(Recorder([], name), name=name)
+    statuses = {r.name: r.status for r in host.plugin_records()}
+    assert statuses == {"argblocked": "blocked", "envblocked": "blocked", "free": "loaded"}
+    assert host.pm.get_plugin("argblocked") is None and host.pm.get_plugin("free") is not None
+
+
+async def test_unregister_removes_hooks_publications_and_runs_unload_callbacks(
+    tmp_path: Path,
+) -> None:
+    seen: list[str] = []
+    unloaded: list[str] = []
+    host = make_host(tmp_path)
+    host.register_plugin(Recorder(seen, "p"), name="p")
+    host.publish("p", "p-api", object(), version="2")
+    host.registry.register("keep", 1, owner="other")
+    host.on_unload("p", lambda: unloaded.append("p"))
+    assert host.registry.entry("p-api").owner == "p"
+    host.unregister_plugin("p")
+    assert host.registry.names() == ["keep"]
+    assert unloaded == ["p"]
+    assert host.plugin_record("p") is None
+    await host.start()
+    assert seen == []
+    host.unregister_plugin("p")  # unknown now: nothing happens
+
+
+def test_duplicate_explicit_name_is_a_clear_error(tmp_path: Path) -> None:
+    host = make_host(tmp_path)
+    host.register_plugin(Recorder([], "a"), name="dup")
+    with pytest.raises(ValueError, match="'dup'"):
+        host.register_plugin(Recorder([], "b"), name="dup")
+
+
+def test_call_order_follows_source_tiers(tmp_path: Path) -> None:
+    seen: list[str] = []
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Recorder(seen, "explicit"), name="explicit")
+    host.register_plugin(Recorder(seen, "builtin"), name="builtin", source="built-in")
+    host.register_plugin(Recorder(seen, "folder"), name="folder", source="folder")
+    host.notify("test_event", value=0)
+    assert seen == ["explicit:0", "folder:0", "builtin:0"]
+    # a plugin registered again under its name keeps its place (hot reload)
+    host.unregister_plugin("folder")
+    host.register_plugin(Recorder(seen, "folder2"), name="folder", source="folder")
+    seen.clear()
+    host.notify("test_event", value=1)
+    assert seen == ["explicit:1", "folder2:1", "builtin:1"]
+
+
+def test_cli_commands_hook_collects_results_with_plugin_names(tmp_path: Path) -> None:
+    from host import Command
+
+    class Contributes:
+        @hookimpl
+        def host_cli_commands(self, host: Host) -> list[Command]:
+            return [Command("hello", "say hello", lambda parser: None, lambda h, a: 0)]
+
+    host = make_host(tmp_path)
+    host.register_plugin(Contributes(), name="contrib")
+    results = host.call_hook("host_cli_commands", host=host)
+    assert [(r.plugin, [c.name for c in r.value]) for r in results] == [("contrib", ["hello"])]
