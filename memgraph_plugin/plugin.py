@@ -21,7 +21,14 @@ try:  # the host's marker (the same project name either way)
 except ImportError:  # pragma: no cover - host package always ships with this one
     hookimpl = pluggy.HookimplMarker("memgraph_host")
 
-__all__ = ["API_VERSION", "PLUGIN_NAME", "host_addhooks", "host_shutdown", "host_startup"]
+__all__ = [
+    "API_VERSION",
+    "PLUGIN_NAME",
+    "host_addhooks",
+    "host_cli_commands",
+    "host_shutdown",
+    "host_startup",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,8 +52,17 @@ def _plugin_name(host: Any) -> str:
 
 
 def make_service(host: Any) -> MemoryGraph:
-    """The service this plugin runs on `host` (storage may replace this factory's product)."""
-    return MemoryGraph(host)
+    """The service this plugin runs on `host`, persisted in the host's LanceDB (`storage_uri`)."""
+    service = MemoryGraph(host)
+    from .embedding.registry import UnknownProfileError
+    from .storage.factory import persistence_for_host
+
+    try:
+        service.persistence = persistence_for_host(host, service)
+    except UnknownProfileError as exc:  # keep the graph working; vector search reports no profile
+        log.error("memory graph: %s; vector search is off", exc)
+        service.persistence = persistence_for_host(host, service, profile=None)
+    return service
 
 
 @hookimpl
@@ -64,6 +80,14 @@ def host_startup(host: Any) -> None:
     service = make_service(host).attach()
     host.registry.register(SERVICE_NAME, service, owner=_plugin_name(host), version=API_VERSION)
     log.debug("memory graph started on %r", host)
+
+
+@hookimpl
+def host_cli_commands(host: Any) -> list[Any]:
+    """``memgraph-host history/rollback/import/export/reindex`` (see `memgraph_plugin.cli`)."""
+    from .cli import commands
+
+    return commands()
 
 
 @hookimpl

@@ -179,6 +179,10 @@ class MemoryGraph:
 
     async def _load_store(self, chat_id: str) -> Any:
         """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
+        if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
+            chat = await self.persistence.open(chat_id)
+            self._stores[chat_id] = chat.store
+            return chat.store
         store = self._stores.get(chat_id)
         if store is None:
             store = self._stores[chat_id] = Store(schema=self.schema)
@@ -191,6 +195,15 @@ class MemoryGraph:
 
         In memory the version is the store's; storage overrides this seam.
         """
+        if self.persistence is not None:  # storage: one journal row, durable before returning
+            try:
+                record = await self.persistence.persist(
+                    chat_id, changeset, applied=applied, store=store
+                )
+            except BaseException:
+                self._stores.pop(chat_id, None)  # holds an unpersisted change: reload next time
+                raise
+            return record.version, True
         return store.version, False
 
     # -- sessions --------------------------------------------------------------------------------
@@ -244,6 +257,19 @@ class MemoryGraph:
 
     async def vector_search(self, session: Any, *, query: str, types: Any, k: int) -> Any:
         """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
+        if getattr(self.persistence, "embedder", None) is not None:  # storage's vector index
+            from .views import RankedView
+
+            if not query.strip():
+                return ()
+            wanted = [types] if isinstance(types, str) else None if types is None else list(types)
+            hits = await self.persistence.vector_search(
+                session.chat_id, query=query, types=wanted, k=k
+            )
+            views = ((session.store.view(node_id), score) for node_id, score in hits)
+            return tuple(
+                RankedView.from_view(view, score, "vector") for view, score in views if view
+            )
         raise MemoryGraphError(
             "NO_EMBEDDING_PROFILE", "no embedding profile is configured (setting embedding_profile)"
         )

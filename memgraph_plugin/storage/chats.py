@@ -51,7 +51,7 @@ class PersistedChats:
 
     def __init__(
         self,
-        storage: LanceStorage,
+        storage: LanceStorage | Callable[[], LanceStorage],
         *,
         store_from_dict: StoreFactory,
         schema: Any = None,
@@ -59,11 +59,13 @@ class PersistedChats:
         ann_threshold: int = 250_000,
         refresh_interval: float = 0.0,
     ) -> None:
-        self.storage = storage
+        """`storage` and `schema` may be zero-argument factories, resolved on first use."""
+        self._storage = storage if isinstance(storage, LanceStorage) else None
+        self._storage_factory = None if isinstance(storage, LanceStorage) else storage
         self.store_from_dict = store_from_dict
-        self.embedder = NodeEmbedder(profile, schema) if profile is not None else None
-        if self.embedder is not None:
-            storage.embedder = self.embedder
+        self._schema = schema
+        self._profile = profile
+        self._embedder: NodeEmbedder | None = None
         self.ann_threshold = ann_threshold
         self.refresh_interval = refresh_interval
         self._chats: dict[str, LoadedChat] = {}
@@ -71,8 +73,32 @@ class PersistedChats:
         self._ann: LanceAnn | None = None
 
     @property
+    def storage(self) -> LanceStorage:
+        """The database handle (connected on first use; a bad URI raises here)."""
+        if self._storage is None:
+            assert self._storage_factory is not None
+            self._storage = self._storage_factory()
+            if self.embedder is not None and self._storage.embedder is None:
+                self._storage.embedder = self.embedder
+        return self._storage
+
+    @property
+    def embedder(self) -> NodeEmbedder | None:
+        if self._embedder is None and self._profile is not None:
+            schema = self._schema() if callable(self._schema) else self._schema
+            self._embedder = NodeEmbedder(self._profile, schema)
+            if self._storage is not None and self._storage.embedder is None:
+                self._storage.embedder = self._embedder
+        return self._embedder
+
+    @property
     def profile(self) -> EmbeddingProfile | None:
-        return self.embedder.profile if self.embedder is not None else None
+        return self._profile
+
+    def close(self) -> None:
+        self._chats.clear()
+        if self._storage is not None:
+            self._storage.close()
 
     def cached(self, chat_id: str) -> LoadedChat | None:
         return self._chats.get(chat_id)

@@ -1,0 +1,39 @@
+"""Build a host's persistence from its settings (used by the plugin's service factory)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memgraph_plugin.embedding.registry import resolve_profile
+from memgraph_plugin.storage.chats import PersistedChats
+from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.settings import StorageSettings
+
+_FROM_SETTINGS = object()
+
+
+def persistence_for_host(
+    host: Any, service: Any, *, profile: Any = _FROM_SETTINGS
+) -> PersistedChats:
+    """`PersistedChats` over the host's database (`storage_uri`, default `<data_dir>/lancedb`).
+
+    The connection is opened on first use, so a bad URI makes `open_session` return None with
+    the reason logged instead of breaking host start-up. An unknown `embedding_profile` raises
+    here, naming the profiles that exist.
+    """
+    settings = dict(getattr(host, "settings", None) or {})
+    storage_settings = StorageSettings.from_settings(
+        settings, data_dir=getattr(host, "data_dir", None)
+    )
+    if profile is _FROM_SETTINGS:
+        profile = resolve_profile(settings.get("embedding_profile"), getattr(host, "pm", None))
+    from memgraph_plugin.store import Store
+
+    return PersistedChats(
+        lambda: LanceStorage(storage_settings),
+        store_from_dict=lambda data: Store.from_dict(data, schema=service.schema),
+        schema=lambda: service.schema,
+        profile=profile,
+        ann_threshold=int(settings.get("vector_ann_threshold", 250_000)),
+        refresh_interval=float(settings.get("storage_refresh_seconds", 0.0)),
+    )

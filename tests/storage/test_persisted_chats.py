@@ -1,0 +1,122 @@
+"""PersistedChats with the real engine Store: persist, reopen, freshness, conflicts, vectors."""
+
+from __future__ import annotations
+
+import pytest
+
+from memgraph_plugin.embedding import HashingProfile
+from memgraph_plugin.models import Edge, Node
+from memgraph_plugin.storage import ConflictError, LanceStorage, StorageSettings
+from memgraph_plugin.storage.chats import PersistedChats
+from memgraph_plugin.store import Store
+
+
+def _chats(uri: str, *, profile=True, refresh_interval=0.0, **kw) -> PersistedChats:
+    settings = StorageSettings(uri=uri, **kw)
+    return PersistedChats(
+        LanceStorage(settings),
+        store_from_dict=lambda data: Store.from_dict(data),
+        profile=HashingProfile() if profile else None,
+        refresh_interval=refresh_interval,
+    )
+
+
+async def _write(chats: PersistedChats, chat_id: str, *nodes: Node, edges=()):
+    chat = await chats.open(chat_id)
+    store = chat.store
+    with store.transaction():
+        for n in nodes:
+            store.put_node(n)
+        for e in edges:
+            store.add_edge(e)
+    cs = store.take_changeset()
+    return await chats.persist(chat_id, cs, applied=len(nodes) + len(edges), store=store)
+
+
+def _event(nid: str, text: str, **kw) -> Node:
+    return Node(id=nid, type="event", title=text, fields={"summary": text}, **kw)
+
+
+async def test_persist_then_reopen_in_a_new_cache(tmp_path):
+    uri = str(tmp_path / "db")
+    a = _chats(uri)
+    rec = await _write(
+        a,
+        "c",
+        _event("n_1", "harbor betrayal"),
+        _event("n_2", "storm"),
+        edges=[Edge("n_1", "n_2", "related")],
+    )
+    assert rec.version == 1 and rec.applied == 3
+    b = _chats(uri)
+    chat = await b.open("c")
+    assert chat.version == 1
+    assert {n.id for n in chat.store.iter_nodes()} == {"n_1", "n_2"}
+    assert chat.store.edge(("n_1", "related", "n_2")) is not None
+    hits = await b.vector_search("c", query="betrayal at the harbor", types=None, k=5)
+    assert hits[0][0] == "n_1" and 0 < hits[0][1] <= 1.0001
+
+
+async def test_warm_open_is_cached_and_refreshes_after_another_writer(tmp_path):
+    uri = str(tmp_path / "db")
+    a, b = _chats(uri), _chats(uri)
+    await _write(a, "c", _event("n_1", "one"))
+    first = await b.open("c")
+    assert await b.open("c") is first  # cached
+    await _write(a, "c", _event("n_2", "two"))
+    fresh = await b.open("c")
+    assert fresh is not first and fresh.version == 2
+    assert {n.id for n in fresh.store.iter_nodes()} == {"n_1", "n_2"}
+
+
+async def test_stale_writer_gets_conflict_then_retries(tmp_path):
+    uri = str(tmp_path / "db")
+    a, b = _chats(uri, refresh_interval=60.0), _chats(uri)
+    await _write(a, "c", _event("n_1", "one"))
+    await a.open("c")  # a caches version 1 and will not re-check for 60 s
+    await _write(b, "c", _event("n_2", "two"))
+    with pytest.raises(ConflictError) as info:
+        await _write(a, "c", _event("n_3", "three"))
+    assert info.value.code == "CONFLICT"
+    assert a.cached("c") is None  # dropped: never reuse a store holding an unpersisted change
+    rec = await _write(a, "c", _event("n_3", "three"))  # retry after refresh
+    assert rec.version == 3
+    chat = await _chats(uri).open("c")
+    assert {n.id for n in chat.store.iter_nodes()} == {"n_1", "n_2", "n_3"}
+
+
+async def test_vectors_follow_writes_archive_and_checkpoints(tmp_path):
+    uri = str(tmp_path / "db")
+    a = _chats(uri, checkpoint_every=3)
+    await _write(a, "c", _event("n_1", "harbor betrayal"))
+    assert [h[0] for h in await a.vector_search("c", query="harbor", types=None, k=3)] == ["n_1"]
+    await _write(
+        a, "c", _event("n_2", "harbor storm"), Node(id="r_1", type="recall_trace", title="harbor")
+    )
+    await _write(a, "c", _event("n_1", "harbor betrayal", archived=True))  # checkpoint due here
+    assert a.cached("c").checkpoint_version == 3
+    ids = [h[0] for h in await a.vector_search("c", query="harbor", types=None, k=5)]
+    assert ids == ["n_2"]  # archived and diagnostic nodes are skipped
+    assert await a.vector_search("c", query="harbor", types=["thread"], k=5) == []
+    # a new process: vectors come from the checkpoint's nodes table
+    b = _chats(uri)
+    chat = await b.open("c")
+    assert chat.checkpoint_version == 3
+    ids = [h[0] for h in await b.vector_search("c", query="harbor storm", types=None, k=5)]
+    assert ids == ["n_2"]
+
+
+async def test_reindex_with_another_profile(tmp_path):
+    uri = str(tmp_path / "db")
+    a = _chats(uri)
+    await _write(a, "c", _event("n_1", "harbor"), _event("n_2", "garden"))
+    b = PersistedChats(
+        LanceStorage(StorageSettings(uri=uri)),
+        store_from_dict=lambda d: Store.from_dict(d),
+        profile=HashingProfile(dim=64, name="small"),
+    )
+    seen = []
+    assert await b.reindex("c", lambda done, total: seen.append((done, total))) == 2
+    assert seen[-1] == (2, 2)
+    block = b.storage.load_vectors_sync("c", b.storage.load_sync("c"), profile="small")
+    assert block is not None and block.dim == 64 and set(block.ids) == {"n_1", "n_2"}
