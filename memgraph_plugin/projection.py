@@ -169,6 +169,9 @@ def projected_edges_of(
     latest_seq, neighbour)``, merged on (from, to, type), in first-seen order."""
     if id not in visible:
         return []
+    anchor = store.node(id)
+    if anchor is None or anchor.archived:
+        return []
     keep = _type_filter(edge_types, exclude_internal)
     lift = lift or Lifter(store, visible)
     members = subtree_members(store, id, visible)
