@@ -1,0 +1,277 @@
+"""The plugin's `memgraph-host` sub-commands: history, rollback, import, export, reindex."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from host.commands import Command
+from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_profile
+from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.storage import LanceStorage, StorageSettings
+from memgraph_plugin.storage.chats import PersistedChats
+
+
+def _settings(host: Any) -> Mapping[str, Any]:
+    return getattr(host, "settings", None) or {}
+
+
+def _schema(host: Any) -> Any:
+    from memgraph_plugin.schema import resolve_schema
+
+    return resolve_schema(_settings(host).get("schema"))
+
+
+def _store_cls() -> Any:
+    from memgraph_plugin.store import Store
+
+    return Store
+
+
+def open_storage(host: Any) -> LanceStorage:
+    """The host's database (the running service's handle when there is one)."""
+    from memgraph_plugin.service import memory_graph_for
+
+    persistence = getattr(memory_graph_for(host), "persistence", None)
+    if isinstance(persistence, PersistedChats):
+        return persistence.storage
+    return LanceStorage(StorageSettings.from_settings(_settings(host), data_dir=host.data_dir))
+
+
+def _normalise(host: Any, data: Any) -> dict[str, Any]:
+    """A store dict through the engine's own reader (validates, fills defaults)."""
+    if not isinstance(data, Mapping):
+        raise MemoryGraphError("BAD_ARGS", f"expected a JSON object, got {type(data).__name__}")
+    store = _store_cls().from_dict(data, schema=_schema(host))
+    return store.to_dict()
+
+
+def _fail(message: str) -> int:
+    print(f"memgraph-host: error: {message}", file=sys.stderr)
+    return 2
+
+
+# ------------------------------------------------------------------ history
+
+
+def _add_history(p: argparse.ArgumentParser) -> None:
+    p.add_argument("chat", help="chat id")
+    p.add_argument("--limit", type=int, default=None, help="only the newest N commits")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def _history(host: Any, args: argparse.Namespace) -> int:
+    records = open_storage(host).history_sync(args.chat, limit=args.limit)
+    if args.json:
+        for r in records:
+            print(
+                json.dumps(
+                    {
+                        "version": r.version,
+                        "seq": r.seq,
+                        "kind": r.kind,
+                        "applied": r.applied,
+                        "nodes": r.nodes_changed,
+                        "edges": r.edges_changed,
+                        "created_at": r.created_at,
+                    }
+                )
+            )
+        return 0
+    if not records:
+        print(f"chat {args.chat!r} has no commits")
+        return 0
+    print(
+        f"{'version':>7} {'seq':>5} {'kind':<8} {'applied':>7} {'nodes':>5} {'edges':>5}  created"
+    )
+    for r in records:
+        when = datetime.fromtimestamp(r.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        print(
+            f"{r.version:>7} {r.seq:>5} {r.kind:<8} {r.applied:>7} {r.nodes_changed:>5} "
+            f"{r.edges_changed:>5}  {when}"
+        )
+    return 0
+
+
+# ----------------------------------------------------------------- rollback
+
+
+def _add_rollback(p: argparse.ArgumentParser) -> None:
+    p.add_argument("chat", help="chat id")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to", type=int, dest="version", help="the commit version to go back to")
+    target.add_argument("--seq", type=int, help="go back to the state after message seq N")
+
+
+def _rollback(host: Any, args: argparse.Namespace) -> int:
+    storage = open_storage(host)
+    _attach_embedder(host, storage)
+    rec = storage.rollback_sync(args.chat, version=args.version, seq=args.seq)
+    print(
+        f"chat {args.chat!r} rolled back: new commit version {rec.version} "
+        f"(seq {rec.seq}, {rec.applied} changes)"
+    )
+    return 0
+
+
+def _attach_embedder(host: Any, storage: LanceStorage) -> None:
+    """Rollback/import commits carry vectors of the nodes they change when a profile is set."""
+    if storage.embedder is not None:
+        return
+    profile = resolve_profile(_settings(host).get("embedding_profile"), host.pm)
+    if profile is not None:
+        from memgraph_plugin.embedding.embedder import NodeEmbedder
+
+        storage.embedder = NodeEmbedder(profile, _schema(host))
+
+
+# ------------------------------------------------------------ import/export
+
+
+def _add_import(p: argparse.ArgumentParser) -> None:
+    p.add_argument("chat", help="chat id")
+    p.add_argument("file", help="a store in the original's JSON shape ('-' reads stdin)")
+
+
+def _import(host: Any, args: argparse.Namespace) -> int:
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+    except OSError as exc:
+        return _fail(f"cannot read {args.file}: {exc}")
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return _fail(f"{args.file} is not valid JSON: {exc}")
+    data = _normalise(host, raw)
+    storage = open_storage(host)
+    _attach_embedder(host, storage)
+    rec = storage.import_sync(args.chat, data)
+    print(
+        f"imported {len(data['nodes'])} nodes and {len(data['edges'])} edges into chat "
+        f"{args.chat!r}: commit version {rec.version}"
+    )
+    return 0
+
+
+def _add_export(p: argparse.ArgumentParser) -> None:
+    p.add_argument("chat", help="chat id")
+    p.add_argument("--output", "-o", default="-", help="file to write ('-': stdout)")
+    p.add_argument("--version", type=int, default=None, help="export an older version")
+
+
+def _export(host: Any, args: argparse.Namespace) -> int:
+    storage = open_storage(host)
+    if args.version is None:
+        state = storage.load_sync(args.chat)
+    else:
+        state = storage.state_at_sync(args.chat, version=args.version)
+    data = _normalise(host, state.data)
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if args.output == "-":
+        sys.stdout.write(text + "\n")
+    else:
+        Path(args.output).write_text(text + "\n", encoding="utf-8")
+        print(
+            f"exported chat {args.chat!r} (version {state.version}) to {args.output}",
+            file=sys.stderr,
+        )
+    return 0
+
+
+# ------------------------------------------------------------------ reindex
+
+
+class ProgressBar:
+    """A one-line text progress bar on a stream (stderr by default)."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, width: int = 30) -> None:
+        self.label, self.stream, self.width = label, stream or sys.stderr, width
+        self._last = -1.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        frac = 1.0 if total == 0 else done / total
+        filled = int(round(frac * self.width))
+        bar = "#" * filled + "." * (self.width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {frac * 100:5.1f}% {done}/{total}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _add_reindex(p: argparse.ArgumentParser) -> None:
+    p.add_argument("chats", nargs="*", help="chat ids (default: every chat)")
+
+
+async def _reindex(host: Any, args: argparse.Namespace) -> int:
+    try:
+        profile = resolve_profile(_settings(host).get("embedding_profile"), host.pm)
+    except UnknownProfileError as exc:
+        return _fail(str(exc))
+    if profile is None:
+        return _fail("no embedding profile configured (set embedding_profile, e.g. 'hashing')")
+    storage = open_storage(host)
+    schema = _schema(host)
+    store_cls = _store_cls()
+    from memgraph_plugin.service import memory_graph_for
+
+    running = getattr(memory_graph_for(host), "persistence", None)
+    chats = (
+        running
+        if isinstance(running, PersistedChats) and running.profile
+        else PersistedChats(
+            storage,
+            store_from_dict=lambda data: store_cls.from_dict(data, schema=schema),
+            schema=schema,
+            profile=profile,
+        )
+    )
+    names = list(args.chats) or list(storage.chats_sync())
+    for chat_id in names:
+        count = await chats.reindex(chat_id, ProgressBar(f"reindex {chat_id}"))
+        print(f"chat {chat_id!r}: {count} nodes embedded with {profile.name!r}")
+    return 0
+
+
+def _guarded(run: Any) -> Any:
+    """Report engine/storage errors as one clear line and exit code 2 (nothing is changed)."""
+    import asyncio
+    import functools
+
+    @functools.wraps(run)
+    async def wrapper(host: Any, args: argparse.Namespace) -> int:
+        try:
+            result = run(host, args)
+            if asyncio.iscoroutine(result):
+                result = await result
+            return int(result or 0)
+        except MemoryGraphError as exc:
+            return _fail(f"{exc.code}: {exc.message}")
+
+    return wrapper
+
+
+def commands() -> list[Command]:
+    """The sub-commands contributed through `host_cli_commands`."""
+    specs = [
+        ("history", "list a chat's commits", _add_history, _history),
+        (
+            "rollback",
+            "roll a chat back to a commit (--to) or a message seq (--seq)",
+            _add_rollback,
+            _rollback,
+        ),
+        ("import", "replace a chat's graph by a JSON store file", _add_import, _import),
+        ("export", "print a chat's graph as JSON (the original's shape)", _add_export, _export),
+        ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
+    ]
+    return [Command(name, text, add, _guarded(run)) for name, text, add, run in specs]

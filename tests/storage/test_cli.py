@@ -1,0 +1,152 @@
+"""The plugin's CLI commands, run through a real started Host as `memgraph-host` runs them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from host import Host
+from memgraph_plugin.cli import ProgressBar
+
+STORE = {
+    "nodes": {
+        "n_1": {
+            "id": "n_1",
+            "type": "event",
+            "title": "",
+            "fields": {"summary": "harbor"},
+            "seqTo": 1,
+        },
+        "n_2": {
+            "id": "n_2",
+            "type": "event",
+            "title": "",
+            "fields": {"summary": "storm"},
+            "seqTo": 2,
+        },
+    },
+    "edges": [{"from": "n_1", "to": "n_2", "type": "related"}],
+    "nodeSeq": 2,
+    "seqCounter": 2,
+}
+
+
+async def _host(tmp_path, **settings) -> Host:
+    host = Host(data_dir=tmp_path / "d", settings=settings, entry_points=False)
+    await host.start()
+    return host
+
+
+async def _run(host: Host, *argv: str) -> int:
+    commands = {c.name: c for cs in host.pm.hook.host_cli_commands(host=host) for c in cs or ()}
+    parser = argparse.ArgumentParser(prog="memgraph-host")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    for c in commands.values():
+        c.add_arguments(sub.add_parser(c.name, help=c.help))
+    args = parser.parse_args(list(argv))
+    return await commands[args.cmd].run(host, args)
+
+
+async def test_commands_are_contributed_through_the_hook(tmp_path):
+    host = await _host(tmp_path)
+    names = {c.name for cs in host.pm.hook.host_cli_commands(host=host) for c in cs or ()}
+    assert {"history", "rollback", "import", "export", "reindex"} <= names
+    await host.stop()
+
+
+async def test_import_export_history_rollback(tmp_path, capsys):
+    host = await _host(tmp_path)
+    path = tmp_path / "store.json"
+    path.write_text(json.dumps(STORE))
+    evil = "x' OR '1'='1"
+    assert await _run(host, "import", evil, str(path)) == 0
+    capsys.readouterr()
+    assert await _run(host, "export", evil) == 0
+    exported = json.loads(capsys.readouterr().out)
+    assert set(exported["nodes"]) == {"n_1", "n_2"}
+    assert exported["edges"] == [{"from": "n_1", "to": "n_2", "type": "related"}]
+    assert exported["seqCounter"] == 2
+
+    # a session write, then history and a rollback to the import
+    api = host.registry.get("memory-graph")
+    s = await api.open_session(host.get_context(evil))
+    await s.create_node(type="event", fields={"summary": "later"})
+    assert len(s.read_api().list_nodes()) == 3
+    assert await _run(host, "history", evil) == 0
+    out = capsys.readouterr().out
+    assert "import" in out and "write" in out
+    assert await _run(host, "history", evil, "--json") == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["version"] for r in rows] == [1, 2] and rows[0]["kind"] == "import"
+
+    assert await _run(host, "rollback", evil, "--to", "1") == 0
+    assert "new commit version 3" in capsys.readouterr().out
+    s2 = await api.open_session(host.get_context(evil))  # sees the rollback
+    assert {n.id for n in s2.read_api().list_nodes()} == {"n_1", "n_2"}
+    assert await _run(host, "rollback", evil, "--seq", "0") == 0
+    capsys.readouterr()
+    s3 = await api.open_session(host.get_context(evil))
+    assert s3.read_api().list_nodes() == ()
+    # other chats never saw any of it
+    assert await _run(host, "export", "x") == 0
+    assert json.loads(capsys.readouterr().out)["nodes"] == {}
+    await host.stop()
+
+
+async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, capsys):
+    host = await _host(tmp_path)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(STORE))
+    assert await _run(host, "import", "c", str(good)) == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert await _run(host, "import", "c", str(bad)) == 2
+    assert "bad.json is not valid JSON" in capsys.readouterr().err
+    bad.write_text(json.dumps({"nodes": {"n_9": {"id": "n_9"}}, "edges": "nope"}))
+    assert await _run(host, "import", "c", str(bad)) == 2
+    assert "error" in capsys.readouterr().err
+    assert await _run(host, "import", "c", str(tmp_path / "missing.json")) == 2
+    assert await _run(host, "rollback", "c", "--to", "99") == 2
+    assert "no version 99" in capsys.readouterr().err
+    assert await _run(host, "export", "c") == 0
+    assert set(json.loads(capsys.readouterr().out)["nodes"]) == {"n_1", "n_2"}
+    await host.stop()
+
+
+async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
+    host = await _host(tmp_path)
+    path = tmp_path / "store.json"
+    path.write_text(json.dumps(STORE))
+    assert await _run(host, "import", "c", str(path)) == 0
+    assert await _run(host, "reindex") == 2
+    assert "no embedding profile" in capsys.readouterr().err
+    await host.stop()
+
+    host = await _host(tmp_path, embedding_profile="hashing")
+    assert await _run(host, "reindex") == 0
+    captured = capsys.readouterr()
+    assert "2 nodes embedded with 'hashing'" in captured.out
+    assert "reindex c [" in captured.err and "100.0% 2/2" in captured.err
+    s = await host.registry.get("memory-graph").open_session(host.get_context("c"))
+    assert (await s.vector_search(query="harbor", k=1))[0].id == "n_1"
+    await host.stop()
+
+
+def test_progress_bar_renders(capsys):
+    import sys
+
+    bar = ProgressBar("x", stream=sys.stderr, width=10)
+    bar(0, 4)
+    bar(4, 4)
+    err = capsys.readouterr().err
+    assert "[##########] 100.0% 4/4" in err and err.endswith("\n")
+
+
+@pytest.mark.parametrize("argv", [["rollback", "c"], ["rollback", "c", "--to", "1", "--seq", "2"]])
+async def test_rollback_needs_exactly_one_target(tmp_path, argv):
+    host = await _host(tmp_path)
+    with pytest.raises(SystemExit):
+        await _run(host, *argv)
+    await host.stop()
