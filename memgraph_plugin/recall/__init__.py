@@ -1,18 +1,35 @@
 """Recall: the turn pipeline, the built-in hybrid router, rollout modes, rendering and traces."""
 
+from .extraction import ReplayExtractor, extract_ops
+from .pipeline import ExtractionOutcome, RecallOutcome, TurnOutcome, TurnPipeline, pipeline_for
 from .render import render_injection, render_table
 from .rollout import FallbackReason, RolloutDecision, RolloutMode, decide
 from .router import HybridRouter, Inclusion, RouteRequest, RouteResult
+from .story import Story, StoryError, Turn, load_story
+from .trace import RecallTrace, TraceLog
 
 __all__ = [
+    "ExtractionOutcome",
     "FallbackReason",
     "HybridRouter",
     "Inclusion",
     "RolloutDecision",
     "RolloutMode",
     "RouteRequest",
+    "RecallOutcome",
+    "RecallTrace",
+    "ReplayExtractor",
     "RouteResult",
+    "Story",
+    "StoryError",
+    "TraceLog",
+    "Turn",
+    "TurnOutcome",
+    "TurnPipeline",
     "decide",
+    "extract_ops",
+    "load_story",
+    "pipeline_for",
     "render_injection",
     "render_table",
 ]

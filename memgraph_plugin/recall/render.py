@@ -71,7 +71,11 @@ def render_table(
     why: Mapping[str, str] | None = None,
 ) -> str:
     """A ``### table`` heading and a markdown table for nodes of one type."""
-    columns = _columns_for(type_name, specs, nodes)
+    columns = [  # a column empty in every row only costs prompt space
+        c
+        for c in _columns_for(type_name, specs, nodes)
+        if c == "title" or any(escape_cell(_cell(n, c)) for n in nodes)
+    ]
     spec = specs.get(type_name)
     name = spec.table_name if spec is not None and spec.table_name else type_name
     header = ["id", *columns]

@@ -56,7 +56,8 @@ def test_pinned_and_recalled_blocks_apart_one_table_per_type():
     assert "The ledger \\| was stolen<br>at dusk" in pinned_part
     # recalled: schema order (event before character), provenance column present
     assert recalled_part.index("### event_table") < recalled_part.index("### character_table")
-    assert "| n_2 | Mara | 玛拉, Captain |  | seed 0.50 |" in recalled_part
+    assert "| n_2 | Mara | 玛拉, Captain | seed 0.50 |" in recalled_part
+    assert "traits" not in recalled_part  # empty in every row: left out
     # every table row has the same number of unescaped pipes as its header
     for table in text.split("### ")[1:]:
         rows = [r for r in table.splitlines() if r.startswith("|")]

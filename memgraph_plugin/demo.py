@@ -1,0 +1,300 @@
+"""``memgraph-host demo``: the sample story, turn by turn, through a real host and LanceDB.
+
+Runs ``sample_plugins/story/story.json`` through a ``Host`` on ``./demo-data`` with the sample
+plugins (loaded from the ``sample_plugins`` folder as a plugin dir) and the replay extractor.
+Each turn prints what was injected and why, and what the scout, curator and compactor did. It
+ends with the graph's size and an HTML picture of the graph. A second run continues where the
+stored chat stopped; ``--fresh`` starts over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .graph_picture import write_graph_html
+from .recall.extraction import ReplayExtractor
+from .recall.pipeline import RecallOutcome, TurnOutcome, pipeline_for
+from .recall.story import Story, load_story
+
+SAMPLE_PLUGINS = Path(__file__).resolve().parent.parent / "sample_plugins"
+STORY_PATH = SAMPLE_PLUGINS / "story" / "story.json"
+DEFAULT_DATA = Path("demo-data")
+MARKER = ".memgraph-demo"
+STATE_FILE = "demo-state.json"
+PICTURE = "graph.html"
+CHAT_ID = "lantern-ledger"
+REPLAY_PLUGIN = "demo.replay-extractor"
+
+
+class DemoError(RuntimeError):
+    """The demo cannot run (a folder that is not a demo folder, a broken story)."""
+
+
+@attrs.frozen
+class DemoSummary:
+    """What a demo run did and where the graph stands afterwards."""
+
+    turns_total: int
+    turns_before: int
+    turns_run: int
+    nodes_by_type: dict[str, int]
+    archived: int
+    rollups: int
+    edges: int
+    merges: int
+    picture: Path
+
+    @property
+    def complete(self) -> bool:
+        return self.turns_before + self.turns_run >= self.turns_total
+
+
+def _prepare_folder(data_dir: Path, fresh: bool) -> None:
+    """Create the demo folder, or wipe it for ``--fresh`` (only a folder the demo made)."""
+    if data_dir.exists() and any(data_dir.iterdir()) and not (data_dir / MARKER).exists():
+        raise DemoError(f"{data_dir} exists and is not a demo folder (no {MARKER}); left alone")
+    if fresh and data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / MARKER).write_text("created by memgraph-host demo\n", encoding="utf-8")
+
+
+def _read_state(data_dir: Path) -> dict[str, Any]:
+    path = data_dir / STATE_FILE
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+
+
+def _write_state(data_dir: Path, state: dict[str, Any]) -> None:
+    tmp = data_dir / (STATE_FILE + ".tmp")
+    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
+    tmp.replace(data_dir / STATE_FILE)
+
+
+class _Printer:
+    def __init__(self, out: Callable[[str], None]) -> None:
+        self.out = out
+
+    def __call__(self, text: str = "") -> None:
+        self.out(text)
+
+
+def _clip(text: str, width: int = 96) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _node_line(node: Any, why: str) -> str:
+    return f"    {node.id:<6} {node.type:<16} {_clip(node.title, 34):<34} {why}"
+
+
+def _print_recall(p: _Printer, recall: RecallOutcome | None) -> None:
+    if recall is None:
+        p("  recall: memory graph unavailable")
+        return
+    route = recall.route
+    kinds = Counter(n.type for n in recall.pinned)
+    pinned = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"
+    extra = f", fallback: {route.fallback_reason}" if route.fallback_reason else ""
+    p(
+        f"  recall [{route.router}, {route.mode}, {route.score_mode}{extra}]: "
+        f"pool {len(recall.visible_ids)}, pinned {len(recall.pinned)} ({pinned}), "
+        f"recalled {len(recall.recalled)}"
+    )
+    why = recall.why
+    for node in recall.recalled:
+        p(_node_line(node, why[node.id].describe() if node.id in why else ""))
+    if route.shadow:
+        p(f"    shadow expansion (not applied): {', '.join(i.id for i in route.shadow)}")
+
+
+@attrs.frozen
+class _Marks:
+    """Where the sample plugins' reports stood before a turn."""
+
+    curator_reports: int
+    compactor_report: Any
+
+
+def _api(host: Any, name: str) -> Any:
+    return host.registry.get(name)
+
+
+def _marks(host: Any, chat_id: str) -> _Marks:
+    curator, compactor = _api(host, "curator"), _api(host, "compactor")
+    reports = curator.reports(chat_id) if curator is not None else ()
+    last = compactor.last_report(chat_id) if compactor is not None else None
+    return _Marks(len(reports), last)
+
+
+async def _print_plugins(p: _Printer, host: Any, marks: _Marks, chat_id: str) -> int:
+    """Print what the scout found, the curator merged and the compactor rolled up this turn.
+
+    Returns the number of curator merges this turn.
+    """
+    scout = _api(host, "scout")
+    if scout is not None:
+        await scout.drain()  # the scout runs as a task started by the injection change
+        report = scout.last_report(chat_id)
+        for line in report.describe() if report is not None else ["(no report)"]:
+            p(f"  scout:     {_clip(line, 110)}")
+    merges = 0
+    curator = _api(host, "curator")
+    if curator is not None:
+        for report in curator.reports(chat_id)[marks.curator_reports :]:
+            merges += len(report.merges)
+            for line in report.describe():
+                p(f"  curator:   {_clip(line, 110)}")
+    compactor = _api(host, "compactor")
+    report = compactor.last_report(chat_id) if compactor is not None else None
+    if report is not None and report is not marks.compactor_report:
+        for r in report.rollups:
+            p(
+                f"  compactor: rolled up {len(r.child_ids)} {r.type} nodes "
+                f"({', '.join(r.child_ids)}) into {r.rollup_id} at depth {r.depth}: "
+                f"{_clip(r.summary, 50)}"
+            )
+    return merges
+
+
+async def _graph_size(host: Any, chat_id: str) -> tuple[list[Any], list[Any], list[str]]:
+    api = host.registry.get("memory-graph")
+    session = await api.open_session(host.get_context(chat_id))
+    read = session.read_api() if hasattr(session, "read_api") else session
+    nodes = list(read.list_nodes(active_only=False))
+    edges = list(read.list_edges())
+    hier = [s.type for s in session.get_schema().types if s.compression_mode == "hierarchical"]
+    return nodes, edges, hier
+
+
+async def run_demo(
+    data_dir: Path = DEFAULT_DATA,
+    *,
+    fresh: bool = False,
+    story_path: Path = STORY_PATH,
+    max_turns: int | None = None,
+    out: Callable[[str], None] = print,
+    settings: dict[str, Any] | None = None,
+) -> DemoSummary:
+    """Run (or continue) the story; ``max_turns`` stops early (the next run continues)."""
+    from host import Host
+
+    data_dir = Path(data_dir)
+    story: Story = load_story(story_path)
+    _prepare_folder(data_dir, fresh)
+    p = _Printer(out)
+    host = Host(data_dir=data_dir, settings=settings or {}, plugin_dirs=(SAMPLE_PLUGINS,))
+    host.register_plugin(ReplayExtractor.from_story(story, chat_id=CHAT_ID), name=REPLAY_PLUGIN)
+    await host.start()
+    try:
+        return await _run(host, data_dir, story, max_turns, p)
+    finally:
+        await host.stop()
+
+
+async def _run(
+    host: Any, data_dir: Path, story: Story, max_turns: int | None, p: _Printer
+) -> DemoSummary:
+    pipeline = pipeline_for(host)
+    chat = host.chat(CHAT_ID)
+    state = _read_state(data_dir)
+    done = int(state.get("turns_done", 0))
+    messages = host.get_context(CHAT_ID).messages
+    if len(messages) < 2 * done:  # the host does not keep chats: put the transcript back
+        for turn in story.turns[len(messages) // 2 : done]:
+            chat.add_message("user", turn.user)
+            chat.add_message("assistant", turn.assistant)
+    total = len(story.turns)
+    p(f"# {story.title} — {total} turns, data in {data_dir}")
+    if done:
+        p(f"continuing from the stored graph: {done} of {total} turns already in the chat")
+    merges = int(state.get("merges", 0))
+    run = 0
+    for number in range(done + 1, total + 1):
+        if max_turns is not None and run >= max_turns:
+            break
+        turn = story.turns[number - 1]
+        marks = _marks(host, CHAT_ID)
+        p()
+        p(f"── turn {number}/{total} " + "─" * 60)
+        p(f"  user:      {_clip(turn.user)}")
+        outcome: TurnOutcome = await pipeline.run_turn(CHAT_ID, turn.user, turn.assistant)
+        _print_recall(p, outcome.recall)
+        p(f"  assistant: {_clip(turn.assistant)}")
+        ext = outcome.extraction
+        if ext is not None:
+            rej = f", {len(ext.rejected)} rejected" if ext.rejected else ""
+            p(f"  extraction: {ext.applied} of {len(ext.ops)} ops applied{rej}")
+            if ext.compacted:
+                p(f"  pipeline compaction: {', '.join(ext.compacted)}")
+        await between_turns(host, CHAT_ID)
+        merges += await _print_plugins(p, host, marks, CHAT_ID)
+        run += 1
+        _write_state(data_dir, {"turns_done": number, "merges": merges, "chat_id": CHAT_ID})
+    if done + run >= total:
+        p()
+        p(f"the story is complete ({total}/{total} turns)" + ("" if run else "; showing state"))
+    nodes, edges, hier = await _graph_size(host, CHAT_ID)
+    picture = write_graph_html(
+        data_dir / PICTURE, nodes, edges, hierarchical=hier, title=f"{story.title}: memory graph"
+    )
+    active = [n for n in nodes if not n.archived]
+    summary = DemoSummary(
+        turns_total=total,
+        turns_before=done,
+        turns_run=run,
+        nodes_by_type=dict(sorted(Counter(n.type for n in active).items())),
+        archived=len(nodes) - len(active),
+        rollups=sum(1 for n in active if n.semantic_rollup),
+        edges=len(edges),
+        merges=merges,
+        picture=picture.resolve(),
+    )
+    by_type = ", ".join(f"{k} {v}" for k, v in summary.nodes_by_type.items())
+    p()
+    p(
+        f"graph: {len(active)} active nodes ({by_type}), {summary.rollups} rollups, "
+        f"{summary.archived} archived, {summary.edges} edges, {summary.merges} curator merges"
+    )
+    p(f"picture of the graph: {summary.picture}")
+    return summary
+
+
+async def between_turns(host: Any, chat_id: str) -> None:
+    """Let the companions finish: wait for work hooks started, then run the curator once."""
+    for name in ("scout", "curator", "compactor"):
+        drain = getattr(_api(host, name), "drain", None)
+        if callable(drain):
+            await drain()
+    curate = getattr(_api(host, "curator"), "curate", None)
+    if callable(curate):
+        await curate(chat_id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry (the CLI sub-command calls ``run_demo`` the same way)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="memgraph-demo")
+    parser.add_argument("--fresh", action="store_true")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    args = parser.parse_args(argv)
+    try:
+        asyncio.run(run_demo(args.data, fresh=args.fresh))
+    except DemoError as exc:
+        print(f"demo: {exc}", file=sys.stderr)
+        return 2
+    return 0

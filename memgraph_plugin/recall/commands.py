@@ -1,0 +1,75 @@
+"""The recall sub-commands of ``memgraph-host``: ``trace CHAT`` and ``demo [--fresh]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from host import hookimpl
+from host.commands import Command
+
+from .trace import TRACE_DIR, TraceLog, format_table
+
+
+def _trace_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("chat", help="the chat id")
+    parser.add_argument("--last", type=int, default=10, help="how many traces, newest last (10)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def run_trace(host: Any, args: argparse.Namespace) -> int:
+    """Print the chat's last recall traces."""
+    if args.last < 1:
+        print("memgraph-host trace: --last must be at least 1", file=sys.stderr)
+        return 2
+    traces = TraceLog(Path(host.data_dir) / TRACE_DIR).read(args.chat, last=args.last)
+    if not traces:
+        print(f"no recall traces for chat {args.chat!r} in {host.data_dir}", file=sys.stderr)
+        return 1
+    if args.json:
+        for trace in traces:
+            print(json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        print(format_table(traces))
+    return 0
+
+
+def _demo_arguments(parser: argparse.ArgumentParser) -> None:
+    from memgraph_plugin.demo import DEFAULT_DATA, STORY_PATH
+
+    parser.add_argument("--fresh", action="store_true", help="start over (wipe the demo folder)")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="demo folder (./demo-data)")
+    parser.add_argument("--story", type=Path, default=STORY_PATH, help="story JSON file")
+    parser.add_argument("--turns", type=int, default=None, help="stop after this many turns")
+
+
+async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
+    """Run the demo on its own host (the CLI's host is not started for it)."""
+    from memgraph_plugin.demo import DemoError, run_demo
+    from memgraph_plugin.recall.story import StoryError
+
+    try:
+        await run_demo(args.data, fresh=args.fresh, story_path=args.story, max_turns=args.turns)
+    except (DemoError, StoryError) as exc:
+        print(f"memgraph-host demo: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+@hookimpl
+def host_cli_commands(host: Any) -> list[Command]:
+    return [
+        Command(
+            "trace", "show a chat's recall traces", _trace_arguments, run_trace, start_host=False
+        ),
+        Command(
+            "demo",
+            "run the sample story through the host (--fresh: start over)",
+            _demo_arguments,
+            run_demo_command,
+            start_host=False,
+        ),
+    ]

@@ -1,0 +1,291 @@
+"""The turn pipeline: messages in, extraction + batch + compaction, recall before each answer.
+
+One ``TurnPipeline`` per host (``pipeline_for(host)``). Per turn:
+
+1. ``add_user_message`` appends the user's message.
+2. ``recall`` builds the candidate pool, asks the router (``memgraph_route``, else the built-in
+   hybrid router), records the injection state (which fires ``memgraph_injection_changed``),
+   renders the prompt block and appends a trace. The same anchor (last user message index, seq of
+   the answer to come) reuses the last result: a regenerate or swipe fires nothing.
+3. ``add_assistant_message`` appends the answer, collects ``memgraph_extract`` ops, applies them as
+   one batch with the message's seq, and compacts what the commit hooks left over.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from .compaction import compact_leftovers
+from .extraction import extract_ops
+from .hookcalls import HookAnswer, first
+from .render import render_injection
+from .router import HybridRouter, Inclusion, RouteRequest, RouteResult, coerce_route_result
+from .trace import TRACE_DIR, RecallTrace, TraceLog
+
+log = logging.getLogger(__name__)
+
+RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 2
+MEMORY_GRAPH = "memory-graph"
+
+
+@attrs.frozen
+class RecallOutcome:
+    """What one recall injected, why, and the prompt text it rendered."""
+
+    chat_id: str
+    anchor: tuple[int, int]
+    route: RouteResult
+    always_inject_ids: tuple[str, ...]
+    recall_selected_ids: tuple[str, ...]
+    visible_ids: tuple[str, ...]
+    pinned: tuple[Any, ...]  # NodeViews, timeline order
+    recalled: tuple[Any, ...]  # NodeViews, in router order
+    prompt: str
+    trace: RecallTrace
+    reused: bool = False
+
+    @property
+    def why(self) -> dict[str, Inclusion]:
+        return {i.id: i for i in self.route.selected}
+
+
+@attrs.frozen
+class ExtractionOutcome:
+    """What the extraction of one assistant message wrote."""
+
+    chat_id: str
+    seq: int
+    ops: tuple[dict[str, Any], ...]
+    applied: int
+    rejected: tuple[tuple[Any, str, str], ...]  # (op, code, message)
+    compacted: tuple[str, ...]  # rollups the pipeline made itself (none when a plugin did it)
+    failures: tuple[HookAnswer, ...] = ()
+
+
+@attrs.frozen
+class TurnOutcome:
+    recall: RecallOutcome | None
+    extraction: ExtractionOutcome | None
+
+
+def _timeline_key(node: Any) -> tuple:
+    return (node.seq_to is None, node.seq_to or 0, node.id)
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class TurnPipeline:
+    """Drives chats of one host through extraction and recall."""
+
+    def __init__(self, host: Any, *, router: HybridRouter | None = None) -> None:
+        self.host = host
+        self.router = router or HybridRouter()
+        self.traces = TraceLog(host.data_dir / TRACE_DIR)
+        self._last: dict[str, RecallOutcome] = {}
+        self._warned_disabled = False
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def open_session(self, chat_id: str) -> Any | None:
+        """A memory-graph session for the chat, or ``None`` (logged once) when it is unavailable."""
+        api = self.host.registry.get(MEMORY_GRAPH)
+        session = None
+        if api is not None:
+            session = await _maybe_await(api.open_session(self.host.get_context(chat_id)))
+        if session is None and not self._warned_disabled:
+            self._warned_disabled = True
+            log.warning("memory-graph is not available: recall and extraction do nothing")
+        return session
+
+    # -- messages -----------------------------------------------------------------------------
+
+    async def add_user_message(self, chat_id: str, text: str) -> Any:
+        return self.host.chat(chat_id).add_message("user", text)
+
+    async def add_assistant_message(self, chat_id: str, text: str) -> ExtractionOutcome | None:
+        message = self.host.chat(chat_id).add_message("assistant", text)
+        return await self.extract(chat_id, message)
+
+    async def run_turn(self, chat_id: str, user: str, assistant: str) -> TurnOutcome:
+        """User message, recall, assistant message with its extraction."""
+        await self.add_user_message(chat_id, user)
+        recall = await self.recall(chat_id)
+        extraction = await self.add_assistant_message(chat_id, assistant)
+        return TurnOutcome(recall, extraction)
+
+    async def extract(self, chat_id: str, message: Any) -> ExtractionOutcome | None:
+        """Ops from ``memgraph_extract`` applied as one batch at the message's seq."""
+        if message.role != "assistant":
+            return None
+        session = await self.open_session(chat_id)
+        if session is None:
+            return None
+        context = self.host.get_context(chat_id)
+        ops, failures = await extract_ops(self.host, chat_id, message, context)
+        result = await session.apply_extraction_batch(ops=ops, max_seq=message.seq)
+        rejected = tuple((r.op, r.error.code, r.error.message) for r in result.rejected)
+        for op, code, text in rejected:
+            log.info("chat %s seq %s: rejected %s: %s (%r)", chat_id, message.seq, code, text, op)
+        compacted = await compact_leftovers(self.host, session)
+        return ExtractionOutcome(
+            chat_id,
+            message.seq,
+            tuple(ops),
+            len(result.applied),
+            rejected,
+            tuple(compacted),
+            tuple(failures),
+        )
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def anchor(self, chat_id: str) -> tuple[int, int]:
+        """(index of the last user message or -1, seq the next assistant message will have)."""
+        messages = self.host.get_context(chat_id).messages
+        last_user = max((m.index for m in messages if m.role == "user"), default=-1)
+        answered = sum(1 for m in messages if m.role == "assistant")
+        return last_user, answered + 1
+
+    def last_recall(self, chat_id: str) -> RecallOutcome | None:
+        return self._last.get(chat_id)
+
+    async def recall(self, chat_id: str) -> RecallOutcome | None:
+        """Recall for the answer to come; ``None`` when memory-graph is unavailable."""
+        started = time.perf_counter()
+        anchor = self.anchor(chat_id)
+        previous = self._last.get(chat_id)
+        if previous is not None and previous.anchor == anchor:
+            trace = attrs.evolve(
+                previous.trace,
+                reused=True,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                time=time.time(),
+            )
+            self.traces.append(trace)
+            return attrs.evolve(previous, reused=True, trace=trace)
+        session = await self.open_session(chat_id)
+        if session is None:
+            return None
+        outcome = await self._fresh_recall(chat_id, session, anchor, started)
+        self._last[chat_id] = outcome
+        return outcome
+
+    async def _fresh_recall(
+        self, chat_id: str, session: Any, anchor: tuple[int, int], started: float
+    ) -> RecallOutcome:
+        settings = self.host.settings
+        recent = int(settings.get(RECENT_SETTING, DEFAULT_RECENT))
+        specs = session.get_schema().types
+        always_types = [s.type for s in specs if s.always_inject]
+        pinned = tuple(
+            sorted(session.list_visible_candidates(types=always_types), key=_timeline_key)
+            if always_types
+            else ()
+        )
+        always_ids = tuple(n.id for n in pinned)
+        pool = tuple(session.list_visible_candidates(exclude_recent_messages=recent))
+        request = RouteRequest(
+            chat_id=chat_id,
+            query=self._query(chat_id),
+            candidates=pool,
+            always_inject_ids=always_ids,
+            session=session,
+            settings=settings,
+            seq=anchor[1],
+        )
+        route = await self._route(request)
+        by_id = {n.id: n for n in pool}
+        always = set(always_ids)
+        selected: list[str] = []
+        for inc in route.selected:
+            if inc.id in by_id and inc.id not in always and inc.id not in selected:
+                selected.append(inc.id)
+        visible_ids = tuple(by_id)
+        await _maybe_await(self._record(chat_id, always_ids, selected, visible_ids))
+        recalled = tuple(by_id[i] for i in selected)
+        prompt = render_injection(pinned, recalled, specs)
+        trace = RecallTrace(
+            chat_id=chat_id,
+            seq=anchor[1],
+            anchor=anchor,
+            query=request.query[:300],
+            router=route.router,
+            mode=route.mode,
+            score_mode=route.score_mode,
+            fallback_reason=route.fallback_reason,
+            pool_size=len(pool),
+            recent_window=recent,
+            always_inject_ids=always_ids,
+            seeds=route.seeds,
+            selected=tuple(i for i in route.selected if i.id in selected),
+            shadow=route.shadow,
+            error=route.error,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        self.traces.append(trace)
+        return RecallOutcome(
+            chat_id=chat_id,
+            anchor=anchor,
+            route=route,
+            always_inject_ids=always_ids,
+            recall_selected_ids=tuple(selected),
+            visible_ids=visible_ids,
+            pinned=pinned,
+            recalled=recalled,
+            prompt=prompt,
+            trace=trace,
+        )
+
+    def _query(self, chat_id: str) -> str:
+        messages = self.host.get_context(chat_id).messages
+        for m in reversed(messages):
+            if m.role == "user":
+                return m.text
+        return messages[-1].text if messages else ""
+
+    async def _route(self, request: RouteRequest) -> RouteResult:
+        """A plugin's ``memgraph_route`` answer, else the built-in router."""
+        answer, failures = await first(self.host, "memgraph_route", request=request)
+        error = None
+        if answer is not None:
+            try:
+                return coerce_route_result(answer.value, router=answer.plugin)
+            except TypeError as exc:
+                log.warning("%s", exc)
+                error = str(exc)
+        if failures:
+            error = "; ".join(f"router {f.plugin} failed: {f.error!r}" for f in failures)
+        result = await self.router.route(request)
+        return attrs.evolve(result, error=error) if error else result
+
+    def _record(
+        self, chat_id: str, always: Sequence[str], selected: Sequence[str], visible: Sequence[str]
+    ) -> Any:
+        from memgraph_plugin.external_api import record_injected_node_ids
+
+        return record_injected_node_ids(
+            self.host.get_context(chat_id),
+            always_inject_ids=list(always),
+            recall_selected_ids=list(selected),
+            visible_ids=list(visible),
+        )
+
+
+_PIPELINES: weakref.WeakKeyDictionary[Any, TurnPipeline] = weakref.WeakKeyDictionary()
+
+
+def pipeline_for(host: Any) -> TurnPipeline:
+    """The host's pipeline, created on first use."""
+    pipeline = _PIPELINES.get(host)
+    if pipeline is None:
+        pipeline = _PIPELINES[host] = TurnPipeline(host)
+    return pipeline

@@ -1,0 +1,51 @@
+"""Shared pieces for the recall tests: real hosts on tmp_path, the fixture story, a companion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from host import Host, hookimpl
+from memgraph_plugin.recall import ReplayExtractor, load_story, pipeline_for
+
+FIXTURE_STORY = Path(__file__).with_name("fixture_story.json")
+CHAT = "c1"
+
+
+class Companion:
+    """A plugin that only subscribes to ``memgraph_injection_changed`` and keeps what it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any]] = []
+
+    @hookimpl
+    def memgraph_injection_changed(self, chat_id: str, state: Any) -> None:
+        self.seen.append((chat_id, state))
+
+
+def fixture_story():
+    return load_story(FIXTURE_STORY)
+
+
+def fixture_data() -> dict:
+    return json.loads(FIXTURE_STORY.read_text())
+
+
+async def make_host(tmp_path: Path, **settings: Any) -> tuple[Host, Companion]:
+    """A started host with the replay extractor for the fixture story and a companion."""
+    host = Host(data_dir=tmp_path / "data", settings=settings, entry_points=False)
+    host.register_plugin(ReplayExtractor.from_story(fixture_story()), name="replay")
+    companion = Companion()
+    host.register_plugin(companion, name="companion")
+    await host.start()
+    return host, companion
+
+
+@pytest.fixture
+async def started(tmp_path):
+    host, companion = await make_host(tmp_path, recall_recent_window=0)
+    yield host, companion, pipeline_for(host)
+    await host.stop()

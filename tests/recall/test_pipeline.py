@@ -1,0 +1,258 @@
+"""The turn pipeline on a real host with real LanceDB: extraction, recall, injection, reuse."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from host import Host, hookimpl
+from memgraph_plugin.recall import HybridRouter, pipeline_for
+
+from .conftest import CHAT, fixture_data, fixture_story, make_host
+
+
+def _expected_counts(turns) -> Counter:
+    """Node counts by type from the story: every event create is new, others merge by title."""
+    titles: dict[str, set[str]] = {}
+    events = 0
+    for turn in turns:
+        for op in turn["ops"]:
+            if op["op"] != "create":
+                continue
+            if op["type"] == "event":
+                events += 1
+            else:
+                titles.setdefault(op["type"], set()).add(op["title"])
+    counts = Counter({t: len(v) for t, v in titles.items()})
+    counts["event"] = events
+    return counts
+
+
+async def test_story_turns_extract_recall_and_notify_in_order(started):
+    host, companion, pipeline = started
+    story = fixture_story()
+    outcomes = []
+    for number, turn in enumerate(story.turns, 1):
+        out = await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+        outcomes.append(out)
+        assert out.extraction.seq == number
+        assert out.extraction.rejected == ()
+        assert out.extraction.applied == len(turn.ops)
+        assert out.recall.anchor == (2 * (number - 1), number)
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+    nodes = session.list_visible_candidates()
+    assert Counter(n.type for n in nodes) == _expected_counts(fixture_data()["turns"])
+
+    # pinned before answer k: the events of the earlier turns and the threads so far
+    for number, out in enumerate(outcomes, 1):
+        pinned_types = Counter(n.type for n in out.recall.pinned)
+        earlier = fixture_data()["turns"][: number - 1]
+        expected = _expected_counts(earlier)
+        assert pinned_types == Counter({t: expected[t] for t in ("event", "thread") if expected[t]})
+        state_ids = set(out.recall.recall_selected_ids)
+        assert state_ids <= set(out.recall.visible_ids)
+        assert not state_ids & set(out.recall.always_inject_ids)
+
+    # the companion saw one change per fresh recall, in order, equal to what recall recorded
+    mine = [s for chat, s in companion.seen if chat == CHAT]
+    assert len(mine) == len(outcomes)
+    for state, out in zip(mine, outcomes, strict=True):
+        assert state.always_inject_ids == frozenset(out.recall.always_inject_ids)
+        assert state.recall_selected_ids == frozenset(out.recall.recall_selected_ids)
+        assert state.visible_ids == frozenset(out.recall.visible_ids)
+
+    # the prompt: pinned and recalled blocks, one table per type
+    last = outcomes[-1].recall
+    assert last.prompt.startswith("## Pinned memory")
+    assert "### event_table" in last.prompt and "### thread_table" in last.prompt
+    for node in last.pinned:
+        assert f"| {node.id} |" in last.prompt
+    # every recall left a trace
+    assert [t.seq for t in pipeline.traces.read(CHAT)] == [1, 2, 3, 4]
+
+
+async def test_regenerate_and_swipe_reuse_the_last_result(started):
+    host, companion, pipeline = started
+    story = fixture_story()
+    for turn in story.turns[:2]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, story.turns[2].user)
+    first = await pipeline.recall(CHAT)
+    fired = len(companion.seen)
+    swipe = await pipeline.recall(CHAT)  # a swipe asks again before any answer
+    assert swipe.reused and swipe.recall_selected_ids == first.recall_selected_ids
+    await pipeline.add_assistant_message(CHAT, story.turns[2].assistant)
+    chat = host.chat(CHAT)
+    assert chat.truncate(len(host.get_context(CHAT).messages) - 2) == 1  # regenerate
+    regen = await pipeline.recall(CHAT)
+    assert regen.reused and regen.anchor == first.anchor
+    assert regen.always_inject_ids == first.always_inject_ids
+    assert len(companion.seen) == fired  # no second hook fire
+    traces = pipeline.traces.read(CHAT)
+    assert [t.reused for t in traces[-3:]] == [False, True, True]
+    await pipeline.add_user_message(CHAT, "And then?")
+    fresh = await pipeline.recall(CHAT)
+    assert not fresh.reused and len(companion.seen) == fired + 1
+
+
+async def _smuggler_recall(tmp_path, **settings):
+    host, companion = await make_host(tmp_path, recall_recent_window=0, **settings)
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "smuggler")
+    outcome = await pipeline.recall(CHAT)
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+    titles = {n.id: n.title for n in session.list_visible_candidates()}
+    await host.stop()
+    return outcome, titles
+
+
+async def test_canary_expands_from_seeds_with_provenance(tmp_path):
+    outcome, titles = await _smuggler_recall(tmp_path)
+    route = outcome.route
+    assert route.mode == "canary" and route.fallback_reason is None
+    mara = next(i for i, t in titles.items() if t == "Mara")
+    assert mara in route.seeds
+    expanded = {titles[i.id]: i for i in route.selected if i.why == "graph_expansion"}
+    assert {"Lantern Market", "Ilya Renn"} <= set(expanded)
+    for inc in expanded.values():
+        assert inc.via in route.seeds and inc.hops == 1 and inc.edge_type
+    # Mara -[related]- Lantern Market; Ilya is reached through the rumour event (involved_in):
+    # allied_with is not among the drill's default edge types
+    assert (expanded["Lantern Market"].via, expanded["Lantern Market"].edge_type) == (
+        mara,
+        "related",
+    )
+    assert expanded["Ilya Renn"].edge_type == "involved_in"
+    assert titles[expanded["Ilya Renn"].via] == "Rumour of Mara"
+    assert set(i.id for i in outcome.trace.selected) == set(outcome.recall_selected_ids)
+
+
+@pytest.mark.parametrize(
+    ("settings", "reason"),
+    [
+        ({"recall_rollout": "off"}, "rollout_off"),
+        ({"recall_graph_expansion": False}, "feature_flag_disabled"),
+    ],
+)
+async def test_off_and_flag_answer_the_baseline(tmp_path, settings, reason):
+    outcome, _ = await _smuggler_recall(tmp_path, **settings)
+    assert outcome.route.fallback_reason == reason
+    assert outcome.route.shadow == ()
+    assert all(i.why != "graph_expansion" for i in outcome.route.selected)
+    assert outcome.trace.fallback_reason == reason
+
+
+async def test_shadow_computes_expansion_but_returns_baseline(tmp_path):
+    canary, _ = await _smuggler_recall(tmp_path / "a")
+    shadow, _ = await _smuggler_recall(tmp_path / "b", recall_rollout="shadow")
+    assert shadow.route.fallback_reason == "shadow_mode"
+    applied = [i for i in canary.route.selected if i.why == "graph_expansion"]
+    assert [i.id for i in shadow.route.shadow] == [i.id for i in applied]
+    baseline = [i.id for i in canary.route.selected if i.why != "graph_expansion"]
+    assert list(shadow.recall_selected_ids) == baseline
+
+
+class RaisingExpansion:
+    """A router plugin that is the built-in router with a graph walk that fails."""
+
+    @hookimpl
+    async def memgraph_route(self, request):
+        def boom(session, seed, hops, visible):
+            raise RuntimeError("graph store unreachable")
+
+        return await HybridRouter(expander=boom).route(request)
+
+
+async def test_expansion_error_falls_back_to_baseline_with_reason(tmp_path):
+    canary, _ = await _smuggler_recall(tmp_path / "a")
+    host, _ = await make_host(tmp_path / "b", recall_recent_window=0)
+    host.register_plugin(RaisingExpansion(), name="raising-expansion")
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "smuggler")
+    outcome = await pipeline.recall(CHAT)
+    await host.stop()
+    assert outcome.route.fallback_reason == "graph_expansion_error"
+    assert "graph store unreachable" in outcome.route.error
+    baseline = [i.id for i in canary.route.selected if i.why != "graph_expansion"]
+    assert list(outcome.recall_selected_ids) == baseline
+    trace = pipeline.traces.read(CHAT)[-1]
+    assert trace.fallback_reason == "graph_expansion_error"
+
+
+class IdsRouter:
+    @hookimpl
+    def memgraph_route(self, request):
+        return [c.id for c in request.candidates if c.type == "location_state"]
+
+
+class BrokenRouter:
+    @hookimpl
+    def memgraph_route(self, request):
+        raise ValueError("router model offline")
+
+
+async def test_plugin_router_wins_and_broken_router_falls_back(tmp_path):
+    host, _ = await make_host(tmp_path, recall_recent_window=0)
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns[:2]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    host.register_plugin(IdsRouter(), name="ids-router")
+    await pipeline.add_user_message(CHAT, "where now?")
+    picked = await pipeline.recall(CHAT)
+    assert picked.route.router == "ids-router"
+    assert {n.type for n in picked.recalled} == {"location_state"} and len(picked.recalled) == 2
+    host.unregister_plugin("ids-router")
+    host.register_plugin(BrokenRouter(), name="broken-router")
+    await pipeline.add_user_message(CHAT, "smuggler")
+    fallback = await pipeline.recall(CHAT)
+    await host.stop()
+    assert fallback.route.router == "builtin-hybrid"
+    assert (
+        "broken-router" in fallback.route.error and "router model offline" in fallback.route.error
+    )
+
+
+class BrokenExtractor:
+    @hookimpl
+    def memgraph_extract(self, chat_id, message, context):
+        raise RuntimeError("llm quota")
+
+
+class ExtraExtractor:
+    @hookimpl
+    def memgraph_extract(self, chat_id, message, context):
+        return [
+            {
+                "op": "create",
+                "type": "thread",
+                "title": "Side quest",
+                "fields": {"title": "Side quest", "status": "open", "note": "extra"},
+            }
+        ]
+
+
+async def test_extractors_collected_and_a_failing_one_is_skipped(tmp_path):
+    host, _ = await make_host(tmp_path)
+    host.register_plugin(BrokenExtractor(), name="broken-extractor")
+    host.register_plugin(ExtraExtractor(), name="extra-extractor")
+    pipeline = pipeline_for(host)
+    turn = fixture_story().turns[0]
+    out = await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await host.stop()
+    assert out.extraction.applied == len(turn.ops) + 1
+    assert [f.plugin for f in out.extraction.failures] == ["broken-extractor"]
+
+
+async def test_without_memory_graph_the_pipeline_does_nothing(tmp_path):
+    host = Host(data_dir=tmp_path / "d", builtins=False, entry_points=False)
+    await host.start()
+    pipeline = pipeline_for(host)
+    out = await pipeline.run_turn(CHAT, "hello", "hi")
+    await host.stop()
+    assert out.recall is None and out.extraction is None
+    assert [m.role for m in host.get_context(CHAT).messages] == ["user", "assistant"]
