@@ -1,0 +1,98 @@
+"""How the sample plugins reach the memory graph: through the host's registry, and nothing else.
+
+`MemoryAccess` opens a session with ``host.registry.get("memory-graph").open_session(ctx)`` and
+logs once (per plugin and host) when the graph is missing or disabled, until it comes back.
+`attach_worker` / `detach_worker` give a module plugin a per-host worker object that receives
+hooks with no host argument (``memgraph_commit``, ``memgraph_injection_changed``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from typing import Any
+
+MEMORY_GRAPH = "memory-graph"
+
+
+class MemoryAccess:
+    """Opens memory-graph sessions for one plugin on one host; a miss is logged once."""
+
+    def __init__(self, host: Any, plugin: str, log: logging.Logger) -> None:
+        self.host = host
+        self.plugin = plugin
+        self.log = log
+        self._warned = False
+
+    def context(self, chat: Any) -> Any:
+        """A chat context from a context, a chat id, or ``None``."""
+        if chat is None or not isinstance(chat, str):
+            return chat
+        return self.host.get_context(chat)
+
+    async def open(self, chat: Any) -> Any | None:
+        """A session for ``chat`` (context or chat id), or ``None`` when memory is unavailable."""
+        api = self.host.registry.get(MEMORY_GRAPH)
+        opener = getattr(api, "open_session", None)
+        if opener is None:
+            self._miss("memory-graph is not registered")
+            return None
+        try:
+            session = opener(self.context(chat))
+            if inspect.isawaitable(session):
+                session = await session
+        except Exception as exc:  # a broken provider must not take the plugin down
+            self._miss(f"open_session failed: {exc!r}")
+            return None
+        if session is None:
+            self._miss("memory-graph gave no session (disabled, or no chat target)")
+            return None
+        self._warned = False
+        return session
+
+    def _miss(self, why: str) -> None:
+        if not self._warned:
+            self._warned = True
+            self.log.info("%s: memory graph unavailable (%s); doing nothing", self.plugin, why)
+
+
+def chat_of(ctx: Any) -> str | None:
+    """The chat id of a context or a chat id."""
+    if ctx is None or isinstance(ctx, str):
+        return ctx
+    return getattr(ctx, "chat_id", None)
+
+
+def attach_worker(host: Any, worker: Any, *, name: str, api_name: str, version: str) -> None:
+    """Register ``worker`` as the host's plugin ``name`` and publish it as ``api_name``.
+
+    A worker left over from an earlier start (hot reload) is replaced.
+    """
+    detach_worker(host, name=name)
+    host.register_plugin(worker, name=name)
+    host.registry.register(api_name, worker, owner=name, version=version)
+
+
+def detach_worker(host: Any, *, name: str) -> None:
+    """Unregister the worker plugin ``name`` (and what it published), if it is there."""
+    if host.pm.get_plugin(name) is not None:
+        host.unregister_plugin(name)
+
+
+def run_soon(coro: Any, tasks: set[Any]) -> Any:
+    """Start ``coro`` for a hook that may be called from async or sync code.
+
+    In a running loop it becomes a task (kept in ``tasks`` until done) that is returned, so a
+    host that awaits hook results waits for it; without a loop it is closed and ``None`` returned.
+    """
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        coro.close()
+        return None
+    task = loop.create_task(coro)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+    return task

@@ -1,0 +1,458 @@
+"""scout: a recall policy of its own, and the orchestrator's ``memory_*`` loop tools.
+
+Everything goes through ``host.registry.get("memory-graph").open_session(ctx)``. ``scout(ctx)``
+rebuilds the router's input as the docs' worked example does (``schema_overview`` and
+``candidate_rows``) and ranks the rows with its own deterministic policy: names of the node
+mentioned in the latest user message, keyword overlap with it, edge-summary degree as tie-break.
+The loop tools ``memory_search``, ``memory_list_recent`` and ``memory_get`` are published as
+``orchestrator``; they never return a node that is already injected (the union of the chat's
+always-inject and recall-selected ids, kept current by ``memgraph_injection_changed``), and they
+answer ``ToolError(code="MEMORY_DISABLED")`` when no session can be opened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from host import hookimpl
+from sample_plugins._registry_access import (
+    MemoryAccess,
+    attach_worker,
+    chat_of,
+    detach_worker,
+    run_soon,
+)
+
+log = logging.getLogger("sample_plugins.scout")
+
+WORKER_NAME = "scout.worker"
+API_NAME = "scout"
+TOOLS_NAME = "orchestrator"
+VERSION = "1.0"
+DEFAULT_PICKS = 5
+AUTO_SETTING = "scout_on_recall"  # run the policy each time a chat's injection changes
+PREVIEW_LIMIT = 300
+
+_ASCII = re.compile(r"[a-z0-9]+")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
+_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "into",
+        "what",
+        "where",
+        "when",
+        "who",
+        "why",
+        "how",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "you",
+        "your",
+        "her",
+        "his",
+        "she",
+        "him",
+        "they",
+        "them",
+        "their",
+        "our",
+        "out",
+        "not",
+        "but",
+        "all",
+        "can",
+        "will",
+        "about",
+        "there",
+        "then",
+        "than",
+        "tell",
+        "ask",
+        "say",
+        "said",
+        "does",
+        "did",
+        "any",
+        "some",
+        "one",
+    ]
+)
+
+
+# ---- value types -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ToolError:
+    """A loop tool's failure, for the agent to pivot on (``MEMORY_DISABLED``, ``BAD_ARGS``, ...)."""
+
+    code: str
+    message: str
+    ok: bool = False
+
+
+@attrs.frozen
+class ScoutPick:
+    """One node the scout's policy picked, and why."""
+
+    id: str
+    type: str
+    title: str
+    score: float
+    reasons: tuple[str, ...]
+
+
+@attrs.frozen
+class ScoutReport:
+    """What one ``scout`` run saw and picked for one chat."""
+
+    chat_id: str | None
+    query: str
+    schema_overview: tuple[Mapping[str, Any], ...] = ()
+    candidate_count: int = 0
+    excluded: frozenset[str] = frozenset()
+    picks: tuple[ScoutPick, ...] = ()
+    skipped: str | None = None
+
+    def describe(self) -> list[str]:
+        """What the scout found beyond the injected nodes, for the demo."""
+        if self.skipped:
+            return [f"skipped: {self.skipped}"]
+        if not self.picks:
+            return [f"nothing new among {self.candidate_count} candidates beyond the injected ones"]
+        return [
+            f"found {p.title!r} ({p.id}, {p.type}) score {p.score:g}: {'; '.join(p.reasons)}"
+            for p in self.picks[:3]
+        ]
+
+
+# ---- text helpers ----------------------------------------------------------------------------
+
+
+def tokens(text: str) -> set[str]:
+    """Content tokens: ASCII words of three letters or more, CJK characters and CJK bigrams."""
+    text = (text or "").lower()
+    found = {w for w in _ASCII.findall(text) if len(w) >= 3 and w not in _STOP}
+    for run in _CJK_RUN.findall(text):
+        found.update(run)
+        found.update(run[i : i + 2] for i in range(len(run) - 1))
+    return found
+
+
+def _values(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [p.strip() for p in re.split(r"[,;|]", value) if p.strip()]
+    if isinstance(value, Iterable) and not isinstance(value, Mapping):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [str(value)]
+
+
+def names_of(brief: Any) -> list[str]:
+    """The names a node answers to: its title and its primary-key values (aliases included)."""
+    names = [brief.title] if getattr(brief, "title", "") else []
+    for value in (getattr(brief, "key_values", None) or {}).values():
+        names.extend(_values(value))
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def mentioned(name: str, text: str) -> bool:
+    """Whether ``name`` is mentioned in ``text``: as whole words, or as a substring for CJK."""
+    name = name.strip().lower()
+    if len(name) < 2:
+        return False
+    if _CJK_RUN.search(name):
+        return name in text.lower()
+    return re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", text.lower()) is not None
+
+
+def brief_text(brief: Any) -> str:
+    parts = [brief.title or "", brief.summary or ""]
+    for mapping in (brief.key_values, brief.row_values):
+        for value in (mapping or {}).values():
+            parts.extend(_values(value))
+    return " ".join(parts)
+
+
+def score_brief(brief: Any, query: str, query_tokens: set[str]) -> tuple[float, tuple[str, ...]]:
+    """The scout's policy for one candidate row: name mentions (2 each) + keyword overlap."""
+    reasons: list[str] = []
+    score = 0.0
+    hits = [n for n in names_of(brief) if mentioned(n, query)]
+    if hits:
+        score += 2.0 * len(hits)
+        reasons.append("named: " + ", ".join(hits))
+    if query_tokens:
+        shared = query_tokens & tokens(brief_text(brief))
+        if shared:
+            score += len(shared) / len(query_tokens)
+            reasons.append("keywords: " + ", ".join(sorted(shared)))
+    return score, tuple(reasons)
+
+
+def _degree(brief: Any) -> int:
+    summary = getattr(brief, "edge_summary", None)
+    return int(getattr(summary, "degree", 0) or 0)
+
+
+def node_row(node: Any, *, score: float | None = None) -> dict[str, Any]:
+    """A tool's JSON-ready row for a node view or brief: id, type, title, preview, time."""
+    text = getattr(node, "summary", None)
+    if text is None:
+        fields = getattr(node, "fields", None) or {}
+        text = str(fields.get("summary") or fields.get("state") or fields.get("note") or "")
+    preview = f"{node.title}: {text}" if text else node.title
+    row: dict[str, Any] = {
+        "id": node.id,
+        "type": node.type,
+        "title": node.title,
+        "preview": preview[:PREVIEW_LIMIT],
+        "time": getattr(node, "seq_to", getattr(node, "to_seq", None)),
+    }
+    if score is not None:
+        row["score"] = round(score, 4)
+    return row
+
+
+def _limit(args: Mapping[str, Any], default: int) -> int:
+    try:
+        value = int(args.get("limit", default) or default)
+    except (TypeError, ValueError):
+        return default
+    return max(1, min(value, 100))
+
+
+# ---- the per-host worker ---------------------------------------------------------------------
+
+
+class Scout:
+    """The scout of one host: its recall policy, the loop tools and the exclusion sets."""
+
+    def __init__(self, host: Any) -> None:
+        self.host = host
+        self.memory = MemoryAccess(host, "scout", log)
+        self._injected: dict[str | None, frozenset[str]] = {}
+        self._reports: dict[str | None, ScoutReport] = {}
+        self._tasks: set[Any] = set()
+        self.tools = OrchestratorTools(self)
+
+    # exclusion --------------------------------------------------------------------------------
+
+    @hookimpl(optionalhook=True)
+    def memgraph_injection_changed(self, chat_id: str, state: Any) -> Any:
+        """Keep the chat's exclusion set (always-inject | recall-selected ids); then scout.
+
+        The scout run is a task the host may await (``scout_on_recall = false`` turns it off).
+        """
+        ids = frozenset(state.always_inject_ids) | frozenset(state.recall_selected_ids)
+        self._injected[chat_id] = ids
+        if not self.host.settings.get(AUTO_SETTING, True):
+            return None
+        return run_soon(self.scout(chat_id), self._tasks)
+
+    async def drain(self) -> None:
+        """Wait for the scout runs that injection changes started."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+            await asyncio.sleep(0)
+
+    def excluded(self, chat: Any, session: Any = None) -> frozenset[str]:
+        """Ids already injected into the chat (from the hook, and the session when it tells)."""
+        ids = self._injected.get(chat_of(chat), frozenset())
+        getter = getattr(session, "get_injection_state", None)
+        if getter is not None:
+            try:
+                state = getter()
+                ids = (
+                    ids | frozenset(state.always_inject_ids) | frozenset(state.recall_selected_ids)
+                )
+            except Exception as exc:
+                log.debug("scout: injection state unavailable: %r", exc)
+        return ids
+
+    def last_report(self, chat_id: str | None) -> ScoutReport | None:
+        return self._reports.get(chat_id)
+
+    # the recall policy ------------------------------------------------------------------------
+
+    @staticmethod
+    def schema_overview(session: Any) -> tuple[dict[str, Any], ...]:
+        """The ``schema_overview`` block of the router's input, as in the docs' worked example."""
+        return tuple(
+            {
+                "id": spec.type,
+                "table_name": spec.table_name,
+                "table_columns": list(spec.table_columns),
+                "required_columns": list(spec.required_columns),
+                "force_update": spec.force_update,
+                "always_inject": spec.always_inject,
+                "editable": spec.editable,
+                "compression_mode": spec.compression_mode,
+            }
+            for spec in session.get_schema().types
+        )
+
+    @staticmethod
+    def candidate_rows(session: Any) -> list[Any]:
+        """The ``candidateRows`` block: one brief per visible candidate, in the router's order."""
+        candidates = session.list_visible_candidates()
+        visible = [c.id for c in candidates]
+        rows = (
+            session.get_node_brief(
+                c.id, visible_node_ids=visible, include_edge_summary=True, edge_summary_limit=8
+            )
+            for c in candidates
+        )
+        return [row for row in rows if row is not None]
+
+    def rank(
+        self, rows: list[Any], query: str, excluded: frozenset[str], limit: int
+    ) -> list[ScoutPick]:
+        """Rows scored by the policy, best first (ties: degree, then id); excluded ids left out."""
+        query_tokens = tokens(query)
+        scored = []
+        for row in rows:
+            if row.id in excluded:
+                continue
+            score, reasons = score_brief(row, query, query_tokens)
+            if score > 0:
+                scored.append((score, _degree(row), row, reasons))
+        scored.sort(key=lambda t: (-t[0], -t[1], t[2].id))
+        return [
+            ScoutPick(row.id, row.type, row.title, round(score, 4), reasons)
+            for score, _, row, reasons in scored[:limit]
+        ]
+
+    async def scout(
+        self, ctx: Any, *, query: str | None = None, limit: int = DEFAULT_PICKS
+    ) -> ScoutReport:
+        """Run the policy against ``query`` (default: the latest user message of the chat)."""
+        chat_id = chat_of(ctx)
+        ctx = self.memory.context(ctx)
+        if query is None:
+            users = [m.text for m in getattr(ctx, "messages", ()) if m.role == "user"]
+            query = users[-1] if users else ""
+        session = await self.memory.open(ctx)
+        if session is None:
+            return ScoutReport(chat_id, query, skipped="memory graph unavailable")
+        excluded = self.excluded(chat_id, session)
+        rows = self.candidate_rows(session)
+        report = ScoutReport(
+            chat_id,
+            query,
+            self.schema_overview(session),
+            len(rows),
+            excluded,
+            tuple(self.rank(rows, query, excluded, limit)),
+        )
+        self._reports[chat_id] = report
+        return report
+
+
+class OrchestratorTools:
+    """The loop tools published as ``orchestrator``; each takes ``(args, ctx)``."""
+
+    def __init__(self, scout: Scout) -> None:
+        self._scout = scout
+
+    async def _session(self, ctx: Any) -> Any:
+        return await self._scout.memory.open(ctx)
+
+    @staticmethod
+    def _disabled() -> ToolError:
+        return ToolError("MEMORY_DISABLED", "memory graph is not available for this chat")
+
+    async def memory_search(self, args: Mapping[str, Any], ctx: Any) -> dict | ToolError:
+        """``{"query", "limit"?}`` -> ``{"nodes": [...]}`` ranked by the scout's policy."""
+        args = args or {}
+        query = str(args.get("query") or "").strip()
+        session = await self._session(ctx)
+        if session is None:
+            return self._disabled()
+        if not query:
+            return {"nodes": []}
+        excluded = self._scout.excluded(ctx, session)
+        rows = {row.id: row for row in self._scout.candidate_rows(session)}
+        picks = self._scout.rank(list(rows.values()), query, excluded, _limit(args, DEFAULT_PICKS))
+        return {"nodes": [node_row(rows[p.id], score=p.score) for p in picks]}
+
+    async def memory_list_recent(self, args: Mapping[str, Any], ctx: Any) -> dict | ToolError:
+        """``{"limit"?}`` -> ``{"nodes": [...]}``, newest first, injected nodes left out."""
+        args = args or {}
+        session = await self._session(ctx)
+        if session is None:
+            return self._disabled()
+        excluded = self._scout.excluded(ctx, session)
+        fresh = [n for n in session.list_visible_candidates() if n.id not in excluded]
+        return {"nodes": [node_row(n) for n in fresh[: _limit(args, 10)]]}
+
+    async def memory_get(self, args: Mapping[str, Any], ctx: Any) -> dict | ToolError:
+        """``{"id", "include_neighbors"?}`` -> ``{"node", "neighbors"}``; injected ids refused."""
+        args = args or {}
+        node_id = str(args.get("id") or "").strip()
+        session = await self._session(ctx)
+        if session is None:
+            return self._disabled()
+        if not node_id:
+            return ToolError("BAD_ARGS", "memory_get needs an 'id'")
+        excluded = self._scout.excluded(ctx, session)
+        if node_id in excluded:
+            return ToolError("ALREADY_INJECTED", f"{node_id} is already in the main context")
+        brief = session.get_node_brief(node_id, include_edge_summary=False)
+        if brief is None:
+            return ToolError("NOT_FOUND", f"no active node {node_id}")
+        result: dict[str, Any] = {"node": node_row(brief) | {"fields": _brief_fields(brief)}}
+        if args.get("include_neighbors", True):
+            seen = {node_id}
+            neighbors = []
+            for view in session.expand_from_seeds(
+                [node_id], hops=1, project_to="raw", include_children=False, exclude_internal=True
+            ):
+                if view.id in seen or view.id in excluded:
+                    continue
+                seen.add(view.id)
+                neighbors.append({"id": view.id, "type": view.type, "title": view.title})
+            result["neighbors"] = neighbors
+        return result
+
+
+def _brief_fields(brief: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for mapping in (brief.key_values, brief.row_values):
+        for key, value in (mapping or {}).items():
+            fields[key] = list(value) if isinstance(value, tuple) else value
+    return fields
+
+
+# ---- module plugin hooks ---------------------------------------------------------------------
+
+
+@hookimpl
+def host_startup(host: Any) -> None:
+    """Give this host its scout; publish it as ``scout`` and its tools as ``orchestrator``."""
+    worker = Scout(host)
+    attach_worker(host, worker, name=WORKER_NAME, api_name=API_NAME, version=VERSION)
+    host.registry.register(TOOLS_NAME, worker.tools, owner=WORKER_NAME, version=VERSION)
+
+
+@hookimpl
+def host_shutdown(host: Any) -> None:
+    detach_worker(host, name=WORKER_NAME)

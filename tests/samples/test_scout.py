@@ -1,0 +1,119 @@
+"""The scout alone on a real host: its policy, the loop tools, exclusion of injected nodes."""
+
+from __future__ import annotations
+
+import logging
+
+from memgraph_plugin.external_api import record_injected_node_ids
+
+from sample_plugins import scout
+from sample_plugins.scout import ToolError
+
+from .conftest import CHAT, event, link, open_session, person, place, settle
+
+STORY_OPS = [
+    event("Raid on the market", "Juno Kade raids the Lantern Market; Pim helps Ilya escape.", "e1"),
+    person("Ilya Renn", "c_ilya", aliases=["伊利亚"]),
+    person("Juno Kade", "c_juno", aliases=["the Knife"]),
+    person("Pim", "c_pim", aliases=["the runner"]),
+    place("Lantern Market", "l_market", aliases=["灯市"]),
+    link("c_ilya", "e1", "involved_in"),
+    link("c_juno", "e1", "involved_in"),
+    link("c_pim", "e1", "involved_in"),
+    link("e1", "l_market", "occurred_at"),
+]
+
+
+async def _seed(host) -> dict[str, str]:
+    session = await open_session(host)
+    result = await session.apply_extraction_batch(ops=STORY_OPS, max_seq=1)
+    assert not result.rejected
+    return {n.title: n.id for n in session.list_visible_candidates()}
+
+
+async def test_scout_rebuilds_router_input_and_ranks_by_names(make_host) -> None:
+    host = await make_host(scout, settings={"scout_on_recall": False})
+    ids = await _seed(host)
+    host.chat(CHAT).add_message("user", "Where did Pim run off to after the raid at 灯市?")
+    report = await host.registry.get("scout").scout(CHAT)
+    session = await open_session(host)
+    assert [row["id"] for row in report.schema_overview] == [
+        s.type for s in session.get_schema().types
+    ]
+    assert report.candidate_count == len(session.list_visible_candidates())
+    picked = [p.id for p in report.picks]
+    # both named (Pim, 灯市) come first; the tie is broken by degree, then id
+    assert set(picked[:2]) == {ids["Pim"], ids["Lantern Market"]}
+    assert any(r.startswith("named:") for r in report.picks[0].reasons)
+    assert host.registry.get("scout").last_report(CHAT) is report
+
+
+async def test_tools_never_return_injected_nodes(make_host) -> None:
+    host = await make_host(scout, settings={"scout_on_recall": False})
+    ids = await _seed(host)
+    tools = host.registry.get("orchestrator")
+    ctx = host.get_context(CHAT)
+
+    found = await tools.memory_search({"query": "Juno Kade raid"}, ctx)
+    assert ids["Juno Kade"] in [n["id"] for n in found["nodes"]]
+
+    record_injected_node_ids(
+        ctx, always_inject_ids=[ids["Raid on the market"]], recall_selected_ids=[ids["Juno Kade"]]
+    )
+    injected = {ids["Raid on the market"], ids["Juno Kade"]}
+    found = await tools.memory_search({"query": "Juno Kade raid"}, ctx)
+    assert not injected & {n["id"] for n in found["nodes"]}
+    recent = await tools.memory_list_recent({"limit": 50}, ctx)
+    assert recent["nodes"] and not injected & {n["id"] for n in recent["nodes"]}
+    refused = await tools.memory_get({"id": ids["Juno Kade"]}, ctx)
+    assert isinstance(refused, ToolError) and refused.code == "ALREADY_INJECTED"
+    got = await tools.memory_get({"id": ids["Pim"]}, ctx)
+    assert got["node"]["id"] == ids["Pim"]
+    assert not injected & {n["id"] for n in got["neighbors"]}
+
+    # the hook keeps the set current: a new state releases the old ids
+    record_injected_node_ids(ctx, always_inject_ids=[], recall_selected_ids=[])
+    found = await tools.memory_search({"query": "Juno Kade raid"}, ctx)
+    assert ids["Juno Kade"] in [n["id"] for n in found["nodes"]]
+
+
+async def test_scout_runs_on_injection_change_and_excludes(make_host) -> None:
+    host = await make_host(scout)
+    ids = await _seed(host)
+    host.chat(CHAT).add_message("user", "What about Pim and Juno Kade?")
+    record_injected_node_ids(
+        host.get_context(CHAT), always_inject_ids=[], recall_selected_ids=[ids["Pim"]]
+    )
+    await settle(host)
+    report = host.registry.get("scout").last_report(CHAT)
+    assert report is not None and report.excluded == {ids["Pim"]}
+    assert [p.id for p in report.picks][0] == ids["Juno Kade"]
+    assert ids["Pim"] not in [p.id for p in report.picks]
+
+
+async def test_tools_answer_memory_disabled_without_memory_graph(make_host, caplog) -> None:
+    host = await make_host(scout, builtins=False)
+    tools = host.registry.get("orchestrator")
+    ctx = host.get_context(CHAT)
+    with caplog.at_level(logging.INFO, logger="sample_plugins.scout"):
+        for call, args in (
+            (tools.memory_search, {"query": "Pim"}),
+            (tools.memory_list_recent, {}),
+            (tools.memory_get, {"id": "n_1"}),
+        ):
+            answer = await call(args, ctx)
+            assert isinstance(answer, ToolError) and answer.code == "MEMORY_DISABLED"
+        report = await host.registry.get("scout").scout(ctx, query="Pim")
+    assert report.skipped and report.picks == ()
+    assert len([r for r in caplog.records if "unavailable" in r.getMessage()]) == 1
+
+
+async def test_bad_tool_args_are_named(make_host) -> None:
+    host = await make_host(scout)
+    tools = host.registry.get("orchestrator")
+    ctx = host.get_context(CHAT)
+    answer = await tools.memory_get({}, ctx)
+    assert isinstance(answer, ToolError) and answer.code == "BAD_ARGS" and "id" in answer.message
+    missing = await tools.memory_get({"id": "n_999"}, ctx)
+    assert isinstance(missing, ToolError) and missing.code == "NOT_FOUND"
+    assert await tools.memory_search({"query": "  "}, ctx) == {"nodes": []}
