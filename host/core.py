@@ -260,13 +260,13 @@ class Host:
             record = self._records.get(item.plugin)
             origin = record.origin if record else None
             log.error(
-                "plugin %r (%s): %s raised %s\n%s",
+                "plugin %r (%s): %s raised %s",
                 item.plugin,
                 origin,
                 item.hook,
                 summary(item.exception),
-                item.traceback,
             )
+            log.debug("plugin %r: %s traceback:\n%s", item.plugin, item.hook, item.traceback)
             self._records.update(
                 item.plugin,
                 error=f"{item.hook}: {summary(item.exception)}",
@@ -357,14 +357,9 @@ class Host:
             )
         )
         log.error(
-            "plugin %r (%s, %s) %s: %s\n%s",
-            base.name,
-            base.source,
-            base.origin,
-            what,
-            summary(exc),
-            text,
+            "plugin %r (%s, %s) %s: %s", base.name, base.source, base.origin, what, summary(exc)
         )
+        log.debug("plugin %r traceback:\n%s", base.name, text)
         if self.strict:
             raise PluginError(
                 f"plugin {base.name!r} ({base.source}: {base.origin}) {what}: {summary(exc)}",
