@@ -130,16 +130,20 @@ def run_restarting(
         emit(f"memgraph-host dev: {', '.join(names)} changed, restarting the host")
 
     emit(f"memgraph-host dev: watching {plugins_dir} (restart on change, pid {os.getpid()})")
-    restarts = run_process(
-        plugins_dir,
-        target=serve_host,
-        args=(str(plugins_dir), str(data_dir)),
-        target_type="function",
-        callback=on_change,
-        watch_filter=PythonFilter(),
-        debounce=debounce,
-        step=step,
-    )
+    restarts: int | str = "?"
+    try:
+        restarts = run_process(
+            plugins_dir,
+            target=serve_host,
+            args=(str(plugins_dir), str(data_dir)),
+            target_type="function",
+            callback=on_change,
+            watch_filter=PythonFilter(),
+            debounce=debounce,
+            step=step,
+        )
+    except KeyboardInterrupt:  # Ctrl+C while restarting, outside the watcher: still a clean stop
+        pass
     emit(f"memgraph-host dev: stopped after {restarts} restart(s)")
     return 0
 

@@ -5,7 +5,8 @@ folder; every changed path is mapped to the plugin it belongs to, so several fil
 make one reload. A reload imports the new code under a fresh module name, checks it against the
 hook specs in a scratch plugin manager, and only then swaps it in: ``host_plugin_dispose`` on the
 old version, teardown (hooks, registry entries, ``host.on_unload`` callbacks, modules), register the
-new version, restore the call order, ``host_startup`` and ``host_plugin_adopt`` for it alone.
+new version (the host keeps its place in the call order), ``host_startup`` and
+``host_plugin_adopt`` for it alone.
 """
 
 from __future__ import annotations
@@ -104,10 +105,7 @@ class Reloader:
         self._failed: dict[str, ReloadReport] = {}
         self._lock = asyncio.Lock()
         self._reported = asyncio.Condition()
-        self._ranks: dict[str, int] = {}
-        self._next_rank = 0
         self._versions: dict[str, int] = {}
-        self._note_ranks()
 
     # ------------------------------------------------------------------ public API
 
@@ -149,8 +147,41 @@ class Reloader:
 
     async def load_all(self) -> tuple[ReloadReport, ...]:
         """Load every plugin in the folder that is not loaded yet."""
-        names = [name for name in self.discover() if name not in self._loaded]
-        return await self._reload_names(names)
+        names = []
+        for name, path in self.discover().items():
+            if name in self._loaded:
+                continue
+            if self._adopt_registered(name, path):
+                continue
+            names.append(name)
+        reports = list(await self._reload_names(names, publish=False))
+        # a plugin may implement hooks whose specs a plugin later in the folder adds: retry
+        # the ones refused for an unknown hook while the others keep loading
+        while True:
+            retry = [r.plugin for r in reports if not r.ok and "unknown hook" in (r.error or "")]
+            if not retry:
+                break
+            again = await self._reload_names(retry, publish=False)
+            if not any(report.ok for report in again):
+                break
+            reports = [r for r in reports if r.plugin not in retry] + list(again)
+        for report in reports:
+            await self._publish(report)
+        return tuple(reports)
+
+    def _adopt_registered(self, name: str, path: Path) -> bool:
+        """Take over a plugin the host already loaded from this folder (``plugin_dirs``)."""
+        plugin = self.host.pm.get_plugin(name)
+        if not isinstance(plugin, ModuleType):
+            return False
+        try:
+            same = Path(plugin.__file__ or "").resolve() == entry_file(path).resolve()
+        except OSError:
+            same = False
+        if same:
+            self._versions[name] = self._versions.get(name, 0) + 1
+            self._loaded[name] = _Loaded(plugin, path, self._versions[name])
+        return same
 
     async def reload_paths(self, changed_paths: Iterable[str | Path]) -> tuple[ReloadReport, ...]:
         """Reload (load, unload) every plugin one of ``changed_paths`` belongs to, once each."""
@@ -210,7 +241,9 @@ class Reloader:
 
     # ------------------------------------------------------------------ one reload
 
-    async def _reload_names(self, names: Iterable[str]) -> tuple[ReloadReport, ...]:
+    async def _reload_names(
+        self, names: Iterable[str], *, publish: bool = True
+    ) -> tuple[ReloadReport, ...]:
         reports = []
         for name in names:
             started = time.perf_counter()
@@ -228,7 +261,8 @@ class Reloader:
                     )
             if report is not None:
                 reports.append(report)
-                await self._publish(report)
+                if publish:
+                    await self._publish(report)
         return tuple(reports)
 
     async def _publish(self, report: ReloadReport) -> None:
@@ -275,13 +309,19 @@ class Reloader:
             self._teardown(name, old)
         cleared = self._clear_owned_specs(old)
         try:
-            self.host.register_plugin(module, name=name, source=str(path))
+            # the host keeps a re-registered name in its first place in every hook's call order
+            record = self.host.register_plugin(module, name=name, source="folder", origin=str(path))
+            if record.status != "loaded":
+                raise RuntimeError(record.error or f"status {record.status}")
         except Exception as exc:  # noqa: BLE001 - reported, the old version is put back
-            self._restore_specs(cleared)
             self._unregister_quietly(name)
             purge_modules(module.__name__)
+            for caller, _spec, _history in cleared:  # the old version adds its specs again
+                caller.spec = None
+                caller._call_history = None
             if old is not None:
                 self._put_back(name, old)
+            self._restore_specs(cleared)
             return self._fail(
                 name, PluginLoadError(name, f"register failed: {exc}", locate_error(exc)), elapsed()
             )
@@ -290,8 +330,6 @@ class Reloader:
         self._versions[name] = version
         self._loaded[name] = _Loaded(module, path, version)
         self._failed.pop(name, None)
-        self._rank_of(name)
-        self._restore_call_order()
 
         problems = []
         if self._host_started():
@@ -331,10 +369,12 @@ class Reloader:
     # ------------------------------------------------------------------ validation
 
     def _validate(self, name: str, module: ModuleType, old: _Loaded | None) -> None:
-        """Register the candidate in a scratch manager holding the host's specs; raise on misfit.
+        """Check the candidate in a scratch manager shaped like the host's; raise on misfit.
 
-        Specs the old version added itself are left out, so the candidate can add its own again
-        through ``host_addhooks`` (which is called on the scratch manager for that purpose).
+        The scratch manager gets the host's hook specs (those plugins added through
+        ``host_addhooks`` included) and the host's other plugins. Specs the old version added
+        itself are left out: the candidate adds its own through ``host_addhooks``, which is called
+        on the scratch manager, so a changed spec is checked against the other plugins too.
         """
         pm = self.host.pm
         scratch = pluggy.PluginManager(pm.project_name)
@@ -346,27 +386,43 @@ class Reloader:
             seen.add(id(spec.namespace))
             if old is not None and owns_module(old.module.__name__, _namespace_module(spec)):
                 continue
-            try:
+            with contextlib.suppress(ValueError):  # hooks another namespace already declared
                 scratch.add_hookspecs(spec.namespace)
-            except ValueError:
-                continue  # a namespace whose hooks another namespace already declared
+        for other_name, other in pm.list_name_plugin():
+            if other is None or other_name == name:
+                continue
+            with contextlib.suppress(Exception):  # the host accepted it; not this reload's concern
+                scratch.register(other, name=other_name)
         try:
             scratch.register(module, name=name)
             addhooks = getattr(scratch.hook, "host_addhooks", None)
             if addhooks is not None:
                 for impl in addhooks.get_hookimpls():
-                    _call_impl_sync(impl, {"pm": scratch})
-            scratch.check_pending()
+                    if impl.plugin is module:
+                        _call_impl_sync(impl, {"pm": scratch})
         except pluggy.PluginValidationError as exc:
-            raise PluginLoadError(
-                name,
-                f"does not fit the hook specs: {_first_line(exc)}",
-                _impl_location(module, exc),
-            ) from exc
+            if exc.plugin is module:
+                message = f"does not fit the hook specs: {_first_line(exc)}"
+            else:
+                other_name = scratch.get_name(exc.plugin) or repr(exc.plugin)
+                message = f"its hook specs no longer fit plugin {other_name!r}: {_first_line(exc)}"
+            raise PluginLoadError(name, message, _impl_location(module, exc)) from exc
         except Exception as exc:  # noqa: BLE001 - plugin code run by host_addhooks
             raise PluginLoadError(
                 name, f"{type(exc).__name__} while validating: {exc}", locate_error(exc)
             ) from exc
+        for caller in _hook_callers(scratch):
+            if caller.spec is not None:
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.plugin is module and not impl.optionalhook:
+                    code = getattr(impl.function, "__code__", None)
+                    location = (
+                        SourceLocation(code.co_filename, code.co_firstlineno) if code else None
+                    )
+                    raise PluginLoadError(
+                        name, f"unknown hook {caller.name!r}: no hook spec declares it", location
+                    )
 
     # ------------------------------------------------------------------ swap helpers
 
@@ -394,8 +450,11 @@ class Reloader:
     def _put_back(self, name: str, old: _Loaded) -> None:
         """Re-register the old version after the new one could not be registered."""
         try:
-            self.host.register_plugin(old.module, name=name, source=str(old.path))
-            self._restore_call_order()
+            record = self.host.register_plugin(
+                old.module, name=name, source="folder", origin=str(old.path)
+            )
+            if record.status != "loaded":
+                raise RuntimeError(record.error)
         except Exception:  # noqa: BLE001
             log.exception("could not put back the previous version of %s", name)
             self._loaded.pop(name, None)
@@ -424,41 +483,6 @@ class Reloader:
         for caller, _spec, history in cleared:
             if caller.spec is not None and history is not None and caller._call_history == []:
                 caller._call_history.extend(history)
-
-    # ------------------------------------------------------------------ call order
-
-    def _note_ranks(self) -> None:
-        for name, _plugin in self.host.pm.list_name_plugin():
-            self._rank_of(name)
-
-    def _rank_of(self, name: str) -> int:
-        if name not in self._ranks:
-            self._ranks[name] = self._next_rank
-            self._next_rank += 1
-        return self._ranks[name]
-
-    def _restore_call_order(self) -> None:
-        """Put every hook's implementations back in first-registration order.
-
-        pluggy calls implementations last-registered-first, so a plugin registered again after a
-        reload would jump to the front of every hook it implements. Each plugin keeps the rank of
-        its first registration instead, and each hook's list is re-sorted within pluggy's own
-        groups (wrappers after plain implementations; trylast, plain, tryfirst).
-        """
-        self._note_ranks()
-        ranks = self._ranks
-
-        def key(impl: Any) -> tuple[int, int, int]:
-            wrapper = 1 if (impl.wrapper or impl.hookwrapper) else 0
-            group = 0 if impl.trylast else 2 if impl.tryfirst else 1
-            rank = ranks.get(impl.plugin_name, len(ranks))
-            # pluggy inserts trylast implementations at the front, so that group is reversed
-            return (wrapper, group, -rank if impl.trylast else rank)
-
-        for caller in _hook_callers(self.host.pm):
-            impls = caller._hookimpls
-            if len(impls) > 1:
-                impls.sort(key=key)
 
     # ------------------------------------------------------------------ hook calls
 
@@ -510,10 +534,7 @@ class Reloader:
         return None
 
     def _host_started(self) -> bool:
-        started = getattr(self.host, "started", None)
-        if started is None:
-            started = getattr(self.host, "_started", True)
-        return bool(started)
+        return bool(self.host.started)
 
 
 # ---------------------------------------------------------------------- module helpers

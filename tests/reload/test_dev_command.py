@@ -1,0 +1,190 @@
+"""The ``dev`` command as a real process: in-process reload output, and ``--restart``."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.reload.conftest import write
+
+DEADLINE = 60.0  # a bound so a broken run ends the test; never a speed assertion
+
+DEV_COMMAND = [sys.executable, "-m", "host.dev"]
+
+
+class Lines:
+    """Collects a process's stdout lines on a thread, so waits can time out."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self._queue: queue.Queue[str] = queue.Queue()
+        self._thread = threading.Thread(target=self._pump, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _pump(self, proc: subprocess.Popen) -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+
+    def wait_for(
+        self, predicate: Callable[[str], bool], what: str, timeout: float = DEADLINE
+    ) -> str:
+        end = time.monotonic() + timeout
+        for line in self.lines:
+            if predicate(line):
+                return line
+        while time.monotonic() < end:
+            try:
+                line = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.lines.append(line)
+            if predicate(line):
+                return line
+        raise AssertionError(f"no line with {what!r} in {self.lines}")
+
+
+def start(args: list[str], cwd: Path) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [*DEV_COMMAND, *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def stop(proc: subprocess.Popen) -> int:
+    """Ctrl+C, then wait (bounded); kill the whole group if it does not stop by itself."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=DEADLINE)
+        raise
+
+
+GREETER = """
+from host import hookimpl
+
+
+@hookimpl
+def host_startup(host):
+    host.registry.register("greeter", "{word}", owner="greeter")
+"""
+
+
+def test_dev_command_reports_reloads_and_failures(tmp_path: Path) -> None:
+    plugins = tmp_path / "plugins"
+    write(plugins / "greeter.py", GREETER.format(word="v1"))
+    proc = start(
+        ["--plugins-dir", str(plugins), "--data-dir", str(tmp_path / "data"), "--step", "50"],
+        tmp_path,
+    )
+    try:
+        lines = Lines(proc)
+        lines.wait_for(lambda line: "watching" in line, "watching")
+        lines.wait_for(lambda line: "loaded greeter in" in line, "loaded greeter")
+        # the watcher comes up just after the first load: save until the reload shows
+        deadline = time.monotonic() + DEADLINE
+        while True:
+            write(plugins / "greeter.py", GREETER.format(word="v2"))
+            try:
+                lines.wait_for(lambda line: "reloaded greeter in" in line, "reloaded", 2.0)
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+        write(plugins / "greeter.py", "def broken(:\n")
+        failed = lines.wait_for(lambda line: "FAILED greeter" in line, "FAILED greeter")
+        assert "SyntaxError" in failed and f"{plugins / 'greeter.py'}:1" in failed
+    finally:
+        code = stop(proc)
+    assert code == 0
+    lines.wait_for(lambda line: "memgraph-host dev: stopped" in line, "stopped")
+
+
+STAMP = """
+import os
+
+from host import hookimpl
+
+
+@hookimpl
+def host_startup(host):
+    with open({marks!r}, "a") as out:
+        out.write("{version}:" + str(os.getpid()) + "\\n")
+"""
+
+
+def read_marks(path: Path) -> list[tuple[str, int]]:
+    if not path.exists():
+        return []
+    marks = []
+    for line in path.read_text().splitlines():
+        version, _, pid = line.partition(":")
+        if pid:
+            marks.append((version, int(pid)))
+    return marks
+
+
+def wait_until(condition: Callable[[], bool], what: str) -> None:
+    end = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_restart_mode_restarts_the_host_process(tmp_path: Path) -> None:
+    plugins = tmp_path / "plugins"
+    marks = tmp_path / "marks.txt"
+    write(plugins / "stamp.py", STAMP.format(marks=str(marks), version="v1"))
+    proc = start(
+        [
+            "--plugins-dir",
+            str(plugins),
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--restart",
+            "--step",
+            "50",
+        ],
+        tmp_path,
+    )
+    child_pids: set[int] = set()
+    try:
+        lines = Lines(proc)
+        wait_until(lambda: "v1" in {v for v, _ in read_marks(marks)}, "the first host")
+        first_pid = read_marks(marks)[0][1]
+        assert first_pid != proc.pid  # the host runs in a child process
+        # save until a restarted host has started the new code (the watcher starts after the child)
+        end = time.monotonic() + DEADLINE
+        while not any(version == "v2" for version, _ in read_marks(marks)):
+            assert time.monotonic() < end, f"no restart: {lines.lines}"
+            write(plugins / "stamp.py", STAMP.format(marks=str(marks), version="v2"))
+            time.sleep(1.0)
+        child_pids = {pid for _, pid in read_marks(marks)}
+        second_pid = next(pid for version, pid in read_marks(marks) if version == "v2")
+        assert second_pid != first_pid
+        lines.wait_for(lambda line: "restarting the host" in line, "restarting")
+    finally:
+        code = stop(proc)
+    assert code == 0
+    for pid in child_pids:  # the children stopped with the runner
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
