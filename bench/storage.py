@@ -191,12 +191,149 @@ def storage_rows(tmp: Path, *, quick: bool) -> list[Row]:
 
 
 def session_rows(tmp: Path, *, quick: bool) -> list[Row]:
-    """Figures through the plugin's session (engine + persistence + embeddings)."""
-    try:
-        from bench.storage_session import session_rows as impl  # type: ignore[import-not-found]
-    except ImportError:
-        return []
-    return impl(tmp, quick=quick)
+    """Figures through the plugin's session (engine + LanceDB persistence + embeddings)."""
+    import asyncio
+
+    return asyncio.run(_session_rows(tmp, quick=quick))
+
+
+async def _ap50(fn: Callable[[], Any], n: int, warmup: int = 2) -> float:
+    for _ in range(warmup):
+        await fn()
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000.0
+
+
+async def _session_rows(tmp: Path, *, quick: bool) -> list[Row]:
+    from host import Host
+    from memgraph_plugin.service import memory_graph_for
+
+    out: list[Row] = []
+    host = Host(
+        data_dir=tmp / "host", settings={"embedding_profile": "hashing"}, entry_points=False
+    )
+    await host.start()
+    api = host.registry.get("memory-graph")
+    persistence = memory_graph_for(host).persistence
+    session = await api.open_session(host.get_context("bench-writes"))
+    counter = [0]
+
+    async def one_op() -> None:
+        counter[0] += 1
+        await session.create_node(
+            type="event",
+            fields={"summary": f"Mira meets the guild at the harbor, scene {counter[0]}"},
+        )
+
+    reps = 30 if quick else 100
+    out.append(
+        (
+            "session: persisted 1-op write (create_node)",
+            await _ap50(one_op, reps),
+            15.0,
+            "journal row + vectors",
+        )
+    )
+
+    async def batch() -> None:
+        counter[0] += 1
+        ops = [
+            {
+                "op": "create",
+                "type": "event",
+                "fields": {"summary": f"batch {counter[0]} item {j} at the harbor"},
+            }
+            for j in range(100)
+        ]
+        await session.apply_extraction_batch(ops=ops)
+
+    out.append(("session: persisted 100-op batch", await _ap50(batch, max(5, reps // 5)), 60.0, ""))
+
+    storage = persistence.storage
+    saved, storage.embedder = storage.embedder, None  # vectors come from reindex below
+    sizes = [10_000] if quick else [10_000, 100_000]
+    for n in sizes:
+        chat = f"bench-{n}"
+        data = {
+            "nodes": {f"n_{i}": _node(i) for i in range(n)},
+            "edges": [],
+            "nodeSeq": n,
+            "seqCounter": n // 10,
+        }
+        storage.import_sync(chat, data)
+        storage.checkpoint_sync(chat, storage.load_sync(chat))
+
+        async def cold(chat: str = chat) -> None:
+            persistence.forget(chat)
+            await api.open_session(host.get_context(chat))
+
+        limit = 300.0 if n == 10_000 else 3000.0
+        out.append(
+            (
+                f"session: cold open_session, {n // 1000}k nodes",
+                await _ap50(cold, 3, warmup=1),
+                limit,
+                "LanceDB + Store.from_dict",
+            )
+        )
+        ctx = host.get_context(chat)
+        out.append(
+            (
+                f"session: warm open_session, {n // 1000}k nodes",
+                await _ap50(lambda ctx=ctx: api.open_session(ctx), 200),
+                1.0,
+                "cached",
+            )
+        )
+    storage.embedder = saved
+
+    n = sizes[-1]
+    chat = f"bench-{n}"
+    t0 = time.perf_counter()
+    await persistence.reindex(chat)
+    embed_s = time.perf_counter() - t0
+    persistence.forget(chat)
+    s = await api.open_session(host.get_context(chat))
+    t0 = time.perf_counter()
+    await s.vector_search(query="harbor guild", k=20)
+    first_ms = (time.perf_counter() - t0) * 1000
+    queries = ["who met the guild", "scene at the harbor", "Mira", "storm over the sea"]
+    qi = [0]
+
+    async def search() -> None:
+        qi[0] += 1
+        await s.vector_search(query=queries[qi[0] % len(queries)], k=20)
+
+    out.append(
+        (
+            f"session: vector_search k=20, {n // 1000}k x {DIM}",
+            await _ap50(search, 20),
+            20.0,
+            "exact numpy, hashing profile",
+        )
+    )
+    out.append(
+        (
+            f"session: first vector_search (load vectors), {n // 1000}k",
+            first_ms,
+            None,
+            "once per loaded chat",
+        )
+    )
+    out.append(
+        (
+            f"reindex {n // 1000}k nodes (embed + checkpoint)",
+            embed_s * 1000,
+            None,
+            "hashing profile",
+        )
+    )
+    await host.stop()
+    return out
 
 
 def rows(*, quick: bool = False) -> list[Row]:
