@@ -1,5 +1,6 @@
 """Embedding profiles (the offline `hashing` one built in) and the per-chat vector index."""
 
+from memgraph_plugin.embedding.ann import LanceAnn, hybrid_search
 from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.hashing import HashingProfile
@@ -17,11 +18,13 @@ __all__ = [
     "BUILTIN_PROFILES",
     "EmbeddingProfile",
     "HashingProfile",
+    "LanceAnn",
     "NodeEmbedder",
     "UnknownProfileError",
     "VectorIndex",
     "available_profiles",
     "embedding_columns_of",
+    "hybrid_search",
     "is_searchable",
     "node_text",
     "plugin_profiles",

@@ -21,6 +21,8 @@ from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings
 
 __all__ = [
+    "PersistedChats",
+    "persistence_for_host",
     "ChangeRecord",
     "ChatState",
     "CommitRecord",
@@ -39,3 +41,17 @@ __all__ = [
     "sql_literal",
     "where_eq",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`PersistedChats` and `persistence_for_host` load lazily (they import the embedding package,
+    which imports this package's value types)."""
+    if name == "PersistedChats":
+        from memgraph_plugin.storage.chats import PersistedChats
+
+        return PersistedChats
+    if name == "persistence_for_host":
+        from memgraph_plugin.storage.factory import persistence_for_host
+
+        return persistence_for_host
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
