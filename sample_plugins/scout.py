@@ -266,7 +266,8 @@ class Scout:
         self._injected[chat_id] = ids
         if not self.host.settings.get(AUTO_SETTING, True):
             return None
-        return run_soon(self.scout(chat_id), self._tasks)
+        # scout beside the router: over the pool it saw (the run may start after later writes)
+        return run_soon(self.scout(chat_id, pool=frozenset(state.visible_ids)), self._tasks)
 
     async def drain(self) -> None:
         """Wait for the scout runs that injection changes started."""
@@ -342,9 +343,17 @@ class Scout:
         ]
 
     async def scout(
-        self, ctx: Any, *, query: str | None = None, limit: int = DEFAULT_PICKS
+        self,
+        ctx: Any,
+        *,
+        query: str | None = None,
+        limit: int = DEFAULT_PICKS,
+        pool: Iterable[str] | None = None,
     ) -> ScoutReport:
-        """Run the policy against ``query`` (default: the latest user message of the chat)."""
+        """Run the policy against ``query`` (default: the latest user message of the chat).
+
+        ``pool`` limits the candidates to those ids (the router's pool, when run from the hook).
+        """
         chat_id = chat_of(ctx)
         ctx = self.memory.context(ctx)
         if query is None:
@@ -355,6 +364,9 @@ class Scout:
             return ScoutReport(chat_id, query, skipped="memory graph unavailable")
         excluded = self.excluded(chat_id, session)
         rows = self.candidate_rows(session)
+        if pool is not None:
+            allowed = frozenset(pool)
+            rows = [row for row in rows if row.id in allowed]
         report = ScoutReport(
             chat_id,
             query,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sample_plugins import curator
-from sample_plugins.curator import same_entity
+from sample_plugins.curator import Curator, same_entity
 
 from .conftest import CHAT, CommitSpy, event, link, open_session, person, place
 
@@ -142,3 +142,29 @@ def test_identity_rules() -> None:
     assert not same_entity(_Node("Qel"), _Node("Night Bazaar of Qel"), person=False)
     assert not same_entity(_Node("Mara"), _Node("Tamara Lind"), person=True)
     assert not same_entity(_Node("Captain Mara Voss"), _Node("Captain Ilya Renn"), person=True)
+
+
+class _DocumentedSession:
+    """A session with only the documented facade methods (no read-API extras)."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str) -> Any:
+        if name in {"get_neighbors", "list_edges", "list_nodes"}:
+            raise AttributeError(name)
+        return getattr(self._session, name)
+
+
+async def test_edges_found_the_same_way_without_get_neighbors(make_host) -> None:
+    host = await make_host(curator)
+    ids = await _seed(host)
+    session = await open_session(host)
+    for title in ("Captain Mara Voss", "Ilya Renn", "Night Bazaar of Qel"):
+        node_id = ids[title]
+        direct = set(Curator._edges_of(session, node_id, set()))
+        documented = set(Curator._edges_of(_DocumentedSession(session), node_id, set()))
+        assert direct and documented == direct
+    voss = set(Curator._edges_of(session, ids["Captain Mara Voss"], {ids["Pim"]}))
+    assert ids["Pim"] not in {t for t, _, _ in voss}
+    assert (ids["Meeting the captain"], "involved_in", "outgoing") in voss

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from memgraph_plugin.external_api import record_injected_node_ids
-
 from sample_plugins import scout
 from sample_plugins.scout import ToolError
 
@@ -80,15 +79,22 @@ async def test_tools_never_return_injected_nodes(make_host) -> None:
 async def test_scout_runs_on_injection_change_and_excludes(make_host) -> None:
     host = await make_host(scout)
     ids = await _seed(host)
-    host.chat(CHAT).add_message("user", "What about Pim and Juno Kade?")
+    host.chat(CHAT).add_message("user", "What about Pim and Juno Kade at the Lantern Market?")
+    pool = [ids["Pim"], ids["Juno Kade"], ids["Raid on the market"]]  # the router's pool
     record_injected_node_ids(
-        host.get_context(CHAT), always_inject_ids=[], recall_selected_ids=[ids["Pim"]]
+        host.get_context(CHAT),
+        always_inject_ids=[],
+        recall_selected_ids=[ids["Pim"]],
+        visible_ids=pool,
     )
     await settle(host)
     report = host.registry.get("scout").last_report(CHAT)
     assert report is not None and report.excluded == {ids["Pim"]}
-    assert [p.id for p in report.picks][0] == ids["Juno Kade"]
-    assert ids["Pim"] not in [p.id for p in report.picks]
+    assert report.candidate_count == 3
+    picked = [p.id for p in report.picks]
+    assert picked[0] == ids["Juno Kade"]
+    assert ids["Pim"] not in picked  # injected
+    assert ids["Lantern Market"] not in picked  # named, but not in the router's pool
 
 
 async def test_tools_answer_memory_disabled_without_memory_graph(make_host, caplog) -> None:
