@@ -1,0 +1,200 @@
+"""The ``memgraph-host`` CLI: plugins / hooks listings, plugin commands, strict, a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from host.cli import main
+
+GOOD = """
+from host import hookimpl
+
+__version__ = "3.1"
+
+
+@hookimpl
+def host_startup(host):
+    host.publish("good", "good-api", object(), version=__version__)
+"""
+
+COMMANDS = """
+import asyncio
+
+from host import Command, hookimpl
+
+STARTED = []
+
+
+@hookimpl
+def host_startup(host):
+    STARTED.append(True)
+
+
+async def greet(host, args):
+    await asyncio.sleep(0)
+    print(f"hello {args.who} started={bool(STARTED)} data={host.data_dir.name}")
+    return args.code
+
+
+def add_arguments(parser):
+    parser.add_argument("who", help="whom to greet")
+    parser.add_argument("--code", type=int, default=0, help="exit code to return")
+
+
+@hookimpl
+def host_cli_commands(host):
+    return [
+        Command("greet", "greet someone", add_arguments, greet),
+        Command("plugins", "tries to take a built-in name", add_arguments, greet),
+    ]
+"""
+
+
+@pytest.fixture
+def plugins(tmp_path: Path) -> Path:
+    folder = tmp_path / "plugins"
+    folder.mkdir()
+    (folder / "good.py").write_text(textwrap.dedent(GOOD))
+    (folder / "broken.py").write_text("raise RuntimeError('cannot start: no config')\n")
+    (folder / "cmds.py").write_text(textwrap.dedent(COMMANDS))
+    return folder
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plugins_table(tmp_path: Path, plugins: Path, capsys) -> None:
+    code, out, _err = run(
+        capsys, "--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "plugins"
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "NAME",
+        "SOURCE",
+        "VERSION",
+        "STATUS",
+        "HOOKS",
+        "PUBLISHES",
+        "ORIGIN",
+    ]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert set(rows) >= {"good", "broken", "cmds", "memgraph"}
+    good = rows["good"].split()
+    assert good[:5] == ["good", "folder", "3.1", "loaded", "host_startup"]
+    assert "good-api" in rows["good"]
+    assert "failed: failed to import: RuntimeError: cannot start: no config" in rows["broken"]
+    assert "memory-graph" in rows["memgraph"]  # published by the built-in plugin at startup
+    assert "already taken" in rows["cmds"]  # its second command tried to take "plugins"
+
+
+def test_plugins_json(tmp_path: Path, plugins: Path, capsys) -> None:
+    code, out, _err = run(
+        capsys,
+        "--data-dir",
+        str(tmp_path / "d"),
+        "--plugins-dir",
+        str(plugins),
+        "plugins",
+        "--json",
+    )
+    assert code == 0
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert rows["good"] == {
+        "name": "good",
+        "source": "folder",
+        "origin": str(plugins / "good.py"),
+        "version": "3.1",
+        "status": "loaded",
+        "hooks": ["host_startup"],
+        "published": ["good-api"],
+        "error": None,
+        "traceback": None,
+    }
+    assert rows["broken"]["status"] == "failed"
+    assert "Traceback" in rows["broken"]["traceback"]
+    assert rows["memgraph"]["source"] == "built-in"
+
+
+def test_blocked_plugin_shows_as_blocked(
+    tmp_path: Path, plugins: Path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("MEMGRAPH_HOST_BLOCK", "good,broken")
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "plugins", "--json"]
+    code, out, _err = run(capsys, *argv)
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert code == 0
+    assert rows["good"]["status"] == rows["broken"]["status"] == "blocked"
+    assert rows["good"]["published"] == []
+
+
+def test_hooks_lists_flags_and_call_order(tmp_path: Path, plugins: Path, capsys) -> None:
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "hooks"]
+    code, out, _err = run(capsys, *argv)
+    assert code == 0
+    assert "host_addhooks [historic]  (host.hookspecs)" in out
+    after = out.split("host_startup  (host.hookspecs)\n", 1)[1].splitlines()
+    block = after[: next(i for i, line in enumerate(after) if not line.startswith("    "))]
+    order = [line.split(". ", 1)[1] for line in block]
+    order = order[: order.index("memgraph") + 1]
+    assert order == ["good", "cmds", "memgraph"]  # folder plugins (later first), then built-in
+    code, out, _err = run(capsys, *argv, "--json")
+    hooks = {row["name"]: row for row in json.loads(out)}
+    assert hooks["host_addhooks"]["historic"] is True
+    assert hooks["host_startup"]["firstresult"] is False
+    assert [i["plugin"] for i in hooks["host_startup"]["implementations"]] == order
+
+
+def test_plugin_command_is_dispatched_with_a_started_host(
+    tmp_path: Path, plugins: Path, capsys
+) -> None:
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "greet"]
+    code, out, _err = run(capsys, *argv, "world", "--code", "3")
+    assert code == 3
+    assert out.strip() == "hello world started=True data=d"
+    code, out, _err = run(capsys, *argv, "--help")
+    assert code == 0 and "whom to greet" in out
+
+
+def test_help_lists_every_command(tmp_path: Path, plugins: Path, capsys) -> None:
+    code, out, _err = run(capsys, "--plugins-dir", str(plugins), "--data-dir", str(tmp_path), "-h")
+    assert code == 0
+    for command in ("plugins", "hooks", "greet", "dev"):
+        assert f"    {command} " in out
+
+
+def test_version(capsys) -> None:
+    code, out, _err = run(capsys, "--version")
+    assert code == 0 and out.startswith("memgraph-host ")
+
+
+def test_strict_flag_makes_a_broken_plugin_fatal(tmp_path: Path, plugins: Path, capsys) -> None:
+    argv = ["--strict", "--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "plugins"]
+    code, out, err = run(capsys, *argv)
+    assert code == 1
+    assert "'broken'" in err and "cannot start: no config" in err
+    assert out == ""
+
+
+def test_cli_as_a_real_process(tmp_path: Path, plugins: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGRAPH_HOST_")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "host", "--data-dir", str(tmp_path / "d"),
+         "--plugins-dir", str(plugins), "plugins", "--json"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = {row["name"]: row for row in json.loads(proc.stdout)}
+    assert rows["good"]["published"] == ["good-api"]
+    assert rows["broken"]["status"] == "failed"
+    assert "plugin 'broken'" in proc.stderr  # the failure is logged with the plugin's name
