@@ -63,14 +63,20 @@ def chat_of(ctx: Any) -> str | None:
     return getattr(ctx, "chat_id", None)
 
 
-def attach_worker(host: Any, worker: Any, *, name: str, api_name: str, version: str) -> None:
+def attach_worker(
+    host: Any, worker: Any, *, name: str, api_name: str, version: str, module: str
+) -> None:
     """Register ``worker`` as the host's plugin ``name`` and publish it as ``api_name``.
 
-    A worker left over from an earlier start (hot reload) is replaced.
+    A worker left over from an earlier start is replaced, and the worker leaves with its plugin
+    module (``module``: the module's ``__name__``) when that is unloaded or reloaded.
     """
     detach_worker(host, name=name)
     host.register_plugin(worker, name=name)
     host.registry.register(api_name, worker, owner=name, version=version)
+    on_unload = getattr(host, "on_unload", None)
+    if on_unload is not None:
+        on_unload(module, lambda: detach_worker(host, name=name))
 
 
 def detach_worker(host: Any, *, name: str) -> None:

@@ -317,7 +317,9 @@ class Compactor:
 @hookimpl
 def host_startup(host: Any) -> None:
     """Give this host its compactor worker and publish it as ``compactor``."""
-    attach_worker(host, Compactor(host), name=WORKER_NAME, api_name=API_NAME, version=VERSION)
+    attach_worker(
+        host, Compactor(host), name=WORKER_NAME, api_name=API_NAME, version=VERSION, module=__name__
+    )
 
 
 @hookimpl

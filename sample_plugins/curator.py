@@ -413,7 +413,9 @@ def _ops(applied: Iterable[Any]) -> list[Mapping[str, Any]]:
 @hookimpl
 def host_startup(host: Any) -> None:
     """Give this host its curator worker and publish it as ``curator``."""
-    attach_worker(host, Curator(host), name=WORKER_NAME, api_name=API_NAME, version=VERSION)
+    attach_worker(
+        host, Curator(host), name=WORKER_NAME, api_name=API_NAME, version=VERSION, module=__name__
+    )
 
 
 @hookimpl

@@ -461,7 +461,9 @@ def _brief_fields(brief: Any) -> dict[str, Any]:
 def host_startup(host: Any) -> None:
     """Give this host its scout; publish it as ``scout`` and its tools as ``orchestrator``."""
     worker = Scout(host)
-    attach_worker(host, worker, name=WORKER_NAME, api_name=API_NAME, version=VERSION)
+    attach_worker(
+        host, worker, name=WORKER_NAME, api_name=API_NAME, version=VERSION, module=__name__
+    )
     host.registry.register(TOOLS_NAME, worker.tools, owner=WORKER_NAME, version=VERSION)
 
 

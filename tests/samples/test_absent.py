@@ -64,3 +64,13 @@ async def test_each_plugin_stops_cleanly(make_host, plugin) -> None:
     await host.stop()
     assert not published & set(host.registry.names())
     assert host.pm.get_plugin(plugin.WORKER_NAME) is None
+
+
+@pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.__name__)
+async def test_unloading_the_module_takes_its_worker_along(make_host, plugin) -> None:
+    host = await make_host(plugin, builtins=False)
+    name = plugin.__name__.rsplit(".", 1)[-1]
+    assert host.pm.get_plugin(plugin.WORKER_NAME) is not None
+    host.unregister_plugin(name)
+    assert host.pm.get_plugin(plugin.WORKER_NAME) is None
+    assert not {"scout", "curator", "compactor", "orchestrator"} & set(host.registry.names())
