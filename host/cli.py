@@ -176,7 +176,7 @@ def _builtin_extra_commands() -> list[Command]:
             "dev",
             "watch a plugins folder and hot-reload its plugins into a running host",
             dev.add_dev_arguments,
-            lambda _host, args: dev.run_dev_command(args),
+            dev.dev_command,  # uses the CLI's host; returns a coroutine or (--restart) an int
             start_host=False,
         )
     ]

@@ -14,24 +14,40 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from watchfiles import PythonFilter, run_process
 
 from host.reload import Reloader, ReloadReport
 
+if TYPE_CHECKING:
+    from host.core import Host
+
 log = logging.getLogger("host.dev")
 
 
-def add_dev_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The ``dev`` sub-command's options."""
+def add_dev_arguments(
+    parser: argparse.ArgumentParser, *, standalone: bool = False
+) -> argparse.ArgumentParser:
+    """The ``dev`` sub-command's options (``standalone``: also ``--data-dir``, for ``-m host.dev``).
+
+    ``--plugins-dir`` is stored as ``dev_plugins_dir`` so it never clobbers the CLI's global,
+    repeatable ``--plugins-dir``; without it the first global plugins folder is watched.
+    """
     parser.add_argument(
-        "--plugins-dir", required=True, type=Path, help="folder of plugins to watch and reload"
+        "--plugins-dir",
+        dest="dev_plugins_dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="folder of plugins to watch and reload",
     )
-    parser.add_argument(
-        "--data-dir", default=".memgraph", type=Path, help="host data folder (default .memgraph)"
-    )
+    if standalone:
+        parser.add_argument(
+            "--data-dir", default=".memgraph", type=Path, help="host data folder (.memgraph)"
+        )
     parser.add_argument(
         "--restart",
         action="store_true",
@@ -50,26 +66,49 @@ def add_dev_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     return parser
 
 
-def run_dev_command(args: argparse.Namespace, *, out: Callable[[str], None] | None = None) -> int:
-    """Entry point of ``memgraph-host dev``; returns the process exit code."""
-    emit = out or _print
-    plugins_dir = Path(args.plugins_dir).resolve()
-    if not plugins_dir.is_dir():
-        emit(f"error: --plugins-dir {plugins_dir} is not a folder")
+def dev_command(host: Host, args: argparse.Namespace) -> int | Awaitable[int]:
+    """``memgraph-host dev`` as a `host.Command` run: uses the host the CLI built.
+
+    In-process mode returns a coroutine (the CLI awaits it); ``--restart`` blocks in watchfiles'
+    process runner and returns the exit code.
+    """
+    plugins_dir = _plugins_dir(args, host)
+    if plugins_dir is None:
+        _print("memgraph-host dev: error: --plugins-dir DIR is required (an existing folder)")
         return 2
     if args.restart:
-        return run_restarting(
+        return run_restarting(plugins_dir, host.data_dir, debounce=args.debounce, step=args.step)
+
+    async def in_process() -> int:
+        await run_in_process(
             plugins_dir,
-            Path(args.data_dir),
+            host=host,
             debounce=args.debounce,
             step=args.step,
-            out=emit,
+            force_polling=args.force_polling,
+        )
+        return 0
+
+    return in_process()
+
+
+def run_dev_command(args: argparse.Namespace, *, out: Callable[[str], None] | None = None) -> int:
+    """``python -m host.dev``: the same command with a host of its own (no event loop running)."""
+    emit = out or _print
+    plugins_dir = _plugins_dir(args, None)
+    if plugins_dir is None:
+        emit("memgraph-host dev: error: --plugins-dir DIR is required (an existing folder)")
+        return 2
+    data_dir = Path(getattr(args, "data_dir", ".memgraph"))
+    if args.restart:
+        return run_restarting(
+            plugins_dir, data_dir, debounce=args.debounce, step=args.step, out=emit
         )
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(
             run_in_process(
                 plugins_dir,
-                Path(args.data_dir),
+                data_dir=data_dir,
                 debounce=args.debounce,
                 step=args.step,
                 force_polling=args.force_polling,
@@ -79,22 +118,35 @@ def run_dev_command(args: argparse.Namespace, *, out: Callable[[str], None] | No
     return 0
 
 
+def _plugins_dir(args: argparse.Namespace, host: Host | None) -> Path | None:
+    chosen = getattr(args, "dev_plugins_dir", None)
+    if chosen is None and host is not None and host.plugin_dirs:
+        chosen = host.plugin_dirs[0]
+    if chosen is None:
+        return None
+    path = Path(chosen).expanduser().resolve()
+    return path if path.is_dir() else None
+
+
 async def run_in_process(
     plugins_dir: Path,
-    data_dir: Path,
     *,
+    host: Host | None = None,
+    data_dir: Path | None = None,
     debounce: int = 300,
     step: int = 50,
     force_polling: bool | None = None,
     stop_event: asyncio.Event | None = None,
     out: Callable[[str], None] | None = None,
 ) -> Reloader:
-    """Start a host, load ``plugins_dir`` into it and hot-reload it until stopped (or a signal)."""
-    from host import Host
+    """Start ``host`` (or a new one on ``data_dir``), load ``plugins_dir`` into it and hot-reload
+    it until ``stop_event`` is set or SIGINT / SIGTERM arrives."""
+    from host.core import Host
 
     emit = out or _print
     stop = stop_event if stop_event is not None else asyncio.Event()
-    host = Host(data_dir=data_dir)
+    if host is None:
+        host = Host(data_dir=data_dir or Path(".memgraph"))
     await host.start()
     reloader = Reloader(
         host,
@@ -131,7 +183,8 @@ def run_restarting(
 
     emit(f"memgraph-host dev: watching {plugins_dir} (restart on change, pid {os.getpid()})")
     restarts: int | str = "?"
-    try:
+    # Ctrl+C while a restart is under way (outside the watcher) is still a clean stop
+    with contextlib.suppress(KeyboardInterrupt), _default_sigint():
         restarts = run_process(
             plugins_dir,
             target=serve_host,
@@ -142,8 +195,6 @@ def run_restarting(
             debounce=debounce,
             step=step,
         )
-    except KeyboardInterrupt:  # Ctrl+C while restarting, outside the watcher: still a clean stop
-        pass
     emit(f"memgraph-host dev: stopped after {restarts} restart(s)")
     return 0
 
@@ -156,7 +207,7 @@ def serve_host(plugins_dir: str, data_dir: str) -> None:
 
 
 async def _serve(plugins_dir: Path, data_dir: Path) -> None:
-    from host import Host
+    from host.core import Host
 
     stop = asyncio.Event()
     host = Host(data_dir=data_dir)
@@ -170,6 +221,21 @@ async def _serve(plugins_dir: Path, data_dir: Path) -> None:
             await stop.wait()
         finally:
             await host.stop()
+
+
+@contextlib.contextmanager
+def _default_sigint():
+    """Ctrl+C raises KeyboardInterrupt while blocking here, even under ``asyncio.run`` (whose
+    own SIGINT handler only cancels the main task, which a blocking call never notices)."""
+    try:
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
@@ -200,7 +266,7 @@ def _print(line: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m host.dev``: the ``dev`` command without the rest of the CLI."""
-    parser = add_dev_arguments(argparse.ArgumentParser(prog="memgraph-host dev"))
+    parser = add_dev_arguments(argparse.ArgumentParser(prog="memgraph-host dev"), standalone=True)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     return run_dev_command(parser.parse_args(argv))
 

@@ -18,7 +18,7 @@ from tests.reload.conftest import write
 
 DEADLINE = 60.0  # a bound so a broken run ends the test; never a speed assertion
 
-DEV_COMMAND = [sys.executable, "-m", "host.dev"]
+CLI = [sys.executable, "-m", "host"]  # what the memgraph-host console script runs
 
 
 class Lines:
@@ -53,10 +53,11 @@ class Lines:
         raise AssertionError(f"no line with {what!r} in {self.lines}")
 
 
-def start(args: list[str], cwd: Path) -> subprocess.Popen:
+def start(data_dir: Path, args: list[str], cwd: Path) -> subprocess.Popen:
+    """``memgraph-host --data-dir DATA dev ARGS`` in its own session."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen(
-        [*DEV_COMMAND, *args],
+        [*CLI, "--data-dir", str(data_dir), "dev", *args],
         cwd=cwd,
         env=env,
         stdout=subprocess.PIPE,
@@ -91,10 +92,7 @@ def host_startup(host):
 def test_dev_command_reports_reloads_and_failures(tmp_path: Path) -> None:
     plugins = tmp_path / "plugins"
     write(plugins / "greeter.py", GREETER.format(word="v1"))
-    proc = start(
-        ["--plugins-dir", str(plugins), "--data-dir", str(tmp_path / "data"), "--step", "50"],
-        tmp_path,
-    )
+    proc = start(tmp_path / "data", ["--plugins-dir", str(plugins), "--step", "50"], tmp_path)
     try:
         lines = Lines(proc)
         lines.wait_for(lambda line: "watching" in line, "watching")
@@ -155,16 +153,7 @@ def test_restart_mode_restarts_the_host_process(tmp_path: Path) -> None:
     marks = tmp_path / "marks.txt"
     write(plugins / "stamp.py", STAMP.format(marks=str(marks), version="v1"))
     proc = start(
-        [
-            "--plugins-dir",
-            str(plugins),
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--restart",
-            "--step",
-            "50",
-        ],
-        tmp_path,
+        tmp_path / "data", ["--plugins-dir", str(plugins), "--restart", "--step", "50"], tmp_path
     )
     child_pids: set[int] = set()
     try:
