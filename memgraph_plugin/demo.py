@@ -10,7 +10,6 @@ stored chat stopped; ``--fresh`` starts over.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import sys
 from collections import Counter
@@ -29,7 +28,6 @@ SAMPLE_PLUGINS = Path(__file__).resolve().parent.parent / "sample_plugins"
 STORY_PATH = SAMPLE_PLUGINS / "story" / "story.json"
 DEFAULT_DATA = Path("demo-data")
 MARKER = ".memgraph-demo"
-STATE_FILE = "demo-state.json"
 PICTURE = "graph.html"
 CHAT_ID = "lantern-ledger"
 REPLAY_PLUGIN = "demo.replay-extractor"
@@ -50,7 +48,7 @@ class DemoSummary:
     archived: int
     rollups: int
     edges: int
-    merges: int
+    merges: int  # curator merges during this run
     picture: Path
 
     @property
@@ -66,22 +64,6 @@ def _prepare_folder(data_dir: Path, fresh: bool) -> None:
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / MARKER).write_text("created by memgraph-host demo\n", encoding="utf-8")
-
-
-def _read_state(data_dir: Path) -> dict[str, Any]:
-    path = data_dir / STATE_FILE
-    if not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return {}
-
-
-def _write_state(data_dir: Path, state: dict[str, Any]) -> None:
-    tmp = data_dir / (STATE_FILE + ".tmp")
-    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
-    tmp.replace(data_dir / STATE_FILE)
 
 
 class _Printer:
@@ -101,6 +83,16 @@ def _node_line(node: Any, why: str) -> str:
     return f"    {node.id:<6} {node.type:<16} {_clip(node.title, 34):<34} {why}"
 
 
+def _why(inc: Any, titles: dict[str, str]) -> str:
+    if inc is None:
+        return ""
+    if inc.why == "graph_expansion":
+        seed = _clip(titles.get(inc.via, inc.via or "?"), 28)
+        hops = f"{inc.hops} hop" + ("" if inc.hops == 1 else "s")
+        return f"via {seed!r} ({inc.via}) -[{inc.edge_type}]- {hops}"
+    return f"{inc.why}, score {inc.score:.2f}"
+
+
 def _print_recall(p: _Printer, recall: RecallOutcome | None) -> None:
     if recall is None:
         p("  recall: memory graph unavailable")
@@ -115,8 +107,9 @@ def _print_recall(p: _Printer, recall: RecallOutcome | None) -> None:
         f"recalled {len(recall.recalled)}"
     )
     why = recall.why
+    titles = {n.id: n.title for n in (*recall.pinned, *recall.pool)}
     for node in recall.recalled:
-        p(_node_line(node, why[node.id].describe() if node.id in why else ""))
+        p(_node_line(node, _why(why.get(node.id), titles)))
     if route.shadow:
         p(f"    shadow expansion (not applied): {', '.join(i.id for i in route.shadow)}")
 
@@ -209,19 +202,12 @@ async def _run(
     host: Any, data_dir: Path, story: Story, max_turns: int | None, p: _Printer
 ) -> DemoSummary:
     pipeline = pipeline_for(host)
-    chat = host.chat(CHAT_ID)
-    state = _read_state(data_dir)
-    done = int(state.get("turns_done", 0))
-    messages = host.get_context(CHAT_ID).messages
-    if len(messages) < 2 * done:  # the host does not keep chats: put the transcript back
-        for turn in story.turns[len(messages) // 2 : done]:
-            chat.add_message("user", turn.user)
-            chat.add_message("assistant", turn.assistant)
+    done = await _resume_point(host, pipeline, story)
     total = len(story.turns)
     p(f"# {story.title} — {total} turns, data in {data_dir}")
     if done:
         p(f"continuing from the stored graph: {done} of {total} turns already in the chat")
-    merges = int(state.get("merges", 0))
+    merges = 0
     run = 0
     for number in range(done + 1, total + 1):
         if max_turns is not None and run >= max_turns:
@@ -243,7 +229,6 @@ async def _run(
         await between_turns(host, CHAT_ID)
         merges += await _print_plugins(p, host, marks, CHAT_ID)
         run += 1
-        _write_state(data_dir, {"turns_done": number, "merges": merges, "chat_id": CHAT_ID})
     if done + run >= total:
         p()
         p(f"the story is complete ({total}/{total} turns)" + ("" if run else "; showing state"))
@@ -267,10 +252,37 @@ async def _run(
     p()
     p(
         f"graph: {len(active)} active nodes ({by_type}), {summary.rollups} rollups, "
-        f"{summary.archived} archived, {summary.edges} edges, {summary.merges} curator merges"
+        f"{summary.archived} archived (merged away), {summary.edges} edges; "
+        f"{summary.merges} curator merges in this run"
     )
     p(f"picture of the graph: {summary.picture}")
     return summary
+
+
+async def _resume_point(host: Any, pipeline: Any, story: Story) -> int:
+    """How many turns the stored chat already holds (the host keeps chats on disk).
+
+    A user message left without its answer (a run stopped mid-turn) is cut; an answer whose
+    extraction never reached the graph is extracted now. A chat of another story is an error.
+    """
+    chat = host.chat(CHAT_ID)
+    messages = host.get_context(CHAT_ID).messages
+    for message in messages:
+        turn = story.turns[message.index // 2] if message.index // 2 < len(story.turns) else None
+        expected = None if turn is None else (turn.user, turn.assistant)[message.index % 2]
+        if message.text != expected:
+            raise DemoError(
+                f"the demo chat in {host.data_dir} is not this story (message {message.index} "
+                "differs); run with --fresh to start over"
+            )
+    if messages and messages[-1].role == "user":
+        chat.truncate(messages[-1].index - 1)
+    answers = [m for m in host.get_context(CHAT_ID).messages if m.role == "assistant"]
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT_ID))
+    written = getattr(getattr(session, "store", None), "seq_counter", len(answers))
+    for message in answers[written:]:
+        await pipeline.extract(CHAT_ID, message)
+    return len(answers)
 
 
 async def between_turns(host: Any, chat_id: str) -> None:

@@ -84,10 +84,12 @@ def host_startup(host: Any) -> None:
 
 @hookimpl
 def host_cli_commands(host: Any) -> list[Any]:
-    """``memgraph-host history/rollback/import/export/reindex`` (see `memgraph_plugin.cli`)."""
+    """``memgraph-host history/rollback/import/export/reindex`` (see `memgraph_plugin.cli`),
+    plus recall's ``trace`` and ``demo`` (see `memgraph_plugin.recall.commands`)."""
     from .cli import commands
+    from .recall.commands import recall_commands
 
-    return commands()
+    return commands() + recall_commands()
 
 
 @hookimpl

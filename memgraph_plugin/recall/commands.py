@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from host import hookimpl
 from host.commands import Command
 
 from .trace import TRACE_DIR, TraceLog, format_table
@@ -59,8 +58,8 @@ async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-@hookimpl
-def host_cli_commands(host: Any) -> list[Command]:
+def recall_commands() -> list[Command]:
+    """The commands the built-in plugin's ``host_cli_commands`` adds."""
     return [
         Command(
             "trace", "show a chat's recall traces", _trace_arguments, run_trace, start_host=False

@@ -31,7 +31,7 @@ from .trace import TRACE_DIR, RecallTrace, TraceLog
 
 log = logging.getLogger(__name__)
 
-RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 2
+RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 1
 MEMORY_GRAPH = "memory-graph"
 
 
@@ -47,6 +47,7 @@ class RecallOutcome:
     visible_ids: tuple[str, ...]
     pinned: tuple[Any, ...]  # NodeViews, timeline order
     recalled: tuple[Any, ...]  # NodeViews, in router order
+    pool: tuple[Any, ...]  # the candidate pool the router saw (NodeViews, recency order)
     prompt: str
     trace: RecallTrace
     reused: bool = False
@@ -241,6 +242,7 @@ class TurnPipeline:
             visible_ids=visible_ids,
             pinned=pinned,
             recalled=recalled,
+            pool=pool,
             prompt=prompt,
             trace=trace,
         )

@@ -28,6 +28,20 @@ HOPS_SETTING, DEFAULT_HOPS = "recall_hops", 1
 MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED = "recall_max_expanded", 6
 VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN = "recall_vector_min_score", 0.2
 RECENCY_WEIGHT = 0.1
+# Words that match nearly every node and say nothing about what the turn is about.
+_STOP_TEXT = """
+a an and are as at be but by do does for from had has have he her him his i if in into is it its
+me my no not now of on or our she so than that the their them then there they this to up us was
+we were what when where which while who why will with you your
+"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+def content_query(text: str) -> str:
+    """The query without stop words (kept whole when nothing else is left)."""
+    words = text.split()
+    kept = [w for w in words if w.strip(".,;:!?\"'()").lower() not in STOP_WORDS]
+    return " ".join(kept) if kept else text
 
 
 @attrs.frozen
@@ -95,36 +109,50 @@ def _int_setting(settings: Mapping[str, Any], key: str, default: int, minimum: i
     return value
 
 
-def _edge_types_from(session: Any, seed_id: str, visible: set[str]) -> dict[str, str]:
-    """Neighbour id -> relation for one seed, read through the session's neighbour query."""
-    neighbours = getattr(session, "get_neighbors", None)
-    if neighbours is None:
-        return {}
+INTERNAL_EDGES = frozenset({"contains", "semantic_contains"})
+UNKNOWN_EDGE = "drill"  # reached by the drill, but no single relation names the step
+
+
+def _relations_from(session: Any, node_id: str, visible: Sequence[str]) -> dict[str, str]:
+    """Neighbour id -> relation for one node, its descendants' edges included (a rollup's
+    relations are its children's), neighbours lifted onto the visible set."""
+    ids = [node_id, *(d.id for d in session.get_descendants(node_id))]
     out: dict[str, str] = {}
-    for nb in neighbours(seed_id, project_to=sorted(visible)):
-        out.setdefault(nb.node.id, nb.edge_type)
+    for source in ids:
+        for nb in session.get_neighbors(source, project_to=list(visible)):
+            other = nb.node.id
+            if other == node_id:
+                continue
+            current = out.get(other)  # a real relation wins over a hierarchy edge
+            real = nb.edge_type not in INTERNAL_EDGES
+            if current is None or (current in INTERNAL_EDGES and real):
+                out[other] = nb.edge_type
     return out
 
 
 def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Sequence[str]) -> list:
-    """Drill expansion hop by hop with ``expand_from_seeds``, so each node knows its hop count."""
-    visible = set(visible_ids) | {seed_id}
+    """Drill expansion hop by hop with ``expand_from_seeds``, so each node knows its hop count
+    and the relation of the step that reached it."""
+    visible = sorted(set(visible_ids) | {seed_id})
     found: list[tuple[str, str, int]] = []
     seen = {seed_id}
-    frontier_edges = _edge_types_from(session, seed_id, visible)
+    relation = _relations_from(session, seed_id, visible)
     for hop in range(1, hops + 1):
         reached = session.expand_from_seeds(
-            [seed_id], hops=hop, project_to=sorted(visible), include_children=True
+            [seed_id], hops=hop, project_to=visible, include_children=True
         )
+        layer = []
         for node in reached:
             if node.id in seen:
                 continue
             seen.add(node.id)
-            if node.parent_id == seed_id:
-                edge = "contains"
-            else:
-                edge = frontier_edges.get(node.id, "related")
+            layer.append(node.id)
+            edge = "contains" if node.parent_id == seed_id else relation.get(node.id, UNKNOWN_EDGE)
             found.append((node.id, edge, hop))
+        if hop < hops:
+            for node_id in layer:
+                for other, rel in _relations_from(session, node_id, visible).items():
+                    relation.setdefault(other, rel)
     return found
 
 
@@ -188,7 +216,7 @@ class HybridRouter:
         k = len(pool) + len(request.always_inject_ids) + 1
         keyword = {
             r.id: float(r.score)
-            for r in request.session.keyword_search(query=request.query, k=k)
+            for r in request.session.keyword_search(query=content_query(request.query), k=k)
             if r.id in pool_set
         }
         vector: dict[str, float] = {}

@@ -1,0 +1,103 @@
+"""The demo: continues a stored run, reports a finished story, starts over with --fresh."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memgraph_plugin.demo import MARKER, STORY_PATH, DemoError, run_demo
+from memgraph_plugin.recall import load_story
+
+FIXTURE = Path(__file__).parent / "recall" / "fixture_story.json"
+
+
+async def test_demo_continues_then_reports_complete_then_fresh(tmp_path):
+    data = tmp_path / "demo-data"
+    lines: list[str] = []
+    first = await run_demo(data, story_path=FIXTURE, max_turns=2, out=lines.append)
+    assert (first.turns_before, first.turns_run, first.complete) == (0, 2, False)
+    text = "\n".join(lines)
+    assert "turn 1/4" in text and "turn 2/4" in text and "turn 3/4" not in text
+    assert "recall [builtin-hybrid, canary" in text and "extraction:" in text
+
+    lines.clear()
+    second = await run_demo(data, story_path=FIXTURE, out=lines.append)
+    assert (second.turns_before, second.turns_run, second.complete) == (2, 2, True)
+    text = "\n".join(lines)
+    assert "continuing from the stored graph: 2 of 4" in text and "turn 1/4" not in text
+    assert second.nodes_by_type["event"] == 4  # turns 1-2 were not extracted twice
+
+    lines.clear()
+    third = await run_demo(data, story_path=FIXTURE, out=lines.append)
+    assert third.turns_run == 0 and "showing state" in "\n".join(lines)
+    assert third.nodes_by_type == second.nodes_by_type
+    assert third.picture.exists() and "<svg" in third.picture.read_text()
+
+    fresh = await run_demo(data, story_path=FIXTURE, fresh=True, max_turns=1, out=lambda s: None)
+    assert (fresh.turns_before, fresh.turns_run) == (0, 1)
+    assert fresh.nodes_by_type["event"] == 1
+
+
+async def test_demo_refuses_a_folder_it_did_not_make(tmp_path):
+    precious = tmp_path / "mine"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    with pytest.raises(DemoError, match="not a demo folder"):
+        await run_demo(precious, story_path=FIXTURE, fresh=True, out=lambda s: None)
+    assert (precious / "notes.txt").read_text() == "keep me"
+    assert not (precious / MARKER).exists()
+
+
+def test_shipped_story_loads():
+    assert len(load_story(STORY_PATH).turns) >= 40
+
+
+def test_demo_command_as_a_subprocess_twice(tmp_path):
+    exe = Path(sys.executable).with_name("memgraph-host")
+    cmd = [str(exe), "demo", "--data", "d", "--story", str(FIXTURE)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    run = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "turn 4/4" in run.stdout and "picture of the graph:" in run.stdout
+    picture = Path(run.stdout.rsplit("picture of the graph:", 1)[1].strip())
+    assert picture.exists() and picture.is_relative_to(tmp_path)
+    again = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "story is complete" in again.stdout and "turn 1/4" not in again.stdout
+    fresh = subprocess.run(
+        [*cmd, "--fresh"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert fresh.returncode == 0, fresh.stderr
+    assert "turn 1/4" in fresh.stdout
+
+
+async def test_demo_resumes_a_run_stopped_mid_turn(tmp_path):
+    """An answer that never reached the graph is extracted; a dangling user message is cut."""
+    from host import Host
+    from memgraph_plugin.demo import CHAT_ID
+
+    data = tmp_path / "demo-data"
+    story = load_story(FIXTURE)
+    await run_demo(data, story_path=FIXTURE, max_turns=2, out=lambda s: None)
+    host = Host(data_dir=data, entry_points=False, builtins=False)
+    chat = host.chat(CHAT_ID)
+    chat.add_message("user", story.turns[2].user)
+    chat.add_message("assistant", story.turns[2].assistant)  # stopped before its extraction
+    chat.add_message("user", story.turns[3].user)  # stopped before the answer
+    lines: list[str] = []
+    summary = await run_demo(data, story_path=FIXTURE, out=lines.append)
+    assert (summary.turns_before, summary.turns_run) == (3, 1)
+    assert summary.nodes_by_type["event"] == 4 and summary.nodes_by_type["thread"] == 1
+    roles = [m.role for m in Host(data_dir=data, builtins=False).get_context(CHAT_ID).messages]
+    assert roles == ["user", "assistant"] * 4
+
+
+async def test_demo_refuses_a_chat_of_another_story(tmp_path):
+    data = tmp_path / "demo-data"
+    await run_demo(data, story_path=FIXTURE, max_turns=1, out=lambda s: None)
+    with pytest.raises(DemoError, match="--fresh"):
+        await run_demo(data, story_path=STORY_PATH, max_turns=1, out=lambda s: None)
