@@ -25,8 +25,10 @@ def _esc(text: Any) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _label(node: Any, limit: int = 16) -> str:
+def _label(node: Any, limit: int = 18) -> str:
     title = node.title or node.id
+    if node.semantic_rollup and title.lower().startswith(node.type.lower() + " "):
+        title = title[len(node.type) + 1 :]  # "event Summary L1 #4" -> "Summary L1 #4"
     return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
@@ -39,36 +41,54 @@ def _tooltip(node: Any) -> str:
     return "\n".join(line for line in lines if line)
 
 
+def _text(node: Any, x: float, bottom: float, hierarchical: bool) -> str:
+    """The label under a node; timeline leaves get a slanted one so neighbours do not overlap."""
+    if hierarchical and node.semantic_depth == 0:
+        return (
+            f'<text class="slant" x="{x:.1f}" y="{bottom + 10:.1f}" '
+            f'transform="rotate(35 {x:.1f} {bottom + 10:.1f})">{_esc(_label(node, 24))}</text>'
+        )
+    return f'<text x="{x:.1f}" y="{bottom + 12:.1f}">{_esc(_label(node))}</text>'
+
+
 def _timeline(nodes: Iterable[Any]) -> list[Any]:
     return sorted(nodes, key=lambda n: (n.seq_to is None, n.seq_to or 0, n.id))
 
 
 def layout(nodes: Sequence[Any], hierarchical: Iterable[str]) -> dict[str, tuple[float, float]]:
-    """x, y per node id."""
+    """x, y per node id: entity bands spread over the width the timeline needs."""
     hier = set(hierarchical)
     pos: dict[str, tuple[float, float]] = {}
-    y = MARGIN + 20
     by_type: dict[str, list[Any]] = {}
     for node in nodes:
         by_type.setdefault(node.type, []).append(node)
+    leaves_max = max(
+        (sum(1 for n in by_type[t] if n.semantic_depth == 0) for t in by_type if t in hier),
+        default=0,
+    )
+    span = max(leaves_max * COL, PER_ROW * COL)
+    left = MARGIN + 60
+    y = MARGIN + 20
     for type_name in sorted(t for t in by_type if t not in hier):
         members = _timeline(by_type[type_name])
+        per_row = min(PER_ROW, len(members))
+        step = min(COL * 3, span / max(per_row, 1))
         for i, node in enumerate(members):
-            pos[node.id] = (MARGIN + 60 + (i % PER_ROW) * COL * 1.6, y + (i // PER_ROW) * ROW * 0.8)
+            pos[node.id] = (left + (i % PER_ROW) * step, y + (i // PER_ROW) * ROW * 0.8)
         y += ((len(members) - 1) // PER_ROW + 1) * ROW * 0.8 + ROW * 0.6
     for type_name in sorted(t for t in by_type if t in hier):
         members = by_type[type_name]
         top = max((n.semantic_depth for n in members), default=0)
         leaves = _timeline(n for n in members if n.semantic_depth == 0)
         for i, node in enumerate(leaves):
-            pos[node.id] = (MARGIN + 60 + i * COL, y + top * ROW + ROW * 0.5)
+            pos[node.id] = (left + i * COL, y + top * ROW + ROW * 0.5)
         for depth in range(1, top + 1):  # a rollup sits above the middle of its children
             row = _timeline(n for n in members if n.semantic_depth == depth)
             for j, node in enumerate(row):
                 xs = [pos[c][0] for c in node.children_ids if c in pos]
-                x = sum(xs) / len(xs) if xs else MARGIN + 60 + j * COL
+                x = sum(xs) / len(xs) if xs else left + j * COL
                 pos[node.id] = (x, y + (top - depth) * ROW + ROW * 0.5)
-        y += (top + 1) * ROW + ROW * 0.6
+        y += (top + 1) * ROW + ROW * 1.6  # room for the slanted leaf labels
     return pos
 
 
@@ -77,11 +97,12 @@ def render_graph_html(
 ) -> str:
     """The page as a string. ``nodes``: NodeViews (archived ones too); ``edges``: EdgeViews."""
     hier = list(hierarchical)
+    hier_set = set(hier)
     pos = layout(nodes, hier)
     types = sorted({n.type for n in nodes})
     colour = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(types)}
     by_id = {n.id: n for n in nodes}
-    width = max((x for x, _ in pos.values()), default=0) + MARGIN * 2 + 60
+    width = max((x for x, _ in pos.values()), default=0) + MARGIN * 2 + 140
     height = max((y for _, y in pos.values()), default=0) + MARGIN * 2
     parts: list[str] = []
     for edge in edges:  # relations first, under the containment lines and the nodes
@@ -119,7 +140,7 @@ def render_graph_html(
         parts.append(
             f'<g class="{css}" data-id="{_esc(node.id)}" data-type="{_esc(node.type)}">'
             f"<title>{_esc(_tooltip(node))}</title>{shape}"
-            f'<text x="{x:.1f}" y="{y + radius + 12:.1f}">{_esc(_label(node))}</text></g>'
+            f"{_text(node, x, y + radius, node.type in hier_set)}</g>"
         )
     legend = "".join(
         f'<span><i style="background:{colour[t]}"></i>{_esc(t)} '
@@ -139,6 +160,7 @@ svg {{ border: 1px solid #ddd; background: #fcfcfc; }}
 .rel {{ fill: none; stroke: #999; stroke-opacity: .35; stroke-width: 1; }}
 .contains {{ stroke-width: 2.5; stroke-opacity: .8; }}
 .node text {{ font-size: 9px; text-anchor: middle; fill: #333; }}
+.node text.slant {{ text-anchor: start; }}
 .node circle, .node rect {{ stroke: #fff; stroke-width: 1.5; }}
 .archived {{ opacity: .3; }} .archived circle {{ stroke: #000; stroke-dasharray: 2 2; }}
 </style></head><body>
