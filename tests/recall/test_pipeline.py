@@ -256,3 +256,16 @@ async def test_without_memory_graph_the_pipeline_does_nothing(tmp_path):
     await host.stop()
     assert out.recall is None and out.extraction is None
     assert [m.role for m in host.get_context(CHAT).messages] == ["user", "assistant"]
+
+
+async def test_vector_scores_join_the_baseline_with_an_embedding_profile(tmp_path):
+    without, _ = await _smuggler_recall(tmp_path / "a")
+    with_vectors, titles = await _smuggler_recall(tmp_path / "b", embedding_profile="hashing")
+    assert without.route.score_mode == "keyword+recency"
+    assert with_vectors.route.score_mode == "keyword+vector+recency"
+    assert with_vectors.trace.score_mode == "keyword+vector+recency"
+    assert "Mara" in {titles[s] for s in with_vectors.route.seeds}
+    # vector similarity can only add candidates to the keyword baseline
+    keyword_ids = {i.id for i in without.route.selected if i.why != "graph_expansion"}
+    vector_ids = {i.id for i in with_vectors.route.selected if i.why != "graph_expansion"}
+    assert keyword_ids <= vector_ids | set(with_vectors.route.seeds)
