@@ -1,0 +1,93 @@
+"""The reload step without a watcher: `Reloader.reload_paths` and `ReloadReport`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from host import Host
+from host.reload import Reloader
+from tests.reload.conftest import greeter_source, write
+
+
+async def test_paths_map_to_plugins_once_each(host: Host, plugins_dir: Path) -> None:
+    write(plugins_dir / "solo.py", greeter_source("s1"))
+    write(plugins_dir / "pack" / "__init__.py", "from .inner import *  # noqa\n")
+    write(plugins_dir / "pack" / "inner.py", greeter_source("p1"))
+    write(plugins_dir / "_helper.py", "X = 1\n")
+    reloader = Reloader(host, plugins_dir)
+    assert set(reloader.discover()) == {"solo", "pack"}
+    assert reloader.plugin_for_path(plugins_dir / "pack" / "deep" / "x.py") == "pack"
+    assert reloader.plugin_for_path(plugins_dir / "_helper.py") is None
+    assert reloader.plugin_for_path(plugins_dir.parent / "elsewhere.py") is None
+
+    reports = await reloader.reload_paths(
+        [
+            plugins_dir / "pack" / "inner.py",
+            plugins_dir / "pack" / "__init__.py",
+            plugins_dir / "solo.py",
+            plugins_dir / "_helper.py",
+            plugins_dir.parent / "elsewhere.py",
+        ]
+    )
+    assert [(r.plugin, r.action) for r in reports] == [("pack", "loaded"), ("solo", "loaded")]
+    assert sorted(host.pm.hook.reload_test_greet(name="x")) == ["p1 x", "s1 x"]
+    record = host.plugin_record("pack")
+    assert record is not None and record.source == "folder"
+    assert record.origin == str(plugins_dir / "pack")
+
+    # a path of a plugin that is neither on disk nor loaded is no reload at all
+    assert await reloader.reload_paths([plugins_dir / "ghost.py"]) == ()
+
+
+async def test_startup_failure_of_the_new_version_is_reported(
+    host: Host, plugins_dir: Path
+) -> None:
+    path = plugins_dir / "fragile.py"
+    write(path, greeter_source("f1"))
+    reloader = Reloader(host, plugins_dir)
+    await reloader.load_all()
+    write(
+        path,
+        """
+        from host import hookimpl
+
+
+        @hookimpl
+        def host_startup(host):
+            raise LookupError("missing config")
+
+
+        @hookimpl
+        def reload_test_greet(name):
+            return "f2 " + name
+        """,
+    )
+    (report,) = await reloader.reload_paths([path])
+    assert report.action == "failed" and not report.ok
+    assert "host_startup raised LookupError: missing config" in report.error
+    assert report.location == f"{path}:6"
+    # the new code is in (it imported and validated); fixing startup reloads it cleanly
+    assert host.pm.hook.reload_test_greet(name="x") == ["f2 x"]
+    write(path, greeter_source("f3"))
+    (report,) = await reloader.reload_paths([path])
+    assert report.action == "reloaded" and reloader.failures == {}
+
+
+async def test_adopts_plugins_the_host_loaded_from_the_folder(
+    tmp_path: Path, plugins_dir: Path
+) -> None:
+    write(plugins_dir / "early.py", "from host import hookimpl\n\nVALUE = 1\n")
+    host = Host(data_dir=tmp_path / "data", plugin_dirs=[plugins_dir], entry_points=False)
+    await host.start()
+    try:
+        loaded_by_host = host.pm.get_plugin("early")
+        reloader = Reloader(host, plugins_dir)
+        assert await reloader.load_all() == ()  # already there: taken over, not loaded twice
+        assert reloader.loaded["early"] is loaded_by_host
+        write(plugins_dir / "early.py", "from host import hookimpl\n\nVALUE = 2\n")
+        (report,) = await reloader.reload_paths([plugins_dir / "early.py"])
+        assert report.action == "reloaded"
+        assert host.pm.get_plugin("early").VALUE == 2
+        assert len([r for r in host.plugin_records() if r.name.startswith("early")]) == 1
+    finally:
+        await host.stop()
