@@ -88,6 +88,7 @@ HONORIFICS = frozenset(
 )
 _ASCII = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 
 
 # ---- reports ---------------------------------------------------------------------------------
@@ -189,6 +190,22 @@ def same_entity(a: Any, b: Any, *, person: bool) -> str | None:
     return None
 
 
+def probes(node: Any) -> list[str]:
+    """What to ask ``find_by_name`` for one node: its names, their words (3+ letters, no
+    honorifics) and their CJK character pairs."""
+    found: dict[str, None] = {}
+    for name in names(node):
+        if len(name.strip()) >= 2:
+            found[name] = None
+        for token in core_tokens(name):
+            if len(token) >= 3:
+                found[token] = None
+        for run in _CJK_RUN.findall(name):
+            for i in range(len(run) - 1):
+                found[run[i : i + 2]] = None
+    return list(found)
+
+
 def _id_key(node_id: str) -> tuple[int, str]:
     tail = node_id.rsplit("_", 1)[-1]
     return (int(tail), node_id) if tail.isdigit() else (1 << 62, node_id)
@@ -210,6 +227,8 @@ class Curator:
         self._busy: set[str | None] = set()
         self._reports: dict[str | None, list[CurationReport]] = {}
         self._tasks: set[Any] = set()
+        self._dirty: dict[str | None, set[str]] = {}  # nodes written since the chat's last curate
+        self._scanned: set[str | None] = set()  # chats curated in full once by this worker
 
     def last_report(self, chat_id: str | None) -> CurationReport | None:
         """The latest report of ``chat_id`` that merged something (or had refused ops)."""
@@ -228,27 +247,41 @@ class Curator:
 
     @hookimpl(optionalhook=True)
     def memgraph_commit(self, chat_id: str, commit: Any) -> Any:
-        """With ``curator_on_commit``: curate after a commit (its own commits are skipped)."""
+        """Note the nodes the commit wrote; with ``curator_on_commit``, curate (not own commits)."""
+        node_ids = getattr(commit, "node_ids", None)
+        if node_ids is None:
+            self._scanned.discard(chat_id)  # no detail: the next curate looks at everything
+        else:
+            self._dirty.setdefault(chat_id, set()).update(node_ids)
         if chat_id in self._busy or not self.host.settings.get(AUTO_SETTING, False):
             return None
         return run_soon(self.curate(chat_id), self._tasks)
 
-    async def curate(self, chat: Any) -> CurationReport:
-        """Find duplicate entities in the chat's graph and merge them; the report says what."""
+    async def curate(self, chat: Any, *, full: bool = False) -> CurationReport:
+        """Find duplicate entities in the chat's graph and merge them; the report says what.
+
+        The first call for a chat (and ``full=True``) probes every entity; later calls probe the
+        entities written since (from ``memgraph_commit``), which is where a new duplicate is.
+        """
         chat_id = chat_of(chat)
         if chat_id in self._busy:
             return CurationReport(chat_id, skipped="already curating this chat")
         self._busy.add(chat_id)
         merges: list[Merge] = []
         rejected: list[str] = []
+        dirty = self._dirty.pop(chat_id, set())
+        probe: set[str] | None = None if full or chat_id not in self._scanned else dirty
         try:
             for _ in range(MAX_PASSES):  # a merge can reveal another (names grow)
                 session = await self.memory.open(chat)
                 if session is None:
+                    self._dirty.setdefault(chat_id, set()).update(dirty)
                     return CurationReport(chat_id, skipped="memory graph unavailable")
-                found = await self._pass(session, merges, rejected)
-                if not found:
+                survivors = await self._pass(session, merges, rejected, probe)
+                self._scanned.add(chat_id)
+                if not survivors:
                     break
+                probe = survivors
         finally:
             self._busy.discard(chat_id)
         report = CurationReport(chat_id, tuple(merges), tuple(rejected))
@@ -264,21 +297,30 @@ class Curator:
             )
         return report
 
-    async def _pass(self, session: Any, merges: list[Merge], rejected: list[str]) -> bool:
-        did = False
+    async def _pass(
+        self, session: Any, merges: list[Merge], rejected: list[str], probe: set[str] | None
+    ) -> set[str]:
+        """One look for duplicates (of the ``probe`` nodes; ``None``: all); the survivors made."""
+        survivors: set[str] = set()
         for spec in session.get_schema().types:
             if "aliases" not in spec.table_columns or spec.compression_mode == "hierarchical":
                 continue
             person = spec.type == "character_sheet"
-            for group, reason in self._groups(session, spec.type, person=person):
+            for group, reason in self._groups(session, spec.type, person=person, probe=probe):
                 merge = await self._merge(session, spec, group, reason, rejected)
                 if merge is not None:
                     merges.append(merge)
-                    did = True
-        return did
+                    survivors.add(merge.survivor_id)
+        return survivors
 
-    def _groups(self, session: Any, type_name: str, *, person: bool) -> list[tuple[list, str]]:
-        """Duplicate groups of one type (found through ``find_by_name``), oldest node first."""
+    def _groups(
+        self, session: Any, type_name: str, *, person: bool, probe: set[str] | None = None
+    ) -> list[tuple[list, str]]:
+        """Duplicate groups of one type (found through ``find_by_name``), oldest node first.
+
+        Each probed node asks ``find_by_name`` for each of its names and their parts (words,
+        CJK pairs), so the partner is found whichever of the two names contains the other.
+        """
         nodes = {n.id: n for n in session.list_visible_candidates(types=[type_name])}
         parent = {i: i for i in nodes}
         reasons: dict[str, str] = {}
@@ -289,11 +331,10 @@ class Curator:
                 i = parent[i]
             return i
 
-        for node in sorted(nodes.values(), key=_timeline_key):
-            for name in names(node):
-                if len(name.strip()) < 2:
-                    continue
-                for match in session.find_by_name(query=name, types=[type_name]).matches:
+        probed = [n for n in nodes.values() if probe is None or n.id in probe]
+        for node in sorted(probed, key=_timeline_key):
+            for query in probes(node):
+                for match in session.find_by_name(query=query, types=[type_name]).matches:
                     if match.id == node.id or match.id not in nodes:
                         continue
                     if root(match.id) == root(node.id):

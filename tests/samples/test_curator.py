@@ -168,3 +168,32 @@ async def test_edges_found_the_same_way_without_get_neighbors(make_host) -> None
     voss = set(Curator._edges_of(session, ids["Captain Mara Voss"], {ids["Pim"]}))
     assert ids["Pim"] not in {t for t, _, _ in voss}
     assert (ids["Meeting the captain"], "involved_in", "outgoing") in voss
+
+
+async def test_later_curates_probe_what_was_written_since(make_host) -> None:
+    host = await make_host(curator)
+    await _apply(host)
+    api = host.registry.get("curator")
+    first = await api.curate(CHAT)  # the first call for a chat looks at everything
+    assert len(first.merges) == 2
+    session = await open_session(host)
+    result = await session.apply_extraction_batch(
+        ops=[
+            person("Quill", "c_q", aliases=["the Fence"]),
+            event("A fence", "Quill appraises the satchel.", "e4"),
+            link("c_q", "e4", "involved_in"),
+        ],
+        max_seq=4,
+    )
+    assert not result.rejected
+    assert (await api.curate(CHAT)).merges == ()  # nothing to pair the new Quill with yet
+    result = await session.apply_extraction_batch(
+        ops=[person("Teodor Quill", "c_t", aliases=["泰奥"])], max_seq=5
+    )
+    assert not result.rejected
+    report = await api.curate(CHAT)  # only the new node is probed: by its words, "quill" too
+    assert [(m.title, m.merged_titles) for m in report.merges] == [
+        ("Teodor Quill", ("Teodor Quill",))
+    ]
+    full = await api.curate(CHAT, full=True)
+    assert full.merges == ()
