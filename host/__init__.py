@@ -8,6 +8,7 @@ from host.errors import PluginError, SettingsError
 from host.markers import PROJECT_NAME, hookimpl, hookspec
 from host.notify import HookFailure, HookResult
 from host.records import PluginRecord
+from host.reload import Reloader, ReloadReport
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,8 @@ __all__ = [
     "Message",
     "PluginError",
     "PluginRecord",
+    "ReloadReport",
+    "Reloader",
     "SettingsError",
     "hookimpl",
     "hookspec",
