@@ -259,3 +259,69 @@ def test_cli_commands_hook_collects_results_with_plugin_names(tmp_path: Path) ->
     host.register_plugin(Contributes(), name="contrib")
     results = host.call_hook("host_cli_commands", host=host)
     assert [(r.plugin, [c.name for c in r.value]) for r in results] == [("contrib", ["hello"])]
+
+
+def test_sync_notify_runs_async_implementations_without_a_loop(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    class Async:
+        @hookimpl
+        async def test_event(self, value: int) -> None:
+            await asyncio.sleep(0)
+            seen.append(f"async:{value}")
+
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Async(), name="async")
+    assert host.notify("test_event", value=4) == []
+    assert seen == ["async:4"]
+
+
+async def test_sync_notify_in_a_running_loop_schedules_and_reports_late_failures(
+    tmp_path: Path,
+) -> None:
+    class AsyncRaiser:
+        @hookimpl
+        async def test_event(self, value: int) -> None:
+            await asyncio.sleep(0)
+            raise LookupError(f"late {value}")
+
+    host = make_host(tmp_path, strict=True)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(AsyncRaiser(), name="late")
+    assert host.notify("test_event", value=5) == []  # scheduled, not failed yet
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert host.plugin_record("late").error == "test_event: LookupError: late 5"
+
+
+def test_missing_hook_arguments_are_a_failure_of_that_call(tmp_path: Path) -> None:
+    seen: list[str] = []
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Recorder(seen, "r"), name="r")
+    failures = host.notify("test_event")
+    assert [f.plugin for f in failures] == ["r"]
+    assert "value" in str(failures[0].exception)
+    assert host.notify("no_such_hook", value=1) == []
+
+
+def test_host_hookspecs_are_documented_with_the_right_flags(tmp_path: Path) -> None:
+    from host import hookspecs
+
+    host = make_host(tmp_path)
+    expected = {
+        "host_addhooks": True,
+        "host_startup": False,
+        "host_shutdown": False,
+        "host_cli_commands": False,
+        "host_plugin_dispose": False,
+        "host_plugin_adopt": False,
+    }
+    for name, historic in expected.items():
+        caller = getattr(host.pm.hook, name)
+        assert caller.spec is not None and caller.spec.namespace is hookspecs
+        assert bool(caller.spec.opts.get("historic")) is historic, name
+        assert (getattr(hookspecs, name).__doc__ or "").strip(), name
+    assert Host.hookimpl is hookimpl
+    assert host.pm.project_name == "memgraph_host"
