@@ -338,6 +338,14 @@ class _NameIndex:
 _NAME_INDEXES: weakref.WeakKeyDictionary[Any, _NameIndex] = weakref.WeakKeyDictionary()
 
 
+def _current_index(store: Any, schema: Schema) -> _NameIndex | None:
+    """The store's name index when it is up to date, else None."""
+    index = _NAME_INDEXES.get(store)
+    if index is None or index.version != store.version or index.schema is not schema:
+        return None
+    return index
+
+
 def _name_index(store: Any, schema: Schema) -> _NameIndex:
     index = _NAME_INDEXES.get(store)
     if index is None or index.version != store.version or index.schema is not schema:
@@ -421,12 +429,23 @@ class _BatchRun:
         self.extra_rejections: list[Rejection] = []
         self.added = 0
         self.removed = 0
-        self.names = _name_index(store, schema)
+        self._names: _NameIndex | None = None
+        if _current_index(store, schema) is not None:  # keep an existing index current
+            self._names = _name_index(store, schema)
+
+    @property
+    def names(self) -> _NameIndex:
+        """The latest-only name index, built on first need (a batch without latest-only creates
+        never pays for it)."""
+        if self._names is None:
+            self._names = _name_index(self.store, self.schema)
+        return self._names
 
     # ---- helpers
     def _put(self, node: Node) -> None:
         self.store.put_node(node)
-        self.names.note(node)
+        if self._names is not None:
+            self._names.note(node)
 
     def _active(self, node_id: str, what: str) -> Node:
         node = self.store.node(node_id)
@@ -513,15 +532,12 @@ class _BatchRun:
         merged = dict(node.fields)
         for key, value in fields.items():
             if _present(value):
-                merged[key] = _merge_values(merged.get(key), value)
-        updated = attrs.evolve(
-            node,
-            title=node.title or title,
-            fields=FrozenDict(merged),
-            seq_to=max(self.seq, node.seq_to or 0),
-        )
-        if updated != node:
-            self._put(updated)
+                merged[key] = deep_freeze(_merge_values(merged.get(key), value))
+        new_title = node.title or title
+        new_seq = max(self.seq, node.seq_to or 0)
+        frozen = FrozenDict(merged)
+        if new_title != node.title or new_seq != node.seq_to or frozen != node.fields:
+            self._put(attrs.evolve(node, title=new_title, fields=frozen, seq_to=new_seq))
 
     def edit(self, op: dict[str, Any]) -> str:
         node = self._active(op["node_id"], "node_id")
@@ -536,7 +552,7 @@ class _BatchRun:
         for key in clear or ():
             fields.pop(key, None)
         for key, value in (set_fields or {}).items():
-            fields[key] = value
+            fields[key] = deep_freeze(value)
         new_title = node.title if title is None else title.strip()
         spec = self.schema.get(node.type)
         if spec is not None:
@@ -547,9 +563,10 @@ class _BatchRun:
                     "VALIDATION_SKIP",
                     f"would leave required column(s) {', '.join(missing)} of {node.type!r} empty",
                 )
-        updated = attrs.evolve(node, title=new_title, fields=fields)
-        if updated != node:
-            self._put(attrs.evolve(updated, seq_to=max(self.seq, node.seq_to or 0)))
+        frozen = FrozenDict(fields)
+        if new_title != node.title or frozen != node.fields:
+            seq_to = max(self.seq, node.seq_to or 0)
+            self._put(attrs.evolve(node, title=new_title, fields=frozen, seq_to=seq_to))
         return node.id
 
     def delete(self, op: dict[str, Any]) -> str:
@@ -710,7 +727,8 @@ def apply_batch(
         raise MemoryGraphError(
             "OP_FAILED", f"batch failed and was rolled back: {type(exc).__name__}: {exc}"
         ) from exc
-    run.names.version = store.version
+    if run._names is not None:
+        run._names.version = store.version
     return run.result(changed=store.version != before, version=store.version)
 
 
@@ -821,7 +839,7 @@ def apply_rollup(
     """`build_rollup` in its own transaction (all or nothing); returns ``(rollup_id, changed)``."""
     _check_store(store)
     schema = schema if schema is not None else store.schema
-    names = _name_index(store, schema)
+    names = _current_index(store, schema)
     before = store.version
     try:
         with store.transaction():
@@ -833,10 +851,11 @@ def apply_rollup(
                 fields,
                 seq=store.seq_counter,
                 schema=schema,
-                note=names.note,
+                note=names.note if names is not None else None,
             )
     except BaseException:
         _NAME_INDEXES.pop(store, None)
         raise
-    names.version = store.version
+    if names is not None:
+        names.version = store.version
     return rollup_id, store.version != before
