@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any, NoReturn
 
 #: Every code the public contract names (batch rejection codes included).
@@ -109,6 +110,16 @@ def check_id_set(argument: str, value: Any, *, allow_none: bool = True) -> froze
         if not isinstance(item, str):
             raise_bad_args(argument, f"expected an iterable of ids, found {_kind(item)}")
     return items
+
+
+def check_id_container(argument: str, value: Any, *, allow_none: bool = True) -> Any:
+    """Like `check_id_set`, but a set, frozenset or mapping is used as it is (no O(n) copy):
+    read paths only test membership, once per call."""
+    if isinstance(value, (frozenset, set, dict)):
+        return value
+    if isinstance(value, AbstractSet) and not isinstance(value, (str, bytes)):
+        return value
+    return check_id_set(argument, value, allow_none=allow_none)
 
 
 def check_range(argument: str, value: Any) -> tuple[int | None, int | None] | None:

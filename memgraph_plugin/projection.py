@@ -11,7 +11,7 @@ from typing import Any
 
 from .models import Edge, EdgeKey
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS
-from .store import Store
+from .store import AdjRecord, Store
 from .views import EMPTY_EDGE_SUMMARY, EdgeSummaryView, RelationCount, SampleNeighbor
 
 Projected = tuple[str, str, str, int]  # (from, to, type, weight)
@@ -205,6 +205,9 @@ def projected_edges_of(
     return [(a, b, t, e[0], e[1], e[2]) for (a, b, t), e in merged.items()]
 
 
+_MISSING = object()
+
+
 def edge_summary(
     store: Store,
     id: str,
@@ -214,36 +217,102 @@ def edge_summary(
     limit: int = 8,
     lift: Lifter | None = None,
 ) -> EdgeSummaryView:
-    """Degree, relation counts and sample neighbours over the projected edges touching `id`."""
-    rows = projected_edges_of(store, id, visible, edge_types=edge_types, lift=lift)
-    if not rows:
+    """Degree, relation counts and sample neighbours over the projected edges touching `id`
+    (internal edges included). Works from the adjacency of `id`'s subtree only.
+
+    `relations` are ordered by count (most first), ties by the first raw edge (store order);
+    `sample_neighbors` are one per neighbour with its latest edge seq, newest first, then id.
+    """
+    nodes, _edges, out_adj, in_adj, _serial, kids = store.internals()
+    anchor = nodes.get(id)
+    if anchor is None or anchor.archived or id not in visible:
         return EMPTY_EDGE_SUMMARY
-    node_of = store.node
-    degree = 0
-    relations: dict[tuple[str, str], int] = {}
+    wanted = None if edge_types is None else frozenset(t.lower() for t in edge_types)
+    lift = lift or Lifter(store, visible)
+    memo = lift._memo
+    # the subtree that lifts to `id`: descendants not visible themselves and not archived
+    members = [id]
+    if id in kids:
+        seen = {id}
+        i = 0
+        while i < len(members):
+            for kid in kids.get(members[i], ()):
+                if kid in seen or kid in visible:
+                    continue
+                kn = nodes.get(kid)
+                if kn is None or kn.archived:
+                    continue
+                seen.add(kid)
+                members.append(kid)
+            i += 1
+        member_set: set[str] | frozenset[str] = seen
+    else:
+        member_set = frozenset((id,))
+    merged: dict[tuple[str, str, str], list[int]] = {}  # -> [count, first serial]
     latest: dict[str, int] = {}
-    for a, _b, etype, weight, seq, neighbour in rows:
-        nb = node_of(neighbour)
-        if nb is None or nb.archived:
-            continue
-        degree += max(1, weight)
-        rk = (etype, "out" if a == id else "in")
-        relations[rk] = relations.get(rk, 0) + 1
-        s = -1 if seq is None else seq
-        if latest.get(neighbour, -2) < s:
-            latest[neighbour] = s
-    if not degree:
+    symmetric = SYMMETRIC_RELATIONS
+
+    def scan(records: Iterable[AdjRecord], outgoing: bool, mseq: int | None) -> None:
+        for other, t, seq, s in records:
+            if other in member_set or (wanted is not None and t not in wanted):
+                continue
+            w = memo.get(other, _MISSING)
+            if w is _MISSING:
+                w = lift(other)  # type: ignore[misc]
+            if w is None or w == id:
+                continue
+            if outgoing:
+                mk = (w, id, t) if t in symmetric and w < id else (id, w, t)
+            else:
+                mk = (id, w, t) if t in symmetric and id < w else (w, id, t)
+            entry = merged.get(mk)
+            if entry is None:
+                merged[mk] = [1, s]
+            else:
+                entry[0] += 1
+                if s < entry[1]:
+                    entry[1] = s
+            if seq is None:
+                oseq = nodes[other].seq_to
+                if oseq is None:
+                    seq = -1 if mseq is None else mseq
+                else:
+                    seq = oseq if mseq is None or oseq > mseq else mseq
+            if latest.get(w, -2) < seq:  # type: ignore[arg-type]
+                latest[w] = seq  # type: ignore[index]
+
+    for m in members:
+        mseq = nodes[m].seq_to
+        adj = out_adj.get(m)
+        if adj:
+            scan(adj.values(), True, mseq)
+        adj = in_adj.get(m)
+        if adj:
+            scan(adj.values(), False, mseq)
+    if not merged:
         return EMPTY_EDGE_SUMMARY
-    rel = sorted(relations.items(), key=lambda kv: -kv[1])  # stable: first seen among equals
+    degree = 0
+    relations: dict[tuple[str, str], list[int]] = {}  # -> [count, first serial]
+    for (a, _b, t), (count, first) in merged.items():
+        degree += count if count > 1 else 1
+        rk = (t, "out" if a == id else "in")
+        r = relations.get(rk)
+        if r is None:
+            relations[rk] = [1, first]
+        else:
+            r[0] += 1
+            if first < r[1]:
+                r[1] = first
+    rel = sorted(relations.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
     sample = sorted(latest.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, limit)]
     samples = []
     for nid, s in sample:
-        nb = node_of(nid)
-        samples.append(SampleNeighbor(nid, nb.type, nb.title, None if s < 0 else s))  # type: ignore[union-attr]
+        nb = nodes[nid]
+        samples.append(SampleNeighbor(nid, nb.type, nb.title, None if s < 0 else s))
     return EdgeSummaryView(
-        degree=degree,
-        relations=tuple(RelationCount(r, d, c) for (r, d), c in rel),
-        sample_neighbors=tuple(samples),
+        degree,
+        tuple(RelationCount(r, d, c[0]) for (r, d), c in rel),
+        tuple(samples),
     )
 
 

@@ -14,6 +14,7 @@ from .errors import (
     bad_args,
     check_bool,
     check_choice,
+    check_id_container,
     check_id_set,
     check_int,
     check_range,
@@ -107,6 +108,8 @@ class ReadApi:
 
             injection_hub = hub_for(ctx)
         self._hub = injection_hub
+        self._lift_cache: tuple[int, Any, Lifter] | None = None
+        self._brief_cache: dict[str, tuple[Node, Schema, Any]] = {}
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -123,13 +126,26 @@ class ReadApi:
 
     def _visible(self, visible_node_ids: Any, argument: str = "visible_node_ids") -> Container[str]:
         """An explicit set, else the injection state's visible ids, else the candidate pool."""
-        explicit = check_id_set(argument, visible_node_ids)
+        explicit = check_id_container(argument, visible_node_ids)
         if explicit is not None:
             return explicit
         state_ids = self._injection().visible_ids
         if state_ids:
             return state_ids
         return self._store.pool_rank()
+
+    def _lifter(self, visible: Container[str]) -> Lifter:
+        """A `Lifter` for `visible`, reused across calls while the store and the (immutable)
+        visible set stay the same: the default sets (the injection state's frozenset, the
+        store's cached pool) and caller frozensets qualify; mutable sets get a fresh one."""
+        version = self._store.version
+        cache = self._lift_cache
+        if cache is not None and cache[0] == version and cache[1] is visible:
+            return cache[2]
+        lift = Lifter(self._store, visible)
+        if isinstance(visible, frozenset) or visible is self._store.pool_rank():
+            self._lift_cache = (version, visible, lift)
+        return lift
 
     def _projection(self, project_to: Any) -> Container[str] | None:
         """None for "raw"; otherwise the set to project onto."""
@@ -451,7 +467,9 @@ class ReadApi:
         check_int("limit", limit, minimum=0)
         if self._store.node(id) is None:
             return EMPTY_EDGE_SUMMARY
-        return _edge_summary(self._store, id, visible, edge_types=types, limit=limit)
+        return _edge_summary(
+            self._store, id, visible, edge_types=types, limit=limit, lift=self._lifter(visible)
+        )
 
     def get_node_brief(
         self,
@@ -474,7 +492,8 @@ class ReadApi:
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
-        return self._brief(id, visible, include_edge_summary, edge_summary_limit, None)
+        lift = self._lifter(visible) if include_edge_summary else None
+        return self._brief(id, visible, include_edge_summary, edge_summary_limit, lift)
 
     def _brief(
         self,
@@ -488,7 +507,43 @@ class ReadApi:
         node = store.node(id)
         if node is None or node.archived:
             return None
-        spec = self.schema.get(node.type)
+        schema = self.schema
+        cached = self._brief_cache.get(id)
+        if cached is not None and cached[0] is node and cached[1] is schema:
+            table_name, summary, key_values, row_values, exposure = cached[2]
+        else:
+            static = self._brief_static(node, schema)
+            self._brief_cache[id] = (node, schema, static)
+            table_name, summary, key_values, row_values, exposure = static
+        child_count = 0
+        for cid in node.children_ids:
+            c = store.node(cid)
+            if c is not None and not c.archived:
+                child_count += 1
+        summary_view: EdgeSummaryView | None = None
+        if include_edge_summary:
+            summary_view = _edge_summary(store, id, visible, limit=limit, lift=lift)
+        return NodeBriefView(
+            id=node.id,
+            level=node.level,
+            type=node.type,
+            table_name=table_name,
+            title=node.title,
+            summary=summary,
+            key_values=key_values,
+            row_values=row_values,
+            to_seq=node.seq_to,
+            child_count=child_count,
+            exposure=exposure,
+            edge_summary=summary_view,
+            always_inject=node.id in self._injection().always_inject_ids,
+        )
+
+    def _brief_static(
+        self, node: Node, schema: Schema
+    ) -> tuple[str, str, FrozenDict, FrozenDict, str]:
+        """The parts of a brief that depend on the node record and schema only (cached)."""
+        spec = schema.get(node.type)
         fields = node.fields
         keys: dict[str, Any] = {}
         rows: dict[str, Any] = {}
@@ -513,29 +568,7 @@ class ReadApi:
             summary = "; ".join(
                 f"{k}: {t}" for k, t in ((k, _text_of(v)) for k, v in rows.items()) if t
             ) or node.title
-        child_count = 0
-        for cid in node.children_ids:
-            c = store.node(cid)
-            if c is not None and not c.archived:
-                child_count += 1
-        summary_view: EdgeSummaryView | None = None
-        if include_edge_summary:
-            summary_view = _edge_summary(store, id, visible, limit=limit, lift=lift)
-        return NodeBriefView(
-            id=node.id,
-            level=node.level,
-            type=node.type,
-            table_name=table_name,
-            title=node.title,
-            summary=summary,
-            key_values=FrozenDict(keys),
-            row_values=FrozenDict(rows),
-            to_seq=node.seq_to,
-            child_count=child_count,
-            exposure=self._exposure(node),
-            edge_summary=summary_view,
-            always_inject=node.id in self._injection().always_inject_ids,
-        )
+        return table_name, summary, FrozenDict(keys), FrozenDict(rows), self._exposure(node)
 
     def get_node_briefs(
         self,
@@ -550,7 +583,7 @@ class ReadApi:
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
-        lift = Lifter(self._store, visible)
+        lift = self._lifter(visible)
         return tuple(
             self._brief(i, visible, include_edge_summary, edge_summary_limit, lift)
             for i in id_list  # type: ignore[union-attr]

@@ -24,6 +24,7 @@ from .schema import DEFAULT_SCHEMA, SYMMETRIC_RELATIONS, Schema, is_diagnostic_t
 from .views import NodeView
 
 PoolKey = tuple[int, int, str]
+AdjRecord = tuple[str, str, "int | None", int]  # (other end, type, edge seq_to, serial)
 
 
 @attrs.frozen
@@ -84,8 +85,9 @@ class Store:
         self._edges: dict[EdgeKey, Edge] = {}
         self._serial: dict[EdgeKey, int] = {}
         self._next_serial = 0
-        self._out: dict[str, dict[EdgeKey, None]] = {}
-        self._in: dict[str, dict[EdgeKey, None]] = {}
+        # adjacency: node -> {edge key: (other end, type, edge seq_to, serial)}
+        self._out: dict[str, dict[EdgeKey, AdjRecord]] = {}
+        self._in: dict[str, dict[EdgeKey, AdjRecord]] = {}
         self._kids: dict[str, set[str]] = {}
         self._visible: set[str] = set()
         self._pool_of: dict[str, PoolKey] = {}
@@ -160,6 +162,20 @@ class Store:
         out = [edges[k] for k in self._out.get(id, ())]
         out.extend(edges[k] for k in self._in.get(id, ()))
         return tuple(out)
+
+    def internals(
+        self,
+    ) -> tuple[
+        dict[str, Node],
+        dict[EdgeKey, Edge],
+        dict[str, dict[EdgeKey, AdjRecord]],
+        dict[str, dict[EdgeKey, AdjRecord]],
+        dict[EdgeKey, int],
+        dict[str, set[str]],
+    ]:
+        """The live maps (nodes, edges, out, in, edge serials, kids) for the engine's hot read
+        loops (projection). Read-only by contract: never mutate them, never hand them out."""
+        return self._nodes, self._edges, self._out, self._in, self._serial, self._kids
 
     def edge_serial(self, key: EdgeKey) -> int:
         """Insertion rank of an edge (the order `iter_edges` follows)."""
@@ -356,7 +372,7 @@ class Store:
                 for adj in (self._out, self._in):
                     keys = adj.get(nid)
                     if keys:
-                        adj[nid] = dict.fromkeys(sorted(keys, key=serial.__getitem__))
+                        adj[nid] = dict(sorted(keys.items(), key=lambda kv: kv[1][3]))
 
     def _auto(self) -> bool:
         return self._depth == 0
@@ -450,14 +466,12 @@ class Store:
         self._serial[key] = serial
         out = self._out.get(key.source)
         if out is None:
-            self._out[key.source] = {key: None}
-        else:
-            out[key] = None
+            out = self._out[key.source] = {}
+        out[key] = (key.target, key.type, edge.seq_to, serial)
         inn = self._in.get(key.target)
         if inn is None:
-            self._in[key.target] = {key: None}
-        else:
-            inn[key] = None
+            inn = self._in[key.target] = {}
+        inn[key] = (key.source, key.type, edge.seq_to, serial)
 
     def _remove_edge_raw(self, key: EdgeKey) -> None:
         del self._edges[key]

@@ -1,0 +1,144 @@
+"""`make bench`: per-turn figures of the engine on synthetic chats (1k, 10k, 100k nodes, 3 edges
+a node) plus the storage section, printed as one markdown table.
+
+Sections are modules next to this file, loaded by path when present:
+
+- ``engine.py``: ``COLUMNS`` and ``measure(size, data) -> {column: text}`` for each chat size,
+  `data` being the synthetic chat (``build_chat``) in the original's JSON shape;
+- ``storage.py``: ``rows(quick=...) -> [(name, p50_ms, limit_ms | None, note)]``.
+
+A section that is missing, fails to import or raises is reported and the table still prints.
+
+    python bench/run.py [--sizes 1000,10000,100000] [--quick] [--write]
+    (--write appends the table to bench/RESULTS.md with the date)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+
+# engine column -> (unit, target for a chat size or None)
+ENGINE_UNITS: dict[str, tuple[str, Any]] = {
+    "load ms": ("ms", lambda n: None),
+    "list_visible_candidates ms": ("ms", lambda n: 5.0 if n <= 10_000 else None),
+    "get_node_brief µs/node": ("µs/node", lambda n: 50.0),
+    "get_node_brief µs/node (first call)": ("µs/node", lambda n: None),
+    "keyword_search ms": ("ms", lambda n: 10.0 if n <= 10_000 else 50.0),
+    "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
+}
+Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
+
+
+def _load(name: str) -> ModuleType | None:
+    path = HERE / f"{name}.py"
+    if not path.exists():
+        print(f"[bench] no section {name!r} ({path.name} missing)", file=sys.stderr)
+        return None
+    spec = importlib.util.spec_from_file_location(f"memgraph_bench_{name}", path)
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        print(f"[bench] section {name!r} failed to import:", file=sys.stderr)
+        traceback.print_exc()
+        return None
+    return module
+
+
+def _status(value: str, target: float | None) -> str:
+    if target is None:
+        return ""
+    try:
+        return "ok" if float(value) <= target else "OVER"
+    except ValueError:
+        return ""
+
+
+def engine_rows(engine: ModuleType, sizes: list[int]) -> list[Row]:
+    out: list[Row] = []
+    for size in sizes:
+        t0 = time.perf_counter()
+        data = engine.build_chat(size)
+        where = f"{size // 1000}k nodes/{len(data['edges']) // 1000}k edges"
+        try:
+            figures = engine.measure(size, data)
+        except Exception:
+            traceback.print_exc()
+            figures = {c: "error" for c in engine.COLUMNS}
+        for column in engine.COLUMNS:
+            unit, target_of = ENGINE_UNITS.get(column, ("", lambda n: None))
+            name = column.replace(f" {unit}", "").replace(" ms", "")
+            value = str(figures.get(column, "n/a"))
+            target = target_of(size)
+            out.append((f"{name} @{where}", value, unit,
+                        "-" if target is None else f"<= {target:g}", _status(value, target), ""))
+        print(f"[bench] engine {size:,} nodes: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return out
+
+
+def storage_rows(storage: ModuleType, quick: bool) -> list[Row]:
+    t0 = time.perf_counter()
+    try:
+        raw = storage.rows(quick=quick)
+    except Exception:
+        traceback.print_exc()
+        return [("storage section", "error", "", "-", "", "see stderr")]
+    out: list[Row] = []
+    for name, ms, limit, note in raw:
+        value = f"{ms:.2f}"
+        out.append((str(name), value, "ms", "-" if limit is None else f"<= {limit:g}",
+                    _status(value, limit), str(note)))
+    print(f"[bench] storage: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return out
+
+
+def run(sizes: list[int], *, quick: bool = False) -> str:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    rows: list[Row] = []
+    engine = _load("engine")
+    if engine is not None:
+        rows += engine_rows(engine, sizes)
+    storage = _load("storage")
+    if storage is not None and hasattr(storage, "rows"):
+        rows += storage_rows(storage, quick)
+    header = ("measure", "value", "unit", "target", "status", "note")
+    lines = ["| " + " | ".join(header) + " |", "|---|---:|---|---|---|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="memgraph-host benchmarks")
+    parser.add_argument("--sizes", default=None, help="chat sizes (default 1000,10000,100000)")
+    parser.add_argument("--quick", action="store_true", help="1k and 10k only, quick storage")
+    parser.add_argument("--write", action="store_true", help="append the table to RESULTS.md")
+    args = parser.parse_args(argv)
+    default = "1000,10000" if args.quick else "1000,10000,100000"
+    sizes = [int(s) for s in (args.sizes or default).split(",") if s.strip()]
+    table = run(sizes, quick=args.quick)
+    print(table)
+    if args.write:
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        machine = f"Python {platform.python_version()}, {platform.machine()}"
+        with (HERE / "RESULTS.md").open("a", encoding="utf-8") as fh:
+            fh.write(f"\n## {stamp} ({machine}; `python bench/run.py`)\n\n{table}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
