@@ -126,7 +126,9 @@ class MemoryGraph:
         self._schema: Schema | None = None
         self._stores: dict[str, Any] = {}
         self._hubs: dict[str, InjectionHub] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
         self.closed = False
 
     # -- registration ------------------------------------------------------------------------
@@ -164,10 +166,14 @@ class MemoryGraph:
         notify_hook_sync(self.host, "memgraph_injection_changed", chat_id=chat_id, state=state)
 
     def lock(self, chat_id: str) -> asyncio.Lock:
-        """Serialises writes (apply + persist) of one chat."""
-        lock = self._locks.get(chat_id)
+        """Serialises writes (apply + persist) of one chat (one lock per event loop)."""
+        loop = asyncio.get_running_loop()
+        locks = self._locks.get(loop)
+        if locks is None:
+            locks = self._locks[loop] = {}
+        lock = locks.get(chat_id)
         if lock is None:
-            lock = self._locks[chat_id] = asyncio.Lock()
+            lock = locks[chat_id] = asyncio.Lock()
         return lock
 
     def cached_store(self, chat_id: str) -> Any | None:

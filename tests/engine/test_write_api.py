@@ -298,3 +298,25 @@ async def test_child_with_parent_of_other_type_is_reparented(api, store):
     assert store.node(c).parent_id == rollup
     assert c not in store.node(thread).children_ids
     assert store.edge(EdgeKey(thread, "contains", c)) is None
+
+
+async def test_results_unstructure_to_plain_data(api, store):
+    import json
+
+    from memgraph_plugin.converter import converter
+    from memgraph_plugin.results import CommitInfo
+
+    result = await api.apply_extraction_batch(
+        ops=[
+            {"op": "create", "type": "event", "title": "t", "fields": {"summary": "s"}, "ref": "a"},
+            {"op": "edit", "node_id": "n_404", "title": "x"},
+        ],
+        max_seq=2,
+    )
+    data = converter.unstructure(result)
+    assert json.loads(json.dumps(data)) == data
+    assert data["applied"][0]["ref"] == "a" and data["refs"] == {"a": "n_1"}
+    assert data["rejected"][0]["error"]["code"] == "NODE_NOT_FOUND"
+    assert converter.unstructure(CreateResult("n_1", "a")) == {"id": "n_1", "ref": "a"}
+    info = converter.unstructure(CommitInfo(version=3, applied=1, chat_id="c", node_ids=("n_1",)))
+    assert info["version"] == 3 and info["node_ids"] == ["n_1"]

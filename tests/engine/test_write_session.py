@@ -116,3 +116,19 @@ async def test_closed_service_opens_nothing():
     svc = MemoryGraph(None, settings={})
     svc.close()
     assert await svc.open_session(Ctx("c1")) is None
+
+
+def test_one_service_serves_writes_from_two_event_loops():
+    import asyncio
+
+    svc = MemoryGraph(None, settings={})
+
+    async def write(title):
+        session = await svc.open_session(Ctx("c1"))
+        return (await session.create_node(type="character_sheet", title=title)).id
+
+    first = asyncio.run(write("Ann"))
+    second = asyncio.run(write("Ben"))
+    assert first != second
+    assert {n.title for n in svc.cached_store("c1").iter_nodes()} == {"Ann", "Ben"}
+    svc.close()
