@@ -77,7 +77,7 @@ def _global_prefix(argv: Sequence[str]) -> list[str]:
     return list(argv[:index])
 
 
-def build_parser(host: Host | None, commands: Sequence[Command]) -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     """The full parser: global options, the built-in commands, and ``commands``."""
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -110,7 +110,11 @@ def build_parser(host: Host | None, commands: Sequence[Command]) -> argparse.Arg
 
     for command in commands:
         child = sub.add_parser(command.name, help=command.help, description=command.help)
-        command.add_arguments(child)
+        try:
+            command.add_arguments(child)
+        except Exception as exc:  # noqa: BLE001 - the other commands still work
+            child.set_defaults(handler=_broken_command(command, exc))
+            continue
         child.set_defaults(handler=_plugin_command_handler(command))
     return parser
 
@@ -142,7 +146,7 @@ def _main(argv: list[str]) -> int:
     except (PluginError, SettingsError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
-    parser = build_parser(host, commands)
+    parser = build_parser(commands)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -198,14 +202,21 @@ def _plugin_commands(host: Host) -> list[Command]:
             elif value.name in taken:
                 problem = f"command {value.name!r} is already taken; not added"
             if problem is not None:
-                logging.getLogger("host.cli").error("plugin %r: %s", result.plugin, problem)
-                host._records.update(result.plugin, error=problem)
+                host.note_error(result.plugin, problem)
                 if host.strict:
                     raise PluginError(f"plugin {result.plugin!r}: {problem}", plugin=result.plugin)
                 continue
             taken.add(value.name)
             commands.append(value)
     return commands
+
+
+def _broken_command(command: Command, exc: Exception) -> Callable[[Host, Any], int]:
+    def handle(host: Host, args: argparse.Namespace) -> int:
+        print(f"{PROG} {command.name}: error: its options failed: {summary(exc)}", file=sys.stderr)
+        return 1
+
+    return handle
 
 
 def _plugin_command_handler(command: Command) -> Callable[[Host, argparse.Namespace], int]:
@@ -335,11 +346,11 @@ def _impl_row(impl: Any) -> dict[str, Any]:
 
 
 def _namespace_name(namespace: object) -> str:
-    name = getattr(namespace, "__name__", None)
-    module = getattr(namespace, "__module__", None)
-    if isinstance(namespace, type) or module and not inspect.ismodule(namespace):
-        return f"{module}.{getattr(namespace, '__qualname__', name)}"
-    return str(name)
+    """``host.hookspecs`` for a module, ``package.module.Class`` for a class of specs."""
+    if inspect.ismodule(namespace):
+        return namespace.__name__
+    cls = namespace if isinstance(namespace, type) else type(namespace)
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def cmd_hooks(host: Host, args: argparse.Namespace, out: TextIO | None = None) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import attrs
 import pluggy
 
 from extension_registry import ExtensionEntry, ExtensionRegistry
@@ -193,6 +194,11 @@ class Host:
     def plugin_record(self, name: str) -> PluginRecord | None:
         """The record of plugin ``name``, or ``None``."""
         return self._records.get(name)
+
+    def note_error(self, name: str, error: str, traceback_text: str | None = None) -> None:
+        """Record ``error`` as plugin ``name``'s last error (tools that call plugins use this)."""
+        log.error("plugin %r: %s", name, error)
+        self._records.update(name, error=error, traceback=traceback_text)
 
     def hooks_of(self, name: str) -> tuple[str, ...]:
         """The hook names plugin ``name`` implements, sorted."""
@@ -403,8 +409,6 @@ class Host:
 
 
 def _evolve(record: PluginRecord, **changes: Any) -> PluginRecord:
-    import attrs
-
     return attrs.evolve(record, **changes)
 
 
