@@ -34,7 +34,7 @@ class ChatContext:
     messages: tuple[Message, ...]
     host: Host = attrs.field(repr=False, eq=False)
     data_dir: Path
-    settings: Mapping[str, Any] = attrs.field(repr=False)
+    settings: Mapping[str, Any] = attrs.field(repr=False, eq=False)
     storage_uri: str
 
     @property

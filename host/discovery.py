@@ -123,7 +123,12 @@ def _path_loader(path: Path, module_name: str) -> Callable[[], object]:
 
 
 def import_path(path: Path, module_name: str) -> ModuleType:
-    """Import a ``.py`` file or a package folder as ``module_name``; nothing stays on failure."""
+    """Import a ``.py`` file or a package folder as ``module_name``; nothing stays on failure.
+
+    Like any import, a module already imported is reused: two hosts loading the same folder share
+    its module objects (but each registers them in its own PluginManager). Hot reload
+    (`host.reload`) imports changed code under fresh names instead.
+    """
     if module_name in sys.modules:
         return sys.modules[module_name]
     is_package = path.is_dir()
