@@ -266,8 +266,12 @@ class Scout:
         self._injected[chat_id] = ids
         if not self.host.settings.get(AUTO_SETTING, True):
             return None
-        # scout beside the router: over the pool it saw (the run may start after later writes)
-        return run_soon(self.scout(chat_id, pool=frozenset(state.visible_ids)), self._tasks)
+        # the run may start after this turn's extraction: pin the query and the last seq now
+        messages = getattr(self.memory.context(chat_id), "messages", ()) or ()
+        users = [m.text for m in messages if m.role == "user"]
+        last_seq = max((m.seq for m in messages), default=0)
+        run = self.scout(chat_id, query=users[-1] if users else "", max_seq=last_seq)
+        return run_soon(run, self._tasks)
 
     async def drain(self) -> None:
         """Wait for the scout runs that injection changes started."""
@@ -312,9 +316,10 @@ class Scout:
         )
 
     @staticmethod
-    def candidate_rows(session: Any) -> list[Any]:
+    def candidate_rows(session: Any, *, max_seq: int | None = None) -> list[Any]:
         """The ``candidateRows`` block: one brief per visible candidate, in the router's order."""
-        candidates = session.list_visible_candidates()
+        window = None if max_seq is None else (None, max_seq)
+        candidates = session.list_visible_candidates(seq_window=window)
         visible = [c.id for c in candidates]
         rows = (
             session.get_node_brief(
@@ -349,10 +354,12 @@ class Scout:
         query: str | None = None,
         limit: int = DEFAULT_PICKS,
         pool: Iterable[str] | None = None,
+        max_seq: int | None = None,
     ) -> ScoutReport:
         """Run the policy against ``query`` (default: the latest user message of the chat).
 
-        ``pool`` limits the candidates to those ids (the router's pool, when run from the hook).
+        ``pool`` limits the candidates to those ids; ``max_seq`` to nodes written up to that seq
+        (the hook passes the chat's last seq, so a later extraction does not leak in).
         """
         chat_id = chat_of(ctx)
         ctx = self.memory.context(ctx)
@@ -363,7 +370,7 @@ class Scout:
         if session is None:
             return ScoutReport(chat_id, query, skipped="memory graph unavailable")
         excluded = self.excluded(chat_id, session)
-        rows = self.candidate_rows(session)
+        rows = self.candidate_rows(session, max_seq=max_seq)
         if pool is not None:
             allowed = frozenset(pool)
             rows = [row for row in rows if row.id in allowed]

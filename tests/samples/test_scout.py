@@ -79,22 +79,27 @@ async def test_tools_never_return_injected_nodes(make_host) -> None:
 async def test_scout_runs_on_injection_change_and_excludes(make_host) -> None:
     host = await make_host(scout)
     ids = await _seed(host)
-    host.chat(CHAT).add_message("user", "What about Pim and Juno Kade at the Lantern Market?")
-    pool = [ids["Pim"], ids["Juno Kade"], ids["Raid on the market"]]  # the router's pool
+    chat = host.chat(CHAT)
+    chat.add_message("user", "Hello.")
+    chat.add_message("assistant", "The market is loud tonight.")  # seq 1: what _seed wrote
+    chat.add_message("user", "What about Pim and Juno Kade at the Lantern Market?")
     record_injected_node_ids(
-        host.get_context(CHAT),
-        always_inject_ids=[],
-        recall_selected_ids=[ids["Pim"]],
-        visible_ids=pool,
+        host.get_context(CHAT), always_inject_ids=[], recall_selected_ids=[ids["Pim"]]
     )
+    # this turn's extraction lands before the scout's task gets to read: it must not leak in
+    session = await open_session(host)
+    result = await session.apply_extraction_batch(
+        ops=[person("Juno Kade of the Lantern Market", "c_j2")], max_seq=2
+    )
+    assert not result.rejected
     await settle(host)
     report = host.registry.get("scout").last_report(CHAT)
     assert report is not None and report.excluded == {ids["Pim"]}
-    assert report.candidate_count == 3
-    picked = [p.id for p in report.picks]
-    assert picked[0] == ids["Juno Kade"]
-    assert ids["Pim"] not in picked  # injected
-    assert ids["Lantern Market"] not in picked  # named, but not in the router's pool
+    assert report.query.startswith("What about Pim")
+    picked = [p.title for p in report.picks]
+    assert set(picked[:2]) == {"Lantern Market", "Juno Kade"}  # both named
+    assert "Pim" not in picked  # injected
+    assert "Juno Kade of the Lantern Market" not in picked  # written after the recall
 
 
 async def test_tools_answer_memory_disabled_without_memory_graph(make_host, caplog) -> None:
