@@ -39,12 +39,14 @@ def nearest_visible_ancestor_id(store: Store, id: str, visible: Container[str]) 
 class Lifter:
     """`nearest_visible_ancestor_id` memoised for one visible set (one call's worth)."""
 
-    __slots__ = ("_store", "_visible", "_memo")
+    __slots__ = ("_store", "_visible", "_memo", "samples")
 
     def __init__(self, store: Store, visible: Container[str]) -> None:
         self._store = store
         self._visible = visible
         self._memo: dict[str, str | None] = {}
+        #: (neighbour id, seq) -> SampleNeighbor, shared by the summaries of one turn
+        self.samples: dict[tuple[str, int], SampleNeighbor] = {}
 
     def __call__(self, id: str) -> str | None:
         memo = self._memo
@@ -305,15 +307,34 @@ def edge_summary(
                 r[1] = first
     rel = sorted(relations.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
     sample = sorted(latest.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, limit)]
+    cache = lift.samples
     samples = []
-    for nid, s in sample:
-        nb = nodes[nid]
-        samples.append(SampleNeighbor(nid, nb.type, nb.title, None if s < 0 else s))
+    for item in sample:
+        sn = cache.get(item)
+        if sn is None:
+            nid, s = item
+            nb = nodes[nid]
+            sn = cache[item] = SampleNeighbor(nid, nb.type, nb.title, None if s < 0 else s)
+        samples.append(sn)
     return EdgeSummaryView(
         degree,
-        tuple(RelationCount(r, d, c[0]) for (r, d), c in rel),
+        tuple(_relation(r, d, c[0]) for (r, d), c in rel),
         tuple(samples),
     )
+
+
+_RELATIONS: dict[tuple[str, str, int], RelationCount] = {}
+
+
+def _relation(relation: str, direction: str, count: int) -> RelationCount:
+    """Interned `RelationCount` values (they are immutable; a few hundred distinct ones)."""
+    key = (relation, direction, count)
+    rc = _RELATIONS.get(key)
+    if rc is None:
+        rc = RelationCount(relation, direction, count)
+        if len(_RELATIONS) < 4096:
+            _RELATIONS[key] = rc
+    return rc
 
 
 def expand_from_seeds(

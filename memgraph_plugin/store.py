@@ -239,11 +239,12 @@ class Store:
         return rank
 
     def type_pool(self, type_id: str) -> TypePool:
-        """The candidate pool of one (normalised, lower-case) type (cached)."""
+        """The candidate pool of one type, matched case-insensitively (cached)."""
+        type_id = type_id.lower()
         tp = self._type_pools.get(type_id)
         if tp is None:
             nodes = self._nodes
-            keys = tuple(k for k in self._pool_keys if nodes[k[2]].type == type_id)
+            keys = tuple(k for k in self._pool_keys if nodes[k[2]].type.lower() == type_id)
             view = self.view
             tp = TypePool(
                 nodes=tuple(nodes[k[2]] for k in keys),

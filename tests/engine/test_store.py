@@ -394,3 +394,8 @@ def test_incremental_indices_match_a_rebuild(batches: list) -> None:
             snap[key] = {k: sorted(v) for k, v in snap[key].items()}
             ref[key] = {k: sorted(v) for k, v in ref[key].items()}
         assert snap == ref
+
+
+def test_type_pool_matches_types_case_insensitively() -> None:
+    store = build_store([node("a", "Quest", seq=1), node("b", "quest", seq=2)])
+    assert [n.id for n in store.type_pool("QUEST").nodes] == ["b", "a"]
