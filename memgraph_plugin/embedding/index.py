@@ -72,7 +72,10 @@ class VectorIndex:
             self._ids.append(node_id)
         rows = np.fromiter((self._pos[i] for i in ids), dtype=np.int64, count=len(ids))
         self._matrix[rows] = matrix
-        self._type_codes[rows] = [self._code(t) for t in types]
+        codes: dict[str, int] = {}
+        self._type_codes[rows] = [
+            codes[t] if t in codes else codes.setdefault(t, self._code(t)) for t in types
+        ]
         self._live[rows] = np.asarray(searchable, dtype=bool)
 
     def set_flags(self, ids: Iterable[str], types: Iterable[str], searchable: Iterable[bool]):

@@ -52,19 +52,25 @@ def node_text(node: Any, columns: Mapping[str, tuple[str, ...]] | None = None) -
     return "\n".join(p for p in parts if p)
 
 
+_MISSING = object()
+
+
 def is_searchable(node: Any) -> bool:
     """Vector search skips archived and diagnostic (`recall`, `recall_*`) nodes."""
-    if isinstance(node, Mapping):
+    archived = getattr(node, "archived", _MISSING)  # engine records: attribute access (fast path)
+    if archived is _MISSING:
         archived, ntype = bool(node.get("archived")), str(node.get("type", ""))
     else:
-        archived, ntype = bool(node.archived), str(node.type)
+        ntype = node.type
     ntype = ntype.lower()
     return not archived and ntype != "recall" and not ntype.startswith("recall_")
 
 
 def node_type(node: Any) -> str:
-    return str(node.get("type", "")) if isinstance(node, Mapping) else str(node.type)
+    ntype = getattr(node, "type", _MISSING)
+    return str(node.get("type", "")) if ntype is _MISSING else ntype
 
 
 def node_id(node: Any) -> str:
-    return str(node["id"]) if isinstance(node, Mapping) else str(node.id)
+    nid = getattr(node, "id", _MISSING)
+    return str(node["id"]) if nid is _MISSING else nid

@@ -251,7 +251,7 @@ class LanceStorage:
         left out (the caller embeds them).
         """
         _check_chat_id(chat_id)
-        vectors: dict[str, np.ndarray] = {}
+        blocks: list[tuple[list[str], np.ndarray]] = []
         names: set[str] = set()
         ckpt = self._latest_checkpoint(chat_id, state.version)
         ckpt_version = int(ckpt["version"]) if ckpt is not None else 0
@@ -273,18 +273,31 @@ class LanceStorage:
             if arrow.num_rows:
                 ids = arrow.column("id").to_pylist()
                 flat = arrow.column("vector").combine_chunks().flatten()
-                matrix = flat.to_numpy(zero_copy_only=False).reshape(len(ids), -1)
-                vectors.update(zip(ids, matrix, strict=True))
+                blocks.append((ids, flat.to_numpy(zero_copy_only=False).reshape(len(ids), -1)))
         for entry in self._journal(chat_id, ckpt_version, state.version):
             block = entry.vectors
             if block is None or (profile is not None and block.profile != profile):
                 continue
             names.add(block.profile)
-            vectors.update(zip(block.ids, block.matrix, strict=True))
-        live = [nid for nid in state.data["nodes"] if nid in vectors]
+            blocks.append((list(block.ids), block.matrix))
+        if not blocks or len({m.shape[1] for _, m in blocks}) != 1:
+            return None
+        where: dict[str, tuple[int, int]] = {}  # id -> (block, row); later blocks win
+        for b, (ids, _) in enumerate(blocks):
+            for row, nid in enumerate(ids):
+                where[nid] = (b, row)
+        live = [nid for nid in state.data["nodes"] if nid in where]
         if not live:
             return None
-        matrix = np.stack([vectors[nid] for nid in live]).astype(np.float32, copy=False)
+        matrix = np.empty((len(live), blocks[0][1].shape[1]), dtype=np.float32)
+        picks: dict[int, tuple[list[int], list[int]]] = {}
+        for out_row, nid in enumerate(live):
+            b, row = where[nid]
+            dst, src = picks.setdefault(b, ([], []))
+            dst.append(out_row)
+            src.append(row)
+        for b, (dst, src) in picks.items():
+            matrix[dst] = blocks[b][1][src]
         return VectorBlock(profile=profile or sorted(names)[0], ids=tuple(live), matrix=matrix)
 
     def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
