@@ -372,9 +372,9 @@ class Reloader:
         """Check the candidate in a scratch manager shaped like the host's; raise on misfit.
 
         The scratch manager gets the host's hook specs (those plugins added through
-        ``host_addhooks`` included) and the host's other plugins. Specs the old version added
-        itself are left out: the candidate adds its own through ``host_addhooks``, which is called
-        on the scratch manager, so a changed spec is checked against the other plugins too.
+        ``host_addhooks`` included). Specs the old version added itself are left out: the
+        candidate adds its own through ``host_addhooks``, called on the scratch manager, so a
+        changed spec is checked against the other plugins that implement it (registered there too).
         """
         pm = self.host.pm
         scratch = pluggy.PluginManager(pm.project_name)
@@ -388,9 +388,19 @@ class Reloader:
                 continue
             with contextlib.suppress(ValueError):  # hooks another namespace already declared
                 scratch.add_hookspecs(spec.namespace)
-        for other_name, other in pm.list_name_plugin():
-            if other is None or other_name == name:
+        # only the plugins whose hooks the candidate's specs could change need checking: those
+        # implementing a hook with no spec yet or with a spec the old version added
+        affected: dict[str, object] = {}
+        for caller in _hook_callers(pm):
+            spec = caller.spec
+            if spec is not None and not (
+                old is not None and owns_module(old.module.__name__, _namespace_module(spec))
+            ):
                 continue
+            for impl in caller.get_hookimpls():
+                if impl.plugin_name != name:
+                    affected.setdefault(impl.plugin_name, impl.plugin)
+        for other_name, other in affected.items():
             with contextlib.suppress(Exception):  # the host accepted it; not this reload's concern
                 scratch.register(other, name=other_name)
         try:
