@@ -44,6 +44,7 @@ class EditResult:
 
     ok: bool
     changed: bool = False
+    rejected: tuple[Rejection, ...] = ()  # why the op was refused, when it was
 
 
 @attrs.frozen
@@ -51,6 +52,7 @@ class DeleteResult:
     """`delete_node`: `ok` when an active node was archived."""
 
     ok: bool
+    rejected: tuple[Rejection, ...] = ()  # why the op was refused, when it was
 
 
 @attrs.frozen
@@ -58,6 +60,7 @@ class UpsertLinksResult:
     """`upsert_links`: edges actually added (a duplicate adds 0, a new bidirectional link 2)."""
 
     applied: int
+    rejected: tuple[Rejection, ...] = ()  # why the op was refused, when it was
 
 
 @attrs.frozen
@@ -65,6 +68,7 @@ class DeleteLinksResult:
     """`delete_links`: edges that disappeared from the store."""
 
     removed: int
+    rejected: tuple[Rejection, ...] = ()  # why the op was refused, when it was
 
 
 @attrs.frozen

@@ -185,14 +185,14 @@ class WriteApi:
         if title is not None:
             op["title"] = title
         result = await self._run([op], None, "edit_node")
-        return EditResult(ok=bool(result.applied), changed=result.changed)
+        return EditResult(ok=bool(result.applied), changed=result.changed, rejected=result.rejected)
 
     async def delete_node(self, *, id: str) -> DeleteResult:
         """Archive a node (soft delete: edges and children stay); `ok` False when not active."""
         self._require_store()
         _required_str("id", id)
         result = await self._run([{"op": "delete", "node_id": id}], None, "delete_node")
-        return DeleteResult(ok=bool(result.applied))
+        return DeleteResult(ok=bool(result.applied), rejected=result.rejected)
 
     def _links(self, argument: str, links: Any) -> list[dict[str, Any]]:
         if isinstance(links, (str, bytes, Mapping)) or not isinstance(links, Iterable):
@@ -235,14 +235,7 @@ class WriteApi:
             return UpsertLinksResult(applied=0)
         op = {"op": "link_upsert", **_source_keys(src), "links": op_links}
         result = await self._run([op], None, "upsert_links")
-        if result.rejected:
-            first = result.rejected[0]
-            error = MemoryGraphError(
-                "OP_FAILED", f"upsert_links: {first.error.code}: {first.error.message}"
-            )
-            error.rejected = result.rejected  # type: ignore[attr-defined]
-            raise error
-        return UpsertLinksResult(applied=result.added)
+        return UpsertLinksResult(applied=result.added, rejected=result.rejected)
 
     async def delete_links(
         self,
@@ -273,7 +266,7 @@ class WriteApi:
             "direction": direction,
         }
         result = await self._run([op], None, "delete_links")
-        return DeleteLinksResult(removed=result.removed)
+        return DeleteLinksResult(removed=result.removed, rejected=result.rejected)
 
     async def compact_nodes(
         self,

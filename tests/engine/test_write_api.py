@@ -94,12 +94,15 @@ async def test_docs_delete_node_example(api, store):
     nid = (await api.create_node(type="event", title="obsolete", fields={"summary": "s"})).id
     assert await api.delete_node(id=nid) == DeleteResult(ok=True)
     assert store.node(nid).archived
-    assert await api.delete_node(id=nid) == DeleteResult(ok=False)
-    assert await api.delete_node(id="n_missing") == DeleteResult(ok=False)
+    again = await api.delete_node(id=nid)
+    assert again.ok is False and again.rejected[0].error.code == "NODE_ARCHIVED"
+    missing = await api.delete_node(id="n_missing")
+    assert missing.ok is False and missing.rejected[0].error.code == "NODE_NOT_FOUND"
 
 
 async def test_edit_node_silent_skip(api, store):
-    assert await api.edit_node(id="n_missing", title="x") == EditResult(ok=False)
+    skipped = await api.edit_node(id="n_missing", title="x")
+    assert skipped.ok is False and skipped.rejected[0].error.code == "NODE_NOT_FOUND"
     nid = (await api.create_node(type="character_sheet", title="Ann")).id
     await api.delete_node(id=nid)
     assert (await api.edit_node(id=nid, set_fields={"goal": "g"})).ok is False
@@ -110,6 +113,22 @@ async def test_edit_node_silent_skip(api, store):
     assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == EditResult(
         ok=True, changed=False
     )
+
+
+async def test_upsert_links_to_a_missing_node_applies_nothing_and_says_why(api, store):
+    nid = (await api.create_node(type="character_sheet", title="Eileen")).id
+    before = store.to_dict()
+    result = await api.upsert_links(
+        source={"id": nid}, links=[{"target": {"id": "n_gone"}, "relation": "mentions"}]
+    )
+    assert result.applied == 0
+    assert result.rejected[0].error.code == "NODE_NOT_FOUND"
+    assert "n_gone" in result.rejected[0].error.message
+    assert store.to_dict() == before
+    by_ref = await api.upsert_links(
+        source={"ref": "c1"}, links=[{"target": {"id": nid}, "relation": "mentions"}]
+    )
+    assert by_ref.applied == 0 and by_ref.rejected[0].error.code == "BAD_REF"
 
 
 async def test_create_node_op_failed_carries_rejected(api, store):
