@@ -26,7 +26,14 @@ from .compaction import compact_leftovers
 from .extraction import extract_ops
 from .hookcalls import HookAnswer, first
 from .render import render_injection
-from .router import HybridRouter, Inclusion, RouteRequest, RouteResult, coerce_route_result
+from .router import (
+    HybridRouter,
+    Inclusion,
+    RouteRequest,
+    RouteResult,
+    coerce_route_result,
+    int_setting,
+)
 from .trace import TRACE_DIR, RecallTrace, TraceLog
 
 log = logging.getLogger(__name__)
@@ -184,7 +191,7 @@ class TurnPipeline:
         self, chat_id: str, session: Any, anchor: tuple[int, int], started: float
     ) -> RecallOutcome:
         settings = self.host.settings
-        recent = int(settings.get(RECENT_SETTING, DEFAULT_RECENT))
+        recent = int_setting(settings, RECENT_SETTING, DEFAULT_RECENT)
         specs = session.get_schema().types
         always_types = [s.type for s in specs if s.always_inject]
         pinned = tuple(

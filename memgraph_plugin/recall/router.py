@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
+
 from .rollout import FallbackReason, RolloutDecision, decide
 
 log = logging.getLogger(__name__)
@@ -102,7 +104,7 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-def _int_setting(settings: Mapping[str, Any], key: str, default: int, minimum: int = 0) -> int:
+def int_setting(settings: Mapping[str, Any], key: str, default: int, minimum: int = 0) -> int:
     value = settings.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"setting {key}={value!r} must be an integer >= {minimum}")
@@ -114,12 +116,15 @@ UNKNOWN_EDGE = "drill"  # reached by the drill, but no single relation names the
 
 
 def _relations_from(session: Any, node_id: str, visible: Sequence[str]) -> dict[str, str]:
-    """Neighbour id -> relation for one node, its descendants' edges included (a rollup's
-    relations are its children's), neighbours lifted onto the visible set."""
+    """Neighbour id -> relation for one node over the drill's edge types, its descendants'
+    edges included (a rollup's relations are its children's), neighbours lifted onto the
+    visible set."""
     ids = [node_id, *(d.id for d in session.get_descendants(node_id))]
     out: dict[str, str] = {}
     for source in ids:
-        for nb in session.get_neighbors(source, project_to=list(visible)):
+        for nb in session.get_neighbors(
+            source, edge_types=list(DEFAULT_DRILL_EDGE_TYPES), project_to=list(visible)
+        ):
             other = nb.node.id
             if other == node_id:
                 continue
@@ -132,12 +137,16 @@ def _relations_from(session: Any, node_id: str, visible: Sequence[str]) -> dict[
 
 def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Sequence[str]) -> list:
     """Drill expansion hop by hop with ``expand_from_seeds``, so each node knows its hop count
-    and the relation of the step that reached it."""
+    and the relation of the step that reached it (from a node of the previous hop)."""
     visible = sorted(set(visible_ids) | {seed_id})
     found: list[tuple[str, str, int]] = []
     seen = {seed_id}
-    relation = _relations_from(session, seed_id, visible)
+    layer = [seed_id]
     for hop in range(1, hops + 1):
+        relation: dict[str, str] = {}
+        for node_id in layer:
+            for other, rel in _relations_from(session, node_id, visible).items():
+                relation.setdefault(other, rel)
         reached = session.expand_from_seeds(
             [seed_id], hops=hop, project_to=visible, include_children=True
         )
@@ -149,10 +158,8 @@ def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Sequenc
             layer.append(node.id)
             edge = "contains" if node.parent_id == seed_id else relation.get(node.id, UNKNOWN_EDGE)
             found.append((node.id, edge, hop))
-        if hop < hops:
-            for node_id in layer:
-                for other, rel in _relations_from(session, node_id, visible).items():
-                    relation.setdefault(other, rel)
+        if not layer:
+            break
     return found
 
 
@@ -168,10 +175,10 @@ class HybridRouter:
         """Baseline scores, seeds, then expansion as the rollout decision allows."""
         settings = request.settings
         decision = decide(settings)
-        top_k = _int_setting(settings, TOP_K_SETTING, DEFAULT_TOP_K)
-        n_seeds = _int_setting(settings, SEEDS_SETTING, DEFAULT_SEEDS)
-        hops = _int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
-        max_expanded = _int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
+        top_k = int_setting(settings, TOP_K_SETTING, DEFAULT_TOP_K)
+        n_seeds = int_setting(settings, SEEDS_SETTING, DEFAULT_SEEDS)
+        hops = int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
+        max_expanded = int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
 
         scores, score_mode = await self._baseline_scores(request)
         always = set(request.always_inject_ids)

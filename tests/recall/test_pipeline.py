@@ -269,3 +269,47 @@ async def test_vector_scores_join_the_baseline_with_an_embedding_profile(tmp_pat
     keyword_ids = {i.id for i in without.route.selected if i.why != "graph_expansion"}
     vector_ids = {i.id for i in with_vectors.route.selected if i.why != "graph_expansion"}
     assert keyword_ids <= vector_ids | set(with_vectors.route.seeds)
+
+
+async def _lantern_recall(tmp_path, **settings):
+    host, companion = await make_host(
+        tmp_path, **{"recall_recent_window": 0, "recall_seed_count": 1, **settings}
+    )
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "lantern market")
+    try:
+        outcome = await pipeline.recall(CHAT)
+        session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+        titles = {n.id: n.title for n in session.list_visible_candidates()}
+        return outcome, titles, companion
+    finally:
+        await host.stop()
+
+
+async def test_more_hops_reach_further_and_say_how_far(tmp_path):
+    one, titles, _ = await _lantern_recall(tmp_path / "a")
+    three, _, _ = await _lantern_recall(tmp_path / "b", recall_hops=3)
+    (seed,) = three.route.seeds
+    assert titles[seed] == "Rumour of Mara"
+    far = {titles[i.id]: i for i in three.route.selected if i.why == "graph_expansion"}
+    near = {titles[i.id] for i in one.route.selected if i.why == "graph_expansion"}
+    # rumour -> Ilya (1) -> the arrival event (2) -> Juno (3); events are pinned, not recalled
+    assert "Juno Kade" not in near
+    assert (far["Juno Kade"].via, far["Juno Kade"].hops) == (seed, 3)
+    assert far["Juno Kade"].edge_type == "involved_in"
+    assert near <= set(far) and all(far[t].hops == 1 for t in near)
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"recall_rollout": "sometimes"}, "recall_rollout"),
+        ({"recall_recent_window": "two"}, "recall_recent_window"),
+        ({"recall_hops": 0}, "recall_hops"),
+    ],
+)
+async def test_bad_settings_are_named(tmp_path, settings, named):
+    with pytest.raises(ValueError, match=named):
+        await _lantern_recall(tmp_path, **settings)
