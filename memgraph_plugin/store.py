@@ -93,7 +93,8 @@ class Store:
         self._pool_of: dict[str, PoolKey] = {}
         self._pool_keys: list[PoolKey] = []
         self._views: dict[str, NodeView] = {}
-        self.keywords = KeywordIndex()
+        self._keywords = KeywordIndex()
+        self._kw_dirty: dict[str, None] = {}  # nodes to (re-)index before the next search
         self._node_seq = 0
         self._seq_counter = 0
         self.version = 0
@@ -115,10 +116,8 @@ class Store:
     def set_schema(self, schema: Schema | Any) -> None:
         """Switch schemas; the keyword index (which reads schema columns) is rebuilt."""
         self._schema = load_schema(schema)
-        self.keywords.clear()
-        get = self._schema.get
-        for node in self._nodes.values():
-            self.keywords.update(node, get(node.type))
+        self._keywords.clear()
+        self._kw_dirty = dict.fromkeys(self._nodes)
         self._clear_pool_caches()
 
     @property
@@ -197,6 +196,22 @@ class Store:
         if cache is None:
             cache = self._visible_cache = frozenset(self._visible)
         return cache
+
+    @property
+    def keywords(self) -> KeywordIndex:
+        """The keyword index, current: nodes written since the last search are (re-)indexed
+        here, so a write pays nothing for text it never searches."""
+        dirty = self._kw_dirty
+        if dirty:
+            index, nodes, get = self._keywords, self._nodes, self._schema.get
+            for nid in dirty:
+                node = nodes.get(nid)
+                if node is None:
+                    index.remove(nid)
+                else:
+                    index.update(node, get(node.type))
+            self._kw_dirty = {}
+        return self._keywords
 
     def view(self, id: str) -> NodeView | None:
         """The cached `NodeView` of a node (rebuilt after the node changes)."""
@@ -500,7 +515,7 @@ class Store:
                         del self._kids[old.parent_id]
             if node.parent_id:
                 self._kids.setdefault(node.parent_id, set()).add(nid)
-        self.keywords.update(node, self._schema.get(node.type))
+        self._kw_dirty[nid] = None
         changed = self._reindex(nid, content_changed=True)
         if old is None or old.archived != node.archived or old.type != node.type:
             for kid in tuple(self._kids.get(nid, ())):
@@ -518,7 +533,7 @@ class Store:
                 kids.discard(nid)
                 if not kids:
                     del self._kids[node.parent_id]
-        self.keywords.remove(nid)
+        self._kw_dirty[nid] = None
         changed = self._reindex(nid, content_changed=True)
         for kid in tuple(self._kids.get(nid, ())):
             changed = self._reindex(kid, content_changed=False) or changed
@@ -626,10 +641,7 @@ class Store:
                 self._kids.setdefault(node.parent_id, set()).add(node.id)
         for edge in edges.values():
             self._add_edge_raw(edge, None)
-        get = self._schema.get
-        keywords = self.keywords
-        for node in nodes.values():
-            keywords.update(node, get(node.type))
+        self._kw_dirty = dict.fromkeys(nodes)
         keys: list[PoolKey] = []
         for nid, node in nodes.items():
             if self._compute_visible(node):
