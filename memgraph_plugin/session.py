@@ -116,6 +116,22 @@ class Session:
             edge_summary_limit=edge_summary_limit,
         )
 
+    def get_node_briefs(
+        self,
+        ids: Iterable[str],
+        *,
+        visible_node_ids: Iterable[str] | None = None,
+        include_edge_summary: bool = True,
+        edge_summary_limit: int = 8,
+    ) -> tuple[Any, ...]:
+        """`get_node_brief` for many ids (the candidateRows block), sharing work between them."""
+        return self._read.get_node_briefs(
+            ids,
+            visible_node_ids=visible_node_ids,
+            include_edge_summary=include_edge_summary,
+            edge_summary_limit=edge_summary_limit,
+        )
+
     def expand_from_seeds(
         self,
         seed_ids: Iterable[str],

@@ -202,6 +202,16 @@ def check_invariants(store: Store) -> None:
         assert not nodes[row["id"]].archived
     for row in search_nodes_lexical(store, "e")["nodes"]:
         assert not nodes[row["id"]].archived
+    for ranked in read.keyword_search(query="eileen qel summary s e1 bob", k=50):
+        assert not ranked.archived
+    for match in read.find_by_name(query="e").matches:
+        assert not match.archived
+    seeds = [n for n in nodes if not nodes[n].archived][:3]
+    for view in read.expand_from_seeds(seeds, hops=2, project_to="raw"):
+        assert not view.archived or view.id in seeds
+    for seed in seeds:
+        for view in read.get_descendants(seed):
+            assert not view.archived
     for edge in read.list_edges(exclude_internal=True):
         assert edge.type not in INTERNAL_EDGE_TYPES
 

@@ -58,6 +58,7 @@ async def test_fresh_chat_is_writable_and_readable(service):
     assert again.store is session.store
     assert [v.id for v in again.list_visible_candidates()] == [created.id]
     assert again.get_node(created.id).title == "Alice draws her sword"
+    assert [b.id for b in again.get_node_briefs([created.id])] == [created.id]
     other = await service.open_session(Ctx("c2"))
     assert other.list_visible_candidates() == ()
 
