@@ -553,3 +553,35 @@ def test_build_rollup_shape(store):
     with pytest.raises(MemoryGraphError) as err, store.transaction():
         build_rollup(store, "event", ids[:1], "again")
     assert err.value.code == "CHILD_HAS_PARENT" and ids[0] in err.value.message
+
+
+def test_nested_source_and_target_spellings(store):
+    result = make(
+        store,
+        {"op": "create", "type": "event", "ref": "e", "title": "x", "fields": {"summary": "s"}},
+        {
+            "op": "link_upsert",
+            "source": {"ref": "e"},
+            "links": [{"target": {"id": "n_1"}, "relation": "mentions", "direction": "outgoing"}],
+        },
+        {
+            "op": "link_upsert",
+            "source": {"id": "n_1"},
+            "links": [{"target": {"ref": "e"}, "relation": "related", "direction": "outgoing"}],
+        },
+    )
+    assert result.rejected == ()
+    e = result.refs["e"]
+    assert store.edge(EdgeKey(e, "mentions", "n_1")) is not None
+    assert store.edge(EdgeKey("n_1", "related", e)) is not None
+    removed = make(
+        store,
+        {
+            "op": "link_delete",
+            "source": {"id": e},
+            "target": {"id": "n_1"},
+            "relation": "mentions",
+            "direction": "outgoing",
+        },
+    )
+    assert removed.removed == 1 and removed.rejected == ()
