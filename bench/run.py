@@ -9,7 +9,7 @@ Sections are modules next to this file, loaded by path when present:
 
 A section that is missing, fails to import or raises is reported and the table still prints.
 
-    python bench/run.py [--sizes 1000,10000,100000] [--quick] [--write]
+    python bench/run.py [--sizes 1000,10000,100000] [--quick] [--sections engine] [--write]
     (--write appends the table to bench/RESULTS.md with the date)
 """
 
@@ -38,6 +38,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "keyword_search ms": ("ms", lambda n: 10.0 if n <= 10_000 else 50.0),
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
 }
+SECTIONS = ("engine", "storage")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -106,14 +107,14 @@ def storage_rows(storage: ModuleType, quick: bool) -> list[Row]:
     return out
 
 
-def run(sizes: list[int], *, quick: bool = False) -> str:
+def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SECTIONS) -> str:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     rows: list[Row] = []
-    engine = _load("engine")
+    engine = _load("engine") if "engine" in sections else None
     if engine is not None:
         rows += engine_rows(engine, sizes)
-    storage = _load("storage")
+    storage = _load("storage") if "storage" in sections else None
     if storage is not None and hasattr(storage, "rows"):
         rows += storage_rows(storage, quick)
     header = ("measure", "value", "unit", "target", "status", "note")
@@ -126,11 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="memgraph-host benchmarks")
     parser.add_argument("--sizes", default=None, help="chat sizes (default 1000,10000,100000)")
     parser.add_argument("--quick", action="store_true", help="1k and 10k only, quick storage")
+    parser.add_argument("--sections", default=",".join(SECTIONS), help="which sections to run")
     parser.add_argument("--write", action="store_true", help="append the table to RESULTS.md")
     args = parser.parse_args(argv)
     default = "1000,10000" if args.quick else "1000,10000,100000"
     sizes = [int(s) for s in (args.sizes or default).split(",") if s.strip()]
-    table = run(sizes, quick=args.quick)
+    sections = tuple(x.strip() for x in args.sections.split(",") if x.strip())
+    table = run(sizes, quick=args.quick, sections=sections)
     print(table)
     if args.write:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

@@ -38,8 +38,10 @@ class FrozenDict(Mapping[str, Any]):
         return h
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, FrozenDict):
-            return self._data == other._data
+        if other is self:
+            return True
+        if type(other) is FrozenDict or isinstance(other, FrozenDict):
+            return self._data == other._data  # type: ignore[attr-defined]
         if isinstance(other, Mapping):
             return self._data == dict(other)
         return NotImplemented

@@ -314,7 +314,9 @@ class Store:
             else:
                 first_counter.setdefault(entry[1], entry[2])
         nodes, edges = self._nodes, self._edges
-        changed_nodes = [i for i, old in first_node.items() if nodes.get(i) != old]
+        changed_nodes = [
+            i for i, old in first_node.items() if (cur := nodes.get(i)) is not old and cur != old
+        ]
         changed_edges = [k for k, old in first_edge.items() if edges.get(k) != old]
         counters = (
             first_counter.get("node_seq", self._node_seq) != self._node_seq
@@ -426,7 +428,7 @@ class Store:
         if not node.id:
             raise bad_args("node.id", "must be a non-empty string")
         old = self._nodes.get(node.id)
-        if old == node:
+        if old is node or old == node:
             return
         if self._depth == 0:
             with self.transaction():
