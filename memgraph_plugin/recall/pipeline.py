@@ -75,6 +75,7 @@ class ExtractionOutcome:
     rejected: tuple[tuple[Any, str, str], ...]  # (op, code, message)
     compacted: tuple[str, ...]  # rollups the pipeline made itself (none when a plugin did it)
     failures: tuple[HookAnswer, ...] = ()
+    replaced: bool = False  # the answer replaced one of the same seq (regenerate/swipe)
 
 
 @attrs.frozen
@@ -137,6 +138,14 @@ class TurnPipeline:
         session = await self.open_session(chat_id)
         if session is None:
             return None
+        replaced = False
+        if message.seq <= getattr(session.store, "seq_counter", 0):
+            # a regenerated or swiped answer: the graph already holds the writes of the answer
+            # it replaces; go back to the state after the previous answer first
+            replaced = await self._undo_answers_from(chat_id, message.seq)
+            session = await self.open_session(chat_id) if replaced else session
+            if session is None:
+                return None
         context = self.host.get_context(chat_id)
         ops, failures = await extract_ops(self.host, chat_id, message, context)
         result = await session.apply_extraction_batch(ops=ops, max_seq=message.seq)
@@ -152,7 +161,30 @@ class TurnPipeline:
             rejected,
             tuple(compacted),
             tuple(failures),
+            replaced,
         )
+
+    async def _undo_answers_from(self, chat_id: str, seq: int) -> bool:
+        """Roll the chat's graph back to its state after answer ``seq - 1`` (persisted graphs
+        only); False when it cannot, and the replaced answer's writes stay (logged)."""
+        from memgraph_plugin.service import memory_graph_for
+
+        service = memory_graph_for(self.host)
+        persistence = getattr(service, "persistence", None)
+        storage = getattr(persistence, "storage", None)
+        if storage is None or not hasattr(storage, "rollback"):
+            log.warning("chat %s: answer %s replaced; its writes stay (no storage)", chat_id, seq)
+            return False
+        async with service.lock(chat_id):
+            await storage.rollback(chat_id, seq=seq - 1)
+            await persistence.refresh(chat_id)
+        log.info(
+            "chat %s: answer %s replaced; graph rolled back to after answer %s",
+            chat_id,
+            seq,
+            seq - 1,
+        )
+        return True
 
     # -- recall -------------------------------------------------------------------------------
 

@@ -313,3 +313,21 @@ async def test_more_hops_reach_further_and_say_how_far(tmp_path):
 async def test_bad_settings_are_named(tmp_path, settings, named):
     with pytest.raises(ValueError, match=named):
         await _lantern_recall(tmp_path, **settings)
+
+
+async def test_a_regenerated_answer_replaces_the_writes_of_the_old_one(started):
+    host, _, pipeline = started
+    story = fixture_story()
+    for turn in story.turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+    before = Counter(n.type for n in session.list_nodes())
+    chat = host.chat(CHAT)
+    assert chat.truncate(len(host.get_context(CHAT).messages) - 2) == 1
+    assert (await pipeline.recall(CHAT)).reused
+    again = await pipeline.add_assistant_message(CHAT, "Mara shrugs, then agrees anyway.")
+    assert again.replaced and again.seq == 3 and again.applied == len(story.turns[2].ops)
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+    assert Counter(n.type for n in session.list_nodes()) == before  # not one event too many
+    fresh = await pipeline.run_turn(CHAT, story.turns[3].user, story.turns[3].assistant)
+    assert not fresh.extraction.replaced and fresh.extraction.seq == 4
