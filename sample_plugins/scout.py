@@ -321,12 +321,12 @@ class Scout:
         window = None if max_seq is None else (None, max_seq)
         candidates = session.list_visible_candidates(seq_window=window)
         visible = [c.id for c in candidates]
-        rows = (
-            session.get_node_brief(
-                c.id, visible_node_ids=visible, include_edge_summary=True, edge_summary_limit=8
-            )
-            for c in candidates
-        )
+        options = {"visible_node_ids": visible, "include_edge_summary": True}
+        many = getattr(session, "get_node_briefs", None)  # one call sharing work, when offered
+        if many is not None:
+            rows = list(many(visible, edge_summary_limit=8, **options))
+        else:
+            rows = [session.get_node_brief(i, edge_summary_limit=8, **options) for i in visible]
         return [row for row in rows if row is not None]
 
     def rank(

@@ -128,3 +128,27 @@ async def test_bad_tool_args_are_named(make_host) -> None:
     missing = await tools.memory_get({"id": "n_999"}, ctx)
     assert isinstance(missing, ToolError) and missing.code == "NOT_FOUND"
     assert await tools.memory_search({"query": "  "}, ctx) == {"nodes": []}
+
+
+class _OneByOne:
+    """A session without ``get_node_briefs`` (the documented facade only)."""
+
+    def __init__(self, session) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str):
+        if name == "get_node_briefs":
+            raise AttributeError(name)
+        return getattr(self._session, name)
+
+
+async def test_candidate_rows_are_the_same_brief_by_brief(make_host) -> None:
+    from sample_plugins.scout import Scout
+
+    host = await make_host(scout, settings={"scout_on_recall": False})
+    await _seed(host)
+    session = await open_session(host)
+    rows = Scout.candidate_rows(session)
+    assert len(rows) == len(session.list_visible_candidates()) == 5
+    assert Scout.candidate_rows(_OneByOne(session)) == rows
+    assert all(row.edge_summary is not None for row in rows)
