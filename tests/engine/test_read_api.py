@@ -527,3 +527,25 @@ def test_bad_store_argument() -> None:
     with pytest.raises(MemoryGraphError) as info:
         get_read_api({"nodes": {}}, None)  # type: ignore[arg-type]
     assert info.value.code == "BAD_ARGS" and "store" in info.value.message
+
+
+def test_per_turn_paths_never_scan_the_whole_graph(
+    story: Store, hub: InjectionHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-turn reads work from indices: a full node or edge scan would raise here."""
+    api = ReadApi(story, None, injection_hub=hub)
+
+    def no_scan(self: Store) -> None:
+        raise AssertionError("a per-turn path scanned the whole store")
+
+    monkeypatch.setattr(Store, "iter_edges", no_scan)
+    monkeypatch.setattr(Store, "iter_nodes", no_scan)
+    pool = api.list_visible_candidates(exclude_recent_messages=1, types=["event", "thread"])
+    assert ids(pool) == ["n_9", "n_8", "n_4", "n_11"]
+    for view in api.list_visible_candidates():
+        brief = api.get_node_brief(view.id)
+        assert brief is not None and brief.edge_summary is not None
+        api.get_edge_summary(view.id, limit=3)
+    assert api.keyword_search(query="Eileen")
+    assert api.expand_from_seeds(["n_11"], hops=2)
+    assert api.get_neighbors("n_2", project_to="visible")
