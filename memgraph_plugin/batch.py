@@ -757,7 +757,9 @@ def build_rollup(
     if not isinstance(type, str) or not type.strip():
         raise bad_args("type", f"expected a non-empty node type, got {type!r}")
     spec = schema.get(type.strip())
-    type_id = spec.type if spec is not None else type.strip()
+    if spec is None:
+        raise bad_args("type", f"{type!r} is not in the schema ({', '.join(schema.ids)})")
+    type_id = spec.type
     if isinstance(child_ids, (str, bytes)) or not isinstance(child_ids, Iterable):
         raise bad_args("child_ids", f"expected a list of node ids, got {child_ids!r}")
     ids: list[str] = []
@@ -795,7 +797,7 @@ def build_rollup(
     rollup = Node(
         id=rollup_id,
         type=type_id,
-        level=spec.level if spec is not None else "semantic",
+        level=spec.level,
         title=f"{type_id} Summary L{depth} #{number}",
         fields={"summary": summary, **(fields or {})},
         children_ids=tuple(c.id for c in children),

@@ -181,6 +181,7 @@ async def test_latest_only_create_returns_the_existing_id(api):
         ),
         (lambda api: api.compact_nodes(type=None, child_ids=["a"], summary="s"), "type"),
         (lambda api: api.compact_nodes(type="event", child_ids=[], summary="s"), "child_ids"),
+        (lambda api: api.compact_nodes(type="unicorn", child_ids=["a"], summary="s"), "type"),
         (lambda api: api.compact_nodes(type="event", child_ids=["a"], summary=""), "summary"),
         (lambda api: api.apply_extraction_batch(ops=None), "ops"),
         (lambda api: api.apply_extraction_batch(ops="create"), "ops"),
