@@ -105,3 +105,19 @@ async def test_a_summariser_plugin_goes_before_the_offline_one(make_host) -> Non
     await settle(host)
     rollups = [r for rep in host.registry.get("compactor").reports(CHAT) for r in rep.rollups]
     assert rollups and all(r.summary == "3 event nodes, summarised loudly" for r in rollups)
+
+
+class BrokenSummariser:
+    @hookimpl
+    def memgraph_summarise(self, type: str, briefs: Any) -> str:
+        raise RuntimeError("the model is down")
+
+
+async def test_a_failing_summariser_is_logged_and_skipped(make_host, caplog) -> None:
+    host = await make_host(compactor, BrokenSummariser())
+    session = await open_session(host)
+    await _write_events(session, 8)
+    await settle(host)
+    rollups = [r for rep in host.registry.get("compactor").reports(CHAT) for r in rep.rollups]
+    assert len(rollups) == 1 and rollups[0].summary.startswith("Ilya does thing 1.")
+    assert any("BrokenSummariser" in r.getMessage() for r in caplog.records)

@@ -152,3 +152,9 @@ async def test_candidate_rows_are_the_same_brief_by_brief(make_host) -> None:
     assert len(rows) == len(session.list_visible_candidates()) == 5
     assert Scout.candidate_rows(_OneByOne(session)) == rows
     assert all(row.edge_summary is not None for row in rows)
+
+
+async def test_no_chat_target_is_memory_disabled(make_host) -> None:
+    host = await make_host(scout)
+    answer = await host.registry.get("orchestrator").memory_list_recent({}, None)
+    assert isinstance(answer, ToolError) and answer.code == "MEMORY_DISABLED"
