@@ -11,8 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from host import hookimpl
+from host.notify import HookFailure, failure
 
-from .hookcalls import HookAnswer, collect
+from .hookcalls import collect
 from .story import Story
 
 
@@ -42,23 +43,20 @@ class ReplayExtractor:
 
 async def extract_ops(
     host: Any, chat_id: str, message: Any, context: Any
-) -> tuple[list[dict[str, Any]], list[HookAnswer]]:
+) -> tuple[list[dict[str, Any]], list[HookFailure]]:
     """All plugins' ops for one message (in hook call order) and the plugins that failed.
 
     A plugin that raises or answers something other than a list of dicts is reported and skipped.
     """
-    ops: list[dict[str, Any]] = []
-    failures: list[HookAnswer] = []
-    for answer in await collect(
+    results, failures = await collect(
         host, "memgraph_extract", chat_id=chat_id, message=message, context=context
-    ):
-        if answer.error is not None:
-            failures.append(answer)
-            continue
+    )
+    ops: list[dict[str, Any]] = []
+    for answer in results:
         value = answer.value
         if not isinstance(value, (list, tuple)) or not all(isinstance(o, Mapping) for o in value):
             bad = TypeError(f"memgraph_extract returned {type(value).__name__}, not a list of ops")
-            failures.append(HookAnswer(answer.plugin, None, bad))
+            failures.append(failure(answer.plugin, "memgraph_extract", bad))
             continue
         ops.extend(dict(op) for op in value)
     return ops, failures

@@ -22,9 +22,11 @@ from typing import Any
 
 import attrs
 
+from host.notify import HookFailure
+
 from .compaction import compact_leftovers
 from .extraction import extract_ops
-from .hookcalls import HookAnswer, first
+from .hookcalls import first
 from .render import render_injection
 from .router import (
     HybridRouter,
@@ -74,7 +76,7 @@ class ExtractionOutcome:
     applied: int
     rejected: tuple[tuple[Any, str, str], ...]  # (op, code, message)
     compacted: tuple[str, ...]  # rollups the pipeline made itself (none when a plugin did it)
-    failures: tuple[HookAnswer, ...] = ()
+    failures: tuple[HookFailure, ...] = ()  # extractors that raised or answered junk
     replaced: bool = False  # the answer replaced one of the same seq (regenerate/swipe)
 
 
@@ -304,7 +306,7 @@ class TurnPipeline:
                 log.warning("%s", exc)
                 error = str(exc)
         if failures:
-            error = "; ".join(f"router {f.plugin} failed: {f.error!r}" for f in failures)
+            error = "; ".join(f.describe() for f in failures)
         result = await self.router.route(request)
         return attrs.evolve(result, error=error) if error else result
 
