@@ -304,6 +304,19 @@ class Reloader:
             purge_modules(module.__name__)
             return self._fail(name, exc, elapsed())
 
+        taken_by = self.host.pm.get_plugin(name)
+        if old is None and taken_by is not None:
+            purge_modules(module.__name__)
+            origin = getattr(self.host.plugin_record(name), "origin", None) or repr(taken_by)
+            return self._fail(
+                name,
+                PluginLoadError(
+                    name,
+                    f"the name is taken by another plugin ({origin})",
+                    SourceLocation(str(path)),
+                ),
+                elapsed(),
+            )
         state = await self._dispose(name, old) if old is not None else None
         if old is not None:
             self._teardown(name, old)
@@ -314,7 +327,8 @@ class Reloader:
             if record.status != "loaded":
                 raise RuntimeError(record.error or f"status {record.status}")
         except Exception as exc:  # noqa: BLE001 - reported, the old version is put back
-            self._unregister_quietly(name)
+            if self.host.pm.get_plugin(name) is module:
+                self._unregister_quietly(name)
             purge_modules(module.__name__)
             for caller, _spec, _history in cleared:  # the old version adds its specs again
                 caller.spec = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host import Host
+from host import Host, hookimpl
 from host.reload import Reloader
 from tests.reload.conftest import greeter_source, write
 
@@ -91,3 +91,18 @@ async def test_adopts_plugins_the_host_loaded_from_the_folder(
         assert len([r for r in host.plugin_records() if r.name.startswith("early")]) == 1
     finally:
         await host.stop()
+
+
+async def test_a_name_taken_by_another_plugin_is_refused(host: Host, plugins_dir: Path) -> None:
+    class Other:
+        @hookimpl
+        def reload_test_greet(self, name: str) -> str:
+            return "other " + name
+
+    host.register_plugin(Other(), name="clash")
+    write(plugins_dir / "clash.py", greeter_source("folder"))
+    reloader = Reloader(host, plugins_dir)
+    (report,) = await reloader.load_all()
+    assert report.action == "failed" and "taken by another plugin" in report.error
+    assert report.location == str(plugins_dir / "clash.py")
+    assert host.pm.hook.reload_test_greet(name="x") == ["other x"]  # the other one is untouched
