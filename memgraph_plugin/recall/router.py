@@ -104,6 +104,13 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def float_setting(settings: Mapping[str, Any], key: str, default: float) -> float:
+    value = settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"setting {key}={value!r} must be a number")
+    return float(value)
+
+
 def int_setting(settings: Mapping[str, Any], key: str, default: int, minimum: int = 0) -> int:
     value = settings.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -230,7 +237,7 @@ class HybridRouter:
         score_mode = "keyword+recency"
         if request.settings.get("embedding_profile"):
             vector, score_mode = await self._vector_scores(request, k, pool_set)
-        floor = float(request.settings.get(VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN))
+        floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
         relevant = set(keyword) | {i for i, s in vector.items() if s >= floor}
         scores: dict[str, float] = {}
         for rank, node_id in enumerate(pool):
