@@ -585,3 +585,28 @@ def test_nested_source_and_target_spellings(store):
         },
     )
     assert removed.removed == 1 and removed.rejected == ()
+
+
+def test_the_sample_story_applies_cleanly_and_merges_entities():
+    import json
+    from pathlib import Path
+
+    from memgraph_plugin.batch import primary_key_values
+
+    path = Path(__file__).resolve().parents[2] / "sample_plugins" / "story" / "story.json"
+    turns = json.loads(path.read_text(encoding="utf-8"))["turns"]
+    store = Store()
+    for seq, turn in enumerate(turns, 1):
+        result = apply_batch(store, turn["ops"], max_seq=seq)
+        assert result.rejected == (), result.rejected
+    assert store.seq_counter == len(turns)
+    seen: dict[tuple[str, str], str] = {}
+    for node in store.iter_nodes():
+        spec = store.schema.get(node.type)
+        if not spec.latest_only or node.archived:
+            continue
+        for name in primary_key_values(spec, node.title, node.fields):
+            assert (node.type, name) not in seen, (
+                f"{name!r} is both {seen[(node.type, name)]} and {node.id}"
+            )
+            seen[(node.type, name)] = node.id
