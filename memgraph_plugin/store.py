@@ -51,6 +51,51 @@ class TypePool:
     keys: tuple[PoolKey, ...]
 
 
+EMPTY_TYPE_POOL = TypePool(nodes=(), views=(), keys=())
+
+
+class _SortedPool:
+    """Pool entries kept in recency order as three parallel lists (keys, nodes, views), patched
+    in place on every change; `frozen()` is the cached tuple snapshot handed to readers."""
+
+    __slots__ = ("keys", "nodes", "views", "_frozen")
+
+    def __init__(self, keys: list[PoolKey] | None = None, nodes: list[Node] | None = None,
+                 views: list[NodeView] | None = None) -> None:
+        self.keys: list[PoolKey] = keys or []
+        self.nodes: list[Node] = nodes or []
+        self.views: list[NodeView] = views or []
+        self._frozen: TypePool | None = None
+
+    def insert(self, key: PoolKey, node: Node, view: NodeView) -> None:
+        i = bisect.bisect_left(self.keys, key)
+        self.keys.insert(i, key)
+        self.nodes.insert(i, node)
+        self.views.insert(i, view)
+        self._frozen = None
+
+    def remove(self, key: PoolKey) -> None:
+        i = bisect.bisect_left(self.keys, key)
+        del self.keys[i]
+        del self.nodes[i]
+        del self.views[i]
+        self._frozen = None
+
+    def replace(self, key: PoolKey, node: Node, view: NodeView) -> None:
+        i = bisect.bisect_left(self.keys, key)
+        self.nodes[i] = node
+        self.views[i] = view
+        self._frozen = None
+
+    def frozen(self) -> TypePool:
+        f = self._frozen
+        if f is None:
+            f = self._frozen = TypePool(
+                nodes=tuple(self.nodes), views=tuple(self.views), keys=tuple(self.keys)
+            )
+        return f
+
+
 def recency_key(node: Node) -> PoolKey:
     """Recency order: seq_to descending (missing = -1), semantic_depth descending, then id."""
     seq = node.seq_to if node.seq_to is not None else -1
@@ -90,8 +135,9 @@ class Store:
         self._in: dict[str, dict[EdgeKey, AdjRecord]] = {}
         self._kids: dict[str, set[str]] = {}
         self._visible: set[str] = set()
-        self._pool_of: dict[str, PoolKey] = {}
-        self._pool_keys: list[PoolKey] = []
+        self._pool_of: dict[str, tuple[PoolKey, str]] = {}  # id -> (key, lower-case type)
+        self._pool = _SortedPool()
+        self._type_pools: dict[str, _SortedPool] = {}
         self._views: dict[str, NodeView] = {}
         self._keywords = KeywordIndex()
         self._kw_dirty: dict[str, None] = {}  # nodes to (re-)index before the next search
@@ -225,49 +271,27 @@ class Store:
 
     def candidate_pool(self) -> tuple[Node, ...]:
         """Visible, active, non-diagnostic, non-episodic nodes in recency order (cached)."""
-        pool = self._pool_nodes
-        if pool is None:
-            nodes = self._nodes
-            pool = self._pool_nodes = tuple(nodes[k[2]] for k in self._pool_keys)
-        return pool
+        return self._pool.frozen().nodes
 
     def candidate_views(self) -> tuple[NodeView, ...]:
-        """`candidate_pool()` as views, cached alongside it."""
-        views = self._pool_views
-        if views is None:
-            view = self.view
-            views = self._pool_views = tuple(view(k[2]) for k in self._pool_keys)  # type: ignore[misc]
-        return views
+        """`candidate_pool()` as views, kept alongside it."""
+        return self._pool.frozen().views
 
     def candidate_keys(self) -> tuple[PoolKey, ...]:
         """The pool's recency keys ``(-seq, -depth, id)``, ascending (for bisecting by seq)."""
-        keys = self._pool_keys_t
-        if keys is None:
-            keys = self._pool_keys_t = tuple(self._pool_keys)
-        return keys
+        return self._pool.frozen().keys
 
     def pool_rank(self) -> dict[str, int]:
-        """id -> position in the candidate pool (cached)."""
+        """id -> position in the candidate pool (cached; a new dict after every change)."""
         rank = self._pool_rank
         if rank is None:
-            rank = self._pool_rank = {k[2]: i for i, k in enumerate(self._pool_keys)}
+            rank = self._pool_rank = {k[2]: i for i, k in enumerate(self._pool.keys)}
         return rank
 
     def type_pool(self, type_id: str) -> TypePool:
-        """The candidate pool of one type, matched case-insensitively (cached)."""
-        type_id = type_id.lower()
-        tp = self._type_pools.get(type_id)
-        if tp is None:
-            nodes = self._nodes
-            keys = tuple(k for k in self._pool_keys if nodes[k[2]].type.lower() == type_id)
-            view = self.view
-            tp = TypePool(
-                nodes=tuple(nodes[k[2]] for k in keys),
-                views=tuple(view(k[2]) for k in keys),  # type: ignore[misc]
-                keys=keys,
-            )
-            self._type_pools[type_id] = tp
-        return tp
+        """The candidate pool of one type, matched case-insensitively (kept per type)."""
+        pool = self._type_pools.get(type_id.lower())
+        return EMPTY_TYPE_POOL if pool is None else pool.frozen()
 
     def in_pool(self, id: str) -> bool:
         return id in self._pool_of
@@ -566,24 +590,35 @@ class Store:
             if visible and node.level != "episodic" and not is_diagnostic_type(node.type)  # type: ignore[union-attr]
             else None
         )
-        old_key = self._pool_of.get(nid)
-        if old_key == new_key:
-            return content_changed and new_key is not None
-        keys = self._pool_keys
-        if old_key is not None:
-            del keys[bisect.bisect_left(keys, old_key)]
+        old = self._pool_of.get(nid)
+        if new_key is not None:
+            ntype = node.type.lower()  # type: ignore[union-attr]
+            if old is not None and old[0] == new_key and old[1] == ntype:
+                if not content_changed:
+                    return False
+                view = self.view(nid)
+                self._pool.replace(new_key, node, view)  # type: ignore[arg-type]
+                self._type_pools[ntype].replace(new_key, node, view)  # type: ignore[arg-type]
+                return True
+        if old is not None:
+            self._pool.remove(old[0])
+            tp = self._type_pools[old[1]]
+            tp.remove(old[0])
+            if not tp.keys:
+                del self._type_pools[old[1]]
             del self._pool_of[nid]
         if new_key is not None:
-            bisect.insort(keys, new_key)
-            self._pool_of[nid] = new_key
+            view = self.view(nid)  # type: ignore[assignment]
+            self._pool.insert(new_key, node, view)  # type: ignore[arg-type]
+            tp = self._type_pools.get(ntype)
+            if tp is None:
+                tp = self._type_pools[ntype] = _SortedPool()
+            tp.insert(new_key, node, view)  # type: ignore[arg-type]
+            self._pool_of[nid] = (new_key, ntype)
         return True
 
     def _clear_pool_caches(self) -> None:
-        self._pool_nodes: tuple[Node, ...] | None = None
-        self._pool_views: tuple[NodeView, ...] | None = None
-        self._pool_keys_t: tuple[PoolKey, ...] | None = None
         self._pool_rank: dict[str, int] | None = None
-        self._type_pools: dict[str, TypePool] = {}
 
     # -- the original's JSON shape --------------------------------------------------------------
 
@@ -651,9 +686,20 @@ class Store:
                 if node.level != "episodic" and not is_diagnostic_type(node.type):
                     k = recency_key(node)
                     keys.append(k)
-                    self._pool_of[nid] = k
+                    self._pool_of[nid] = (k, node.type.lower())
         keys.sort()
-        self._pool_keys = keys
+        view = self.view
+        pool_nodes = [nodes[k[2]] for k in keys]
+        self._pool = _SortedPool(keys, pool_nodes, [view(k[2]) for k in keys])  # type: ignore[misc]
+        by_type: dict[str, _SortedPool] = {}
+        for k, n, v in zip(keys, pool_nodes, self._pool.views, strict=True):
+            tp = by_type.get(self._pool_of[k[2]][1])
+            if tp is None:
+                tp = by_type[self._pool_of[k[2]][1]] = _SortedPool()
+            tp.keys.append(k)
+            tp.nodes.append(n)
+            tp.views.append(v)
+        self._type_pools = by_type
         self._node_seq = node_seq
         self._seq_counter = seq_counter
         self._clear_pool_caches()
