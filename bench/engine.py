@@ -209,7 +209,8 @@ def measure(size: int, data: dict[str, Any]) -> dict[str, str]:
 
 
 def _batch_figure(store: Any, rng: random.Random) -> str:
-    """µs per op of in-memory batches (creates with links, edits, link upserts)."""
+    """µs per op of in-memory batches (creates with links, latest-only creates that merge or
+    not, edits, link upserts)."""
     try:
         from memgraph_plugin.batch import apply_batch
     except ImportError:
@@ -228,7 +229,11 @@ def _batch_figure(store: Any, rng: random.Random) -> str:
                 "links": [{"target_node_id": rng.choice(chars), "relation": "involved_in",
                            "direction": "outgoing"}],
             })
-        for _ in range(5):
+        for i in range(2):  # latest-only creates: one merges by name, one is new
+            name = store.node(rng.choice(chars)).title if i == 0 else f"{_name(rng)} {b}"
+            ops.append({"op": "create", "type": "character_sheet", "title": name,
+                        "fields": {"traits": _text(rng, 3)}})
+        for _ in range(3):
             ops.append({"op": "edit", "node_id": rng.choice(chars),
                         "set_fields": {"goal": _text(rng, 4)}})
         for i in range(5):

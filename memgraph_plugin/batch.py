@@ -18,15 +18,14 @@ Choices where the docs leave room (see docs/api.md, "Write pipeline"):
 
 from __future__ import annotations
 
-import re
-import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from .errors import MemoryGraphError, bad_args
 from .frozen import FrozenDict, deep_freeze
+from .identity import primary_key_values, split_aliases
 from .models import Edge, EdgeKey, Node
 from .results import BatchResult, Rejection, RejectionError
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
@@ -75,7 +74,6 @@ _KEYS: dict[str, str] = {
 }
 
 _CONTAINERS = (list, tuple, dict, FrozenDict, set, frozenset)
-_ALIAS_SPLIT = re.compile(r"[,;|]")
 _TITLE_COLUMNS = frozenset({"title", "name", "summary"})
 
 
@@ -260,104 +258,6 @@ def normalize_op(raw: Any) -> dict[str, Any]:
     return {"op": kind, "source_node_id": source_id, "source_ref": source_ref, **link}
 
 
-# -- identity of latest-only nodes --------------------------------------------------------------
-
-
-def split_aliases(value: Any) -> list[str]:
-    """Names in a primary-key value: strings split on ``, ; |``, stripped, lower-cased."""
-    out: list[str] = []
-    if value is None:
-        return out
-    if isinstance(value, str):
-        parts = _ALIAS_SPLIT.split(value)
-        out.extend(p.strip().lower() for p in parts if p.strip())
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            out.extend(split_aliases(item))
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        out.append(str(value).lower())
-    return out
-
-
-def primary_key_values(spec: NodeTypeSpec, title: str, fields: Mapping[str, Any]) -> frozenset[str]:
-    """Every normalised name a node of a latest-only type is known by (title included)."""
-    names: set[str] = set()
-    for column in spec.primary_key_columns:
-        if column == "title":
-            names.update(split_aliases(title))
-        names.update(split_aliases(fields.get(column)))
-    return frozenset(names)
-
-
-class _NameIndex:
-    """Latest-only identity: (type, normalised name) -> ids of active nodes known by that name.
-
-    Kept beside a store (weakly), updated by the pipeline as it writes, and rebuilt with one scan
-    when the store changed behind its back (its `version` moved on without the pipeline) or the
-    schema changed.
-    """
-
-    def __init__(self, store: Any, schema: Schema) -> None:
-        self.schema: Schema = schema
-        self.version: int = -1
-        self.ids: dict[tuple[str, str], set[str]] = {}
-        self.names: dict[str, tuple[str, frozenset[str]]] = {}
-        for node in store.iter_nodes():
-            self.note(node)
-        self.version = store.version
-
-    def note(self, node: Node) -> None:
-        """Index `node` as it is now (archived or not latest-only: forgotten)."""
-        old = self.names.pop(node.id, None)
-        if old is not None:
-            for name in old[1]:
-                ids = self.ids.get((old[0], name))
-                if ids is not None:
-                    ids.discard(node.id)
-                    if not ids:
-                        del self.ids[(old[0], name)]
-        spec = self.schema.get(node.type)
-        if spec is None or not spec.latest_only or node.archived:
-            return
-        names = primary_key_values(spec, node.title, node.fields)
-        if not names:
-            return
-        self.names[node.id] = (spec.type, names)
-        for name in names:
-            self.ids.setdefault((spec.type, name), set()).add(node.id)
-
-    def find(self, store: Any, spec: NodeTypeSpec, names: frozenset[str]) -> Node | None:
-        """The oldest active node of `spec`'s type known by one of `names`."""
-        found: set[str] = set()
-        for name in names:
-            found.update(self.ids.get((spec.type, name), ()))
-        best = min(found, key=_id_order, default=None)
-        return store.node(best) if best is not None else None
-
-
-_NAME_INDEXES: weakref.WeakKeyDictionary[Any, _NameIndex] = weakref.WeakKeyDictionary()
-
-
-def _current_index(store: Any, schema: Schema) -> _NameIndex | None:
-    """The store's name index when it is up to date, else None."""
-    index = _NAME_INDEXES.get(store)
-    if index is None or index.version != store.version or index.schema is not schema:
-        return None
-    return index
-
-
-def _name_index(store: Any, schema: Schema) -> _NameIndex:
-    index = _NAME_INDEXES.get(store)
-    if index is None or index.version != store.version or index.schema is not schema:
-        index = _NAME_INDEXES[store] = _NameIndex(store, schema)
-    return index
-
-
-def _id_order(node_id: str) -> tuple[int, str]:
-    tail = node_id[2:] if node_id.startswith("n_") else ""
-    return (int(tail), node_id) if tail.isdigit() else (1 << 62, node_id)
-
-
 # -- values -------------------------------------------------------------------------------------
 
 
@@ -429,23 +329,10 @@ class _BatchRun:
         self.extra_rejections: list[Rejection] = []
         self.added = 0
         self.removed = 0
-        self._names: _NameIndex | None = None
-        if _current_index(store, schema) is not None:  # keep an existing index current
-            self._names = _name_index(store, schema)
-
-    @property
-    def names(self) -> _NameIndex:
-        """The latest-only name index, built on first need (a batch without latest-only creates
-        never pays for it)."""
-        if self._names is None:
-            self._names = _name_index(self.store, self.schema)
-        return self._names
 
     # ---- helpers
     def _put(self, node: Node) -> None:
         self.store.put_node(node)
-        if self._names is not None:
-            self._names.note(node)
 
     def _active(self, node_id: str, what: str) -> Node:
         node = self.store.node(node_id)
@@ -503,7 +390,8 @@ class _BatchRun:
             parent = self.store.node(self._resolve(op["parent_id"], op["parent_ref"], "parent"))
         if spec.latest_only:
             names = primary_key_values(spec, title, fields)
-            existing = self.names.find(self.store, spec, names) if names else None
+            found = self.store.name_index(self.schema).find(spec, names) if names else None
+            existing = self.store.node(found) if found is not None else None
             if existing is not None:
                 self._merge(existing, title, fields)
                 if ref is not None:
@@ -721,14 +609,11 @@ def apply_batch(
                 store.set_seq_counter(seq)
             run.run(ops)
     except BaseException as exc:
-        _NAME_INDEXES.pop(store, None)  # rolled back: rebuilt on next use
         if isinstance(exc, MemoryGraphError) or not isinstance(exc, Exception):
             raise
         raise MemoryGraphError(
             "OP_FAILED", f"batch failed and was rolled back: {type(exc).__name__}: {exc}"
         ) from exc
-    if run._names is not None:
-        run._names.version = store.version
     return run.result(changed=store.version != before, version=store.version)
 
 
@@ -744,7 +629,6 @@ def build_rollup(
     *,
     seq: int | None = None,
     schema: Schema | None = None,
-    note: Callable[[Node], None] | None = None,
 ) -> str:
     """Make a rollup of `type` over `child_ids` (call inside a transaction); returns its id.
 
@@ -805,7 +689,7 @@ def build_rollup(
         semantic_depth=depth,
         semantic_rollup=True,
     )
-    put = store.put_node if note is None else _noting(store, note)
+    put = store.put_node
     put(rollup)
     edge_seq = rollup.seq_to
     for child in children:
@@ -821,14 +705,6 @@ def build_rollup(
     return rollup_id
 
 
-def _noting(store: Any, note: Callable[[Node], None]) -> Callable[[Node], None]:
-    def put(node: Node) -> None:
-        store.put_node(node)
-        note(node)
-
-    return put
-
-
 def apply_rollup(
     store: Any,
     type: str,
@@ -841,23 +717,9 @@ def apply_rollup(
     """`build_rollup` in its own transaction (all or nothing); returns ``(rollup_id, changed)``."""
     _check_store(store)
     schema = schema if schema is not None else store.schema
-    names = _current_index(store, schema)
     before = store.version
-    try:
-        with store.transaction():
-            rollup_id = build_rollup(
-                store,
-                type,
-                child_ids,
-                summary,
-                fields,
-                seq=store.seq_counter,
-                schema=schema,
-                note=names.note if names is not None else None,
-            )
-    except BaseException:
-        _NAME_INDEXES.pop(store, None)
-        raise
-    if names is not None:
-        names.version = store.version
+    with store.transaction():
+        rollup_id = build_rollup(
+            store, type, child_ids, summary, fields, seq=store.seq_counter, schema=schema
+        )
     return rollup_id, store.version != before

@@ -18,6 +18,7 @@ import attrs
 
 from .errors import MemoryGraphError, bad_args
 from .frozen import thaw
+from .identity import NameIndex
 from .keyword import KeywordIndex
 from .models import Edge, EdgeKey, Node
 from .schema import DEFAULT_SCHEMA, SYMMETRIC_RELATIONS, Schema, is_diagnostic_type, load_schema
@@ -141,6 +142,8 @@ class Store:
         self._views: dict[str, NodeView] = {}
         self._keywords = KeywordIndex()
         self._kw_dirty: dict[str, None] = {}  # nodes to (re-)index before the next search
+        self._names = NameIndex(self._schema)  # latest-only identity
+        self._names_dirty: dict[str, None] = {}  # nodes to re-read before the next lookup
         self._node_seq = 0
         self._seq_counter = 0
         self.version = 0
@@ -164,6 +167,8 @@ class Store:
         self._schema = load_schema(schema)
         self._keywords.clear()
         self._kw_dirty = dict.fromkeys(self._nodes)
+        self._names = NameIndex(self._schema, self._nodes.items())
+        self._names_dirty = {}
         self._clear_pool_caches()
 
     @property
@@ -258,6 +263,23 @@ class Store:
                     index.update(node, get(node.type))
             self._kw_dirty = {}
         return self._keywords
+
+    def name_index(self, schema: Schema | None = None) -> NameIndex:
+        """The latest-only name index under `schema` (default: the store's), current: nodes
+        written since the last lookup are re-read here. Built with one scan when the store is
+        loaded or its schema changes (and when asked for another schema); every write after that
+        only marks its node, rollbacks included.
+        """
+        schema = self._schema if schema is None else schema
+        index = self._names
+        if index.schema is not schema and index.schema != schema:
+            index = self._names = NameIndex(schema, self._nodes.items())
+            self._names_dirty = {}
+        elif self._names_dirty:
+            nodes = self._nodes
+            index.note_all((nid, nodes.get(nid)) for nid in self._names_dirty)
+            self._names_dirty = {}
+        return index
 
     def view(self, id: str) -> NodeView | None:
         """The cached `NodeView` of a node (rebuilt after the node changes)."""
@@ -542,6 +564,7 @@ class Store:
             if node.parent_id:
                 self._kids.setdefault(node.parent_id, set()).add(nid)
         self._kw_dirty[nid] = None
+        self._names_dirty[nid] = None
         changed = self._reindex(nid, content_changed=True)
         if old is None or old.archived != node.archived or old.type != node.type:
             for kid in tuple(self._kids.get(nid, ())):
@@ -560,6 +583,7 @@ class Store:
                 if not kids:
                     del self._kids[node.parent_id]
         self._kw_dirty[nid] = None
+        self._names_dirty[nid] = None
         changed = self._reindex(nid, content_changed=True)
         for kid in tuple(self._kids.get(nid, ())):
             changed = self._reindex(kid, content_changed=False) or changed
@@ -679,6 +703,8 @@ class Store:
         for edge in edges.values():
             self._add_edge_raw(edge, None)
         self._kw_dirty = dict.fromkeys(nodes)
+        self._names = NameIndex(self._schema, nodes.items())
+        self._names_dirty = {}
         keys: list[PoolKey] = []
         for nid, node in nodes.items():
             if self._compute_visible(node):

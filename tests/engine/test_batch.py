@@ -610,3 +610,66 @@ def test_the_sample_story_applies_cleanly_and_merges_entities():
                 f"{name!r} is both {seen[(node.type, name)]} and {node.id}"
             )
             seen[(node.type, name)] = node.id
+
+
+def test_name_index_lives_in_the_store_and_is_never_rebuilt_by_writes(store, monkeypatch):
+    from memgraph_plugin.identity import NameIndex
+
+    index = store.name_index()
+    assert index.find(store.schema.get("character_sheet"), ["艾琳"]) == "n_1"
+    notes = {"n": 0}
+    real_note = NameIndex.note
+
+    def counting(self, node_id, node):
+        notes["n"] += 1
+        return real_note(self, node_id, node)
+
+    monkeypatch.setattr(NameIndex, "note", counting)
+    for i in range(30):  # writes outside the pipeline bump the version and are still tracked
+        store.put_node(Node(id=f"x_{i}", type="event", title=f"e{i}", fields={"summary": "s"}))
+    store.put_node(Node(id="x_zed", type="character_sheet", title="Zed"))
+    notes["n"] = 0
+    result = make(store, {"op": "create", "type": "character_sheet", "title": "zed"})
+    assert result.node_ids == ("x_zed",)
+    assert store.name_index() is index  # the same index, kept current
+    assert notes["n"] <= 32  # only the nodes written since the last lookup were re-read
+    notes["n"] = 0
+    make(store, {"op": "create", "type": "location_state", "title": "Qel"})
+    assert notes["n"] <= 3
+
+
+def test_name_index_follows_rollback_archive_and_schema_change(store, monkeypatch):
+    store.name_index()
+    real = store.add_edge
+
+    def boom(edge):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(store, "add_edge", boom)
+    with pytest.raises(MemoryGraphError):
+        make(
+            store,
+            {"op": "create", "type": "character_sheet", "title": "Mira", "ref": "m"},
+            {"op": "link_upsert", "source_ref": "m",
+             "links": [{"target_node_id": "n_2", "relation": "mentions"}]},
+        )
+    monkeypatch.setattr(store, "add_edge", real)
+    assert store.name_index().ids.get(("character_sheet", "mira")) is None
+    created = make(store, {"op": "create", "type": "character_sheet", "title": "Mira"})
+    mira = created.node_ids[0]
+    assert store.node(mira).title == "Mira"
+    make(store, {"op": "delete", "node_id": mira})
+    again = make(store, {"op": "create", "type": "character_sheet", "title": "mira"})
+    assert again.node_ids[0] != mira  # an archived node is no merge target
+    # a schema without latest-only character sheets: the index follows it
+    specs = [s for s in store.schema.types if s.type != "character_sheet"]
+    from memgraph_plugin.schema import load_schema
+
+    plain = load_schema([
+        *[{"id": s.type} | {"latestOnly": s.latest_only, "primaryKeyColumns": list(
+            s.primary_key_columns), "tableColumns": list(s.table_columns)} for s in specs],
+        {"id": "character_sheet", "tableColumns": ["title"], "latestOnly": False},
+    ])
+    store.set_schema(plain)
+    twice = make(store, {"op": "create", "type": "character_sheet", "title": "Eileen"})
+    assert twice.node_ids[0] != "n_1"
