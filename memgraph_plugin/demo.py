@@ -50,6 +50,7 @@ class DemoSummary:
     edges: int
     merges: int  # curator merges during this run
     picture: Path
+    final_prompt: str | None = None  # the prompt text the next turn gets (story complete)
 
     @property
     def complete(self) -> bool:
@@ -229,9 +230,12 @@ async def _run(
         await between_turns(host, CHAT_ID)
         merges += await _print_plugins(p, host, marks, CHAT_ID)
         run += 1
+    final_prompt = None
     if done + run >= total:
         p()
         p(f"the story is complete ({total}/{total} turns)" + ("" if run else "; showing state"))
+        final_prompt, merged = await _print_final_state(p, host, pipeline)
+        merges += merged
     nodes, edges, hier = await _graph_size(host, CHAT_ID)
     picture = write_graph_html(
         data_dir / PICTURE, nodes, edges, hierarchical=hier, title=f"{story.title}: memory graph"
@@ -247,6 +251,7 @@ async def _run(
         edges=len(edges),
         merges=merges,
         picture=picture.resolve(),
+        final_prompt=final_prompt,
     )
     by_type = ", ".join(f"{k} {v}" for k, v in summary.nodes_by_type.items())
     p()
@@ -257,6 +262,25 @@ async def _run(
     )
     p(f"picture of the graph: {summary.picture}")
     return summary
+
+
+async def _print_final_state(p: _Printer, host: Any, pipeline: Any) -> tuple[str | None, int]:
+    """What the finished graph gives the next turn: a recall anchored after the last answer
+    (query: the last user message), why each node is in, the scout's finds and the prompt text."""
+    messages = host.get_context(CHAT_ID).messages
+    query = next((m.text for m in reversed(messages) if m.role == "user"), "")
+    p(f"memory the next turn receives (query: {_clip(query, 70)!r}):")
+    marks = _marks(host, CHAT_ID)
+    recall = await pipeline.recall(CHAT_ID)
+    _print_recall(p, recall)
+    await between_turns(host, CHAT_ID)
+    merges = await _print_plugins(p, host, marks, CHAT_ID)
+    if recall is None:
+        return None, merges
+    p("  prompt text:")
+    for line in recall.prompt.splitlines():
+        p(f"    {line}" if line else "")
+    return recall.prompt, merges
 
 
 async def _resume_point(host: Any, pipeline: Any, story: Story) -> int:
