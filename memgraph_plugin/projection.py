@@ -7,11 +7,10 @@ never from a scan of all edges, so an edge summary costs what the node touches.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Container, Iterable
-from typing import Any
 
 from .models import Edge, EdgeKey
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS
-from .store import AdjRecord, Store
+from .store import Store
 from .views import EMPTY_EDGE_SUMMARY, EdgeSummaryView, RelationCount, SampleNeighbor
 
 Projected = tuple[str, str, str, int]  # (from, to, type, weight)
@@ -158,55 +157,6 @@ def _touching_edges(store: Store, members: list[str], keep: Callable[[str], bool
     return [edge(k) for k in ordered]  # type: ignore[misc]
 
 
-def projected_edges_of(
-    store: Store,
-    id: str,
-    visible: Container[str],
-    *,
-    edge_types: Iterable[str] | None = None,
-    exclude_internal: bool = False,
-    lift: Lifter | None = None,
-) -> list[tuple[str, str, str, int, int | None, str]]:
-    """Projected edges touching `id` (an anchor in `visible`): ``(from, to, type, weight,
-    latest_seq, neighbour)``, merged on (from, to, type), in first-seen order."""
-    if id not in visible:
-        return []
-    anchor = store.node(id)
-    if anchor is None or anchor.archived:
-        return []
-    keep = _type_filter(edge_types, exclude_internal)
-    lift = lift or Lifter(store, visible)
-    members = subtree_members(store, id, visible)
-    member_set = set(members)
-    node_of = store.node
-    merged: dict[tuple[str, str, str], list[Any]] = {}
-    for edge in _touching_edges(store, members, keep):
-        src_in = edge.source in member_set
-        dst_in = edge.target in member_set
-        if src_in and dst_in:
-            continue  # both ends lift to `id`
-        other = edge.target if src_in else edge.source
-        w = lift(other)
-        if w is None or w == id:
-            continue
-        a, b = (id, w) if src_in else (w, id)
-        a, b = _orient(a, b, edge.type)
-        seq = edge.seq_to
-        if seq is None:
-            s1 = node_of(edge.source).seq_to  # type: ignore[union-attr]
-            s2 = node_of(edge.target).seq_to  # type: ignore[union-attr]
-            seq = s1 if s2 is None else (s2 if s1 is None else max(s1, s2))
-        k = (a, b, edge.type)
-        entry = merged.get(k)
-        if entry is None:
-            merged[k] = [1, seq, w]
-        else:
-            entry[0] += 1
-            if seq is not None and (entry[1] is None or seq > entry[1]):
-                entry[1] = seq
-    return [(a, b, t, e[0], e[1], e[2]) for (a, b, t), e in merged.items()]
-
-
 _MISSING = object()
 
 
@@ -222,7 +172,10 @@ def edge_summary(
     """Degree, relation counts and sample neighbours over the projected edges touching `id`
     (internal edges included). Works from the adjacency of `id`'s subtree only.
 
-    `relations` are ordered by count (most first), ties by the first raw edge (store order);
+    A projected edge is ``(neighbour, relation, direction)`` (symmetric relations point from the
+    smaller id); its weight is the count of raw edges merged into it, so `degree` (the sum of
+    ``max(1, weight)``) is the count of raw edges that project. `relations` count projected edges
+    per (relation, direction), most first, ties by the first raw edge (store order);
     `sample_neighbors` are one per neighbour with its latest edge seq, newest first, then id.
     """
     nodes, _edges, out_adj, in_adj, _serial, kids = store.internals()
@@ -232,79 +185,54 @@ def edge_summary(
     wanted = None if edge_types is None else frozenset(t.lower() for t in edge_types)
     lift = lift or Lifter(store, visible)
     memo = lift._memo
-    # the subtree that lifts to `id`: descendants not visible themselves and not archived
-    members = [id]
-    if id in kids:
-        seen = {id}
-        i = 0
-        while i < len(members):
-            for kid in kids.get(members[i], ()):
-                if kid in seen or kid in visible:
-                    continue
-                kn = nodes.get(kid)
-                if kn is None or kn.archived:
-                    continue
-                seen.add(kid)
-                members.append(kid)
-            i += 1
-        member_set: set[str] | frozenset[str] = seen
-    else:
-        member_set = frozenset((id,))
-    merged: dict[tuple[str, str, str], list[int]] = {}  # -> [count, first serial]
+    members = subtree_members(store, id, visible) if id in kids else [id]
+    member_set = frozenset(members) if len(members) > 1 else None
+    pairs: set[tuple[str, str, bool]] = set()  # projected edges (neighbour, relation, out)
+    relations: dict[tuple[str, bool], list[int]] = {}  # -> [projected count, first serial]
     latest: dict[str, int] = {}
+    degree = 0
     symmetric = SYMMETRIC_RELATIONS
-
-    def scan(records: Iterable[AdjRecord], outgoing: bool, mseq: int | None) -> None:
-        for other, t, seq, s in records:
-            if other in member_set or (wanted is not None and t not in wanted):
-                continue
-            w = memo.get(other, _MISSING)
-            if w is _MISSING:
-                w = lift(other)  # type: ignore[misc]
-            if w is None or w == id:
-                continue
-            if outgoing:
-                mk = (w, id, t) if t in symmetric and w < id else (id, w, t)
-            else:
-                mk = (id, w, t) if t in symmetric and id < w else (w, id, t)
-            entry = merged.get(mk)
-            if entry is None:
-                merged[mk] = [1, s]
-            else:
-                entry[0] += 1
-                if s < entry[1]:
-                    entry[1] = s
-            if seq is None:
-                oseq = nodes[other].seq_to
-                if oseq is None:
-                    seq = -1 if mseq is None else mseq
-                else:
-                    seq = oseq if mseq is None or oseq > mseq else mseq
-            if latest.get(w, -2) < seq:  # type: ignore[arg-type]
-                latest[w] = seq  # type: ignore[index]
-
     for m in members:
         mseq = nodes[m].seq_to
-        adj = out_adj.get(m)
-        if adj:
-            scan(adj.values(), True, mseq)
-        adj = in_adj.get(m)
-        if adj:
-            scan(adj.values(), False, mseq)
-    if not merged:
+        for adj, outgoing in ((out_adj.get(m), True), (in_adj.get(m), False)):
+            if not adj:
+                continue
+            for other, t, seq, s in adj.values():
+                if other == id or (member_set is not None and other in member_set):
+                    continue
+                if wanted is not None and t not in wanted:
+                    continue
+                w = memo.get(other, _MISSING)
+                if w is _MISSING:
+                    w = lift(other)
+                if w is None or w == id:
+                    continue
+                degree += 1
+                out = (id < w) if t in symmetric else outgoing  # type: ignore[operator]
+                pair = (w, t, out)
+                if pair in pairs:
+                    r = relations[(t, out)]
+                    if s < r[1]:
+                        r[1] = s
+                else:
+                    pairs.add(pair)  # type: ignore[arg-type]
+                    r = relations.get((t, out))  # type: ignore[assignment]
+                    if r is None:
+                        relations[(t, out)] = [1, s]
+                    else:
+                        r[0] += 1
+                        if s < r[1]:
+                            r[1] = s
+                if seq is None:
+                    oseq = nodes[other].seq_to
+                    if oseq is None:
+                        seq = -1 if mseq is None else mseq
+                    else:
+                        seq = oseq if mseq is None or oseq > mseq else mseq
+                if latest.get(w, -2) < seq:  # type: ignore[arg-type]
+                    latest[w] = seq  # type: ignore[index]
+    if not degree:
         return EMPTY_EDGE_SUMMARY
-    degree = 0
-    relations: dict[tuple[str, str], list[int]] = {}  # -> [count, first serial]
-    for (a, _b, t), (count, first) in merged.items():
-        degree += count if count > 1 else 1
-        rk = (t, "out" if a == id else "in")
-        r = relations.get(rk)
-        if r is None:
-            relations[rk] = [1, first]
-        else:
-            r[0] += 1
-            if first < r[1]:
-                r[1] = first
     rel = sorted(relations.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
     sample = sorted(latest.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, limit)]
     cache = lift.samples
@@ -318,7 +246,7 @@ def edge_summary(
         samples.append(sn)
     return EdgeSummaryView(
         degree,
-        tuple(_relation(r, d, c[0]) for (r, d), c in rel),
+        tuple(_relation(r, "out" if d else "in", c[0]) for (r, d), c in rel),
         tuple(samples),
     )
 
