@@ -46,22 +46,66 @@ class ExtensionEntry:
     version: str | None = None
 
 
-@attrs.frozen(eq=False)
 class _Subscription:
-    name: str
-    callback: Subscriber
+    """One callback. Its calls never overlap and never go back in time: a change that arrives
+    while the callback runs (in any thread) is handed to the thread already delivering, and only
+    the newest pending change is delivered, so the last call a subscriber saw is the current state.
+    No lock is held while the callback runs.
+    """
+
+    def __init__(self, name: str, callback: Subscriber) -> None:
+        self.name = name
+        self.callback = callback
+        self.active = True
+        self._lock = threading.Lock()
+        self._accepted = -1  # the newest registry change number handed to this subscription
+        self._pending: tuple[object | None] | None = None
+        self._draining = False
+
+    def deliver(self, change: int, api: object | None) -> None:
+        with self._lock:
+            if not self.active or change <= self._accepted:
+                return
+            self._accepted = change
+            self._pending = (api,)
+            if self._draining:
+                return  # the thread delivering now delivers this one next
+            self._draining = True
+        try:
+            while True:
+                with self._lock:
+                    pending, self._pending = self._pending, None
+                    if pending is None or not self.active:
+                        self._draining = False
+                        return
+                try:
+                    self.callback(self.name, pending[0])
+                except Exception:  # noqa: BLE001 - one bad listener must not stop the others
+                    log.exception("extension registry subscriber for %r raised", self.name)
+        except BaseException:
+            with self._lock:
+                self._draining = False
+            raise
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.active = False
+            self._pending = None
 
 
 class ExtensionRegistry:
     """Name -> API with owners, versions and availability subscriptions; safe from many threads.
 
     Callbacks run in the thread that made the change, after the registry's lock is released, so
-    a callback may use the registry itself. A callback that raises is logged and does not stop the
-    others or the change.
+    a callback may use the registry itself. One subscriber's calls never overlap and follow the
+    order of the changes; a change made while that subscriber's callback runs is delivered by the
+    thread already running it, right after. A callback that raises is logged and does not stop
+    the others or the change.
     """
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
+        self._changes = 0  # numbers every change, so late deliveries can be recognised
         self._entries: dict[str, ExtensionEntry] = {}
         self._subscriptions: dict[str, list[_Subscription]] = {}
 
@@ -87,18 +131,18 @@ class ExtensionRegistry:
             if current is not None and current.owner != owner:
                 raise RegistryError(name, owner, current.owner)
             self._entries[name] = entry
-            listeners = self._listeners(name)
-        self._fire(listeners, name, api)
+            change, listeners = self._change(name)
+        self._fire(listeners, change, api)
         return entry
 
     def unregister(self, name: str) -> bool:
         """Remove ``name``; True when something was removed."""
         with self._lock:
             entry = self._entries.pop(name, None) if isinstance(name, str) else None
-            listeners = self._listeners(name) if entry is not None else []
-        if entry is None:
-            return False
-        self._fire(listeners, name, None)
+            if entry is None:
+                return False
+            change, listeners = self._change(name)
+        self._fire(listeners, change, None)
         return True
 
     def unregister_owner(self, owner: str) -> tuple[str, ...]:
@@ -108,9 +152,9 @@ class ExtensionRegistry:
             fired = []
             for name in names:
                 del self._entries[name]
-                fired.append((name, self._listeners(name)))
-        for name, listeners in fired:
-            self._fire(listeners, name, None)
+                fired.append(self._change(name))
+        for change, listeners in fired:
+            self._fire(listeners, change, None)
         return tuple(names)
 
     # ------------------------------------------------------------------ reading
@@ -161,17 +205,21 @@ class ExtensionRegistry:
         With ``replay=True`` the callback is also called at once when ``name`` is available now,
         which closes the gap between a ``get`` and a ``subscribe``.
         """
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"subscribe: name must be a non-empty string, got {name!r}")
         if not callable(callback):
             raise TypeError(f"subscribe({name!r}): callback must be callable")
         subscription = _Subscription(name, callback)
         with self._lock:
             self._subscriptions.setdefault(name, []).append(subscription)
             current = self._entries.get(name) if replay else None
+            change = self._changes
         if current is not None:
-            self._fire([subscription], name, current.api)
+            subscription.deliver(change, current.api)
 
         def unsubscribe() -> None:
             with self._lock:
+                subscription.cancel()  # nothing more is delivered, pending changes included
                 subs = self._subscriptions.get(name)
                 if subs and subscription in subs:
                     subs.remove(subscription)
@@ -180,13 +228,12 @@ class ExtensionRegistry:
 
         return unsubscribe
 
-    def _listeners(self, name: str) -> list[_Subscription]:
-        return list(self._subscriptions.get(name, ()))
+    def _change(self, name: str) -> tuple[int, list[_Subscription]]:
+        """Number a change of ``name`` and snapshot its subscribers (call with the lock held)."""
+        self._changes += 1
+        return self._changes, list(self._subscriptions.get(name, ()))
 
     @staticmethod
-    def _fire(listeners: list[_Subscription], name: str, api: object | None) -> None:
+    def _fire(listeners: list[_Subscription], change: int, api: object | None) -> None:
         for subscription in listeners:
-            try:
-                subscription.callback(name, api)
-            except Exception:  # noqa: BLE001 - one bad listener must not stop the others
-                log.exception("extension registry subscriber for %r raised", name)
+            subscription.deliver(change, api)

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from host.commands import Command
 from host.core import Host
+from host.discovery import own_version
 from host.errors import PluginError, SettingsError
 from host.notify import implementations, summary
 from host.records import PluginRecord
@@ -27,19 +28,6 @@ from host.records import PluginRecord
 PROG = "memgraph-host"
 DATA_DIR_ENV = "MEMGRAPH_HOST_DATA_DIR"
 _VALUE_OPTIONS = ("--data-dir", "--plugins-dir")
-
-
-def version() -> str:
-    """The installed distribution's version (the package's own as a fallback)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return dist_version("memgraph-host")
-    except PackageNotFoundError:
-        from host import __version__
-
-        return __version__
 
 
 def _add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +48,7 @@ def _add_global_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="a plugin that fails to load or raises in a hook is fatal (plugin development)",
     )
-    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {own_version()}")
 
 
 def _global_prefix(argv: Sequence[str]) -> list[str]:
@@ -87,26 +75,25 @@ def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     _add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    plugins = sub.add_parser(
+    plugins = _add_listing(
+        sub,
         "plugins",
+        cmd_plugins,
         help="list every plugin: source, version, hooks, published APIs, status or last error",
         description="List every plugin the host found, loaded, failed to load or blocked. "
         "The host is started (host_startup) so published APIs and startup errors show.",
     )
-    plugins.add_argument("--json", action="store_true", help="print JSON instead of a table")
     plugins.add_argument(
         "--no-start", action="store_true", help="do not start the host (no host_startup calls)"
     )
-    plugins.set_defaults(handler=cmd_plugins)
-
-    hooks = sub.add_parser(
+    _add_listing(
+        sub,
         "hooks",
+        cmd_hooks,
         help="list hook specs with their flags and the implementations in call order",
         description="List every hook: its flags (historic, firstresult), where the spec is "
         "declared, and the implementing plugins in the order they are called.",
     )
-    hooks.add_argument("--json", action="store_true", help="print JSON instead of text")
-    hooks.set_defaults(handler=cmd_hooks)
 
     for command in commands:
         child = sub.add_parser(command.name, help=command.help, description=command.help)
@@ -116,6 +103,16 @@ def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
             child.set_defaults(handler=_broken_command(command, exc))
             continue
         child.set_defaults(handler=_plugin_command_handler(command))
+    return parser
+
+
+def _add_listing(
+    sub: Any, name: str, handler: Callable[..., int], *, help: str, description: str
+) -> argparse.ArgumentParser:
+    """A built-in listing command: a table by default, ``--json`` for tools."""
+    parser = sub.add_parser(name, help=help, description=description)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.set_defaults(handler=handler)
     return parser
 
 

@@ -153,7 +153,12 @@ class Host:
             except Exception as exc:  # noqa: BLE001 - validation or host_addhooks failure
                 if self.pm.has_plugin(name):
                     self.pm.unregister(name=name)  # pluggy's register is not atomic
-                return self._failed(base, "does not fit the hook specs", exc)
+                what = (
+                    "does not fit the hook specs"
+                    if isinstance(exc, pluggy.PluginValidationError)
+                    else "raised while registering (host_addhooks)"
+                )
+                return self._failed(base, what, exc)
             self._records.put(base)
             self._restore_call_order()
         if self._discovered:
@@ -336,6 +341,11 @@ class Host:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failed import fails alone
             return self._failed(base, "failed to import", exc)
+        other = self.pm.get_name(obj) if self.pm.is_registered(obj) else None
+        if other is not None:  # e.g. two entry points naming one module
+            return self._failed(
+                base, "was not registered", ValueError(f"it is already loaded as plugin {other!r}")
+            )
         return self.register_plugin(
             obj,
             name=name,

@@ -24,6 +24,7 @@ from host.records import Source
 
 log = logging.getLogger("host.discovery")
 
+DISTRIBUTION = "memgraph-host"
 ENTRY_POINT_GROUP = "memgraph_host.plugins"
 BUILTIN_MODULE = "memgraph_plugin.plugin"
 BUILTIN_NAME = "memgraph"
@@ -46,8 +47,18 @@ class PluginMissing(ImportError):
     """An optional plugin's module does not exist."""
 
 
+def own_version() -> str:
+    """This distribution's installed version (the ``host`` package's own as a fallback)."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        from host import __version__
+
+        return __version__
+
+
 def builtin_candidates() -> list[Candidate]:
-    """The memory-graph plugin; absent (not written yet) is not an error."""
+    """The memory-graph plugin (versioned with this distribution); absent is not an error."""
 
     def load() -> object:
         try:
@@ -57,7 +68,11 @@ def builtin_candidates() -> list[Candidate]:
                 raise PluginMissing(f"{BUILTIN_MODULE} is not installed") from exc
             raise
 
-    return [Candidate(BUILTIN_NAME, "built-in", BUILTIN_MODULE, load, optional=True)]
+    return [
+        Candidate(
+            BUILTIN_NAME, "built-in", BUILTIN_MODULE, load, version=own_version(), optional=True
+        )
+    ]
 
 
 def entry_point_candidates(group: str = ENTRY_POINT_GROUP) -> list[Candidate]:
@@ -86,7 +101,11 @@ def _dist_name(dist: object) -> str | None:
 
 
 def folder_candidates(folder: str | Path) -> list[Candidate]:
-    """Every ``name.py`` and package folder ``name/__init__.py`` in ``folder``, sorted."""
+    """Every ``name.py`` and package folder ``name/__init__.py`` in ``folder``, sorted.
+
+    As in Python's own import system a package wins over a module of the same name; the module
+    is still listed, as a candidate whose import fails saying it is shadowed.
+    """
     root = Path(folder).expanduser().resolve()
     if not root.is_dir():
         log.warning("plugin folder %s does not exist", root)
@@ -96,8 +115,12 @@ def folder_candidates(folder: str | Path) -> list[Candidate]:
         name = plugin_name_of(child)
         if name is None:
             continue
-        module_name = folder_module_name(root, name)
-        found.append(Candidate(name, "folder", str(child), _path_loader(child, module_name)))
+        package = root / name
+        if child != package and plugin_name_of(package) == name:
+            load = _shadowed_loader(child, package)
+        else:
+            load = _path_loader(child, folder_module_name(root, name))
+        found.append(Candidate(name, "folder", str(child), load))
     return found
 
 
@@ -120,6 +143,13 @@ def folder_module_name(folder: Path, name: str) -> str:
 
 def _path_loader(path: Path, module_name: str) -> Callable[[], object]:
     return lambda: import_path(path, module_name)
+
+
+def _shadowed_loader(path: Path, package: Path) -> Callable[[], object]:
+    def load() -> object:
+        raise ImportError(f"{path.name} is shadowed by the package {package.name}/ beside it")
+
+    return load
 
 
 def import_path(path: Path, module_name: str) -> ModuleType:

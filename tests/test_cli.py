@@ -198,3 +198,25 @@ def test_cli_as_a_real_process(tmp_path: Path, plugins: Path) -> None:
     assert rows["good"]["published"] == ["good-api"]
     assert rows["broken"]["status"] == "failed"
     assert "plugin 'broken'" in proc.stderr  # the failure is logged with the plugin's name
+
+
+def test_every_command_and_option_has_help_text(tmp_path: Path, plugins: Path, capsys) -> None:
+    import argparse
+
+    from host import Host
+    from host.cli import _plugin_commands, build_parser
+
+    host = Host(data_dir=tmp_path / "d", plugin_dirs=[plugins])
+    host.load_plugins()
+    parser = build_parser(_plugin_commands(host))
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = {action.dest: action.help for action in sub._choices_actions}
+    assert set(listed) >= {"plugins", "hooks", "dev", "greet", "demo"}
+    for name, child in sub.choices.items():
+        assert listed[name] and child.description, name
+        for action in child._actions + parser._actions:
+            assert action.help or isinstance(action, argparse._SubParsersAction), (name, action)
+        code, out, _err = run(capsys, "--data-dir", str(tmp_path / "d"), "--plugins-dir",
+                              str(plugins), name, "--help")  # fmt: skip
+        assert code == 0 and out.startswith(f"usage: memgraph-host {name}"), name
+        assert child.description.split()[0] in out

@@ -44,6 +44,18 @@ class Recorder:
         self.seen.append(f"{self.tag}:stop")
 
 
+class AsyncRecorder:
+    """An ``async def`` implementation: the host awaits it (or runs it) like the others."""
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    @hookimpl
+    async def test_event(self, value: int) -> None:
+        await asyncio.sleep(0)
+        self.seen.append(f"async:{value}")
+
+
 class Raiser:
     @hookimpl
     def test_event(self, value: int) -> None:
@@ -99,12 +111,6 @@ async def test_raising_hook_does_not_stop_the_others_and_is_recorded(
 async def test_anotify_awaits_async_implementations(tmp_path: Path) -> None:
     seen: list[str] = []
 
-    class Async:
-        @hookimpl
-        async def test_event(self, value: int) -> None:
-            await asyncio.sleep(0)
-            seen.append(f"async:{value}")
-
     class AsyncRaiser:
         @hookimpl
         async def test_event(self, value: int) -> None:
@@ -113,7 +119,7 @@ async def test_anotify_awaits_async_implementations(tmp_path: Path) -> None:
     host = make_host(tmp_path)
     host.register_plugin(SpecAdder(), name="specs")
     host.register_plugin(AsyncRaiser(), name="araiser")
-    host.register_plugin(Async(), name="async")
+    host.register_plugin(AsyncRecorder(seen), name="async")
     failures = await host.anotify("test_event", value=3)
     assert seen == ["async:3"]
     assert [f.plugin for f in failures] == ["araiser"]
@@ -162,6 +168,23 @@ def test_strict_env_var_makes_validation_failures_fatal(
     assert strict.strict
     with pytest.raises(PluginError, match="'misfit'"):
         strict.register_plugin(Misfit(), name="misfit")
+
+
+def test_a_plugin_raising_in_host_addhooks_fails_alone(tmp_path: Path) -> None:
+    class BadSpecs:
+        @hookimpl
+        def host_addhooks(self, pm: pluggy.PluginManager) -> None:
+            raise RuntimeError("no specs today")
+
+    seen: list[str] = []
+    host = make_host(tmp_path)
+    record = host.register_plugin(BadSpecs(), name="badspecs")
+    assert record.status == "failed"
+    assert record.error == "raised while registering (host_addhooks): RuntimeError: no specs today"
+    assert "Traceback" in record.traceback and host.pm.get_plugin("badspecs") is None
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Recorder(seen, "ok"), name="ok")
+    assert host.notify("test_event", value=1) == [] and seen == ["ok:1"]
 
 
 async def test_unknown_hook_fails_its_plugin_at_start(tmp_path: Path) -> None:
@@ -264,15 +287,9 @@ def test_cli_commands_hook_collects_results_with_plugin_names(tmp_path: Path) ->
 def test_sync_notify_runs_async_implementations_without_a_loop(tmp_path: Path) -> None:
     seen: list[str] = []
 
-    class Async:
-        @hookimpl
-        async def test_event(self, value: int) -> None:
-            await asyncio.sleep(0)
-            seen.append(f"async:{value}")
-
     host = make_host(tmp_path)
     host.register_plugin(SpecAdder(), name="specs")
-    host.register_plugin(Async(), name="async")
+    host.register_plugin(AsyncRecorder(seen), name="async")
     assert host.notify("test_event", value=4) == []
     assert seen == ["async:4"]
 

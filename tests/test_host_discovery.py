@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import textwrap
 from pathlib import Path
@@ -106,6 +107,38 @@ async def test_a_plugin_that_fails_to_import_is_reported_and_others_load(tmp_pat
     assert not [m for m in sys.modules if m.endswith("_broken")]
 
 
+async def test_a_module_beside_a_package_of_its_name_fails_alone(tmp_path: Path) -> None:
+    folder = tmp_path / "plugins"
+    write(folder / "scout.py", "raise RuntimeError('the module must not be imported')\n")
+    write(
+        folder / "scout" / "__init__.py",
+        GREETER.format(name="scout", api="s", word="pkg", version="1"),
+    )
+    host = make_host(tmp_path, plugin_dirs=[folder])
+    await host.start()  # Python's rule: the package wins
+    assert host.registry.get("s")["word"] == "pkg"
+    shadowed = host.plugin_record("scout@2")
+    assert shadowed.status == "failed" and shadowed.origin == str(folder / "scout.py")
+    assert "scout.py is shadowed by the package scout/" in shadowed.error
+
+
+async def test_two_hosts_loading_one_folder_keep_their_own_plugins(tmp_path: Path) -> None:
+    folder = tmp_path / "plugins"
+    write(folder / "greeter.py", GREETER.format(name="greeter", api="g", word="hi", version="1"))
+    one, two = (
+        make_host(tmp_path / "1", plugin_dirs=[folder]),
+        make_host(tmp_path / "2", plugin_dirs=[folder]),
+    )
+    await one.start()
+    await two.start()
+    assert one.registry.get("g") is not two.registry.get("g")
+    one.unregister_plugin("greeter")
+    assert one.registry.get("g") is None and one.pm.get_plugin("greeter") is None
+    assert two.registry.get("g")["word"] == "hi" and two.plugin_record("greeter").ok
+    await one.stop()
+    await two.stop()
+
+
 def test_strict_mode_makes_an_import_failure_fatal(tmp_path: Path) -> None:
     folder = tmp_path / "plugins"
     write(folder / "broken.py", "raise ImportError('missing dependency foo')\n")
@@ -147,7 +180,8 @@ def entry_point_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write(dist / "METADATA", "Metadata-Version: 2.1\nName: memgraph-test-ep\nVersion: 2.4.1\n")
     write(
         dist / "entry_points.txt",
-        f"[memgraph_host.plugins]\nep-greeter = {module}\nep-broken = memgraph_test_ep_broken\n",
+        f"[memgraph_host.plugins]\nep-greeter = {module}\nep-broken = memgraph_test_ep_broken\n"
+        f"ep-zalias = {module}\n",  # a second name for the same module
     )
     monkeypatch.syspath_prepend(str(site))
     yield site
@@ -169,6 +203,8 @@ async def test_entry_point_plugins_are_found_through_importlib_metadata(
     assert host.registry.get("ep-api")["word"] == "ep"
     broken = host.plugin_record("ep-broken")
     assert broken.status == "failed" and "entry point broke" in broken.error
+    alias = host.plugin_record("ep-zalias")
+    assert alias.status == "failed" and "already loaded as plugin 'ep-greeter'" in alias.error
     await host.stop()
 
     off = make_host(tmp_path / "off", entry_points=False)
@@ -184,5 +220,6 @@ def test_builtin_plugin_is_loaded_by_default_and_can_be_disabled(tmp_path: Path)
     assert without.plugin_record("memgraph") is None
     record = with_builtin.plugin_record("memgraph")
     assert (record.source, record.status) == ("built-in", "loaded")
+    assert record.version == importlib.metadata.version("memgraph-host")
     assert record.origin == "memgraph_plugin.plugin"
     assert with_builtin.pm.get_plugin("memgraph") is sys.modules["memgraph_plugin.plugin"]

@@ -184,3 +184,54 @@ def test_threads_registering_and_reading_agree() -> None:
         assert registry.entry(f"t{i}").owner == f"o{i}"
         assert registry.get(f"t{i}") == 199
     assert all(counts[f"t{i}"] == 200 for i in range(8))
+
+
+def test_subscribe_checks_its_arguments() -> None:
+    registry = ExtensionRegistry()
+    with pytest.raises(ValueError, match="non-empty string"):
+        registry.subscribe("", lambda _n, _a: None)
+    with pytest.raises(TypeError, match="'svc'.*callable"):
+        registry.subscribe("svc", "not callable")  # type: ignore[arg-type]
+
+
+def test_a_change_during_a_slow_callback_is_delivered_after_it_in_order() -> None:
+    """Thread B replaces the API while thread A's callback still runs: the subscriber must not
+    end up believing the older API is current."""
+    registry = ExtensionRegistry()
+    seen: list[object] = []
+    entered, go = threading.Event(), threading.Event()
+
+    def slow(_name: str, api: object) -> None:
+        if api == 1:
+            entered.set()
+            assert go.wait(10)
+        seen.append(api)
+
+    registry.subscribe("svc", slow)
+    first = threading.Thread(target=registry.register, args=("svc", 1), kwargs={"owner": "p"})
+    first.start()
+    assert entered.wait(10)
+    second = threading.Thread(target=registry.register, args=("svc", 2), kwargs={"owner": "p"})
+    second.start()
+    second.join(10)
+    assert not second.is_alive()  # B's change was handed to A; B did not wait for the callback
+    go.set()
+    first.join(10)
+    assert seen == [1, 2]
+    assert registry.get("svc") == seen[-1]
+
+
+def test_nothing_is_delivered_after_unsubscribe_not_even_a_pending_change() -> None:
+    registry = ExtensionRegistry()
+    seen: list[object] = []
+    unsubscribe = None
+
+    def once(_name: str, api: object) -> None:
+        seen.append(api)
+        registry.register("svc", "newer", owner="p")  # queued behind this call...
+        unsubscribe()  # ...and dropped: the subscriber has left
+
+    unsubscribe = registry.subscribe("svc", once)
+    registry.register("svc", "first", owner="p")
+    assert seen == ["first"]
+    assert registry.get("svc") == "newer"
