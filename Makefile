@@ -1,4 +1,5 @@
-# Every target sets itself up: .venv is created on first use and re-synced when pyproject.toml changes.
+# Every target sets itself up: .venv is created on first use (again when its Python is gone or
+# broken) and the project is re-installed into it whenever pyproject.toml is newer than the stamp.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -6,8 +7,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test demo bench lint clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(PY):
+	$(PYTHON) -m venv --clear $(VENV)
+
+$(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
