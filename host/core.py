@@ -9,6 +9,7 @@ under the same name (hot reload) keeps its place.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import threading
@@ -75,6 +76,7 @@ class Host:
         self._on_unload: dict[str, list[Callable[[], object]]] = {}
         self._chats = ChatStore(self.data_dir / "chats")
         self._lock = threading.RLock()
+        self._tasks: set[asyncio.Task] = set()  # async implementations a sync notify scheduled
         self._discovered = False  # unknown-hook checks wait until discovery has run once
         self._started = False
 
@@ -229,7 +231,12 @@ class Host:
         self._started = True
 
     async def stop(self) -> None:
-        """Fire ``host_shutdown`` on every plugin (when started)."""
+        """Let notifications scheduled by a sync `notify` in this loop finish, then fire
+        ``host_shutdown`` on every plugin (when started)."""
+        loop = asyncio.get_running_loop()
+        scheduled = [task for task in self._tasks if task.get_loop() is loop]
+        if scheduled:
+            await asyncio.gather(*scheduled, return_exceptions=True)
         if not self._started:
             return
         self._started = False
@@ -261,7 +268,9 @@ class Host:
     ) -> tuple[list[HookResult], list[HookFailure]]:
         def on_awaitable(plugin: str, awaitable: Any) -> object | None:
             return run_awaitable(
-                awaitable, lambda exc: self._settle([failure(plugin, hook_name, exc)], late=True)
+                awaitable,
+                lambda exc: self._settle([failure(plugin, hook_name, exc)], late=True),
+                self._tasks,
             )
 
         return call(self.pm, hook_name, kwargs, on_awaitable=on_awaitable)

@@ -120,10 +120,13 @@ async def acall(
 
 
 def run_awaitable(
-    awaitable: Awaitable[Any], on_failure: Callable[[BaseException], None]
+    awaitable: Awaitable[Any],
+    on_failure: Callable[[BaseException], None],
+    pending: set[asyncio.Task] | None = None,
 ) -> object | None:
     """Settle an awaitable a sync notification got: run it to completion when no event loop runs
-    in this thread, else schedule it as a task (its failure reported when it ends)."""
+    in this thread, else schedule it as a task (its failure reported when it ends). A scheduled
+    task stays in ``pending`` until it ends (the loop itself keeps only a weak reference)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -139,6 +142,9 @@ def run_awaitable(
             on_failure(exc)
             return None
     task = loop.create_task(settle())
+    if pending is not None:
+        pending.add(task)
+        task.add_done_callback(pending.discard)
 
     def done(t: asyncio.Task) -> None:
         if not t.cancelled() and t.exception() is not None:

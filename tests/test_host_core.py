@@ -106,6 +106,7 @@ async def test_raising_hook_does_not_stop_the_others_and_is_recorded(
     assert record.error == "test_event: RuntimeError: bad value 7"
     assert "Traceback" in record.traceback
     assert "'raiser'" in caplog.text and "bad value 7" in caplog.text
+    assert "test_host_core.Raiser" in caplog.text  # where it came from
 
 
 async def test_anotify_awaits_async_implementations(tmp_path: Path) -> None:
@@ -342,3 +343,26 @@ def test_host_hookspecs_are_documented_with_the_right_flags(tmp_path: Path) -> N
         assert (getattr(hookspecs, name).__doc__ or "").strip(), name
     assert Host.hookimpl is hookimpl
     assert host.pm.project_name == "memgraph_host"
+
+
+async def test_stop_waits_for_async_implementations_a_sync_notify_scheduled(
+    tmp_path: Path,
+) -> None:
+    seen: list[str] = []
+
+    class Slow:
+        @hookimpl
+        async def test_event(self, value: int) -> None:
+            for _ in range(20):
+                await asyncio.sleep(0)
+            seen.append(f"slow:{value}")
+
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Slow(), name="slow")
+    host.register_plugin(Recorder(seen, "rec"), name="rec")
+    await host.start()
+    assert host.notify("test_event", value=6) == []
+    assert "slow:6" not in seen  # scheduled in this loop, still running
+    await host.stop()
+    assert seen[-3:] == ["rec:6", "slow:6", "rec:stop"]
