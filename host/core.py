@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping
@@ -214,11 +215,31 @@ class Host:
             return ()
         return tuple(sorted({c.name for c in self.pm.get_hookcallers(plugin) or ()}))
 
+    def name_of(self, plugin: object) -> str | None:
+        """The name ``plugin`` is registered under, or ``None``.
+
+        ``plugin`` is the plugin object, its name, or its module's ``__name__`` (what a module
+        plugin has at hand, whatever name the host gave it: ``scout@2``, a reload's name).
+        """
+        if isinstance(plugin, str):
+            if self.pm.has_plugin(plugin):
+                return plugin
+            plugin = sys.modules.get(plugin)
+            if plugin is None:
+                return None
+        return self.pm.get_name(plugin) if self.pm.is_registered(plugin) else None
+
     def publish(
-        self, plugin: str, name: str, api: object, *, version: str | None = None
+        self, plugin: str | object, name: str, api: object, *, version: str | None = None
     ) -> ExtensionEntry:
-        """Publish ``api`` as ``name`` in this host's registry, owned by plugin ``plugin``."""
-        return self.registry.register(name, api, owner=plugin, version=version)
+        """Publish ``api`` as ``name`` in this host's registry, owned by ``plugin`` (see
+        `name_of`; an unknown name is taken as given), so it leaves when the plugin does."""
+        owner = self.name_of(plugin)
+        if owner is None:
+            if not isinstance(plugin, str):
+                raise ValueError(f"publish({name!r}): {plugin!r} is not a registered plugin")
+            owner = plugin
+        return self.registry.register(name, api, owner=owner, version=version)
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from pathlib import Path
 
 import pluggy
@@ -245,6 +246,29 @@ async def test_unregister_removes_hooks_publications_and_runs_unload_callbacks(
     await host.start()
     assert seen == []
     host.unregister_plugin("p")  # unknown now: nothing happens
+
+
+def test_publish_takes_the_plugin_its_name_or_its_module_name(tmp_path: Path) -> None:
+    import types
+
+    host = make_host(tmp_path)
+    obj = Recorder([], "o")
+    host.register_plugin(obj, name="obj")
+    module = types.ModuleType("tests_publish_plugin_module")
+    sys.modules[module.__name__] = module
+    try:
+        host.register_plugin(module, name="renamed@2")
+        assert host.name_of(module.__name__) == "renamed@2" and host.name_of(obj) == "obj"
+        assert host.publish(obj, "a", 1).owner == "obj"
+        assert host.publish("obj", "b", 2).owner == "obj"
+        assert host.publish(module.__name__, "c", 3).owner == "renamed@2"
+        assert host.publish("not-loaded-yet", "d", 4).owner == "not-loaded-yet"
+        with pytest.raises(ValueError, match="'e'.*not a registered plugin"):
+            host.publish(object(), "e", 5)
+        host.unregister_plugin("renamed@2")
+        assert host.registry.names() == ["a", "b", "d"]
+    finally:
+        del sys.modules[module.__name__]
 
 
 def test_duplicate_explicit_name_is_a_clear_error(tmp_path: Path) -> None:

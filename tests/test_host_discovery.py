@@ -19,7 +19,7 @@ __version__ = "{version}"
 
 @hookimpl
 def host_startup(host):
-    host.publish("{name}", "{api}", {{"from": __name__, "word": "{word}"}}, version=__version__)
+    host.publish(__name__, "{api}", {{"from": __name__, "word": "{word}"}}, version=__version__)
 """
 
 
@@ -37,9 +37,7 @@ def make_host(tmp_path: Path, **kwargs: object) -> Host:
 
 async def test_folder_plugins_module_and_package(tmp_path: Path) -> None:
     folder = tmp_path / "plugins"
-    write(
-        folder / "greeter.py", GREETER.format(name="greeter", api="greet", word="hi", version="1.5")
-    )
+    write(folder / "greeter.py", GREETER.format(api="greet", word="hi", version="1.5"))
     write(folder / "pkg" / "__init__.py", "from .impl import host_startup  # noqa: F401\n")
     write(
         folder / "pkg" / "impl.py",
@@ -71,12 +69,8 @@ async def test_folder_plugins_module_and_package(tmp_path: Path) -> None:
 
 async def test_two_folders_with_same_named_files_do_not_clash(tmp_path: Path) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
-    write(
-        one / "greeter.py", GREETER.format(name="greeter", api="greet-1", word="one", version="1")
-    )
-    write(
-        two / "greeter.py", GREETER.format(name="greeter@2", api="greet-2", word="two", version="2")
-    )
+    write(one / "greeter.py", GREETER.format(api="greet-1", word="one", version="1"))
+    write(two / "greeter.py", GREETER.format(api="greet-2", word="two", version="2"))
     host = make_host(tmp_path, plugin_dirs=[one, two])
     await host.start()
     first, second = host.registry.get("greet-1"), host.registry.get("greet-2")
@@ -86,13 +80,17 @@ async def test_two_folders_with_same_named_files_do_not_clash(tmp_path: Path) ->
     assert "greeter" not in sys.modules
     names = [r.name for r in host.plugin_records()]
     assert names == ["greeter", "greeter@2"]
+    # each published as itself, whatever name the host gave it: it leaves with its plugin
+    assert host.registry.entry("greet-2").owner == "greeter@2"
+    host.unregister_plugin("greeter@2")
+    assert host.registry.names() == ["greet-1"]
 
 
 async def test_a_plugin_that_fails_to_import_is_reported_and_others_load(tmp_path: Path) -> None:
     folder = tmp_path / "plugins"
     write(folder / "broken.py", "import math\n\nvalue = math.sqrt(-1)\n")
     write(folder / "syntax.py", "def broken(:\n")
-    write(folder / "good.py", GREETER.format(name="good", api="good-api", word="ok", version="1"))
+    write(folder / "good.py", GREETER.format(api="good-api", word="ok", version="1"))
     host = make_host(tmp_path, plugin_dirs=[folder])
     await host.start()
     broken = host.plugin_record("broken")
@@ -112,7 +110,7 @@ async def test_a_module_beside_a_package_of_its_name_fails_alone(tmp_path: Path)
     write(folder / "scout.py", "raise RuntimeError('the module must not be imported')\n")
     write(
         folder / "scout" / "__init__.py",
-        GREETER.format(name="scout", api="s", word="pkg", version="1"),
+        GREETER.format(api="s", word="pkg", version="1"),
     )
     host = make_host(tmp_path, plugin_dirs=[folder])
     await host.start()  # Python's rule: the package wins
@@ -124,7 +122,7 @@ async def test_a_module_beside_a_package_of_its_name_fails_alone(tmp_path: Path)
 
 async def test_two_hosts_loading_one_folder_keep_their_own_plugins(tmp_path: Path) -> None:
     folder = tmp_path / "plugins"
-    write(folder / "greeter.py", GREETER.format(name="greeter", api="g", word="hi", version="1"))
+    write(folder / "greeter.py", GREETER.format(api="g", word="hi", version="1"))
     one, two = (
         make_host(tmp_path / "1", plugin_dirs=[folder]),
         make_host(tmp_path / "2", plugin_dirs=[folder]),
@@ -173,7 +171,7 @@ def entry_point_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     module = "memgraph_test_ep_plugin"
     write(
         site / f"{module}.py",
-        GREETER.format(name="ep-greeter", api="ep-api", word="ep", version="0"),
+        GREETER.format(api="ep-api", word="ep", version="0"),
     )
     write(site / "memgraph_test_ep_broken.py", "raise RuntimeError('entry point broke')\n")
     dist = site / "memgraph_test_ep-2.4.1.dist-info"
