@@ -9,7 +9,6 @@ the chat for one more pass. Published as ``compactor``: ``compact(chat)``, ``las
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 import math
@@ -21,13 +20,9 @@ from typing import Any
 import attrs
 
 from host import hookimpl
-from sample_plugins._registry_access import (
-    MemoryAccess,
-    attach_worker,
-    chat_of,
-    detach_worker,
-    run_soon,
-)
+from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
+from sample_plugins._text import STOP_WORDS, is_cjk
+from sample_plugins._worker import Worker
 
 log = logging.getLogger("sample_plugins.compactor")
 
@@ -41,51 +36,6 @@ SUMMARY_LIMIT = 600
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
-_STOP = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "he",
-        "her",
-        "his",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "she",
-        "that",
-        "the",
-        "their",
-        "them",
-        "they",
-        "this",
-        "to",
-        "was",
-        "were",
-        "with",
-        "who",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-    ]
-)
-
 
 # ---- the offline extractive summariser -----------------------------------------------------
 
@@ -94,13 +44,10 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text or "") if s and s.strip()]
 
 
-def _is_cjk(word: str) -> bool:
-    return "\u3400" <= word[0] <= "\u9fff"
-
-
 def _words(text: str) -> list[str]:
     """Content words: ASCII words of two letters or more (no stop words) and CJK characters."""
-    return [w for w in _WORD.findall(text.lower()) if _is_cjk(w) or (len(w) > 1 and w not in _STOP)]
+    words = _WORD.findall(text.lower())
+    return [w for w in words if is_cjk(w) or (len(w) > 1 and w not in STOP_WORDS)]
 
 
 def _brief_text(brief: Any) -> str:
@@ -191,31 +138,16 @@ class CompactionReport:
 # ---- the per-host worker ---------------------------------------------------------------------
 
 
-class Compactor:
-    """The compactor of one host: the hook receiver and the published ``compactor`` API."""
+class Compactor(Worker[CompactionReport]):
+    """The compactor of one host: the hook receiver and the published ``compactor`` API.
+
+    Reports are kept when a compaction made rollups (or had errors).
+    """
 
     def __init__(self, host: Any) -> None:
-        self.host = host
-        self.memory = MemoryAccess(host, "compactor", log)
+        super().__init__(host, "compactor", log)
         self._busy: set[str | None] = set()
         self._again: set[str | None] = set()
-        self._reports: dict[str | None, list[CompactionReport]] = {}
-        self._tasks: set[Any] = set()
-
-    def last_report(self, chat_id: str | None) -> CompactionReport | None:
-        """The latest report of ``chat_id`` that made rollups (or had errors)."""
-        reports = self._reports.get(chat_id)
-        return reports[-1] if reports else None
-
-    def reports(self, chat_id: str | None) -> tuple[CompactionReport, ...]:
-        """Every report of the chat that made rollups (or had errors), oldest first."""
-        return tuple(self._reports.get(chat_id, ()))
-
-    async def drain(self) -> None:
-        """Wait for the compactions that commits started."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-            await asyncio.sleep(0)  # let the done callbacks forget the tasks
 
     @hookimpl(optionalhook=True)
     def memgraph_commit(self, chat_id: str, commit: Any) -> Any:
@@ -252,7 +184,7 @@ class Compactor:
             self._again.discard(chat_id)
         report = CompactionReport(chat_id, tuple(rollups), tuple(errors))
         if rollups or errors:
-            self._reports.setdefault(chat_id, []).append(report)
+            self._keep(chat_id, report)
             log.info("compactor: %d rollup(s) in chat %s", len(rollups), chat_id)
         return report
 

@@ -14,22 +14,16 @@ the duplicates' edges are re-linked to it (``link_upsert``). Published as ``cura
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from host import hookimpl
-from sample_plugins._registry_access import (
-    MemoryAccess,
-    attach_worker,
-    chat_of,
-    detach_worker,
-    run_soon,
-)
+from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
+from sample_plugins._text import ASCII_WORD, CJK_CHAR, CJK_RUN, split_values
+from sample_plugins._worker import Worker
 
 log = logging.getLogger("sample_plugins.curator")
 
@@ -39,24 +33,6 @@ VERSION = "1.0"
 AUTO_SETTING = "curator_on_commit"  # True: also curate after every commit
 MAX_PASSES = 4
 
-# The documented relation vocabulary (a relation seen on a node is added to it).
-RELATIONS = [
-    "related",
-    "involved_in",
-    "occurred_at",
-    "mentions",
-    "evidence",
-    "updates",
-    "advances",
-    "partner_of",
-    "family_of",
-    "allied_with",
-    "hostile_to",
-    "mentor_of",
-    "sworn_to",
-    "debt_owed_to",
-    "deceiving",
-]
 INTERNAL_EDGES = frozenset({"contains", "semantic_contains"})
 HONORIFICS = frozenset(
     [
@@ -86,9 +62,6 @@ HONORIFICS = frozenset(
         "elder",
     ]
 )
-_ASCII = re.compile(r"[a-z0-9]+")
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
 
 
 # ---- reports ---------------------------------------------------------------------------------
@@ -134,21 +107,10 @@ class CurationReport:
 # ---- identity rules --------------------------------------------------------------------------
 
 
-def split_names(value: Any) -> list[str]:
-    """A name column's values: a list, or a string split on ``, ; |``."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [p.strip() for p in re.split(r"[,;|]", value) if p.strip()]
-    if isinstance(value, Iterable) and not isinstance(value, Mapping):
-        return [str(v).strip() for v in value if str(v).strip()]
-    return [str(value).strip()]
-
-
 def names(node: Any) -> list[str]:
     """Title, then aliases, of a node view; duplicates (case-insensitive) dropped."""
-    found = [node.title, *split_names((node.fields or {}).get("title"))]
-    found += split_names((node.fields or {}).get("aliases"))
+    found = [node.title, *split_values((node.fields or {}).get("title"))]
+    found += split_values((node.fields or {}).get("aliases"))
     seen: dict[str, str] = {}
     for name in found:
         if name and _norm(name) not in seen:
@@ -162,7 +124,7 @@ def _norm(name: str) -> str:
 
 def core_tokens(name: str) -> list[str]:
     """A person's name without honorifics: ``Captain Mara Voss`` -> ``[mara, voss]``."""
-    return [t for t in _ASCII.findall(name.lower()) if t not in HONORIFICS]
+    return [t for t in ASCII_WORD.findall(name.lower()) if t not in HONORIFICS]
 
 
 def same_entity(a: Any, b: Any, *, person: bool) -> str | None:
@@ -174,7 +136,7 @@ def same_entity(a: Any, b: Any, *, person: bool) -> str | None:
         return f"shared name {shared[0]!r}"
     for x in names_a:
         for y in names_b:
-            if _CJK.search(x) and _CJK.search(y):
+            if CJK_CHAR.search(x) and CJK_CHAR.search(y):
                 short, long = sorted((x, y), key=len)
                 if len(short) >= 2 and short in long:
                     return f"CJK name {short!r} inside {long!r}"
@@ -200,7 +162,7 @@ def probes(node: Any) -> list[str]:
         for token in core_tokens(name):
             if len(token) >= 3:
                 found[token] = None
-        for run in _CJK_RUN.findall(name):
+        for run in CJK_RUN.findall(name):
             for i in range(len(run) - 1):
                 found[run[i : i + 2]] = None
     return list(found)
@@ -218,32 +180,17 @@ def _timeline_key(node: Any) -> tuple:
 # ---- the per-host worker ---------------------------------------------------------------------
 
 
-class Curator:
-    """The curator of one host: the commit-hook receiver and the published ``curator`` API."""
+class Curator(Worker[CurationReport]):
+    """The curator of one host: the commit-hook receiver and the published ``curator`` API.
+
+    Reports are kept when a curate merged something (or had refused ops).
+    """
 
     def __init__(self, host: Any) -> None:
-        self.host = host
-        self.memory = MemoryAccess(host, "curator", log)
+        super().__init__(host, "curator", log)
         self._busy: set[str | None] = set()
-        self._reports: dict[str | None, list[CurationReport]] = {}
-        self._tasks: set[Any] = set()
         self._dirty: dict[str | None, set[str]] = {}  # nodes written since the chat's last curate
         self._scanned: set[str | None] = set()  # chats curated in full once by this worker
-
-    def last_report(self, chat_id: str | None) -> CurationReport | None:
-        """The latest report of ``chat_id`` that merged something (or had refused ops)."""
-        reports = self._reports.get(chat_id)
-        return reports[-1] if reports else None
-
-    def reports(self, chat_id: str | None) -> tuple[CurationReport, ...]:
-        """Every report of the chat that merged something, oldest first."""
-        return tuple(self._reports.get(chat_id, ()))
-
-    async def drain(self) -> None:
-        """Wait for the curations that commits started."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-            await asyncio.sleep(0)
 
     @hookimpl(optionalhook=True)
     def memgraph_commit(self, chat_id: str, commit: Any) -> Any:
@@ -286,7 +233,7 @@ class Curator:
             self._busy.discard(chat_id)
         report = CurationReport(chat_id, tuple(merges), tuple(rejected))
         if merges or rejected:
-            self._reports.setdefault(chat_id, []).append(report)
+            self._keep(chat_id, report)
         for merge in merges:
             log.info(
                 "curator: merged %s into %s %r (%s)",
@@ -421,8 +368,13 @@ class Curator:
                 for n in get_neighbors(node_id, direction="both", project_to="raw")
                 if n.edge_type not in INTERNAL_EDGES and n.node.id not in skip | {node_id}
             ]
-        summary = session.get_edge_summary(node_id, limit=1)
-        relations = sorted({*RELATIONS, *(r.relation for r in summary.relations)} - INTERNAL_EDGES)
+        # the node's relations: its edge summary over the whole visible graph (a neighbour that
+        # is a leaf of a rollup counts through the rollup)
+        visible = frozenset(n.id for n in session.list_visible_candidates()) | {node_id}
+        summary = session.get_edge_summary(node_id, visible_node_ids=visible, limit=1)
+        relations = sorted({r.relation for r in summary.relations} - INTERNAL_EDGES)
+        if not relations:
+            return []
         neighbours = session.expand_from_seeds(
             [node_id],
             hops=1,

@@ -12,22 +12,18 @@ answer ``ToolError(code="MEMORY_DISABLED")`` when no session can be opened.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
 from host import hookimpl
-from sample_plugins._registry_access import (
-    MemoryAccess,
-    attach_worker,
-    chat_of,
-    detach_worker,
-    run_soon,
-)
+from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
+from sample_plugins._text import ASCII_WORD, CJK_RUN, STOP_WORDS, split_values
+from sample_plugins._worker import Worker
 
 log = logging.getLogger("sample_plugins.scout")
 
@@ -38,61 +34,14 @@ VERSION = "1.0"
 DEFAULT_PICKS = 5
 AUTO_SETTING = "scout_on_recall"  # run the policy each time a chat's injection changes
 PREVIEW_LIMIT = 300
-
-_ASCII = re.compile(r"[a-z0-9]+")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff]+")
-_STOP = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "that",
-        "this",
-        "from",
-        "into",
-        "what",
-        "where",
-        "when",
-        "who",
-        "why",
-        "how",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "had",
-        "you",
-        "your",
-        "her",
-        "his",
-        "she",
-        "him",
-        "they",
-        "them",
-        "their",
-        "our",
-        "out",
-        "not",
-        "but",
-        "all",
-        "can",
-        "will",
-        "about",
-        "there",
-        "then",
-        "than",
-        "tell",
-        "ask",
-        "say",
-        "said",
-        "does",
-        "did",
-        "any",
-        "some",
-        "one",
-    ]
+OVERVIEW_KEYS = (  # the schema_overview block's fields besides "id", in the docs' order
+    "table_name",
+    "table_columns",
+    "required_columns",
+    "force_update",
+    "always_inject",
+    "editable",
+    "compression_mode",
 )
 
 
@@ -149,28 +98,18 @@ class ScoutReport:
 def tokens(text: str) -> set[str]:
     """Content tokens: ASCII words of three letters or more, CJK characters and CJK bigrams."""
     text = (text or "").lower()
-    found = {w for w in _ASCII.findall(text) if len(w) >= 3 and w not in _STOP}
-    for run in _CJK_RUN.findall(text):
+    found = {w for w in ASCII_WORD.findall(text) if len(w) >= 3 and w not in STOP_WORDS}
+    for run in CJK_RUN.findall(text):
         found.update(run)
         found.update(run[i : i + 2] for i in range(len(run) - 1))
     return found
-
-
-def _values(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [p.strip() for p in re.split(r"[,;|]", value) if p.strip()]
-    if isinstance(value, Iterable) and not isinstance(value, Mapping):
-        return [str(v).strip() for v in value if str(v).strip()]
-    return [str(value)]
 
 
 def names_of(brief: Any) -> list[str]:
     """The names a node answers to: its title and its primary-key values (aliases included)."""
     names = [brief.title] if getattr(brief, "title", "") else []
     for value in (getattr(brief, "key_values", None) or {}).values():
-        names.extend(_values(value))
+        names.extend(split_values(value))
     return list(dict.fromkeys(n for n in names if n))
 
 
@@ -179,7 +118,7 @@ def mentioned(name: str, text: str) -> bool:
     name = name.strip().lower()
     if len(name) < 2:
         return False
-    if _CJK_RUN.search(name):
+    if CJK_RUN.search(name):
         return name in text.lower()
     return re.search(rf"(?<![a-z0-9]){re.escape(name)}(?![a-z0-9])", text.lower()) is not None
 
@@ -188,7 +127,7 @@ def brief_text(brief: Any) -> str:
     parts = [brief.title or "", brief.summary or ""]
     for mapping in (brief.key_values, brief.row_values):
         for value in (mapping or {}).values():
-            parts.extend(_values(value))
+            parts.extend(split_values(value))
     return " ".join(parts)
 
 
@@ -232,6 +171,11 @@ def node_row(node: Any, *, score: float | None = None) -> dict[str, Any]:
     return row
 
 
+def _plain(value: Any) -> Any:
+    """A spec value as JSON-ready data (tuples become lists)."""
+    return list(value) if isinstance(value, (tuple, list, frozenset)) else value
+
+
 def _limit(args: Mapping[str, Any], default: int) -> int:
     try:
         value = int(args.get("limit", default) or default)
@@ -243,15 +187,14 @@ def _limit(args: Mapping[str, Any], default: int) -> int:
 # ---- the per-host worker ---------------------------------------------------------------------
 
 
-class Scout:
+class Scout(Worker[ScoutReport]):
     """The scout of one host: its recall policy, the loop tools and the exclusion sets."""
 
+    keep = 1  # the latest run per chat is what the demo shows
+
     def __init__(self, host: Any) -> None:
-        self.host = host
-        self.memory = MemoryAccess(host, "scout", log)
+        super().__init__(host, "scout", log)
         self._injected: dict[str | None, frozenset[str]] = {}
-        self._reports: dict[str | None, ScoutReport] = {}
-        self._tasks: set[Any] = set()
         self.tools = OrchestratorTools(self)
 
     # exclusion --------------------------------------------------------------------------------
@@ -273,12 +216,6 @@ class Scout:
         run = self.scout(chat_id, query=users[-1] if users else "", max_seq=last_seq)
         return run_soon(run, self._tasks)
 
-    async def drain(self) -> None:
-        """Wait for the scout runs that injection changes started."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-            await asyncio.sleep(0)
-
     def excluded(self, chat: Any, session: Any = None) -> frozenset[str]:
         """Ids already injected into the chat (from the hook, and the session when it tells)."""
         ids = self._injected.get(chat_of(chat), frozenset())
@@ -293,25 +230,14 @@ class Scout:
                 log.debug("scout: injection state unavailable: %r", exc)
         return ids
 
-    def last_report(self, chat_id: str | None) -> ScoutReport | None:
-        return self._reports.get(chat_id)
-
     # the recall policy ------------------------------------------------------------------------
 
     @staticmethod
     def schema_overview(session: Any) -> tuple[dict[str, Any], ...]:
-        """The ``schema_overview`` block of the router's input, as in the docs' worked example."""
+        """The ``schema_overview`` block of the router's input, as in the docs' worked example:
+        each type spec with ``type`` as ``id`` and without the primary-key columns."""
         return tuple(
-            {
-                "id": spec.type,
-                "table_name": spec.table_name,
-                "table_columns": list(spec.table_columns),
-                "required_columns": list(spec.required_columns),
-                "force_update": spec.force_update,
-                "always_inject": spec.always_inject,
-                "editable": spec.editable,
-                "compression_mode": spec.compression_mode,
-            }
+            {"id": spec.type} | {key: _plain(getattr(spec, key)) for key in OVERVIEW_KEYS}
             for spec in session.get_schema().types
         )
 
@@ -382,8 +308,31 @@ class Scout:
             excluded,
             tuple(self.rank(rows, query, excluded, limit)),
         )
-        self._reports[chat_id] = report
+        self._keep(chat_id, report)
         return report
+
+
+Args = Mapping[str, Any]
+Ids = frozenset[str]
+Answer = dict | ToolError
+ToolBody = Callable[["OrchestratorTools", Args, Any, Ids], Awaitable[Answer]]
+
+
+def _tool(body: ToolBody) -> Callable[..., Awaitable[Answer]]:
+    """A loop tool ``(args, ctx)``: opens the chat's session (none: ``MEMORY_DISABLED``) and
+    hands ``body`` the arguments (a mapping, ``{}`` when missing), the session and the chat's
+    injected ids."""
+
+    @functools.wraps(body)
+    async def tool(self: OrchestratorTools, args: Any, ctx: Any) -> Answer:
+        if args is not None and not isinstance(args, Mapping):
+            return ToolError("BAD_ARGS", f"tool arguments must be an object, got {args!r}")
+        session = await self._scout.memory.open(ctx)
+        if session is None:
+            return ToolError("MEMORY_DISABLED", "memory graph is not available for this chat")
+        return await body(self, args or {}, session, self._scout.excluded(ctx, session))
+
+    return tool
 
 
 class OrchestratorTools:
@@ -392,47 +341,28 @@ class OrchestratorTools:
     def __init__(self, scout: Scout) -> None:
         self._scout = scout
 
-    async def _session(self, ctx: Any) -> Any:
-        return await self._scout.memory.open(ctx)
-
-    @staticmethod
-    def _disabled() -> ToolError:
-        return ToolError("MEMORY_DISABLED", "memory graph is not available for this chat")
-
-    async def memory_search(self, args: Mapping[str, Any], ctx: Any) -> dict | ToolError:
+    @_tool
+    async def memory_search(self, args: Args, session: Any, excluded: Ids) -> Answer:
         """``{"query", "limit"?}`` -> ``{"nodes": [...]}`` ranked by the scout's policy."""
-        args = args or {}
         query = str(args.get("query") or "").strip()
-        session = await self._session(ctx)
-        if session is None:
-            return self._disabled()
         if not query:
             return {"nodes": []}
-        excluded = self._scout.excluded(ctx, session)
         rows = {row.id: row for row in self._scout.candidate_rows(session)}
         picks = self._scout.rank(list(rows.values()), query, excluded, _limit(args, DEFAULT_PICKS))
         return {"nodes": [node_row(rows[p.id], score=p.score) for p in picks]}
 
-    async def memory_list_recent(self, args: Mapping[str, Any], ctx: Any) -> dict | ToolError:
+    @_tool
+    async def memory_list_recent(self, args: Args, session: Any, excluded: Ids) -> Answer:
         """``{"limit"?}`` -> ``{"nodes": [...]}``, newest first, injected nodes left out."""
-        args = args or {}
-        session = await self._session(ctx)
-        if session is None:
-            return self._disabled()
-        excluded = self._scout.excluded(ctx, session)
         fresh = [n for n in session.list_visible_candidates() if n.id not in excluded]
         return {"nodes": [node_row(n) for n in fresh[: _limit(args, 10)]]}
 
-    async def memory_get(self, args: Mapping[str, Any], ctx: Any) -> dict | ToolError:
+    @_tool
+    async def memory_get(self, args: Args, session: Any, excluded: Ids) -> Answer:
         """``{"id", "include_neighbors"?}`` -> ``{"node", "neighbors"}``; injected ids refused."""
-        args = args or {}
         node_id = str(args.get("id") or "").strip()
-        session = await self._session(ctx)
-        if session is None:
-            return self._disabled()
         if not node_id:
             return ToolError("BAD_ARGS", "memory_get needs an 'id'")
-        excluded = self._scout.excluded(ctx, session)
         if node_id in excluded:
             return ToolError("ALREADY_INJECTED", f"{node_id} is already in the main context")
         brief = session.get_node_brief(node_id, include_edge_summary=False)

@@ -48,18 +48,27 @@ MEMORY_GRAPH = "memory-graph"
 class RecallOutcome:
     """What one recall injected, why, and the prompt text it rendered."""
 
-    chat_id: str
-    anchor: tuple[int, int]
     route: RouteResult
-    always_inject_ids: tuple[str, ...]
     recall_selected_ids: tuple[str, ...]
     visible_ids: tuple[str, ...]
     pinned: tuple[Any, ...]  # NodeViews, timeline order
     recalled: tuple[Any, ...]  # NodeViews, in router order
     pool: tuple[Any, ...]  # the candidate pool the router saw (NodeViews, recency order)
     prompt: str
-    trace: RecallTrace
+    trace: RecallTrace  # also holds the chat, the anchor and the always-inject ids
     reused: bool = False
+
+    @property
+    def chat_id(self) -> str:
+        return self.trace.chat_id
+
+    @property
+    def anchor(self) -> tuple[int, int]:
+        return self.trace.anchor
+
+    @property
+    def always_inject_ids(self) -> tuple[str, ...]:
+        return self.trace.always_inject_ids
 
     @property
     def why(self) -> dict[str, Inclusion]:
@@ -274,19 +283,8 @@ class TurnPipeline:
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
         self.traces.append(trace)
-        return RecallOutcome(
-            chat_id=chat_id,
-            anchor=anchor,
-            route=route,
-            always_inject_ids=always_ids,
-            recall_selected_ids=tuple(selected),
-            visible_ids=visible_ids,
-            pinned=pinned,
-            recalled=recalled,
-            pool=pool,
-            prompt=prompt,
-            trace=trace,
-        )
+        picked = tuple(selected)
+        return RecallOutcome(route, picked, visible_ids, pinned, recalled, pool, prompt, trace)
 
     def _query(self, chat_id: str) -> str:
         messages = self.host.get_context(chat_id).messages

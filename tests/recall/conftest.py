@@ -8,22 +8,14 @@ from typing import Any
 
 import pytest
 
-from host import Host, hookimpl
+from host import Host
 from memgraph_plugin.recall import ReplayExtractor, load_story, pipeline_for
+from tests.spies import Companion
+
+__all__ = ["CHAT", "Companion", "fixture_data", "fixture_story", "make_host"]
 
 FIXTURE_STORY = Path(__file__).with_name("fixture_story.json")
 CHAT = "c1"
-
-
-class Companion:
-    """A plugin that only subscribes to ``memgraph_injection_changed`` and keeps what it saw."""
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, Any]] = []
-
-    @hookimpl
-    def memgraph_injection_changed(self, chat_id: str, state: Any) -> None:
-        self.seen.append((chat_id, state))
 
 
 def fixture_story():

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from host import Host, hookimpl
+from host import Host
+from tests.spies import CommitSpy
+
+__all__ = ["CHAT", "CommitSpy", "event", "link", "open_session", "person", "place", "settle"]
 
 CHAT = "c1"
-
-
-class CommitSpy:
-    """A plugin that records every ``memgraph_commit`` it sees."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, int]] = []
-
-    @hookimpl
-    def memgraph_commit(self, chat_id: str, commit: Any) -> None:
-        self.calls.append((chat_id, commit.version))
 
 
 @pytest.fixture
@@ -76,24 +69,19 @@ def event(title: str, summary: str, ref: str | None = None) -> dict[str, Any]:
     return op
 
 
-def person(title: str, ref: str, **fields: Any) -> dict[str, Any]:
+def entity(type_name: str, title: str, ref: str, **fields: Any) -> dict[str, Any]:
+    """A ``create`` op for a named entity (its title repeated in the fields, as the schema asks)."""
     return {
         "op": "create",
-        "type": "character_sheet",
+        "type": type_name,
         "title": title,
         "fields": {"title": title, **fields},
         "ref": ref,
     }
 
 
-def place(title: str, ref: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "op": "create",
-        "type": "location_state",
-        "title": title,
-        "fields": {"title": title, **fields},
-        "ref": ref,
-    }
+person = functools.partial(entity, "character_sheet")
+place = functools.partial(entity, "location_state")
 
 
 def link(source_ref: str, target_ref: str, relation: str) -> dict[str, Any]:

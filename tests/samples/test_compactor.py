@@ -71,7 +71,7 @@ async def test_rollups_after_commits_until_no_candidates(make_host) -> None:
         assert brief is not None and brief.summary == rollup.summary
         assert "Ilya does thing" in rollup.summary
     # every commit is one batch or one rollup: the compactor's own commits did not loop
-    assert len(spy.calls) == 12 + len(rollups)
+    assert len(spy.seen) == 12 + len(rollups)
     assert api.last_report(CHAT) is api.reports(CHAT)[-1]
 
 

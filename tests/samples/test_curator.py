@@ -76,7 +76,7 @@ async def test_curator_merges_duplicates_and_moves_their_edges(make_host) -> Non
     spy = CommitSpy()
     host = await make_host(curator, spy)
     ids = await _seed(host)
-    commits_before = len(spy.calls)
+    commits_before = len(spy.seen)
     report = await host.registry.get("curator").curate(CHAT)
 
     assert report.rejected == ()
@@ -92,7 +92,7 @@ async def test_curator_merges_duplicates_and_moves_their_edges(make_host) -> Non
     # Qel is not the Night Bazaar of Qel
     assert ids["Qel"] not in {i for m in report.merges for i in (m.survivor_id, *m.merged_ids)}
     # one batch (one commit) per merge
-    assert len(spy.calls) - commits_before == 2
+    assert len(spy.seen) - commits_before == 2
 
     session = await open_session(host)
     assert session.get_node_brief(ids["Captain Mara Voss"]) is None  # archived
