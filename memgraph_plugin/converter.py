@@ -11,7 +11,7 @@ import cattrs
 
 from .errors import MemoryGraphError
 
-__all__ = ["converter", "to_json_data"]
+__all__ = ["canonical_keys", "converter", "key_spellings", "to_json_data"]
 
 converter = cattrs.Converter()
 
@@ -71,3 +71,30 @@ converter.register_unstructure_hook_func(_is_sequence, _sequence)
 def to_json_data(value: Any) -> Any:
     """Shorthand for `converter.unstructure(value)`."""
     return converter.unstructure(value)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def key_spellings(*names: str, **aliases: str) -> dict[str, str]:
+    """``{spelling: snake_name}`` accepting each snake_case name and its camelCase spelling
+    (the original's JSON uses camelCase), plus `aliases` (``spelling=snake_name``)."""
+    out: dict[str, str] = {}
+    for name in names:
+        out[_camel(name)] = name
+        out[name] = name
+    out.update(aliases)
+    return out
+
+
+def canonical_keys(raw: Mapping[str, Any], spellings: Mapping[str, str]) -> dict[str, Any]:
+    """The entries of `raw` whose key is a known spelling, under their snake_case names
+    (unknown keys are dropped; when both spellings are given the later one wins)."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        canon = spellings.get(key)
+        if canon is not None:
+            out[canon] = value
+    return out

@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from .converter import canonical_keys, key_spellings
 from .errors import MemoryGraphError, bad_args
 
 RELATIONS: tuple[str, ...] = (
@@ -223,40 +224,23 @@ DEFAULT_SCHEMA = Schema(
 _ID_BAD = re.compile(r"[^a-z0-9_-]")
 
 # accepted spellings -> canonical snake_case key
-_SPEC_KEYS = {
-    "id": "type",
-    "type": "type",
-    "tableName": "table_name",
-    "table_name": "table_name",
-    "tableColumns": "table_columns",
-    "table_columns": "table_columns",
-    "requiredColumns": "required_columns",
-    "required_columns": "required_columns",
-    "primaryKeyColumns": "primary_key_columns",
-    "primary_key_columns": "primary_key_columns",
-    "forceUpdate": "force_update",
-    "force_update": "force_update",
-    "alwaysInject": "always_inject",
-    "always_inject": "always_inject",
-    "editable": "editable",
-    "latestOnly": "latest_only",
-    "latest_only": "latest_only",
-    "level": "level",
-    "compression": "compression",
-    "embeddingColumns": "embedding_columns",
-    "embedding_columns": "embedding_columns",
-    "keywords": "keywords",
-}
-_COMPRESSION_KEYS = {
-    "mode": "mode",
-    "threshold": "threshold",
-    "fanIn": "fan_in",
-    "fan_in": "fan_in",
-    "maxDepth": "max_depth",
-    "max_depth": "max_depth",
-    "keepRecentLeaves": "keep_recent_leaves",
-    "keep_recent_leaves": "keep_recent_leaves",
-}
+_SPEC_KEYS = key_spellings(
+    "type",
+    "table_name",
+    "table_columns",
+    "required_columns",
+    "primary_key_columns",
+    "force_update",
+    "always_inject",
+    "editable",
+    "latest_only",
+    "level",
+    "compression",
+    "embedding_columns",
+    "keywords",
+    id="type",
+)
+_COMPRESSION_KEYS = key_spellings("mode", "threshold", "fan_in", "max_depth", "keep_recent_leaves")
 
 
 def normalize_type_id(raw: Any, *, where: str = "type") -> str:
@@ -304,11 +288,7 @@ def _compression(raw: Any, where: str) -> Compression:
         raw = {"mode": raw}
     if not isinstance(raw, Mapping):
         raise bad_args(where, f"expected a table, got {type(raw).__name__}")
-    data: dict[str, Any] = {}
-    for key, value in raw.items():
-        canon = _COMPRESSION_KEYS.get(key)
-        if canon is not None:
-            data[canon] = value
+    data = canonical_keys(raw, _COMPRESSION_KEYS)
     mode = data.get("mode")
     if mode is not None and not isinstance(mode, str):
         raise bad_args(f"{where}.mode", f"expected a string, got {mode!r}")
@@ -330,11 +310,7 @@ def normalize_type_spec(raw: Any, *, index: int = 0) -> NodeTypeSpec:
         return raw
     if not isinstance(raw, Mapping):
         raise bad_args(where, f"a node-type spec must be a table, got {type(raw).__name__}")
-    data: dict[str, Any] = {}
-    for key, value in raw.items():
-        canon = _SPEC_KEYS.get(key)
-        if canon is not None:
-            data[canon] = value
+    data = canonical_keys(raw, _SPEC_KEYS)
     if "type" not in data:
         raise bad_args(f"{where}.id", "missing node type id")
     type_id = normalize_type_id(data["type"], where=f"{where}.id")

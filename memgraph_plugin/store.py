@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from .converter import canonical_keys, key_spellings
 from .errors import MemoryGraphError, bad_args
 from .frozen import thaw
 from .identity import NameIndex
@@ -745,28 +746,21 @@ class Store:
 
 _ID_NUM = re.compile(r"n_(\d+)")
 
-_NODE_KEYS = {
-    "id": "id",
-    "type": "type",
-    "level": "level",
-    "title": "title",
-    "fields": "fields",
-    "parentId": "parent_id",
-    "parent_id": "parent_id",
-    "childrenIds": "children_ids",
-    "children_ids": "children_ids",
-    "seqTo": "seq_to",
-    "seq_to": "seq_to",
-    "semanticDepth": "semantic_depth",
-    "semantic_depth": "semantic_depth",
-    "semanticRollup": "semantic_rollup",
-    "semantic_rollup": "semantic_rollup",
-    "archived": "archived",
-    "floorRange": "floor_range",
-    "floor_range": "floor_range",
-    "supersededBy": "superseded_by",
-    "superseded_by": "superseded_by",
-}
+_NODE_KEYS = key_spellings(
+    "id",
+    "type",
+    "level",
+    "title",
+    "fields",
+    "parent_id",
+    "children_ids",
+    "seq_to",
+    "semantic_depth",
+    "semantic_rollup",
+    "archived",
+    "floor_range",
+    "superseded_by",
+)
 
 
 def _int_or_none(value: Any, where: str, *, minimum: int | None = None) -> int | None:
@@ -791,11 +785,7 @@ def node_from_dict(raw: Any, *, key: str | None = None) -> Node:
     where = f"nodes[{key!r}]" if key is not None else "nodes[]"
     if not isinstance(raw, Mapping):
         raise bad_args(where, f"expected a node object, got {type(raw).__name__}")
-    d: dict[str, Any] = {}
-    for k, v in raw.items():
-        canon = _NODE_KEYS.get(k)
-        if canon is not None:
-            d[canon] = v
+    d = canonical_keys(raw, _NODE_KEYS)
     nid = d.get("id", key)
     if not isinstance(nid, str) or not nid:
         raise bad_args(f"{where}.id", f"expected a non-empty string, got {nid!r}")

@@ -166,40 +166,16 @@ class NodeBriefView:
 
 
 @attrs.frozen
-class RankedView:
+class RankedView(NodeView):
     """A `NodeView` with a search `score` and `score_mode` ("keyword" or "vector")."""
 
-    id: str
-    type: str
-    level: str
-    title: str
-    fields: FrozenDict
-    seq_to: int | None
-    parent_id: str
-    children_ids: tuple[str, ...]
-    archived: bool
-    semantic_rollup: bool
-    semantic_depth: int
     score: float
     score_mode: str
 
     @classmethod
     def from_view(cls, view: NodeView, score: float, score_mode: str) -> RankedView:
-        return cls(
-            view.id,
-            view.type,
-            view.level,
-            view.title,
-            view.fields,
-            view.seq_to,
-            view.parent_id,
-            view.children_ids,
-            view.archived,
-            view.semantic_rollup,
-            view.semantic_depth,
-            float(score),
-            score_mode,
-        )
+        node_part = (getattr(view, a.name) for a in attrs.fields(NodeView))
+        return cls(*node_part, float(score), score_mode)
 
 
 @attrs.frozen

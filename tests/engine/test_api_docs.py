@@ -36,6 +36,13 @@ MODULES = [
     "memgraph_plugin.service",
     "memgraph_plugin.plugin",
     "memgraph_plugin.hookspecs",
+    "memgraph_plugin.store",
+    "memgraph_plugin.schema",
+    "memgraph_plugin.models",
+    "memgraph_plugin.frozen",
+    "memgraph_plugin.projection",
+    "memgraph_plugin.keyword",
+    "memgraph_plugin.identity",
 ]
 #: Classes whose public methods must appear in the doc section headed by the class name.
 CLASSES = [

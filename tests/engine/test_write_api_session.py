@@ -133,3 +133,33 @@ def test_one_service_serves_writes_from_two_event_loops():
     assert first != second
     assert {n.title for n in svc.cached_store("c1").iter_nodes()} == {"Ann", "Ben"}
     svc.close()
+
+
+def test_session_reads_and_writes_are_the_read_and_write_api_methods():
+    """One statement of each method: the session's are the APIs' (signature and docstring)."""
+    import inspect
+
+    from memgraph_plugin.read_api import ReadApi
+    from memgraph_plugin.write_api import WriteApi
+
+    own = {"get_injection_state"}  # the session reads the chat's hub directly
+    for api in (ReadApi, WriteApi):
+        for name, value in vars(api).items():
+            if name.startswith("_") or not inspect.isfunction(value) or name in own:
+                continue
+            mine = getattr(Session, name)
+            assert inspect.signature(mine) == inspect.signature(value), name
+            assert mine.__doc__ == value.__doc__, name
+            assert inspect.iscoroutinefunction(mine) == inspect.iscoroutinefunction(value), name
+
+
+async def test_session_write_goes_through_the_lock_and_fires_the_commit(service):
+    session = await service.open_session(Ctx("c-lock"))
+    created = await session.create_node(
+        type="event", title="Lock test", fields={"summary": "s"}
+    )
+    assert session.get_node(created.id).title == "Lock test"
+    assert session.last_commit is not None and session.last_commit.applied == 1
+    with pytest.raises(MemoryGraphError) as err:
+        await session.create_node(type="")
+    assert err.value.code == "BAD_ARGS" and "type" in err.value.message
