@@ -174,8 +174,10 @@ def test_help_lists_every_command(tmp_path: Path, plugins: Path, capsys) -> None
 
 
 def test_version(capsys) -> None:
+    from importlib.metadata import version
+
     code, out, _err = run(capsys, "--version")
-    assert code == 0 and out.startswith("memgraph-host ")
+    assert code == 0 and out == f"memgraph-host {version('memgraph-host')}\n"
 
 
 def test_strict_flag_makes_a_broken_plugin_fatal(tmp_path: Path, plugins: Path, capsys) -> None:

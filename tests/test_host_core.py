@@ -13,18 +13,17 @@ import pytest
 from host import HookFailure, Host, PluginError, hookimpl, hookspec
 
 
-class Specs:
-    """A notification hook added the way plugins add specs."""
+class SpecAdder:
+    """A plugin that declares a notification hook of its own and adds it through the historic
+    ``host_addhooks``, the way the memory-graph plugin adds its hooks."""
 
     @hookspec
     def test_event(self, value: int) -> None:
         """Something happened."""
 
-
-class SpecAdder:
     @hookimpl
     def host_addhooks(self, pm: pluggy.PluginManager) -> None:
-        pm.add_hookspecs(Specs)
+        pm.add_hookspecs(SpecAdder)
 
 
 class Recorder:
