@@ -54,9 +54,15 @@ def add_dev_arguments(
         help="restart the whole host process on change instead of reloading plugins in place",
     )
     parser.add_argument(
-        "--debounce", type=int, default=300, help="ms to group changes over (default 300)"
+        "--debounce",
+        type=int,
+        default=300,
+        help="ms of quiet that ends a group of changes: saves closer than this make one reload"
+        " (default 300)",
     )
-    parser.add_argument("--step", type=int, default=50, help="ms of quiet that ends a group")
+    parser.add_argument(
+        "--step", type=int, default=50, help="ms between the watcher's checks (default 50)"
+    )
     parser.add_argument(
         "--force-polling",
         action="store_true",
@@ -156,11 +162,23 @@ async def run_in_process(
         force_polling=force_polling,
         on_report=lambda report: emit(_format_report(report)),
     )
+
+    async def announce_ready() -> None:
+        await reloader.watching.wait()
+        emit(
+            f"memgraph-host dev: ready ({len(reloader.loaded)} loaded, {len(reloader.failures)}"
+            " failed); save a plugin file to reload it"
+        )
+
     with _stop_on_signals(stop):
         emit(f"memgraph-host dev: watching {plugins_dir} (in-process reload, pid {os.getpid()})")
+        ready = asyncio.create_task(announce_ready())
         try:
             await reloader.run(stop)
         finally:
+            ready.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ready
             await host.stop()
             emit("memgraph-host dev: stopped")
     return reloader

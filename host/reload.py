@@ -16,7 +16,7 @@ import contextlib
 import inspect
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("host.reload")
 
 ReloadAction = Literal["loaded", "reloaded", "unloaded", "failed"]
+
+#: A group of changes ends after ``debounce`` ms of quiet, or at the latest after this long.
+MAX_GROUP_MS = 5000
 
 
 @attrs.frozen
@@ -79,7 +82,8 @@ class Reloader:
     """Keeps the plugins of ``plugins_dir`` loaded in ``host`` and swaps in new versions on change.
 
     ``run(stop_event)`` loads the folder, then watches it; ``reload_paths(paths)`` is the same
-    reload step without a watcher. Reloads run one at a time.
+    reload step without a watcher. Reloads run one at a time. ``debounce``: ms of quiet that end
+    a group of changes (one reload per plugin per group); ``step``: ms between the watcher's checks.
     """
 
     def __init__(
@@ -205,22 +209,18 @@ class Reloader:
             force_polling=self.force_polling,
         )
         # The watcher is created in the generator's first step, before it first awaits: once that
-        # step has run, every later change on disk is seen.
+        # step has run, every later change on disk is seen (changes made while a reload runs are
+        # kept by the watcher for the next group).
         pending = asyncio.ensure_future(anext(changes))
         await asyncio.sleep(0)
         self.watching.set()
         try:
-            while True:
-                try:
-                    batch = await pending
-                except StopAsyncIteration:
+            while not stop.is_set():
+                paths, pending = await self._next_group(changes, pending)
+                if paths is None or stop.is_set():
                     break
-                paths = sorted({path for _change, path in batch})
                 log.debug("changes: %s", paths)
                 await self.reload_paths(paths)
-                if stop.is_set():
-                    break
-                pending = asyncio.ensure_future(anext(changes))
         finally:
             self.watching.clear()
             if not pending.done():
@@ -228,6 +228,34 @@ class Reloader:
                 with contextlib.suppress(StopAsyncIteration, asyncio.CancelledError):
                     await pending
             await changes.aclose()
+
+    async def _next_group(
+        self, changes: AsyncIterator[set[tuple[Any, str]]], pending: asyncio.Future
+    ) -> tuple[list[str] | None, asyncio.Future]:
+        """Wait for a change, then collect until the folder has been quiet for ``debounce`` ms.
+
+        watchfiles alone ends a group after ``step`` ms without a *new* path, so two saves of one
+        file a little apart would make two reloads; here a group ends only after ``debounce`` ms
+        without any change (at most `MAX_GROUP_MS`). Returns the sorted paths (``None`` once the
+        watcher has stopped) and the watcher step still waiting for the next change.
+        """
+        try:
+            batch = await pending
+        except StopAsyncIteration:
+            return None, pending
+        paths = {path for _change, path in batch}
+        give_up = time.monotonic() + MAX_GROUP_MS / 1000.0
+        while True:
+            pending = asyncio.ensure_future(anext(changes))
+            quiet = min(self.debounce / 1000.0, max(0.0, give_up - time.monotonic()))
+            done, _ = await asyncio.wait({pending}, timeout=quiet)
+            if not done:
+                return sorted(paths), pending
+            try:
+                batch = pending.result()
+            except StopAsyncIteration:
+                return sorted(paths), pending
+            paths.update(path for _change, path in batch)
 
     async def wait_for(
         self, predicate: Callable[[list[ReloadReport]], bool], timeout: float = 30.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import textwrap
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -35,7 +36,16 @@ class SpecsPlugin:
 
 
 def write(path: Path, source: str) -> None:
-    """Write a plugin file (dedented), creating its folder."""
+    """Save a plugin file (dedented) the way many editors do: a hidden temporary file renamed over
+    the old one, so the watcher never sees a half-written file (one event per save)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(textwrap.dedent(source).lstrip())
+    os.replace(temporary, path)
+
+
+def write_in_place(path: Path, source: str) -> None:
+    """Save a plugin file by truncating and rewriting it (several events per save)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(source).lstrip())
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -9,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -55,18 +56,32 @@ class Lines:
         raise AssertionError(f"no line with {what!r} in {self.lines}")
 
 
-def start(data_dir: Path, args: list[str], cwd: Path) -> subprocess.Popen:
-    """``memgraph-host --data-dir DATA dev ARGS`` in its own session."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    return subprocess.Popen(
-        [*CLI, "--data-dir", str(data_dir), "dev", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+@pytest.fixture
+def start() -> Iterator[Callable[[Path, list[str], Path], subprocess.Popen]]:
+    """``start(data, args, cwd)``: ``memgraph-host --data-dir DATA dev ARGS`` in a session (and
+    process group) of its own; at teardown whatever is left of each group is killed."""
+    started: list[subprocess.Popen] = []
+
+    def spawn(data_dir: Path, args: list[str], cwd: Path) -> subprocess.Popen:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen(
+            [*CLI, "--data-dir", str(data_dir), "dev", *args],
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        started.append(proc)
+        return proc
+
+    yield spawn
+    for proc in started:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the group is ours: the runner and its children
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=DEADLINE)
 
 
 def stop(proc: subprocess.Popen) -> int:
@@ -91,7 +106,7 @@ def host_startup(host):
 """
 
 
-def test_dev_command_reports_reloads_and_failures(tmp_path: Path) -> None:
+def test_dev_command_reports_reloads_and_failures(tmp_path: Path, start) -> None:
     plugins = tmp_path / "plugins"
     write(plugins / "greeter.py", GREETER.format(word="v1"))
     proc = start(tmp_path / "data", ["--plugins-dir", str(plugins), "--step", "50"], tmp_path)
@@ -99,16 +114,10 @@ def test_dev_command_reports_reloads_and_failures(tmp_path: Path) -> None:
         lines = Lines(proc)
         lines.wait_for(lambda line: "watching" in line, "watching")
         lines.wait_for(lambda line: "loaded greeter in" in line, "loaded greeter")
-        # the watcher comes up just after the first load: save until the reload shows
-        deadline = time.monotonic() + DEADLINE
-        while True:
-            write(plugins / "greeter.py", GREETER.format(word="v2"))
-            try:
-                lines.wait_for(lambda line: "reloaded greeter in" in line, "reloaded", 2.0)
-                break
-            except AssertionError:
-                if time.monotonic() > deadline:
-                    raise
+        ready = lines.wait_for(lambda line: "dev: ready" in line, "ready")  # the watcher is live
+        assert "1 loaded, 0 failed" in ready
+        write(plugins / "greeter.py", GREETER.format(word="v2"))
+        lines.wait_for(lambda line: "reloaded greeter in" in line, "reloaded")
         write(plugins / "greeter.py", "def broken(:\n")
         failed = lines.wait_for(lambda line: "FAILED greeter" in line, "FAILED greeter")
         assert "SyntaxError" in failed and f"{plugins / 'greeter.py'}:1" in failed
@@ -150,7 +159,7 @@ def wait_until(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.1)
 
 
-def test_restart_mode_restarts_the_host_process(tmp_path: Path) -> None:
+def test_restart_mode_restarts_the_host_process(tmp_path: Path, start) -> None:
     plugins = tmp_path / "plugins"
     marks = tmp_path / "marks.txt"
     write(plugins / "stamp.py", STAMP.format(marks=str(marks), version="v1"))
