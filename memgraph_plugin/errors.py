@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, NoReturn
 
@@ -95,6 +95,19 @@ def check_str_list(argument: str, value: Any, *, allow_none: bool = True) -> tup
         if not isinstance(item, str):
             raise_bad_args(argument, f"expected a list of strings, found {_kind(item)}")
     return tuple(value)
+
+
+def check_id_list(argument: str, value: Any) -> tuple[str, ...]:
+    """A required iterable of node ids (any iterable but a bare string), in order."""
+    if value is None:
+        raise_bad_args(argument, "is required")
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise_bad_args(argument, f"expected an iterable of ids, got {_kind(value)}")
+    items = tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise_bad_args(argument, f"expected an iterable of ids, found {_kind(item)}")
+    return items
 
 
 def check_id_set(argument: str, value: Any, *, allow_none: bool = True) -> frozenset[str] | None:

@@ -15,6 +15,7 @@ from .errors import (
     check_bool,
     check_choice,
     check_id_container,
+    check_id_list,
     check_id_set,
     check_int,
     check_range,
@@ -579,14 +580,14 @@ class ReadApi:
         edge_summary_limit: int = 8,
     ) -> tuple[NodeBriefView | None, ...]:
         """`get_node_brief` for many ids, sharing one ancestor memo (the candidateRows block)."""
-        id_list = check_str_list("ids", list(ids) if not isinstance(ids, str) else ids)
+        id_list = check_id_list("ids", ids)
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
         lift = self._lifter(visible)
         return tuple(
             self._brief(i, visible, include_edge_summary, edge_summary_limit, lift)
-            for i in id_list  # type: ignore[union-attr]
+            for i in id_list
         )
 
     def expand_from_seeds(
@@ -602,10 +603,7 @@ class ReadApi:
         """BFS drill from the seeds (always admitted): each hop adds unseen active children and
         neighbours across projected edges ("visible": inside the current visible set, "raw":
         across the whole store, a list: inside that set). Discovery order, seeds first."""
-        if isinstance(seed_ids, str):
-            raise bad_args("seed_ids", "expected an iterable of ids, got a single string")
-        seeds = check_str_list("seed_ids", list(seed_ids) if seed_ids is not None else None,
-                               allow_none=False)
+        seeds = check_id_list("seed_ids", seed_ids)
         check_int("hops", hops, minimum=0)
         types = check_str_list("edge_types", edge_types)
         allowed = self._projection(project_to)

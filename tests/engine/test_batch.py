@@ -20,6 +20,15 @@ def make(store, *ops, max_seq=None):
     return apply_batch(store, list(ops), max_seq=max_seq)
 
 
+def upsert(source, target, relation, **link):
+    """A `link_upsert` op with one link between live ids."""
+    return {
+        "op": "link_upsert",
+        "source_node_id": source,
+        "links": [{"target_node_id": target, "relation": relation, **link}],
+    }
+
+
 @pytest.fixture
 def store():
     s = Store()
@@ -135,38 +144,22 @@ def test_camel_and_snake_case_are_the_same_op():
             "nope",
         ),
         (
-            {
-                "op": "link_upsert",
-                "source_node_id": "n_1",
-                "links": [{"target_node_id": "n_9", "relation": "r"}],
-            },
+            upsert("n_1", "n_9", "r"),
             "NODE_NOT_FOUND",
             "n_9",
         ),
         (
-            {
-                "op": "link_upsert",
-                "source_node_id": "n_1",
-                "links": [{"target_node_id": "n_2", "relation": ""}],
-            },
+            upsert("n_1", "n_2", ""),
             "BAD_RELATION",
             "relation",
         ),
         (
-            {
-                "op": "link_upsert",
-                "source_node_id": "n_1",
-                "links": [{"target_node_id": "n_2", "relation": "contains"}],
-            },
+            upsert("n_1", "n_2", "contains"),
             "BAD_RELATION",
             "internal",
         ),
         (
-            {
-                "op": "link_upsert",
-                "source_node_id": "n_1",
-                "links": [{"target_node_id": "n_2", "relation": "r", "direction": "up"}],
-            },
+            upsert("n_1", "n_2", "r", direction="up"),
             "BAD_OP",
             "direction",
         ),
@@ -205,22 +198,14 @@ def test_archived_node_rejects_edit_and_delete(store):
     assert make(store, {"op": "delete", "node_id": "n_3"}).applied
     assert codes(make(store, {"op": "edit", "node_id": "n_3", "title": "x"})) == ["NODE_ARCHIVED"]
     assert codes(make(store, {"op": "delete", "node_id": "n_3"})) == ["NODE_ARCHIVED"]
-    link = {
-        "op": "link_upsert",
-        "source_node_id": "n_1",
-        "links": [{"target_node_id": "n_3", "relation": "r"}],
-    }
+    link = upsert("n_1", "n_3", "r")
     assert codes(make(store, link)) == ["NODE_ARCHIVED"]
 
 
 def test_delete_archives_and_keeps_edges_and_children(store):
     make(
         store,
-        {
-            "op": "link_upsert",
-            "source_node_id": "n_1",
-            "links": [{"target_node_id": "n_2", "relation": "mentions"}],
-        },
+        upsert("n_1", "n_2", "mentions"),
     )
     kid = make(
         store,
@@ -364,21 +349,13 @@ def test_edit_works_on_non_editable_types(store):
 
 
 def test_relations_lower_cased_symmetric_once_duplicates_add_nothing(store):
-    op = {
-        "op": "link_upsert",
-        "source_node_id": "n_3",
-        "links": [{"target_node_id": "n_1", "relation": "Allied_With"}],
-    }
+    op = upsert("n_3", "n_1", "Allied_With")
     first = make(store, op)
     assert first.added == 1
     assert store.edge(EdgeKey("n_1", "allied_with", "n_3")) is not None
     assert make(store, op).added == 0
     assert not make(store, op).changed
-    out = {
-        "op": "link_upsert",
-        "source_node_id": "n_1",
-        "links": [{"target_node_id": "n_2", "relation": "MENTIONS", "direction": "incoming"}],
-    }
+    out = upsert("n_1", "n_2", "MENTIONS", direction="incoming")
     assert make(store, out).added == 1
     assert store.edge(EdgeKey("n_2", "mentions", "n_1")) is not None
     assert store.edge(EdgeKey("n_1", "mentions", "n_2")) is None
@@ -387,11 +364,7 @@ def test_relations_lower_cased_symmetric_once_duplicates_add_nothing(store):
 def test_link_delete_per_direction_counts_removed(store):
     make(
         store,
-        {
-            "op": "link_upsert",
-            "source_node_id": "n_1",
-            "links": [{"target_node_id": "n_2", "relation": "mentions"}],
-        },
+        upsert("n_1", "n_2", "mentions"),
     )
     out = make(
         store,
@@ -469,11 +442,7 @@ def test_seq_stamps_and_advances_counter(store):
 def test_edges_are_stamped_with_the_batch_seq(store):
     make(
         store,
-        {
-            "op": "link_upsert",
-            "source_node_id": "n_1",
-            "links": [{"target_node_id": "n_2", "relation": "mentions", "direction": "outgoing"}],
-        },
+        upsert("n_1", "n_2", "mentions", direction="outgoing"),
         max_seq=4,
     )
     assert store.edge(EdgeKey("n_1", "mentions", "n_2")).seq_to == 4
@@ -650,8 +619,11 @@ def test_name_index_follows_rollback_archive_and_schema_change(store, monkeypatc
         make(
             store,
             {"op": "create", "type": "character_sheet", "title": "Mira", "ref": "m"},
-            {"op": "link_upsert", "source_ref": "m",
-             "links": [{"target_node_id": "n_2", "relation": "mentions"}]},
+            {
+                "op": "link_upsert",
+                "source_ref": "m",
+                "links": [{"target_node_id": "n_2", "relation": "mentions"}],
+            },
         )
     monkeypatch.setattr(store, "add_edge", real)
     assert store.name_index().ids.get(("character_sheet", "mira")) is None
@@ -662,14 +634,12 @@ def test_name_index_follows_rollback_archive_and_schema_change(store, monkeypatc
     again = make(store, {"op": "create", "type": "character_sheet", "title": "mira"})
     assert again.node_ids[0] != mira  # an archived node is no merge target
     # a schema without latest-only character sheets: the index follows it
-    specs = [s for s in store.schema.types if s.type != "character_sheet"]
-    from memgraph_plugin.schema import load_schema
+    from memgraph_plugin.schema import extend_schema
 
-    plain = load_schema([
-        *[{"id": s.type} | {"latestOnly": s.latest_only, "primaryKeyColumns": list(
-            s.primary_key_columns), "tableColumns": list(s.table_columns)} for s in specs],
-        {"id": "character_sheet", "tableColumns": ["title"], "latestOnly": False},
-    ])
+    plain = extend_schema(
+        store.schema, [{"id": "character_sheet", "tableColumns": ["title"], "latestOnly": False}]
+    )
+    assert not plain.get("character_sheet").latest_only
     store.set_schema(plain)
     twice = make(store, {"op": "create", "type": "character_sheet", "title": "Eileen"})
     assert twice.node_ids[0] != "n_1"

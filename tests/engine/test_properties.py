@@ -366,3 +366,102 @@ def test_bad_ops_container_is_bad_args(bad):
     with pytest.raises(MemoryGraphError) as err:
         apply_batch(Store(), bad)
     assert err.value.code == "BAD_ARGS"
+
+
+junk = st.one_of(
+    st.none(), st.integers(-3, 3), st.text(max_size=4), st.just(["x", 1]), st.just({"a": 1}),
+    st.booleans(), st.just(1.5),
+)
+any_ids = st.one_of(good_ids, junk)
+id_sets = st.one_of(st.lists(good_ids, max_size=4), st.frozensets(good_ids, max_size=4), junk)
+type_lists = st.one_of(st.none(), st.lists(st.sampled_from(TYPES), max_size=3), junk)
+edge_type_lists = st.one_of(st.none(), st.lists(st.sampled_from(RELATIONS), max_size=3), junk)
+ranges = st.one_of(
+    st.none(), st.tuples(st.one_of(st.none(), st.integers(-1, 9)), st.one_of(st.none(),
+                                                                           st.integers(-1, 9))),
+    junk,
+)
+small_ints = st.one_of(st.integers(-2, 5), st.none(), junk)
+flags = st.one_of(st.booleans(), junk)
+
+#: method -> (positional argument strategies, keyword argument strategies)
+READ_CALLS: dict[str, tuple[list[Any], dict[str, Any]]] = {
+    "list_nodes": ([], {"types": type_lists, "levels": type_lists, "active_only": flags,
+                        "seq_range": ranges}),
+    "get_node": ([any_ids], {}),
+    "list_edges": ([], {"source": any_ids, "target": any_ids, "types": edge_type_lists,
+                        "exclude_internal": flags}),
+    "get_neighbors": ([any_ids], {"edge_types": edge_type_lists,
+                                  "direction": st.sampled_from(["in", "out", "both", "up", 3]),
+                                  "project_to": st.one_of(st.sampled_from(["raw", "visible"]),
+                                                          id_sets)}),
+    "get_ancestor": ([any_ids], {"active_only": flags}),
+    "get_descendants": ([any_ids], {"active_only": flags, "max_depth": small_ints}),
+    "get_nearest_visible_ancestor": ([any_ids], {"visible_node_ids": id_sets}),
+    "project_edges": ([], {"visible_node_ids": id_sets, "edge_types": edge_type_lists,
+                           "exclude_internal": flags}),
+    "list_visible_candidates": ([], {"types": type_lists, "seq_window": ranges,
+                                     "exclude_recent_messages": small_ints, "limit": small_ints}),
+    "get_node_exposure": ([any_ids], {}),
+    "get_edge_summary": ([any_ids], {"visible_node_ids": st.one_of(st.none(), id_sets),
+                                     "edge_types": edge_type_lists, "limit": small_ints}),
+    "get_node_brief": ([any_ids], {"visible_node_ids": st.one_of(st.none(), id_sets),
+                                   "include_edge_summary": flags,
+                                   "edge_summary_limit": small_ints}),
+    "expand_from_seeds": ([st.one_of(st.lists(good_ids, max_size=3), junk)],
+                          {"hops": small_ints, "edge_types": edge_type_lists,
+                           "project_to": st.one_of(st.sampled_from(["raw", "visible", "x"]),
+                                                   id_sets),
+                           "include_children": flags, "exclude_internal": flags}),
+    "keyword_search": ([], {"query": st.one_of(st.sampled_from(NAMES), junk),
+                            "types": type_lists, "k": small_ints}),
+    "find_by_name": ([], {"query": st.one_of(st.sampled_from(NAMES), junk),
+                          "types": type_lists}),
+    "compaction_candidates": ([], {"type": st.one_of(st.sampled_from(TYPES), junk),
+                                   "depth": small_ints}),
+}
+
+
+#: keyword-only arguments without a default (leaving one out is Python's TypeError, not ours)
+REQUIRED = {
+    "get_nearest_visible_ancestor": {"visible_node_ids"},
+    "project_edges": {"visible_node_ids"},
+    "keyword_search": {"query"},
+    "find_by_name": {"query"},
+    "compaction_candidates": {"type"},
+}
+
+
+def read_call(name: str) -> Any:
+    positional, keywords = READ_CALLS[name]
+    required = REQUIRED.get(name, set())
+    return st.tuples(
+        st.just(name),
+        st.tuples(*positional) if positional else st.just(()),
+        st.fixed_dictionaries(
+            {k: v for k, v in keywords.items() if k in required},
+            optional={k: v for k, v in keywords.items() if k not in required},
+        ),
+    )
+
+
+@SETTINGS
+@given(calls=st.lists(st.one_of(*[read_call(n) for n in READ_CALLS]), min_size=1, max_size=10))
+def test_random_read_api_arguments_raise_only_bad_args_naming_the_argument(calls):
+    store = seeded()
+    read = get_read_api(store, None)
+    before = copy.deepcopy(store.to_dict())
+    version = store.version
+    for name, args, kwargs in calls:
+        try:
+            result = getattr(read, name)(*args, **kwargs)
+        except MemoryGraphError as exc:
+            assert exc.code == "BAD_ARGS", (name, exc.code, exc.message)
+            named = [*kwargs, *(["id"] if name != "expand_from_seeds" else ["seed_ids"])]
+            assert any(arg in exc.message for arg in named), (name, exc.message)
+        else:
+            if isinstance(result, tuple):
+                for item in result:
+                    assert not isinstance(item, (dict, list, set))
+        assert store.version == version
+    assert store.to_dict() == before
