@@ -23,8 +23,8 @@ class Companion(Spy):
 
 
 class CommitSpy(Spy):
-    """Only subscribes to ``memgraph_commit``: ``seen`` holds ``(chat_id, version)``."""
+    """Only subscribes to ``memgraph_commit``: ``seen`` holds ``(chat_id, commit)``."""
 
     @hookimpl
     def memgraph_commit(self, chat_id: str, commit: Any) -> None:
-        self.seen.append((chat_id, commit.version))
+        self.seen.append((chat_id, commit))

@@ -122,18 +122,44 @@ INTERNAL_EDGES = frozenset({"contains", "semantic_contains"})
 UNKNOWN_EDGE = "drill"  # reached by the drill, but no single relation names the step
 
 
-def _relations_from(session: Any, node_id: str, visible: Sequence[str]) -> dict[str, str]:
+class _VisibleLift:
+    """Nearest visible ancestor of a node (itself included) through the session's ``get_node``,
+    memoised for one expansion: the visible set is tested by membership, never copied per call."""
+
+    def __init__(self, session: Any, visible: frozenset[str]) -> None:
+        self._session = session
+        self._visible = visible
+        self._memo: dict[str, str | None] = {}
+
+    def __call__(self, view: Any) -> str | None:
+        path: list[str] = []
+        found: str | None = None
+        while view is not None and not view.archived and view.id not in path:
+            if view.id in self._memo:
+                found = self._memo[view.id]
+                break
+            path.append(view.id)
+            if view.id in self._visible:
+                found = view.id
+                break
+            view = self._session.get_node(view.parent_id) if view.parent_id else None
+        for node_id in path:
+            self._memo[node_id] = found
+        return found
+
+
+def _relations_from(session: Any, node_id: str, lift: _VisibleLift) -> dict[str, str]:
     """Neighbour id -> relation for one node over the drill's edge types, its descendants'
     edges included (a rollup's relations are its children's), neighbours lifted onto the
-    visible set."""
+    visible set. Each call reads only the edges of the node and its descendants."""
     ids = [node_id, *(d.id for d in session.get_descendants(node_id))]
     out: dict[str, str] = {}
     for source in ids:
         for nb in session.get_neighbors(
-            source, edge_types=list(DEFAULT_DRILL_EDGE_TYPES), project_to=list(visible)
+            source, edge_types=list(DEFAULT_DRILL_EDGE_TYPES), project_to="raw"
         ):
-            other = nb.node.id
-            if other == node_id:
+            other = lift(nb.node)
+            if other is None or other == node_id:
                 continue
             current = out.get(other)  # a real relation wins over a hierarchy edge
             real = nb.edge_type not in INTERNAL_EDGES
@@ -145,14 +171,15 @@ def _relations_from(session: Any, node_id: str, visible: Sequence[str]) -> dict[
 def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Sequence[str]) -> list:
     """Drill expansion hop by hop with ``expand_from_seeds``, so each node knows its hop count
     and the relation of the step that reached it (from a node of the previous hop)."""
-    visible = sorted(set(visible_ids) | {seed_id})
+    visible = frozenset(visible_ids) | {seed_id}
+    lift = _VisibleLift(session, visible)
     found: list[tuple[str, str, int]] = []
     seen = {seed_id}
     layer = [seed_id]
     for hop in range(1, hops + 1):
         relation: dict[str, str] = {}
         for node_id in layer:
-            for other, rel in _relations_from(session, node_id, visible).items():
+            for other, rel in _relations_from(session, node_id, lift).items():
                 relation.setdefault(other, rel)
         reached = session.expand_from_seeds(
             [seed_id], hops=hop, project_to=visible, include_children=True

@@ -8,6 +8,7 @@ import pytest
 
 from host import Host, hookimpl
 from memgraph_plugin.recall import HybridRouter, pipeline_for
+from tests.spies import CommitSpy
 
 from .conftest import CHAT, fixture_data, fixture_story, make_host
 
@@ -331,3 +332,65 @@ async def test_a_regenerated_answer_replaces_the_writes_of_the_old_one(started):
     assert Counter(n.type for n in session.list_nodes()) == before  # not one event too many
     fresh = await pipeline.run_turn(CHAT, story.turns[3].user, story.turns[3].assistant)
     assert not fresh.extraction.replaced and fresh.extraction.seq == 4
+
+
+async def test_recall_never_scans_the_whole_store(tmp_path, monkeypatch):
+    """Pool, keyword baseline, seeds and drill expansion all work from the store's indices."""
+    from memgraph_plugin.store import Store
+
+    host, _ = await make_host(tmp_path, recall_recent_window=0, recall_hops=2)
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "Mara and the lantern market smuggler")
+
+    def no_scan(self):
+        raise AssertionError("the recall path scanned the whole store")
+
+    monkeypatch.setattr(Store, "iter_edges", no_scan)
+    monkeypatch.setattr(Store, "iter_nodes", no_scan)
+    outcome = await pipeline.recall(CHAT)
+    monkeypatch.undo()
+    await host.stop()
+    assert outcome.route.fallback_reason is None and outcome.route.error is None
+    assert any(i.why == "graph_expansion" for i in outcome.route.selected)
+
+
+async def test_each_answer_is_one_batch_at_its_seq(started):
+    """The extraction of answer k is one commit of every op, its nodes stamped with seq k."""
+    host, _, pipeline = started
+    spy = CommitSpy()
+    host.register_plugin(spy, name="commit-spy")
+    for number, turn in enumerate(fixture_story().turns, 1):
+        before = len(spy.seen)
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+        (commit,) = [c for _, c in spy.seen[before:] if c.kind == "batch"]
+        assert (commit.seq, commit.applied) == (number, len(turn.ops))
+        session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+        created = {op.get("title") for op in turn.ops if op["op"] == "create"}
+        written = [session.get_node(i) for i in commit.node_ids]
+        assert created <= {n.title for n in written}
+        assert {n.seq_to for n in written if n.title in created} == {number}
+
+
+async def test_recent_window_keeps_the_last_answer_out_of_the_pool(tmp_path):
+    """Pool = visible minus the nodes of the last N answers; pinned types are injected anyway."""
+    host, companion = await make_host(tmp_path)  # default window: the last answer
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "Mara smuggler Lantern Market Quill")
+    outcome = await pipeline.recall(CHAT)
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+    everything = session.list_visible_candidates()
+    await host.stop()
+    recent = {n.id for n in everything if n.seq_to == 3}
+    assert recent and not recent & set(outcome.visible_ids)
+    assert set(outcome.visible_ids) == {n.id for n in everything} - recent
+    assert not recent & set(outcome.recall_selected_ids)
+    pinned_recent = {n.id for n in outcome.pinned} & recent
+    assert pinned_recent and {n.type for n in everything if n.id in pinned_recent} <= {
+        "event",
+        "thread",
+    }
+    assert companion.seen[-1][1].visible_ids == frozenset(outcome.visible_ids)
