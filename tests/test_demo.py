@@ -106,3 +106,23 @@ async def test_demo_refuses_a_chat_of_another_story(tmp_path):
     await run_demo(data, story_path=FIXTURE, max_turns=1, out=lambda s: None)
     with pytest.raises(DemoError, match="--fresh"):
         await run_demo(data, story_path=STORY_PATH, max_turns=1, out=lambda s: None)
+
+
+async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
+    """The real story: each turn says what was injected and why; the scout's finds, the
+    curator's merges and the compactor's rollups are printed as they happen."""
+    from tests.recall.test_story_e2e import PLANTED
+
+    lines: list[str] = []
+    summary = await run_demo(tmp_path / "demo-data", out=lines.append)
+    text = "\n".join(lines)
+    total = len(load_story(STORY_PATH).turns)
+    assert summary.complete and summary.turns_run == total
+    assert sum(f"── turn {n}/{total} " in text for n in range(1, total + 1)) == total
+    assert text.count("curator:   merged") == summary.merges == sum(map(len, PLANTED.values()))
+    assert text.count("compactor: rolled up") == summary.rollups > 0
+    assert "scout:     found" in text
+    assert "-[involved_in]- 1 hop" in text  # an expanded node with its seed, relation and hops
+    assert f"graph: {sum(summary.nodes_by_type.values())} active nodes" in text
+    assert summary.final_prompt and "## Recalled memory" in summary.final_prompt
+    assert text.rstrip().endswith(str(summary.picture)) and summary.picture.exists()
