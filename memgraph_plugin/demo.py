@@ -10,6 +10,7 @@ stored chat stopped; ``--fresh`` starts over.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import shutil
 import sys
 from collections import Counter
@@ -24,7 +25,18 @@ from .recall.extraction import ReplayExtractor
 from .recall.pipeline import RecallOutcome, TurnOutcome, pipeline_for
 from .recall.story import Story, load_story
 
-SAMPLE_PLUGINS = Path(__file__).resolve().parent.parent / "sample_plugins"
+
+def _sample_plugins_dir() -> Path:
+    """Where the installed ``sample_plugins`` package lives (found without importing it): the
+    source tree, or site-packages for a wheel, which ships ``story/story.json`` as package data."""
+    spec = importlib.util.find_spec("sample_plugins")
+    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if locations:
+        return Path(locations[0]).resolve()
+    return Path(__file__).resolve().parent.parent / "sample_plugins"
+
+
+SAMPLE_PLUGINS = _sample_plugins_dir()
 STORY_PATH = SAMPLE_PLUGINS / "story" / "story.json"
 DEFAULT_DATA = Path("demo-data")
 MARKER = ".memgraph-demo"

@@ -126,3 +126,20 @@ async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
     assert f"graph: {sum(summary.nodes_by_type.values())} active nodes" in text
     assert summary.final_prompt and "## Recalled memory" in summary.final_prompt
     assert text.rstrip().endswith(str(summary.picture)) and summary.picture.exists()
+
+
+def test_the_story_ships_as_package_data():
+    """``memgraph-host demo`` from a wheel needs the story: ``sample_plugins/story`` is found as a
+    namespace package and every package's ``*.json`` is package data (checked by hand with a
+    built wheel; this keeps the configuration that makes it so)."""
+    import fnmatch
+    import tomllib
+
+    from memgraph_plugin.demo import SAMPLE_PLUGINS
+
+    root = Path(__file__).resolve().parents[1]
+    conf = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    find = conf["packages"]["find"]
+    assert "sample_plugins*" in find["include"] and find.get("namespaces", True)
+    assert any(fnmatch.fnmatch(STORY_PATH.name, pattern) for pattern in conf["package-data"]["*"])
+    assert STORY_PATH.parent.parent == SAMPLE_PLUGINS and STORY_PATH.exists()
