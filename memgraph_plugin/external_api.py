@@ -1,21 +1,25 @@
 """The legacy external API: injected ids, lexical search, recent nodes, node by id.
 
-Read-only and forgiving: a `None` store or an empty query gives an empty result (or `None`)
-instead of raising, so callers can call these unconditionally. `record_injected_node_ids` is how
-the recall pipeline sets a chat's injection state (listeners and ``memgraph_injection_changed``
-fire). Injection state is per chat.
+Read-only and forgiving about absence: a `None` store, a `None` or empty query or id gives an
+empty result (or `None`) instead of raising, so callers can call these unconditionally. A value
+of the wrong kind (a store that is no `Store`, a numeric query, a limit that is no non-negative
+integer, exclude ids that are no ids) is ``BAD_ARGS`` naming the argument.
+`record_injected_node_ids` is how the recall pipeline sets a chat's injection state (listeners and
+``memgraph_injection_changed`` fire). Injection state is per chat.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
+from .errors import bad_args, check_bool, check_int, check_str
 from .injection import hub_for
 from .models import Node
-from .store import timeline_key
+from .store import Store, timeline_key
 from .views import InjectionState, NodeView
 
 __all__ = [
@@ -106,21 +110,25 @@ def _row(node: Node) -> dict[str, Any]:
     return row
 
 
+def _store(store: Any) -> Store | None:
+    if store is not None and not isinstance(store, Store):
+        raise bad_args("store", f"expected a Store or None, got {type(store).__name__}")
+    return store
+
+
 def _exclude_set(exclude_ids: Any) -> frozenset[str]:
-    if exclude_ids is None or isinstance(exclude_ids, (str, bytes)):
-        return frozenset((exclude_ids,)) if isinstance(exclude_ids, str) else frozenset()
-    try:
-        return frozenset(str(i) for i in exclude_ids)
-    except TypeError:
+    """None: nothing; one id; or an iterable of ids."""
+    if exclude_ids is None:
         return frozenset()
-
-
-def _limit(value: Any, default: int | None) -> int | None:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return default
-    return max(0, int(value))
+    if isinstance(exclude_ids, str):
+        return frozenset((exclude_ids,))
+    if isinstance(exclude_ids, (bytes, dict)) or not isinstance(exclude_ids, Iterable):
+        raise bad_args("exclude_ids", f"expected ids, got {type(exclude_ids).__name__}")
+    out = frozenset(exclude_ids)
+    for item in out:
+        if not isinstance(item, str):
+            raise bad_args("exclude_ids", f"expected ids (strings), found {item!r}")
+    return out
 
 
 def search_nodes_lexical(
@@ -130,11 +138,13 @@ def search_nodes_lexical(
 
     ``{"nodes": [{"id", "preview", "type", "time"?}]}``; archived nodes are skipped.
     """
-    if store is None or not isinstance(query, str) or not query.strip():
+    store = _store(store)
+    check_str("query", query, allow_none=True)
+    cap = check_int("limit", limit, minimum=0, allow_none=True)
+    excluded = _exclude_set(exclude_ids)
+    if store is None or query is None or not query.strip():
         return {"nodes": []}
     needle = query.strip().lower()
-    excluded = _exclude_set(exclude_ids)
-    cap = _limit(limit, None)
     hits = [
         node
         for node in store.iter_nodes()
@@ -150,20 +160,24 @@ def list_recent_nodes(
     store: Any, *, limit: int | None = 10, exclude_ids: Any = None
 ) -> dict[str, list[dict[str, Any]]]:
     """Active nodes in reverse timeline order (newest first), ``limit`` (default 10) of them."""
+    store = _store(store)
+    cap = check_int("limit", limit, minimum=0, allow_none=True)
+    if cap is None:  # null / undefined in the original: the default
+        cap = 10
+    excluded = _exclude_set(exclude_ids)
     if store is None:
         return {"nodes": []}
-    excluded = _exclude_set(exclude_ids)
-    cap = _limit(limit, 10)
-    nodes = [n for n in store.iter_nodes() if not n.archived and n.id not in excluded]
-    nodes.sort(key=timeline_key, reverse=True)
-    if cap is not None:
-        nodes = nodes[:cap]
+    live = (n for n in store.iter_nodes() if not n.archived and n.id not in excluded)
+    nodes = heapq.nlargest(cap, live, key=timeline_key)  # newest first
     return {"nodes": [_row(n) for n in nodes]}
 
 
 def get_node_by_id(store: Any, id: Any, *, include_neighbors: bool = True) -> dict[str, Any] | None:
     """``{"node": NodeView, "neighbors": [{"id", "edge_type", "relation"?}]}`` or None."""
-    if store is None or not isinstance(id, str) or not id:
+    store = _store(store)
+    check_str("id", id, allow_none=True)
+    check_bool("include_neighbors", include_neighbors)
+    if store is None or not id:
         return None
     node = store.node(id)
     if node is None:

@@ -6,6 +6,7 @@ import attrs
 import pytest
 
 from memgraph_plugin.batch import apply_batch
+from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.external_api import (
     get_currently_injected_node_ids,
     get_node_by_id,
@@ -155,3 +156,35 @@ def test_get_node_by_id(store):
     assert get_node_by_id(store, "n_404") is None
     # archived nodes can still be dereferenced by id
     assert get_node_by_id(store, "n_3")["node"].archived is True
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda s: search_nodes_lexical({"nodes": {}}, "x"), "store"),
+        (lambda s: search_nodes_lexical(s, 42), "query"),
+        (lambda s: search_nodes_lexical(s, "x", limit=-1), "limit"),
+        (lambda s: search_nodes_lexical(s, "x", limit="5"), "limit"),
+        (lambda s: search_nodes_lexical(s, "x", exclude_ids=[1, 2]), "exclude_ids"),
+        (lambda s: list_recent_nodes(s, limit=2.5), "limit"),
+        (lambda s: list_recent_nodes(s, exclude_ids=7), "exclude_ids"),
+        (lambda s: list_recent_nodes("store"), "store"),
+        (lambda s: get_node_by_id(s, 5), "id"),
+        (lambda s: get_node_by_id(s, "n_1", include_neighbors="yes"), "include_neighbors"),
+        (lambda s: record_injected_node_ids(None, always_inject_ids=5, recall_selected_ids=[]),
+         "always_inject_ids"),
+        (lambda s: record_injected_node_ids(None, always_inject_ids=[], recall_selected_ids="n_1"),
+         "recall_selected_ids"),
+    ],
+)
+def test_wrong_kinds_of_argument_are_bad_args_naming_it(store, call, argument):
+    with pytest.raises(MemoryGraphError) as err:
+        call(store)
+    assert err.value.code == "BAD_ARGS" and err.value.message.startswith(argument)
+
+
+def test_absent_arguments_still_degrade_gracefully(store):
+    assert search_nodes_lexical(store, None) == {"nodes": []}
+    assert get_node_by_id(store, None) is None
+    assert len(list_recent_nodes(store, limit=None)["nodes"]) == 4  # None: the default 10
+    assert list_recent_nodes(store, exclude_ids="n_5")["nodes"][0]["id"] == "n_2"

@@ -151,3 +151,18 @@ async def test_shutdown_unpublishes(tmp_path):
     assert h.registry.get("memory-graph") is None
     assert service.closed
     assert memory_graph_for(h) is None
+
+
+async def test_every_injection_update_fires_the_hook_no_debounce(host):
+    """Identical updates, partial updates through the hub and a reused state all fire."""
+    rec = Recorder()
+    host.register_plugin(rec, name="recorder")
+    ctx = host.get_context("d")
+    for _ in range(2):  # the same state twice: two notifications
+        record_injected_node_ids(ctx, always_inject_ids=["n_1"], recall_selected_ids=[])
+    service = memory_graph_for(host)
+    service.hub("d").set(recall_selected_ids=["n_3"])  # the recall pass of the same turn
+    states = [state for chat, state in rec.injections if chat == "d"]
+    assert len(states) == 3
+    assert states[0] == states[1] and states[2].recall_selected_ids == {"n_3"}
+    assert states[2].always_inject_ids == {"n_1"}

@@ -340,3 +340,66 @@ async def test_results_unstructure_to_plain_data(api, store):
     assert converter.unstructure(CreateResult("n_1", "a")) == {"id": "n_1", "ref": "a"}
     info = converter.unstructure(CommitInfo(version=3, applied=1, chat_id="c", node_ids=("n_1",)))
     assert info["version"] == 3 and info["node_ids"] == ["n_1"]
+
+
+PRIMITIVE_AND_OP = [
+    (
+        "create_node",
+        {"type": "character_sheet", "title": "Mira", "fields": {"aliases": ["M"]},
+         "links": [{"target": {"id": "n_1"}, "relation": "allied_with"}]},
+        {"op": "create", "type": "character_sheet", "title": "Mira", "fields": {"aliases": ["M"]},
+         "links": [{"target_node_id": "n_1", "relation": "allied_with"}]},
+    ),
+    (
+        "create_node",  # a merge into the latest-only node of that name
+        {"type": "character_sheet", "title": "eileen", "fields": {"goal": "home"}},
+        {"op": "create", "type": "character_sheet", "title": "eileen", "fields": {"goal": "home"}},
+    ),
+    (
+        "edit_node",
+        {"id": "n_2", "set_fields": {"summary": "new"}, "title": "Renamed"},
+        {"op": "edit", "node_id": "n_2", "set_fields": {"summary": "new"}, "title": "Renamed"},
+    ),
+    ("edit_node", {"id": "n_404", "title": "x"}, {"op": "edit", "node_id": "n_404", "title": "x"}),
+    ("delete_node", {"id": "n_2"}, {"op": "delete", "node_id": "n_2"}),
+    (
+        "upsert_links",
+        {"source": {"id": "n_2"}, "links": [
+            {"target": {"id": "n_1"}, "relation": "Mentions", "direction": "outgoing"},
+            {"target": {"id": "n_1"}, "relation": "related"}]},
+        {"op": "link_upsert", "source_node_id": "n_2", "links": [
+            {"target_node_id": "n_1", "relation": "Mentions", "direction": "outgoing"},
+            {"target_node_id": "n_1", "relation": "related"}]},
+    ),
+    (
+        "delete_links",
+        {"source": {"id": "n_2"}, "target": {"id": "n_1"}, "relation": "involved_in"},
+        {"op": "link_delete", "source_node_id": "n_2", "target_node_id": "n_1",
+         "relation": "involved_in"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("primitive", "kwargs", "op"), PRIMITIVE_AND_OP)
+async def test_primitives_are_one_op_batches(primitive, kwargs, op):
+    """Each primitive leaves the store exactly as the one-op batch does (same pipeline)."""
+    seed = [
+        {"op": "create", "type": "character_sheet", "title": "Eileen"},
+        {"op": "create", "type": "event", "title": "Inn", "fields": {"summary": "s"},
+         "links": [{"target_node_id": "n_1", "relation": "involved_in"}]},
+    ]
+    by_primitive, by_batch = Store(), Store()
+    for s in (by_primitive, by_batch):
+        await get_write_api(s).apply_extraction_batch(ops=seed, max_seq=3)
+    outcome = await getattr(get_write_api(by_primitive), primitive)(**kwargs)
+    batch = await get_write_api(by_batch).apply_extraction_batch(ops=[op])
+    assert by_primitive.to_dict() == by_batch.to_dict()
+    assert by_primitive.version == by_batch.version
+    if primitive == "create_node":
+        assert outcome.id == batch.node_ids[0]
+    elif primitive in ("edit_node", "delete_node"):
+        assert outcome.ok == bool(batch.applied)
+    elif primitive == "upsert_links":
+        assert outcome.applied == batch.added
+    else:
+        assert outcome.removed == batch.removed
