@@ -201,3 +201,49 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(MemoryGraphError) as info:
         load_schema(nokey)
     assert "types" in info.value.message
+
+
+def test_default_schema_is_already_normalised() -> None:
+    assert normalize_schema(DEFAULT_SCHEMA.to_list()) == DEFAULT_SCHEMA
+    assert load_schema(DEFAULT_SCHEMA) is DEFAULT_SCHEMA
+
+
+async def test_a_user_schema_file_reaches_the_session(tmp_path: Path) -> None:
+    """settings ``schema`` = a TOML path extending the defaults: sessions see and write it."""
+    from memgraph_plugin.service import MemoryGraph
+
+    path = tmp_path / "schema.toml"
+    path.write_text(
+        'extend = true\n[[types]]\nid = "Faction"\ntableColumns = ["title", "leader"]\n'
+        'primaryKeyColumns = ["title"]\nlatestOnly = true\n',
+        encoding="utf-8",
+    )
+
+    class Ctx:
+        chat_id = "c-schema"
+        host = None
+
+    service = MemoryGraph(None, settings={"schema": str(path)})
+    try:
+        session = await service.open_session(Ctx())
+        assert [s.type for s in session.get_schema().types][-1] == "faction"
+        first = await session.create_node(type="faction", title="Guild", fields={"leader": "A"})
+        again = await session.create_node(type="Faction", title="guild", fields={"leader": "B"})
+        assert again.id == first.id  # latest-only: merged on the primary key
+        assert session.get_node(first.id).fields["leader"] == "B"
+    finally:
+        service.close()
+
+
+def test_python_api_replace_and_extend_on_a_store() -> None:
+    from memgraph_plugin import Store, get_read_api
+
+    replaced = Store(schema=[{"id": "faction"}])
+    assert get_read_api(replaced).get_schema().types[0].type == "faction"
+    extra = [{"id": "faction"}, {"id": "thread", "editable": False}]
+    extended = extend_schema(DEFAULT_SCHEMA, extra)
+    assert extended.ids == ("event", "character_sheet", "location_state", "thread", "faction")
+    assert not extended.get("thread").editable
+    store = Store()
+    store.set_schema(extended)
+    assert get_read_api(store).get_schema().types[-1].type == "faction"

@@ -109,6 +109,8 @@ def test_a_later_write_does_not_change_an_old_view(story: Store) -> None:
 
 
 def test_converter_gives_plain_json_data_for_every_view(story: Store) -> None:
+    import memgraph_plugin.views as views_module
+
     hub = InjectionHub("c")
     hub.set(always_inject_ids={"n_8", "n_4"}, visible_ids={"n_1"})
     api = get_read_api(story, None)
@@ -126,10 +128,31 @@ def test_converter_gives_plain_json_data_for_every_view(story: Store) -> None:
         api.compaction_candidates(type="event"),
         api.get_injection_state(),
         api.project_edges(visible_node_ids=["n_1", "n_2"]),
+        views_module.CompactionCandidates(
+            groups=[views_module.CompactionGroup(depth=1, child_ids=["n_5", "n_6"], fan_in=2)]
+        ),
     ]
     for value in values:
         data = converter.unstructure(value)
         assert json.loads(json.dumps(data)) == data
+    # every view class of the module was among them (a new view must join this test)
+    seen: set[type] = set()
+
+    def walk(value: object) -> None:
+        if attrs.has(type(value)):
+            seen.add(type(value))
+            for a in attrs.fields(type(value)):
+                walk(getattr(value, a.name))
+        elif isinstance(value, (tuple, list, frozenset)):
+            for item in value:
+                walk(item)
+
+    walk(values)
+    every_view = {
+        v for v in vars(views_module).values()
+        if isinstance(v, type) and attrs.has(v) and v.__module__ == views_module.__name__
+    }
+    assert every_view <= seen, sorted(t.__name__ for t in every_view - seen)
     state = converter.unstructure(api.get_injection_state())
     assert state == {"always_inject_ids": ["n_4", "n_8"], "recall_selected_ids": [],
                      "visible_ids": ["n_1"]}
