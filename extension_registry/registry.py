@@ -228,6 +228,26 @@ class ExtensionRegistry:
 
         return unsubscribe
 
+    def unsubscribe_where(self, predicate: Callable[[Subscriber], bool]) -> int:
+        """Cancel every subscription whose callback ``predicate`` accepts; returns how many.
+
+        Hot reload uses it to drop what a replaced plugin's code subscribed.
+        """
+        with self._lock:
+            doomed = [
+                (name, sub)
+                for name, subs in self._subscriptions.items()
+                for sub in subs
+                if predicate(sub.callback)
+            ]
+            for name, subscription in doomed:
+                subscription.cancel()
+                subs = self._subscriptions[name]
+                subs.remove(subscription)
+                if not subs:
+                    del self._subscriptions[name]
+        return len(doomed)
+
     def _change(self, name: str) -> tuple[int, list[_Subscription]]:
         """Number a change of ``name`` and snapshot its subscribers (call with the lock held)."""
         self._changes += 1

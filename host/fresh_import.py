@@ -9,9 +9,11 @@ would otherwise load stale bytecode), and the previous version's entries are pur
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import inspect
 import itertools
 import re
 import sys
@@ -140,6 +142,25 @@ def purge_modules(module_name: str) -> tuple[str, ...]:
 def owns_module(module_name: str, candidate: str) -> bool:
     """True when ``candidate`` is ``module_name`` or one of its submodules."""
     return candidate == module_name or candidate.startswith(module_name + ".")
+
+
+def defined_in(callback: object, module_name: str) -> bool:
+    """True when ``callback``'s code belongs to module ``module_name`` (or a submodule of it).
+
+    Functions, lambdas and bound methods count by their function's module, ``functools.partial``
+    by the function it wraps, other callable objects by their class.
+    """
+    for _depth in range(8):  # partials of partials, bounded
+        inner = getattr(callback, "func", None)
+        if isinstance(callback, functools.partial) and inner is not None:
+            callback = inner
+            continue
+        break
+    function = getattr(callback, "__func__", callback)  # a bound method's function
+    module = getattr(function, "__module__", None) if inspect.isroutine(function) else None
+    if module is None:
+        module = getattr(type(callback), "__module__", None)
+    return isinstance(module, str) and owns_module(module_name, module)
 
 
 def locate_error(exc: BaseException, root: Path | None = None) -> SourceLocation | None:

@@ -28,6 +28,7 @@ from watchfiles import PythonFilter, awatch
 from host.fresh_import import (
     PluginLoadError,
     SourceLocation,
+    defined_in,
     entry_file,
     import_fresh,
     locate_error,
@@ -135,13 +136,19 @@ class Reloader:
         return found
 
     def plugin_for_path(self, path: str | Path) -> str | None:
-        """The plugin a changed path belongs to, or ``None`` when it belongs to none."""
-        candidate = Path(path)
-        if not candidate.is_absolute():
-            candidate = self.plugins_dir / candidate
-        try:
-            parts = candidate.resolve().relative_to(self.plugins_dir).parts
-        except ValueError:
+        """The plugin a changed path belongs to, or ``None`` when it belongs to none.
+
+        A relative path is taken from the working directory, else from the plugins folder.
+        """
+        given = Path(path)
+        bases = [Path.cwd(), self.plugins_dir] if not given.is_absolute() else [Path("/")]
+        for base in bases:
+            try:
+                parts = (base / given).resolve().relative_to(self.plugins_dir).parts
+            except ValueError:
+                continue
+            break
+        else:
             return None
         if not parts:
             return None
@@ -489,9 +496,33 @@ class Reloader:
         return results[0] if results else None
 
     def _teardown(self, name: str, old: _Loaded) -> None:
-        """Take the old version out: hooks, registry entries, unload callbacks, modules."""
+        """Take the old version out: hooks, registry entries, unload callbacks, the listeners its
+        code left subscribed, modules."""
         self._unregister_quietly(name)
+        swept = self._sweep_listeners(old.module.__name__)
+        if swept:
+            log.info("%s: dropped %d listener(s) the old version left subscribed", name, swept)
         purge_modules(old.module.__name__)
+
+    def _sweep_listeners(self, module_name: str) -> int:
+        """Drop the callbacks defined in ``module_name`` that are still subscribed somewhere.
+
+        Holders are the host's registry and every API published in it whose class offers
+        ``unsubscribe_where(predicate) -> int`` (the memory graph's injection listeners). A plugin
+        that hands its undo to ``host.on_unload`` has nothing left here.
+        """
+        holders: dict[int, object] = {id(self.host.registry): self.host.registry}
+        for entry in self.host.registry.entries():
+            holders.setdefault(id(entry.api), entry.api)
+        dropped = 0
+        for holder in holders.values():
+            if not callable(getattr(type(holder), "unsubscribe_where", None)):
+                continue  # looked up on the class: no proxy's __getattr__ answers for it
+            try:
+                dropped += int(holder.unsubscribe_where(lambda cb: defined_in(cb, module_name)))
+            except Exception:  # noqa: BLE001 - one holder must not stop the teardown
+                log.exception("dropping the listeners of %s from %r failed", module_name, holder)
+        return dropped
 
     def _unregister_quietly(self, name: str) -> None:
         try:

@@ -62,6 +62,14 @@ class InjectionHub:
 
         return unsubscribe
 
+    def unsubscribe_where(self, predicate: Callable[[Listener], bool]) -> int:
+        """Drop every listener ``predicate`` accepts (hot reload: a replaced plugin's code)."""
+        with self._lock:
+            kept = [(t, cb) for t, cb in self._listeners if not predicate(cb)]
+            dropped = len(self._listeners) - len(kept)
+            self._listeners = kept
+        return dropped
+
     @property
     def listener_count(self) -> int:
         return len(self._listeners)

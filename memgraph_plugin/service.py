@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import logging
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from .errors import MemoryGraphError
@@ -158,6 +159,13 @@ class MemoryGraph:
         if hub is None:
             hub = self._hubs[chat_id] = InjectionHub(chat_id, forward=self._injection_changed)
         return hub
+
+    def unsubscribe_where(self, predicate: Callable[[Any], bool]) -> int:
+        """Drop the injection listeners ``predicate`` accepts, in every chat; returns how many.
+
+        Hot reload calls it with "defined in the replaced plugin's code".
+        """
+        return sum(hub.unsubscribe_where(predicate) for hub in list(self._hubs.values()))
 
     def injection_state(self, chat_id: str) -> InjectionState:
         return self.hub(chat_id).state

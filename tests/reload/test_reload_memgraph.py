@@ -15,6 +15,10 @@ VERSION = {version}
 HOST = []
 
 
+def ids(state):
+    return tuple(sorted(state.recall_selected_ids))
+
+
 def sink():
     return HOST[0].registry.get("reload-test-sink")
 
@@ -29,6 +33,10 @@ async def host_startup(host):
         sink().append((VERSION, "listener", tuple(sorted(state.recall_selected_ids))))
 
     host.on_unload(__name__, session.on_injection_changed(on_change))
+    # no undo handed to the host: the reloader drops it because this version's code defines it
+    session.on_injection_changed(
+        lambda state: sink().append((VERSION, "unclaimed", ids(state)))
+    )
 
 
 @hookimpl
@@ -53,14 +61,15 @@ async def test_injection_subscribers_fire_once_per_change_after_reloads(
 
     ctx = host.get_context("chat-1")
     record_injected_node_ids(ctx, always_inject_ids=[], recall_selected_ids=["n_1"])
-    assert sorted(sink) == [(4, "hook", ("n_1",)), (4, "listener", ("n_1",))]
+    kinds = ["hook", "listener", "unclaimed"]
+    assert sorted(sink) == [(4, kind, ("n_1",)) for kind in kinds]  # once each, newest only
     record_injected_node_ids(ctx, always_inject_ids=[], recall_selected_ids=["n_2"])
-    assert len(sink) == 4 and sorted(sink[2:]) == [(4, "hook", ("n_2",)), (4, "listener", ("n_2",))]
+    assert len(sink) == 6 and sorted(sink[3:]) == [(4, kind, ("n_2",)) for kind in kinds]
 
     (plugins_dir / "watcher.py").unlink()
     await run.wait_report("watcher", "unloaded")
     record_injected_node_ids(ctx, always_inject_ids=[], recall_selected_ids=["n_3"])
-    assert len(sink) == 4  # neither the hook nor the listener outlives the plugin
+    assert len(sink) == 6  # neither the hook nor a listener outlives the plugin
 
 
 READER = """

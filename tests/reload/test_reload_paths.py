@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from host import Host, hookimpl
 from host.reload import Reloader
 from tests.reload.conftest import greeter_source, write
 
 
-async def test_paths_map_to_plugins_once_each(host: Host, plugins_dir: Path) -> None:
+async def test_paths_map_to_plugins_once_each(
+    host: Host, plugins_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(plugins_dir / "solo.py", greeter_source("s1"))
     write(plugins_dir / "pack" / "__init__.py", "from .inner import *  # noqa\n")
     write(plugins_dir / "pack" / "inner.py", greeter_source("p1"))
@@ -19,6 +23,10 @@ async def test_paths_map_to_plugins_once_each(host: Host, plugins_dir: Path) -> 
     assert reloader.plugin_for_path(plugins_dir / "pack" / "deep" / "x.py") == "pack"
     assert reloader.plugin_for_path(plugins_dir / "_helper.py") is None
     assert reloader.plugin_for_path(plugins_dir.parent / "elsewhere.py") is None
+    monkeypatch.chdir(plugins_dir.parent)  # relative: from the working directory, else the folder
+    assert reloader.plugin_for_path("plugins/solo.py") == "solo"
+    assert reloader.plugin_for_path("solo.py") == "solo"
+    assert reloader.plugin_for_path("../elsewhere.py") is None
 
     reports = await reloader.reload_paths(
         [

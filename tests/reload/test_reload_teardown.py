@@ -56,19 +56,34 @@ VERSION = {version}
 @hookimpl
 def host_startup(host):
     seen = host.registry.get("seen")
+    SEEN[:] = [seen]
 
     def on_change(name, api):
-        seen.append((VERSION, name))
+        seen.append((VERSION, "claimed", name))
 
     unsubscribe = host.registry.subscribe("topic", on_change)
     host.on_unload(__name__, unsubscribe)
+    # no undo handed to the host: dropped because this version's code defines the callback
+    host.registry.subscribe("topic", Counter().on_change)
+
+
+class Counter:
+    def on_change(self, name, api):
+        host_seen().append((VERSION, "unclaimed", name))
+
+
+def host_seen():
+    return SEEN[0]
+
+
+SEEN = []
 """
 
 
-async def test_subscriptions_registered_for_disposal_are_not_doubled(
+async def test_registry_subscriptions_are_not_doubled(
     host: Host, plugins_dir: Path, start_reloader
 ) -> None:
-    seen: list[tuple[int, str]] = []
+    seen: list[tuple[int, str, str]] = []
     host.registry.register("seen", seen, owner="test")
     write(plugins_dir / "listener.py", SUBSCRIBER.format(version=1))
     run = await start_reloader()
@@ -78,12 +93,12 @@ async def test_subscriptions_registered_for_disposal_are_not_doubled(
         await run.wait_report("listener", "reloaded", count=version - 1)
 
     host.registry.register("topic", object(), owner="test")
-    assert seen == [(4, "topic")]  # one listener, the newest one
+    assert sorted(seen) == [(4, "claimed", "topic"), (4, "unclaimed", "topic")]  # newest only
 
     (plugins_dir / "listener.py").unlink()
     await run.wait_report("listener", "unloaded")
     host.registry.unregister("topic")
-    assert seen == [(4, "topic")]
+    assert len(seen) == 2
 
 
 HANDOVER = """
