@@ -166,3 +166,66 @@ async def test_every_injection_update_fires_the_hook_no_debounce(host):
     assert len(states) == 3
     assert states[0] == states[1] and states[2].recall_selected_ids == {"n_3"}
     assert states[2].always_inject_ids == {"n_1"}
+
+
+async def test_worked_example_through_open_session(host):
+    """The docs' worked example as written: a session from the registry, a story written through
+    it, then schema_overview and candidateRows rebuilt from its reads alone."""
+    from memgraph_plugin.external_api import get_currently_injected_node_ids
+
+    from .test_projection import as_dict, ref_summary
+    from .test_read_api import EXPECTED_SCHEMA_OVERVIEW
+
+    session = await session_of(host, "worked")
+    ops = [
+        {"op": "create", "type": "character_sheet", "ref": "e", "title": "Eileen",
+         "fields": {"aliases": ["艾琳"], "traits": "healer"}},
+        {"op": "create", "type": "location_state", "ref": "g", "title": "Garden",
+         "fields": {"state": "quiet"}},
+        {"op": "create", "type": "thread", "ref": "q", "title": "Seal",
+         "fields": {"status": "open", "note": "find it"}},
+    ]
+    for i in range(8):  # threshold 5 after holding back 3 recent leaves: one group of 3
+        ops.append({"op": "create", "type": "event", "ref": f"v{i}",
+                    "fields": {"summary": f"turn {i}"},
+                    "links": [{"target_ref": "e", "relation": "involved_in",
+                               "direction": "outgoing"},
+                              {"target_ref": "g", "relation": "occurred_at",
+                               "direction": "outgoing"}]})
+    result = await session.apply_extraction_batch(ops=ops, max_seq=1)
+    assert not result.rejected
+    group = session.compaction_candidates(type="event").groups[0]
+    await session.compact_nodes(type="event", child_ids=group.child_ids, summary="the first act")
+    record_injected_node_ids(
+        host.get_context("worked"),
+        always_inject_ids=[result.refs["q"]],
+        recall_selected_ids=[],
+    )
+
+    schema_overview = [
+        {
+            "id": spec.type,
+            "table_name": spec.table_name,
+            "table_columns": list(spec.table_columns),
+            "required_columns": list(spec.required_columns),
+            "force_update": spec.force_update,
+            "always_inject": spec.always_inject,
+            "editable": spec.editable,
+            "compression_mode": spec.compression_mode,
+        }
+        for spec in session.get_schema().types
+    ]
+    assert schema_overview == EXPECTED_SCHEMA_OVERVIEW
+    candidates = session.list_visible_candidates()
+    rows = [session.get_node_brief(v.id, include_edge_summary=True, edge_summary_limit=8)
+            for v in candidates]
+    pool = {v.id for v in candidates}
+    assert all(r is not None for r in rows)
+    assert len(pool) == len(rows) == 3 + 1 + 5  # 3 entities, the rollup, 5 leaves left
+    for row in rows:
+        assert as_dict(row.edge_summary) == ref_summary(session.store, row.id, pool, limit=8)
+        assert row.always_inject is (row.id == result.refs["q"])
+    rollup = next(r for r in rows if r.child_count)
+    assert rollup.child_count == 3 and rollup.summary == "the first act"
+    assert get_currently_injected_node_ids(host.get_context("worked")).always_inject_ids == {
+        result.refs["q"]}
