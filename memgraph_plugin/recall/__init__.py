@@ -3,7 +3,7 @@
 from .extraction import ReplayExtractor, extract_ops
 from .pipeline import ExtractionOutcome, RecallOutcome, TurnOutcome, TurnPipeline, pipeline_for
 from .render import render_injection, render_table
-from .rollout import FallbackReason, RolloutDecision, RolloutMode, decide
+from .rollout import FallbackReason, QualityGate, RolloutDecision, RolloutMode, decide
 from .router import HybridRouter, Inclusion, RouteRequest, RouteResult
 from .story import Story, StoryError, Turn, load_story
 from .trace import RecallTrace, TraceLog
@@ -13,6 +13,7 @@ __all__ = [
     "FallbackReason",
     "HybridRouter",
     "Inclusion",
+    "QualityGate",
     "RolloutDecision",
     "RolloutMode",
     "RouteRequest",

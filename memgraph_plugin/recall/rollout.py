@@ -1,11 +1,15 @@
 """Rollout modes for graph expansion and the reasons recall falls back to the baseline.
 
 Mirrors the hybrid-retrieval guardrails: ``off`` never expands, ``shadow`` expands for the trace
-only, ``canary`` applies the expansion. Every baseline-only answer carries one fallback reason.
+only, ``canary`` applies the expansion. Canary is protected by a quality gate: when too many of
+the recent expansions failed, expansion keeps running for measurement but is not applied
+(``quality_gate_blocked``) until the rolling window is healthy again. Every baseline-only answer
+carries one fallback reason.
 """
 
 from __future__ import annotations
 
+import collections
 import enum
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +19,9 @@ import attrs
 ROLLOUT_SETTING = "recall_rollout"
 FEATURE_FLAG_SETTING = "recall_graph_expansion"
 DEFAULT_MODE = "canary"
+GATE_WINDOW_SETTING, DEFAULT_GATE_WINDOW = "recall_quality_window", 20
+GATE_RATE_SETTING, DEFAULT_GATE_RATE = "recall_quality_max_error_rate", 0.5
+GATE_MIN_SAMPLES = 4  # fewer outcomes than this (or than the window) never block
 
 
 class RolloutMode(enum.StrEnum):
@@ -78,8 +85,12 @@ def parse_flag(value: Any) -> bool:
     raise RolloutSettingError(f"setting {FEATURE_FLAG_SETTING}={value!r} is not a boolean")
 
 
-def decide(settings: Mapping[str, Any]) -> RolloutDecision:
-    """The rollout decision the settings ask for (before expansion has run)."""
+def decide(settings: Mapping[str, Any], *, gate_blocked: bool = False) -> RolloutDecision:
+    """The rollout decision the settings ask for (before expansion has run).
+
+    ``gate_blocked``: the quality gate holds canary back; expansion still runs (so the gate
+    keeps measuring and can open again) but is not applied.
+    """
     mode = parse_mode(settings.get(ROLLOUT_SETTING))
     if not parse_flag(settings.get(FEATURE_FLAG_SETTING)):
         return RolloutDecision(mode, False, False, FallbackReason.FEATURE_FLAG_DISABLED)
@@ -87,4 +98,43 @@ def decide(settings: Mapping[str, Any]) -> RolloutDecision:
         return RolloutDecision(mode, False, False, FallbackReason.ROLLOUT_OFF)
     if mode is RolloutMode.SHADOW:
         return RolloutDecision(mode, True, False, FallbackReason.SHADOW_MODE)
+    if gate_blocked:
+        return RolloutDecision(mode, True, False, FallbackReason.QUALITY_GATE_BLOCKED)
     return RolloutDecision(mode, True, True, None)
+
+
+def gate_settings(settings: Mapping[str, Any]) -> tuple[int, float]:
+    """``(window, max error rate)`` of the quality gate, validated."""
+    window = settings.get(GATE_WINDOW_SETTING, DEFAULT_GATE_WINDOW)
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise RolloutSettingError(
+            f"setting {GATE_WINDOW_SETTING}={window!r} must be an integer >= 1"
+        )
+    rate = settings.get(GATE_RATE_SETTING, DEFAULT_GATE_RATE)
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+        raise RolloutSettingError(
+            f"setting {GATE_RATE_SETTING}={rate!r} must be a number in [0, 1]"
+        )
+    return window, float(rate)
+
+
+class QualityGate:
+    """A rolling window of graph-expansion outcomes (failed or not), one per host's router.
+
+    Closed (blocking canary) while more than the allowed share of the last ``window`` outcomes
+    failed, once at least ``min(window, GATE_MIN_SAMPLES)`` outcomes are in.
+    """
+
+    def __init__(self) -> None:
+        self._outcomes: collections.deque[bool] = collections.deque()
+
+    def record(self, failed: bool, window: int) -> None:
+        self._outcomes.append(failed)
+        while len(self._outcomes) > window:
+            self._outcomes.popleft()
+
+    def blocked(self, window: int, max_rate: float) -> bool:
+        recent = list(self._outcomes)[-window:]
+        if len(recent) < min(window, GATE_MIN_SAMPLES):
+            return False
+        return sum(recent) / len(recent) > max_rate

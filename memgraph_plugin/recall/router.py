@@ -17,7 +17,7 @@ import attrs
 
 from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
 
-from .rollout import FallbackReason, RolloutDecision, decide
+from .rollout import FallbackReason, QualityGate, RolloutDecision, decide, gate_settings
 
 log = logging.getLogger(__name__)
 
@@ -204,11 +204,13 @@ class HybridRouter:
 
     def __init__(self, *, expander: Expander | None = None) -> None:
         self._expander = expander or default_expander
+        self.gate = QualityGate()  # canary's rolling window of expansion failures
 
     async def route(self, request: RouteRequest) -> RouteResult:
         """Baseline scores, seeds, then expansion as the rollout decision allows."""
         settings = request.settings
-        decision = decide(settings)
+        window, max_rate = gate_settings(settings)
+        decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
         top_k = int_setting(settings, TOP_K_SETTING, DEFAULT_TOP_K)
         n_seeds = int_setting(settings, SEEDS_SETTING, DEFAULT_SEEDS)
         hops = int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
@@ -236,11 +238,13 @@ class HybridRouter:
             expanded = await self._expand(request, seeds, hops, max_expanded, baseline)
         except Exception as exc:  # any expansion failure falls back to the baseline
             log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
+            self.gate.record(True, window)
             return attrs.evolve(
                 result,
                 fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
                 error=f"{type(exc).__name__}: {exc}",
             )
+        self.gate.record(False, window)
         return self._apply(result, decision, expanded)
 
     @staticmethod

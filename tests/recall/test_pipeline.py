@@ -394,3 +394,36 @@ async def test_recent_window_keeps_the_last_answer_out_of_the_pool(tmp_path):
         "thread",
     }
     assert companion.seen[-1][1].visible_ids == frozenset(outcome.visible_ids)
+
+
+async def test_quality_gate_holds_canary_back_after_failures_then_reopens(tmp_path):
+    """Failed expansions fill the rolling window and close the gate: expansion then runs in
+    the shadow (``quality_gate_blocked``) until the window's error rate is back to the limit."""
+    from memgraph_plugin.recall import TurnPipeline
+    from memgraph_plugin.recall.router import default_expander
+
+    failing = [False]
+
+    def flaky(session, seed, hops, visible):
+        if failing[0]:
+            raise RuntimeError("graph store timeout")
+        return default_expander(session, seed, hops, visible)
+
+    host, _ = await make_host(tmp_path, recall_recent_window=0, recall_quality_window=4)
+    pipeline = TurnPipeline(host, router=HybridRouter(expander=flaky))
+    for turn in fixture_story().turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    outcomes = []
+    for number in range(7):
+        failing[0] = number < 4
+        await pipeline.add_user_message(CHAT, "smuggler")
+        outcomes.append(await pipeline.recall(CHAT))
+    traces = pipeline.traces.read(CHAT)[-7:]
+    await host.stop()
+    reasons = [o.route.fallback_reason for o in outcomes]
+    assert reasons == ["graph_expansion_error"] * 4 + ["quality_gate_blocked"] * 2 + [None]
+    assert [t.fallback_reason for t in traces] == reasons
+    for blocked in outcomes[4:6]:  # measured in the shadow, not applied
+        assert blocked.route.shadow
+        assert all(i.why != "graph_expansion" for i in blocked.route.selected)
+    assert any(i.why == "graph_expansion" for i in outcomes[-1].route.selected)

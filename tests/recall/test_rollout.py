@@ -4,9 +4,11 @@ import pytest
 
 from memgraph_plugin.recall.rollout import (
     FallbackReason,
+    QualityGate,
     RolloutMode,
     RolloutSettingError,
     decide,
+    gate_settings,
     parse_mode,
 )
 
@@ -46,3 +48,37 @@ def test_bad_mode_names_the_setting(bad):
 def test_bad_flag_names_the_setting():
     with pytest.raises(RolloutSettingError, match="recall_graph_expansion"):
         decide({"recall_graph_expansion": "maybe"})
+
+
+def test_a_closed_quality_gate_measures_but_does_not_apply():
+    d = decide({}, gate_blocked=True)
+    assert (d.run_expansion, d.apply_expansion) == (True, False)
+    assert d.reason is FallbackReason.QUALITY_GATE_BLOCKED
+    # the gate only holds canary back: off and shadow keep their own reasons
+    assert decide({"recall_rollout": "shadow"}, gate_blocked=True).reason.value == "shadow_mode"
+
+
+def test_quality_gate_rolling_window():
+    gate = QualityGate()
+    for failed in (True, True, True):
+        gate.record(failed, window=6)
+    assert not gate.blocked(6, 0.5)  # too few outcomes to judge
+    gate.record(True, window=6)
+    assert gate.blocked(6, 0.5)
+    for _ in range(4):
+        gate.record(False, window=6)
+    assert not gate.blocked(6, 0.5)  # the last 6: 2 failed, 4 fine
+    assert gate.blocked(6, 0.25)
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"recall_quality_window": 0}, "recall_quality_window"),
+        ({"recall_quality_max_error_rate": 1.5}, "recall_quality_max_error_rate"),
+        ({"recall_quality_max_error_rate": "half"}, "recall_quality_max_error_rate"),
+    ],
+)
+def test_bad_gate_settings_are_named(settings, named):
+    with pytest.raises(RolloutSettingError, match=named):
+        gate_settings(settings)
