@@ -95,8 +95,12 @@ class Host:
         """Find and register plugins not loaded yet: built-in, entry points, plugin folders.
 
         Each failure is recorded on its plugin (strict mode: raised as `PluginError`). Returns
-        the records of this call's plugins.
+        the records of this call's plugins. Two threads calling it never load a plugin twice.
         """
+        with self._lock:
+            return self._load_plugins()
+
+    def _load_plugins(self) -> tuple[PluginRecord, ...]:
         candidates: list[discovery.Candidate] = []
         if self.builtins:
             candidates += discovery.builtin_candidates()

@@ -222,3 +222,44 @@ def test_every_command_and_option_has_help_text(tmp_path: Path, plugins: Path, c
                               str(plugins), name, "--help")  # fmt: skip
         assert code == 0 and out.startswith(f"usage: memgraph-host {name}"), name
         assert child.description.split()[0] in out
+
+
+def test_hooks_shows_implementation_flags_in_call_order(tmp_path: Path) -> None:
+    import argparse
+    import io
+
+    from host import Host, hookimpl
+    from host.cli import cmd_hooks
+
+    class Early:
+        @hookimpl(tryfirst=True)
+        def host_startup(self, host):
+            pass
+
+    class Late:
+        @hookimpl(trylast=True)
+        def host_startup(self, host):
+            pass
+
+    class Plain:
+        @hookimpl
+        def host_startup(self, host):
+            pass
+
+    class Wrap:
+        @hookimpl(wrapper=True)
+        def host_startup(self, host):
+            return (yield)
+
+    host = Host(data_dir=tmp_path / "d", entry_points=False, builtins=False)
+    for plugin in (Late(), Early(), Wrap(), Plain()):
+        host.register_plugin(plugin, name=type(plugin).__name__.lower())
+    out = io.StringIO()
+    assert cmd_hooks(host, argparse.Namespace(json=False), out) == 0
+    block = out.getvalue().split("host_startup  (host.hookspecs)\n", 1)[1].splitlines()[:4]
+    assert block == [
+        "    1. wrap [wrapper]",
+        "    2. early [tryfirst]",
+        "    3. plain",
+        "    4. late [trylast]",
+    ]

@@ -221,3 +221,25 @@ def test_builtin_plugin_is_loaded_by_default_and_can_be_disabled(tmp_path: Path)
     assert record.version == importlib.metadata.version("memgraph-host")
     assert record.origin == "memgraph_plugin.plugin"
     assert with_builtin.pm.get_plugin("memgraph") is sys.modules["memgraph_plugin.plugin"]
+
+
+def test_two_threads_loading_plugins_load_each_once(tmp_path: Path) -> None:
+    import threading
+
+    folder = tmp_path / "plugins"
+    for number in range(5):
+        write(folder / f"p{number}.py", GREETER.format(api=f"a{number}", word="w", version="1"))
+    host = make_host(tmp_path, plugin_dirs=[folder])
+    barrier = threading.Barrier(2)
+
+    def load() -> None:
+        barrier.wait()
+        host.load_plugins()
+
+    threads = [threading.Thread(target=load) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(r.name for r in host.plugin_records()) == [f"p{n}" for n in range(5)]
+    assert all(r.ok for r in host.plugin_records())
