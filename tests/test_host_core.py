@@ -153,7 +153,7 @@ def test_strict_flag_makes_hook_failures_fatal(tmp_path: Path) -> None:
 
 
 def test_strict_env_var_makes_validation_failures_fatal(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     class Misfit:
         @hookimpl
@@ -163,6 +163,9 @@ def test_strict_env_var_makes_validation_failures_fatal(
     lenient = make_host(tmp_path / "lenient")
     record = lenient.register_plugin(Misfit(), name="misfit")
     assert record.status == "failed" and "extra" in record.error
+    assert record.error.startswith("does not fit the hook specs: PluginValidationError")
+    assert "PluginValidationError" in record.traceback
+    assert "'misfit'" in caplog.text and "Misfit" in caplog.text  # name and origin
     assert lenient.pm.get_plugin("misfit") is None
     monkeypatch.setenv("MEMGRAPH_HOST_STRICT", "1")
     strict = make_host(tmp_path / "strict")
