@@ -36,9 +36,17 @@ async def test_scout_rebuilds_router_input_and_ranks_by_names(make_host) -> None
     host.chat(CHAT).add_message("user", "Where did Pim run off to after the raid at 灯市?")
     report = await host.registry.get("scout").scout(CHAT)
     session = await open_session(host)
-    assert [row["id"] for row in report.schema_overview] == [
-        s.type for s in session.get_schema().types
-    ]
+    specs = session.get_schema().types
+    assert [row["id"] for row in report.schema_overview] == [s.type for s in specs]
+    docs_keys = "table_name table_columns required_columns force_update always_inject editable"
+    for row, spec in zip(report.schema_overview, specs, strict=True):
+        # the worked example's block: every key it names, list values as lists, nothing else
+        assert set(row) == {"id", "compression_mode", *docs_keys.split()}
+        assert row["table_columns"] == list(spec.table_columns)
+        assert row["compression_mode"] == spec.compression_mode
+        assert all(row[k] == getattr(spec, k) for k in ("force_update", "always_inject"))
+    rows = scout.Scout.candidate_rows(session)
+    assert [r.id for r in rows] == [v.id for v in session.list_visible_candidates()]
     assert report.candidate_count == len(session.list_visible_candidates())
     picked = [p.id for p in report.picks]
     # both named (Pim, 灯市) come first; the tie is broken by degree, then id
