@@ -181,7 +181,7 @@ class Host:
             record = self._records.remove(name)
         removed = self.registry.unregister_owner(name)
         owner = plugin if plugin is not None else getattr(record, "plugin", None)
-        keys = {name} | _module_keys(owner)
+        keys = {name} | self._unload_keys(owner)
         callbacks = [cb for key in keys for cb in self._on_unload.pop(key, [])]
         for callback in callbacks:
             try:
@@ -196,8 +196,20 @@ class Host:
 
         ``owner`` is a plugin name, a plugin module's ``__name__``, or the plugin object.
         """
-        key = owner if isinstance(owner, str) else next(iter(_module_keys(owner)), repr(owner))
+        if isinstance(owner, str):
+            key = owner
+        else:
+            key = self.name_of(owner) or next(iter(_module_keys(owner)), repr(owner))
         self._on_unload.setdefault(key, []).append(callback)
+
+    def _unload_keys(self, plugin: object) -> set[str]:
+        """The ``on_unload`` keys that belong to ``plugin``: a module's ``__name__``; for a plugin
+        object, its class's module unless that module is a plugin of its own here (a module
+        plugin that registers helper objects keeps its callbacks when a helper leaves)."""
+        keys = _module_keys(plugin)
+        if plugin is not None and not isinstance(plugin, ModuleType):
+            keys = {key for key in keys if self.name_of(sys.modules.get(key)) is None}
+        return keys
 
     def plugin_records(self) -> tuple[PluginRecord, ...]:
         """Every plugin the host knows (loaded, failed, blocked), in the order first seen."""
@@ -229,8 +241,8 @@ class Host:
             if self.pm.has_plugin(plugin):
                 return plugin
             plugin = sys.modules.get(plugin)
-            if plugin is None:
-                return None
+        if plugin is None:
+            return None
         return self.pm.get_name(plugin) if self.pm.is_registered(plugin) else None
 
     def publish(

@@ -273,6 +273,35 @@ def test_publish_takes_the_plugin_its_name_or_its_module_name(tmp_path: Path) ->
         del sys.modules[module.__name__]
 
 
+def test_a_module_plugins_unload_callbacks_stay_when_its_helper_object_leaves(
+    tmp_path: Path,
+) -> None:
+    import types
+
+    module = types.ModuleType("tests_unload_module_plugin")
+    sys.modules[module.__name__] = module
+    helper_class = type("Helper", (), {"__module__": module.__name__})
+    unloaded: list[str] = []
+    host = make_host(tmp_path)
+    try:
+        host.register_plugin(module, name="mod")
+        host.register_plugin(helper_class(), name="helper")  # a worker object the module made
+        host.on_unload(module.__name__, lambda: unloaded.append("module"))
+        host.unregister_plugin("helper")
+        assert unloaded == []  # the helper leaving does not tear the module plugin down
+        host.unregister_plugin("mod")
+        assert unloaded == ["module"]
+
+        lone = helper_class()  # an object whose module is no plugin (an entry point's object)
+        host.register_plugin(lone, name="lone")
+        host.on_unload(module.__name__, lambda: unloaded.append("by module"))
+        host.on_unload(lone, lambda: unloaded.append("by object"))
+        host.unregister_plugin("lone")
+        assert sorted(unloaded[1:]) == ["by module", "by object"]
+    finally:
+        del sys.modules[module.__name__]
+
+
 def test_duplicate_explicit_name_is_a_clear_error(tmp_path: Path) -> None:
     host = make_host(tmp_path)
     host.register_plugin(Recorder([], "a"), name="dup")
