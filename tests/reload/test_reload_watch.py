@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from host import Host
 from host.fresh_import import FRESH_PREFIX
-from tests.reload.conftest import Running, greeter_source, write, write_in_place
+from tests.reload.conftest import TIMEOUT, Running, greeter_source, write, write_in_place
 
 QUIET_MS = 2000  # the quiet time that ends a group in the grouping tests: generous under load
 QUICK_GAP = 0.3  # seconds between two quick saves: longer than a watcher step, far below QUIET_MS
@@ -57,8 +59,9 @@ BROKEN = {
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
 async def test_broken_code_keeps_old_version_then_fix_recovers(
-    host: Host, plugins_dir: Path, start_reloader, case: str
+    host: Host, plugins_dir: Path, start_reloader, case: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.INFO, logger="host.reload")
     source, error, line = BROKEN[case]
     path = plugins_dir / "greeter.py"
     write(path, greeter_source("v1"))
@@ -77,6 +80,10 @@ async def test_broken_code_keeps_old_version_then_fix_recovers(
     await run.wait_report("greeter", "reloaded")
     assert greetings(host) == ["v2 x"]
     assert "greeter" not in run.reloader.failures
+    # the log says the same as the CLI: what failed where, what was reloaded and how fast
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "host.reload"]
+    assert (logging.ERROR, failed.describe()) in logged
+    assert any(level == logging.INFO and "reloaded greeter in" in text for level, text in logged)
 
 
 async def test_new_file_loaded_and_deleted_file_unloaded(
@@ -169,3 +176,59 @@ async def test_call_order_is_kept_across_reloads(
     after = greetings(host)
     assert [item[0] for item in after] == [item[0] for item in before]
     assert "a3 x" in after
+
+
+async def test_only_python_files_are_watched(host: Host, plugins_dir: Path, start_reloader) -> None:
+    write(plugins_dir / "pack" / "__init__.py", greeter_source("p1"))
+    run = await start_reloader()
+    await run.wait_report("pack", "loaded")
+
+    # inside the package, so these would map to it: a data file, an editor's swap file, bytecode
+    write(plugins_dir / "pack" / "words.json", '{"word": "p2"}\n')
+    write(plugins_dir / "pack" / ".__init__.py.swp", "swap\n")
+    write(plugins_dir / "pack" / "__pycache__" / "x.cpython-311.pyc", "bytes\n")
+    write(plugins_dir / "notes.txt", "not a plugin\n")
+    write(plugins_dir / "sentinel.py", greeter_source("s"))
+    await run.wait_report("sentinel", "loaded")
+    assert [r.action for r in run.reports_for("pack")] == ["loaded"]
+    assert {r.plugin for r in run.reloader.reports} == {"pack", "sentinel"}
+
+
+SLOW_STARTUP = """
+import asyncio
+
+from host import hookimpl
+
+
+@hookimpl
+async def host_startup(host):
+    events = host.registry.get("events")
+    events.append(("start", "{name}"))
+    await host.registry.get("gate").wait()
+    events.append(("end", "{name}"))
+"""
+
+
+async def test_one_reload_at_a_time(host: Host, plugins_dir: Path, start_reloader) -> None:
+    events: list[tuple[str, str]] = []
+    gate = asyncio.Event()
+    host.registry.register("events", events, owner="test")
+    host.registry.register("gate", gate, owner="test")
+    run = await start_reloader()
+
+    write(plugins_dir / "first.py", SLOW_STARTUP.format(name="first"))
+    await wait_until(lambda: ("start", "first") in events)  # first's reload is under way
+    write(plugins_dir / "second.py", SLOW_STARTUP.format(name="second"))
+    # give a reloader that did not wait its turn the time to start second: it never may
+    await asyncio.sleep(3 * run.reloader.debounce / 1000)
+    assert events == [("start", "first")]
+    gate.set()
+    await run.wait_report("second", "loaded")
+    assert events == [("start", "first"), ("end", "first"), ("start", "second"), ("end", "second")]
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+    """Poll ``condition`` (cheap, in-process) until it holds."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
