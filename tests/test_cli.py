@@ -263,3 +263,22 @@ def test_hooks_shows_implementation_flags_in_call_order(tmp_path: Path) -> None:
         "    3. plain",
         "    4. late [trylast]",
     ]
+
+
+def test_a_hook_failure_shows_as_the_plugins_last_error(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "grumpy_plugins"
+    folder.mkdir()
+    (folder / "grumpy.py").write_text(
+        "from host import hookimpl\n\n\n@hookimpl\ndef host_startup(host):\n"
+        "    raise LookupError('no startup today')\n"
+    )
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "plugins"]
+    code, out, _err = run(capsys, *argv)
+    assert code == 0
+    (row,) = [line for line in out.splitlines() if line.startswith("grumpy ")]
+    assert "loaded: host_startup: LookupError: no startup today" in row
+    code, out, _err = run(capsys, *argv, "--json")
+    grumpy = {r["name"]: r for r in json.loads(out)}["grumpy"]
+    assert (grumpy["status"], grumpy["hooks"]) == ("loaded", ["host_startup"])
+    assert grumpy["error"] == "host_startup: LookupError: no startup today"
+    assert "no startup today" in grumpy["traceback"] and str(folder) in grumpy["traceback"]
