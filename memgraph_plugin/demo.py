@@ -22,7 +22,7 @@ import attrs
 
 from .graph_picture import write_graph_html
 from .recall.extraction import ReplayExtractor
-from .recall.pipeline import RecallOutcome, TurnOutcome, pipeline_for
+from .recall.pipeline import RecallOutcome, pipeline_for
 from .recall.story import Story, load_story
 
 
@@ -146,17 +146,23 @@ def _marks(host: Any, chat_id: str) -> _Marks:
     return _Marks(len(reports), last)
 
 
+async def _print_scout(p: _Printer, host: Any, chat_id: str) -> None:
+    """Let the scout finish the run the injection change started (it works beside the router,
+    on the graph as the recall saw it, before the answer is written) and print what it found."""
+    scout = _api(host, "scout")
+    if scout is None:
+        return
+    await scout.drain()
+    report = scout.last_report(chat_id)
+    for line in report.describe() if report is not None else ["(no report)"]:
+        p(f"  scout:     {_clip(line, 110)}")
+
+
 async def _print_plugins(p: _Printer, host: Any, marks: _Marks, chat_id: str) -> int:
-    """Print what the scout found, the curator merged and the compactor rolled up this turn.
+    """Print what the curator merged and the compactor rolled up this turn.
 
     Returns the number of curator merges this turn.
     """
-    scout = _api(host, "scout")
-    if scout is not None:
-        await scout.drain()  # the scout runs as a task started by the injection change
-        report = scout.last_report(chat_id)
-        for line in report.describe() if report is not None else ["(no report)"]:
-            p(f"  scout:     {_clip(line, 110)}")
     merges = 0
     curator = _api(host, "curator")
     if curator is not None:
@@ -230,10 +236,11 @@ async def _run(
         p()
         p(f"── turn {number}/{total} " + "─" * 60)
         p(f"  user:      {_clip(turn.user)}")
-        outcome: TurnOutcome = await pipeline.run_turn(CHAT_ID, turn.user, turn.assistant)
-        _print_recall(p, outcome.recall)
+        await pipeline.add_user_message(CHAT_ID, turn.user)
+        _print_recall(p, await pipeline.recall(CHAT_ID))
+        await _print_scout(p, host, CHAT_ID)
         p(f"  assistant: {_clip(turn.assistant)}")
-        ext = outcome.extraction
+        ext = await pipeline.add_assistant_message(CHAT_ID, turn.assistant)
         if ext is not None:
             rej = f", {len(ext.rejected)} rejected" if ext.rejected else ""
             p(f"  extraction: {ext.applied} of {len(ext.ops)} ops applied{rej}")
@@ -285,6 +292,7 @@ async def _print_final_state(p: _Printer, host: Any, pipeline: Any) -> tuple[str
     marks = _marks(host, CHAT_ID)
     recall = await pipeline.recall(CHAT_ID)
     _print_recall(p, recall)
+    await _print_scout(p, host, CHAT_ID)
     await between_turns(host, CHAT_ID)
     merges = await _print_plugins(p, host, marks, CHAT_ID)
     if recall is None:

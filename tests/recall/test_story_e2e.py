@@ -31,6 +31,9 @@ PLANTED = {  # the duplicates the story README says it plants for the curator
     "location_state": [{"Lantern Market", "Night Bazaar of Qel"}],
 }
 CHOSEN_TURNS = (1, 10, 25, 44)
+# turn -> (a name the user message says, whether recall injects it): Pim, last written by answer
+# 20, is recalled on his name at 24; Drake, first written by answer 7, is in the recent window at 8
+NAMED = {24: ("Pim", True), 8: ("Magistrate Hollen Drake", False)}
 
 
 def simulate_compaction(events_per_turn: list[int]) -> list[dict[str, int]]:
@@ -105,6 +108,7 @@ class Facts:
     pipeline_compacted: int
     companion_states: int
     fresh_recalls: int
+    titles: dict[str, str]
 
 
 async def _run(data_dir: Path, *, plugins: bool) -> Facts:
@@ -147,6 +151,7 @@ async def _run(data_dir: Path, *, plugins: bool) -> Facts:
         pipeline_compacted=compacted,
         companion_states=sum(1 for chat, _ in companion.seen if chat == CHAT),
         fresh_recalls=len(story.turns),
+        titles={n.id: n.title for n in nodes},
     )
     await host.stop()
     return facts
@@ -227,3 +232,17 @@ def test_injection_state_after_chosen_turns(with_plugins, story_data, turn):
 
 def test_companion_saw_every_recall(with_plugins):
     assert with_plugins.companion_states == with_plugins.fresh_recalls
+
+
+@pytest.mark.parametrize("turn", sorted(NAMED))
+def test_a_named_entity_is_recalled_unless_in_the_recent_window(with_plugins, story_data, turn):
+    title, recalled = NAMED[turn]
+    user = story_data["turns"][turn - 1]["user"]
+    assert title.split()[-1] in user  # the story names it
+    (node_id,) = [i for i, t in with_plugins.titles.items() if t == title]
+    state = with_plugins.per_turn[turn - 1]
+    assert (node_id in state["selected"]) is recalled
+    assert (node_id in state["visible"]) is recalled  # out of the pool only by the window
+    if not recalled:  # the previous answer wrote it
+        previous = story_data["turns"][turn - 2]["ops"]
+        assert any(op.get("title") == title for op in previous)
