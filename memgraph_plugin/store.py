@@ -57,43 +57,97 @@ EMPTY_TYPE_POOL = TypePool(nodes=(), views=(), keys=())
 
 
 class _SortedPool:
-    """Pool entries kept in recency order as three parallel lists (keys, nodes, views), patched
-    in place on every change; `frozen()` is the cached tuple snapshot handed to readers."""
+    """Pool entries in recency order, kept as chunks of three parallel lists (keys, nodes,
+    views) so an insert or removal moves at most a chunk's worth of entries, not the whole pool
+    (new nodes are the newest, so they land at the front). `frozen()` is the cached tuple
+    snapshot handed to readers.
+    """
 
-    __slots__ = ("keys", "nodes", "views", "_frozen")
+    CHUNK = 256  # a chunk splits in two when it grows past twice this
 
-    def __init__(self, keys: list[PoolKey] | None = None, nodes: list[Node] | None = None,
-                 views: list[NodeView] | None = None) -> None:
-        self.keys: list[PoolKey] = keys or []
-        self.nodes: list[Node] = nodes or []
-        self.views: list[NodeView] = views or []
+    __slots__ = ("_chunks", "_firsts", "_size", "_frozen")
+
+    def __init__(self) -> None:
+        self._chunks: list[tuple[list[PoolKey], list[Node], list[NodeView]]] = []
+        self._firsts: list[PoolKey] = []  # each chunk's first key, for bisecting
+        self._size = 0
         self._frozen: TypePool | None = None
 
+    @classmethod
+    def from_sorted(
+        cls, keys: list[PoolKey], nodes: list[Node], views: list[NodeView]
+    ) -> _SortedPool:
+        """A pool from entries already in key order."""
+        pool = cls()
+        step = cls.CHUNK
+        for i in range(0, len(keys), step):
+            pool._chunks.append((keys[i : i + step], nodes[i : i + step], views[i : i + step]))
+            pool._firsts.append(keys[i])
+        pool._size = len(keys)
+        return pool
+
+    def __len__(self) -> int:
+        return self._size
+
+    def _chunk_of(self, key: PoolKey) -> int:
+        """The chunk `key` belongs in (the last whose first key is <= key; 0 before them all)."""
+        return max(0, bisect.bisect_right(self._firsts, key) - 1)
+
     def insert(self, key: PoolKey, node: Node, view: NodeView) -> None:
-        i = bisect.bisect_left(self.keys, key)
-        self.keys.insert(i, key)
-        self.nodes.insert(i, node)
-        self.views.insert(i, view)
         self._frozen = None
+        self._size += 1
+        if not self._chunks:
+            self._chunks.append(([key], [node], [view]))
+            self._firsts.append(key)
+            return
+        c = self._chunk_of(key)
+        keys, nodes, views = self._chunks[c]
+        i = bisect.bisect_left(keys, key)
+        keys.insert(i, key)
+        nodes.insert(i, node)
+        views.insert(i, view)
+        if i == 0:
+            self._firsts[c] = key
+        if len(keys) > 2 * self.CHUNK:
+            half = len(keys) // 2
+            self._chunks[c] = (keys[:half], nodes[:half], views[:half])
+            self._chunks.insert(c + 1, (keys[half:], nodes[half:], views[half:]))
+            self._firsts.insert(c + 1, keys[half])
+
+    def _find(self, key: PoolKey) -> tuple[int, int]:
+        c = self._chunk_of(key)
+        i = bisect.bisect_left(self._chunks[c][0], key)
+        return c, i
 
     def remove(self, key: PoolKey) -> None:
-        i = bisect.bisect_left(self.keys, key)
-        del self.keys[i]
-        del self.nodes[i]
-        del self.views[i]
+        c, i = self._find(key)
+        keys, nodes, views = self._chunks[c]
+        del keys[i]
+        del nodes[i]
+        del views[i]
+        self._size -= 1
         self._frozen = None
+        if not keys:
+            del self._chunks[c]
+            del self._firsts[c]
+        elif i == 0:
+            self._firsts[c] = keys[0]
 
     def replace(self, key: PoolKey, node: Node, view: NodeView) -> None:
-        i = bisect.bisect_left(self.keys, key)
-        self.nodes[i] = node
-        self.views[i] = view
+        c, i = self._find(key)
+        _keys, nodes, views = self._chunks[c]
+        nodes[i] = node
+        views[i] = view
         self._frozen = None
 
     def frozen(self) -> TypePool:
         f = self._frozen
         if f is None:
+            chunks = self._chunks
             f = self._frozen = TypePool(
-                nodes=tuple(self.nodes), views=tuple(self.views), keys=tuple(self.keys)
+                nodes=tuple(n for c in chunks for n in c[1]),
+                views=tuple(v for c in chunks for v in c[2]),
+                keys=tuple(k for c in chunks for k in c[0]),
             )
         return f
 
@@ -308,7 +362,7 @@ class Store:
         """id -> position in the candidate pool (cached; a new dict after every change)."""
         rank = self._pool_rank
         if rank is None:
-            rank = self._pool_rank = {k[2]: i for i, k in enumerate(self._pool.keys)}
+            rank = self._pool_rank = {k[2]: i for i, k in enumerate(self._pool.frozen().keys)}
         return rank
 
     def type_pool(self, type_id: str) -> TypePool:
@@ -629,7 +683,7 @@ class Store:
             self._pool.remove(old[0])
             tp = self._type_pools[old[1]]
             tp.remove(old[0])
-            if not tp.keys:
+            if not len(tp):
                 del self._type_pools[old[1]]
             del self._pool_of[nid]
         if new_key is not None:
@@ -717,16 +771,17 @@ class Store:
         keys.sort()
         view = self.view
         pool_nodes = [nodes[k[2]] for k in keys]
-        self._pool = _SortedPool(keys, pool_nodes, [view(k[2]) for k in keys])  # type: ignore[misc]
-        by_type: dict[str, _SortedPool] = {}
-        for k, n, v in zip(keys, pool_nodes, self._pool.views, strict=True):
-            tp = by_type.get(self._pool_of[k[2]][1])
-            if tp is None:
-                tp = by_type[self._pool_of[k[2]][1]] = _SortedPool()
-            tp.keys.append(k)
-            tp.nodes.append(n)
-            tp.views.append(v)
-        self._type_pools = by_type
+        pool_views = [view(k[2]) for k in keys]
+        self._pool = _SortedPool.from_sorted(keys, pool_nodes, pool_views)  # type: ignore[arg-type]
+        by_type: dict[str, tuple[list[PoolKey], list[Node], list[NodeView]]] = {}
+        for k, n, v in zip(keys, pool_nodes, pool_views, strict=True):
+            parts = by_type.get(self._pool_of[k[2]][1])
+            if parts is None:
+                parts = by_type[self._pool_of[k[2]][1]] = ([], [], [])
+            parts[0].append(k)
+            parts[1].append(n)
+            parts[2].append(v)  # type: ignore[arg-type]
+        self._type_pools = {t: _SortedPool.from_sorted(*parts) for t, parts in by_type.items()}
         self._node_seq = node_seq
         self._seq_counter = seq_counter
         self._clear_pool_caches()

@@ -402,3 +402,37 @@ def test_incremental_indices_match_a_rebuild(batches: list) -> None:
 def test_type_pool_matches_types_case_insensitively() -> None:
     store = build_store([node("a", "Quest", seq=1), node("b", "quest", seq=2)])
     assert [n.id for n in store.type_pool("QUEST").nodes] == ["b", "a"]
+
+
+def test_sorted_pool_chunks_keep_key_order_through_random_changes(monkeypatch):
+    """The chunked pool behaves like one sorted list (inserts at the front, removals, splits)."""
+    import random
+
+    from memgraph_plugin.store import _SortedPool
+
+    rng = random.Random(5)
+    monkeypatch.setattr(_SortedPool, "CHUNK", 4)  # tiny chunks: many splits and emptied chunks
+    pool = _SortedPool()
+    model: dict[tuple, str] = {}
+    for step in range(2000):
+        if model and rng.random() < 0.4:
+            key = rng.choice(sorted(model))
+            if rng.random() < 0.3:
+                pool.replace(key, f"node{step}", f"view{step}")  # type: ignore[arg-type]
+                model[key] = f"{step}"
+            else:
+                pool.remove(key)
+                del model[key]
+        else:
+            key = (-rng.randint(0, 60), -rng.randint(0, 2), f"n_{step}")
+            pool.insert(key, f"node{step}", f"view{step}")  # type: ignore[arg-type]
+            model[key] = f"{step}"
+        if step % 97 == 0 or step == 1999:
+            frozen = pool.frozen()
+            assert list(frozen.keys) == sorted(model)
+            assert [n[4:] for n in frozen.nodes] == [model[k] for k in sorted(model)]
+            assert [v[4:] for v in frozen.views] == [model[k] for k in sorted(model)]
+            assert len(pool) == len(model)
+    rebuilt = _SortedPool.from_sorted(list(pool.frozen().keys), list(pool.frozen().nodes),
+                                      list(pool.frozen().views))
+    assert rebuilt.frozen() == pool.frozen()
