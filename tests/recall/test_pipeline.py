@@ -97,17 +97,24 @@ async def test_regenerate_and_swipe_reuse_the_last_result(started):
     assert not fresh.reused and len(companion.seen) == fired + 1
 
 
-async def _smuggler_recall(tmp_path, **settings):
-    host, companion = await make_host(tmp_path, recall_recent_window=0, **settings)
+async def _recall_after_three_turns(tmp_path, query="smuggler", **settings):
+    """Three story turns, then a user message and its recall: (outcome, candidates, companion)."""
+    host, companion = await make_host(tmp_path, **settings)
     pipeline = pipeline_for(host)
     for turn in fixture_story().turns[:3]:
         await pipeline.run_turn(CHAT, turn.user, turn.assistant)
-    await pipeline.add_user_message(CHAT, "smuggler")
+    await pipeline.add_user_message(CHAT, query)
     outcome = await pipeline.recall(CHAT)
     session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
-    titles = {n.id: n.title for n in session.list_visible_candidates()}
+    candidates = session.list_visible_candidates()
     await host.stop()
-    return outcome, titles
+    return outcome, candidates, companion
+
+
+async def _smuggler_recall(tmp_path, **settings):
+    settings.setdefault("recall_recent_window", 0)
+    outcome, candidates, _ = await _recall_after_three_turns(tmp_path, **settings)
+    return outcome, {n.id: n.title for n in candidates}
 
 
 async def test_canary_expands_from_seeds_with_provenance(tmp_path):
@@ -375,15 +382,9 @@ async def test_each_answer_is_one_batch_at_its_seq(started):
 
 async def test_recent_window_keeps_the_last_answer_out_of_the_pool(tmp_path):
     """Pool = visible minus the nodes of the last N answers; pinned types are injected anyway."""
-    host, companion = await make_host(tmp_path)  # default window: the last answer
-    pipeline = pipeline_for(host)
-    for turn in fixture_story().turns[:3]:
-        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
-    await pipeline.add_user_message(CHAT, "Mara smuggler Lantern Market Quill")
-    outcome = await pipeline.recall(CHAT)
-    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
-    everything = session.list_visible_candidates()
-    await host.stop()
+    outcome, everything, companion = await _recall_after_three_turns(  # default window: 1
+        tmp_path, "Mara smuggler Lantern Market Quill"
+    )
     recent = {n.id for n in everything if n.seq_to == 3}
     assert recent and not recent & set(outcome.visible_ids)
     assert set(outcome.visible_ids) == {n.id for n in everything} - recent
