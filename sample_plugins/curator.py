@@ -278,10 +278,18 @@ class Curator(Worker[CurationReport]):
                 i = parent[i]
             return i
 
+        asked: dict[str, tuple] = {}  # one find_by_name per distinct probe and pass
+
+        def find(query: str) -> tuple:
+            key = query.lower()
+            if key not in asked:
+                asked[key] = session.find_by_name(query=query, types=[type_name]).matches
+            return asked[key]
+
         probed = [n for n in nodes.values() if probe is None or n.id in probe]
         for node in sorted(probed, key=_timeline_key):
             for query in probes(node):
-                for match in session.find_by_name(query=query, types=[type_name]).matches:
+                for match in find(query):
                     if match.id == node.id or match.id not in nodes:
                         continue
                     if root(match.id) == root(node.id):
