@@ -48,4 +48,5 @@ def test_round_trip_last_n_and_torn_line(tmp_path):
     assert log.read("other")[0].fallback_reason == "rollout_off"
     assert log.read("missing") == []
     table = format_table(traces)
-    assert "4 (reused)" in table and "n_6:graph" in table and table.count("\n") == 4
+    assert "4 (reused)" in table and "n_6 via n_4 -[related]- (1 hop)" in table
+    assert table.count("\n") == 4

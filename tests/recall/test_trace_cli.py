@@ -6,7 +6,7 @@ import asyncio
 import json
 
 from host.cli import main
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.recall import Inclusion, pipeline_for
 
 from .conftest import CHAT, fixture_story, make_host
 
@@ -33,6 +33,14 @@ def test_trace_table_and_json(tmp_path, capsys):
     assert [r["seq"] for r in rows] == [1, 2, 3, 4, 4]
     assert [r["reused"] for r in rows] == [False, False, False, False, True]
     assert all(r["mode"] == "canary" and r["router"] == "builtin-hybrid" for r in rows)
+    # the table says why each node is in: seed/baseline score, or seed, relation and hops
+    assert main(["--data-dir", str(data), "trace", CHAT]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert any(r["selected"] for r in rows)
+    for row, line in zip(rows, lines, strict=True):
+        for picked in row["selected"]:
+            assert f"{picked['id']} {Inclusion(**picked).describe()}" in line
+        assert row["query"][:20] in line
 
 
 def test_trace_unknown_chat_and_bad_last(tmp_path, capsys):
