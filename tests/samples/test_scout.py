@@ -166,3 +166,37 @@ async def test_no_chat_target_is_memory_disabled(make_host) -> None:
     host = await make_host(scout)
     answer = await host.registry.get("orchestrator").memory_list_recent({}, None)
     assert isinstance(answer, ToolError) and answer.code == "MEMORY_DISABLED"
+
+
+class _NoInjectionState:
+    """A session that does not tell its injection state: only the hook can."""
+
+    def __init__(self, session) -> None:
+        self._session = session
+
+    def __getattr__(self, name: str):
+        if name == "get_injection_state":
+            raise AttributeError(name)
+        return getattr(self._session, name)
+
+
+async def test_the_exclusion_set_comes_from_the_injection_hook(make_host, monkeypatch) -> None:
+    from sample_plugins._registry_access import MemoryAccess
+
+    host = await make_host(scout, settings={"scout_on_recall": False})
+    ids = await _seed(host)
+    opened = MemoryAccess.open
+
+    async def without_state(self, chat):
+        session = await opened(self, chat)
+        return None if session is None else _NoInjectionState(session)
+
+    monkeypatch.setattr(MemoryAccess, "open", without_state)
+    tools = host.registry.get("orchestrator")
+    ctx = host.get_context(CHAT)
+    everything = {n["id"] for n in (await tools.memory_list_recent({"limit": 50}, ctx))["nodes"]}
+    assert {ids["Pim"], ids["Juno Kade"]} <= everything
+    for always, selected in (([ids["Pim"]], [ids["Juno Kade"]]), ([], [ids["Pim"]])):
+        record_injected_node_ids(ctx, always_inject_ids=always, recall_selected_ids=selected)
+        listed = {n["id"] for n in (await tools.memory_list_recent({"limit": 50}, ctx))["nodes"]}
+        assert listed == everything - {*always, *selected}
