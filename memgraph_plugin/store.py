@@ -9,6 +9,7 @@ changed something bumps `version` and adds to the pending `Changeset`.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -144,10 +145,11 @@ class _SortedPool:
         f = self._frozen
         if f is None:
             chunks = self._chunks
+            join = itertools.chain.from_iterable
             f = self._frozen = TypePool(
-                nodes=tuple(n for c in chunks for n in c[1]),
-                views=tuple(v for c in chunks for v in c[2]),
-                keys=tuple(k for c in chunks for k in c[0]),
+                nodes=tuple(join([c[1] for c in chunks])),
+                views=tuple(join([c[2] for c in chunks])),
+                keys=tuple(join([c[0] for c in chunks])),
             )
         return f
 
