@@ -225,6 +225,46 @@ async def test_plugin_router_wins_and_broken_router_falls_back(tmp_path):
     )
 
 
+class DeferringRouter:
+    def __init__(self) -> None:
+        self.asked = 0
+
+    @hookimpl
+    def memgraph_route(self, request):
+        self.asked += 1
+        return None  # no opinion: the next router answers
+
+
+class ThreadsRouter:
+    @hookimpl
+    def memgraph_route(self, request):
+        return [c.id for c in request.candidates if c.type == "thread"]
+
+
+async def test_route_is_a_first_result_hook(tmp_path):
+    """The first router (pluggy order: the last registered first) that answers wins; one that
+    defers with None passes on; with nobody answering the built-in router does."""
+    host, _ = await make_host(tmp_path, recall_recent_window=0)
+    assert host.pm.hook.memgraph_route.spec.opts["firstresult"]
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns[:2]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    deferring = DeferringRouter()
+    host.register_plugin(IdsRouter(), name="ids-router")
+    host.register_plugin(ThreadsRouter(), name="threads-router")
+    host.register_plugin(deferring, name="deferring-router")
+    await pipeline.add_user_message(CHAT, "where now?")
+    first = await pipeline.recall(CHAT)
+    for name in ("threads-router", "ids-router"):
+        host.unregister_plugin(name)
+    await pipeline.add_user_message(CHAT, "smuggler")
+    builtin = await pipeline.recall(CHAT)
+    await host.stop()
+    assert deferring.asked == 2
+    assert first.route.router == "threads-router" and first.route.error is None
+    assert builtin.route.router == "builtin-hybrid" and builtin.route.error is None
+
+
 class BrokenExtractor:
     @hookimpl
     def memgraph_extract(self, chat_id, message, context):
