@@ -29,6 +29,7 @@ from .identity import primary_key_values, split_aliases
 from .models import Edge, EdgeKey, Node
 from .results import BatchResult, Rejection, RejectionError
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
+from .store import Store
 
 __all__ = [
     "DIRECTIONS",
@@ -585,6 +586,8 @@ class _BatchRun:
 def _check_store(store: Any) -> None:
     if store is None:
         raise MemoryGraphError("MEMORY_STORE_MISSING", "store: no memory store (None)")
+    if not isinstance(store, Store):
+        raise bad_args("store", f"expected a Store, got {type(store).__name__}")
 
 
 def apply_batch(

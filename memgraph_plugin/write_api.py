@@ -24,6 +24,7 @@ from .results import (
     UpsertLinksResult,
 )
 from .schema import Schema, resolve_schema
+from .store import Store
 
 __all__ = ["CommitCallback", "WriteApi", "get_write_api"]
 
@@ -330,6 +331,8 @@ def get_write_api(
     on_commit: CommitCallback | None = None,
 ) -> WriteApi:
     """The write API over `store`; `schema` None uses the store's schema."""
+    if store is not None and not isinstance(store, Store):
+        raise bad_args("store", f"expected a Store or None, got {type_name(store)}")
     if on_commit is not None and not callable(on_commit):
         raise bad_args("on_commit", f"expected a callable, got {type_name(on_commit)}")
     return WriteApi(

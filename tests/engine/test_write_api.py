@@ -403,3 +403,15 @@ async def test_primitives_are_one_op_batches(primitive, kwargs, op):
         assert outcome.applied == batch.added
     else:
         assert outcome.removed == batch.removed
+
+
+async def test_a_store_of_the_wrong_kind_is_bad_args():
+    from memgraph_plugin.batch import apply_batch, apply_rollup
+
+    with pytest.raises(MemoryGraphError) as err:
+        get_write_api({"nodes": {}})
+    assert err.value.code == "BAD_ARGS" and err.value.message.startswith("store")
+    for call in (lambda: apply_batch("store", []), lambda: apply_rollup(3, "event", ["a"], "s")):
+        with pytest.raises(MemoryGraphError) as err:
+            call()
+        assert err.value.code == "BAD_ARGS" and err.value.message.startswith("store")
