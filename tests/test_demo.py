@@ -143,3 +143,14 @@ def test_the_story_ships_as_package_data():
     assert "sample_plugins*" in find["include"] and find.get("namespaces", True)
     assert any(fnmatch.fnmatch(STORY_PATH.name, pattern) for pattern in conf["package-data"]["*"])
     assert STORY_PATH.parent.parent == SAMPLE_PLUGINS and STORY_PATH.exists()
+
+
+def test_demo_command_refuses_bad_turns_and_a_missing_story(tmp_path, capsys):
+    from host.cli import main
+
+    data = tmp_path / "d"
+    assert main(["demo", "--data", str(data), "--turns", "0"]) == 2
+    assert "--turns must be at least 1" in capsys.readouterr().err
+    missing = tmp_path / "nope.json"
+    assert main(["demo", "--data", str(data), "--story", str(missing)]) == 2
+    assert "story file not found" in capsys.readouterr().err

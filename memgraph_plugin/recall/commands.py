@@ -50,6 +50,9 @@ async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
     from memgraph_plugin.demo import DemoError, run_demo
     from memgraph_plugin.recall.story import StoryError
 
+    if args.turns is not None and args.turns < 1:
+        print("memgraph-host demo: --turns must be at least 1", file=sys.stderr)
+        return 2
     try:
         await run_demo(args.data, fresh=args.fresh, story_path=args.story, max_turns=args.turns)
     except (DemoError, StoryError) as exc:
