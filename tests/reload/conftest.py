@@ -12,6 +12,7 @@ import pluggy
 import pytest
 
 from host import Host, hookimpl
+from host.fresh_import import purge_modules
 from host.reload import Reloader, ReloadReport
 
 hookspec = pluggy.HookspecMarker("memgraph_host")
@@ -125,3 +126,5 @@ async def start_reloader(host: Host, plugins_dir: Path) -> AsyncIterator[Callabl
     for run in running:
         if not run.task.done():
             await run.stop()
+        for module in run.reloader.loaded.values():  # the next test starts from a clean slate
+            purge_modules(module.__name__)

@@ -27,14 +27,16 @@ async def test_edit_swaps_hook_behaviour(host: Host, plugins_dir: Path, start_re
     run = await start_reloader()
     assert (await run.wait_report("greeter", "loaded")).ok
     assert greetings(host) == ["v1 x"]
+    old_name = run.reloader.loaded["greeter"].__name__
 
     write(plugins_dir / "greeter.py", greeter_source("v2"))
     report = await run.wait_report("greeter", "reloaded")
     assert greetings(host) == ["v2 x"]  # the new behaviour, and the old one is gone
     assert report.duration_ms >= 0 and report.error is None
     assert "reloaded greeter in" in report.describe()
-    live = [name for name in sys.modules if name.startswith(f"{FRESH_PREFIX}greeter_")]
-    assert live == [run.reloader.loaded["greeter"].__name__]  # the old module was purged
+    new_name = run.reloader.loaded["greeter"].__name__
+    assert new_name.startswith(f"{FRESH_PREFIX}greeter_") and new_name != old_name
+    assert new_name in sys.modules and old_name not in sys.modules  # the old module was purged
 
 
 #: Broken versions of greeter.py: (source, text the error holds, line the location names).
