@@ -214,6 +214,17 @@ def check_invariants(store: Store) -> None:
             assert not view.archived
     for edge in read.list_edges(exclude_internal=True):
         assert edge.type not in INTERNAL_EDGE_TYPES
+    # the indices kept current write by write equal a fresh build from the same data
+    fresh = Store.from_dict(store.to_dict())
+    assert store.candidate_keys() == fresh.candidate_keys()
+    assert store.visible_ids() == fresh.visible_ids()
+    for t in ("event", "character_sheet", "location_state", "thread"):
+        assert store.type_pool(t).keys == fresh.type_pool(t).keys
+    assert store.name_index().ids == fresh.name_index().ids
+    query = "eileen qel summary bob 艾琳"
+    assert store.keywords.search(query, store.pool_rank()) == fresh.keywords.search(
+        query, fresh.pool_rank()
+    )
 
 
 @SETTINGS
