@@ -245,6 +245,14 @@ class Host:
             return None
         return self.pm.get_name(plugin) if self.pm.is_registered(plugin) else None
 
+    def get_extension_api(self, name: str) -> object | None:
+        """The API published as ``name`` in this host's registry, or ``None``; never raises.
+
+        The front end's ``getExtensionApi`` for plugins of this host (the module-level
+        `extension_registry.get_extension_api` reads the process-wide default registry).
+        """
+        return self.registry.get(name)
+
     def publish(
         self, plugin: str | object, name: str, api: object, *, version: str | None = None
     ) -> ExtensionEntry:

@@ -1,5 +1,8 @@
 """sample_plugins: scout, curator and compactor, companion plugins that use the memory graph only
-through the host's registry (``host.registry.get("memory-graph")``). See docs/sample-plugins.md."""
+through the host's registry (``host.get_extension_api("memory-graph")``).
+
+See docs/sample-plugins.md.
+"""
 
 from sample_plugins.compactor import CompactionReport, Compactor, Rollup, extractive_summary
 from sample_plugins.curator import CurationReport, Curator, Merge, same_entity

@@ -1,6 +1,6 @@
 """How the sample plugins reach the memory graph: through the host's registry, and nothing else.
 
-`MemoryAccess` opens a session with ``host.registry.get("memory-graph").open_session(ctx)`` and
+`MemoryAccess` opens a session with ``host.get_extension_api("memory-graph").open_session(ctx)`` and
 logs once (per plugin and host) when the graph is missing or disabled, until it comes back.
 `attach_worker` / `detach_worker` give a module plugin a per-host worker object that receives
 hooks with no host argument (``memgraph_commit``, ``memgraph_injection_changed``).
@@ -32,7 +32,7 @@ class MemoryAccess:
 
     async def open(self, chat: Any) -> Any | None:
         """A session for ``chat`` (context or chat id), or ``None`` when memory is unavailable."""
-        api = self.host.registry.get(MEMORY_GRAPH)
+        api = self.host.get_extension_api(MEMORY_GRAPH)
         opener = getattr(api, "open_session", None)
         if opener is None:
             self._miss("memory-graph is not registered")

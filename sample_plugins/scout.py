@@ -1,6 +1,6 @@
 """scout: a recall policy of its own, and the orchestrator's ``memory_*`` loop tools.
 
-Everything goes through ``host.registry.get("memory-graph").open_session(ctx)``. ``scout(ctx)``
+Everything goes through ``host.get_extension_api("memory-graph").open_session(ctx)``. ``scout(ctx)``
 rebuilds the router's input as the docs' worked example does (``schema_overview`` and
 ``candidate_rows``) and ranks the rows with its own deterministic policy: names of the node
 mentioned in the latest user message, keyword overlap with it, edge-summary degree as tie-break.

@@ -80,6 +80,10 @@ async def test_two_hosts_do_not_see_each_others_plugins(tmp_path: Path) -> None:
     assert seen == ["a:start"]
     one.registry.register("x", 1, owner="rec")
     assert two.registry.get("x") is None
+    assert one.get_extension_api("x") == 1 and two.get_extension_api("x") is None
+    from extension_registry import get_extension_api
+
+    assert get_extension_api("x") is None  # the process-wide default registry is apart too
     await one.stop()
     await two.stop()
     assert seen == ["a:start", "a:stop"]
