@@ -203,10 +203,7 @@ def test_archived_node_rejects_edit_and_delete(store):
 
 
 def test_delete_archives_and_keeps_edges_and_children(store):
-    make(
-        store,
-        upsert("n_1", "n_2", "mentions"),
-    )
+    make(store, upsert("n_1", "n_2", "mentions"))
     kid = make(
         store,
         {
@@ -362,10 +359,7 @@ def test_relations_lower_cased_symmetric_once_duplicates_add_nothing(store):
 
 
 def test_link_delete_per_direction_counts_removed(store):
-    make(
-        store,
-        upsert("n_1", "n_2", "mentions"),
-    )
+    make(store, upsert("n_1", "n_2", "mentions"))
     out = make(
         store,
         {

@@ -174,7 +174,7 @@ async def test_worked_example_through_open_session(host):
     from memgraph_plugin.external_api import get_currently_injected_node_ids
 
     from .test_projection import as_dict, ref_summary
-    from .test_read_api import EXPECTED_SCHEMA_OVERVIEW
+    from .test_read_api import EXPECTED_SCHEMA_OVERVIEW, schema_overview
 
     session = await session_of(host, "worked")
     ops = [
@@ -202,20 +202,7 @@ async def test_worked_example_through_open_session(host):
         recall_selected_ids=[],
     )
 
-    schema_overview = [
-        {
-            "id": spec.type,
-            "table_name": spec.table_name,
-            "table_columns": list(spec.table_columns),
-            "required_columns": list(spec.required_columns),
-            "force_update": spec.force_update,
-            "always_inject": spec.always_inject,
-            "editable": spec.editable,
-            "compression_mode": spec.compression_mode,
-        }
-        for spec in session.get_schema().types
-    ]
-    assert schema_overview == EXPECTED_SCHEMA_OVERVIEW
+    assert schema_overview(session) == EXPECTED_SCHEMA_OVERVIEW
     candidates = session.list_visible_candidates()
     rows = [session.get_node_brief(v.id, include_edge_summary=True, edge_summary_limit=8)
             for v in candidates]

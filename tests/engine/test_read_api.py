@@ -418,12 +418,9 @@ EXPECTED_SCHEMA_OVERVIEW = [
 ]
 
 
-def test_worked_example_schema_overview_and_candidate_rows(story: Store,
-                                                          hub: InjectionHub) -> None:
-    api = ReadApi(story, None, injection_hub=hub)
-    always = {"n_4", "n_8", "n_9", "n_10", "n_11"}
-    hub.set(always_inject_ids=always)
-    schema_overview = [
+def schema_overview(api: Any) -> list[dict[str, Any]]:
+    """The router's schema_overview block, built as the docs' worked example does."""
+    return [
         {
             "id": spec.type,
             "table_name": spec.table_name,
@@ -436,7 +433,14 @@ def test_worked_example_schema_overview_and_candidate_rows(story: Store,
         }
         for spec in api.get_schema().types
     ]
-    assert schema_overview == EXPECTED_SCHEMA_OVERVIEW
+
+
+def test_worked_example_schema_overview_and_candidate_rows(story: Store,
+                                                          hub: InjectionHub) -> None:
+    api = ReadApi(story, None, injection_hub=hub)
+    always = {"n_4", "n_8", "n_9", "n_10", "n_11"}
+    hub.set(always_inject_ids=always)
+    assert schema_overview(api) == EXPECTED_SCHEMA_OVERVIEW
 
     candidates = api.list_visible_candidates()
     rows = [api.get_node_brief(v.id, include_edge_summary=True, edge_summary_limit=8)
