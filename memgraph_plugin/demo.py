@@ -135,6 +135,12 @@ class _Marks:
     compactor_report: Any
 
 
+def _plugin_line(record: Any) -> str:
+    """``name (source)``, with the status when the plugin is not running."""
+    state = "" if record.ok else f", {record.status}: {record.error or ''}".rstrip(": ")
+    return f"{record.name} ({record.source}{state})"
+
+
 def _api(host: Any, name: str) -> Any:
     return host.registry.get(name)
 
@@ -224,6 +230,7 @@ async def _run(
     done = await _resume_point(host, pipeline, story)
     total = len(story.turns)
     p(f"# {story.title} — {total} turns, data in {data_dir}")
+    p("plugins: " + ", ".join(_plugin_line(r) for r in host.plugin_records()))
     if done:
         p(f"continuing from the stored graph: {done} of {total} turns already in the chat")
     merges = 0

@@ -119,6 +119,9 @@ async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
     total = len(load_story(STORY_PATH).turns)
     assert summary.complete and summary.turns_run == total
     assert sum(f"── turn {n}/{total} " in text for n in range(1, total + 1)) == total
+    plugins = next(line for line in lines if line.startswith("plugins: "))
+    for name in ("memgraph (built-in)", "scout (folder)", "curator (folder)", "compactor (folder)"):
+        assert name in plugins  # the host really loaded and lists its plugins
     assert text.count("curator:   merged") == summary.merges == sum(map(len, PLANTED.values()))
     assert text.count("compactor: rolled up") == summary.rollups > 0
     assert "scout:     found" in text
