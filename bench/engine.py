@@ -139,7 +139,8 @@ def build_chat(n: int, *, seed: int = 7) -> dict[str, Any]:
 
 
 #: CPU time of this process: the bench machine is shared, and wall time would measure the
-#: other jobs as much as this code. Figures are medians (briefs: the best of three turns).
+#: other jobs as much as this code. Figures are medians (briefs: the best of three turns; batches:
+#: the best of three rounds of 20 batches).
 CLOCK = time.process_time
 
 
@@ -211,12 +212,22 @@ def measure(size: int, data: dict[str, Any]) -> dict[str, str]:
 def _batch_figure(store: Any, rng: random.Random) -> str:
     """µs per op of in-memory batches (creates with links, latest-only creates that merge or
     not, edits, link upserts)."""
-    try:
-        from memgraph_plugin.batch import apply_batch
-    except ImportError:
-        return "n/a"
     chars = [n.id for n in store.iter_nodes() if n.type == "character_sheet" and not n.archived]
     events = [n.id for n in store.iter_nodes() if n.type == "event" and not n.archived]
+    rounds: list[float] = []  # µs/op of each round of 20 batches; the least disturbed one counts
+    for r in range(3):
+        figure = _batch_round(store, rng, chars, events, first=r == 0)
+        if isinstance(figure, str):
+            return figure
+        rounds.append(figure)
+    return f"{min(rounds):.1f}"
+
+
+def _batch_round(
+    store: Any, rng: random.Random, chars: list[str], events: list[str], *, first: bool
+) -> float | str:
+    from memgraph_plugin.batch import apply_batch
+
     total_ops = 0
     elapsed = 0.0
     for b in range(20):
@@ -243,9 +254,8 @@ def _batch_figure(store: Any, rng: random.Random) -> str:
         t0 = CLOCK()
         result = apply_batch(store, ops, max_seq=seq)
         elapsed += CLOCK() - t0
-        if b == 0 and result.rejected:
-            first = result.rejected[0]
-            return f"rejected: {first.error.code}"
+        if first and b == 0 and result.rejected:
+            return f"rejected: {result.rejected[0].error.code}"
         total_ops += len(ops)
         store.take_changeset()
-    return f"{elapsed / total_ops * 1e6:.1f}"
+    return elapsed / total_ops * 1e6
