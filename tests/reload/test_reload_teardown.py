@@ -160,3 +160,40 @@ async def test_failing_dispose_does_not_block_the_reload(
     report = await run.wait_report("counter", "reloaded")
     assert report.ok
     assert host.registry.get("counter") == {"count": 1, "versions": ["fresh"]}
+
+
+WATCHED_TEARDOWN = """
+from host import hookimpl
+
+VERSION = {version}
+
+
+@hookimpl
+def host_startup(host):
+    events = host.registry.get("events")
+    host.on_unload(__name__, lambda: events.append(("unload", VERSION)))
+
+
+@hookimpl
+def host_plugin_dispose(host):
+    host.registry.get("events").append(("dispose", VERSION))
+"""
+
+
+async def test_a_refused_version_never_touches_the_running_one(
+    host: Host, plugins_dir: Path, start_reloader
+) -> None:
+    events: list[tuple[str, int]] = []
+    host.registry.register("events", events, owner="test")
+    path = plugins_dir / "careful.py"
+    write(path, WATCHED_TEARDOWN.format(version=1))
+    run = await start_reloader()
+    await run.wait_report("careful", "loaded")
+
+    write(path, WATCHED_TEARDOWN.format(version=2) + "\n@hookimpl\ndef no_such_hook():\n    pass\n")
+    await run.wait_report("careful", "failed")
+    assert events == []  # checked in the scratch manager: no dispose, no teardown
+
+    write(path, WATCHED_TEARDOWN.format(version=3))
+    await run.wait_report("careful", "reloaded")
+    assert events == [("dispose", 1), ("unload", 1)]  # dispose first, then the teardown
