@@ -14,7 +14,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,7 +83,14 @@ def dev_command(host: Host, args: argparse.Namespace) -> int | Awaitable[int]:
         _print("memgraph-host dev: error: --plugins-dir DIR is required (an existing folder)")
         return 2
     if args.restart:
-        return run_restarting(plugins_dir, host.data_dir, debounce=args.debounce, step=args.step)
+        return run_restarting(
+            plugins_dir,
+            host.data_dir,
+            debounce=args.debounce,
+            step=args.step,
+            strict=host.strict,
+            plugin_dirs=host.plugin_dirs,
+        )
 
     async def in_process() -> int:
         await run_in_process(
@@ -191,8 +198,13 @@ def run_restarting(
     debounce: int = 300,
     step: int = 50,
     out: Callable[[str], None] | None = None,
+    strict: bool = False,
+    plugin_dirs: Iterable[Path] = (),
 ) -> int:
-    """Run the host in a child process and restart it on every change (watchfiles' runner)."""
+    """Run the host in a child process and restart it on every change (watchfiles' runner).
+
+    The child builds its host like the CLI's: same data folder, strict mode and plugin folders.
+    """
     emit = out or _print
 
     def on_change(changes: set) -> None:
@@ -206,7 +218,7 @@ def run_restarting(
         restarts = run_process(
             plugins_dir,
             target=serve_host,
-            args=(str(plugins_dir), str(data_dir)),
+            args=(str(plugins_dir), str(data_dir), strict, tuple(str(d) for d in plugin_dirs)),
             target_type="function",
             callback=on_change,
             watch_filter=PythonFilter(),
@@ -217,18 +229,22 @@ def run_restarting(
     return 0
 
 
-def serve_host(plugins_dir: str, data_dir: str) -> None:
+def serve_host(
+    plugins_dir: str, data_dir: str, strict: bool = False, plugin_dirs: tuple[str, ...] = ()
+) -> None:
     """The child process of ``--restart``: load the folder once and serve until interrupted."""
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(Path(plugins_dir), Path(data_dir)))
+        asyncio.run(_serve(Path(plugins_dir), Path(data_dir), strict, plugin_dirs))
 
 
-async def _serve(plugins_dir: Path, data_dir: Path) -> None:
+async def _serve(
+    plugins_dir: Path, data_dir: Path, strict: bool, plugin_dirs: tuple[str, ...]
+) -> None:
     from host.core import Host
 
     stop = asyncio.Event()
-    host = Host(data_dir=data_dir)
+    host = Host(data_dir=data_dir, strict=strict, plugin_dirs=plugin_dirs)
     await host.start()
     reloader = Reloader(host, plugins_dir)
     with _stop_on_signals(stop):

@@ -57,15 +57,17 @@ class Lines:
 
 
 @pytest.fixture
-def start() -> Iterator[Callable[[Path, list[str], Path], subprocess.Popen]]:
+def start() -> Iterator[Callable[..., subprocess.Popen]]:
     """``start(data, args, cwd)``: ``memgraph-host --data-dir DATA dev ARGS`` in a session (and
     process group) of its own; at teardown whatever is left of each group is killed."""
     started: list[subprocess.Popen] = []
 
-    def spawn(data_dir: Path, args: list[str], cwd: Path) -> subprocess.Popen:
+    def spawn(
+        data_dir: Path, args: list[str], cwd: Path, *, global_args: tuple[str, ...] = ()
+    ) -> subprocess.Popen:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         proc = subprocess.Popen(
-            [*CLI, "--data-dir", str(data_dir), "dev", *args],
+            [*CLI, "--data-dir", str(data_dir), *global_args, "dev", *args],
             cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
@@ -136,18 +138,20 @@ from host import hookimpl
 @hookimpl
 def host_startup(host):
     with open({marks!r}, "a") as out:
-        out.write("{version}:" + str(os.getpid()) + "\\n")
+        out.write("{version}:" + str(os.getpid()) + ":" + str(host.strict) + "\\n")
 """
 
 
 def read_marks(path: Path) -> list[tuple[str, int]]:
+    """``(version, pid)`` of each host that started; every one must have run in strict mode."""
     if not path.exists():
         return []
     marks = []
     for line in path.read_text().splitlines():
-        version, _, pid = line.partition(":")
-        if pid:
-            marks.append((version, int(pid)))
+        parts = line.split(":")
+        if len(parts) == 3:  # a line still being written has fewer parts
+            assert parts[2] == "True", f"the host did not get --strict: {line}"
+            marks.append((parts[0], int(parts[1])))
     return marks
 
 
@@ -164,7 +168,10 @@ def test_restart_mode_restarts_the_host_process(tmp_path: Path, start) -> None:
     marks = tmp_path / "marks.txt"
     write(plugins / "stamp.py", STAMP.format(marks=str(marks), version="v1"))
     proc = start(
-        tmp_path / "data", ["--plugins-dir", str(plugins), "--restart", "--step", "50"], tmp_path
+        tmp_path / "data",
+        ["--plugins-dir", str(plugins), "--restart", "--step", "50"],
+        tmp_path,
+        global_args=("--strict",),  # global options reach the host in the child process
     )
     child_pids: set[int] = set()
     try:
