@@ -17,7 +17,7 @@ from host.reload import Reloader, ReloadReport
 
 hookspec = pluggy.HookspecMarker("memgraph_host")
 
-TIMEOUT = 30.0  # generous: the machine is shared; nothing here measures speed
+TIMEOUT = 60.0  # generous: the machine is shared; nothing here measures speed
 
 
 class GreetSpecs:
