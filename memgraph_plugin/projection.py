@@ -75,6 +75,20 @@ class Lifter:
         return result
 
 
+class PoolLifter(Lifter):
+    """A `Lifter` onto the store's candidate pool that reads the store's pool-anchor index
+    instead of walking (`Store.pool_anchors`): no per-turn work to lift every node again."""
+
+    __slots__ = ()
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store, store.pool_rank())
+        self._memo = store.pool_anchors()  # type: ignore[assignment]
+
+    def __call__(self, id: str) -> str | None:
+        return self._memo.get(id)
+
+
 def _type_filter(
     edge_types: Iterable[str] | None, exclude_internal: bool
 ) -> Callable[[str], bool]:

@@ -26,6 +26,7 @@ from .frozen import FrozenDict
 from .models import Node
 from .projection import (
     Lifter,
+    PoolLifter,
     nearest_visible_ancestor_id,
 )
 from .projection import edge_summary as _edge_summary
@@ -143,8 +144,11 @@ class ReadApi:
         cache = self._lift_cache
         if cache is not None and cache[0] == version and cache[1] is visible:
             return cache[2]
-        lift = Lifter(self._store, visible)
-        if isinstance(visible, frozenset) or visible is self._store.pool_rank():
+        if visible is self._store.pool_rank():
+            lift: Lifter = PoolLifter(self._store)
+        else:
+            lift = Lifter(self._store, visible)
+        if isinstance(visible, frozenset) or isinstance(lift, PoolLifter):
             self._lift_cache = (version, visible, lift)
         return lift
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -194,6 +194,7 @@ class Store:
         self._kids: dict[str, set[str]] = {}
         self._visible: set[str] = set()
         self._pool_of: dict[str, tuple[PoolKey, str]] = {}  # id -> (key, lower-case type)
+        self._anchor: dict[str, str | None] = {}  # id -> nearest pool member up from it
         self._pool = _SortedPool()
         self._type_pools: dict[str, _SortedPool] = {}
         self._views: dict[str, NodeView] = {}
@@ -623,9 +624,16 @@ class Store:
         self._kw_dirty[nid] = None
         self._names_dirty[nid] = None
         changed = self._reindex(nid, content_changed=True)
+        structural = (
+            old is None
+            or old.archived != node.archived
+            or old.type != node.type
+            or old.parent_id != node.parent_id
+        )
         if old is None or old.archived != node.archived or old.type != node.type:
             for kid in tuple(self._kids.get(nid, ())):
                 changed = self._reindex(kid, content_changed=False) or changed
+        self._reanchor((nid, *self._kids.get(nid, ())) if structural else (nid,))
         if changed:
             self._clear_pool_caches()
 
@@ -644,8 +652,49 @@ class Store:
         changed = self._reindex(nid, content_changed=True)
         for kid in tuple(self._kids.get(nid, ())):
             changed = self._reindex(kid, content_changed=False) or changed
+        self._anchor.pop(nid, None)
+        self._reanchor(tuple(self._kids.get(nid, ())))
         if changed:
             self._clear_pool_caches()
+
+    def _anchor_walk(self, nid: str) -> str | None:
+        """The first pool member from `nid` upwards (itself included); None when a missing or
+        archived node comes first, or the walk loops."""
+        nodes, pool = self._nodes, self._pool_of
+        seen: set[str] = set()
+        cur = nid
+        while cur and cur not in seen:
+            node = nodes.get(cur)
+            if node is None or node.archived:
+                return None
+            if cur in pool:
+                return cur
+            seen.add(cur)
+            cur = node.parent_id
+        return None
+
+    def _reanchor(self, start: Iterable[str]) -> None:
+        """Bring the pool-anchor index up to date from `start` down: a node whose anchor moved
+        passes the change on to its children (those outside the pool walk up through it)."""
+        anchor, kids_of, nodes = self._anchor, self._kids, self._nodes
+        todo = list(start)
+        seen: set[str] = set()
+        while todo:
+            nid = todo.pop()
+            if nid in seen or nid not in nodes:
+                continue
+            seen.add(nid)
+            new = self._anchor_walk(nid)
+            if nid in anchor and anchor[nid] == new:
+                continue
+            anchor[nid] = new
+            todo.extend(kids_of.get(nid, ()))
+
+    def pool_anchors(self) -> Mapping[str, str | None]:
+        """id -> nearest candidate-pool member from the node upwards (the node itself included;
+        None when a missing or archived node comes first): `nearest_visible_ancestor_id` onto
+        the pool, kept current by every write. The live map: read-only by contract."""
+        return self._anchor
 
     def _compute_visible(self, node: Node | None) -> bool:
         if node is None or node.archived:
@@ -784,6 +833,8 @@ class Store:
             parts[1].append(n)
             parts[2].append(v)  # type: ignore[arg-type]
         self._type_pools = {t: _SortedPool.from_sorted(*parts) for t, parts in by_type.items()}
+        walk = self._anchor_walk
+        self._anchor = {nid: walk(nid) for nid in nodes}
         self._node_seq = node_seq
         self._seq_counter = seq_counter
         self._clear_pool_caches()

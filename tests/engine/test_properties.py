@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from memgraph_plugin.batch import apply_batch
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.external_api import list_recent_nodes, search_nodes_lexical
+from memgraph_plugin.projection import nearest_visible_ancestor_id
 from memgraph_plugin.read_api import get_read_api
 from memgraph_plugin.schema import INTERNAL_EDGE_TYPES
 from memgraph_plugin.store import Store
@@ -221,6 +222,9 @@ def check_invariants(store: Store) -> None:
     for t in ("event", "character_sheet", "location_state", "thread"):
         assert store.type_pool(t).keys == fresh.type_pool(t).keys
     assert store.name_index().ids == fresh.name_index().ids
+    pool = store.pool_rank()
+    walked = {nid: nearest_visible_ancestor_id(store, nid, pool) for nid in nodes}
+    assert dict(store.pool_anchors()) == walked == dict(fresh.pool_anchors())
     query = "eileen qel summary bob 艾琳"
     assert store.keywords.search(query, store.pool_rank()) == fresh.keywords.search(
         query, fresh.pool_rank()

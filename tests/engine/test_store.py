@@ -436,3 +436,49 @@ def test_sorted_pool_chunks_keep_key_order_through_random_changes(monkeypatch):
     rebuilt = _SortedPool.from_sorted(list(pool.frozen().keys), list(pool.frozen().nodes),
                                       list(pool.frozen().views))
     assert rebuilt.frozen() == pool.frozen()
+
+
+def test_pool_anchors_follow_compaction_archive_and_rollback():
+    """Each node's nearest pool member is kept current: a rollup takes its leaves, archiving
+    the rollup hands them back, a failed batch restores the anchors it moved."""
+    from memgraph_plugin.batch import apply_batch, apply_rollup
+    from memgraph_plugin.errors import MemoryGraphError
+    from memgraph_plugin.read_api import get_read_api
+
+    store = Store()
+    made = apply_batch(
+        store,
+        [{"op": "create", "type": "event", "title": f"e{i}", "fields": {"summary": "s"}}
+         for i in range(4)]
+        + [{"op": "create", "type": "character_sheet", "title": "Eileen"}],
+        max_seq=1,
+    )
+    leaves, eileen = list(made.node_ids[:3]), made.node_ids[4]
+    for leaf in leaves:
+        apply_batch(store, [{"op": "link_upsert", "source_node_id": leaf,
+                             "links": [{"target_node_id": eileen, "relation": "mentions"}]}])
+    anchors = store.pool_anchors()
+    assert all(anchors[leaf] == leaf for leaf in leaves)
+    rollup, _ = apply_rollup(store, "event", leaves, "three things")
+    assert all(anchors[leaf] == rollup for leaf in leaves) and anchors[rollup] == rollup
+    read = get_read_api(store)
+    pool = frozenset(v.id for v in read.list_visible_candidates())
+    # the default (pool) path and an explicit copy of the pool give the same summary
+    assert read.get_edge_summary(eileen) == read.get_edge_summary(eileen, visible_node_ids=pool)
+    assert [n.id for n in read.get_edge_summary(eileen).sample_neighbors] == [rollup]
+    apply_batch(store, [{"op": "delete", "node_id": rollup}])
+    assert anchors[rollup] is None and all(anchors[leaf] == leaf for leaf in leaves)
+
+    real = store.add_edge
+
+    def boom(edge):
+        raise RuntimeError("boom")
+
+    store.add_edge = boom  # type: ignore[method-assign]
+    try:
+        with pytest.raises(MemoryGraphError):
+            apply_rollup(store, "event", leaves, "again")
+    finally:
+        store.add_edge = real  # type: ignore[method-assign]
+    assert all(anchors[leaf] == leaf for leaf in leaves)
+    assert len(anchors) == len(store)
