@@ -10,7 +10,8 @@ Layout (one database per host, every chat in the same tables):
 
 Loading = latest checkpoint + replay of the journal rows after it. Two writers of one chat are
 detected optimistically: a commit appends version `base + 1`, then reads that version back; the
-first row in table order wins, a loser deletes its row and raises `ConflictError`.
+row committed first (the smallest stable row id; scan order is not commit order once compaction
+has run) wins, a loser deletes its row and raises `ConflictError`.
 """
 
 from __future__ import annotations
@@ -88,6 +89,10 @@ def _vectors_from_columns(profile: Any, ids: Any, blob: Any) -> VectorBlock | No
     return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix.reshape(len(ids), -1))
 
 
+_ENTRY_COLUMNS = ["seq", "applied", "kind", "created_at", "payload", "vec_profile", "vec_ids"]
+_ENTRY_COLUMNS.append("vectors")
+
+
 class _Entry:
     """A journal row after de-duplication."""
 
@@ -139,32 +144,34 @@ class LanceStorage:
     def _rows(self, table: Any, where: str, columns: list[str]) -> list[dict[str, Any]]:
         return table.search().where(where).select(columns).limit(None).to_arrow().to_pylist()
 
+    def _first_per_version(self, where: str, columns: list[str]) -> dict[int, dict[str, Any]]:
+        """Journal rows matching `where`, the first committed row of each version only.
+
+        Stable row ids grow in commit order and survive compaction: the smallest wins.
+        """
+        rows = (
+            self._commits.search()
+            .where(where)
+            .select(["version", *columns])
+            .with_row_id(True)
+            .limit(None)
+            .to_arrow()
+            .to_pylist()
+        )
+        first: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            v = int(row["version"])
+            if v not in first or row["_rowid"] < first[v]["_rowid"]:
+                first[v] = row
+        return first
+
     def _journal(self, chat_id: str, after: int, upto: int | None = None) -> list[_Entry]:
         """Journal rows of a chat with `after < version <= upto`, first row per version wins."""
         where = f"{where_eq(chat_id=chat_id)} AND version > {int(after)}"
         if upto is not None:
             where += f" AND version <= {int(upto)}"
-        rows = self._rows(
-            self._commits,
-            where,
-            [
-                "version",
-                "seq",
-                "applied",
-                "kind",
-                "created_at",
-                "payload",
-                "vec_profile",
-                "vec_ids",
-                "vectors",
-            ],
-        )
-        seen: dict[int, _Entry] = {}
-        for row in rows:  # table order == commit order: the first row of a version won
-            v = int(row["version"])
-            if v not in seen:
-                seen[v] = _Entry(row)
-        entries = [seen[v] for v in sorted(seen)]
+        first = self._first_per_version(where, _ENTRY_COLUMNS)
+        entries = [_Entry(first[v]) for v in sorted(first)]
         expected = after + 1
         for entry in entries:
             if entry.version != expected:
@@ -302,14 +309,9 @@ class LanceStorage:
 
     def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         _check_chat_id(chat_id)
-        rows = self._rows(
-            self._commits,
-            where_eq(chat_id=chat_id),
-            ["version", "seq", "applied", "kind", "created_at", "payload"],
+        first = self._first_per_version(
+            where_eq(chat_id=chat_id), ["seq", "applied", "kind", "created_at", "payload"]
         )
-        first: dict[int, dict[str, Any]] = {}
-        for row in rows:
-            first.setdefault(int(row["version"]), row)
         out = []
         for v in sorted(first):
             row = first[v]
@@ -390,10 +392,10 @@ class LanceStorage:
         )
         with self._lock:
             self._commits.add(row)
-            winners = self._rows(
-                self._commits, f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]
-            )
-            if not winners or winners[0]["writer"] != writer:
+            winner = self._first_per_version(
+                f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]
+            ).get(version)
+            if winner is None or winner["writer"] != writer:
                 self._commits.delete(
                     f"{where_eq(chat_id=chat_id)} AND writer = {sql_literal(writer)}"
                 )

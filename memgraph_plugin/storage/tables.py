@@ -61,6 +61,15 @@ def nodes_schema(dim: int) -> pa.Schema:
     )
 
 
+#: New tables get V2 manifest paths (constant-time latest-version lookup) and stable row ids:
+#: a row id is assigned when its append commits, in commit order, and survives compaction, so
+#: "the smallest row id" is "the first committed" (scan order is not: compaction reorders rows).
+TABLE_OPTIONS = {
+    "new_table_enable_v2_manifest_paths": "true",
+    "new_table_enable_stable_row_ids": "true",
+}
+
+
 def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> lancedb.table.Table:
     """Open `name`, creating it empty when missing; tolerates another process creating it too."""
     last: Exception | None = None
@@ -74,7 +83,7 @@ def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> la
                 name,
                 schema=schema,
                 exist_ok=True,
-                storage_options={"new_table_enable_v2_manifest_paths": "true"},
+                storage_options=TABLE_OPTIONS,
             )
         except Exception as exc:  # a concurrent creator won (lancedb#1615): open theirs
             last = exc
