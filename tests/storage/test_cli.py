@@ -150,3 +150,40 @@ async def test_rollback_needs_exactly_one_target(tmp_path, argv):
     with pytest.raises(SystemExit):
         await _run(host, *argv)
     await host.stop()
+
+
+def test_commands_through_the_real_cli_entry(tmp_path, capsys):
+    """`memgraph-host` itself (host.cli.main): import, export, history, rollback, reindex."""
+    from host.cli import main
+
+    data = tmp_path / "cli-data"
+    data.mkdir()
+    (data / "memgraph-host.toml").write_text('embedding_profile = "hashing"\n')
+    store = tmp_path / "store.json"
+    store.write_text(json.dumps(STORE))
+    evil = "x' OR '1'='1"
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(["--data-dir", str(data), *argv])
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    assert run("import", evil, str(store))[0] == 0
+    smaller = dict(STORE, nodes={"n_1": STORE["nodes"]["n_1"]}, edges=[])
+    store.write_text(json.dumps(smaller))
+    assert run("import", evil, str(store))[0] == 0
+    code, out, _ = run("history", evil, "--json")
+    assert code == 0
+    assert [json.loads(line)["kind"] for line in out.splitlines()] == ["import", "import"]
+    code, out, _ = run("export", evil)
+    assert code == 0 and set(json.loads(out)["nodes"]) == {"n_1"}
+    code, out, _ = run("rollback", evil, "--to", "1")
+    assert code == 0 and "new commit version 3" in out
+    code, out, _ = run("export", evil)
+    assert set(json.loads(out)["nodes"]) == {"n_1", "n_2"}
+    code, out, err = run("reindex", evil)
+    assert code == 0 and "2 nodes embedded with 'hashing'" in out and "100.0% 2/2" in err
+    code, out, _ = run("export", "x")  # the quote-laden chat id never leaked into another chat
+    assert code == 0 and json.loads(out)["nodes"] == {}
+    code, _, err = run("rollback", evil, "--to", "42")
+    assert code != 0 and "no version 42" in err
