@@ -7,6 +7,7 @@ them with the engine's rows. Run alone: `python bench/storage.py [--quick]`.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import lancedb
 import numpy as np
 import pyarrow as pa
 
@@ -61,20 +63,29 @@ def _node(i: int) -> dict[str, Any]:
     }
 
 
+def _json_node(i: int) -> str:
+    return json.dumps(_node(i), separators=(",", ":"))
+
+
 def _unit_matrix(n: int, seed: int = 0) -> np.ndarray:
     m = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
     m /= np.linalg.norm(m, axis=1, keepdims=True)
     return m
 
 
-def _big_chat(st: LanceStorage, chat: str, n: int) -> None:
-    """A chat of `n` nodes: one import commit plus a checkpoint with vectors."""
-    data = {
+def _chat_data(n: int) -> dict[str, Any]:
+    """A store dict of `n` event nodes in the original's JSON shape."""
+    return {
         "nodes": {f"n_{i}": _node(i) for i in range(n)},
         "edges": [],
         "nodeSeq": n,
         "seqCounter": n // 10,
     }
+
+
+def _big_chat(st: LanceStorage, chat: str, n: int) -> None:
+    """A chat of `n` nodes: one import commit plus a checkpoint with vectors."""
+    data = _chat_data(n)
     st.import_sync(chat, data)
     state = st.load_sync(chat)
     block = VectorBlock("hashing", tuple(data["nodes"]), _unit_matrix(n, seed=n))
@@ -187,6 +198,42 @@ def storage_rows(tmp: Path, *, quick: bool) -> list[Row]:
         {"id": ["x"], "vector": pa.FixedSizeListArray.from_arrays(pa.array(queries[0]), DIM)}
     )
     out.append(("raw LanceDB single-row add", _p50(lambda: raw.add(one), reps), None, "reference"))
+    hundred = pa.table(
+        {
+            "id": [f"b_{j}" for j in range(100)],
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix[:100].reshape(-1)), DIM),
+        }
+    )
+    out.append(
+        ("raw LanceDB 100-row add", _p50(lambda: raw.add(hundred), reps // 3), None, "reference")
+    )
+    for size in sizes:
+        rows_table = st._db.create_table(
+            f"bench_rows_{size}",
+            pa.table(
+                {
+                    "id": [f"n_{i}" for i in range(size)],
+                    "data": [_json_node(i) for i in range(size)],
+                }
+            ),
+            mode="overwrite",
+        )
+        fresh_db = lancedb.connect(st.settings.uri)
+        out.append(
+            (
+                f"raw LanceDB open + read {size // 1000}k node rows (JSON)",
+                _p50(
+                    lambda size=size, db=fresh_db: (
+                        db.open_table(f"bench_rows_{size}").to_arrow().num_rows
+                    ),
+                    3,
+                    warmup=1,
+                ),
+                None,
+                "reference for cold open",
+            )
+        )
+        del rows_table
     return out
 
 
@@ -258,13 +305,7 @@ async def _session_rows(tmp: Path, *, quick: bool) -> list[Row]:
     sizes = [10_000] if quick else [10_000, 100_000]
     for n in sizes:
         chat = f"bench-{n}"
-        data = {
-            "nodes": {f"n_{i}": _node(i) for i in range(n)},
-            "edges": [],
-            "nodeSeq": n,
-            "seqCounter": n // 10,
-        }
-        storage.import_sync(chat, data)
+        storage.import_sync(chat, _chat_data(n))
         storage.checkpoint_sync(chat, storage.load_sync(chat))
 
         async def cold(chat: str = chat) -> None:
