@@ -110,9 +110,7 @@ def _add_rollback(p: argparse.ArgumentParser) -> None:
 
 
 def _rollback(host: Any, args: argparse.Namespace) -> int:
-    storage = open_storage(host)
-    _attach_embedder(host, storage)
-    rec = storage.rollback_sync(args.chat, version=args.version, seq=args.seq)
+    rec = _writable_storage(host).rollback_sync(args.chat, version=args.version, seq=args.seq)
     print(
         f"chat {args.chat!r} rolled back: new commit version {rec.version} "
         f"(seq {rec.seq}, {rec.applied} changes)"
@@ -120,15 +118,17 @@ def _rollback(host: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _attach_embedder(host: Any, storage: LanceStorage) -> None:
-    """Rollback/import commits carry vectors of the nodes they change when a profile is set."""
-    if storage.embedder is not None:
-        return
-    profile = resolve_profile(_settings(host).get("embedding_profile"), host.pm)
-    if profile is not None:
-        from memgraph_plugin.embedding.embedder import NodeEmbedder
+def _writable_storage(host: Any) -> LanceStorage:
+    """The database, set up so rollback/import commits carry vectors of the nodes they change
+    when a profile is configured (vectors stay current on every write)."""
+    storage = open_storage(host)
+    if storage.embedder is None:
+        profile = resolve_profile(_settings(host).get("embedding_profile"), host.pm)
+        if profile is not None:
+            from memgraph_plugin.embedding.embedder import NodeEmbedder
 
-        storage.embedder = NodeEmbedder(profile, _schema(host))
+            storage.embedder = NodeEmbedder(profile, _schema(host))
+    return storage
 
 
 # ------------------------------------------------------------ import/export
@@ -149,9 +149,7 @@ def _import(host: Any, args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         return _fail(f"{args.file} is not valid JSON: {exc}")
     data = _normalise(host, raw)
-    storage = open_storage(host)
-    _attach_embedder(host, storage)
-    rec = storage.import_sync(args.chat, data)
+    rec = _writable_storage(host).import_sync(args.chat, data)
     print(
         f"imported {len(data['nodes'])} nodes and {len(data['edges'])} edges into chat "
         f"{args.chat!r}: commit version {rec.version}"

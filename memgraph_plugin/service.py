@@ -60,6 +60,15 @@ def _call_impls(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
     return results
 
 
+def _fire(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
+    """Fire through the host's `notify` ([] back), or call each impl and return their results."""
+    notify = getattr(host, "notify", None)
+    if notify is not None:
+        notify(hook_name, **kwargs)
+        return []
+    return _call_impls(host, hook_name, kwargs)
+
+
 async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
     """Fire a notification hook: every impl runs, failures are logged with the plugin's name."""
     if host is None:
@@ -69,11 +78,7 @@ async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
         if anotify is not None:
             await anotify(hook_name, **kwargs)
             return
-        notify = getattr(host, "notify", None)
-        if notify is not None:
-            notify(hook_name, **kwargs)
-            return
-        for outcome in _call_impls(host, hook_name, kwargs):
+        for outcome in _fire(host, hook_name, kwargs):
             if inspect.isawaitable(outcome):
                 try:
                     await outcome
@@ -88,11 +93,7 @@ def notify_hook_sync(host: Any, hook_name: str, **kwargs: Any) -> None:
     if host is None:
         return
     try:
-        notify = getattr(host, "notify", None)
-        if notify is not None:
-            notify(hook_name, **kwargs)
-            return
-        for outcome in _call_impls(host, hook_name, kwargs):
+        for outcome in _fire(host, hook_name, kwargs):
             if inspect.iscoroutine(outcome):
                 _schedule(outcome, hook_name)
     except Exception:

@@ -89,8 +89,24 @@ def _vectors_from_columns(profile: Any, ids: Any, blob: Any) -> VectorBlock | No
     return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix.reshape(len(ids), -1))
 
 
-_ENTRY_COLUMNS = ["seq", "applied", "kind", "created_at", "payload", "vec_profile", "vec_ids"]
-_ENTRY_COLUMNS.append("vectors")
+_ENTRY_COLUMNS = [
+    *("seq", "applied", "kind", "created_at", "payload"),
+    *("vec_profile", "vec_ids", "vectors"),
+]
+
+
+def _record(chat_id: str, version: int, row: dict[str, Any], change: ChangeRecord) -> CommitRecord:
+    """A history row: journal columns `seq, applied, kind, created_at` plus the change's size."""
+    return CommitRecord(
+        chat_id=chat_id,
+        version=version,
+        seq=int(row["seq"]),
+        applied=int(row["applied"]),
+        kind=str(row["kind"]),
+        created_at=float(row["created_at"]),
+        nodes_changed=len(change.nodes) + len(change.nodes_removed),
+        edges_changed=len(change.edges_added) + len(change.edges_removed),
+    )
 
 
 class _Entry:
@@ -312,22 +328,10 @@ class LanceStorage:
         first = self._first_per_version(
             where_eq(chat_id=chat_id), ["seq", "applied", "kind", "created_at", "payload"]
         )
-        out = []
-        for v in sorted(first):
-            row = first[v]
-            change = change_from_payload(row["payload"])
-            out.append(
-                CommitRecord(
-                    chat_id=chat_id,
-                    version=v,
-                    seq=int(row["seq"]),
-                    applied=int(row["applied"]),
-                    kind=str(row["kind"]),
-                    created_at=float(row["created_at"]),
-                    nodes_changed=len(change.nodes) + len(change.nodes_removed),
-                    edges_changed=len(change.edges_added) + len(change.edges_removed),
-                )
-            )
+        out = [
+            _record(chat_id, v, first[v], change_from_payload(first[v]["payload"]))
+            for v in sorted(first)
+        ]
         if limit is not None:
             out = out[-limit:] if limit > 0 else []
         return tuple(out)
@@ -403,16 +407,7 @@ class LanceStorage:
                 raise ConflictError(chat_id, base_version, latest)
             self._seen[chat_id] = (self._commits.version, version)
             self._commits_since_optimize += 1
-        record = CommitRecord(
-            chat_id=chat_id,
-            version=version,
-            seq=int(change.seq_counter),
-            applied=int(change.applied),
-            kind=change.kind,
-            created_at=created,
-            nodes_changed=len(change.nodes) + len(change.nodes_removed),
-            edges_changed=len(change.edges_added) + len(change.edges_removed),
-        )
+        record = _record(chat_id, version, row.to_pylist()[0], change)
         try:
             self._after_commit(chat_id, version, state_provider)
         except Exception:  # maintenance never fails a durable commit

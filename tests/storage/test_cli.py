@@ -39,6 +39,15 @@ async def _host(tmp_path, **settings) -> Host:
     return host
 
 
+async def _host_with_store(tmp_path, chat: str = "c", **settings) -> Host:
+    """A started host whose chat `chat` holds STORE (imported through the CLI command)."""
+    host = await _host(tmp_path, **settings)
+    path = tmp_path / "store.json"
+    path.write_text(json.dumps(STORE))
+    assert await _run(host, "import", chat, str(path)) == 0
+    return host
+
+
 async def _run(host: Host, *argv: str) -> int:
     commands = {c.name: c for cs in host.pm.hook.host_cli_commands(host=host) for c in cs or ()}
     parser = argparse.ArgumentParser(prog="memgraph-host")
@@ -57,11 +66,8 @@ async def test_commands_are_contributed_through_the_hook(tmp_path):
 
 
 async def test_import_export_history_rollback(tmp_path, capsys):
-    host = await _host(tmp_path)
-    path = tmp_path / "store.json"
-    path.write_text(json.dumps(STORE))
     evil = "x' OR '1'='1"
-    assert await _run(host, "import", evil, str(path)) == 0
+    host = await _host_with_store(tmp_path, evil)
     capsys.readouterr()
     assert await _run(host, "export", evil) == 0
     exported = json.loads(capsys.readouterr().out)
@@ -96,10 +102,7 @@ async def test_import_export_history_rollback(tmp_path, capsys):
 
 
 async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, capsys):
-    host = await _host(tmp_path)
-    good = tmp_path / "good.json"
-    good.write_text(json.dumps(STORE))
-    assert await _run(host, "import", "c", str(good)) == 0
+    host = await _host_with_store(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert await _run(host, "import", "c", str(bad)) == 2
@@ -116,10 +119,7 @@ async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, ca
 
 
 async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
-    host = await _host(tmp_path)
-    path = tmp_path / "store.json"
-    path.write_text(json.dumps(STORE))
-    assert await _run(host, "import", "c", str(path)) == 0
+    host = await _host_with_store(tmp_path)
     assert await _run(host, "reindex") == 2
     assert "no embedding profile" in capsys.readouterr().err
     await host.stop()
