@@ -430,7 +430,8 @@ class LanceStorage:
             if state_provider is not None:
                 state, vectors = state_provider()
             else:
-                state = self.load_sync(chat_id)
+                state, vectors = self.load_sync(chat_id), None
+            if vectors is None:  # no index in memory yet: the stored vectors (journal + snapshot)
                 vectors = self.load_vectors_sync(chat_id, state)
             if state.version == version:
                 self.checkpoint_sync(chat_id, state, vectors)

@@ -96,3 +96,40 @@ def test_ann_needs_256_rows(tmp_path):
         emb(nodes.values()),
     )
     assert LanceAnn(st._nodes_table(64), 64).ensure_index() is False
+
+
+async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
+    from memgraph_plugin.models import Node
+    from memgraph_plugin.storage.chats import PersistedChats
+    from memgraph_plugin.store import Store
+
+    def chats(threshold: int) -> PersistedChats:
+        return PersistedChats(
+            LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=2)),
+            store_from_dict=lambda data: Store.from_dict(data),
+            profile=HashingProfile(dim=64),
+            ann_threshold=threshold,
+        )
+
+    writer = chats(10_000)
+    rng = np.random.default_rng(5)
+    for batch in range(2):  # the second commit writes a checkpoint with every vector
+        chat = await writer.open("big")
+        with chat.store.transaction():
+            for i in range(200):
+                text = " ".join(rng.choice(WORDS, size=4))
+                chat.store.put_node(
+                    Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
+                )
+        await writer.persist("big", chat.store.take_changeset(), applied=200)
+    exact = await writer.vector_search("big", query="harbor storm betrayal", types=None, k=10)
+    assert writer._ann is None  # below the threshold: exact numpy search only
+
+    reader = chats(300)
+    got = await reader.vector_search("big", query="harbor storm betrayal", types=None, k=10)
+    assert reader._ann is not None and reader._ann.has_index()  # the IVF_PQ path ran
+    assert len({g[0] for g in got} & {e[0] for e in exact}) >= 7
+    exact_scores = dict(exact)
+    for node_id, score in got:
+        if node_id in exact_scores:
+            assert abs(score - exact_scores[node_id]) < 1e-5

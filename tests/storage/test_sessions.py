@@ -117,3 +117,65 @@ async def test_vector_search_with_hashing_profile(tmp_path):
     hits2 = await s2.vector_search(query="harbor intrigue", k=3)
     assert hits2[0].id == t.id
     await again.stop()
+
+
+class _TinyProfile:
+    """A plugin's profile: 8 dims, one bucket per first letter of each word."""
+
+    name = "tiny"
+    dim = 8
+
+    def embed(self, texts):
+        import numpy as np
+
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row, ord(word[0]) % 8] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)
+
+
+class _ProfilePlugin:
+    @hookimpl
+    def memgraph_embedding_profiles(self):
+        return [_TinyProfile()]
+
+
+async def test_profile_from_a_plugin_by_name_and_a_changed_profile_reembeds(tmp_path):
+    host = Host(data_dir=tmp_path / "d", settings={"embedding_profile": "tiny"}, entry_points=False)
+    host.register_plugin(_ProfilePlugin(), name="tiny-profiles")
+    await host.start()
+    api = host.registry.get("memory-graph")
+    s = await _session(host, "c")
+    a = await s.create_node(type="event", fields={"summary": "harbor"})
+    await s.create_node(type="event", fields={"summary": "garden"})
+    hits = await s.vector_search(query="harbor", k=2)
+    assert hits[0].id == a.id and hits[0].score > hits[1].score
+    persistence = api.persistence
+    stored = persistence.storage.load_vectors_sync(
+        "c", persistence.storage.load_sync("c"), profile="tiny"
+    )
+    assert stored is not None and stored.dim == 8 and a.id in stored.ids  # kept in LanceDB
+    await host.stop()
+    assert await api.open_session(host.get_context("c")) is None  # plugin no longer running
+
+    # the same chat under the built-in profile: re-embedded with 384 dimensions
+    again = await _host(tmp_path / "d", embedding_profile="hashing")
+    s2 = await _session(again, "c")
+    hits = await s2.vector_search(query="harbor", k=1)
+    assert hits[0].id == a.id
+    index = again.registry.get("memory-graph").persistence.cached("c").index
+    assert index is not None and index.dim == 384 and index.profile == "hashing"
+    await again.stop()
+
+
+async def test_unknown_profile_name_is_logged_and_vector_search_is_off(tmp_path, caplog):
+    host = await _host(tmp_path / "d", embedding_profile="no-such-profile")
+    assert "unknown embedding profile 'no-such-profile' (available: hashing)" in caplog.text
+    s = await _session(host, "c")
+    await s.create_node(type="event", fields={"summary": "still writable"})
+    with pytest.raises(MemoryGraphError) as info:
+        await s.vector_search(query="writable")
+    assert info.value.code == "NO_EMBEDDING_PROFILE"
+    await host.stop()
