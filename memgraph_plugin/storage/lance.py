@@ -209,9 +209,10 @@ class LanceStorage:
         rows = self._rows(
             self._checkpoints,
             f"{where_eq(chat_id=chat_id)} AND version = {best}",
-            ["version", "seq", "data", "vec_profile", "vec_dim"],
+            ["version", "seq", "created_at", "data", "vec_profile", "vec_dim"],
         )
-        return rows[0] if rows else None
+        # a later snapshot of the same version (a reindex) supersedes the earlier one
+        return max(rows, key=lambda r: float(r["created_at"])) if rows else None
 
     def latest_version_sync(self, chat_id: str) -> int:
         _check_chat_id(chat_id)
@@ -288,7 +289,10 @@ class LanceStorage:
             table = self._nodes_table(int(ckpt["vec_dim"]))
             arrow = (
                 table.search()
-                .where(f"{where_eq(chat_id=chat_id)} AND ckpt_version = {ckpt_version}")
+                .where(
+                    f"{where_eq(chat_id=chat_id, profile=ckpt['vec_profile'])}"
+                    f" AND ckpt_version = {ckpt_version}"
+                )
                 .select(["id", "vector"])
                 .limit(None)
                 .to_arrow()

@@ -120,3 +120,25 @@ async def test_reindex_with_another_profile(tmp_path):
     assert seen[-1] == (2, 2)
     block = b.storage.load_vectors_sync("c", b.storage.load_sync("c"), profile="small")
     assert block is not None and block.dim == 64 and set(block.ids) == {"n_1", "n_2"}
+
+
+async def test_vectors_of_a_reindex_are_used_after_reload(tmp_path):
+    """A reindex snapshots a version that already has a snapshot: the newer one must win."""
+    uri = str(tmp_path / "db")
+    a = _chats(uri, checkpoint_every=1)  # every commit also writes a (hashing) snapshot
+    await _write(a, "c", _event("n_1", "harbor"), _event("n_2", "garden"))
+    assert a.cached("c").checkpoint_version == 1
+
+    def small() -> PersistedChats:
+        return PersistedChats(
+            LanceStorage(StorageSettings(uri=uri)),
+            store_from_dict=lambda d: Store.from_dict(d),
+            profile=HashingProfile(dim=64, name="small"),
+        )
+
+    assert await small().reindex("c") == 2
+    fresh = small()
+    seen: list[tuple[int, int]] = []
+    index = await fresh.ensure_index(await fresh.open("c"), lambda d, t: seen.append((d, t)))
+    assert seen == [(2, 2)]  # every vector came from storage: nothing re-embedded
+    assert index.dim == 64 and len(index) == 2
