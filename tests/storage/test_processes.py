@@ -58,10 +58,11 @@ def _stderr(proc: subprocess.Popen) -> str:
     return proc.stderr.read() if proc.stderr else ""
 
 
-def _kill_rounds(uri: str, rounds: int, seed: int, check, *, session: bool = False) -> list[str]:
-    """Start a writer, SIGKILL it at a random instant once it is writing, reopen and `check`.
+def _kill_rounds(uri: str, rounds: int, seed: int, whole, *, session: bool = False) -> list[str]:
+    """Start a writer, SIGKILL it at a random instant once it is writing, reopen, check.
 
-    `check(acked)` gets every batch acknowledged so far; returns them all.
+    After every kill the chat must hold only whole batches (`whole(data)` returns them) and every
+    batch acknowledged so far. Returns the acknowledged batches.
     """
     rng = random.Random(seed)
     acked: list[str] = []
@@ -75,7 +76,11 @@ def _kill_rounds(uri: str, rounds: int, seed: int, check, *, session: bool = Fal
         proc.wait(60)
         reader.join(10)
         acked.extend(reader.acked())
-        check(acked)
+        state = LanceStorage(StorageSettings(uri=uri)).load_sync("crash")
+        batches = whole(state.data)
+        missing = [b for b in acked if b not in batches]
+        assert not missing, f"acknowledged batches lost after kill {round_no + 1}: {missing}"
+        assert state.version == len(batches)
     return acked
 
 
@@ -132,17 +137,7 @@ def _assert_whole_batches(data: dict) -> dict[str, set[str]]:
 
 
 def test_sigkill_at_random_points_keeps_whole_acknowledged_batches(tmp_path):
-    uri = str(tmp_path / "db")
-
-    def check(acked: list[str]) -> None:
-        # reopen after every kill: whole batches only, every acknowledged one present
-        state = LanceStorage(StorageSettings(uri=uri)).load_sync("crash")
-        batches = _assert_whole_batches(state.data)
-        missing = [b for b in acked if b not in batches]
-        assert not missing, f"acknowledged batches lost: {missing}"
-        assert state.version == len(batches)
-
-    acked = _kill_rounds(uri, 12, 1234, check)
+    acked = _kill_rounds(str(tmp_path / "db"), 12, 1234, _assert_whole_batches)
     assert len({b[: b.index("x")] for b in acked}) == 12  # every round really wrote
 
 
@@ -180,15 +175,7 @@ def test_writers_on_one_chat_never_silently_lose_a_write(tmp_path):
 def test_sigkill_during_session_writes(tmp_path):
     """The same through a real Host session: each `await apply_extraction_batch` is durable."""
     uri = str(tmp_path / "host" / "lancedb")
-
-    def check(acked: list[str]) -> None:
-        state = LanceStorage(StorageSettings(uri=uri)).load_sync("crash")
-        batches = _assert_whole_session_batches(state.data)
-        missing = [b for b in acked if b not in batches]
-        assert not missing, f"acknowledged batches lost: {missing}"
-        assert state.version == len(batches)
-
-    acked = _kill_rounds(uri, 4, 99, check, session=True)
+    acked = _kill_rounds(uri, 4, 99, _assert_whole_session_batches, session=True)
     assert len({b[: b.index("x")] for b in acked}) == 4
 
 
