@@ -695,7 +695,10 @@ def build_rollup(
     put = store.put_node
     put(rollup)
     edge_seq = rollup.seq_to
-    for child in children:
+    for child_id in ids:
+        # Read each child afresh: leaving an old parent that is itself among the children
+        # (of another type) has just rewritten that parent's children_ids.
+        child = store.node(child_id)
         if child.parent_id:  # leave the old parent (of another type): keep both sides agreeing
             old = store.node(child.parent_id)
             if old is not None:

@@ -320,6 +320,31 @@ async def test_child_with_parent_of_other_type_is_reparented(api, store):
     assert store.edge(EdgeKey(thread, "contains", c)) is None
 
 
+async def test_compacting_a_child_with_its_old_parent_keeps_both_sides_agreeing(api, store):
+    """Found by hypothesis: the old parent, itself a child of the rollup, kept listing the child."""
+    thread = (
+        await api.create_node(type="thread", title="T", fields={"status": "open", "note": "n"})
+    ).id
+    batch = await api.apply_extraction_batch(
+        ops=[
+            {
+                "op": "create",
+                "type": "event",
+                "title": "c",
+                "fields": {"summary": "s"},
+                "parent_id": thread,
+            }
+        ]
+    )
+    c = batch.node_ids[0]
+    rollup = (
+        await api.compact_nodes(type="event", child_ids=[c, thread], summary="x")
+    ).rollup_node_id
+    assert store.node(c).parent_id == rollup and store.node(thread).parent_id == rollup
+    assert c not in store.node(thread).children_ids
+    assert store.node(rollup).children_ids == (c, thread)
+
+
 async def test_results_unstructure_to_plain_data(api, store):
     import json
 
