@@ -166,10 +166,12 @@ class ExtensionRegistry:
 
     def entry(self, name: str) -> ExtensionEntry | None:
         """The whole entry (api, owner, version) for ``name``, or ``None``; never raises."""
+        if not isinstance(name, str):  # only str names can be registered
+            return None
         try:
             with self._lock:
                 return self._entries.get(name)
-        except TypeError:  # an unhashable name is simply not registered
+        except Exception:  # noqa: BLE001 - a str subclass with a broken __hash__ / __eq__
             return None
 
     def names(self) -> list[str]:

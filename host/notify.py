@@ -2,8 +2,9 @@
 
 pluggy stops at the first exception; for notifications the host walks ``hook.get_hookimpls()``
 itself, in pluggy's call order, awaits implementations that return awaitables (``acall``), and
-turns every exception into a `HookFailure`. ``KeyboardInterrupt``, ``SystemExit`` and other
-``BaseException``s that are not ``Exception`` (cancellation included) propagate at once.
+turns every exception into a `HookFailure`. ``SystemExit`` raised by a plugin is a failure of
+that plugin too (a plugin must not end the host); ``KeyboardInterrupt`` and the other
+``BaseException``s (cancellation included) propagate at once.
 Wrappers (``wrapper=True`` / ``hookwrapper=True``) are not called: notifications have no result
 to wrap.
 """
@@ -18,6 +19,10 @@ from typing import Any
 
 import attrs
 import pluggy
+
+#: What a hook implementation may raise without ending the caller: every ``Exception``, and
+#: ``SystemExit`` (a plugin calling ``sys.exit()`` fails alone, as it does at import).
+PLUGIN_FAILURES: tuple[type[BaseException], ...] = (Exception, SystemExit)
 
 
 @attrs.frozen
@@ -88,7 +93,7 @@ def call(
             continue
         try:
             value = impl.function(**_arguments(impl, hook_name, kwargs))
-        except Exception as exc:  # noqa: BLE001 - collected, logged and recorded by the host
+        except PLUGIN_FAILURES as exc:  # noqa: BLE001 - collected, logged and recorded by the host
             failures.append(failure(impl.plugin_name, hook_name, exc))
             continue
         if inspect.isawaitable(value) and on_awaitable is not None:
@@ -111,7 +116,7 @@ async def acall(
             value = impl.function(**_arguments(impl, hook_name, kwargs))
             if inspect.isawaitable(value):
                 value = await value
-        except Exception as exc:  # noqa: BLE001 - collected, logged and recorded by the host
+        except PLUGIN_FAILURES as exc:  # noqa: BLE001 - collected, logged and recorded by the host
             failures.append(failure(impl.plugin_name, hook_name, exc))
             continue
         if value is not None:
@@ -133,12 +138,16 @@ def run_awaitable(
         loop = None
 
     async def settle() -> Any:
-        return await awaitable
+        try:
+            return await awaitable
+        except SystemExit as exc:  # asyncio would re-raise it out of the loop
+            on_failure(exc)
+            return None
 
     if loop is None:
         try:
             return asyncio.run(settle())
-        except Exception as exc:  # noqa: BLE001 - reported by the caller
+        except PLUGIN_FAILURES as exc:  # noqa: BLE001 - reported by the caller
             on_failure(exc)
             return None
     task = loop.create_task(settle())

@@ -425,3 +425,55 @@ async def test_stop_waits_for_async_implementations_a_sync_notify_scheduled(
     assert "slow:6" not in seen  # scheduled in this loop, still running
     await host.stop()
     assert seen[-3:] == ["rec:6", "slow:6", "rec:stop"]
+
+
+async def test_a_plugin_calling_sys_exit_in_a_hook_fails_alone(tmp_path: Path) -> None:
+    """``sys.exit()`` inside a hook (sync, awaited, or scheduled by a sync notify in a running
+    loop) is that plugin's failure, as it is at import: the host and the others carry on."""
+    seen: list[str] = []
+
+    class Quitter:
+        @hookimpl
+        def test_event(self, value: int) -> None:
+            sys.exit(f"sync quit {value}")
+
+    class AsyncQuitter:
+        @hookimpl
+        async def test_event(self, value: int) -> None:
+            await asyncio.sleep(0)
+            sys.exit(f"async quit {value}")
+
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(Recorder(seen, "before"), name="before")
+    host.register_plugin(Quitter(), name="quitter")
+    host.register_plugin(AsyncQuitter(), name="aquitter")
+    host.register_plugin(Recorder(seen, "after"), name="after")
+    failures = await host.anotify("test_event", value=1)
+    assert sorted(f.plugin for f in failures) == ["aquitter", "quitter"]
+    assert seen == ["after:1", "before:1"]
+    assert host.plugin_record("quitter").error == "test_event: SystemExit: sync quit 1"
+    assert host.plugin_record("aquitter").error == "test_event: SystemExit: async quit 1"
+
+    failures = host.notify("test_event", value=2)  # the async one is scheduled in this loop
+    assert [f.plugin for f in failures] == ["quitter"]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert host.plugin_record("aquitter").error == "test_event: SystemExit: async quit 2"
+    assert seen[-2:] == ["after:2", "before:2"]
+
+
+def test_sys_exit_in_an_async_hook_without_a_loop_fails_alone(tmp_path: Path) -> None:
+    class AsyncQuitter:
+        @hookimpl
+        async def test_event(self, value: int) -> None:
+            sys.exit("bye")
+
+    seen: list[str] = []
+    host = make_host(tmp_path)
+    host.register_plugin(SpecAdder(), name="specs")
+    host.register_plugin(AsyncQuitter(), name="aquitter")
+    host.register_plugin(Recorder(seen, "ok"), name="ok")
+    host.notify("test_event", value=3)
+    assert seen == ["ok:3"]
+    assert host.plugin_record("aquitter").error == "test_event: SystemExit: bye"

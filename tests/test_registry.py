@@ -34,6 +34,19 @@ def test_missing_and_odd_names_give_none_without_raising() -> None:
     assert registry.get(["unhashable"]) is None  # type: ignore[arg-type]
     assert registry.get(None) is None  # type: ignore[arg-type]
 
+    class BrokenHash:
+        def __hash__(self) -> int:
+            raise ValueError("no hash for you")
+
+    class BrokenStr(str):
+        def __hash__(self) -> int:
+            raise RuntimeError("no hash for you either")
+
+    registry.register("x", 1)
+    for odd in (BrokenHash(), BrokenStr("x"), 3, b"x"):
+        assert registry.get(odd) is None  # type: ignore[arg-type]
+        assert odd not in registry
+
 
 def test_other_owner_gets_a_clear_error_and_the_entry_stays() -> None:
     registry = ExtensionRegistry()
