@@ -32,6 +32,7 @@ from host.markers import PROJECT_NAME, hookimpl
 from host.notify import HookFailure, HookResult, acall, call, failure, run_awaitable, summary
 from host.records import SOURCES, PluginRecord, PluginTable, Source
 from host.settings import env_blocked, env_strict, load_settings
+from host.specs import SpecSnapshot
 
 log = logging.getLogger("host")
 
@@ -155,22 +156,51 @@ class Host:
                 log.info("plugin %r (%s) is blocked; not registered", name, origin)
                 return self._records.put(_evolve(base, status="blocked", plugin=None))
             self._ranks.setdefault(name, (TIERS[source], next(self._counter)))
-            try:
-                self.pm.register(obj, name=name)
-            except Exception as exc:  # noqa: BLE001 - validation or host_addhooks failure
-                if self.pm.has_plugin(name):
-                    self.pm.unregister(name=name)  # pluggy's register is not atomic
+            failure = self._register(obj, name)
+            if failure is not None:
                 what = (
                     "does not fit the hook specs"
-                    if isinstance(exc, pluggy.PluginValidationError)
+                    if isinstance(failure, pluggy.PluginValidationError)
                     else "raised while registering (host_addhooks)"
                 )
-                return self._failed(base, what, exc)
+                return self._failed(base, what, failure)
             self._records.put(base)
             self._restore_call_order()
         if self._discovered:
             self._check_unknown_hooks(name, obj)
         return self._records.get(name) or base
+
+    def _register(self, obj: object, name: str) -> Exception | None:
+        """``pm.register`` that leaves nothing behind on failure; returns the failure.
+
+        pluggy's register is not atomic: the plugin and the specs its ``host_addhooks`` added
+        stay when it raises; both are undone here. When the specs it adds do not fit a plugin
+        registered earlier (which implemented the hook before any spec existed), that plugin is
+        the misfit: it is failed and taken out, and ``obj`` registered again, as if the specs
+        had come first.
+        """
+        while True:
+            before = SpecSnapshot.take(self.pm)
+            try:
+                self.pm.register(obj, name=name)
+                return None
+            except Exception as exc:  # noqa: BLE001 - validation or host_addhooks failure
+                if self.pm.has_plugin(name):
+                    self.pm.unregister(name=name)
+                added = before.restore(self.pm)
+                misfit = getattr(exc, "plugin", None)
+                if not (
+                    isinstance(exc, pluggy.PluginValidationError)
+                    and misfit is not obj
+                    and added
+                    and self.pm.is_registered(misfit)
+                ):
+                    return exc
+                error = exc
+            other = self.pm.get_name(misfit)
+            record = self._records.get(other) or PluginRecord(other, "explicit", _origin_of(misfit))
+            self.unregister_plugin(other)
+            self._failed(record, f"does not fit the hook specs plugin {name!r} adds", error)
 
     def unregister_plugin(self, name: str) -> None:
         """Take a plugin out: its hooks, everything it published, its ``on_unload`` callbacks."""

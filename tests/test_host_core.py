@@ -477,3 +477,77 @@ def test_sys_exit_in_an_async_hook_without_a_loop_fails_alone(tmp_path: Path) ->
     host.notify("test_event", value=3)
     assert seen == ["ok:3"]
     assert host.plugin_record("aquitter").error == "test_event: SystemExit: bye"
+
+
+class LateSpecs:
+    """Adds ``late_event`` through ``host_addhooks``; registered after plugins implementing it."""
+
+    @hookspec
+    def late_event(self, value: int) -> None:
+        """Something happened, late."""
+
+    @hookspec(historic=True)
+    def late_history(self, value: int) -> None:
+        """A historic hook added in the same namespace."""
+
+    @hookimpl
+    def host_addhooks(self, pm: pluggy.PluginManager) -> None:
+        pm.add_hookspecs(LateSpecs)
+
+
+def test_specs_added_later_fail_the_plugin_that_does_not_fit_them(tmp_path: Path) -> None:
+    """A plugin that implemented a hook before its spec existed, with other arguments, is the
+    one that does not fit when the spec arrives, not the plugin bringing the spec."""
+
+    class Misfit:
+        @hookimpl
+        def late_event(self, value: int, extra: int) -> None:
+            raise AssertionError("never called")
+
+    class Fits:
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+
+        @hookimpl
+        def late_event(self, value: int) -> None:
+            self.seen.append(value)
+
+    host = make_host(tmp_path)
+    fits = Fits()
+    host.register_plugin(Misfit(), name="misfit")
+    host.register_plugin(fits, name="fits")
+    host.publish("misfit", "misfit-api", object())
+    record = host.register_plugin(LateSpecs(), name="specs")
+    assert record.status == "loaded" and record.error is None
+    misfit = host.plugin_record("misfit")
+    assert misfit.status == "failed" and host.pm.get_plugin("misfit") is None
+    assert misfit.error.startswith("does not fit the hook specs plugin 'specs' adds:")
+    assert "extra" in misfit.error and "Traceback" in misfit.traceback
+    assert host.registry.get("misfit-api") is None  # it left with everything it published
+    assert host.notify("late_event", value=4) == [] and fits.seen == [4]
+
+
+def test_a_failed_registration_leaves_no_hook_specs_behind(tmp_path: Path) -> None:
+    """The specs a plugin's host_addhooks added are undone when its registration fails, so a
+    fixed version can be registered and nothing is checked against a spec nobody provides."""
+
+    class Broken(LateSpecs):
+        @hookimpl
+        def late_event(self, value: int, unknown: int) -> None:  # does not fit its own spec
+            pass
+
+    class Free:
+        @hookimpl
+        def late_event(self, value: int, anything: int) -> None:
+            pass
+
+    host = make_host(tmp_path)
+    record = host.register_plugin(Broken(), name="specs")
+    assert record.status == "failed" and "unknown" in record.error
+    assert getattr(host.pm.hook, "late_event", None) is None
+    assert getattr(host.pm.hook, "late_history", None) is None
+    assert host.register_plugin(Free(), name="free").status == "loaded"  # no spec to fit
+    fixed = host.register_plugin(LateSpecs(), name="specs2")
+    assert fixed.status == "loaded", fixed.error
+    assert host.pm.hook.late_history.spec.opts["historic"]
+    assert host.plugin_record("free").status == "failed"  # now a spec exists, and it misfits
