@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import inspect
 import json
 import logging
@@ -133,13 +134,14 @@ def _main(argv: list[str]) -> int:
     options, _rest = pre.parse_known_args(_global_prefix(argv))
     _configure_logging()
     try:
-        host = Host(
-            data_dir=options.data_dir,
-            plugin_dirs=options.plugins_dir,
-            strict=True if options.strict else None,
-        )
-        host.load_plugins()
-        commands = _plugin_commands(host)
+        with _plugin_chatter_to_stderr():
+            host = Host(
+                data_dir=options.data_dir,
+                plugin_dirs=options.plugins_dir,
+                strict=True if options.strict else None,
+            )
+            host.load_plugins()
+            commands = _plugin_commands(host)
     except (PluginError, SettingsError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
@@ -154,6 +156,12 @@ def _main(argv: list[str]) -> int:
     except PluginError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _plugin_chatter_to_stderr() -> contextlib.AbstractContextManager[object]:
+    """What plugins print while they load, start or stop goes to stderr, so a command's own
+    output (``plugins --json``, ``export``) stays clean for the tools that read it."""
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 def _configure_logging() -> None:
@@ -236,7 +244,8 @@ def _plugin_command_handler(command: Command) -> Callable[[Host, argparse.Namesp
 
 async def _run_command(host: Host, command: Command, args: argparse.Namespace) -> Any:
     if command.start_host:
-        await host.start()
+        with _plugin_chatter_to_stderr():
+            await host.start()
     try:
         result = command.run(host, args)
         if inspect.isawaitable(result):
@@ -244,7 +253,8 @@ async def _run_command(host: Host, command: Command, args: argparse.Namespace) -
         return result
     finally:
         if command.start_host:
-            await host.stop()
+            with _plugin_chatter_to_stderr():
+                await host.stop()
 
 
 # ---------------------------------------------------------------------- plugins
@@ -274,13 +284,15 @@ def cmd_plugins(host: Host, args: argparse.Namespace, out: TextIO | None = None)
     out = out or sys.stdout
     started = False
     if not args.no_start:
-        asyncio.run(host.start())
+        with _plugin_chatter_to_stderr():
+            asyncio.run(host.start())
         started = True
     try:
         rows = plugin_rows(host)
     finally:
         if started:
-            asyncio.run(host.stop())
+            with _plugin_chatter_to_stderr():
+                asyncio.run(host.stop())
     if args.json:
         json.dump(rows, out, indent=2)
         out.write("\n")

@@ -282,3 +282,48 @@ def test_a_hook_failure_shows_as_the_plugins_last_error(tmp_path: Path, capsys) 
     assert (grumpy["status"], grumpy["hooks"]) == ("loaded", ["host_startup"])
     assert grumpy["error"] == "host_startup: LookupError: no startup today"
     assert "no startup today" in grumpy["traceback"] and str(folder) in grumpy["traceback"]
+
+
+def test_what_plugins_print_never_mixes_with_a_commands_output(tmp_path: Path, capsys) -> None:
+    """``plugins --json``, ``hooks --json`` and a plugin command's output stay parseable when a
+    plugin prints while it is imported, started or stopped: that goes to stderr."""
+    folder = tmp_path / "chatty_plugins"
+    folder.mkdir()
+    (folder / "chatty.py").write_text(
+        textwrap.dedent(
+            """
+            from host import Command, hookimpl
+
+            print("chatty: imported")
+
+
+            @hookimpl
+            def host_startup(host):
+                print("chatty: started")
+
+
+            @hookimpl
+            def host_shutdown(host):
+                print("chatty: stopped")
+
+
+            @hookimpl
+            def host_cli_commands(host):
+                return [Command("say", "say one line", lambda p: None, lambda h, a: print("said"))]
+            """
+        )
+    )
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder)]
+    code, out, err = run(capsys, *argv, "plugins", "--json")
+    assert code == 0
+    assert {r["name"]: r["status"] for r in json.loads(out)}["chatty"] == "loaded"
+    assert [line for line in err.splitlines() if line.startswith("chatty:")] == [
+        "chatty: imported",
+        "chatty: started",
+        "chatty: stopped",
+    ]
+    code, out, err = run(capsys, *argv, "hooks", "--json")
+    assert code == 0 and "host_startup" in {row["name"] for row in json.loads(out)}
+    code, out, err = run(capsys, *argv, "say")
+    assert (code, out) == (0, "said\n")
+    assert "chatty: started" in err and "chatty: stopped" in err
