@@ -97,6 +97,27 @@ async def test_regenerate_and_swipe_reuse_the_last_result(started):
     assert not fresh.reused and len(companion.seen) == fired + 1
 
 
+async def test_an_edited_user_message_is_recalled_afresh(started):
+    """Same anchor, different user message (edited, not regenerated): a new recall, a new
+    hook call, and the recall answers the new text."""
+    host, companion, pipeline = started
+    story = fixture_story()
+    for turn in story.turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "Tell me about the weather")
+    first = await pipeline.recall(CHAT)
+    fired = len(companion.seen)
+    chat = host.chat(CHAT)
+    assert chat.truncate(len(host.get_context(CHAT).messages) - 2) == 1  # drop the user message
+    await pipeline.add_user_message(CHAT, "Mara the smuggler at the Lantern Market")
+    edited = await pipeline.recall(CHAT)
+    assert edited.anchor == first.anchor
+    assert not edited.reused and len(companion.seen) == fired + 1
+    assert edited.query.startswith("Mara the smuggler")
+    assert edited.recall_selected_ids != first.recall_selected_ids
+    assert not pipeline.traces.read(CHAT)[-1].reused
+
+
 async def _recall_after_three_turns(tmp_path, query="smuggler", **settings):
     """Three story turns, then a user message and its recall: (outcome, candidates, companion)."""
     host, companion = await make_host(tmp_path, **settings)
