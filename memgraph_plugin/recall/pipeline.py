@@ -301,15 +301,18 @@ class TurnPipeline:
         return messages[-1].text if messages else ""
 
     async def _route(self, request: RouteRequest) -> RouteResult:
-        """A plugin's ``memgraph_route`` answer, else the built-in router."""
+        """A plugin's ``memgraph_route`` answer (drilled from its ``drill`` seeds), else the
+        built-in router."""
         answer, failures = await first(self.host, "memgraph_route", request=request)
         error = None
         if answer is not None:
             try:
-                return coerce_route_result(answer.value, router=answer.plugin)
+                result = coerce_route_result(answer.value, router=answer.plugin)
             except TypeError as exc:
                 log.warning("%s", exc)
                 error = str(exc)
+            else:  # the seeds the router asked to dig into: drill expansion from them
+                return await self.router.drill(request, result)
         if failures:
             error = "; ".join(f.describe() for f in failures)
         result = await self.router.route(request)
