@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import shlex
 import shutil
 import sys
 from collections import Counter
@@ -206,15 +207,20 @@ async def run_demo(
     max_turns: int | None = None,
     out: Callable[[str], None] = print,
     settings: dict[str, Any] | None = None,
+    plugin_dirs: tuple[Path, ...] = (),
 ) -> DemoSummary:
-    """Run (or continue) the story; ``max_turns`` stops early (the next run continues)."""
+    """Run (or continue) the story; ``max_turns`` stops early (the next run continues).
+
+    ``plugin_dirs``: more plugin folders to load beside the sample plugins (your companion).
+    """
     from host import Host
 
     data_dir = Path(data_dir)
     story: Story = load_story(story_path)
     _prepare_folder(data_dir, fresh)
     p = _Printer(out)
-    host = Host(data_dir=data_dir, settings=settings or {}, plugin_dirs=(SAMPLE_PLUGINS,))
+    dirs = (SAMPLE_PLUGINS, *(Path(d) for d in plugin_dirs))
+    host = Host(data_dir=data_dir, settings=settings or {}, plugin_dirs=dirs)
     host.register_plugin(ReplayExtractor.from_story(story, chat_id=CHAT_ID), name=REPLAY_PLUGIN)
     await host.start()
     try:
@@ -286,6 +292,7 @@ async def _run(
         f"{summary.archived} archived (merged away), {summary.edges} edges; "
         f"{summary.merges} curator merges in this run"
     )
+    p(f"recall traces: memgraph-host --data-dir {shlex.quote(str(data_dir))} trace {CHAT_ID}")
     p(f"picture of the graph: {summary.picture}")
     return summary
 

@@ -243,16 +243,19 @@ class Scout(Worker[ScoutReport]):
 
     @staticmethod
     def candidate_rows(session: Any, *, max_seq: int | None = None) -> list[Any]:
-        """The ``candidateRows`` block: one brief per visible candidate, in the router's order."""
+        """The ``candidateRows`` block: one brief per visible candidate, in the router's order.
+
+        The worked example's calls exactly: no ``visible_node_ids``, so edge summaries are taken
+        over the chat's recorded visible set (the pool the router saw), else the candidate pool.
+        """
         window = None if max_seq is None else (None, max_seq)
-        candidates = session.list_visible_candidates(seq_window=window)
-        visible = [c.id for c in candidates]
-        options = {"visible_node_ids": visible, "include_edge_summary": True}
+        ids = [c.id for c in session.list_visible_candidates(seq_window=window)]
+        options = {"include_edge_summary": True, "edge_summary_limit": 8}
         many = getattr(session, "get_node_briefs", None)  # one call sharing work, when offered
         if many is not None:
-            rows = list(many(visible, edge_summary_limit=8, **options))
+            rows = list(many(ids, **options))
         else:
-            rows = [session.get_node_brief(i, edge_summary_limit=8, **options) for i in visible]
+            rows = [session.get_node_brief(i, **options) for i in ids]
         return [row for row in rows if row is not None]
 
     def rank(

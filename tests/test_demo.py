@@ -157,3 +157,48 @@ def test_demo_command_refuses_bad_turns_and_a_missing_story(tmp_path, capsys):
     missing = tmp_path / "nope.json"
     assert main(["demo", "--data", str(data), "--story", str(missing)]) == 2
     assert "story file not found" in capsys.readouterr().err
+
+
+COMPANION = '''
+from pathlib import Path
+
+from host import hookimpl
+
+SEEN = Path(__file__).with_name("seen.txt")
+
+
+@hookimpl
+def memgraph_injection_changed(chat_id, state):
+    with SEEN.open("a") as fh:
+        fh.write(f"{chat_id} {len(state.always_inject_ids)}\\n")
+'''
+
+
+def test_demo_takes_the_global_data_dir_and_plugin_folders(tmp_path, monkeypatch, capsys):
+    """``memgraph-host --data-dir D --plugins-dir P demo``: the demo writes into D (not
+    ./demo-data), loads the plugins of P beside the samples, and names the trace command
+    that reads its traces back."""
+    from host.cli import main
+    from memgraph_plugin.demo import CHAT_ID, PICTURE
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEMGRAPH_HOST_DATA_DIR", raising=False)
+    extra = tmp_path / "mine"
+    extra.mkdir()
+    (extra / "companion.py").write_text(COMPANION)
+    data = tmp_path / "elsewhere"
+    argv = ["--data-dir", str(data), "--plugins-dir", str(extra), "demo", "--story", str(FIXTURE)]
+    assert main([*argv, "--turns", "2"]) == 0
+    out = capsys.readouterr().out
+    assert (data / MARKER).exists() and (data / PICTURE).exists()
+    assert not (tmp_path / "demo-data").exists()
+    assert "companion (folder)" in out.splitlines()[1]
+    assert (extra / "seen.txt").read_text().split() == [CHAT_ID, "0", CHAT_ID, "1"]
+    hint = f"recall traces: memgraph-host --data-dir {data} trace {CHAT_ID}"
+    assert hint in out
+    assert main(["--data-dir", str(data), "trace", CHAT_ID]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [row.split()[0] for row in rows] == ["1", "2"]
+    # --data still wins over the global folder
+    assert main([*argv, "--data", str(tmp_path / "own"), "--turns", "1"]) == 0
+    assert (tmp_path / "own" / MARKER).exists()

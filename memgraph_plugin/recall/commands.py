@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 from host.commands import Command
 
 from .trace import TRACE_DIR, TraceLog, format_table
+
+CLI_DEFAULT_DATA_DIR = ".memgraph"  # the global --data-dir's default (host/cli.py)
 
 
 def _trace_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,12 +40,32 @@ def run_trace(host: Any, args: argparse.Namespace) -> int:
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    from memgraph_plugin.demo import DEFAULT_DATA, STORY_PATH
+    from memgraph_plugin.demo import STORY_PATH
 
     parser.add_argument("--fresh", action="store_true", help="start over (wipe the demo folder)")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="demo folder (./demo-data)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="demo folder (default: the global --data-dir when given, else ./demo-data)",
+    )
     parser.add_argument("--story", type=Path, default=STORY_PATH, help="story JSON file")
     parser.add_argument("--turns", type=int, default=None, help="stop after this many turns")
+
+
+def demo_folder(args: argparse.Namespace) -> Path:
+    """``--data``, else the global ``--data-dir`` when it was given on the command line (it
+    differs from the CLI's default), else ``./demo-data``: the demo never silently writes
+    somewhere other than the folder the user named."""
+    from host.cli import DATA_DIR_ENV
+    from memgraph_plugin.demo import DEFAULT_DATA
+
+    if args.data is not None:
+        return args.data
+    given = getattr(args, "data_dir", None)
+    if given is not None and str(given) != os.environ.get(DATA_DIR_ENV, CLI_DEFAULT_DATA_DIR):
+        return Path(given)
+    return DEFAULT_DATA
 
 
 async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
@@ -54,7 +77,13 @@ async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
         print("memgraph-host demo: --turns must be at least 1", file=sys.stderr)
         return 2
     try:
-        await run_demo(args.data, fresh=args.fresh, story_path=args.story, max_turns=args.turns)
+        await run_demo(
+            demo_folder(args),
+            fresh=args.fresh,
+            story_path=args.story,
+            max_turns=args.turns,
+            plugin_dirs=tuple(getattr(args, "plugins_dir", None) or ()),
+        )
     except (DemoError, StoryError) as exc:
         print(f"memgraph-host demo: {exc}", file=sys.stderr)
         return 2

@@ -57,6 +57,7 @@ class RecallOutcome:
     prompt: str
     trace: RecallTrace  # also holds the chat, the anchor and the always-inject ids
     reused: bool = False
+    query: str = ""  # the whole query (the trace keeps the first 300 characters)
 
     @property
     def chat_id(self) -> str:
@@ -214,7 +215,11 @@ class TurnPipeline:
         started = time.perf_counter()
         anchor = self.anchor(chat_id)
         previous = self._last.get(chat_id)
-        if previous is not None and previous.anchor == anchor:
+        # same anchor and same user message: a regenerate or swipe (an edited message is new)
+        if previous is not None and (previous.anchor, previous.query) == (
+            anchor,
+            self._query(chat_id),
+        ):
             trace = attrs.evolve(
                 previous.trace,
                 reused=True,
@@ -284,7 +289,9 @@ class TurnPipeline:
         )
         self.traces.append(trace)
         picked = tuple(selected)
-        return RecallOutcome(route, picked, visible_ids, pinned, recalled, pool, prompt, trace)
+        return RecallOutcome(
+            route, picked, visible_ids, pinned, recalled, pool, prompt, trace, query=request.query
+        )
 
     def _query(self, chat_id: str) -> str:
         messages = self.host.get_context(chat_id).messages
@@ -294,15 +301,18 @@ class TurnPipeline:
         return messages[-1].text if messages else ""
 
     async def _route(self, request: RouteRequest) -> RouteResult:
-        """A plugin's ``memgraph_route`` answer, else the built-in router."""
+        """A plugin's ``memgraph_route`` answer (drilled from its ``drill`` seeds), else the
+        built-in router."""
         answer, failures = await first(self.host, "memgraph_route", request=request)
         error = None
         if answer is not None:
             try:
-                return coerce_route_result(answer.value, router=answer.plugin)
+                result = coerce_route_result(answer.value, router=answer.plugin)
             except TypeError as exc:
                 log.warning("%s", exc)
                 error = str(exc)
+            else:  # the seeds the router asked to dig into: drill expansion from them
+                return await self.router.drill(request, result)
         if failures:
             error = "; ".join(f.describe() for f in failures)
         result = await self.router.route(request)

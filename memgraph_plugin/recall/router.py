@@ -90,6 +90,7 @@ class RouteResult:
     seeds: tuple[str, ...] = ()
     shadow: tuple[Inclusion, ...] = ()
     error: str | None = None
+    drill: tuple[str, ...] = ()  # seeds a router plugin asks the pipeline to drill into
 
     @property
     def selected_ids(self) -> tuple[str, ...]:
@@ -232,10 +233,50 @@ class HybridRouter:
             fallback_reason=decision.reason.value if decision.reason else None,
             seeds=seeds,
         )
+        return await self._expand_under(decision, request, result, seeds, hops, max_expanded)
+
+    async def drill(self, request: RouteRequest, result: RouteResult) -> RouteResult:
+        """Drill expansion from the seeds a router plugin asked for (``result.drill``), under
+        the same rollout modes, quality gate and fallback reasons as the built-in expansion.
+
+        The drill seeds join the selection (``why="seed"``) when the router did not pick them.
+        """
+        if not result.drill:
+            return result
+        settings = request.settings
+        window, max_rate = gate_settings(settings)
+        decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
+        hops = int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
+        max_expanded = int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
+        pool = {c.id for c in request.candidates}
+        seeds = tuple(dict.fromkeys(i for i in result.drill if i in pool))
+        picked = set(result.selected_ids)
+        added = tuple(Inclusion(i, "seed") for i in seeds if i not in picked)
+        result = attrs.evolve(
+            result,
+            selected=result.selected + added,
+            mode=decision.mode.value,
+            fallback_reason=decision.reason.value if decision.reason else None,
+            seeds=result.seeds or seeds,
+        )
+        return await self._expand_under(decision, request, result, seeds, hops, max_expanded)
+
+    async def _expand_under(
+        self,
+        decision: RolloutDecision,
+        request: RouteRequest,
+        result: RouteResult,
+        seeds: Sequence[str],
+        hops: int,
+        max_expanded: int,
+    ) -> RouteResult:
+        """Expand from ``seeds`` as the rollout decision allows; on failure, ``result`` as it is
+        with the reason ``graph_expansion_error`` (and the failure counted by the gate)."""
         if not decision.run_expansion or not seeds:
             return result
+        window, _rate = gate_settings(request.settings)
         try:
-            expanded = await self._expand(request, seeds, hops, max_expanded, baseline)
+            expanded = await self._expand(request, seeds, hops, max_expanded, result.selected)
         except Exception as exc:  # any expansion failure falls back to the baseline
             log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
             self.gate.record(True, window)
@@ -316,10 +357,27 @@ class HybridRouter:
         return tuple(found[:max_expanded])
 
 
+def _id_list(value: Any, *, router: str, what: str) -> list[str]:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"router {router} returned {what} {type(value).__name__}, not node ids")
+    return [str(v) for v in value]
+
+
 def coerce_route_result(value: Any, *, router: str) -> RouteResult:
-    """Accept a plugin's answer: a ``RouteResult`` or an iterable of node ids."""
+    """Accept a plugin's answer: a ``RouteResult``, an iterable of node ids, or a mapping
+    ``{"selected": ids, "drill": ids}`` (``drill``: seeds to dig into, as the original's route
+    LLM asks for; the pipeline drills from them)."""
     if isinstance(value, RouteResult):
         return value
+    if isinstance(value, Mapping):
+        unknown = sorted(set(map(str, value)) - {"selected", "drill"})
+        if unknown:
+            raise TypeError(f"router {router} returned unknown keys {unknown}")
+        ids = _id_list(value.get("selected", ()), router=router, what="'selected' as")
+        drill = _id_list(value.get("drill", ()), router=router, what="'drill' as")
+        return RouteResult(
+            selected=tuple(Inclusion(i, "router") for i in ids), router=router, drill=tuple(drill)
+        )
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"router {router} returned {type(value).__name__}, not a RouteResult")
     ids = [str(v) for v in value]

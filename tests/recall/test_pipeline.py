@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 
 from host import Host, hookimpl
-from memgraph_plugin.recall import HybridRouter, pipeline_for
+from memgraph_plugin.recall import HybridRouter, Inclusion, pipeline_for
 from tests.spies import CommitSpy
 
 from .conftest import CHAT, fixture_data, fixture_story, make_host
@@ -95,6 +95,27 @@ async def test_regenerate_and_swipe_reuse_the_last_result(started):
     await pipeline.add_user_message(CHAT, "And then?")
     fresh = await pipeline.recall(CHAT)
     assert not fresh.reused and len(companion.seen) == fired + 1
+
+
+async def test_an_edited_user_message_is_recalled_afresh(started):
+    """Same anchor, different user message (edited, not regenerated): a new recall, a new
+    hook call, and the recall answers the new text."""
+    host, companion, pipeline = started
+    story = fixture_story()
+    for turn in story.turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "Tell me about the weather")
+    first = await pipeline.recall(CHAT)
+    fired = len(companion.seen)
+    chat = host.chat(CHAT)
+    assert chat.truncate(len(host.get_context(CHAT).messages) - 2) == 1  # drop the user message
+    await pipeline.add_user_message(CHAT, "Mara the smuggler at the Lantern Market")
+    edited = await pipeline.recall(CHAT)
+    assert edited.anchor == first.anchor
+    assert not edited.reused and len(companion.seen) == fired + 1
+    assert edited.query.startswith("Mara the smuggler")
+    assert edited.recall_selected_ids != first.recall_selected_ids
+    assert not pipeline.traces.read(CHAT)[-1].reused
 
 
 async def _recall_after_three_turns(tmp_path, query="smuggler", **settings):
@@ -223,6 +244,82 @@ async def test_plugin_router_wins_and_broken_router_falls_back(tmp_path):
     assert (
         "broken-router" in fallback.route.error and "router model offline" in fallback.route.error
     )
+
+
+class DrillingRouter:
+    """Picks nothing itself but asks to dig into the node named Mara (the route LLM's drill)."""
+
+    def __init__(self, answer=None) -> None:
+        self.answer = answer
+
+    @hookimpl
+    def memgraph_route(self, request):
+        if self.answer is not None:
+            return self.answer
+        mara = [c.id for c in request.candidates if c.title == "Mara"]
+        return {"selected": [], "drill": mara}
+
+
+async def _drilled_recall(tmp_path, router, pipeline_router=None, **settings):
+    from memgraph_plugin.recall import TurnPipeline
+
+    host, _ = await make_host(tmp_path, recall_recent_window=0, **settings)
+    host.register_plugin(router, name="drilling-router")
+    pipeline = TurnPipeline(host, router=pipeline_router) if pipeline_router else pipeline_for(host)
+    for turn in fixture_story().turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "what next?")
+    outcome = await pipeline.recall(CHAT)
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+    titles = {n.id: n.title for n in session.list_visible_candidates()}
+    trace = pipeline.traces.read(CHAT)[-1]
+    await host.stop()
+    return outcome, titles, trace
+
+
+async def test_a_router_plugin_asks_for_drill_expansion_from_its_seeds(tmp_path):
+    """The router picks seeds; the pipeline drills from them: each reached node says from
+    which seed, over which relation, how many hops; rollout modes and failures apply alike."""
+    canary, titles, trace = await _drilled_recall(tmp_path / "a", DrillingRouter())
+    mara = next(i for i, t in titles.items() if t == "Mara")
+    route = canary.route
+    assert route.router == "drilling-router" and route.seeds == (mara,)
+    assert route.mode == "canary" and route.fallback_reason is None
+    assert route.selected[0] == Inclusion(mara, "seed")
+    drilled = {titles[i.id]: i for i in route.selected if i.why == "graph_expansion"}
+    assert drilled["Lantern Market"] == Inclusion(
+        drilled["Lantern Market"].id, "graph_expansion", 0.0, mara, "related", 1
+    )
+    assert set(canary.recall_selected_ids) == {i.id for i in route.selected}
+    assert {i.id for i in trace.selected} == set(canary.recall_selected_ids)
+
+    off, _, _ = await _drilled_recall(tmp_path / "b", DrillingRouter(), recall_rollout="off")
+    assert off.recall_selected_ids == (mara,) and off.route.fallback_reason == "rollout_off"
+    shadow, _, _ = await _drilled_recall(tmp_path / "c", DrillingRouter(), recall_rollout="shadow")
+    assert shadow.recall_selected_ids == (mara,) and shadow.route.fallback_reason == "shadow_mode"
+    assert [i.id for i in shadow.route.shadow] == [
+        i.id for i in route.selected if i.why == "graph_expansion"
+    ]
+
+    def boom(session, seed, hops, visible):
+        raise RuntimeError("graph store unreachable")
+
+    failed, _, trace = await _drilled_recall(
+        tmp_path / "d", DrillingRouter(), pipeline_router=HybridRouter(expander=boom)
+    )
+    assert failed.recall_selected_ids == (mara,)
+    assert failed.route.fallback_reason == trace.fallback_reason == "graph_expansion_error"
+    assert "graph store unreachable" in failed.route.error
+
+
+async def test_a_malformed_drill_answer_is_named_and_the_builtin_router_answers(tmp_path):
+    bad = DrillingRouter({"selected": [], "drill": "n_1"})
+    outcome, _, trace = await _drilled_recall(tmp_path, bad)
+    assert outcome.route.router == "builtin-hybrid"
+    assert "drilling-router" in trace.error and "'drill'" in trace.error
+    unknown = DrillingRouter({"pick": ["n_1"]})
+    outcome, _, _ = await _drilled_recall(tmp_path / "u", unknown)
+    assert outcome.route.router == "builtin-hybrid" and "pick" in outcome.route.error
 
 
 class DeferringRouter:

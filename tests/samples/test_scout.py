@@ -200,3 +200,39 @@ async def test_the_exclusion_set_comes_from_the_injection_hook(make_host, monkey
         record_injected_node_ids(ctx, always_inject_ids=always, recall_selected_ids=selected)
         listed = {n["id"] for n in (await tools.memory_list_recent({"limit": 50}, ctx))["nodes"]}
         assert listed == everything - {*always, *selected}
+
+
+async def test_candidate_rows_are_the_worked_example_after_a_recall(make_host) -> None:
+    """Once a recall has recorded the chat's visible set (the router's pool, without the recent
+    window), the rows still equal the docs' worked example call for call."""
+    from memgraph_plugin.recall import pipeline_for
+
+    host = await make_host(scout, settings={"scout_on_recall": False})
+    pipeline = pipeline_for(host)
+    chat = host.chat(CHAT)
+    chat.add_message("user", "Hello.")
+    ids = await _seed(host)  # the first answer's writes (seq 1)
+    chat.add_message("assistant", "The market is loud tonight.")
+    chat.add_message("user", "Who else?")
+    session = await open_session(host)
+    to_pim = {"target_node_id": ids["Pim"], "relation": "related", "direction": "outgoing"}
+    later = [
+        person("Sefa Anwar", "c_sefa"),
+        {"op": "link_upsert", "source_ref": "c_sefa", "links": [to_pim]},
+    ]
+    written = await session.apply_extraction_batch(ops=later, max_seq=2)
+    assert not written.rejected
+    sefa = written.refs["c_sefa"]
+    chat.add_message("assistant", "A spice merchant watches Pim.")  # seq 2: Sefa
+    await pipeline.add_user_message(CHAT, "What about Pim?")
+    await pipeline.recall(CHAT)
+    session = await open_session(host)
+    recorded = session.get_injection_state().visible_ids
+    candidates = session.list_visible_candidates()
+    assert recorded == {v.id for v in candidates} - {sefa}  # the recent window
+    example = [
+        session.get_node_brief(v.id, include_edge_summary=True, edge_summary_limit=8)
+        for v in candidates
+    ]
+    assert scout.Scout.candidate_rows(session) == example
+    assert scout.Scout.candidate_rows(_OneByOne(session)) == example
