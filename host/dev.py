@@ -18,8 +18,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from watchfiles import PythonFilter, run_process
+from watchfiles import run_process
 
+from host.plugin_folder import PluginFolderFilter
 from host.reload import Reloader, ReloadReport
 
 if TYPE_CHECKING:
@@ -221,7 +222,7 @@ def run_restarting(
             args=(str(plugins_dir), str(data_dir), strict, tuple(str(d) for d in plugin_dirs)),
             target_type="function",
             callback=on_change,
-            watch_filter=PythonFilter(),
+            watch_filter=PluginFolderFilter(plugins_dir),
             debounce=debounce,
             step=step,
         )

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import pluggy
-from watchfiles import PythonFilter, awatch
+from watchfiles import awatch
 
 from host.fresh_import import (
     PluginLoadError,
@@ -35,6 +35,7 @@ from host.fresh_import import (
     owns_module,
     purge_modules,
 )
+from host.plugin_folder import PluginFolderFilter, plugin_name
 
 if TYPE_CHECKING:
     from host.core import Host
@@ -130,7 +131,7 @@ class Reloader:
         if not self.plugins_dir.is_dir():
             return found
         for child in sorted(self.plugins_dir.iterdir()):
-            name = self._name_of_entry(child.name, child.is_dir())
+            name = plugin_name(child.name, is_dir=child.is_dir())
             if name is not None and entry_file(child).is_file():
                 found[name] = child
         return found
@@ -152,9 +153,10 @@ class Reloader:
             return None
         if not parts:
             return None
-        if len(parts) == 1:
-            return self._name_of_entry(parts[0], is_dir=False)
-        return self._name_of_entry(parts[0], is_dir=True)
+        if len(parts) == 1 and parts[0].endswith(".py"):
+            return plugin_name(parts[0], is_dir=False)
+        # a file inside a package, or the package folder itself (moved in, out or deleted whole)
+        return plugin_name(parts[0], is_dir=True)
 
     async def load_all(self) -> tuple[ReloadReport, ...]:
         """Load every plugin in the folder that is not loaded yet."""
@@ -209,7 +211,7 @@ class Reloader:
         await self.load_all()
         changes = awatch(
             self.plugins_dir,
-            watch_filter=PythonFilter(),
+            watch_filter=PluginFolderFilter(self.plugins_dir),
             debounce=self.debounce,
             step=self.step,
             stop_event=stop,
@@ -597,15 +599,6 @@ class Reloader:
         return problems
 
     # ------------------------------------------------------------------ naming
-
-    def _name_of_entry(self, entry: str, is_dir: bool) -> str | None:
-        if entry.startswith(("_", ".")):
-            return None
-        if is_dir:
-            return entry if entry.isidentifier() else None
-        if entry.endswith(".py") and entry[:-3].isidentifier():
-            return entry[:-3]
-        return None
 
     def _path_of(self, name: str) -> Path | None:
         package = self.plugins_dir / name

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from watchfiles import Change
 
 from host import Host, hookimpl
+from host.plugin_folder import PluginFolderFilter
 from host.reload import Reloader
 from tests.reload.conftest import greeter_source, write
 
@@ -23,6 +25,8 @@ async def test_paths_map_to_plugins_once_each(
     assert reloader.plugin_for_path(plugins_dir / "pack" / "deep" / "x.py") == "pack"
     assert reloader.plugin_for_path(plugins_dir / "_helper.py") is None
     assert reloader.plugin_for_path(plugins_dir.parent / "elsewhere.py") is None
+    assert reloader.plugin_for_path(plugins_dir / "gone") == "gone"  # a package folder, whole
+    assert reloader.plugin_for_path(plugins_dir / "notes.txt") is None
     monkeypatch.chdir(plugins_dir.parent)  # relative: from the working directory, else the folder
     assert reloader.plugin_for_path("plugins/solo.py") == "solo"
     assert reloader.plugin_for_path("solo.py") == "solo"
@@ -114,3 +118,26 @@ async def test_a_name_taken_by_another_plugin_is_refused(host: Host, plugins_dir
     assert report.action == "failed" and "taken by another plugin" in report.error
     assert report.location == str(plugins_dir / "clash.py")
     assert host.pm.hook.reload_test_greet(name="x") == ["other x"]  # the other one is untouched
+
+
+def test_folder_filter_keeps_python_files_and_package_folders(plugins_dir: Path) -> None:
+    keep = PluginFolderFilter(plugins_dir)
+    kept = [
+        plugins_dir / "solo.py",
+        plugins_dir / "pack" / "deep" / "x.py",
+        plugins_dir / "pack",  # moved in, out or deleted as a whole
+    ]
+    dropped = [
+        plugins_dir / "notes.txt",
+        plugins_dir / "pack" / "words.json",
+        plugins_dir / "pack" / "deep",  # only the folder's own entries stand for a plugin
+        plugins_dir / "_private",
+        plugins_dir / "my-assets",
+        plugins_dir / "__pycache__",
+        plugins_dir / "pack" / "__pycache__" / "x.py",
+        plugins_dir / ".git" / "x.py",
+    ]
+    for path in kept:
+        assert keep(Change.added, str(path)), path
+    for path in dropped:
+        assert not keep(Change.added, str(path)), path
