@@ -5,7 +5,8 @@ Sections are modules next to this file, loaded by path when present:
 
 - ``engine.py``: ``COLUMNS`` and ``measure(size, data) -> {column: text}`` for each chat size,
   `data` being the synthetic chat (``build_chat``) in the original's JSON shape;
-- ``storage.py``: ``rows(quick=...) -> [(name, p50_ms, limit_ms | None, note)]``.
+- ``storage.py``: ``rows(quick=...) -> [(name, p50_ms, limit_ms | None, note)]``;
+- ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap).
 
 A section that is missing, fails to import or raises is reported and the table still prints.
 
@@ -38,7 +39,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "keyword_search ms": ("ms", lambda n: 10.0 if n <= 10_000 else 50.0),
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
 }
-SECTIONS = ("engine", "storage")
+SECTIONS = ("engine", "storage", "reload")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -91,19 +92,19 @@ def engine_rows(engine: ModuleType, sizes: list[int]) -> list[Row]:
     return out
 
 
-def storage_rows(storage: ModuleType, quick: bool) -> list[Row]:
+def storage_rows(storage: ModuleType, quick: bool, label: str = "storage") -> list[Row]:
     t0 = time.perf_counter()
     try:
         raw = storage.rows(quick=quick)
     except Exception:
         traceback.print_exc()
-        return [("storage section", "error", "", "-", "", "see stderr")]
+        return [(f"{label} section", "error", "", "-", "", "see stderr")]
     out: list[Row] = []
     for name, ms, limit, note in raw:
         value = f"{ms:.2f}"
         out.append((str(name), value, "ms", "-" if limit is None else f"<= {limit:g}",
                     _status(value, limit), str(note)))
-    print(f"[bench] storage: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    print(f"[bench] {label}: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     return out
 
 
@@ -117,6 +118,9 @@ def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SE
     storage = _load("storage") if "storage" in sections else None
     if storage is not None and hasattr(storage, "rows"):
         rows += storage_rows(storage, quick)
+    reload = _load("reload") if "reload" in sections else None  # same row shape as storage
+    if reload is not None and hasattr(reload, "rows"):
+        rows += storage_rows(reload, quick, "reload")
     header = ("measure", "value", "unit", "target", "status", "note")
     lines = ["| " + " | ".join(header) + " |", "|---|---:|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -14,12 +14,14 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from watchfiles import PythonFilter, run_process
+from watchfiles import run_process
 
+from host.plugin_folder import PluginFolderFilter
 from host.reload import Reloader, ReloadReport
 
 if TYPE_CHECKING:
@@ -221,7 +223,7 @@ def run_restarting(
             args=(str(plugins_dir), str(data_dir), strict, tuple(str(d) for d in plugin_dirs)),
             target_type="function",
             callback=on_change,
-            watch_filter=PythonFilter(),
+            watch_filter=PluginFolderFilter(plugins_dir),
             debounce=debounce,
             step=step,
         )
@@ -233,13 +235,14 @@ def serve_host(
     plugins_dir: str, data_dir: str, strict: bool = False, plugin_dirs: tuple[str, ...] = ()
 ) -> None:
     """The child process of ``--restart``: load the folder once and serve until interrupted."""
+    began = time.perf_counter()
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(Path(plugins_dir), Path(data_dir), strict, plugin_dirs))
+        asyncio.run(_serve(Path(plugins_dir), Path(data_dir), strict, plugin_dirs, began))
 
 
 async def _serve(
-    plugins_dir: Path, data_dir: Path, strict: bool, plugin_dirs: tuple[str, ...]
+    plugins_dir: Path, data_dir: Path, strict: bool, plugin_dirs: tuple[str, ...], began: float
 ) -> None:
     from host.core import Host
 
@@ -250,7 +253,8 @@ async def _serve(
     with _stop_on_signals(stop):
         for report in await reloader.load_all():
             _print(_format_report(report))
-        _print(f"memgraph-host: serving (pid {os.getpid()})")
+        took = (time.perf_counter() - began) * 1000.0
+        _print(f"memgraph-host: serving (pid {os.getpid()}, host started in {took:.1f} ms)")
         try:
             await stop.wait()
         finally:

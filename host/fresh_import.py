@@ -170,6 +170,39 @@ def locate_error(exc: BaseException, root: Path | None = None) -> SourceLocation
     return _locate_traceback(exc.__traceback__, root)
 
 
+#: One frame line of a formatted traceback: ``  File "/x/p.py", line 3, in f``.
+_FRAME_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+
+
+def locate_in_plugin(
+    root: Path, exc: BaseException | None = None, traceback_text: str | None = None
+) -> SourceLocation:
+    """Where a plugin failed inside its own source ``root``: the deepest frame there in the
+    exception chain of ``exc`` or in ``traceback_text`` (what a host record keeps), else its
+    entry file. For failures raised by host code on the plugin's behalf (registration)."""
+    base = Path(root).resolve()
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, base):
+            return SourceLocation(exc.filename, exc.lineno)
+        for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+            if _inside(frame.filename, base):
+                return SourceLocation(frame.filename, frame.lineno)
+        exc = exc.__cause__ or exc.__context__
+    frames = [m for m in _FRAME_LINE.finditer(traceback_text or "") if _inside(m["file"], base)]
+    if frames:
+        return SourceLocation(frames[-1]["file"], int(frames[-1]["line"]))
+    return SourceLocation(str(entry_file(Path(root))))
+
+
+def _inside(filename: str, base: Path) -> bool:
+    try:
+        return Path(filename).resolve().is_relative_to(base)
+    except OSError:
+        return False
+
+
 def _locate_traceback(tb: TracebackType | None, root: Path | None) -> SourceLocation | None:
     frames = traceback.extract_tb(tb)
     if not frames:
@@ -177,11 +210,7 @@ def _locate_traceback(tb: TracebackType | None, root: Path | None) -> SourceLoca
     if root is not None:
         base = Path(root).resolve()
         for frame in reversed(frames):
-            try:
-                inside = Path(frame.filename).resolve().is_relative_to(base)
-            except OSError:
-                inside = False
-            if inside:
+            if _inside(frame.filename, base):
                 return SourceLocation(frame.filename, frame.lineno)
     last = frames[-1]
     return SourceLocation(last.filename, last.lineno)

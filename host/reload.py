@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import pluggy
-from watchfiles import PythonFilter, awatch
+from watchfiles import awatch
 
 from host.fresh_import import (
     PluginLoadError,
@@ -32,9 +33,11 @@ from host.fresh_import import (
     entry_file,
     import_fresh,
     locate_error,
+    locate_in_plugin,
     owns_module,
     purge_modules,
 )
+from host.plugin_folder import PluginFolderFilter, plugin_name
 
 if TYPE_CHECKING:
     from host.core import Host
@@ -130,7 +133,7 @@ class Reloader:
         if not self.plugins_dir.is_dir():
             return found
         for child in sorted(self.plugins_dir.iterdir()):
-            name = self._name_of_entry(child.name, child.is_dir())
+            name = plugin_name(child.name, is_dir=child.is_dir())
             if name is not None and entry_file(child).is_file():
                 found[name] = child
         return found
@@ -152,9 +155,10 @@ class Reloader:
             return None
         if not parts:
             return None
-        if len(parts) == 1:
-            return self._name_of_entry(parts[0], is_dir=False)
-        return self._name_of_entry(parts[0], is_dir=True)
+        if len(parts) == 1 and parts[0].endswith(".py"):
+            return plugin_name(parts[0], is_dir=False)
+        # a file inside a package, or the package folder itself (moved in, out or deleted whole)
+        return plugin_name(parts[0], is_dir=True)
 
     async def load_all(self) -> tuple[ReloadReport, ...]:
         """Load every plugin in the folder that is not loaded yet."""
@@ -209,7 +213,7 @@ class Reloader:
         await self.load_all()
         changes = awatch(
             self.plugins_dir,
-            watch_filter=PythonFilter(),
+            watch_filter=PluginFolderFilter(self.plugins_dir),
             debounce=self.debounce,
             step=self.step,
             stop_event=stop,
@@ -353,13 +357,14 @@ class Reloader:
                 elapsed(),
             )
         state = await self._dispose(name, old) if old is not None else None
-        if old is not None:
-            self._teardown(name, old)
+        purged = self._teardown(name, old) if old is not None else {}
         cleared = self._clear_owned_specs(old)
+        refused: str | None = None  # the traceback the host recorded for a refused registration
         try:
             # the host keeps a re-registered name in its first place in every hook's call order
             record = self.host.register_plugin(module, name=name, source="folder", origin=str(path))
             if record.status != "loaded":
+                refused = record.traceback
                 raise RuntimeError(record.error or f"status {record.status}")
         except Exception as exc:  # noqa: BLE001 - reported, the old version is put back
             if self.host.pm.get_plugin(name) is module:
@@ -369,11 +374,12 @@ class Reloader:
                 caller.spec = None
                 caller._call_history = None
             if old is not None:
-                self._put_back(name, old)
+                await self._put_back(name, old, state, purged)
             self._restore_specs(cleared)
-            return self._fail(
-                name, PluginLoadError(name, f"register failed: {exc}", locate_error(exc)), elapsed()
+            failure = PluginLoadError(
+                name, f"register failed: {exc}", locate_in_plugin(path, exc, refused)
             )
+            return self._fail(name, failure, elapsed())
         self._restore_specs(cleared)
         version = self._versions.get(name, 0) + 1
         self._versions[name] = version
@@ -495,14 +501,20 @@ class Reloader:
             log.error("%s: %s raised %s: %s", name, hook, type(exc).__name__, exc)
         return results[0] if results else None
 
-    def _teardown(self, name: str, old: _Loaded) -> None:
+    def _teardown(self, name: str, old: _Loaded) -> dict[str, ModuleType]:
         """Take the old version out: hooks, registry entries, unload callbacks, the listeners its
-        code left subscribed, modules."""
+        code left subscribed, modules (returned, for `_put_back`)."""
         self._unregister_quietly(name)
         swept = self._sweep_listeners(old.module.__name__)
         if swept:
             log.info("%s: dropped %d listener(s) the old version left subscribed", name, swept)
+        modules = {
+            key: module
+            for key, module in list(sys.modules.items())
+            if owns_module(old.module.__name__, key)
+        }
         purge_modules(old.module.__name__)
+        return modules
 
     def _sweep_listeners(self, module_name: str) -> int:
         """Drop the callbacks defined in ``module_name`` that are still subscribed somewhere.
@@ -530,8 +542,13 @@ class Reloader:
         except Exception:  # noqa: BLE001 - already gone is fine
             log.debug("unregister %s failed", name, exc_info=True)
 
-    def _put_back(self, name: str, old: _Loaded) -> None:
-        """Re-register the old version after the new one could not be registered."""
+    async def _put_back(
+        self, name: str, old: _Loaded, state: Any, modules: Mapping[str, ModuleType]
+    ) -> None:
+        """Bring the old version back after its successor could not be registered: its modules,
+        its hooks, then ``host_startup`` and ``host_plugin_adopt`` with the state it handed over
+        (the teardown dropped what it had published and subscribed)."""
+        sys.modules.update(modules)
         try:
             record = self.host.register_plugin(
                 old.module, name=name, source="folder", origin=str(old.path)
@@ -541,6 +558,11 @@ class Reloader:
         except Exception:  # noqa: BLE001
             log.exception("could not put back the previous version of %s", name)
             self._loaded.pop(name, None)
+            purge_modules(old.module.__name__)
+            return
+        if self._host_started():
+            await self._call_own(old.module, "host_startup", host=self.host)
+        await self._call_own(old.module, "host_plugin_adopt", host=self.host, state=state)
 
     async def _unload(self, name: str, old: _Loaded) -> None:
         await self._dispose(name, old)
@@ -597,15 +619,6 @@ class Reloader:
         return problems
 
     # ------------------------------------------------------------------ naming
-
-    def _name_of_entry(self, entry: str, is_dir: bool) -> str | None:
-        if entry.startswith(("_", ".")):
-            return None
-        if is_dir:
-            return entry if entry.isidentifier() else None
-        if entry.endswith(".py") and entry[:-3].isidentifier():
-            return entry[:-3]
-        return None
 
     def _path_of(self, name: str) -> Path | None:
         package = self.plugins_dir / name

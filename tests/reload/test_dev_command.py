@@ -194,6 +194,10 @@ def test_restart_mode_restarts_the_host_process(tmp_path: Path, start) -> None:
         child_pids = {pid for _, pid in read_marks(marks)}
         second_pid = next(pid for version, pid in read_marks(marks) if version == "v2")
         assert second_pid != first_pid
+        # the restarted host says what it loaded and how long its start took
+        lines.wait_for(lambda line: "loaded stamp in" in line and "ms" in line, "loaded stamp")
+        serving = f"memgraph-host: serving (pid {second_pid}, host started in "
+        lines.wait_for(lambda line: line.startswith(serving) and line.endswith(" ms)"), "serving")
     finally:
         code = stop(proc)
     assert code == 0

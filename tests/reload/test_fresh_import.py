@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import functools
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
 
-from host.fresh_import import FRESH_PREFIX, PluginLoadError, defined_in, import_fresh, purge_modules
+from host.fresh_import import (
+    FRESH_PREFIX,
+    PluginLoadError,
+    SourceLocation,
+    defined_in,
+    import_fresh,
+    locate_in_plugin,
+    purge_modules,
+)
 from tests.reload.conftest import write
 
 SOURCE = """
@@ -64,3 +73,29 @@ def test_failed_import_names_file_and_line_and_leaves_nothing(tmp_path: Path) ->
     assert caught.value.message == "ValueError: nope"
     assert str(caught.value.location) == f"{path}:3"
     assert set(sys.modules) == before
+
+
+def test_locate_in_plugin_finds_the_plugins_own_line(tmp_path: Path) -> None:
+    path = tmp_path / "plug.py"
+    write(path, "def hook():\n    raise KeyError('k')\n")
+    module = import_fresh("plug", path)
+    try:
+        try:
+            try:
+                module.hook()
+            except KeyError as inner:
+                raise RuntimeError("the host refused it") from inner  # raised by host code
+        except RuntimeError as outer:
+            caught = outer
+        assert locate_in_plugin(path, caught) == SourceLocation(str(path), 2)
+        text = "".join(traceback.format_exception(caught.__cause__))  # what a record keeps
+        assert locate_in_plugin(path, RuntimeError("no trace"), text) == SourceLocation(
+            str(path), 2
+        )
+        assert locate_in_plugin(path, RuntimeError("nowhere")) == SourceLocation(str(path))
+        (tmp_path / "pack").mkdir()
+        assert locate_in_plugin(tmp_path / "pack") == SourceLocation(
+            str(tmp_path / "pack" / "__init__.py")
+        )
+    finally:
+        purge_modules(module.__name__)

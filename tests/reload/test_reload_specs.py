@@ -74,3 +74,13 @@ async def test_unknown_hook_is_refused_with_its_line(
     assert "unknown hook 'no_such_hook'" in failed.error
     assert failed.location == f"{path}:4"
     assert host.pm.get_plugin("lonely") is None
+
+    # a plugin that never loaded loads once its file is fixed
+    write(
+        path,
+        "from host import hookimpl\n\n\n@hookimpl\ndef reload_test_greet(name):\n"
+        "    return 'fixed ' + name\n",
+    )
+    await run.wait_report("lonely", "loaded")
+    assert host.pm.hook.reload_test_greet(name="x") == ["fixed x"]
+    assert "lonely" not in run.reloader.failures

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -105,6 +107,34 @@ async def test_new_file_loaded_and_deleted_file_unloaded(
     assert "late" not in run.reloader.loaded
 
 
+async def test_package_folder_moved_in_out_and_deleted(
+    host: Host, plugins_dir: Path, start_reloader, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    write(outside / "pack" / "__init__.py", "from .words import *  # noqa\n")
+    write(outside / "pack" / "words.py", greeter_source("p1"))
+    run = await start_reloader()
+
+    # a folder moved in, out or renamed is one event for the folder, none for the files inside
+    os.rename(outside / "pack", plugins_dir / "pack")
+    await run.wait_report("pack", "loaded")
+    assert greetings(host) == ["p1 x"]
+    write(plugins_dir / "pack" / "words.py", greeter_source("p2"))  # watched where it landed
+    await run.wait_report("pack", "reloaded")
+    assert greetings(host) == ["p2 x"]
+
+    os.rename(plugins_dir / "pack", outside / "pack")
+    await run.wait_report("pack", "unloaded")
+    assert greetings(host) == [] and host.pm.get_plugin("pack") is None
+
+    os.rename(outside / "pack", plugins_dir / "pack")
+    await run.wait_report("pack", "loaded", count=2)
+    assert greetings(host) == ["p2 x"]
+    shutil.rmtree(plugins_dir / "pack")
+    await run.wait_report("pack", "unloaded", count=2)
+    assert greetings(host) == [] and "pack" not in run.reloader.loaded
+
+
 async def test_two_quick_saves_make_one_reload(
     host: Host, plugins_dir: Path, start_reloader
 ) -> None:
@@ -190,6 +220,7 @@ async def test_only_python_files_are_watched(host: Host, plugins_dir: Path, star
     write(plugins_dir / "pack" / ".__init__.py.swp", "swap\n")
     write(plugins_dir / "pack" / "__pycache__" / "x.cpython-311.pyc", "bytes\n")
     write(plugins_dir / "notes.txt", "not a plugin\n")
+    write(plugins_dir / "assets" / "logo.txt", "a folder that holds no plugin\n")
     write(plugins_dir / "sentinel.py", greeter_source("s"))
     await run.wait_report("sentinel", "loaded")
     assert [r.action for r in run.reports_for("pack")] == ["loaded"]
