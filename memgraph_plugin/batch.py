@@ -543,7 +543,9 @@ class _BatchRun:
                 continue
             try:
                 if op["op"] == "create" and op["links"]:
-                    self.upsert_links(outcome.node_id, op["links"], "links")
+                    # the node as it is now: a later op of this batch may have archived it
+                    source = self._active(outcome.node_id, "source").id
+                    self.upsert_links(source, op["links"], "links")
                 elif op["op"] in ("link_upsert", "link_delete"):
                     outcome.node_id = getattr(self, op["op"])(op)
             except _Reject as rej:
@@ -704,7 +706,8 @@ def build_rollup(
             if old is not None:
                 kept = tuple(c for c in old.children_ids if c != child.id)
                 put(attrs.evolve(old, children_ids=kept))
-            store.remove_edge(EdgeKey(child.parent_id, "contains", child.id))
+            for etype in ("contains", "semantic_contains"):  # the latter from an old rollup
+                store.remove_edge(EdgeKey(child.parent_id, etype, child.id))
         put(attrs.evolve(child, parent_id=rollup_id))
         store.add_edge(Edge(rollup_id, child.id, "contains", edge_seq))
         store.add_edge(Edge(rollup_id, child.id, "semantic_contains", edge_seq))

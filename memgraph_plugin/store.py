@@ -166,14 +166,23 @@ def timeline_key(node: Node | NodeView) -> tuple[bool, int, str]:
 
 
 def normalize_edge(edge: Edge) -> Edge:
-    """Symmetric relations are stored once, the smaller id first."""
-    if edge.type in SYMMETRIC_RELATIONS and edge.target < edge.source:
-        return Edge(edge.target, edge.source, edge.type, edge.seq_to)
+    """Edge types are stored lower-case (the original lower-cases relations when it reads them,
+    so an imported ``"Mentions"`` is ``mentions``); symmetric relations once, the smaller id
+    first."""
+    etype = edge.type if edge.type.islower() else edge.type.lower()
+    if etype in SYMMETRIC_RELATIONS and edge.target < edge.source:
+        return Edge(edge.target, edge.source, etype, edge.seq_to)
+    if etype is not edge.type:
+        return Edge(edge.source, edge.target, etype, edge.seq_to)
     return edge
 
 
 def normalize_key(key: tuple[str, str, str]) -> EdgeKey:
+    """A lookup key in stored form (lower-case type; symmetric: the smaller id first)."""
     source, etype, target = key
+    if not etype.islower():
+        etype = etype.lower()
+        key = (source, etype, target)
     if etype in SYMMETRIC_RELATIONS and target < source:
         return EdgeKey(target, etype, source)
     return key if isinstance(key, EdgeKey) else EdgeKey(source, etype, target)

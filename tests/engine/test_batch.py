@@ -413,6 +413,31 @@ def test_create_with_bad_link_keeps_node_and_reports_the_link(store):
     assert store.node(result.node_ids[0]) is not None
 
 
+def test_links_of_a_create_archived_later_in_the_batch_are_refused(store):
+    """Links run after every create/edit/delete: a create's own links must see the node as it is
+    then (archived by a later op), exactly like a `link_upsert` from it would."""
+    before = store.edge_count
+    result = make(
+        store,
+        {
+            "op": "create",
+            "type": "event",
+            "title": "gone",
+            "fields": {"summary": "s"},
+            "ref": "g",
+            "links": [{"target_node_id": "n_1", "relation": "related"}],
+        },
+        {"op": "delete", "node_id": "n_5"},
+        {"op": "link_upsert", "source_ref": "g", "links": [{"target_node_id": "n_3",
+                                                            "relation": "related"}]},
+    )
+    assert store.node("n_5").archived
+    assert codes(result) == ["NODE_ARCHIVED", "NODE_ARCHIVED"]
+    assert result.rejected[1].op["from_op"] == 0
+    assert store.edge_count == before
+    assert store.in_edges("n_5") == () and store.out_edges("n_5") == ()
+
+
 def test_seq_stamps_and_advances_counter(store):
     assert store.seq_counter == 1
     result = make(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 from typing import Any
 
 import pytest
@@ -25,7 +26,7 @@ from memgraph_plugin.store import Store
 from memgraph_plugin.write_api import get_write_api
 
 SETTINGS = settings(
-    max_examples=100,
+    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -49,7 +50,7 @@ def weighted(*choices: tuple[int, Any]) -> Any:
     return st.integers(0, len(table) - 1).flatmap(lambda i: table[i])
 
 
-good_ids = st.sampled_from([f"n_{i}" for i in range(1, 10)])
+good_ids = st.sampled_from([f"n_{i}" for i in range(1, 13)])  # n_9 on: made by a batch
 ids = mostly(good_ids, st.one_of(st.just("nope"), st.none(), st.integers()))
 refs = st.sampled_from(["a", "b", "c", "d"])
 values = st.one_of(
@@ -95,6 +96,7 @@ create = st.fixed_dictionaries(
         "ref": refs,
         "links": links,
         "parent_id": weighted((1, ids), (3, st.none())),
+        "parent_ref": weighted((1, refs), (3, st.none())),
     },
 )
 edit = st.fixed_dictionaries(
@@ -183,6 +185,8 @@ def check_invariants(store: Store) -> None:
         assert edge.key not in keys
         keys.add(edge.key)
         assert edge.type == edge.type.lower()
+        if edge.type in INTERNAL_EDGE_TYPES:  # hierarchy edges only from the current parent
+            assert nodes[edge.target].parent_id == edge.source, f"stale {edge.type} edge"
     for node in nodes.values():
         if node.parent_id:
             parent = nodes.get(node.parent_id)
@@ -237,7 +241,13 @@ def test_random_batches_keep_the_invariants(batches, seqs):
     store = seeded()
     for batch, seq in zip(batches, seqs, strict=False):
         before = copy.deepcopy(store.to_dict())
+        store.take_changeset()
         result = apply_batch(store, batch, max_seq=seq)
+        changes = store.take_changeset()
+        for edge in changes.edges_added if changes else ():
+            if edge.type not in INTERNAL_EDGE_TYPES:  # links see the nodes after every delete
+                ends = (store.node(edge.source), store.node(edge.target))
+                assert not any(n.archived for n in ends), f"link to an archived node: {edge}"
         assert len(result.applied) + len([r for r in result.rejected if not link_part(r)]) == len(
             batch
         )

@@ -129,6 +129,27 @@ def test_import_drops_self_dangling_and_duplicate_edges_and_orders_symmetric() -
     ]
 
 
+def test_imported_relation_types_are_lower_cased_like_written_ones() -> None:
+    """The original keeps a relation's case on write and lower-cases it on read: an imported
+    ``Mentions`` is the ``mentions`` the batch writes (filters, dedup, symmetric order, delete)."""
+    store = build_store(
+        [node("a", "character_sheet", "A", 1), node("b", "character_sheet", "B", 2)],
+        [("a", "Mentions", "b"), ("a", "mentions", "b"), ("b", "Allied_With", "a")],
+    )
+    assert [e.key for e in store.iter_edges()] == [
+        EdgeKey("a", "mentions", "b"),
+        EdgeKey("a", "allied_with", "b"),
+    ]
+    assert store.edge(("b", "ALLIED_WITH", "a")) is not None
+    assert store.add_edge(Edge("a", "b", "MENTIONS")) is False
+    assert store.to_dict()["edges"] == [
+        {"from": "a", "to": "b", "type": "mentions"},
+        {"from": "a", "to": "b", "type": "allied_with"},
+    ]
+    assert store.remove_edge(("a", "Mentions", "b")) is True
+    assert [e.type for e in store.iter_edges()] == ["allied_with"]
+
+
 # -- edges and adjacency ------------------------------------------------------------------------
 
 
