@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from .errors import MemoryGraphError, bad_args
-from .frozen import FrozenDict, deep_freeze
+from .frozen import FrozenDict, deep_freeze, json_problem
 from .identity import primary_key_values, split_aliases
 from .models import Edge, EdgeKey, Node
 from .results import BatchResult, Rejection, RejectionError
@@ -173,6 +173,15 @@ def _check_id(op: Mapping[str, Any], key: str, *, required: bool) -> str | None:
     return value
 
 
+def _check_values(fields: Mapping[str, Any], where: str) -> None:
+    """Field values must be JSON data (stores are written out as JSON): BAD_OP otherwise."""
+    for key, value in fields.items():
+        if not isinstance(value, (str, int, float, type(None))):
+            problem = json_problem(value, f"{where}.{key}")
+            if problem is not None:
+                raise _Reject("BAD_OP", problem)
+
+
 def normalize_op(raw: Any) -> dict[str, Any]:
     """An op in any accepted spelling -> its canonical snake_case dict (raises `_Reject`)."""
     if not _is_map(raw):
@@ -194,6 +203,7 @@ def normalize_op(raw: Any) -> dict[str, Any]:
             fields = {}
         if not _is_map(fields) or not all(type(k) is str for k in fields):
             raise _Reject("BAD_OP", "fields: expected a mapping of column name -> value")
+        _check_values(fields, "fields")
         ref = op.get("ref")
         if ref is not None and (not isinstance(ref, str) or not ref):
             raise _Reject("BAD_OP", f"ref: expected a non-empty string, got {ref!r}")
@@ -217,6 +227,8 @@ def normalize_op(raw: Any) -> dict[str, Any]:
             not _is_map(set_fields) or not all(type(k) is str for k in set_fields)
         ):
             raise _Reject("BAD_OP", "set_fields: expected a mapping of column name -> value")
+        if set_fields is not None:
+            _check_values(set_fields, "set_fields")
         clear = op.get("clear_fields")
         if clear is not None and (
             isinstance(clear, (str, bytes))
@@ -665,6 +677,9 @@ def build_rollup(
         not isinstance(fields, Mapping) or not all(isinstance(k, str) for k in fields)
     ):
         raise bad_args("fields", "expected a mapping of column name -> value")
+    problem = None if fields is None else json_problem(fields, "fields")
+    if problem is not None:
+        raise MemoryGraphError("BAD_ARGS", problem)  # "fields.<column>...: ..."
     children: list[Node] = []
     for child_id in ids:
         child = store.node(child_id)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import datetime
+import json
 
 import pytest
 
 from memgraph_plugin.batch import apply_batch, build_rollup, normalize_op, split_aliases
 from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.frozen import json_problem
 from memgraph_plugin.models import Edge, EdgeKey, Node
 from memgraph_plugin.store import Store
 
@@ -436,6 +439,49 @@ def test_links_of_a_create_archived_later_in_the_batch_are_refused(store):
     assert result.rejected[1].op["from_op"] == 0
     assert store.edge_count == before
     assert store.in_edges("n_5") == () and store.out_edges("n_5") == ()
+
+
+@pytest.mark.parametrize(
+    "value", [datetime.date(2024, 1, 1), b"raw", object(), ["ok", {"deep": bytearray(b"x")}]]
+)
+def test_field_values_that_are_no_json_data_are_rejected_naming_the_column(store, value):
+    """Stores are written out as JSON: a date in a field used to be stored, then broke
+    `to_dict()` and persistence after the write had happened."""
+    before = copy.deepcopy(store.to_dict())
+    result = make(
+        store,
+        {"op": "create", "type": "event", "title": "e", "fields": {"summary": "s", "when": value}},
+        {"op": "edit", "node_id": "n_1", "set_fields": {"when": value}},
+    )
+    assert codes(result) == ["BAD_OP", "BAD_OP"]
+    assert "fields.when" in result.rejected[0].error.message
+    assert "set_fields.when" in result.rejected[1].error.message
+    assert store.to_dict() == before
+    json.dumps(store.to_dict())
+    with pytest.raises(MemoryGraphError) as info, store.transaction():
+        build_rollup(store, "event", ["n_2"], "s", {"when": value})
+    assert info.value.code == "BAD_ARGS" and info.value.message.startswith("fields.when")
+    assert store.to_dict() == before
+
+
+def test_json_field_values_of_every_kind_are_kept(store):
+    fields = {"summary": "s", "n": 1, "x": 1.5, "ok": True, "none": None,
+              "tags": ("a", "b"), "set": {"z", "y"}, "map": {"k": [1, {"j": "v"}]}}
+    result = make(store, {"op": "create", "type": "event", "title": "e", "fields": fields})
+    assert not result.rejected
+    assert json.loads(json.dumps(store.to_dict()))["nodes"][result.node_ids[0]]["fields"] == {
+        **fields, "tags": ["a", "b"], "set": ["y", "z"]
+    }
+
+
+def test_json_problem_paths_and_depth():
+    assert json_problem({"a": [1, {"b": None}]}, "fields") is None
+    assert json_problem({"a": [1, {"b": 2j}]}, "fields") == (
+        "fields.a[1].b: expected JSON data, got complex"
+    )
+    loop: list = []
+    loop.append(loop)
+    assert "nested more than" in json_problem(loop, "fields.x")
 
 
 def test_seq_stamps_and_advances_counter(store):
