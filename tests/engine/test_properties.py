@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memgraph_plugin.batch import apply_batch
-from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.batch import REJECTION_CODES, apply_batch
+from memgraph_plugin.errors import ERROR_CODES, MemoryGraphError
 from memgraph_plugin.external_api import list_recent_nodes, search_nodes_lexical
 from memgraph_plugin.projection import nearest_visible_ancestor_id
 from memgraph_plugin.read_api import get_read_api
@@ -255,7 +255,7 @@ def test_random_batches_keep_the_invariants(batches, seqs):
             assert store.to_dict() == before, "a batch of rejected ops changed the store"
         check_invariants(store)
         for rejection in result.rejected:
-            assert rejection.error.code and rejection.error.message
+            assert rejection.error.code in REJECTION_CODES and rejection.error.message
         # a rejected op applied alone changes nothing
         for rejection in result.rejected[:2]:
             if link_part(rejection):
@@ -375,7 +375,7 @@ def test_random_write_api_arguments_raise_only_memory_graph_errors(calls):
             try:
                 await getattr(api, name)(**kwargs)
             except MemoryGraphError as exc:
-                assert exc.code and exc.message
+                assert exc.code in ERROR_CODES and exc.message
                 assert store.to_dict() == before, f"{name} raised {exc.code} but changed the store"
             else:
                 changed = store.version != version
@@ -384,6 +384,10 @@ def test_random_write_api_arguments_raise_only_memory_graph_errors(calls):
 
     asyncio.run(run())
     assert commits == sorted(set(commits))
+
+
+def test_every_rejection_code_is_an_error_code():
+    assert REJECTION_CODES <= ERROR_CODES
 
 
 @pytest.mark.parametrize("bad", [None, 3, "ops", {"op": "create"}])
