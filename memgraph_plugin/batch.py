@@ -25,7 +25,7 @@ import attrs
 
 from .errors import MemoryGraphError, bad_args
 from .frozen import FrozenDict, deep_freeze, json_problem
-from .identity import primary_key_values, split_aliases
+from .identity import merge_names, name_items, primary_key_values, split_aliases
 from .models import Edge, EdgeKey, Node
 from .results import BatchResult, Rejection, RejectionError
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
@@ -406,7 +406,7 @@ class _BatchRun:
             found = self.store.name_index(self.schema).find(spec, names) if names else None
             existing = self.store.node(found) if found is not None else None
             if existing is not None:
-                self._merge(existing, title, fields)
+                self._merge(spec, existing, title, fields)
                 if ref is not None:
                     self.refs[ref] = existing.id
                 return existing.id
@@ -429,12 +429,28 @@ class _BatchRun:
             self.refs[ref] = node_id
         return node_id
 
-    def _merge(self, node: Node, title: str, fields: Mapping[str, Any]) -> None:
+    def _merge(self, spec: NodeTypeSpec, node: Node, title: str, fields: Mapping[str, Any]) -> None:
+        """Fold a create into the latest-only `node` it names: non-empty fields are set, lists
+        unioned, and no name is lost: name columns (aliases) gather the names of both, and a
+        title the node is not yet known by joins them (the node keeps its own title)."""
         merged = dict(node.fields)
+        name_columns = [c for c in spec.primary_key_columns if c != "title"]
         for key, value in fields.items():
-            if _present(value):
+            if not _present(value):
+                continue
+            if key in name_columns:
+                merged[key] = deep_freeze(merge_names(merged.get(key), value))
+            elif key == "title" and _present(merged.get(key)):
+                continue  # the node keeps its title; the new one is a name (below)
+            else:
                 merged[key] = deep_freeze(_merge_values(merged.get(key), value))
         new_title = node.title or title
+        if name_columns and title:
+            known = primary_key_values(spec, new_title, merged)
+            extra = [n for n in name_items(title) if n.lower() not in known]
+            if extra:
+                column = name_columns[0]
+                merged[column] = deep_freeze(merge_names(merged.get(column), None, *extra))
         new_seq = max(self.seq, node.seq_to or 0)
         frozen = FrozenDict(merged)
         if new_title != node.title or new_seq != node.seq_to or frozen != node.fields:

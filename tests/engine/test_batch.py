@@ -271,6 +271,31 @@ def test_latest_only_create_merges_by_title_or_alias(store):
     assert result.node_ids != ("n_1",)
 
 
+def test_latest_only_merge_never_loses_a_name(store):
+    """A merge used to replace a list of aliases by a string alias (or vice versa): the lost name
+    then made a duplicate. Name columns now gather both sides; a new title joins the aliases."""
+    assert store.node("n_1").fields["aliases"] == ("艾琳",)
+    make(store, {"op": "create", "type": "character_sheet", "title": "Eileen",
+                 "fields": {"aliases": "the healer; LENA"}})
+    assert store.node("n_1").fields["aliases"] == ("艾琳", "the healer", "LENA")
+    # matched through an alias, the create's own title is a new name of the node
+    result = make(store, {"op": "create", "type": "character_sheet", "title": "Vane",
+                          "fields": {"aliases": ["lena"]}})
+    assert result.node_ids == ("n_1",)
+    node = store.node("n_1")
+    assert node.title == "Eileen"
+    assert node.fields["aliases"] == ("艾琳", "the healer", "LENA", "Vane")
+    for name in ("艾琳", "the healer", "vane"):
+        again = make(store, {"op": "create", "type": "character_sheet", "title": name})
+        assert again.node_ids == ("n_1",)
+    assert [n.id for n in store.iter_nodes() if n.type == "character_sheet"] == ["n_1"]
+    # nothing new: the value is left exactly as it was (no change, no commit)
+    version = store.version
+    assert not make(store, {"op": "create", "type": "character_sheet", "title": "eileen",
+                            "fields": {"aliases": "lena, VANE"}}).changed
+    assert store.version == version
+
+
 def test_latest_only_merge_follows_edits_and_archives(store):
     make(store, {"op": "edit", "node_id": "n_1", "title": "Eileen Vane"})
     assert make(
