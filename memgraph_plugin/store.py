@@ -230,12 +230,17 @@ class Store:
         return self._schema
 
     def set_schema(self, schema: Schema | Any) -> None:
-        """Switch schemas; the keyword index (which reads schema columns) is rebuilt."""
+        """Switch schemas; the keyword index (which reads schema columns), the name index and
+        visibility (which types are hierarchical) follow."""
         self._schema = load_schema(schema)
         self._keywords.clear()
         self._kw_dirty = dict.fromkeys(self._nodes)
         self._names = NameIndex(self._schema, self._nodes.items())
         self._names_dirty = {}
+        for nid in self._nodes:
+            self._reindex(nid, content_changed=False)
+        walk = self._anchor_walk
+        self._anchor = {nid: walk(nid) for nid in self._nodes}
         self._clear_pool_caches()
 
     @property
@@ -706,12 +711,17 @@ class Store:
         return self._anchor
 
     def _compute_visible(self, node: Node | None) -> bool:
+        """Active, and not below an active parent of its own hierarchical type (a rollup stands
+        for its leaves); nodes of other types are all visible, whatever their parent."""
         if node is None or node.archived:
             return False
         if not node.parent_id:
             return True
         parent = self._nodes.get(node.parent_id)
-        return parent is None or parent.archived or parent.type != node.type
+        if parent is None or parent.archived or parent.type != node.type:
+            return True
+        spec = self._schema.get(node.type)
+        return spec is None or not spec.compression.hierarchical
 
     def _reindex(self, nid: str, *, content_changed: bool) -> bool:
         """Re-evaluate visibility and pool membership of one node; True if the pool changed."""
