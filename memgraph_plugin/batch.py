@@ -24,8 +24,8 @@ from typing import Any
 import attrs
 
 from .errors import MemoryGraphError, bad_args
-from .frozen import FrozenDict, deep_freeze
-from .identity import primary_key_values, split_aliases
+from .frozen import FrozenDict, deep_freeze, json_problem
+from .identity import merge_names, name_items, primary_key_values, split_aliases
 from .models import Edge, EdgeKey, Node
 from .results import BatchResult, Rejection, RejectionError
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
@@ -173,6 +173,15 @@ def _check_id(op: Mapping[str, Any], key: str, *, required: bool) -> str | None:
     return value
 
 
+def _check_values(fields: Mapping[str, Any], where: str) -> None:
+    """Field values must be JSON data (stores are written out as JSON): BAD_OP otherwise."""
+    for key, value in fields.items():
+        if not isinstance(value, (str, int, float, type(None))):
+            problem = json_problem(value, f"{where}.{key}")
+            if problem is not None:
+                raise _Reject("BAD_OP", problem)
+
+
 def normalize_op(raw: Any) -> dict[str, Any]:
     """An op in any accepted spelling -> its canonical snake_case dict (raises `_Reject`)."""
     if not _is_map(raw):
@@ -194,6 +203,7 @@ def normalize_op(raw: Any) -> dict[str, Any]:
             fields = {}
         if not _is_map(fields) or not all(type(k) is str for k in fields):
             raise _Reject("BAD_OP", "fields: expected a mapping of column name -> value")
+        _check_values(fields, "fields")
         ref = op.get("ref")
         if ref is not None and (not isinstance(ref, str) or not ref):
             raise _Reject("BAD_OP", f"ref: expected a non-empty string, got {ref!r}")
@@ -217,6 +227,8 @@ def normalize_op(raw: Any) -> dict[str, Any]:
             not _is_map(set_fields) or not all(type(k) is str for k in set_fields)
         ):
             raise _Reject("BAD_OP", "set_fields: expected a mapping of column name -> value")
+        if set_fields is not None:
+            _check_values(set_fields, "set_fields")
         clear = op.get("clear_fields")
         if clear is not None and (
             isinstance(clear, (str, bytes))
@@ -394,7 +406,7 @@ class _BatchRun:
             found = self.store.name_index(self.schema).find(spec, names) if names else None
             existing = self.store.node(found) if found is not None else None
             if existing is not None:
-                self._merge(existing, title, fields)
+                self._merge(spec, existing, title, fields)
                 if ref is not None:
                     self.refs[ref] = existing.id
                 return existing.id
@@ -417,12 +429,28 @@ class _BatchRun:
             self.refs[ref] = node_id
         return node_id
 
-    def _merge(self, node: Node, title: str, fields: Mapping[str, Any]) -> None:
+    def _merge(self, spec: NodeTypeSpec, node: Node, title: str, fields: Mapping[str, Any]) -> None:
+        """Fold a create into the latest-only `node` it names: non-empty fields are set, lists
+        unioned, and no name is lost: name columns (aliases) gather the names of both, and a
+        title the node is not yet known by joins them (the node keeps its own title)."""
         merged = dict(node.fields)
+        name_columns = [c for c in spec.primary_key_columns if c != "title"]
         for key, value in fields.items():
-            if _present(value):
+            if not _present(value):
+                continue
+            if key in name_columns:
+                merged[key] = deep_freeze(merge_names(merged.get(key), value))
+            elif key == "title" and _present(merged.get(key)):
+                continue  # the node keeps its title; the new one is a name (below)
+            else:
                 merged[key] = deep_freeze(_merge_values(merged.get(key), value))
         new_title = node.title or title
+        if name_columns and title:
+            known = primary_key_values(spec, new_title, merged)
+            extra = [n for n in name_items(title) if n.lower() not in known]
+            if extra:
+                column = name_columns[0]
+                merged[column] = deep_freeze(merge_names(merged.get(column), None, *extra))
         new_seq = max(self.seq, node.seq_to or 0)
         frozen = FrozenDict(merged)
         if new_title != node.title or new_seq != node.seq_to or frozen != node.fields:
@@ -543,7 +571,9 @@ class _BatchRun:
                 continue
             try:
                 if op["op"] == "create" and op["links"]:
-                    self.upsert_links(outcome.node_id, op["links"], "links")
+                    # the node as it is now: a later op of this batch may have archived it
+                    source = self._active(outcome.node_id, "source").id
+                    self.upsert_links(source, op["links"], "links")
                 elif op["op"] in ("link_upsert", "link_delete"):
                     outcome.node_id = getattr(self, op["op"])(op)
             except _Reject as rej:
@@ -663,6 +693,9 @@ def build_rollup(
         not isinstance(fields, Mapping) or not all(isinstance(k, str) for k in fields)
     ):
         raise bad_args("fields", "expected a mapping of column name -> value")
+    problem = None if fields is None else json_problem(fields, "fields")
+    if problem is not None:
+        raise MemoryGraphError("BAD_ARGS", problem)  # "fields.<column>...: ..."
     children: list[Node] = []
     for child_id in ids:
         child = store.node(child_id)
@@ -704,7 +737,8 @@ def build_rollup(
             if old is not None:
                 kept = tuple(c for c in old.children_ids if c != child.id)
                 put(attrs.evolve(old, children_ids=kept))
-            store.remove_edge(EdgeKey(child.parent_id, "contains", child.id))
+            for etype in ("contains", "semantic_contains"):  # the latter from an old rollup
+                store.remove_edge(EdgeKey(child.parent_id, etype, child.id))
         put(attrs.evolve(child, parent_id=rollup_id))
         store.add_edge(Edge(rollup_id, child.id, "contains", edge_seq))
         store.add_edge(Edge(rollup_id, child.id, "semantic_contains", edge_seq))

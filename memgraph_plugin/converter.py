@@ -60,6 +60,23 @@ def _is_error(t: Any) -> bool:
     return isinstance(t, type) and issubclass(t, MemoryGraphError)
 
 
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _is_other(t: Any) -> bool:
+    """Anything that is no JSON scalar (the more specific hooks below take precedence)."""
+    return not (isinstance(t, type) and issubclass(t, _JSON_SCALARS))
+
+
+def _other(obj: Any) -> str:
+    """A value with no JSON form (a rejected op may hold anything): its repr, so the result of
+    `unstructure` is JSON-ready whatever a caller put in."""
+    return repr(obj)
+
+
+converter.register_unstructure_hook_func(_is_other, _other)  # first: the lowest precedence
+for _raw in (bytes, bytearray):  # cattrs passes these through as they are
+    converter.register_unstructure_hook(_raw, _other)
 converter.register_unstructure_hook_func(_is_error, _error)
 converter.register_unstructure_hook_func(lambda t: isinstance(t, type) and attrs.has(t),
                                          _attrs_instance)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, NoReturn
 
-#: Every code the public contract names (batch rejection codes included).
+#: Every code an engine error or a batch rejection can carry (`batch.REJECTION_CODES` included).
 ERROR_CODES: frozenset[str] = frozenset(
     {
         "NO_EMBEDDING_PROFILE",
@@ -19,6 +19,10 @@ ERROR_CODES: frozenset[str] = frozenset(
         "NODE_NOT_FOUND",
         "NODE_ARCHIVED",
         "TYPE_MISMATCH",
+        "BAD_OP",
+        "UNKNOWN_OP",
+        "BAD_REF",
+        "BAD_RELATION",
     }
 )
 

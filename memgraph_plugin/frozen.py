@@ -80,6 +80,33 @@ def deep_freeze(value: Any) -> Any:
     return value
 
 
+_SCALARS = (str, int, float, bool, type(None))
+MAX_DEPTH = 64  # nesting a field value may have (deeper is refused, like a self-containing list)
+
+
+def json_problem(value: Any, where: str) -> str | None:
+    """What keeps `value` from being stored as JSON data, starting with its path below `where`
+    (e.g. ``"fields.when: expected JSON data, got date"``); None when it is fine.
+
+    JSON data is None, bool, int, float, str, and lists, tuples, sets or mappings of it (mapping
+    keys are made strings). Field values must be: stores are written out as JSON.
+    """
+    todo: list[tuple[Any, str, int]] = [(value, where, 0)]
+    while todo:
+        item, path, depth = todo.pop()
+        if isinstance(item, _SCALARS):
+            continue
+        if depth >= MAX_DEPTH:
+            return f"{path}: nested more than {MAX_DEPTH} levels deep"
+        if isinstance(item, Mapping):
+            todo.extend((v, f"{path}.{k}", depth + 1) for k, v in item.items())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            todo.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
+        else:
+            return f"{path}: expected JSON data, got {type(item).__name__}"
+    return None
+
+
 def _is_frozen(value: Any) -> bool:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return True

@@ -15,25 +15,43 @@ from typing import Any
 from .models import Node
 from .schema import NodeTypeSpec, Schema
 
-__all__ = ["NameIndex", "primary_key_values", "split_aliases"]
+__all__ = ["NameIndex", "merge_names", "name_items", "primary_key_values", "split_aliases"]
 
 _ALIAS_SPLIT = re.compile(r"[,;|]")
 
 
-def split_aliases(value: Any) -> list[str]:
-    """Names in a primary-key value: strings split on ``, ; |``, stripped, lower-cased."""
+def name_items(value: Any) -> list[str]:
+    """Names in a primary-key value as written: strings split on ``, ; |`` and stripped."""
     out: list[str] = []
     if value is None:
         return out
     if isinstance(value, str):
-        parts = _ALIAS_SPLIT.split(value)
-        out.extend(p.strip().lower() for p in parts if p.strip())
+        out.extend(p.strip() for p in _ALIAS_SPLIT.split(value) if p.strip())
     elif isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
-            out.extend(split_aliases(item))
+            out.extend(name_items(item))
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        out.append(str(value).lower())
+        out.append(str(value))
     return out
+
+
+def split_aliases(value: Any) -> list[str]:
+    """Names in a primary-key value: strings split on ``, ; |``, stripped, lower-cased."""
+    return [name.lower() for name in name_items(value)]
+
+
+def merge_names(old: Any, new: Any, *extra: str) -> Any:
+    """`old`'s names plus those of `new` and `extra` it lacks (compared lower-case), as a tuple;
+    `old` itself when nothing is new, so a latest-only merge never drops a name it knew."""
+    known = {name.lower() for name in name_items(old)}
+    added = []
+    for name in (*name_items(new), *extra):
+        if name.lower() not in known:
+            known.add(name.lower())
+            added.append(name)
+    if not added:
+        return old
+    return (*name_items(old), *added)
 
 
 def primary_key_values(spec: NodeTypeSpec, title: str, fields: Mapping[str, Any]) -> frozenset[str]:

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from .errors import check_int, check_str
+from .errors import check_int, check_str, check_str_list
 from .read_api import ReadApi
 from .results import CommitInfo
 from .write_api import WriteApi
@@ -121,8 +121,9 @@ class Session:
     ) -> tuple[Any, ...]:
         """Embedding search; raises ``NO_EMBEDDING_PROFILE`` when no profile is configured."""
         check_str("query", query)
+        wanted = check_str_list("types", types)  # a bare string is refused, as keyword_search does
         check_int("k", k, minimum=1)
-        return await self._service.vector_search(self, query=query, types=types, k=k)
+        return await self._service.vector_search(self, query=query, types=wanted, k=k)
 
     def get_injection_state(self) -> Any:
         """The chat's current frozen `InjectionState`."""

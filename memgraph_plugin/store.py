@@ -166,14 +166,23 @@ def timeline_key(node: Node | NodeView) -> tuple[bool, int, str]:
 
 
 def normalize_edge(edge: Edge) -> Edge:
-    """Symmetric relations are stored once, the smaller id first."""
-    if edge.type in SYMMETRIC_RELATIONS and edge.target < edge.source:
-        return Edge(edge.target, edge.source, edge.type, edge.seq_to)
+    """Edge types are stored lower-case (the original lower-cases relations when it reads them,
+    so an imported ``"Mentions"`` is ``mentions``); symmetric relations once, the smaller id
+    first."""
+    etype = edge.type if edge.type.islower() else edge.type.lower()
+    if etype in SYMMETRIC_RELATIONS and edge.target < edge.source:
+        return Edge(edge.target, edge.source, etype, edge.seq_to)
+    if etype is not edge.type:
+        return Edge(edge.source, edge.target, etype, edge.seq_to)
     return edge
 
 
 def normalize_key(key: tuple[str, str, str]) -> EdgeKey:
+    """A lookup key in stored form (lower-case type; symmetric: the smaller id first)."""
     source, etype, target = key
+    if not etype.islower():
+        etype = etype.lower()
+        key = (source, etype, target)
     if etype in SYMMETRIC_RELATIONS and target < source:
         return EdgeKey(target, etype, source)
     return key if isinstance(key, EdgeKey) else EdgeKey(source, etype, target)
@@ -221,12 +230,17 @@ class Store:
         return self._schema
 
     def set_schema(self, schema: Schema | Any) -> None:
-        """Switch schemas; the keyword index (which reads schema columns) is rebuilt."""
+        """Switch schemas; the keyword index (which reads schema columns), the name index and
+        visibility (which types are hierarchical) follow."""
         self._schema = load_schema(schema)
         self._keywords.clear()
         self._kw_dirty = dict.fromkeys(self._nodes)
         self._names = NameIndex(self._schema, self._nodes.items())
         self._names_dirty = {}
+        for nid in self._nodes:
+            self._reindex(nid, content_changed=False)
+        walk = self._anchor_walk
+        self._anchor = {nid: walk(nid) for nid in self._nodes}
         self._clear_pool_caches()
 
     @property
@@ -697,12 +711,17 @@ class Store:
         return self._anchor
 
     def _compute_visible(self, node: Node | None) -> bool:
+        """Active, and not below an active parent of its own hierarchical type (a rollup stands
+        for its leaves); nodes of other types are all visible, whatever their parent."""
         if node is None or node.archived:
             return False
         if not node.parent_id:
             return True
         parent = self._nodes.get(node.parent_id)
-        return parent is None or parent.archived or parent.type != node.type
+        if parent is None or parent.archived or parent.type != node.type:
+            return True
+        spec = self._schema.get(node.type)
+        return spec is None or not spec.compression.hierarchical
 
     def _reindex(self, nid: str, *, content_changed: bool) -> bool:
         """Re-evaluate visibility and pool membership of one node; True if the pool changed."""

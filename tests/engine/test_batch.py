@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
+import datetime
+import json
 
 import pytest
 
 from memgraph_plugin.batch import apply_batch, build_rollup, normalize_op, split_aliases
 from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.frozen import json_problem
 from memgraph_plugin.models import Edge, EdgeKey, Node
 from memgraph_plugin.store import Store
 
@@ -268,6 +271,31 @@ def test_latest_only_create_merges_by_title_or_alias(store):
     assert result.node_ids != ("n_1",)
 
 
+def test_latest_only_merge_never_loses_a_name(store):
+    """A merge used to replace a list of aliases by a string alias (or vice versa): the lost name
+    then made a duplicate. Name columns now gather both sides; a new title joins the aliases."""
+    assert store.node("n_1").fields["aliases"] == ("艾琳",)
+    make(store, {"op": "create", "type": "character_sheet", "title": "Eileen",
+                 "fields": {"aliases": "the healer; LENA"}})
+    assert store.node("n_1").fields["aliases"] == ("艾琳", "the healer", "LENA")
+    # matched through an alias, the create's own title is a new name of the node
+    result = make(store, {"op": "create", "type": "character_sheet", "title": "Vane",
+                          "fields": {"aliases": ["lena"]}})
+    assert result.node_ids == ("n_1",)
+    node = store.node("n_1")
+    assert node.title == "Eileen"
+    assert node.fields["aliases"] == ("艾琳", "the healer", "LENA", "Vane")
+    for name in ("艾琳", "the healer", "vane"):
+        again = make(store, {"op": "create", "type": "character_sheet", "title": name})
+        assert again.node_ids == ("n_1",)
+    assert [n.id for n in store.iter_nodes() if n.type == "character_sheet"] == ["n_1"]
+    # nothing new: the value is left exactly as it was (no change, no commit)
+    version = store.version
+    assert not make(store, {"op": "create", "type": "character_sheet", "title": "eileen",
+                            "fields": {"aliases": "lena, VANE"}}).changed
+    assert store.version == version
+
+
 def test_latest_only_merge_follows_edits_and_archives(store):
     make(store, {"op": "edit", "node_id": "n_1", "title": "Eileen Vane"})
     assert make(
@@ -411,6 +439,74 @@ def test_create_with_bad_link_keeps_node_and_reports_the_link(store):
     assert codes(result) == ["BAD_REF"]
     assert result.rejected[0].op["op"] == "link_upsert"
     assert store.node(result.node_ids[0]) is not None
+
+
+def test_links_of_a_create_archived_later_in_the_batch_are_refused(store):
+    """Links run after every create/edit/delete: a create's own links must see the node as it is
+    then (archived by a later op), exactly like a `link_upsert` from it would."""
+    before = store.edge_count
+    result = make(
+        store,
+        {
+            "op": "create",
+            "type": "event",
+            "title": "gone",
+            "fields": {"summary": "s"},
+            "ref": "g",
+            "links": [{"target_node_id": "n_1", "relation": "related"}],
+        },
+        {"op": "delete", "node_id": "n_5"},
+        {"op": "link_upsert", "source_ref": "g", "links": [{"target_node_id": "n_3",
+                                                            "relation": "related"}]},
+    )
+    assert store.node("n_5").archived
+    assert codes(result) == ["NODE_ARCHIVED", "NODE_ARCHIVED"]
+    assert result.rejected[1].op["from_op"] == 0
+    assert store.edge_count == before
+    assert store.in_edges("n_5") == () and store.out_edges("n_5") == ()
+
+
+@pytest.mark.parametrize(
+    "value", [datetime.date(2024, 1, 1), b"raw", object(), ["ok", {"deep": bytearray(b"x")}]]
+)
+def test_field_values_that_are_no_json_data_are_rejected_naming_the_column(store, value):
+    """Stores are written out as JSON: a date in a field used to be stored, then broke
+    `to_dict()` and persistence after the write had happened."""
+    before = copy.deepcopy(store.to_dict())
+    result = make(
+        store,
+        {"op": "create", "type": "event", "title": "e", "fields": {"summary": "s", "when": value}},
+        {"op": "edit", "node_id": "n_1", "set_fields": {"when": value}},
+    )
+    assert codes(result) == ["BAD_OP", "BAD_OP"]
+    assert "fields.when" in result.rejected[0].error.message
+    assert "set_fields.when" in result.rejected[1].error.message
+    assert store.to_dict() == before
+    json.dumps(store.to_dict())
+    with pytest.raises(MemoryGraphError) as info, store.transaction():
+        build_rollup(store, "event", ["n_2"], "s", {"when": value})
+    assert info.value.code == "BAD_ARGS" and info.value.message.startswith("fields.when")
+    assert store.to_dict() == before
+
+
+def test_json_field_values_of_every_kind_are_kept(store):
+    fields = {"summary": "s", "n": 1, "x": 1.5, "ok": True, "none": None,
+              "tags": ("a", "b"), "set": {"z", "y"}, "map": {"k": [1, {"j": "v"}]}}
+    result = make(store, {"op": "create", "type": "event", "title": "e", "fields": fields})
+    assert not result.rejected
+    assert json.loads(json.dumps(store.to_dict()))["nodes"][result.node_ids[0]]["fields"] == {
+        **fields, "tags": ["a", "b"], "set": ["y", "z"]
+    }
+
+
+def test_json_problem_paths_and_depth():
+    assert json_problem({"a": [1, {"b": None}]}, "fields") is None
+    assert json_problem({"a": [1, {"b": 2j}]}, "fields") == (
+        "fields.a[1].b: expected JSON data, got complex"
+    )
+    loop: list = []
+    loop.append(loop)
+    assert "nested more than" in json_problem(loop, "fields.x")
 
 
 def test_seq_stamps_and_advances_counter(store):

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memgraph_plugin.batch import apply_batch
-from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.batch import REJECTION_CODES, apply_batch
+from memgraph_plugin.errors import ERROR_CODES, MemoryGraphError
 from memgraph_plugin.external_api import list_recent_nodes, search_nodes_lexical
 from memgraph_plugin.projection import nearest_visible_ancestor_id
 from memgraph_plugin.read_api import get_read_api
@@ -25,7 +26,7 @@ from memgraph_plugin.store import Store
 from memgraph_plugin.write_api import get_write_api
 
 SETTINGS = settings(
-    max_examples=100,
+    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -49,7 +50,7 @@ def weighted(*choices: tuple[int, Any]) -> Any:
     return st.integers(0, len(table) - 1).flatmap(lambda i: table[i])
 
 
-good_ids = st.sampled_from([f"n_{i}" for i in range(1, 10)])
+good_ids = st.sampled_from([f"n_{i}" for i in range(1, 13)])  # n_9 on: made by a batch
 ids = mostly(good_ids, st.one_of(st.just("nope"), st.none(), st.integers()))
 refs = st.sampled_from(["a", "b", "c", "d"])
 values = st.one_of(
@@ -95,6 +96,7 @@ create = st.fixed_dictionaries(
         "ref": refs,
         "links": links,
         "parent_id": weighted((1, ids), (3, st.none())),
+        "parent_ref": weighted((1, refs), (3, st.none())),
     },
 )
 edit = st.fixed_dictionaries(
@@ -183,6 +185,8 @@ def check_invariants(store: Store) -> None:
         assert edge.key not in keys
         keys.add(edge.key)
         assert edge.type == edge.type.lower()
+        if edge.type in INTERNAL_EDGE_TYPES:  # hierarchy edges only from the current parent
+            assert nodes[edge.target].parent_id == edge.source, f"stale {edge.type} edge"
     for node in nodes.values():
         if node.parent_id:
             parent = nodes.get(node.parent_id)
@@ -237,7 +241,13 @@ def test_random_batches_keep_the_invariants(batches, seqs):
     store = seeded()
     for batch, seq in zip(batches, seqs, strict=False):
         before = copy.deepcopy(store.to_dict())
+        store.take_changeset()
         result = apply_batch(store, batch, max_seq=seq)
+        changes = store.take_changeset()
+        for edge in changes.edges_added if changes else ():
+            if edge.type not in INTERNAL_EDGE_TYPES:  # links see the nodes after every delete
+                ends = (store.node(edge.source), store.node(edge.target))
+                assert not any(n.archived for n in ends), f"link to an archived node: {edge}"
         assert len(result.applied) + len([r for r in result.rejected if not link_part(r)]) == len(
             batch
         )
@@ -245,7 +255,7 @@ def test_random_batches_keep_the_invariants(batches, seqs):
             assert store.to_dict() == before, "a batch of rejected ops changed the store"
         check_invariants(store)
         for rejection in result.rejected:
-            assert rejection.error.code and rejection.error.message
+            assert rejection.error.code in REJECTION_CODES and rejection.error.message
         # a rejected op applied alone changes nothing
         for rejection in result.rejected[:2]:
             if link_part(rejection):
@@ -365,7 +375,7 @@ def test_random_write_api_arguments_raise_only_memory_graph_errors(calls):
             try:
                 await getattr(api, name)(**kwargs)
             except MemoryGraphError as exc:
-                assert exc.code and exc.message
+                assert exc.code in ERROR_CODES and exc.message
                 assert store.to_dict() == before, f"{name} raised {exc.code} but changed the store"
             else:
                 changed = store.version != version
@@ -374,6 +384,10 @@ def test_random_write_api_arguments_raise_only_memory_graph_errors(calls):
 
     asyncio.run(run())
     assert commits == sorted(set(commits))
+
+
+def test_every_rejection_code_is_an_error_code():
+    assert REJECTION_CODES <= ERROR_CODES
 
 
 @pytest.mark.parametrize("bad", [None, 3, "ops", {"op": "create"}])

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memgraph_plugin import Edge, EdgeKey, MemoryGraphError, Node, Store
+from memgraph_plugin import DEFAULT_SCHEMA, Edge, EdgeKey, MemoryGraphError, Node, Store
 from memgraph_plugin.frozen import FrozenDict
 from memgraph_plugin.store import recency_key
 
@@ -129,6 +129,27 @@ def test_import_drops_self_dangling_and_duplicate_edges_and_orders_symmetric() -
     ]
 
 
+def test_imported_relation_types_are_lower_cased_like_written_ones() -> None:
+    """The original keeps a relation's case on write and lower-cases it on read: an imported
+    ``Mentions`` is the ``mentions`` the batch writes (filters, dedup, symmetric order, delete)."""
+    store = build_store(
+        [node("a", "character_sheet", "A", 1), node("b", "character_sheet", "B", 2)],
+        [("a", "Mentions", "b"), ("a", "mentions", "b"), ("b", "Allied_With", "a")],
+    )
+    assert [e.key for e in store.iter_edges()] == [
+        EdgeKey("a", "mentions", "b"),
+        EdgeKey("a", "allied_with", "b"),
+    ]
+    assert store.edge(("b", "ALLIED_WITH", "a")) is not None
+    assert store.add_edge(Edge("a", "b", "MENTIONS")) is False
+    assert store.to_dict()["edges"] == [
+        {"from": "a", "to": "b", "type": "mentions"},
+        {"from": "a", "to": "b", "type": "allied_with"},
+    ]
+    assert store.remove_edge(("a", "Mentions", "b")) is True
+    assert [e.type for e in store.iter_edges()] == ["allied_with"]
+
+
 # -- edges and adjacency ------------------------------------------------------------------------
 
 
@@ -187,6 +208,30 @@ def test_parent_of_another_type_keeps_child_visible() -> None:
     assert store.is_visible("c")
     store.put_node(Node("p", "event"))  # same type now: the child is hidden
     assert not store.is_visible("c")
+
+
+def test_only_a_hierarchical_parent_of_the_same_type_hides_a_node() -> None:
+    """The notes: a leaf of a hierarchical type is replaced by its top rollup; nodes of other
+    types are all visible. A thread under a thread rollup used to vanish from the pool."""
+    threads = [node(i, "thread", i, 1) for i in ("t1", "t2")]
+    store = build_store([node("r", "thread", "r", 1, childrenIds=["t1", "t2"],
+                              semanticDepth=1, semanticRollup=True),
+                         *[{**t, "parentId": "r"} for t in threads],
+                         node("e", "event", "e", 1), node("c", "event", "c", 1, parentId="e")])
+    assert {"r", "t1", "t2", "e"} <= store.visible_ids() and not store.is_visible("c")
+    assert [n.id for n in store.type_pool("thread").nodes] == ["r", "t1", "t2"]
+    # a schema that makes threads hierarchical (and events not) moves visibility along
+    schema = [{**spec.to_dict(), "compression": {"mode": "none"}} if spec.type == "event" else
+              {**spec.to_dict(), "compression": {"mode": "hierarchical"}}
+              if spec.type == "thread" else spec for spec in DEFAULT_SCHEMA.types]
+    store.set_schema(schema)
+    assert not store.is_visible("t1") and not store.is_visible("t2") and store.is_visible("c")
+    assert [n.id for n in store.type_pool("thread").nodes] == ["r"]
+    assert store.pool_anchors()["t1"] == "r" and store.pool_anchors()["c"] == "c"
+    fresh = Store.from_dict(store.to_dict(), schema=schema)
+    assert store.candidate_keys() == fresh.candidate_keys()
+    assert store.visible_ids() == fresh.visible_ids()
+    assert dict(store.pool_anchors()) == dict(fresh.pool_anchors())
 
 
 def test_candidate_pool_membership_and_recency_order(story: Store) -> None:

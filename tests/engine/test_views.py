@@ -163,6 +163,23 @@ def test_converter_gives_plain_json_data_for_every_view(story: Store) -> None:
     assert ranked[0]["score_mode"] == "keyword" and isinstance(ranked[0]["score"], float)
 
 
+def test_a_result_holding_junk_ops_still_unstructures_to_json() -> None:
+    """A rejected op is kept as the caller gave it, which may be anything; the converter gives
+    such values their repr, so the whole result stays JSON-ready."""
+    from memgraph_plugin.batch import apply_batch
+
+    junk = object()
+    result = apply_batch(Store(), [junk, {"op": b"raw"}, {"op": "create", "type": "event",
+                                                          "fields": {"when": bytearray(b"x")}}])
+    assert [r.error.code for r in result.rejected] == ["BAD_OP", "UNKNOWN_OP", "BAD_OP"]
+    data = converter.unstructure(result)
+    assert json.loads(json.dumps(data)) == data
+    assert data["rejected"][0]["op"] == repr(junk)
+    assert data["rejected"][1]["op"] == {"op": "b'raw'"}
+    assert converter.unstructure({"n": 1, "x": 1.5, "ok": True, "s": "t", "none": None}) == {
+        "n": 1, "x": 1.5, "ok": True, "s": "t", "none": None}
+
+
 def test_node_view_from_node_copies_every_attribute() -> None:
     n = Node("a", "event", level="episodic", title="t", fields={"x": [1]}, parent_id="p",
              children_ids=["c"], seq_to=4, semantic_depth=2, semantic_rollup=True, archived=True)

@@ -345,6 +345,29 @@ async def test_compacting_a_child_with_its_old_parent_keeps_both_sides_agreeing(
     assert store.node(rollup).children_ids == (c, thread)
 
 
+async def test_a_child_leaving_an_old_rollup_takes_no_hierarchy_edge_along(api, store):
+    """Reparenting a child drops both hierarchy edges of its old parent (contains and
+    semantic_contains), so no stale rollup edge projects onto the child's new rollup."""
+    batch = await api.apply_extraction_batch(
+        ops=[{"op": "create", "type": "event", "title": t, "fields": {"summary": "s"}}
+             for t in ("a", "b")]
+    )
+    a, b = batch.node_ids
+    events = (await api.compact_nodes(type="event", child_ids=[a, b], summary="x")).rollup_node_id
+    assert store.edge(EdgeKey(events, "semantic_contains", a)) is not None
+    threads = (
+        await api.compact_nodes(type="thread", child_ids=[a], summary="y")
+    ).rollup_node_id
+    assert store.node(a).parent_id == threads
+    assert store.node(events).children_ids == (b,)
+    assert store.edge(EdgeKey(events, "contains", a)) is None
+    assert store.edge(EdgeKey(events, "semantic_contains", a)) is None
+    assert [(e.source, e.type) for e in store.iter_edges() if e.target == a] == [
+        (threads, "contains"),
+        (threads, "semantic_contains"),
+    ]
+
+
 async def test_results_unstructure_to_plain_data(api, store):
     import json
 

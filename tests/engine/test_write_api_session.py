@@ -88,6 +88,10 @@ async def test_vector_search_without_profile(service):
     with pytest.raises(MemoryGraphError) as err:
         await session.vector_search(query=None)
     assert err.value.code == "BAD_ARGS" and err.value.message.startswith("query")
+    for bad in ("thread", [3], 7):  # checked before the profile, like keyword_search's types
+        with pytest.raises(MemoryGraphError) as err:
+            await session.vector_search(query="betrayal", types=bad)
+        assert err.value.code == "BAD_ARGS" and err.value.message.startswith("types")
 
 
 async def test_injection_state_is_per_chat(service):
