@@ -243,3 +243,33 @@ def test_fragments_and_versions_stay_bounded(tmp_path):
     assert stats["commits"]["versions"] <= 12
     assert stats["checkpoints"]["fragments"] <= 10
     assert len(st.load_sync("c").data["nodes"]) == 120
+
+
+def test_a_checkpoint_never_mixes_vectors_of_two_profiles(tmp_path):
+    """The profile changed between commits (same dimension): the automatic checkpoint keeps only
+    the newest profile's vectors, and a profile's vectors are always the ones it made."""
+    import attrs
+
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=4))
+    rng = np.random.default_rng(1)
+    made: dict[str, dict[str, np.ndarray]] = {"a": {}, "b": {}}
+    for i, profile in enumerate(["a", "a", "b", "b"], start=1):
+        vec = rng.standard_normal((1, 8)).astype(np.float32)
+        made[profile][f"n_{i}"] = vec[0]
+        ch = attrs.evolve(
+            change(node(f"n_{i}"), node_seq=i), vectors=VectorBlock(profile, (f"n_{i}",), vec)
+        )
+        st.commit_sync("c", ch, base_version=i - 1)
+    state = st.load_sync("c")
+    assert state.checkpoint_version == 4
+    fresh = LanceStorage(st.settings)
+    for profile in ("a", "b"):
+        block = fresh.load_vectors_sync("c", state, profile=profile)
+        got = {} if block is None else dict(zip(block.ids, block.matrix, strict=True))
+        assert set(got) <= set(made[profile])
+        for nid, vec in got.items():
+            np.testing.assert_allclose(vec, made[profile][nid])
+    newest = fresh.load_vectors_sync("c", state, profile="b")
+    assert newest is not None and set(newest.ids) == {"n_3", "n_4"}
+    anyone = fresh.load_vectors_sync("c", state)
+    assert anyone is not None and anyone.profile == "b" and set(anyone.ids) == {"n_3", "n_4"}
