@@ -53,6 +53,9 @@ class CommitRecord:
     created_at: float
     nodes_changed: int = 0
     edges_changed: int = 0
+    node_ids: tuple[str, ...] = ()  # nodes put or removed
+    edges_added: int = 0
+    edges_removed: int = 0
 
 
 @attrs.frozen(eq=False)

@@ -106,6 +106,9 @@ def _record(chat_id: str, version: int, row: dict[str, Any], change: ChangeRecor
         created_at=float(row["created_at"]),
         nodes_changed=len(change.nodes) + len(change.nodes_removed),
         edges_changed=len(change.edges_added) + len(change.edges_removed),
+        node_ids=(*(str(n["id"]) for n in change.nodes), *change.nodes_removed),
+        edges_added=len(change.edges_added),
+        edges_removed=len(change.edges_removed),
     )
 
 

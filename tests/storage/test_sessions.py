@@ -179,3 +179,43 @@ async def test_unknown_profile_name_is_logged_and_vector_search_is_off(tmp_path,
         await s.vector_search(query="writable")
     assert info.value.code == "NO_EMBEDDING_PROFILE"
     await host.stop()
+
+
+async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_path):
+    host = await _host(tmp_path / "d")
+    spy = _CommitSpy()
+    host.register_plugin(spy, name="spy")
+    api = host.registry.get("memory-graph")
+    chat = "x' OR '1'='1"
+    s = await _session(host, chat)
+    first = await s.create_node(type="event", fields={"summary": "one"})
+    second = await s.create_node(type="event", fields={"summary": "two"})
+    assert [r.version for r in await api.history(chat)] == [1, 2]
+    assert await api.history("x") == ()
+
+    rolled = await api.rollback(chat, version=1)
+    assert (rolled.version, rolled.kind, rolled.persisted) == (3, "rollback", True)
+    assert rolled.node_ids == (second.id,) and rolled.applied == 1
+    assert spy.commits[-1] == (chat, rolled)
+    with pytest.raises(MemoryGraphError) as info:  # a session opened before it is stale
+        await s.create_node(type="event", fields={"summary": "stale"})
+    assert info.value.code == "CONFLICT"
+    fresh = await _session(host, chat)
+    assert [n.id for n in fresh.read_api().list_nodes()] == [first.id]
+
+    data = {"nodes": {"n_9": {"id": "n_9", "type": "event", "fields": {"summary": "nine"}}}}
+    imported = await api.import_graph(chat, data)
+    assert (imported.version, imported.kind) == (4, "import") and spy.commits[-1][1] == imported
+    with pytest.raises(MemoryGraphError) as info:
+        await api.import_graph(chat, {"nodes": {"n_1": {"id": "n_2", "type": "event"}}})
+    assert info.value.code == "BAD_ARGS"
+    with pytest.raises(MemoryGraphError):
+        await api.rollback(chat, version=99)
+    assert len(spy.commits) == 4  # the two failures committed nothing
+    now = await _session(host, chat)
+    assert [n.id for n in now.read_api().list_nodes()] == ["n_9"]
+    # seq: the newest commit at or before message 0 along the current history is the import
+    assert (await api.rollback(chat, seq=0)).applied == 0
+    back = await api.rollback(chat, version=0)
+    assert back.version == 6 and (await _session(host, chat)).read_api().list_nodes() == ()
+    await host.stop()
