@@ -219,3 +219,44 @@ async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_p
     back = await api.rollback(chat, version=0)
     assert back.version == 6 and (await _session(host, chat)).read_api().list_nodes() == ()
     await host.stop()
+
+
+async def test_a_chat_whose_store_fails_to_load_gives_none_and_others_still_work(tmp_path, caplog):
+    import time
+
+    import pyarrow as pa
+
+    from memgraph_plugin.storage.tables import COMMITS_SCHEMA
+
+    host = await _host(tmp_path / "d")
+    await (await _session(host, "fine")).create_node(type="event", fields={"summary": "ok"})
+    row = {
+        "chat_id": "broken", "version": 1, "writer": "w", "seq": 0, "applied": 1,
+        "kind": "write", "created_at": time.time(), "payload": "{not json",
+        "vec_profile": None, "vec_ids": None, "vectors": None,
+    }  # fmt: skip
+    storage = host.registry.get("memory-graph").persistence.storage
+    storage._commits.add(pa.Table.from_pylist([row], schema=COMMITS_SCHEMA))
+    assert await _session(host, "broken") is None
+    assert "store of chat 'broken' failed to load" in caplog.text
+    fine = await _session(host, "fine")
+    assert len(fine.read_api().list_nodes()) == 1
+    await fine.create_node(type="event", fields={"summary": "still writable"})
+    await host.stop()
+
+
+async def test_storage_uri_setting_picks_the_database(tmp_path):
+    """Any LanceDB URI: here a `file://` one outside the data dir; the default stays unused."""
+    elsewhere = tmp_path / "elsewhere"
+    host = await _host(tmp_path / "d", storage_uri=elsewhere.as_uri())
+    await (await _session(host, "c")).create_node(type="event", fields={"summary": "there"})
+    await host.stop()
+    from memgraph_plugin.storage import LanceStorage
+
+    assert len(LanceStorage(str(elsewhere)).load_sync("c").data["nodes"]) == 1
+    assert not (tmp_path / "d" / "lancedb").exists()
+    default = await _host(tmp_path / "d")  # the default: <data_dir>/lancedb, a separate database
+    assert (await _session(default, "c")).read_api().list_nodes() == ()
+    await (await _session(default, "c")).create_node(type="event", fields={"summary": "here"})
+    assert (tmp_path / "d" / "lancedb" / "commits.lance").is_dir()
+    await default.stop()
