@@ -260,3 +260,27 @@ async def test_storage_uri_setting_picks_the_database(tmp_path):
     await (await _session(default, "c")).create_node(type="event", fields={"summary": "here"})
     assert (tmp_path / "d" / "lancedb" / "commits.lance").is_dir()
     await default.stop()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("storage_retention_seconds", "abc"), ("storage_optimize_every", 0),
+     ("storage_history_seconds", -5), ("vector_ann_threshold", True)],
+)  # fmt: skip
+async def test_a_bad_storage_setting_is_reported_by_name(tmp_path, caplog, key, value):
+    host = await _host(tmp_path / "d", **{key: value})
+    assert host.registry.get("memory-graph") is None  # the plugin did not start
+    assert f"setting {key}: expected a number" in caplog.text and "memgraph" in caplog.text
+    await host.stop()
+
+
+def test_storage_settings_from_host_settings():
+    from memgraph_plugin.storage import StorageSettings
+
+    s = StorageSettings.from_settings(
+        {"storage_retention_seconds": 5, "storage_history_seconds": "60"}, data_dir="/data"
+    )
+    assert (s.uri, s.retention_seconds, s.history_seconds) == ("/data/lancedb", 5.0, 60.0)
+    assert (s.optimize_every, s.checkpoint_every, s.keep_checkpoints) == (50, 200, 3)
+    with pytest.raises(ValueError, match="storage_options"):
+        StorageSettings.from_settings({"storage_options": "region=eu"})
