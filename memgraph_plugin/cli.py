@@ -109,8 +109,21 @@ def _add_rollback(p: argparse.ArgumentParser) -> None:
     target.add_argument("--seq", type=int, help="go back to the state after message seq N")
 
 
-def _rollback(host: Any, args: argparse.Namespace) -> int:
-    rec = _writable_storage(host).rollback_sync(args.chat, version=args.version, seq=args.seq)
+def _running_service(host: Any) -> Any | None:
+    """The host's running `MemoryGraph` when it persists (its commits fire `memgraph_commit`)."""
+    from memgraph_plugin.service import memory_graph_for
+
+    service = memory_graph_for(host)
+    persisted = isinstance(getattr(service, "persistence", None), PersistedChats)
+    return service if persisted and not service.closed else None
+
+
+async def _rollback(host: Any, args: argparse.Namespace) -> int:
+    service = _running_service(host)
+    if service is not None:
+        rec = await service.rollback(args.chat, version=args.version, seq=args.seq)
+    else:
+        rec = _writable_storage(host).rollback_sync(args.chat, version=args.version, seq=args.seq)
     print(
         f"chat {args.chat!r} rolled back: new commit version {rec.version} "
         f"(seq {rec.seq}, {rec.applied} changes)"
@@ -139,7 +152,7 @@ def _add_import(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a store in the original's JSON shape ('-' reads stdin)")
 
 
-def _import(host: Any, args: argparse.Namespace) -> int:
+async def _import(host: Any, args: argparse.Namespace) -> int:
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
     except OSError as exc:
@@ -149,7 +162,11 @@ def _import(host: Any, args: argparse.Namespace) -> int:
     except json.JSONDecodeError as exc:
         return _fail(f"{args.file} is not valid JSON: {exc}")
     data = _normalise(host, raw)
-    rec = _writable_storage(host).import_sync(args.chat, data)
+    service = _running_service(host)
+    if service is not None:
+        rec = await service.import_graph(args.chat, data)
+    else:
+        rec = _writable_storage(host).import_sync(args.chat, data)
     print(
         f"imported {len(data['nodes'])} nodes and {len(data['edges'])} edges into chat "
         f"{args.chat!r}: commit version {rec.version}"

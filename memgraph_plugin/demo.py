@@ -41,6 +41,8 @@ SAMPLE_PLUGINS = _sample_plugins_dir()
 STORY_PATH = SAMPLE_PLUGINS / "story" / "story.json"
 DEFAULT_DATA = Path("demo-data")
 MARKER = ".memgraph-demo"
+#: The demo runs offline: the built-in `hashing` embedding profile (vector recall, no download).
+DEMO_SETTINGS: dict[str, Any] = {"embedding_profile": "hashing"}
 PICTURE = "graph.html"
 CHAT_ID = "lantern-ledger"
 REPLAY_PLUGIN = "demo.replay-extractor"
@@ -220,7 +222,8 @@ async def run_demo(
     _prepare_folder(data_dir, fresh)
     p = _Printer(out)
     dirs = (SAMPLE_PLUGINS, *(Path(d) for d in plugin_dirs))
-    host = Host(data_dir=data_dir, settings=settings or {}, plugin_dirs=dirs)
+    settings = {**DEMO_SETTINGS, **(settings or {})}
+    host = Host(data_dir=data_dir, settings=settings, plugin_dirs=dirs)
     host.register_plugin(ReplayExtractor.from_story(story, chat_id=CHAT_ID), name=REPLAY_PLUGIN)
     await host.start()
     try:

@@ -123,7 +123,8 @@ class CommitInfo:
     """What `memgraph_commit(chat_id, commit)` receives about one persisted write.
 
     `version` increases with every commit of the chat; `applied` counts the applied ops;
-    `kind` is ``"batch"`` or the primitive's name; `node_ids` are the nodes the write touched.
+    `kind` is ``"batch"``, the primitive's name, ``"rollback"`` or ``"import"``; `node_ids` are
+    the nodes the write touched.
     """
 
     version: int

@@ -266,6 +266,61 @@ class MemoryGraph:
             persisted=persisted,
         )
 
+    # -- history (storage) -----------------------------------------------------------------------
+
+    def _storage(self) -> Any:
+        storage = getattr(self.persistence, "storage", None)
+        if storage is None:
+            raise MemoryGraphError("STORAGE_ERROR", "no storage: this graph keeps no history")
+        return storage
+
+    async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[Any, ...]:
+        """The chat's commits, oldest first (`CommitRecord`: version, seq, kind, applied, ...)."""
+        return await self._storage().history(chat_id, limit=limit)
+
+    async def rollback(
+        self, chat_id: str, *, version: int | None = None, seq: int | None = None
+    ) -> Any:
+        """Give the chat its state after commit `version` (or after message `seq`) as a new
+        commit; fires ``memgraph_commit`` and returns its `CommitInfo`."""
+        storage = self._storage()
+        return await self._replace(
+            chat_id, "rollback", lambda: storage.rollback(chat_id, version=version, seq=seq)
+        )
+
+    async def import_graph(self, chat_id: str, data: Any) -> Any:
+        """Replace the chat's graph by `data` (a store in the original's JSON shape, checked by
+        the engine first) as one commit; fires ``memgraph_commit``, returns its `CommitInfo`."""
+        storage = self._storage()
+        normalised = Store.from_dict(data, schema=self.schema).to_dict()
+        return await self._replace(
+            chat_id, "import", lambda: storage.import_dict(chat_id, normalised)
+        )
+
+    async def _replace(self, chat_id: str, kind: str, run: Callable[[], Any]) -> Any:
+        """Run a storage-made commit under the chat's write lock; cached stores are dropped."""
+        from .results import CommitInfo
+
+        async with self.lock(chat_id):
+            try:
+                record = await run()
+            finally:  # sessions opened from now on load the new state
+                self.persistence.forget(chat_id)
+                self._stores.pop(chat_id, None)
+        commit = CommitInfo(
+            version=record.version,
+            applied=record.applied,
+            chat_id=chat_id,
+            kind=kind,
+            seq=record.seq,
+            node_ids=record.node_ids,
+            edges_added=record.edges_added,
+            edges_removed=record.edges_removed,
+            persisted=True,
+        )
+        await self.fire_commit(chat_id, commit)
+        return commit
+
     async def fire_commit(self, chat_id: str, commit: Any) -> None:
         """``memgraph_commit(chat_id, commit)`` on every plugin (failures logged, never raised)."""
         await notify_hook(self.host, "memgraph_commit", chat_id=chat_id, commit=commit)

@@ -118,6 +118,7 @@ async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
     text = "\n".join(lines)
     total = len(load_story(STORY_PATH).turns)
     assert summary.complete and summary.turns_run == total
+    assert "keyword+vector+recency" in text  # the demo recalls with the offline hashing profile
     assert sum(f"── turn {n}/{total} " in text for n in range(1, total + 1)) == total
     plugins = next(line for line in lines if line.startswith("plugins: "))
     for name in ("memgraph (built-in)", "scout (folder)", "curator (folder)", "compactor (folder)"):

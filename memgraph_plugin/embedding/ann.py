@@ -61,9 +61,18 @@ class LanceAnn:
             return True
 
     def candidates(
-        self, chat_id: str, ckpt_version: int, query: np.ndarray, limit: int
+        self,
+        chat_id: str,
+        ckpt_version: int,
+        query: np.ndarray,
+        limit: int,
+        profile: str | None = None,
     ) -> list[str]:
-        where = f"{where_eq(chat_id=chat_id)} AND ckpt_version = {int(ckpt_version)}"
+        """Ids of the nearest rows of one chat's checkpoint (made by `profile` when given)."""
+        keys: dict[str, str] = {"chat_id": chat_id}
+        if profile is not None:
+            keys["profile"] = profile
+        where = f"{where_eq(**keys)} AND ckpt_version = {int(ckpt_version)}"
         arrow = (
             self.table.search(np.asarray(query, dtype=np.float32), vector_column_name="vector")
             .metric("cosine")
@@ -87,12 +96,17 @@ def hybrid_search(
     query: np.ndarray,
     k: int,
     types: Collection[str] | None = None,
+    profile: str | None = None,
 ) -> list[tuple[str, float]]:
-    """ANN candidates from the checkpoint + exact search over `dirty` ids, exact scores."""
+    """ANN candidates from the checkpoint + exact search over `dirty` ids, exact scores.
+
+    `dirty`: every id whose vector is not in the checkpoint's rows of `profile` (changed since,
+    or embedded afresh); those are only ever found by the exact part.
+    """
     dirty = set(dirty)
     found: dict[str, float] = dict(index.search(query, k=k, types=types, only=dirty))
     fetch = max(4 * k, k + 32)
-    for node_id in ann.candidates(chat_id, ckpt_version, query, fetch):
+    for node_id in ann.candidates(chat_id, ckpt_version, query, fetch, profile):
         if node_id in dirty or node_id in found or not index.accepts(node_id, types):
             continue
         found[node_id] = index.score(node_id, query)

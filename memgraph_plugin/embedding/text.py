@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memgraph_plugin.schema import is_diagnostic_type
+
 
 def embedding_columns_of(schema: Any) -> dict[str, tuple[str, ...]]:
     """type -> embedding columns, from a `Schema` (or anything with `.types` of specs)."""
@@ -62,8 +64,7 @@ def is_searchable(node: Any) -> bool:
         archived, ntype = bool(node.get("archived")), str(node.get("type", ""))
     else:
         ntype = node.type
-    ntype = ntype.lower()
-    return not archived and ntype != "recall" and not ntype.startswith("recall_")
+    return not archived and not is_diagnostic_type(ntype)
 
 
 def node_type(node: Any) -> str:

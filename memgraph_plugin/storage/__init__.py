@@ -18,7 +18,7 @@ from memgraph_plugin.storage.codec import (
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.lance import LanceStorage
-from memgraph_plugin.storage.settings import StorageSettings
+from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
 __all__ = [
     "PersistedChats",
@@ -38,6 +38,7 @@ __all__ = [
     "edge_to_json",
     "empty_state",
     "node_to_json",
+    "number_setting",
     "sql_literal",
     "where_eq",
 ]

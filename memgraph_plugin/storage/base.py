@@ -53,6 +53,9 @@ class CommitRecord:
     created_at: float
     nodes_changed: int = 0
     edges_changed: int = 0
+    node_ids: tuple[str, ...] = ()  # nodes put or removed
+    edges_added: int = 0
+    edges_removed: int = 0
 
 
 @attrs.frozen(eq=False)
@@ -60,7 +63,9 @@ class ChatState:
     """A chat as loaded: the store dict in the original JSON shape at `version`.
 
     `data` has `nodes` (id -> node dict), `edges` (list), `nodeSeq`, `seqCounter`.
-    `version` is 0 for a chat that has never been written.
+    `version` is 0 for a chat that has never been written. `changed_since_checkpoint` holds the
+    ids of nodes put or removed by journal rows after `checkpoint_version` (their vectors are not
+    in the checkpoint's vector rows, or only in an older form).
     """
 
     chat_id: str
@@ -68,6 +73,7 @@ class ChatState:
     data: dict[str, Any]
     checkpoint_version: int = 0
     seq: int = 0
+    changed_since_checkpoint: frozenset[str] = frozenset()
 
 
 @runtime_checkable

@@ -137,6 +137,7 @@ class PersistedChats:
             version=state.version,
             checkpoint_version=state.checkpoint_version,
             seq=state.seq,
+            dirty=set(state.changed_since_checkpoint),
         )
 
     async def refresh(self, chat_id: str) -> LoadedChat:
@@ -180,8 +181,8 @@ class PersistedChats:
                 raise
             chat.version = record.version
             chat.seq = record.seq
-            if provider is not None:
-                chat.checkpoint_version = record.version
+            if self.storage.checkpointed_version(chat_id) == record.version:
+                chat.checkpoint_version = record.version  # written: nothing is newer than it
                 chat.dirty.clear()
             else:
                 chat.dirty.update(node_id(n) for n in changeset.nodes)
@@ -221,6 +222,7 @@ class PersistedChats:
             have = set()
         missing = [n for n in nodes if n.id not in have]
         await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
+        chat.dirty.update(n.id for n in missing)  # not among the checkpoint's vector rows
         chat.index = index
         return index
 
@@ -262,6 +264,7 @@ class PersistedChats:
                     ann,
                     chat_id=chat_id,
                     ckpt_version=chat.checkpoint_version,
+                    profile=self.embedder.name,
                     dirty=set(chat.dirty),
                     query=q,
                     k=k,

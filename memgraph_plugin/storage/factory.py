@@ -7,7 +7,7 @@ from typing import Any
 from memgraph_plugin.embedding.registry import resolve_profile
 from memgraph_plugin.storage.chats import PersistedChats
 from memgraph_plugin.storage.lance import LanceStorage
-from memgraph_plugin.storage.settings import StorageSettings
+from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
 _FROM_SETTINGS = object()
 
@@ -34,6 +34,6 @@ def persistence_for_host(
         store_from_dict=lambda data: Store.from_dict(data, schema=service.schema),
         schema=lambda: service.schema,
         profile=profile,
-        ann_threshold=int(settings.get("vector_ann_threshold", 250_000)),
-        refresh_interval=float(settings.get("storage_refresh_seconds", 0.0)),
+        ann_threshold=int(number_setting(settings, "vector_ann_threshold", 250_000, 1)),
+        refresh_interval=number_setting(settings, "storage_refresh_seconds", 0.0, 0),
     )

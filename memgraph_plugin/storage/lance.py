@@ -106,6 +106,9 @@ def _record(chat_id: str, version: int, row: dict[str, Any], change: ChangeRecor
         created_at=float(row["created_at"]),
         nodes_changed=len(change.nodes) + len(change.nodes_removed),
         edges_changed=len(change.edges_added) + len(change.edges_removed),
+        node_ids=(*(str(n["id"]) for n in change.nodes), *change.nodes_removed),
+        edges_added=len(change.edges_added),
+        edges_removed=len(change.edges_removed),
     )
 
 
@@ -152,8 +155,8 @@ class LanceStorage:
         self._nodes: dict[int, Any] = {}
         self._lock = threading.RLock()
         self._commits_since_optimize = 0
-        self._seen: dict[str, tuple[int, int]] = {}
-        self._last_checkpoint: dict[str, int] = {}  # chat -> (commits table version, chat version)
+        self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
+        self._last_checkpoint: dict[str, int] = {}  # chat -> newest checkpoint version known
 
     # ------------------------------------------------------------------ reads
 
@@ -250,47 +253,65 @@ class LanceStorage:
         else:
             base_version, builder, seq = 0, StateBuilder(empty_state()), 0
         entries = self._journal(chat_id, base_version, upto)
+        changed: set[str] = set()
         for entry in entries:
-            builder.apply(entry.change())
+            change = entry.change()
+            builder.apply(change)
+            changed.update(str(n["id"]) for n in change.nodes)
+            changed.update(change.nodes_removed)
             seq = entry.seq
         version = entries[-1].version if entries else base_version
         if upto is not None and version < upto:
             raise StorageError(f"chat {chat_id!r} has no version {upto} (latest is {version})")
         if upto is None:
             self._seen[chat_id] = (table_version, version)
+            self._note_checkpoint(chat_id, base_version)
         return ChatState(
             chat_id=chat_id,
             version=version,
             data=builder.to_dict(),
             checkpoint_version=base_version,
             seq=seq,
+            changed_since_checkpoint=frozenset(changed),
         )
+
+    def _note_checkpoint(self, chat_id: str, version: int) -> None:
+        """Remember the newest checkpoint of a chat seen on disk or written by this process."""
+        if version > self._last_checkpoint.get(chat_id, 0):
+            self._last_checkpoint[chat_id] = version
+
+    def checkpointed_version(self, chat_id: str) -> int:
+        """The newest checkpoint of `chat_id` this handle wrote or loaded (0: none known)."""
+        return self._last_checkpoint.get(chat_id, 0)
 
     def load_vectors_sync(
         self, chat_id: str, state: ChatState, *, profile: str | None = None
     ) -> VectorBlock | None:
-        """Vectors of every node of `state`: checkpoint rows, then journal rows after it.
+        """Vectors of the nodes of `state` made by `profile`: checkpoint rows, then journal rows.
 
-        Only vectors made by `profile` count (any profile when `None`); nodes without one are
-        left out (the caller embeds them).
+        With `profile=None`, the profile of the newest stored vectors. A node changed after its
+        last vector of that profile (by a writer with another or no profile) has none: vectors
+        of two profiles are never mixed, and a vector never outlives its node's text. Nodes
+        without one are left out (the caller embeds them).
         """
         _check_chat_id(chat_id)
-        blocks: list[tuple[list[str], np.ndarray]] = []
-        names: set[str] = set()
         ckpt = self._latest_checkpoint(chat_id, state.version)
         ckpt_version = int(ckpt["version"]) if ckpt is not None else 0
-        if (
-            ckpt is not None
-            and ckpt.get("vec_dim")
-            and ckpt.get("vec_profile")
-            and (profile is None or ckpt["vec_profile"] == profile)
-        ):
-            names.add(ckpt["vec_profile"])
+        ckpt_profile = ckpt.get("vec_profile") if ckpt is not None and ckpt.get("vec_dim") else None
+        entries = self._journal(chat_id, ckpt_version, state.version)
+        if profile is None:
+            newest = [e.vectors.profile for e in entries if e.vectors is not None]
+            profile = newest[-1] if newest else ckpt_profile
+            if profile is None:
+                return None
+        blocks: list[tuple[list[str], np.ndarray]] = []
+        where: dict[str, tuple[int, int]] = {}  # id -> (block, row); later blocks win
+        if ckpt is not None and ckpt_profile == profile:
             table = self._nodes_table(int(ckpt["vec_dim"]))
             arrow = (
                 table.search()
                 .where(
-                    f"{where_eq(chat_id=chat_id, profile=ckpt['vec_profile'])}"
+                    f"{where_eq(chat_id=chat_id, profile=profile)}"
                     f" AND ckpt_version = {ckpt_version}"
                 )
                 .select(["id", "vector"])
@@ -301,18 +322,21 @@ class LanceStorage:
                 ids = arrow.column("id").to_pylist()
                 flat = arrow.column("vector").combine_chunks().flatten()
                 blocks.append((ids, flat.to_numpy(zero_copy_only=False).reshape(len(ids), -1)))
-        for entry in self._journal(chat_id, ckpt_version, state.version):
+                where.update((nid, (0, row)) for row, nid in enumerate(ids))
+        for entry in entries:
             block = entry.vectors
-            if block is None or (profile is not None and block.profile != profile):
-                continue
-            names.add(block.profile)
-            blocks.append((list(block.ids), block.matrix))
-        if not blocks or len({m.shape[1] for _, m in blocks}) != 1:
-            return None
-        where: dict[str, tuple[int, int]] = {}  # id -> (block, row); later blocks win
-        for b, (ids, _) in enumerate(blocks):
-            for row, nid in enumerate(ids):
-                where[nid] = (b, row)
+            if block is not None and block.profile == profile:
+                if blocks and blocks[0][1].shape[1] != block.dim:
+                    return None  # one profile, two dimensions: nothing to trust
+                blocks.append((list(block.ids), block.matrix))
+                where.update((nid, (len(blocks) - 1, row)) for row, nid in enumerate(block.ids))
+                vectored = set(block.ids)
+            else:
+                vectored = set()
+            change = entry.change()
+            for nid in (str(n["id"]) for n in change.nodes):
+                if nid not in vectored:
+                    where.pop(nid, None)  # changed without a vector of this profile
         live = [nid for nid in state.data["nodes"] if nid in where]
         if not live:
             return None
@@ -325,7 +349,7 @@ class LanceStorage:
             src.append(row)
         for b, (dst, src) in picks.items():
             matrix[dst] = blocks[b][1][src]
-        return VectorBlock(profile=profile or sorted(names)[0], ids=tuple(live), matrix=matrix)
+        return VectorBlock(profile=profile, ids=tuple(live), matrix=matrix)
 
     def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         _check_chat_id(chat_id)
@@ -424,13 +448,14 @@ class LanceStorage:
         version: int,
         state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None,
     ) -> None:
-        last_ckpt = self._last_checkpoint.get(chat_id)
-        if last_ckpt is None:
-            heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version"])
-            last_ckpt = self._last_checkpoint[chat_id] = max(
-                (int(r["version"]) for r in heads), default=0
-            )
-        if version - last_ckpt >= self.settings.checkpoint_every:
+        if state_provider is None:  # no caller tracking checkpoints: decide here
+            if chat_id not in self._last_checkpoint:
+                heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version"])
+                self._note_checkpoint(chat_id, max((int(r["version"]) for r in heads), default=0))
+            due = version - self.checkpointed_version(chat_id) >= self.settings.checkpoint_every
+        else:
+            due = True  # the caller (PersistedChats) counted from the checkpoint it loaded
+        if due:
             if state_provider is not None:
                 state, vectors = state_provider()
             else:
@@ -491,7 +516,7 @@ class LanceStorage:
             schema=CHECKPOINTS_SCHEMA,
         )
         self._checkpoints.add(row)
-        self._last_checkpoint[chat_id] = max(state.version, self._last_checkpoint.get(chat_id, 0))
+        self._note_checkpoint(chat_id, state.version)
         self._prune_checkpoints(chat_id)
 
     def _prune_checkpoints(self, chat_id: str) -> None:

@@ -39,14 +39,37 @@ class StorageSettings:
             base = Path(data_dir) if data_dir is not None else Path(".memgraph")
             uri = str(base / "lancedb")
         history = settings.get("storage_history_seconds")
+        options = settings.get("storage_options") or {}
+        if not isinstance(options, Mapping):
+            raise ValueError(
+                f"setting storage_options: expected a table of strings, got {options!r}"
+            )
         return cls(
             uri=str(uri),
-            retention_seconds=float(settings.get("storage_retention_seconds", 600.0)),
-            optimize_every=max(1, int(settings.get("storage_optimize_every", 50))),
-            checkpoint_every=max(1, int(settings.get("storage_checkpoint_every", 200))),
-            keep_checkpoints=max(1, int(settings.get("storage_keep_checkpoints", 3))),
-            history_seconds=None if history is None else float(history),
-            storage_options={
-                str(k): str(v) for k, v in dict(settings.get("storage_options") or {}).items()
-            },
+            retention_seconds=number_setting(settings, "storage_retention_seconds", 600.0, 0),
+            optimize_every=int(number_setting(settings, "storage_optimize_every", 50, 1)),
+            checkpoint_every=int(number_setting(settings, "storage_checkpoint_every", 200, 1)),
+            keep_checkpoints=int(number_setting(settings, "storage_keep_checkpoints", 3, 1)),
+            history_seconds=(
+                None
+                if history is None
+                else number_setting(settings, "storage_history_seconds", 0, 0)
+            ),
+            storage_options={str(k): str(v) for k, v in options.items()},
         )
+
+
+def number_setting(
+    settings: Mapping[str, Any], key: str, default: float, minimum: float
+) -> float:
+    """A numeric setting, or a `ValueError` naming the setting and what it holds."""
+    value = settings.get(key, default)
+    if value is None:
+        return float(default)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if isinstance(value, bool) or not number >= minimum or number == float("inf"):
+        raise ValueError(f"setting {key}: expected a number >= {minimum:g}, got {value!r}")
+    return number

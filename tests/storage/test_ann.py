@@ -133,3 +133,93 @@ async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
     for node_id, score in got:
         if node_id in exact_scores:
             assert abs(score - exact_scores[node_id]) < 1e-5
+
+
+async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path):
+    """A reloaded chat whose journal has commits after its checkpoint: those nodes are searched
+    exactly (they are not in the checkpoint's vector rows, or only with their old text)."""
+    from memgraph_plugin.models import Node
+    from memgraph_plugin.storage.chats import PersistedChats
+    from memgraph_plugin.store import Store
+
+    def chats(threshold: int) -> PersistedChats:
+        return PersistedChats(
+            LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=2)),
+            store_from_dict=lambda data: Store.from_dict(data),
+            profile=HashingProfile(dim=64),
+            ann_threshold=threshold,
+        )
+
+    writer = chats(10_000)
+    rng = np.random.default_rng(11)
+    for batch in range(2):  # version 2 is checkpointed with every vector
+        chat = await writer.open("big")
+        with chat.store.transaction():
+            for i in range(200):
+                text = " ".join(rng.choice(WORDS, size=4))
+                chat.store.put_node(
+                    Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
+                )
+        await writer.persist("big", chat.store.take_changeset(), applied=200)
+    chat = await writer.open("big")
+    with chat.store.transaction():  # version 3: only in the journal
+        chat.store.put_node(
+            Node(id="n_new", type="event", title="zebra lighthouse", fields={"summary": "zebra"})
+        )
+        old = chat.store.node("n_0_5")
+        chat.store.put_node(Node(id=old.id, type="event", title="kraken quasar", fields={}))
+    await writer.persist("big", chat.store.take_changeset(), applied=2)
+    assert writer.cached("big").checkpoint_version == 2
+
+    reader = chats(300)
+    got = await reader.vector_search("big", query="zebra lighthouse", types=None, k=5)
+    assert reader._ann is not None and reader._ann.has_index()  # the IVF_PQ path ran
+    assert got[0][0] == "n_new"
+    got = await reader.vector_search("big", query="kraken quasar", types=None, k=5)
+    assert got[0][0] == "n_0_5"
+
+
+async def test_ann_never_takes_candidates_of_another_profile(tmp_path):
+    """The checkpoint's vector rows were made by another profile of the same dimension: the
+    search must not trust them (every node is searched exactly instead)."""
+    from memgraph_plugin.models import Node
+    from memgraph_plugin.storage.chats import PersistedChats
+    from memgraph_plugin.store import Store
+
+    def chats(name: str, threshold: int) -> PersistedChats:
+        return PersistedChats(
+            LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=1)),
+            store_from_dict=lambda data: Store.from_dict(data),
+            profile=HashingProfile(dim=64, name=name),
+            ann_threshold=threshold,
+        )
+
+    writer = chats("first", 10_000)
+    rng = np.random.default_rng(12)
+    chat = await writer.open("big")
+    with chat.store.transaction():
+        for i in range(400):
+            text = " ".join(rng.choice(WORDS, size=4))
+            chat.store.put_node(
+                Node(id=f"n_{i}", type="event", title=text, fields={"summary": text})
+            )
+        chat.store.put_node(Node(id="n_x", type="event", title="zebra lighthouse", fields={}))
+    await writer.persist("big", chat.store.take_changeset(), applied=401)  # checkpointed
+
+    class Shuffled(HashingProfile):
+        """Same name space, other vectors: every bucket moved."""
+
+        def embed(self, texts):
+            return np.roll(super().embed(texts), 17, axis=1)
+
+    reader = PersistedChats(
+        LanceStorage(StorageSettings(uri=str(tmp_path / "db"))),
+        store_from_dict=lambda data: Store.from_dict(data),
+        profile=Shuffled(dim=64, name="second"),
+        ann_threshold=300,
+    )
+    got = await reader.vector_search("big", query="zebra lighthouse", types=None, k=3)
+    assert got[0][0] == "n_x"
+    q = reader.embedder.embed_query("zebra lighthouse")
+    index = reader.cached("big").index
+    assert abs(got[0][1] - index.score("n_x", q)) < 1e-6

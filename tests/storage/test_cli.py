@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from host import Host
+from host import Host, hookimpl
 from memgraph_plugin.cli import ProgressBar
 
 STORE = {
@@ -87,8 +87,17 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["version"] for r in rows] == [1, 2] and rows[0]["kind"] == "import"
 
+    kinds: list[tuple[str, str, int]] = []
+
+    class Spy:
+        @hookimpl
+        def memgraph_commit(self, chat_id, commit):
+            kinds.append((chat_id, commit.kind, commit.version))
+
+    host.register_plugin(Spy(), name="spy")
     assert await _run(host, "rollback", evil, "--to", "1") == 0
     assert "new commit version 3" in capsys.readouterr().out
+    assert kinds == [(evil, "rollback", 3)]  # a rollback is a persisted mutation too
     s2 = await api.open_session(host.get_context(evil))  # sees the rollback
     assert {n.id for n in s2.read_api().list_nodes()} == {"n_1", "n_2"}
     assert await _run(host, "rollback", evil, "--seq", "0") == 0

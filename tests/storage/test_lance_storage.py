@@ -226,20 +226,98 @@ def test_vectors_are_stored_with_commits_and_checkpoints(tmp_path):
     assert st.load_vectors_sync("c", state, profile="other") is None
 
 
-def test_fragments_and_versions_stay_bounded(tmp_path):
+def test_a_checkpoint_never_mixes_vectors_of_two_profiles(tmp_path):
+    """The profile changed between commits (same dimension): the automatic checkpoint keeps only
+    the newest profile's vectors, and a profile's vectors are always the ones it made."""
+    import attrs
+
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=4))
+    rng = np.random.default_rng(1)
+    made: dict[str, dict[str, np.ndarray]] = {"a": {}, "b": {}}
+    for i, profile in enumerate(["a", "a", "b", "b"], start=1):
+        vec = rng.standard_normal((1, 8)).astype(np.float32)
+        made[profile][f"n_{i}"] = vec[0]
+        ch = attrs.evolve(
+            change(node(f"n_{i}"), node_seq=i), vectors=VectorBlock(profile, (f"n_{i}",), vec)
+        )
+        st.commit_sync("c", ch, base_version=i - 1)
+    state = st.load_sync("c")
+    assert state.checkpoint_version == 4
+    fresh = LanceStorage(st.settings)
+    for profile in ("a", "b"):
+        block = fresh.load_vectors_sync("c", state, profile=profile)
+        got = {} if block is None else dict(zip(block.ids, block.matrix, strict=True))
+        assert set(got) <= set(made[profile])
+        for nid, vec in got.items():
+            np.testing.assert_allclose(vec, made[profile][nid])
+    newest = fresh.load_vectors_sync("c", state, profile="b")
+    assert newest is not None and set(newest.ids) == {"n_3", "n_4"}
+    anyone = fresh.load_vectors_sync("c", state)
+    assert anyone is not None and anyone.profile == "b" and set(anyone.ids) == {"n_3", "n_4"}
+
+
+def test_a_vector_never_outlives_its_nodes_text(storage):
+    """A node changed by a writer without a profile loses its stored vector (it is re-embedded
+    by the next reader with one) instead of keeping the vector of its old text."""
+    import attrs
+
+    vec = np.ones((1, 8), dtype=np.float32) / np.sqrt(8)
+    first = change(node("n_1", "old text"), node("n_2"), node_seq=2)
+    block = VectorBlock("p", ("n_1", "n_2"), np.vstack([vec, vec]))
+    storage.commit_sync("c", attrs.evolve(first, vectors=block), base_version=0)
+    storage.commit_sync("c", change(node("n_1", "new text"), node_seq=2), base_version=1)
+    got = storage.load_vectors_sync("c", storage.load_sync("c"), profile="p")
+    assert got is not None and got.ids == ("n_2",)
+
+
+def _files_on_disk(uri, table: str) -> int:
+    """Data, deletion and manifest files of one LanceDB table folder."""
+    root = uri / f"{table}.lance"
+    return sum(1 for p in root.rglob("*") if p.is_file())
+
+
+def test_fragments_versions_and_files_stay_bounded_as_chats_grow(tmp_path):
+    """Many commits to two chats, with vectors and checkpoints: fragments, table versions and
+    files on disk of every table stay under one bound all along (they do not grow with the
+    number of commits: a chat with 10k commits does not hold 10k fragments)."""
+    import attrs
+
+    uri = tmp_path / "db"
+    every = 10
     st = LanceStorage(
         StorageSettings(
-            uri=str(tmp_path / "db"),
-            optimize_every=10,
-            checkpoint_every=40,
+            uri=str(uri),
+            optimize_every=every,
+            checkpoint_every=25,
+            keep_checkpoints=2,
             retention_seconds=0,
         )
     )
-    for i in range(1, 121):
-        st.commit_sync("c", change(node(f"n_{i}"), node_seq=i), base_version=i - 1)
-    stats = st.stats_sync()
-    assert stats["commits"]["rows"] == 120
-    assert stats["commits"]["fragments"] <= 10  # not one per commit
-    assert stats["commits"]["versions"] <= 12
-    assert stats["checkpoints"]["fragments"] <= 10
-    assert len(st.load_sync("c").data["nodes"]) == 120
+    vec = np.ones((1, 8), dtype=np.float32) / np.sqrt(8)
+    samples: list[dict[str, tuple[int, int, int]]] = []
+    total = 360
+    for i in range(1, total + 1):
+        chat, n = ("a", (i + 1) // 2) if i % 2 else ("b", i // 2)
+        ch = attrs.evolve(
+            change(node(f"{chat}_{n}"), node_seq=n), vectors=VectorBlock("p", (f"{chat}_{n}",), vec)
+        )
+        st.commit_sync(chat, ch, base_version=n - 1)
+        if i % 23 == 0:  # at varying points of the optimize cycle
+            stats = st.stats_sync()
+            samples.append(
+                {
+                    name: (s["fragments"], s["versions"], _files_on_disk(uri, name))
+                    for name, s in stats.items()
+                }
+            )
+    assert {"commits", "checkpoints", "nodes_d8"} <= set(samples[-1])
+    bound_fragments, bound_versions, bound_files = every + 2, 3 * every, 8 * every
+    for sample in samples:
+        for name, (fragments, versions, files) in sample.items():
+            assert fragments <= bound_fragments, (name, sample)
+            assert versions <= bound_versions, (name, sample)
+            assert files <= bound_files, (name, sample)
+    assert st.stats_sync()["commits"]["rows"] == total
+    assert len(LanceStorage(st.settings).load_sync("a").data["nodes"]) == total // 2
+    block = st.load_vectors_sync("b", st.load_sync("b"), profile="p")
+    assert block is not None and len(block.ids) == total // 2

@@ -179,3 +179,108 @@ async def test_unknown_profile_name_is_logged_and_vector_search_is_off(tmp_path,
         await s.vector_search(query="writable")
     assert info.value.code == "NO_EMBEDDING_PROFILE"
     await host.stop()
+
+
+async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_path):
+    host = await _host(tmp_path / "d")
+    spy = _CommitSpy()
+    host.register_plugin(spy, name="spy")
+    api = host.registry.get("memory-graph")
+    chat = "x' OR '1'='1"
+    s = await _session(host, chat)
+    first = await s.create_node(type="event", fields={"summary": "one"})
+    second = await s.create_node(type="event", fields={"summary": "two"})
+    assert [r.version for r in await api.history(chat)] == [1, 2]
+    assert await api.history("x") == ()
+
+    rolled = await api.rollback(chat, version=1)
+    assert (rolled.version, rolled.kind, rolled.persisted) == (3, "rollback", True)
+    assert rolled.node_ids == (second.id,) and rolled.applied == 1
+    assert spy.commits[-1] == (chat, rolled)
+    with pytest.raises(MemoryGraphError) as info:  # a session opened before it is stale
+        await s.create_node(type="event", fields={"summary": "stale"})
+    assert info.value.code == "CONFLICT"
+    fresh = await _session(host, chat)
+    assert [n.id for n in fresh.read_api().list_nodes()] == [first.id]
+
+    data = {"nodes": {"n_9": {"id": "n_9", "type": "event", "fields": {"summary": "nine"}}}}
+    imported = await api.import_graph(chat, data)
+    assert (imported.version, imported.kind) == (4, "import") and spy.commits[-1][1] == imported
+    with pytest.raises(MemoryGraphError) as info:
+        await api.import_graph(chat, {"nodes": {"n_1": {"id": "n_2", "type": "event"}}})
+    assert info.value.code == "BAD_ARGS"
+    with pytest.raises(MemoryGraphError):
+        await api.rollback(chat, version=99)
+    assert len(spy.commits) == 4  # the two failures committed nothing
+    now = await _session(host, chat)
+    assert [n.id for n in now.read_api().list_nodes()] == ["n_9"]
+    # seq: the newest commit at or before message 0 along the current history is the import
+    assert (await api.rollback(chat, seq=0)).applied == 0
+    back = await api.rollback(chat, version=0)
+    assert back.version == 6 and (await _session(host, chat)).read_api().list_nodes() == ()
+    await host.stop()
+
+
+async def test_a_chat_whose_store_fails_to_load_gives_none_and_others_still_work(tmp_path, caplog):
+    import time
+
+    import pyarrow as pa
+
+    from memgraph_plugin.storage.tables import COMMITS_SCHEMA
+
+    host = await _host(tmp_path / "d")
+    await (await _session(host, "fine")).create_node(type="event", fields={"summary": "ok"})
+    row = {
+        "chat_id": "broken", "version": 1, "writer": "w", "seq": 0, "applied": 1,
+        "kind": "write", "created_at": time.time(), "payload": "{not json",
+        "vec_profile": None, "vec_ids": None, "vectors": None,
+    }  # fmt: skip
+    storage = host.registry.get("memory-graph").persistence.storage
+    storage._commits.add(pa.Table.from_pylist([row], schema=COMMITS_SCHEMA))
+    assert await _session(host, "broken") is None
+    assert "store of chat 'broken' failed to load" in caplog.text
+    fine = await _session(host, "fine")
+    assert len(fine.read_api().list_nodes()) == 1
+    await fine.create_node(type="event", fields={"summary": "still writable"})
+    await host.stop()
+
+
+async def test_storage_uri_setting_picks_the_database(tmp_path):
+    """Any LanceDB URI: here a `file://` one outside the data dir; the default stays unused."""
+    elsewhere = tmp_path / "elsewhere"
+    host = await _host(tmp_path / "d", storage_uri=elsewhere.as_uri())
+    await (await _session(host, "c")).create_node(type="event", fields={"summary": "there"})
+    await host.stop()
+    from memgraph_plugin.storage import LanceStorage
+
+    assert len(LanceStorage(str(elsewhere)).load_sync("c").data["nodes"]) == 1
+    assert not (tmp_path / "d" / "lancedb").exists()
+    default = await _host(tmp_path / "d")  # the default: <data_dir>/lancedb, a separate database
+    assert (await _session(default, "c")).read_api().list_nodes() == ()
+    await (await _session(default, "c")).create_node(type="event", fields={"summary": "here"})
+    assert (tmp_path / "d" / "lancedb" / "commits.lance").is_dir()
+    await default.stop()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("storage_retention_seconds", "abc"), ("storage_optimize_every", 0),
+     ("storage_history_seconds", -5), ("vector_ann_threshold", True)],
+)  # fmt: skip
+async def test_a_bad_storage_setting_is_reported_by_name(tmp_path, caplog, key, value):
+    host = await _host(tmp_path / "d", **{key: value})
+    assert host.registry.get("memory-graph") is None  # the plugin did not start
+    assert f"setting {key}: expected a number" in caplog.text and "memgraph" in caplog.text
+    await host.stop()
+
+
+def test_storage_settings_from_host_settings():
+    from memgraph_plugin.storage import StorageSettings
+
+    s = StorageSettings.from_settings(
+        {"storage_retention_seconds": 5, "storage_history_seconds": "60"}, data_dir="/data"
+    )
+    assert (s.uri, s.retention_seconds, s.history_seconds) == ("/data/lancedb", 5.0, 60.0)
+    assert (s.optimize_every, s.checkpoint_every, s.keep_checkpoints) == (50, 200, 3)
+    with pytest.raises(ValueError, match="storage_options"):
+        StorageSettings.from_settings({"storage_options": "region=eu"})
