@@ -30,6 +30,7 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+from lancedb.index import BTree
 
 from memgraph_plugin.storage.base import (
     ChangeRecord,
@@ -157,6 +158,7 @@ class LanceStorage:
         self._commits_since_optimize = 0
         self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
         self._last_checkpoint: dict[str, int] = {}  # chat -> newest checkpoint version known
+        self._chat_indexed: set[str] = set()  # tables known to have their chat_id index
 
     # ------------------------------------------------------------------ reads
 
@@ -544,14 +546,31 @@ class LanceStorage:
         return table
 
     def optimize_sync(self) -> None:
-        """Compact small fragments and delete table versions older than the retention."""
+        """Compact small fragments, bring the `chat_id` indices up to date, and delete table
+        versions older than the retention."""
         retention = timedelta(seconds=self.settings.retention_seconds)
         tables = [self._commits, self._checkpoints, *self._nodes.values()]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             for table in tables:
+                self._ensure_chat_index(table)
                 table.optimize(cleanup_older_than=retention)
         self._commits_since_optimize = 0
+
+    def _ensure_chat_index(self, table: Any) -> None:
+        """A BTREE index on `chat_id`: every query filters by chat, and without it each one scans
+        the whole table (~25 ms per write at 300k journal rows, ~5 ms with it). Rows added after
+        it are searched unindexed until the next `optimize()` folds them in."""
+        if table.name in self._chat_indexed:
+            return
+        try:
+            if not any("chat_id" in list(ix.columns) for ix in table.list_indices()):
+                if table.count_rows() == 0:
+                    return  # nothing to train on yet
+                table.create_index("chat_id", config=BTree(), replace=False)
+            self._chat_indexed.add(table.name)
+        except Exception as exc:  # e.g. another process created it at the same moment
+            log.info("chat_id index on %s not created now: %s", table.name, exc)
 
     def rollback_sync(
         self,

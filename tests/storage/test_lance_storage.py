@@ -321,3 +321,32 @@ def test_fragments_versions_and_files_stay_bounded_as_chats_grow(tmp_path):
     assert len(LanceStorage(st.settings).load_sync("a").data["nodes"]) == total // 2
     block = st.load_vectors_sync("b", st.load_sync("b"), profile="p")
     assert block is not None and len(block.ids) == total // 2
+
+
+def test_optimize_indexes_chat_id_and_queries_still_see_every_row(tmp_path):
+    """Compaction adds a BTREE index on `chat_id` to each table (queries filter by chat); rows
+    written after it (not yet indexed) are found too, and chats stay apart."""
+    st = LanceStorage(
+        StorageSettings(uri=str(tmp_path / "db"), optimize_every=4, checkpoint_every=3)
+    )
+    vec = np.ones((1, 8), dtype=np.float32) / np.sqrt(8)
+    import attrs
+
+    for i in range(1, 8):  # 14 commits: optimized after 4, 8 and 12
+        for chat in ("a", "a'"):
+            nid = f"{chat}{i}"
+            ch = attrs.evolve(change(node(nid), node_seq=i), vectors=VectorBlock("p", (nid,), vec))
+            st.commit_sync(chat, ch, base_version=i - 1)
+    for table in (st._commits, st._checkpoints, st._nodes_table(8)):
+        assert any(list(ix.columns) == ["chat_id"] for ix in table.list_indices()), table.name
+    unindexed = st._commits.index_stats("chat_id_idx").num_unindexed_rows
+    assert unindexed > 0  # commits after the last optimize: the unindexed tail
+    for chat in ("a", "a'"):
+        state = LanceStorage(st.settings).load_sync(chat)
+        assert state.version == 7
+        assert sorted(state.data["nodes"]) == [f"{chat}{i}" for i in range(1, 8)]
+        assert [r.version for r in st.history_sync(chat)] == list(range(1, 8))
+        block = st.load_vectors_sync(chat, state, profile="p")
+        assert block is not None and len(block.ids) == 7
+    with pytest.raises(ConflictError):  # the read-back after a commit sees the tail too
+        LanceStorage(st.settings).commit_sync("a", change(node("late")), base_version=6)
