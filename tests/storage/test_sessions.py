@@ -284,3 +284,28 @@ def test_storage_settings_from_host_settings():
     assert (s.optimize_every, s.checkpoint_every, s.keep_checkpoints) == (50, 200, 3)
     with pytest.raises(ValueError, match="storage_options"):
         StorageSettings.from_settings({"storage_options": "region=eu"})
+
+
+async def test_an_edit_re_embeds_the_node_in_memory_and_on_disk(tmp_path):
+    host = await _host(tmp_path / "d", embedding_profile="hashing")
+    s = await _session(host, "c")
+    t = await s.create_node(
+        type="thread", title="the lighthouse", fields={"status": "open", "note": "a quiet watch"}
+    )
+    await s.create_node(type="event", fields={"summary": "smugglers unload crates at the docks"})
+    assert (await s.vector_search(query="smugglers crates docks", k=1))[0].id != t.id
+    edited = await s.edit_node(id=t.id, set_fields={"note": "smugglers crates docks"})
+    assert edited.ok
+    hits = await s.vector_search(query="smugglers crates docks", types=["thread"], k=1)
+    assert hits[0].id == t.id and hits[0].score > 0.5
+    live = host.registry.get("memory-graph").persistence.cached("c").index.vector(t.id)
+    await host.stop()
+    again = await _host(tmp_path / "d", embedding_profile="hashing")
+    storage = again.registry.get("memory-graph").persistence.storage
+    stored = storage.load_vectors_sync("c", storage.load_sync("c"), profile="hashing")
+    assert stored is not None
+    assert abs(float(stored.matrix[stored.ids.index(t.id)] @ live) - 1.0) < 1e-5  # the new text
+    s2 = await _session(again, "c")
+    hits2 = await s2.vector_search(query="smugglers crates docks", types=["thread"], k=1)
+    assert hits2[0].id == t.id and abs(hits2[0].score - hits[0].score) < 1e-5
+    await again.stop()
