@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -71,6 +72,9 @@ class PersistedChats:
         self._chats: dict[str, LoadedChat] = {}
         self._checked: dict[str, float] = {}
         self._ann: LanceAnn | None = None
+        self._loading: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def storage(self) -> LanceStorage:
@@ -111,23 +115,52 @@ class PersistedChats:
     # ----------------------------------------------------------------- open
 
     async def open(self, chat_id: str) -> LoadedChat:
-        """The chat, loaded or cached; reloaded when another writer committed since."""
-        chat = self._chats.get(chat_id)
+        """The chat, loaded or cached; reloaded when another writer committed since.
+
+        Openers of one chat load it once (the others wait and share it), and an open waits for a
+        commit of this process in flight: a session holding the store it replaced would
+        otherwise get a needless `ConflictError` on its next write.
+        """
+        chat = await self._fresh_cached(chat_id)
         if chat is not None:
-            now = time.monotonic()
-            if now - self._checked.get(chat_id, 0.0) < self.refresh_interval:
+            return chat
+        async with self._load_lock(chat_id):
+            chat = await self._fresh_cached(chat_id)  # another opener may have loaded it
+            if chat is not None:
                 return chat
-            if not self.storage.has_changed_sync(chat_id, chat.version):
-                self._checked[chat_id] = now
-                return chat
-            log.info(
-                "chat %r changed in storage since version %s: reloading", chat_id, chat.version
-            )
-        state = await self.storage.load(chat_id)
-        chat = self._from_state(state)
-        self._chats[chat_id] = chat
-        self._checked[chat_id] = time.monotonic()
-        return chat
+            state = await self.storage.load(chat_id)
+            chat = self._from_state(state)
+            self._chats[chat_id] = chat
+            self._checked[chat_id] = time.monotonic()
+            return chat
+
+    async def _fresh_cached(self, chat_id: str) -> LoadedChat | None:
+        """The cached chat if no other writer moved it on (None: load it)."""
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            return None
+        if chat.lock.locked():  # a commit of ours is in flight: its row is not another writer's
+            async with chat.lock:
+                pass
+            chat = self._chats.get(chat_id)
+            if chat is None:
+                return None
+        now = time.monotonic()
+        if now - self._checked.get(chat_id, 0.0) < self.refresh_interval:
+            return chat
+        if not self.storage.has_changed_sync(chat_id, chat.version):
+            self._checked[chat_id] = now
+            return chat
+        log.info("chat %r changed in storage since version %s: reloading", chat_id, chat.version)
+        return None
+
+    def _load_lock(self, chat_id: str) -> asyncio.Lock:
+        """One lock per chat and event loop, held while the chat loads."""
+        locks = self._loading.setdefault(asyncio.get_running_loop(), {})
+        lock = locks.get(chat_id)
+        if lock is None:
+            lock = locks[chat_id] = asyncio.Lock()
+        return lock
 
     def _from_state(self, state: ChatState) -> LoadedChat:
         store = self.store_from_dict(state.data)

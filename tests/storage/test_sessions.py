@@ -309,3 +309,54 @@ async def test_an_edit_re_embeds_the_node_in_memory_and_on_disk(tmp_path):
     hits2 = await s2.vector_search(query="smugglers crates docks", types=["thread"], k=1)
     assert hits2[0].id == t.id and abs(hits2[0].score - hits[0].score) < 1e-5
     await again.stop()
+
+
+async def test_sessions_opened_at_the_same_time_share_one_store(tmp_path):
+    """Two plugins opening the same chat concurrently (cold, then after another host's commit)
+    get one store: neither later write is refused as stale."""
+    import asyncio
+
+    host = await _host(tmp_path / "d")
+    other = await _host(tmp_path / "d")
+    for round_no in range(2):
+        a, b = await asyncio.gather(_session(host, "c"), _session(host, "c"))
+        assert a.store is b.store
+        await a.create_node(type="event", fields={"summary": f"a{round_no}"})
+        await b.create_node(type="event", fields={"summary": f"b{round_no}"})
+        await (await _session(other, "c")).create_node(type="event", fields={"summary": "o"})
+    assert len((await _session(host, "c")).read_api().list_nodes()) == 6
+    await host.stop()
+    await other.stop()
+
+
+async def test_an_open_during_a_commit_in_flight_keeps_the_writer_current(tmp_path):
+    """The row is on disk but the commit has not returned yet: an open in that window must not
+    take the row for another writer's and reload (the writer's session would turn stale)."""
+    import asyncio
+    import threading
+
+    host = await _host(tmp_path / "d")
+    a = await _session(host, "c")
+    await a.create_node(type="event", fields={"summary": "first"})
+    storage = host.registry.get("memory-graph").persistence.storage
+    on_disk, release = threading.Event(), threading.Event()
+    real_commit = storage.commit_sync
+
+    def commit_then_hold(*args, **kwargs):
+        record = real_commit(*args, **kwargs)
+        on_disk.set()
+        release.wait(60)
+        return record
+
+    storage.commit_sync = commit_then_hold
+    write = asyncio.ensure_future(a.create_node(type="event", fields={"summary": "second"}))
+    assert await asyncio.to_thread(on_disk.wait, 60)
+    opening = asyncio.ensure_future(_session(host, "c"))
+    await asyncio.sleep(0.05)
+    release.set()
+    await write
+    b = await opening
+    storage.commit_sync = real_commit
+    assert b.store is a.store and len(b.read_api().list_nodes()) == 2
+    await a.create_node(type="event", fields={"summary": "third"})  # not refused as stale
+    await host.stop()
