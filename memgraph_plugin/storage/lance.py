@@ -264,7 +264,7 @@ class LanceStorage:
             seq = entry.seq
         version = entries[-1].version if entries else base_version
         if upto is not None and version < upto:
-            raise StorageError(f"chat {chat_id!r} has no version {upto} (latest is {version})")
+            self._missing_version(chat_id, upto)
         if upto is None:
             self._seen[chat_id] = (table_version, version)
             self._note_checkpoint(chat_id, base_version)
@@ -275,6 +275,19 @@ class LanceStorage:
             checkpoint_version=base_version,
             seq=seq,
             changed_since_checkpoint=frozenset(changed),
+        )
+
+    def _missing_version(self, chat_id: str, version: int) -> None:
+        """Raise the clear error for a version that cannot be rebuilt: never written, or pruned."""
+        kept = [int(r["version"]) for r in self._rows(
+            self._commits, where_eq(chat_id=chat_id), ["version"]
+        )]
+        latest = max(kept, default=0)
+        if version > latest:
+            raise StorageError(f"chat {chat_id!r} has no version {version} (latest is {latest})")
+        raise StorageError(
+            f"chat {chat_id!r}: version {version} was pruned (history is kept from version "
+            f"{min(kept)}; storage_history_seconds)"
         )
 
     def _note_checkpoint(self, chat_id: str, version: int) -> None:
@@ -367,11 +380,21 @@ class LanceStorage:
         return tuple(out)
 
     def version_for_seq_sync(self, chat_id: str, seq: int) -> int:
-        """The newest version whose message seq is <= `seq` (0: before the first commit)."""
+        """The newest version whose message seq is <= `seq` (0: before the first commit).
+
+        A seq older than a pruned journal's first kept row is an error, never "before the first
+        commit" (which would empty the chat).
+        """
+        history = self.history_sync(chat_id)
         best = 0
-        for rec in self.history_sync(chat_id):
+        for rec in history:
             if rec.seq <= seq:
                 best = rec.version
+        if best == 0 and history and history[0].version > 1:
+            raise StorageError(
+                f"chat {chat_id!r}: the state after message seq {seq} was pruned (history is "
+                f"kept from version {history[0].version}; storage_history_seconds)"
+            )
         return best
 
     def state_at_sync(
@@ -534,8 +557,9 @@ class LanceStorage:
             table.delete(f"{where_eq(chat_id=chat_id)} AND ckpt_version <> {latest}")
         if self.settings.history_seconds is not None and keep:
             cutoff = time.time() - self.settings.history_seconds
+            # the oldest kept snapshot's own row stays: history starts there, never empty
             self._commits.delete(
-                f"{where_eq(chat_id=chat_id)} AND version <= {keep[0]} AND created_at < {cutoff!r}"
+                f"{where_eq(chat_id=chat_id)} AND version < {keep[0]} AND created_at < {cutoff!r}"
             )
 
     def _nodes_table(self, dim: int) -> Any:

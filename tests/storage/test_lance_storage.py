@@ -350,3 +350,35 @@ def test_optimize_indexes_chat_id_and_queries_still_see_every_row(tmp_path):
         assert block is not None and len(block.ids) == 7
     with pytest.raises(ConflictError):  # the read-back after a commit sees the tail too
         LanceStorage(st.settings).commit_sync("a", change(node("late")), base_version=6)
+
+
+def test_history_retention_prunes_the_journal_but_never_the_current_state(tmp_path):
+    import attrs
+
+    st = LanceStorage(
+        StorageSettings(
+            uri=str(tmp_path / "db"), checkpoint_every=5, keep_checkpoints=2, history_seconds=0
+        )
+    )
+    for i in range(1, 23):
+        st.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
+    st.commit_sync("other", change(node("o")), base_version=0)
+    fresh = LanceStorage(st.settings)
+    state = fresh.load_sync("c")
+    assert state.version == 22 and len(state.data["nodes"]) == 22
+    assert [r.version for r in fresh.history_sync("c")] == list(range(15, 23))  # 15: a snapshot
+    assert len(fresh.state_at_sync("c", version=17).data["nodes"]) == 17
+    assert len(fresh.state_at_sync("c", version=15).data["nodes"]) == 15  # from the snapshot
+    with pytest.raises(StorageError, match="pruned"):
+        fresh.state_at_sync("c", version=9)
+    # a message seq at the oldest kept snapshot: that state; before it: a clear error
+    assert len(fresh.state_at_sync("c", seq=155).data["nodes"]) == 15
+    with pytest.raises(StorageError, match="pruned"):
+        fresh.rollback_sync("c", seq=35)  # never "before the first commit": that would empty it
+    assert len(fresh.load_sync("c").data["nodes"]) == 22
+    assert fresh.history_sync("other")[0].version == 1  # other chats keep theirs
+    one = LanceStorage(attrs.evolve(st.settings, keep_checkpoints=1))
+    for i in range(23, 26):  # a snapshot at 25, the newest commit: its row stays
+        one.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
+    assert [r.version for r in one.history_sync("c")] == [25]
+    assert one.latest_version_sync("c") == 25 and "c" in one.chats_sync()
