@@ -199,30 +199,51 @@ class PersistedChats:
         async with chat.lock:
             if self._chats.get(chat_id) is not chat:  # an earlier commit failed meanwhile
                 raise ConflictError(chat_id, chat.version, chat.version)
-            vectors = self.embedder(changeset.nodes) if self.embedder is not None else None
-            change = changeset_to_change(changeset, applied=applied, vectors=vectors)
-            provider = None
-            settings = self.storage.settings
-            if chat.version + 1 - chat.checkpoint_version >= settings.checkpoint_every:
-                provider = self._snapshot_provider(chat, chat.version + 1, change.seq_counter)
             try:
-                record = await self.storage.commit(
-                    chat_id, change, base_version=chat.version, state_provider=provider
-                )
+                record = await self._commit(chat, changeset, applied)
             except BaseException:
                 self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
                 raise
-            chat.version = record.version
-            chat.seq = record.seq
-            if self.storage.checkpointed_version(chat_id) == record.version:
-                chat.checkpoint_version = record.version  # written: nothing is newer than it
-                chat.dirty.clear()
-            else:
-                chat.dirty.update(node_id(n) for n in changeset.nodes)
-            if chat.index is not None and self.embedder is not None:
-                self.embedder.apply(chat.index, changeset.nodes, vectors)
             self._checked[chat_id] = time.monotonic()
             return record
+
+    async def _commit(self, chat: LoadedChat, changeset: Any, applied: int) -> CommitRecord:
+        """Embed, bring the live index up to date, append the journal row (and a snapshot)."""
+        vectors = self._embed_changed(chat, changeset.nodes)
+        if chat.index is not None and self.embedder is not None:
+            # before the snapshot below: it must hold this write's vectors
+            self.embedder.apply(chat.index, changeset.nodes, vectors)
+        change = changeset_to_change(changeset, applied=applied, vectors=vectors)
+        provider = None
+        if chat.version + 1 - chat.checkpoint_version >= self.storage.settings.checkpoint_every:
+            provider = self._snapshot_provider(chat, chat.version + 1, change.seq_counter)
+        record = await self.storage.commit(
+            chat.chat_id, change, base_version=chat.version, state_provider=provider
+        )
+        chat.version = record.version
+        chat.seq = record.seq
+        if self.storage.checkpointed_version(chat.chat_id) == record.version:
+            chat.checkpoint_version = record.version  # written: nothing is newer than it
+            chat.dirty.clear()
+        else:
+            chat.dirty.update(node_id(n) for n in changeset.nodes)
+        return record
+
+    def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
+        """Vectors of the changed nodes; a failing profile is logged by name and the write goes
+        on without them (the live index is dropped, so the next search re-embeds)."""
+        if self.embedder is None:
+            return None
+        try:
+            return self.embedder(nodes)
+        except Exception:
+            log.exception(
+                "embedding profile %r failed; chat %r commits without vectors",
+                self.embedder.name,
+                chat.chat_id,
+            )
+            chat.index = None
+            return None
 
     def _snapshot_provider(
         self, chat: LoadedChat, version: int, seq: int
