@@ -619,8 +619,13 @@ class LanceStorage:
         return self._commit_replacement(chat_id, change, current.version)
 
     def _commit_replacement(self, chat_id: str, change: ChangeRecord, base: int) -> CommitRecord:
+        """Commit a rollback/import change with its nodes' vectors (without, if embedding fails:
+        those nodes are re-embedded by the next search)."""
         if self.embedder is not None and change.nodes:
-            change = _with_vectors(change, self.embedder([dict(n) for n in change.nodes]))
+            try:
+                change = _with_vectors(change, self.embedder([dict(n) for n in change.nodes]))
+            except Exception:
+                log.exception("embedding failed; chat %r commits without vectors", chat_id)
         return self.commit_sync(chat_id, change, base_version=base)
 
     def stats_sync(self) -> dict[str, Any]:
