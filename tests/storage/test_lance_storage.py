@@ -382,3 +382,15 @@ def test_history_retention_prunes_the_journal_but_never_the_current_state(tmp_pa
         one.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
     assert [r.version for r in one.history_sync("c")] == [25]
     assert one.latest_version_sync("c") == 25 and "c" in one.chats_sync()
+
+
+def test_a_rollback_whose_embedding_fails_still_commits(tmp_path, caplog):
+    def broken(nodes):
+        raise RuntimeError("model crashed")
+
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db")), embedder=broken)
+    st.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    st.commit_sync("c", change(node("a", "renamed"), node_seq=1), base_version=1)
+    assert st.rollback_sync("c", version=1).version == 3
+    assert st.load_sync("c").data["nodes"]["a"]["title"] == "a"
+    assert "embedding failed; chat 'c' commits without vectors" in caplog.text
