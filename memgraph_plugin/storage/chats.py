@@ -260,25 +260,34 @@ class PersistedChats:
     # --------------------------------------------------------------- vectors
 
     async def ensure_index(self, chat: LoadedChat, progress: Progress | None = None) -> VectorIndex:
-        """Build the chat's vector index: stored vectors of this profile, the rest embedded."""
+        """Build the chat's vector index: stored vectors of this profile, the rest embedded.
+
+        Built under the chat's commit lock: a write landing meanwhile waits, then puts its
+        vectors into the new index (loaded before it, the index would keep the old ones).
+        """
         assert self.embedder is not None
         if chat.index is not None:
             return chat.index
-        state = ChatState(chat.chat_id, chat.version, {"nodes": {}}, chat.checkpoint_version)
-        nodes = list(chat.store.iter_nodes())
-        state.data["nodes"] = {n.id: None for n in nodes}
-        block = await self.storage.load_vectors(chat.chat_id, state, profile=self.embedder.name)
-        index = self.embedder.new_index()
-        have = set(block.ids) if block is not None else set()
-        if block is not None and block.dim == index.dim:
-            self.embedder.apply(index, nodes, block)
-        else:
-            have = set()
-        missing = [n for n in nodes if n.id not in have]
-        await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
-        chat.dirty.update(n.id for n in missing)  # not among the checkpoint's vector rows
-        chat.index = index
-        return index
+        async with chat.lock:
+            if chat.index is not None:  # another search built it meanwhile
+                return chat.index
+            state = ChatState(chat.chat_id, chat.version, {"nodes": {}}, chat.checkpoint_version)
+            nodes = list(chat.store.iter_nodes())
+            state.data["nodes"] = {n.id: None for n in nodes}
+            block = await self.storage.load_vectors(
+                chat.chat_id, state, profile=self.embedder.name
+            )
+            index = self.embedder.new_index()
+            have = set(block.ids) if block is not None else set()
+            if block is not None and block.dim == index.dim:
+                self.embedder.apply(index, nodes, block)
+            else:
+                have = set()
+            missing = [n for n in nodes if n.id not in have]
+            await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
+            chat.dirty.update(n.id for n in missing)  # not among the checkpoint's vector rows
+            chat.index = index
+            return index
 
     async def _embed_into(
         self,

@@ -186,3 +186,35 @@ async def test_a_failing_profile_never_loses_a_write_nor_leaves_memory_ahead_of_
     await _write(a, "c", _event("n_3", "garden"))
     chat = await _chats(uri).open("c")
     assert {n.id for n in chat.store.iter_nodes()} == {"n_1", "n_2", "n_3"}
+
+
+async def test_an_index_built_while_a_write_lands_ends_up_current(tmp_path):
+    """The first search of a chat loads its vectors while a write is on its way: the index must
+    end up with the write's vectors, not the ones loaded before it."""
+    import asyncio
+    import threading
+
+    uri = str(tmp_path / "db")
+    a = _chats(uri)
+    await _write(a, "c", _event("n_1", "harbor betrayal"), _event("n_2", "storm at sea"))
+    loading, release = threading.Event(), threading.Event()
+    real = a.storage.load_vectors_sync
+
+    def load_then_hold(*args, **kwargs):
+        block = real(*args, **kwargs)
+        loading.set()
+        release.wait(60)
+        return block
+
+    a.storage.load_vectors_sync = load_then_hold
+    search = asyncio.ensure_future(a.vector_search("c", query="harbor", types=None, k=2))
+    assert await asyncio.to_thread(loading.wait, 60)
+    write = asyncio.ensure_future(_write(a, "c", _event("n_1", "garden picnic")))
+    await asyncio.sleep(0.2)  # the write runs as far as it can meanwhile
+    release.set()
+    await search
+    await write
+    a.storage.load_vectors_sync = real
+    hits = dict(await a.vector_search("c", query="garden picnic", types=None, k=2))
+    stored = a.embedder([_event("n_1", "garden picnic")]).matrix[0]
+    assert abs(hits["n_1"] - float(stored @ a.embedder.embed_query("garden picnic"))) < 1e-5
