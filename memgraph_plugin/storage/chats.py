@@ -341,21 +341,26 @@ class PersistedChats:
         return self._ann
 
     async def reindex(self, chat_id: str, progress: Progress | None = None) -> int:
-        """Re-embed every node of a chat with the current profile and checkpoint the vectors."""
+        """Re-embed every node of a chat with the current profile and checkpoint the vectors.
+
+        The snapshot is the chat as stored (the cached store may already hold a session's change
+        that is still waiting to commit, and may never commit).
+        """
         assert self.embedder is not None
         chat = await self.open(chat_id)
         async with chat.lock:
-            nodes = list(chat.store.iter_nodes())
+            state = await self.storage.load(chat_id)
+            nodes = list(state.data["nodes"].values())
             index = self.embedder.new_index()
             await self._embed_into(index, nodes, progress, total=len(nodes))
-            chat.index = index
             ids, matrix = index.items()
-            state = ChatState(
-                chat_id, chat.version, chat.store.to_dict(), chat.version, seq=chat.seq
-            )
             await self.storage.checkpoint(
                 chat_id, state, VectorBlock(self.embedder.name, ids, matrix)
             )
-            chat.checkpoint_version = chat.version
-            chat.dirty.clear()
+            if state.version == chat.version and self._chats.get(chat_id) is chat:
+                chat.index = index  # a change still waiting to commit adds its vectors next
+                chat.checkpoint_version = state.version
+                chat.dirty.clear()
+            else:
+                self.forget(chat_id)  # another writer moved on: reload next time
             return len(nodes)

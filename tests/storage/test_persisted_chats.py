@@ -218,3 +218,16 @@ async def test_an_index_built_while_a_write_lands_ends_up_current(tmp_path):
     hits = dict(await a.vector_search("c", query="garden picnic", types=None, k=2))
     stored = a.embedder([_event("n_1", "garden picnic")]).matrix[0]
     assert abs(hits["n_1"] - float(stored @ a.embedder.embed_query("garden picnic"))) < 1e-5
+
+
+async def test_reindex_snapshots_the_stored_chat_not_a_change_waiting_to_commit(tmp_path):
+    uri = str(tmp_path / "db")
+    a = _chats(uri)
+    await _write(a, "c", _event("n_1", "harbor"))
+    chat = await a.open("c")
+    with chat.store.transaction():  # a session's change, applied, its commit not yet run
+        chat.store.put_node(_event("n_pending", "never committed"))
+    chat.store.take_changeset()
+    assert await a.reindex("c") == 1
+    state = _chats(uri).storage.load_sync("c")
+    assert state.checkpoint_version == 1 and list(state.data["nodes"]) == ["n_1"]
