@@ -72,6 +72,8 @@ class PersistedChats:
         self._chats: dict[str, LoadedChat] = {}
         self._checked: dict[str, float] = {}
         self._ann: LanceAnn | None = None
+        self._ann_build: asyncio.Future[bool] | None = None
+        self.last_search_mode = "exact"  # how the last vector_search ran: "exact" or "ann"
         self._loading: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
             weakref.WeakKeyDictionary()
         )
@@ -320,7 +322,8 @@ class PersistedChats:
         q = self.embedder.embed_query(query)
         if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:
             ann = self._ann_for(index.dim)
-            if ann is not None and await asyncio.to_thread(ann.ensure_index):
+            if ann is not None and await asyncio.to_thread(ann.ready):
+                self.last_search_mode = "ann"
                 return await asyncio.to_thread(
                     hybrid_search,
                     index,
@@ -333,7 +336,27 @@ class PersistedChats:
                     k=k,
                     types=types,
                 )
+            if ann is not None:
+                self._build_ann(ann)
+        self.last_search_mode = "exact"
         return index.search(q, k=k, types=types)
+
+    def _build_ann(self, ann: LanceAnn) -> None:
+        """Build LanceDB's vector index in the background (minutes at 100k+ rows); searches
+        stay exact meanwhile instead of waiting for it."""
+        if self._ann_build is not None and not self._ann_build.done():
+            return
+        self._ann_build = asyncio.ensure_future(asyncio.to_thread(ann.ensure_index))
+        self._ann_build.add_done_callback(_log_build_failure)
+
+    async def ann_built(self) -> bool:
+        """Wait for a background vector-index build (if one runs); whether the index is ready."""
+        if self._ann_build is not None:
+            try:
+                await asyncio.shield(self._ann_build)
+            except Exception:  # logged by _log_build_failure
+                return False
+        return self._ann is not None and await asyncio.to_thread(self._ann.ready)
 
     def _ann_for(self, dim: int) -> LanceAnn | None:
         if self._ann is None or self._ann.dim != dim:
@@ -364,3 +387,8 @@ class PersistedChats:
             else:
                 self.forget(chat_id)  # another writer moved on: reload next time
             return len(nodes)
+
+
+def _log_build_failure(task: asyncio.Future[bool]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("building the LanceDB vector index failed", exc_info=task.exception())
