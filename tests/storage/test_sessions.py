@@ -107,6 +107,10 @@ async def test_vector_search_with_hashing_profile(tmp_path):
     assert [h.id for h in threads] == [t.id]
     assert len(await s.vector_search(query="harbor guild", k=1)) == 1
     assert await s.vector_search(query="   ") == ()
+    for bad in ("thread", [1], {"thread": 1}):
+        with pytest.raises(MemoryGraphError) as info:
+            await s.vector_search(query="harbor", types=bad)
+        assert info.value.code == "BAD_ARGS" and info.value.message.startswith("types")
     await s.delete_node(id=a.id)  # archived: skipped from now on
     ids = [h.id for h in await s.vector_search(query="betrayal at the harbor guild", k=5)]
     assert a.id not in ids and b.id in ids
