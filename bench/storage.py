@@ -207,6 +207,14 @@ def storage_rows(tmp: Path, *, quick: bool) -> list[Row]:
     out.append(
         ("raw LanceDB 100-row add", _p50(lambda: raw.add(hundred), reps // 3), None, "reference")
     )
+    out.append(
+        (
+            "raw LanceDB latest-version check",
+            _p50(lambda: st._commits.version, 200),
+            None,
+            "reference for warm open",
+        )
+    )
     for size in sizes:
         rows_table = st._db.create_table(
             f"bench_rows_{size}",

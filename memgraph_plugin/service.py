@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .errors import MemoryGraphError
+from .errors import MemoryGraphError, check_str_list
 from .injection import InjectionHub
 from .schema import Schema, resolve_schema
 from .store import Store
@@ -327,12 +327,12 @@ class MemoryGraph:
 
     async def vector_search(self, session: Any, *, query: str, types: Any, k: int) -> Any:
         """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
+        wanted = check_str_list("types", types)  # as keyword_search: a list, never a bare str
         if getattr(self.persistence, "embedder", None) is not None:  # storage's vector index
             from .views import RankedView
 
             if not query.strip():
                 return ()
-            wanted = [types] if isinstance(types, str) else None if types is None else list(types)
             hits = await self.persistence.vector_search(
                 session.chat_id, query=query, types=wanted, k=k
             )

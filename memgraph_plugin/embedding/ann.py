@@ -35,8 +35,23 @@ class LanceAnn:
         self._lock = threading.Lock()
         self._indexed_rows = 0
 
+    def _vector_index(self) -> Any | None:
+        for ix in self.table.list_indices():
+            if "vector" in list(getattr(ix, "columns", [])):
+                return ix
+        return None
+
     def has_index(self) -> bool:
-        return any("vector" in list(getattr(ix, "columns", [])) for ix in self.table.list_indices())
+        return self._vector_index() is not None
+
+    def ready(self) -> bool:
+        """Whether the index exists and covers at least half of the rows (else: (re)build it)."""
+        found = self._vector_index()
+        if found is None:
+            return False
+        if not self._indexed_rows:  # built by another process: take its size from LanceDB
+            self._indexed_rows = int(getattr(found, "num_indexed_rows", 0) or 0)
+        return self.table.count_rows() < 2 * max(self._indexed_rows, 1)
 
     def ensure_index(self) -> bool:
         """Build (or rebuild after strong growth) the IVF_PQ index; False below 256 rows."""
@@ -44,7 +59,7 @@ class LanceAnn:
             rows = self.table.count_rows()
             if rows < MIN_TRAIN_ROWS:
                 return False
-            if self.has_index() and rows < 2 * max(self._indexed_rows, 1):
+            if self.ready():
                 return True
             partitions = max(1, min(256, int(rows**0.5) // 2))
             sub_vectors = next(s for s in (48, 32, 24, 16, 12, 8, 6, 4, 2, 1) if self.dim % s == 0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
@@ -71,6 +72,11 @@ class PersistedChats:
         self._chats: dict[str, LoadedChat] = {}
         self._checked: dict[str, float] = {}
         self._ann: LanceAnn | None = None
+        self._ann_build: asyncio.Future[bool] | None = None
+        self.last_search_mode = "exact"  # how the last vector_search ran: "exact" or "ann"
+        self._loading: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @property
     def storage(self) -> LanceStorage:
@@ -111,23 +117,52 @@ class PersistedChats:
     # ----------------------------------------------------------------- open
 
     async def open(self, chat_id: str) -> LoadedChat:
-        """The chat, loaded or cached; reloaded when another writer committed since."""
-        chat = self._chats.get(chat_id)
+        """The chat, loaded or cached; reloaded when another writer committed since.
+
+        Openers of one chat load it once (the others wait and share it), and an open waits for a
+        commit of this process in flight: a session holding the store it replaced would
+        otherwise get a needless `ConflictError` on its next write.
+        """
+        chat = await self._fresh_cached(chat_id)
         if chat is not None:
-            now = time.monotonic()
-            if now - self._checked.get(chat_id, 0.0) < self.refresh_interval:
+            return chat
+        async with self._load_lock(chat_id):
+            chat = await self._fresh_cached(chat_id)  # another opener may have loaded it
+            if chat is not None:
                 return chat
-            if not self.storage.has_changed_sync(chat_id, chat.version):
-                self._checked[chat_id] = now
-                return chat
-            log.info(
-                "chat %r changed in storage since version %s: reloading", chat_id, chat.version
-            )
-        state = await self.storage.load(chat_id)
-        chat = self._from_state(state)
-        self._chats[chat_id] = chat
-        self._checked[chat_id] = time.monotonic()
-        return chat
+            state = await self.storage.load(chat_id)
+            chat = self._from_state(state)
+            self._chats[chat_id] = chat
+            self._checked[chat_id] = time.monotonic()
+            return chat
+
+    async def _fresh_cached(self, chat_id: str) -> LoadedChat | None:
+        """The cached chat if no other writer moved it on (None: load it)."""
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            return None
+        if chat.lock.locked():  # a commit of ours is in flight: its row is not another writer's
+            async with chat.lock:
+                pass
+            chat = self._chats.get(chat_id)
+            if chat is None:
+                return None
+        now = time.monotonic()
+        if now - self._checked.get(chat_id, 0.0) < self.refresh_interval:
+            return chat
+        if not self.storage.has_changed_sync(chat_id, chat.version):
+            self._checked[chat_id] = now
+            return chat
+        log.info("chat %r changed in storage since version %s: reloading", chat_id, chat.version)
+        return None
+
+    def _load_lock(self, chat_id: str) -> asyncio.Lock:
+        """One lock per chat and event loop, held while the chat loads."""
+        locks = self._loading.setdefault(asyncio.get_running_loop(), {})
+        lock = locks.get(chat_id)
+        if lock is None:
+            lock = locks[chat_id] = asyncio.Lock()
+        return lock
 
     def _from_state(self, state: ChatState) -> LoadedChat:
         store = self.store_from_dict(state.data)
@@ -166,30 +201,51 @@ class PersistedChats:
         async with chat.lock:
             if self._chats.get(chat_id) is not chat:  # an earlier commit failed meanwhile
                 raise ConflictError(chat_id, chat.version, chat.version)
-            vectors = self.embedder(changeset.nodes) if self.embedder is not None else None
-            change = changeset_to_change(changeset, applied=applied, vectors=vectors)
-            provider = None
-            settings = self.storage.settings
-            if chat.version + 1 - chat.checkpoint_version >= settings.checkpoint_every:
-                provider = self._snapshot_provider(chat, chat.version + 1, change.seq_counter)
             try:
-                record = await self.storage.commit(
-                    chat_id, change, base_version=chat.version, state_provider=provider
-                )
+                record = await self._commit(chat, changeset, applied)
             except BaseException:
                 self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
                 raise
-            chat.version = record.version
-            chat.seq = record.seq
-            if self.storage.checkpointed_version(chat_id) == record.version:
-                chat.checkpoint_version = record.version  # written: nothing is newer than it
-                chat.dirty.clear()
-            else:
-                chat.dirty.update(node_id(n) for n in changeset.nodes)
-            if chat.index is not None and self.embedder is not None:
-                self.embedder.apply(chat.index, changeset.nodes, vectors)
             self._checked[chat_id] = time.monotonic()
             return record
+
+    async def _commit(self, chat: LoadedChat, changeset: Any, applied: int) -> CommitRecord:
+        """Embed, bring the live index up to date, append the journal row (and a snapshot)."""
+        vectors = self._embed_changed(chat, changeset.nodes)
+        if chat.index is not None and self.embedder is not None:
+            # before the snapshot below: it must hold this write's vectors
+            self.embedder.apply(chat.index, changeset.nodes, vectors)
+        change = changeset_to_change(changeset, applied=applied, vectors=vectors)
+        provider = None
+        if chat.version + 1 - chat.checkpoint_version >= self.storage.settings.checkpoint_every:
+            provider = self._snapshot_provider(chat, chat.version + 1, change.seq_counter)
+        record = await self.storage.commit(
+            chat.chat_id, change, base_version=chat.version, state_provider=provider
+        )
+        chat.version = record.version
+        chat.seq = record.seq
+        if self.storage.checkpointed_version(chat.chat_id) == record.version:
+            chat.checkpoint_version = record.version  # written: nothing is newer than it
+            chat.dirty.clear()
+        else:
+            chat.dirty.update(node_id(n) for n in changeset.nodes)
+        return record
+
+    def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
+        """Vectors of the changed nodes; a failing profile is logged by name and the write goes
+        on without them (the live index is dropped, so the next search re-embeds)."""
+        if self.embedder is None:
+            return None
+        try:
+            return self.embedder(nodes)
+        except Exception:
+            log.exception(
+                "embedding profile %r failed; chat %r commits without vectors",
+                self.embedder.name,
+                chat.chat_id,
+            )
+            chat.index = None
+            return None
 
     def _snapshot_provider(
         self, chat: LoadedChat, version: int, seq: int
@@ -206,25 +262,34 @@ class PersistedChats:
     # --------------------------------------------------------------- vectors
 
     async def ensure_index(self, chat: LoadedChat, progress: Progress | None = None) -> VectorIndex:
-        """Build the chat's vector index: stored vectors of this profile, the rest embedded."""
+        """Build the chat's vector index: stored vectors of this profile, the rest embedded.
+
+        Built under the chat's commit lock: a write landing meanwhile waits, then puts its
+        vectors into the new index (loaded before it, the index would keep the old ones).
+        """
         assert self.embedder is not None
         if chat.index is not None:
             return chat.index
-        state = ChatState(chat.chat_id, chat.version, {"nodes": {}}, chat.checkpoint_version)
-        nodes = list(chat.store.iter_nodes())
-        state.data["nodes"] = {n.id: None for n in nodes}
-        block = await self.storage.load_vectors(chat.chat_id, state, profile=self.embedder.name)
-        index = self.embedder.new_index()
-        have = set(block.ids) if block is not None else set()
-        if block is not None and block.dim == index.dim:
-            self.embedder.apply(index, nodes, block)
-        else:
-            have = set()
-        missing = [n for n in nodes if n.id not in have]
-        await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
-        chat.dirty.update(n.id for n in missing)  # not among the checkpoint's vector rows
-        chat.index = index
-        return index
+        async with chat.lock:
+            if chat.index is not None:  # another search built it meanwhile
+                return chat.index
+            state = ChatState(chat.chat_id, chat.version, {"nodes": {}}, chat.checkpoint_version)
+            nodes = list(chat.store.iter_nodes())
+            state.data["nodes"] = {n.id: None for n in nodes}
+            block = await self.storage.load_vectors(
+                chat.chat_id, state, profile=self.embedder.name
+            )
+            index = self.embedder.new_index()
+            have = set(block.ids) if block is not None else set()
+            if block is not None and block.dim == index.dim:
+                self.embedder.apply(index, nodes, block)
+            else:
+                have = set()
+            missing = [n for n in nodes if n.id not in have]
+            await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
+            chat.dirty.update(n.id for n in missing)  # not among the checkpoint's vector rows
+            chat.index = index
+            return index
 
     async def _embed_into(
         self,
@@ -257,7 +322,8 @@ class PersistedChats:
         q = self.embedder.embed_query(query)
         if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:
             ann = self._ann_for(index.dim)
-            if ann is not None and await asyncio.to_thread(ann.ensure_index):
+            if ann is not None and await asyncio.to_thread(ann.ready):
+                self.last_search_mode = "ann"
                 return await asyncio.to_thread(
                     hybrid_search,
                     index,
@@ -270,7 +336,27 @@ class PersistedChats:
                     k=k,
                     types=types,
                 )
+            if ann is not None:
+                self._build_ann(ann)
+        self.last_search_mode = "exact"
         return index.search(q, k=k, types=types)
+
+    def _build_ann(self, ann: LanceAnn) -> None:
+        """Build LanceDB's vector index in the background (minutes at 100k+ rows); searches
+        stay exact meanwhile instead of waiting for it."""
+        if self._ann_build is not None and not self._ann_build.done():
+            return
+        self._ann_build = asyncio.ensure_future(asyncio.to_thread(ann.ensure_index))
+        self._ann_build.add_done_callback(_log_build_failure)
+
+    async def ann_built(self) -> bool:
+        """Wait for a background vector-index build (if one runs); whether the index is ready."""
+        if self._ann_build is not None:
+            try:
+                await asyncio.shield(self._ann_build)
+            except Exception:  # logged by _log_build_failure
+                return False
+        return self._ann is not None and await asyncio.to_thread(self._ann.ready)
 
     def _ann_for(self, dim: int) -> LanceAnn | None:
         if self._ann is None or self._ann.dim != dim:
@@ -278,21 +364,31 @@ class PersistedChats:
         return self._ann
 
     async def reindex(self, chat_id: str, progress: Progress | None = None) -> int:
-        """Re-embed every node of a chat with the current profile and checkpoint the vectors."""
+        """Re-embed every node of a chat with the current profile and checkpoint the vectors.
+
+        The snapshot is the chat as stored (the cached store may already hold a session's change
+        that is still waiting to commit, and may never commit).
+        """
         assert self.embedder is not None
         chat = await self.open(chat_id)
         async with chat.lock:
-            nodes = list(chat.store.iter_nodes())
+            state = await self.storage.load(chat_id)
+            nodes = list(state.data["nodes"].values())
             index = self.embedder.new_index()
             await self._embed_into(index, nodes, progress, total=len(nodes))
-            chat.index = index
             ids, matrix = index.items()
-            state = ChatState(
-                chat_id, chat.version, chat.store.to_dict(), chat.version, seq=chat.seq
-            )
             await self.storage.checkpoint(
                 chat_id, state, VectorBlock(self.embedder.name, ids, matrix)
             )
-            chat.checkpoint_version = chat.version
-            chat.dirty.clear()
+            if state.version == chat.version and self._chats.get(chat_id) is chat:
+                chat.index = index  # a change still waiting to commit adds its vectors next
+                chat.checkpoint_version = state.version
+                chat.dirty.clear()
+            else:
+                self.forget(chat_id)  # another writer moved on: reload next time
             return len(nodes)
+
+
+def _log_build_failure(task: asyncio.Future[bool]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("building the LanceDB vector index failed", exc_info=task.exception())

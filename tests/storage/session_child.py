@@ -39,6 +39,7 @@ async def main() -> None:
             "storage_checkpoint_every": 7,
             "storage_optimize_every": 5,
             "storage_retention_seconds": 1,
+            "embedding_profile": "hashing",  # commits and checkpoints carry vectors too
         },
         entry_points=False,
     )

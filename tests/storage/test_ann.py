@@ -126,9 +126,15 @@ async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
     assert writer._ann is None  # below the threshold: exact numpy search only
 
     reader = chats(300)
+    first = await reader.vector_search("big", query="harbor storm betrayal", types=None, k=10)
+    assert reader.last_search_mode == "exact" and first == exact  # the index builds meanwhile
+    assert await reader.ann_built()
     got = await reader.vector_search("big", query="harbor storm betrayal", types=None, k=10)
-    assert reader._ann is not None and reader._ann.has_index()  # the IVF_PQ path ran
+    assert reader.last_search_mode == "ann"  # the IVF_PQ path ran
     assert len({g[0] for g in got} & {e[0] for e in exact}) >= 7
+    other = chats(300)  # another process: uses the index as built, no rebuild
+    await other.vector_search("big", query="harbor", types=None, k=3)
+    assert other.last_search_mode == "ann" and other._ann_build is None
     exact_scores = dict(exact)
     for node_id, score in got:
         if node_id in exact_scores:
@@ -172,8 +178,10 @@ async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path
     assert writer.cached("big").checkpoint_version == 2
 
     reader = chats(300)
+    await reader.vector_search("big", query="zebra lighthouse", types=None, k=5)
+    assert await reader.ann_built()
     got = await reader.vector_search("big", query="zebra lighthouse", types=None, k=5)
-    assert reader._ann is not None and reader._ann.has_index()  # the IVF_PQ path ran
+    assert reader.last_search_mode == "ann"  # the IVF_PQ path ran
     assert got[0][0] == "n_new"
     got = await reader.vector_search("big", query="kraken quasar", types=None, k=5)
     assert got[0][0] == "n_0_5"
@@ -218,8 +226,10 @@ async def test_ann_never_takes_candidates_of_another_profile(tmp_path):
         profile=Shuffled(dim=64, name="second"),
         ann_threshold=300,
     )
+    await reader.vector_search("big", query="zebra lighthouse", types=None, k=3)
+    assert await reader.ann_built()
     got = await reader.vector_search("big", query="zebra lighthouse", types=None, k=3)
-    assert got[0][0] == "n_x"
+    assert reader.last_search_mode == "ann" and got[0][0] == "n_x"
     q = reader.embedder.embed_query("zebra lighthouse")
     index = reader.cached("big").index
     assert abs(got[0][1] - index.score("n_x", q)) < 1e-6

@@ -98,6 +98,8 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     assert await _run(host, "rollback", evil, "--to", "1") == 0
     assert "new commit version 3" in capsys.readouterr().out
     assert kinds == [(evil, "rollback", 3)]  # a rollback is a persisted mutation too
+    assert await _run(host, "export", evil, "--version", "2") == 0  # before the rollback
+    assert len(json.loads(capsys.readouterr().out)["nodes"]) == 3
     s2 = await api.open_session(host.get_context(evil))  # sees the rollback
     assert {n.id for n in s2.read_api().list_nodes()} == {"n_1", "n_2"}
     assert await _run(host, "rollback", evil, "--seq", "0") == 0

@@ -321,3 +321,76 @@ def test_fragments_versions_and_files_stay_bounded_as_chats_grow(tmp_path):
     assert len(LanceStorage(st.settings).load_sync("a").data["nodes"]) == total // 2
     block = st.load_vectors_sync("b", st.load_sync("b"), profile="p")
     assert block is not None and len(block.ids) == total // 2
+
+
+def test_optimize_indexes_chat_id_and_queries_still_see_every_row(tmp_path):
+    """Compaction adds a BTREE index on `chat_id` to each table (queries filter by chat); rows
+    written after it (not yet indexed) are found too, and chats stay apart."""
+    st = LanceStorage(
+        StorageSettings(uri=str(tmp_path / "db"), optimize_every=4, checkpoint_every=3)
+    )
+    vec = np.ones((1, 8), dtype=np.float32) / np.sqrt(8)
+    import attrs
+
+    for i in range(1, 8):  # 14 commits: optimized after 4, 8 and 12
+        for chat in ("a", "a'"):
+            nid = f"{chat}{i}"
+            ch = attrs.evolve(change(node(nid), node_seq=i), vectors=VectorBlock("p", (nid,), vec))
+            st.commit_sync(chat, ch, base_version=i - 1)
+    for table in (st._commits, st._checkpoints, st._nodes_table(8)):
+        assert any(list(ix.columns) == ["chat_id"] for ix in table.list_indices()), table.name
+    unindexed = st._commits.index_stats("chat_id_idx").num_unindexed_rows
+    assert unindexed > 0  # commits after the last optimize: the unindexed tail
+    for chat in ("a", "a'"):
+        state = LanceStorage(st.settings).load_sync(chat)
+        assert state.version == 7
+        assert sorted(state.data["nodes"]) == [f"{chat}{i}" for i in range(1, 8)]
+        assert [r.version for r in st.history_sync(chat)] == list(range(1, 8))
+        block = st.load_vectors_sync(chat, state, profile="p")
+        assert block is not None and len(block.ids) == 7
+    with pytest.raises(ConflictError):  # the read-back after a commit sees the tail too
+        LanceStorage(st.settings).commit_sync("a", change(node("late")), base_version=6)
+
+
+def test_history_retention_prunes_the_journal_but_never_the_current_state(tmp_path):
+    import attrs
+
+    st = LanceStorage(
+        StorageSettings(
+            uri=str(tmp_path / "db"), checkpoint_every=5, keep_checkpoints=2, history_seconds=0
+        )
+    )
+    for i in range(1, 23):
+        st.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
+    st.commit_sync("other", change(node("o")), base_version=0)
+    fresh = LanceStorage(st.settings)
+    state = fresh.load_sync("c")
+    assert state.version == 22 and len(state.data["nodes"]) == 22
+    assert [r.version for r in fresh.history_sync("c")] == list(range(15, 23))  # 15: a snapshot
+    assert len(fresh.state_at_sync("c", version=17).data["nodes"]) == 17
+    assert len(fresh.state_at_sync("c", version=15).data["nodes"]) == 15  # from the snapshot
+    with pytest.raises(StorageError, match="pruned"):
+        fresh.state_at_sync("c", version=9)
+    # a message seq at the oldest kept snapshot: that state; before it: a clear error
+    assert len(fresh.state_at_sync("c", seq=155).data["nodes"]) == 15
+    with pytest.raises(StorageError, match="pruned"):
+        fresh.rollback_sync("c", seq=35)  # never "before the first commit": that would empty it
+    assert len(fresh.load_sync("c").data["nodes"]) == 22
+    assert fresh.history_sync("other")[0].version == 1  # other chats keep theirs
+    one = LanceStorage(attrs.evolve(st.settings, keep_checkpoints=1))
+    for i in range(23, 26):  # a snapshot at 25, the newest commit: its row stays
+        one.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
+    assert [r.version for r in one.history_sync("c")] == [25]
+    assert one.latest_version_sync("c") == 25 and "c" in one.chats_sync()
+
+
+def test_a_rollback_whose_embedding_fails_still_commits(tmp_path, caplog):
+    def broken(nodes):
+        raise RuntimeError("model crashed")
+
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db")), embedder=broken)
+    st.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    st.commit_sync("c", change(node("a", "renamed"), node_seq=1), base_version=1)
+    assert st.rollback_sync("c", version=1).version == 3
+    assert st.load_sync("c").data["nodes"]["a"]["title"] == "a"
+    assert "embedding failed; chat 'c' commits without vectors" in caplog.text

@@ -142,3 +142,92 @@ async def test_vectors_of_a_reindex_are_used_after_reload(tmp_path):
     index = await fresh.ensure_index(await fresh.open("c"), lambda d, t: seen.append((d, t)))
     assert seen == [(2, 2)]  # every vector came from storage: nothing re-embedded
     assert index.dim == 64 and len(index) == 2
+
+
+async def test_a_checkpoint_made_by_a_write_holds_that_writes_vectors(tmp_path):
+    """The write that triggers a snapshot (with a live index) snapshots the vectors of what it
+    changed, not the ones from before it."""
+    uri = str(tmp_path / "db")
+    a = _chats(uri, checkpoint_every=2)
+    await _write(a, "c", _event("n_1", "harbor betrayal"), _event("n_2", "storm at sea"))
+    await a.vector_search("c", query="harbor", types=None, k=2)  # the index is live now
+    await _write(a, "c", _event("n_1", "garden picnic"))  # version 2: snapshot due
+    assert a.cached("c").checkpoint_version == 2
+    b = _chats(uri)
+    hits = dict(await b.vector_search("c", query="garden picnic", types=None, k=2))
+    stored = a.embedder([_event("n_1", "garden picnic")]).matrix[0]
+    assert abs(hits["n_1"] - float(stored @ b.embedder.embed_query("garden picnic"))) < 1e-5
+
+
+class _FlakyProfile(HashingProfile):
+    """A plugin's profile that fails on some texts."""
+
+    def embed(self, texts):
+        if any("boom" in t for t in texts):
+            raise RuntimeError("model crashed")
+        return super().embed(texts)
+
+
+async def test_a_failing_profile_never_loses_a_write_nor_leaves_memory_ahead_of_disk(
+    tmp_path, caplog
+):
+    uri = str(tmp_path / "db")
+    a = PersistedChats(
+        LanceStorage(StorageSettings(uri=uri)),
+        store_from_dict=lambda data: Store.from_dict(data),
+        profile=_FlakyProfile(name="flaky"),
+    )
+    await _write(a, "c", _event("n_1", "harbor"))
+    await a.vector_search("c", query="harbor", types=None, k=1)
+    rec = await _write(a, "c", _event("n_2", "boom at the docks"))  # persisted, no vectors
+    assert rec.version == 2
+    assert "embedding profile 'flaky' failed" in caplog.text
+    assert a.cached("c").index is None  # rebuilt (re-embedded) by the next search
+    await _write(a, "c", _event("n_3", "garden"))
+    chat = await _chats(uri).open("c")
+    assert {n.id for n in chat.store.iter_nodes()} == {"n_1", "n_2", "n_3"}
+
+
+async def test_an_index_built_while_a_write_lands_ends_up_current(tmp_path):
+    """The first search of a chat loads its vectors while a write is on its way: the index must
+    end up with the write's vectors, not the ones loaded before it."""
+    import asyncio
+    import threading
+
+    uri = str(tmp_path / "db")
+    a = _chats(uri)
+    await _write(a, "c", _event("n_1", "harbor betrayal"), _event("n_2", "storm at sea"))
+    loading, release = threading.Event(), threading.Event()
+    real = a.storage.load_vectors_sync
+
+    def load_then_hold(*args, **kwargs):
+        block = real(*args, **kwargs)
+        loading.set()
+        release.wait(60)
+        return block
+
+    a.storage.load_vectors_sync = load_then_hold
+    search = asyncio.ensure_future(a.vector_search("c", query="harbor", types=None, k=2))
+    assert await asyncio.to_thread(loading.wait, 60)
+    write = asyncio.ensure_future(_write(a, "c", _event("n_1", "garden picnic")))
+    await asyncio.sleep(0.2)  # the write runs as far as it can meanwhile
+    release.set()
+    await search
+    await write
+    a.storage.load_vectors_sync = real
+    hits = dict(await a.vector_search("c", query="garden picnic", types=None, k=2))
+    stored = a.embedder([_event("n_1", "garden picnic")]).matrix[0]
+    assert abs(hits["n_1"] - float(stored @ a.embedder.embed_query("garden picnic"))) < 1e-5
+
+
+async def test_reindex_snapshots_the_stored_chat_not_a_change_waiting_to_commit(tmp_path):
+    uri = str(tmp_path / "db")
+    a = _chats(uri)
+    await _write(a, "c", _event("n_1", "harbor"))
+    chat = await a.open("c")
+    with chat.store.transaction():  # a session's change, applied, its commit not yet run
+        chat.store.put_node(_event("n_pending", "never committed"))
+    chat.store.take_changeset()
+    assert await a.reindex("c") == 1
+    state = _chats(uri).storage.load_sync("c")
+    assert state.checkpoint_version == 1 and list(state.data["nodes"]) == ["n_1"]

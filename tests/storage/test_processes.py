@@ -76,11 +76,15 @@ def _kill_rounds(uri: str, rounds: int, seed: int, whole, *, session: bool = Fal
         proc.wait(60)
         reader.join(10)
         acked.extend(reader.acked())
-        state = LanceStorage(StorageSettings(uri=uri)).load_sync("crash")
+        storage = LanceStorage(StorageSettings(uri=uri))
+        state = storage.load_sync("crash")
         batches = whole(state.data)
         missing = [b for b in acked if b not in batches]
         assert not missing, f"acknowledged batches lost after kill {round_no + 1}: {missing}"
         assert state.version == len(batches)
+        if session:  # every node's vector survived too (journal rows, checkpoint node rows)
+            block = storage.load_vectors_sync("crash", state, profile="hashing")
+            assert block is not None and set(block.ids) == set(state.data["nodes"])
     return acked
 
 

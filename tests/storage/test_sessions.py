@@ -107,6 +107,10 @@ async def test_vector_search_with_hashing_profile(tmp_path):
     assert [h.id for h in threads] == [t.id]
     assert len(await s.vector_search(query="harbor guild", k=1)) == 1
     assert await s.vector_search(query="   ") == ()
+    for bad in ("thread", [1], {"thread": 1}):
+        with pytest.raises(MemoryGraphError) as info:
+            await s.vector_search(query="harbor", types=bad)
+        assert info.value.code == "BAD_ARGS" and info.value.message.startswith("types")
     await s.delete_node(id=a.id)  # archived: skipped from now on
     ids = [h.id for h in await s.vector_search(query="betrayal at the harbor guild", k=5)]
     assert a.id not in ids and b.id in ids
@@ -284,3 +288,79 @@ def test_storage_settings_from_host_settings():
     assert (s.optimize_every, s.checkpoint_every, s.keep_checkpoints) == (50, 200, 3)
     with pytest.raises(ValueError, match="storage_options"):
         StorageSettings.from_settings({"storage_options": "region=eu"})
+
+
+async def test_an_edit_re_embeds_the_node_in_memory_and_on_disk(tmp_path):
+    host = await _host(tmp_path / "d", embedding_profile="hashing")
+    s = await _session(host, "c")
+    t = await s.create_node(
+        type="thread", title="the lighthouse", fields={"status": "open", "note": "a quiet watch"}
+    )
+    await s.create_node(type="event", fields={"summary": "smugglers unload crates at the docks"})
+    assert (await s.vector_search(query="smugglers crates docks", k=1))[0].id != t.id
+    edited = await s.edit_node(id=t.id, set_fields={"note": "smugglers crates docks"})
+    assert edited.ok
+    hits = await s.vector_search(query="smugglers crates docks", types=["thread"], k=1)
+    assert hits[0].id == t.id and hits[0].score > 0.5
+    live = host.registry.get("memory-graph").persistence.cached("c").index.vector(t.id)
+    await host.stop()
+    again = await _host(tmp_path / "d", embedding_profile="hashing")
+    storage = again.registry.get("memory-graph").persistence.storage
+    stored = storage.load_vectors_sync("c", storage.load_sync("c"), profile="hashing")
+    assert stored is not None
+    assert abs(float(stored.matrix[stored.ids.index(t.id)] @ live) - 1.0) < 1e-5  # the new text
+    s2 = await _session(again, "c")
+    hits2 = await s2.vector_search(query="smugglers crates docks", types=["thread"], k=1)
+    assert hits2[0].id == t.id and abs(hits2[0].score - hits[0].score) < 1e-5
+    await again.stop()
+
+
+async def test_sessions_opened_at_the_same_time_share_one_store(tmp_path):
+    """Two plugins opening the same chat concurrently (cold, then after another host's commit)
+    get one store: neither later write is refused as stale."""
+    import asyncio
+
+    host = await _host(tmp_path / "d")
+    other = await _host(tmp_path / "d")
+    for round_no in range(2):
+        a, b = await asyncio.gather(_session(host, "c"), _session(host, "c"))
+        assert a.store is b.store
+        await a.create_node(type="event", fields={"summary": f"a{round_no}"})
+        await b.create_node(type="event", fields={"summary": f"b{round_no}"})
+        await (await _session(other, "c")).create_node(type="event", fields={"summary": "o"})
+    assert len((await _session(host, "c")).read_api().list_nodes()) == 6
+    await host.stop()
+    await other.stop()
+
+
+async def test_an_open_during_a_commit_in_flight_keeps_the_writer_current(tmp_path):
+    """The row is on disk but the commit has not returned yet: an open in that window must not
+    take the row for another writer's and reload (the writer's session would turn stale)."""
+    import asyncio
+    import threading
+
+    host = await _host(tmp_path / "d")
+    a = await _session(host, "c")
+    await a.create_node(type="event", fields={"summary": "first"})
+    storage = host.registry.get("memory-graph").persistence.storage
+    on_disk, release = threading.Event(), threading.Event()
+    real_commit = storage.commit_sync
+
+    def commit_then_hold(*args, **kwargs):
+        record = real_commit(*args, **kwargs)
+        on_disk.set()
+        release.wait(60)
+        return record
+
+    storage.commit_sync = commit_then_hold
+    write = asyncio.ensure_future(a.create_node(type="event", fields={"summary": "second"}))
+    assert await asyncio.to_thread(on_disk.wait, 60)
+    opening = asyncio.ensure_future(_session(host, "c"))
+    await asyncio.sleep(0.05)
+    release.set()
+    await write
+    b = await opening
+    storage.commit_sync = real_commit
+    assert b.store is a.store and len(b.read_api().list_nodes()) == 2
+    await a.create_node(type="event", fields={"summary": "third"})  # not refused as stale
+    await host.stop()
