@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -19,7 +20,8 @@ import attrs
 
 from .converter import canonical_keys, key_spellings
 from .errors import MemoryGraphError, bad_args
-from .frozen import thaw
+from .frozen import EMPTY, FrozenDict, deep_freeze, thaw
+from .gc_pause import gc_paused
 from .identity import NameIndex
 from .keyword import KeywordIndex
 from .models import Edge, EdgeKey, Node
@@ -27,6 +29,7 @@ from .schema import DEFAULT_SCHEMA, SYMMETRIC_RELATIONS, Schema, is_diagnostic_t
 from .views import NodeView
 
 PoolKey = tuple[int, int, str]
+_first = operator.itemgetter(0)
 AdjRecord = tuple[str, str, "int | None", int]  # (other end, type, edge seq_to, serial)
 
 
@@ -780,84 +783,154 @@ class Store:
         if not isinstance(data, Mapping):
             raise bad_args("data", f"expected a mapping, got {type(data).__name__}")
         store = cls(schema=schema)
-        raw_nodes = data.get("nodes", {})
-        if raw_nodes is None:
-            raw_nodes = {}
-        if isinstance(raw_nodes, Mapping):
-            items = list(raw_nodes.items())
-        elif isinstance(raw_nodes, list):
-            items = [(None, n) for n in raw_nodes]
-        else:
-            raise bad_args("nodes", f"expected a map of id -> node, got {type(raw_nodes).__name__}")
-        nodes: dict[str, Node] = {}
-        for key, raw in items:
-            node = node_from_dict(raw, key=key)
-            if node.id in nodes:
-                raise bad_args(f"nodes[{node.id!r}]", "duplicate node id")
-            nodes[node.id] = node
-        raw_edges = data.get("edges", [])
-        if raw_edges is None:
-            raw_edges = []
-        if not isinstance(raw_edges, (list, tuple)):
-            raise bad_args("edges", f"expected a list, got {type(raw_edges).__name__}")
-        edges: dict[EdgeKey, Edge] = {}
-        for i, raw in enumerate(raw_edges):
-            edge = edge_from_dict(raw, index=i)
-            if edge.source == edge.target:
-                continue
-            if edge.source not in nodes or edge.target not in nodes:
-                continue
-            edge = normalize_edge(edge)
-            edges.setdefault(edge.key, edge)
-        node_seq = _counter(data, "nodeSeq", "node_seq")
-        seq_counter = _counter(data, "seqCounter", "seq_counter")
-        for nid in nodes:
-            m = _ID_NUM.fullmatch(nid)
-            if m:
-                node_seq = max(node_seq, int(m.group(1)))
-        store._bulk_load(nodes, edges, node_seq, seq_counter)
+        with gc_paused():  # acyclic records only: see gc_pause
+            nodes = _nodes_from_raw(data.get("nodes", {}))
+            edges = _edges_from_raw(data.get("edges", []), nodes)
+            node_seq = _counter(data, "nodeSeq", "node_seq")
+            seq_counter = _counter(data, "seqCounter", "seq_counter")
+            for nid in nodes:
+                m = _ID_NUM.fullmatch(nid)
+                if m:
+                    node_seq = max(node_seq, int(m.group(1)))
+            store._bulk_load(nodes, edges, node_seq, seq_counter)
         return store
 
     def _bulk_load(
         self, nodes: dict[str, Node], edges: dict[EdgeKey, Edge], node_seq: int, seq_counter: int
     ) -> None:
+        """Fill an empty store's indices in one pass each (what `put_node` / `add_edge` one by
+        one would leave, without their per-write bookkeeping). The keyword and name indices
+        start with every node marked dirty: they are built by their first use."""
         self._nodes = nodes
-        for node in nodes.values():
-            if node.parent_id:
-                self._kids.setdefault(node.parent_id, set()).add(node.id)
-        for edge in edges.values():
-            self._add_edge_raw(edge, None)
-        self._kw_dirty = dict.fromkeys(nodes)
-        self._names = NameIndex(self._schema, nodes.items())
-        self._names_dirty = {}
-        keys: list[PoolKey] = []
+        kids = self._kids
         for nid, node in nodes.items():
-            if self._compute_visible(node):
-                self._visible.add(nid)
-                if node.level != "episodic" and not is_diagnostic_type(node.type):
-                    k = recency_key(node)
-                    keys.append(k)
-                    self._pool_of[nid] = (k, node.type.lower())
-        keys.sort()
-        view = self.view
-        pool_nodes = [nodes[k[2]] for k in keys]
-        pool_views = [view(k[2]) for k in keys]
-        self._pool = _SortedPool.from_sorted(keys, pool_nodes, pool_views)  # type: ignore[arg-type]
-        by_type: dict[str, tuple[list[PoolKey], list[Node], list[NodeView]]] = {}
-        for k, n, v in zip(keys, pool_nodes, pool_views, strict=True):
-            parts = by_type.get(self._pool_of[k[2]][1])
-            if parts is None:
-                parts = by_type[self._pool_of[k[2]][1]] = ([], [], [])
-            parts[0].append(k)
-            parts[1].append(n)
-            parts[2].append(v)  # type: ignore[arg-type]
-        self._type_pools = {t: _SortedPool.from_sorted(*parts) for t, parts in by_type.items()}
-        walk = self._anchor_walk
-        self._anchor = {nid: walk(nid) for nid in nodes}
+            parent = node.parent_id
+            if parent:
+                ks = kids.get(parent)
+                if ks is None:
+                    kids[parent] = {nid}
+                else:
+                    ks.add(nid)
+        self._load_edges(edges)
+        self._kw_dirty = dict.fromkeys(nodes)
+        self._names = NameIndex(self._schema)
+        self._names_dirty = dict.fromkeys(nodes)
+        self._load_pools()
+        self._anchor = self._anchors_from_scratch()
         self._node_seq = node_seq
         self._seq_counter = seq_counter
         self._clear_pool_caches()
         self._visible_cache = None
+
+    def _load_edges(self, edges: dict[EdgeKey, Edge]) -> None:
+        """The edge map, serials and adjacency of an empty store holding `edges` (keys in
+        stored form): what `_add_edge_raw` of each edge in order leaves. An index that
+        `_add_edge_raw` maintains must be filled here too (test_store's bulk-load test compares
+        every index with a store built by single writes)."""
+        self._edges = edges
+        self._serial = {key: serial for serial, key in enumerate(edges)}
+        self._next_serial = len(edges)
+        out_of, in_of = self._out, self._in
+        for serial, (key, edge) in enumerate(edges.items()):
+            source, etype, target = key
+            seq_to = edge.seq_to
+            out = out_of.get(source)
+            if out is None:
+                out = out_of[source] = {}
+            out[key] = (target, etype, seq_to, serial)
+            inn = in_of.get(target)
+            if inn is None:
+                inn = in_of[target] = {}
+            inn[key] = (source, etype, seq_to, serial)
+
+    def _load_pools(self) -> None:
+        """The visible set, the candidate pool and the per-type pools of a freshly loaded store
+        (what `_reindex` of every node would give)."""
+        nodes, visible, pool_of = self._nodes, self._visible, self._pool_of
+        spec_of = self._schema.get
+        hierarchical: dict[str, bool] = {}  # type -> hierarchical compression
+        diagnostic: dict[str, bool] = {}  # type -> is_diagnostic_type
+        entries: list[tuple[PoolKey, Node, str]] = []
+        for nid, node in nodes.items():
+            if node.archived:
+                continue
+            ntype = node.type
+            parent_id = node.parent_id
+            if parent_id:  # `_compute_visible`, with the schema lookups memoised per type
+                parent = nodes.get(parent_id)
+                if parent is not None and not parent.archived and parent.type == ntype:
+                    h = hierarchical.get(ntype)
+                    if h is None:
+                        spec = spec_of(ntype)
+                        h = hierarchical[ntype] = spec is not None and spec.compression.hierarchical
+                    if h:
+                        continue
+            visible.add(nid)
+            if node.level == "episodic":
+                continue
+            d = diagnostic.get(ntype)
+            if d is None:
+                d = diagnostic[ntype] = is_diagnostic_type(ntype)
+            if d:
+                continue
+            seq = node.seq_to
+            key = (-seq if seq is not None else 1, -node.semantic_depth, nid)  # recency_key
+            entries.append((key, node, ntype.lower()))
+        entries.sort(key=_first)
+        view_of = NodeView.from_node
+        views = self._views
+        keys: list[PoolKey] = []
+        pool_nodes: list[Node] = []
+        pool_views: list[NodeView] = []
+        by_type: dict[str, tuple[list[PoolKey], list[Node], list[NodeView]]] = {}
+        for key, node, ltype in entries:
+            view = views[key[2]] = view_of(node)
+            keys.append(key)
+            pool_nodes.append(node)
+            pool_views.append(view)
+            pool_of[key[2]] = (key, ltype)
+            parts = by_type.get(ltype)
+            if parts is None:
+                parts = by_type[ltype] = ([], [], [])
+            parts[0].append(key)
+            parts[1].append(node)
+            parts[2].append(view)
+        self._pool = _SortedPool.from_sorted(keys, pool_nodes, pool_views)
+        self._type_pools = {t: _SortedPool.from_sorted(*parts) for t, parts in by_type.items()}
+
+    def _anchors_from_scratch(self) -> dict[str, str | None]:
+        """`_anchor_walk` of every node, each chain walked once: a node's anchor is its own id
+        in the pool, None when archived, else its parent's (None for a missing parent or a
+        parent loop)."""
+        nodes, pool = self._nodes, self._pool_of
+        anchor: dict[str, str | None] = {}
+        for nid, node in nodes.items():
+            if node.archived:
+                anchor[nid] = None
+            elif nid in pool:
+                anchor[nid] = nid
+        if len(anchor) == len(nodes):
+            return anchor
+        for nid in nodes:
+            if nid in anchor:
+                continue
+            chain: list[str] = []  # ids walked from nid up, their anchor not known yet
+            on_chain: set[str] = set()
+            cur = nid
+            found: str | None = None
+            while cur and cur not in on_chain:  # else no parent, or a loop: no anchor
+                if cur in anchor:
+                    found = anchor[cur]
+                    break
+                node = nodes.get(cur)
+                if node is None:
+                    break
+                chain.append(cur)
+                on_chain.add(cur)
+                cur = node.parent_id
+            for c in chain:
+                anchor[c] = found
+        return {nid: anchor[nid] for nid in nodes}
 
     def to_dict(self) -> dict[str, Any]:
         """The original's JSON shape (camelCase keys); `from_dict` reads it back."""
@@ -905,6 +978,164 @@ def _int_or_none(value: Any, where: str, *, minimum: int | None = None) -> int |
 def _counter(data: Mapping[str, Any], camel: str, snake: str) -> int:
     value = data.get(camel, data.get(snake))
     return _int_or_none(value, camel, minimum=0) or 0
+
+
+def _nodes_from_raw(raw_nodes: Any) -> dict[str, Node]:
+    """The ``nodes`` of a store dict (a map of id -> node, or a list) as records by id."""
+    if raw_nodes is None:
+        raw_nodes = {}
+    if isinstance(raw_nodes, Mapping):
+        items: Iterable[tuple[str | None, Any]] = raw_nodes.items()
+    elif isinstance(raw_nodes, list):
+        items = [(None, n) for n in raw_nodes]
+    else:
+        raise bad_args("nodes", f"expected a map of id -> node, got {type(raw_nodes).__name__}")
+    nodes: dict[str, Node] = {}
+    for key, raw in items:
+        node = _plain_node(raw, key)
+        if node is None:
+            node = node_from_dict(raw, key=key)
+        if node.id in nodes:
+            raise bad_args(f"nodes[{node.id!r}]", "duplicate node id")
+        nodes[node.id] = node
+    return nodes
+
+
+def _edges_from_raw(raw_edges: Any, nodes: Mapping[str, Node]) -> dict[EdgeKey, Edge]:
+    """The ``edges`` of a store dict, normalised, by key; self-edges, edges with an end
+    missing from `nodes` and duplicates (the first wins) dropped."""
+    if raw_edges is None:
+        raw_edges = []
+    if not isinstance(raw_edges, (list, tuple)):
+        raise bad_args("edges", f"expected a list, got {type(raw_edges).__name__}")
+    edges: dict[EdgeKey, Edge] = {}
+    symmetric = SYMMETRIC_RELATIONS
+    for i, raw in enumerate(raw_edges):
+        source = target = etype = None
+        seq_to = None
+        if type(raw) is dict and raw.keys() <= _PLAIN_EDGE_KEYS:  # `edge_from_dict`, inlined
+            source, target, etype = raw.get("from"), raw.get("to"), raw.get("type")
+            seq_to = raw.get("seqTo")
+            if not (
+                type(source) is str
+                and source
+                and type(target) is str
+                and target
+                and type(etype) is str
+                and etype
+                and (seq_to is None or type(seq_to) is int)
+            ):
+                source = None
+        if source is None:
+            edge = edge_from_dict(raw, index=i)
+            source, target, etype, seq_to = edge.source, edge.target, edge.type, edge.seq_to
+        if source == target or source not in nodes or target not in nodes:
+            continue
+        if not etype.islower():  # `normalize_edge`, inlined
+            etype = etype.lower()
+        if etype in symmetric and target < source:
+            source, target = target, source
+        key = _edge_key(EdgeKey, (source, etype, target))  # EdgeKey(...), minus a call
+        if key not in edges:
+            edges[key] = Edge(source, target, etype, seq_to)
+    return edges
+
+
+_PLAIN_NODE_KEYS = frozenset(k for k in _NODE_KEYS if "_" not in k)  # the camelCase spellings
+_PLAIN_EDGE_KEYS = frozenset({"from", "to", "type", "seqTo"})
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+_new = object.__new__
+_edge_key = tuple.__new__
+_set = object.__setattr__  # frozen attrs classes refuse their own __setattr__
+
+
+def _plain_node(raw: Any, key: str | None) -> Node | None:
+    """`node_from_dict` for the usual shape (what `node_to_dict` writes: a dict with camelCase
+    keys only, values of the exact types, no floorRange), with each check cheap; None for
+    anything else, which `node_from_dict` then decodes or rejects with its error. Equal to
+    what `node_from_dict` returns whenever it returns a node."""
+    if type(raw) is not dict or not raw.keys() <= _PLAIN_NODE_KEYS:
+        return None
+    get = raw.get
+    nid = get("id", key)
+    ntype = get("type")
+    level = get("level") or "semantic"
+    title = get("title")
+    if title is None:
+        title = ""
+    parent = get("parentId") or ""
+    children = get("childrenIds") or ()
+    seq_to = get("seqTo")
+    depth = get("semanticDepth")
+    if depth is None:
+        depth = 0
+    rollup = get("semanticRollup")
+    if rollup is None:
+        rollup = False
+    archived = get("archived")
+    if archived is None:
+        archived = False
+    sup = get("supersededBy")
+    if not (
+        type(nid) is str
+        and nid
+        and (key is None or nid == key)
+        and type(ntype) is str
+        and ntype
+        and type(level) is str
+        and type(title) is str
+        and type(parent) is str
+        and (seq_to is None or type(seq_to) is int)
+        and type(depth) is int
+        and depth >= 0
+        and type(rollup) is bool
+        and type(archived) is bool
+        and (sup is None or type(sup) is str)
+        and get("floorRange") is None
+    ):
+        return None
+    ctype = type(children)
+    if ctype is list:
+        children = tuple(children)
+    elif ctype is not tuple:
+        return None
+    for c in children:
+        if type(c) is not str:
+            return None
+    fields = get("fields")
+    if fields is None or (type(fields) is dict and not fields):
+        frozen = EMPTY
+    elif type(fields) is dict:
+        frozen = _freeze_fields(fields)
+    else:
+        return None
+    # Node(...) without its converters: the values are already in converted form
+    node = _new(Node)
+    _set(node, "id", nid)
+    _set(node, "type", ntype)
+    _set(node, "level", level)
+    _set(node, "title", title)
+    _set(node, "fields", frozen)
+    _set(node, "parent_id", parent)
+    _set(node, "children_ids", children)
+    _set(node, "seq_to", seq_to)
+    _set(node, "semantic_depth", depth)
+    _set(node, "semantic_rollup", rollup)
+    _set(node, "archived", archived)
+    _set(node, "floor_range", None)
+    _set(node, "superseded_by", sup or None)
+    return node
+
+
+def _freeze_fields(fields: dict[Any, Any]) -> FrozenDict:
+    """`deep_freeze(fields)`, with scalar values under string keys taken as they are."""
+    out: dict[str, Any] = {}
+    scalar = _SCALAR_TYPES
+    for k, v in fields.items():
+        if type(k) is not str:
+            return deep_freeze(fields)  # type: ignore[no-any-return]
+        out[k] = v if type(v) in scalar else deep_freeze(v)
+    return FrozenDict(out)
 
 
 def node_from_dict(raw: Any, *, key: str | None = None) -> Node:

@@ -1,0 +1,393 @@
+"""`Store.from_dict`'s bulk path: its decoders and indices equal the validating, write-by-write
+reference (`node_from_dict`, `edge_from_dict`, `put_node` / `add_edge` one at a time)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memgraph_plugin import MemoryGraphError, Node, Store
+from memgraph_plugin.frozen import FrozenDict
+from memgraph_plugin.gc_pause import gc_paused
+from memgraph_plugin.identity import NameIndex
+from memgraph_plugin.models import EdgeKey
+from memgraph_plugin.store import (
+    _edges_from_raw,
+    _plain_node,
+    edge_from_dict,
+    node_from_dict,
+    node_to_dict,
+    normalize_edge,
+)
+from memgraph_plugin.views import NodeView
+
+from .conftest import node, story_data
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+# -- decoding one node --------------------------------------------------------------------------
+
+ODD_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 5),
+    st.sampled_from([0.0, 2.0, 2.5, "", "x", "n_1", "Event", [], [1, 2], ["a", "b"], (), {}]),
+    st.just({"start": 1, "end": 2}),
+    st.just(("a", 3)),
+)
+FIELD_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers(0, 3)), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+PLAIN = node("n_1", "event", "A title", 3, fields={"summary": "s"})
+KEYS = [*PLAIN, "floorRange", "supersededBy", "parent_id", "seq_to", "unknown"]
+
+
+@st.composite
+def raw_nodes(draw: Any) -> dict[str, Any]:
+    """A node dict near the usual shape: some keys dropped, changed or added."""
+    raw = dict(PLAIN)
+    for key in draw(st.lists(st.sampled_from(KEYS), max_size=4)):
+        if key == "fields":
+            raw[key] = draw(st.one_of(ODD_VALUES, st.dictionaries(st.text(max_size=4),
+                                                                  FIELD_VALUES, max_size=3)))
+        elif draw(st.booleans()) and key in raw:
+            del raw[key]
+        else:
+            raw[key] = draw(ODD_VALUES)
+    return raw
+
+
+def decoded(raw: Any, key: str | None) -> Node | MemoryGraphError:
+    try:
+        return node_from_dict(raw, key=key)
+    except MemoryGraphError as exc:
+        return exc
+
+
+ONE_VALUES = [None, True, False, -1, 0, 3, 0.0, 2.0, 2.5, "", "x", "n_1", [], ["a", "b"], [1],
+              ("a",), {}, {"start": 1, "end": 2}, {"a": [1, {"b": 2}]}, {1: "x"}, ("a", 3)]
+
+
+def test_plain_node_equals_node_from_dict_or_declines_for_every_single_change() -> None:
+    """Every key of the usual shape dropped, or set to each value of a list of awkward ones."""
+    for key in KEYS:
+        changed = [{k: v for k, v in PLAIN.items() if k != key}]
+        changed += [{**PLAIN, key: value} for value in ONE_VALUES]
+        for raw in changed:
+            for nid in ("n_1", "n_2", None):
+                assert_plain_node_agrees(raw, nid)
+
+
+@SETTINGS
+@given(raw=raw_nodes(), key=st.sampled_from(["n_1", "n_2", None]))
+def test_plain_node_equals_node_from_dict_or_declines(raw: dict[str, Any], key: str | None):
+    assert_plain_node_agrees(raw, key)
+
+
+def assert_plain_node_agrees(raw: dict[str, Any], key: str | None) -> None:
+    """`_plain_node` declines, or returns what `node_from_dict` returns (types included)."""
+    fast = _plain_node(raw, key)
+    ref = decoded(raw, key)
+    if fast is None:
+        return
+    assert isinstance(ref, Node), "the fast path took a node the validating one rejects"
+    assert fast == ref and hash(fast) == hash(ref)
+    for a in attrs.fields(Node):
+        assert type(getattr(fast, a.name)) is type(getattr(ref, a.name)), a.name
+    assert type(fast.fields) is FrozenDict and type(fast.children_ids) is tuple
+
+
+@SETTINGS
+@given(raw=raw_nodes(), key=st.sampled_from(["n_1", "n_2"]))
+def test_from_dict_decodes_nodes_like_node_from_dict(raw: dict[str, Any], key: str):
+    """The store sees the same node or the same error, whichever path decoded it."""
+    ref = decoded(raw, key)
+    if isinstance(ref, MemoryGraphError):
+        with pytest.raises(MemoryGraphError) as info:
+            Store.from_dict({"nodes": {key: raw}})
+        assert (info.value.code, info.value.message) == (ref.code, ref.message)
+    else:
+        assert Store.from_dict({"nodes": {key: raw}}).node(key) == ref
+
+
+def test_plain_node_takes_what_to_dict_writes() -> None:
+    """The fast path is the one stores written by this engine take (floorRange aside)."""
+    full = Node(
+        "n_9", "event", "episodic", "t", {"a": [1, {"b": (2,)}], "c": None}, "n_1",
+        ("n_2", "n_3"), 7, 2, True, True, None, "n_4",
+    )
+    for n in [full, *(node_from_dict(raw) for raw in story_data()["nodes"].values())]:
+        fast = _plain_node(node_to_dict(n), n.id)
+        assert fast is not None and fast == n
+    ranged = node_to_dict(Node("n_5", "event", floor_range=(1, 4)))
+    assert _plain_node(ranged, "n_5") is None
+    assert Store.from_dict({"nodes": {"n_5": ranged}}).node("n_5").floor_range == (1, 4)
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"type": "event", "seqTo": True}, "nodes['a'].seqTo: expected an integer, got True"),
+        ({"type": "event", "semanticRollup": 1}, "nodes['a'].semanticRollup: expected true"),
+        ({"type": "event", "childrenIds": ["b", 3]}, "nodes['a'].childrenIds: expected ids"),
+        ({"type": "event", "title": 5}, "nodes['a'].title: expected a string, got int"),
+        ({"type": "event", "parentId": 4}, "nodes['a'].parentId: expected a string"),
+        ({"type": "event", "level": 3}, "nodes['a'].level: expected a string, got 3"),
+        ({"type": "event", "supersededBy": 4}, "nodes['a'].supersededBy: expected a string"),
+        ({"type": "event", "floorRange": [1]}, "nodes['a'].floorRange: expected [start, end]"),
+        ({"type": ""}, "nodes['a'].type: expected a non-empty string"),
+    ],
+)
+def test_bad_nodes_are_rejected_with_the_key_named(raw: dict[str, Any], message: str) -> None:
+    with pytest.raises(MemoryGraphError) as info:
+        Store.from_dict({"nodes": {"a": {"id": "a", **raw}}})
+    assert info.value.code == "BAD_ARGS"
+    assert info.value.message.startswith(message)
+
+
+# -- decoding edges ----------------------------------------------------------------------------
+
+EDGE_ENDS = st.sampled_from(["a", "b", "c", "ghost", "", None, 3])
+raw_edges = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {"from": EDGE_ENDS, "to": EDGE_ENDS,
+             "type": st.sampled_from(["related", "Allied_With", "allied_with", "", None])},
+            optional={"seqTo": st.one_of(st.none(), st.integers(-1, 3), st.just(2.0),
+                                         st.just("x"), st.booleans()),
+                      "source": EDGE_ENDS, "extra": st.just(1)},
+        ),
+        st.just("not an edge"),
+    ),
+    max_size=8,
+)
+
+
+def reference_edges(raw: list[Any], nodes: dict[str, Any]) -> dict[EdgeKey, Any]:
+    """What `from_dict` did before its edge decoding was inlined."""
+    edges: dict[EdgeKey, Any] = {}
+    for i, r in enumerate(raw):
+        edge = edge_from_dict(r, index=i)
+        if edge.source == edge.target or edge.source not in nodes or edge.target not in nodes:
+            continue
+        edge = normalize_edge(edge)
+        edges.setdefault(edge.key, edge)
+    return edges
+
+
+@SETTINGS
+@given(raw=raw_edges)
+def test_edges_decode_like_edge_from_dict(raw: list[Any]) -> None:
+    nodes = {"a": None, "b": None, "c": None}
+    try:
+        ref = reference_edges(raw, nodes)
+    except MemoryGraphError as exc:
+        with pytest.raises(MemoryGraphError) as info:
+            _edges_from_raw(raw, nodes)  # type: ignore[arg-type]
+        assert (info.value.code, info.value.message) == (exc.code, exc.message)
+        return
+    got = _edges_from_raw(raw, nodes)  # type: ignore[arg-type]
+    assert list(got.items()) == list(ref.items())
+    assert all(type(k) is EdgeKey for k in got)
+
+
+# -- indices: the bulk load against single writes ----------------------------------------------
+
+TYPES = ["event", "event", "character_sheet", "thread", "recall_trace", "Event"]
+IDS = [f"n_{i}" for i in range(1, 10)]
+NAMES = ["Eileen", "eileen; Bob", "Qel", ""]
+
+
+@st.composite
+def graphs(draw: Any) -> dict[str, Any]:
+    """A store dict with hierarchies, parent loops, missing parents, archived, episodic and
+    diagnostic nodes, latest-only names, and edges (some dangling, duplicated or symmetric)."""
+    nodes = {}
+    for nid in draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=9, unique=True)):
+        ntype = draw(st.sampled_from(TYPES))
+        name = draw(st.sampled_from(NAMES))
+        nodes[nid] = node(
+            nid, ntype, name, draw(st.one_of(st.none(), st.integers(0, 4))),
+            parentId=draw(st.one_of(st.just(""), st.sampled_from([*IDS, "ghost"]))),
+            archived=draw(st.booleans()) and draw(st.booleans()),
+            level=draw(st.sampled_from(["semantic", "semantic", "episodic"])),
+            semanticDepth=draw(st.integers(0, 2)),
+            fields={"title": name, "aliases": draw(st.lists(st.sampled_from(NAMES), max_size=2)),
+                    "summary": draw(st.sampled_from(["harbor guild", "storm", ""]))},
+        )
+    edges = [
+        {"from": draw(st.sampled_from([*IDS, "ghost"])), "to": draw(st.sampled_from(IDS)),
+         "type": draw(st.sampled_from(["related", "Mentions", "allied_with", "contains"]))}
+        for _ in range(draw(st.integers(0, 12)))
+    ]
+    return {"nodes": nodes, "edges": edges, "nodeSeq": 0, "seqCounter": 0}
+
+
+def written_one_by_one(data: dict[str, Any]) -> Store:
+    store = Store()
+    for nid, raw in data["nodes"].items():
+        store.put_node(node_from_dict(raw, key=nid))
+    for raw in data.get("edges", ()):
+        edge = edge_from_dict(raw)
+        if edge.source in store.internals()[0] and edge.target in store.internals()[0]:
+            store.add_edge(edge)
+    return store
+
+
+# built on first use (compared through their results below), or bookkeeping of writes
+LAZY = {"_views", "_keywords", "_kw_dirty", "_names", "_names_dirty", "_pool_rank",
+        "_visible_cache"}
+WRITES = {"version", "_depth", "_undo", "_pending", "_pending_nodes", "_pending_edges",
+          "_node_seq", "_seq_counter"}
+ORDERED = {"_nodes", "_edges", "_serial"}
+
+
+def assert_same_indices(loaded: Store, written: Store) -> None:
+    """Every index of `loaded` equals `written`'s. An attribute not named above is compared as
+    it is: an index added to the write path must be built by the bulk load too."""
+    assert set(vars(loaded)) == set(vars(written))
+    for name in sorted(set(vars(loaded)) - LAZY - WRITES):
+        a, b = getattr(loaded, name), getattr(written, name)
+        if name == "_pool":
+            assert a.frozen() == b.frozen()
+        elif name == "_type_pools":
+            assert {t: p.frozen() for t, p in a.items()} == {t: p.frozen() for t, p in b.items()}
+        elif name in ("_out", "_in"):
+            assert {k: list(v.items()) for k, v in a.items()} == {
+                k: list(v.items()) for k, v in b.items()
+            }, name
+        elif name in ORDERED:
+            assert list(a.items()) == list(b.items()), name
+        else:
+            assert a == b, name
+    for view in loaded.candidate_views():
+        assert view == NodeView.from_node(loaded.node(view.id)) and loaded.view(view.id) is view
+    assert loaded.name_index().ids == written.name_index().ids
+    assert loaded.name_index().names == written.name_index().names
+    for nid in written.internals()[0]:
+        assert loaded.keywords.tokens_of(nid) == written.keywords.tokens_of(nid)
+
+
+@SETTINGS
+@given(data=graphs())
+def test_bulk_load_builds_the_indices_single_writes_build(data: dict[str, Any]) -> None:
+    assert_same_indices(Store.from_dict(data), written_one_by_one(data))
+
+
+def test_bulk_load_of_the_story_builds_the_indices_single_writes_build() -> None:
+    data = story_data()
+    assert_same_indices(Store.from_dict(data), written_one_by_one(data))
+
+
+def test_name_index_built_on_first_lookup_sees_writes_made_before_it() -> None:
+    """The load leaves the name index to its first lookup; writes before that one (a rename, an
+    archive, a new node, a rolled-back write) are what the lookup sees."""
+    data = story_data()
+    store = Store.from_dict(data)
+    eager = Store.from_dict(data)
+    eager.name_index()  # built now: later writes only mark their nodes
+    for s in (store, eager):
+        n1, n2 = s.node("n_1"), s.node("n_2")
+        s.put_node(Node("n_1", "character_sheet", title="Eileen", fields={"title": "Lena"},
+                        seq_to=n1.seq_to))
+        s.put_node(Node("n_2", n2.type, title=n2.title, fields=n2.fields, archived=True))
+        s.put_node(Node("n_20", "character_sheet", title="Bob", fields={"title": "Bob"}))
+        with pytest.raises(RuntimeError), s.transaction():
+            s.put_node(Node("n_21", "character_sheet", title="Qel", fields={"title": "Qel"}))
+            raise RuntimeError("undo")
+    fresh = NameIndex(store.schema, ((n.id, n) for n in store.iter_nodes()))
+    for s in (store, eager):
+        assert s.name_index().ids == fresh.ids
+        assert s.name_index().names == fresh.names
+    spec = store.schema.get("character_sheet")
+    assert store.name_index().find(spec, ["lena"]) == "n_1"
+    assert store.name_index().find(spec, ["bob"]) == "n_20"
+    assert store.name_index().find(spec, ["bram"]) is None  # archived
+    assert store.name_index().find(spec, ["qel"]) is None  # rolled back
+
+
+def test_anchors_follow_parent_chains_loops_and_archived_nodes() -> None:
+    """The one-pass anchor build equals a walk per node (`_anchor_walk`) on awkward shapes."""
+    data = {"nodes": {
+        "a": node("a", "event", seq=1, parentId="b", level="episodic"),
+        "b": node("b", "event", seq=1, parentId="a", level="episodic"),  # a loop, no member
+        "c": node("c", "event", seq=1, parentId="a", level="episodic"),  # below the loop
+        "d": node("d", "event", seq=1, parentId="e", level="episodic"),
+        "e": node("e", "thread", seq=1, parentId="d"),  # a loop through a pool member
+        "f": node("f", "event", seq=1, parentId="g", level="episodic"),
+        "g": node("g", "event", seq=1, parentId="h", archived=True),  # archived on the way
+        "h": node("h", "thread", seq=1),
+        "i": node("i", "event", seq=1, parentId="ghost", level="episodic"),  # missing parent
+        "j": node("j", "event", seq=1, parentId="h", level="episodic"),
+    }}
+    store = Store.from_dict(data)
+    walked = {nid: store._anchor_walk(nid) for nid in data["nodes"]}
+    assert dict(store.pool_anchors()) == walked
+    assert walked == {"a": None, "b": None, "c": None, "d": "e", "e": "e", "f": None, "g": None,
+                      "h": "h", "i": None, "j": "h"}
+    assert list(store.pool_anchors()) == list(data["nodes"])
+    assert_same_indices(store, written_one_by_one(data))
+
+
+# -- the collector pause ----------------------------------------------------------------------
+
+
+def test_gc_paused_nests_and_restores_the_collector() -> None:
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer block still runs
+    assert gc.isenabled()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError
+    assert gc.isenabled()
+    with pytest.raises(MemoryGraphError):
+        Store.from_dict({"nodes": {"a": {"id": "a"}}})
+    assert gc.isenabled()
+
+
+def test_gc_paused_leaves_a_disabled_collector_disabled() -> None:
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_gc_paused_across_threads_enables_when_the_last_block_ends() -> None:
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with gc_paused():
+            inside.set()
+            release.wait(5)
+
+    worker = threading.Thread(target=hold)
+    worker.start()
+    inside.wait(5)
+    with gc_paused():
+        pass
+    assert not gc.isenabled()  # the worker's block still runs
+    release.set()
+    worker.join(5)
+    assert gc.isenabled()
