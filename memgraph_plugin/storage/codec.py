@@ -60,6 +60,24 @@ def edge_to_json(edge: Any) -> dict[str, Any]:
     return out
 
 
+_PLAIN_EDGE_KEYS = frozenset({"from", "to", "type", "seqTo"})
+
+
+def _plain_edge_json(edge: Any) -> dict[str, Any] | None:
+    """`edge_to_json` of an edge already in that shape (a dict of string ends and type, what
+    stores write), with cheap checks; None for anything else (`edge_to_json` converts it)."""
+    if type(edge) is not dict or not edge.keys() <= _PLAIN_EDGE_KEYS:
+        return None
+    src, dst, etype = edge.get("from"), edge.get("to"), edge.get("type")
+    if type(src) is not str or type(dst) is not str or type(etype) is not str:
+        return None
+    out = {"from": src, "to": dst, "type": etype}
+    seq_to = edge.get("seqTo")
+    if seq_to is not None:
+        out["seqTo"] = seq_to
+    return out
+
+
 def edge_key(edge: Mapping[str, Any]) -> EdgeKey:
     """`(from, type, to)`: the engine's edge key order."""
     return (str(edge["from"]), str(edge["type"]), str(edge["to"]))
@@ -124,9 +142,14 @@ class StateBuilder:
         data = data if data is not None else empty_state()
         self.nodes: dict[str, Any] = dict(data.get("nodes", {}))
         self.edges: dict[EdgeKey, dict[str, Any]] = {}
+        edges = self.edges
         for edge in data.get("edges", ()):
-            e = edge_to_json(edge)
-            self.edges[edge_key(e)] = e
+            e = _plain_edge_json(edge)
+            if e is None:
+                e = edge_to_json(edge)
+                edges[edge_key(e)] = e
+            else:
+                edges[(e["from"], e["type"], e["to"])] = e
         self.node_seq = int(data.get("nodeSeq", data.get("node_seq", 0)) or 0)
         self.seq_counter = int(data.get("seqCounter", data.get("seq_counter", 0)) or 0)
 

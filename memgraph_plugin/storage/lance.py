@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree
 
+from memgraph_plugin.gc_pause import gc_paused
 from memgraph_plugin.storage.base import (
     ChangeRecord,
     ChatState,
@@ -248,20 +249,22 @@ class LanceStorage:
         _check_chat_id(chat_id)
         table_version = self._commits.version
         ckpt = self._latest_checkpoint(chat_id, upto)
-        if ckpt is not None:
-            base_version = int(ckpt["version"])
-            builder = StateBuilder(json.loads(ckpt["data"]))
-            seq = int(ckpt["seq"])
-        else:
-            base_version, builder, seq = 0, StateBuilder(empty_state()), 0
+        base_version = int(ckpt["version"]) if ckpt is not None else 0
         entries = self._journal(chat_id, base_version, upto)
-        changed: set[str] = set()
-        for entry in entries:
-            change = entry.change()
-            builder.apply(change)
-            changed.update(str(n["id"]) for n in change.nodes)
-            changed.update(change.nodes_removed)
-            seq = entry.seq
+        with gc_paused():  # decoding builds a few acyclic objects per node and edge
+            if ckpt is not None:
+                builder = StateBuilder(json.loads(ckpt["data"]))
+                seq = int(ckpt["seq"])
+            else:
+                builder, seq = StateBuilder(empty_state()), 0
+            changed: set[str] = set()
+            for entry in entries:
+                change = entry.change()
+                builder.apply(change)
+                changed.update(str(n["id"]) for n in change.nodes)
+                changed.update(change.nodes_removed)
+                seq = entry.seq
+            data = builder.to_dict()
         version = entries[-1].version if entries else base_version
         if upto is not None and version < upto:
             self._missing_version(chat_id, upto)
@@ -271,7 +274,7 @@ class LanceStorage:
         return ChatState(
             chat_id=chat_id,
             version=version,
-            data=builder.to_dict(),
+            data=data,
             checkpoint_version=base_version,
             seq=seq,
             changed_since_checkpoint=frozenset(changed),

@@ -1,0 +1,90 @@
+"""Loading a chat: the state builder's quick edge path equals `edge_to_json`, and a loaded
+chat's dict and store equal the ones the validating paths give."""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memgraph_plugin.models import Node
+from memgraph_plugin.storage import LanceStorage, StorageSettings
+from memgraph_plugin.storage.codec import (
+    StateBuilder,
+    changeset_to_change,
+    edge_key,
+    edge_to_json,
+)
+from memgraph_plugin.store import Store
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+VALUES = st.one_of(st.sampled_from(["a", "b", "related", ""]), st.none(), st.integers(0, 3))
+raw_edges = st.lists(
+    st.one_of(
+        st.fixed_dictionaries(
+            {"from": VALUES, "to": VALUES, "type": VALUES},
+            optional={"seqTo": VALUES, "source": VALUES, "seq_to": VALUES, "weight": VALUES},
+        ),
+        st.fixed_dictionaries({"to": VALUES, "type": VALUES, "from": VALUES}),
+    ),
+    max_size=6,
+)
+
+
+@SETTINGS
+@given(edges=raw_edges)
+def testoragestate_builder_edges_equal_edge_to_json(edges: list[dict[str, Any]]) -> None:
+    """Same edges, same key order inside each, same order and the same duplicate handling (the
+    last of a key wins, in the first one's place)."""
+    ref: dict[Any, dict[str, Any]] = {}
+    for edge in edges:
+        e = edge_to_json(edge)
+        ref[edge_key(e)] = e
+    got = StateBuilder({"nodes": {}, "edges": edges}).edges
+    assert [(k, list(e.items())) for k, e in got.items()] == [
+        (k, list(e.items())) for k, e in ref.items()
+    ]
+    assert all(e is not edge for e in got.values() for edge in edges)  # copies, never shared
+
+
+def testorageloaded_chat_equals_its_snapshot_decoded_slowly(tmp_path) -> None:
+    """A chat loaded from a checkpoint plus journal rows: the state dict equals what the stored
+    JSON says, and the store built from it equals one built by single writes."""
+    storage = LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=10_000))
+    nodes = {
+        f"n_{i}": {
+            "id": f"n_{i}", "type": "event" if i % 3 else "character_sheet",
+            "level": "semantic", "title": f"T{i}", "fields": {"summary": f"s{i}", "tags": [i]},
+            "parentId": "n_1" if i > 5 else "", "childrenIds": [], "seqTo": i, "semanticDepth": 0,
+            "semanticRollup": False, "archived": i == 4,
+        }
+        for i in range(1, 30)
+    }
+    edges = [{"from": f"n_{i}", "to": f"n_{i + 1}", "type": "Related"} for i in range(1, 20)]
+    edges.append({"from": "n_3", "to": "n_2", "type": "allied_with", "seqTo": 3})
+    data = {"nodes": nodes, "edges": edges, "nodeSeq": 29, "seqCounter": 9}
+    storage.import_sync("c", Store.from_dict(data).to_dict())
+    storage.checkpoint_sync("c", storage.load_sync("c"))
+    more = Store.from_dict(storage.load_sync("c").data)
+    with more.transaction():
+        more.remove_edge(("n_1", "related", "n_2"))
+        n = more.node("n_7")
+        more.put_node(Node(n.id, n.type, title="renamed", fields={"summary": "x"}))
+    storage.commit_sync("c", changeset_to_change(more.take_changeset(), applied=2), base_version=1)
+    assert gc.isenabled()
+    state = LanceStorage(storage.settings).load_sync("c")
+    assert gc.isenabled()
+    assert state.version == 2 and state.changed_since_checkpoint == {"n_7"}
+    assert state.data == more.to_dict()
+    loaded = Store.from_dict(state.data)
+    assert loaded.to_dict() == more.to_dict()
+    assert loaded.candidate_keys() == more.candidate_keys()
+    assert dict(loaded.pool_anchors()) == dict(more.pool_anchors())
