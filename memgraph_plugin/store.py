@@ -9,10 +9,11 @@ changed something bumps `version` and adds to the pending `Changeset`.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import operator
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -65,29 +66,46 @@ class _SortedPool:
     views) so an insert or removal moves at most a chunk's worth of entries, not the whole pool
     (new nodes are the newest, so they land at the front). `frozen()` is the cached tuple
     snapshot handed to readers.
+
+    A pool made by `from_sorted` without views holds None in their place until the first
+    `frozen()` asks its `view_of` for them (a loaded chat's pool is read well after the load,
+    if at all); writes always bring their views.
     """
 
     CHUNK = 256  # a chunk splits in two when it grows past twice this
 
-    __slots__ = ("_chunks", "_firsts", "_size", "_frozen")
+    __slots__ = ("_chunks", "_firsts", "_size", "_frozen", "_view_of")
 
     def __init__(self) -> None:
-        self._chunks: list[tuple[list[PoolKey], list[Node], list[NodeView]]] = []
+        self._chunks: list[tuple[list[PoolKey], list[Node], list[NodeView | None]]] = []
         self._firsts: list[PoolKey] = []  # each chunk's first key, for bisecting
         self._size = 0
         self._frozen: TypePool | None = None
+        self._view_of: Callable[[Node], NodeView] | None = None  # set while views are missing
 
     @classmethod
     def from_sorted(
-        cls, keys: list[PoolKey], nodes: list[Node], views: list[NodeView]
+        cls,
+        keys: list[PoolKey],
+        nodes: list[Node],
+        views: list[NodeView] | None = None,
+        *,
+        view_of: Callable[[Node], NodeView] | None = None,
     ) -> _SortedPool:
-        """A pool from entries already in key order."""
+        """A pool from entries already in key order; without `views`, `view_of` makes them on
+        the first `frozen()`."""
         pool = cls()
         step = cls.CHUNK
+        missing: list[NodeView | None] = [None] * step if views is None else []
         for i in range(0, len(keys), step):
-            pool._chunks.append((keys[i : i + step], nodes[i : i + step], views[i : i + step]))
+            part = keys[i : i + step]
+            chunk_views = views[i : i + step] if views is not None else missing[: len(part)]
+            pool._chunks.append((part, nodes[i : i + step], chunk_views))
             pool._firsts.append(keys[i])
         pool._size = len(keys)
+        if views is None and keys:
+            assert view_of is not None
+            pool._view_of = view_of
         return pool
 
     def __len__(self) -> int:
@@ -148,6 +166,13 @@ class _SortedPool:
         f = self._frozen
         if f is None:
             chunks = self._chunks
+            view_of = self._view_of
+            if view_of is not None:  # views left to the first read
+                for _keys, nodes, views in chunks:
+                    for i, view in enumerate(views):
+                        if view is None:
+                            views[i] = view_of(nodes[i])
+                self._view_of = None
             join = itertools.chain.from_iterable
             f = self._frozen = TypePool(
                 nodes=tuple(join([c[1] for c in chunks])),
@@ -155,6 +180,15 @@ class _SortedPool:
                 keys=tuple(join([c[0] for c in chunks])),
             )
         return f
+
+
+def _cached_view(views: dict[str, NodeView], node: Node) -> NodeView:
+    """`Store.view` of a pool member, given the store's view cache (not the store: a pool holding
+    the store would make a reference cycle, keeping a dropped store alive until a collection)."""
+    view = views.get(node.id)
+    if view is None:
+        view = views[node.id] = NodeView.from_node(node)
+    return view
 
 
 def recency_key(node: Node) -> PoolKey:
@@ -877,26 +911,24 @@ class Store:
             key = (-seq if seq is not None else 1, -node.semantic_depth, nid)  # recency_key
             entries.append((key, node, ntype.lower()))
         entries.sort(key=_first)
-        view_of = NodeView.from_node
-        views = self._views
         keys: list[PoolKey] = []
         pool_nodes: list[Node] = []
-        pool_views: list[NodeView] = []
-        by_type: dict[str, tuple[list[PoolKey], list[Node], list[NodeView]]] = {}
+        by_type: dict[str, tuple[list[PoolKey], list[Node]]] = {}
         for key, node, ltype in entries:
-            view = views[key[2]] = view_of(node)
             keys.append(key)
             pool_nodes.append(node)
-            pool_views.append(view)
             pool_of[key[2]] = (key, ltype)
             parts = by_type.get(ltype)
             if parts is None:
-                parts = by_type[ltype] = ([], [], [])
+                parts = by_type[ltype] = ([], [])
             parts[0].append(key)
             parts[1].append(node)
-            parts[2].append(view)
-        self._pool = _SortedPool.from_sorted(keys, pool_nodes, pool_views)
-        self._type_pools = {t: _SortedPool.from_sorted(*parts) for t, parts in by_type.items()}
+        # views on the first read, through the view cache (`view` returns the same objects)
+        view_of = functools.partial(_cached_view, self._views)
+        self._pool = _SortedPool.from_sorted(keys, pool_nodes, view_of=view_of)
+        self._type_pools = {
+            t: _SortedPool.from_sorted(k, n, view_of=view_of) for t, (k, n) in by_type.items()
+        }
 
     def _anchors_from_scratch(self) -> dict[str, str | None]:
         """`_anchor_walk` of every node, each chain walked once: a node's anchor is its own id

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+import weakref
 from typing import Any
 
 import attrs
@@ -320,6 +321,46 @@ def test_name_index_built_on_first_lookup_sees_writes_made_before_it() -> None:
     assert store.name_index().find(spec, ["bob"]) == "n_20"
     assert store.name_index().find(spec, ["bram"]) is None  # archived
     assert store.name_index().find(spec, ["qel"]) is None  # rolled back
+
+
+def test_pool_views_made_on_first_read_follow_writes_made_before_it() -> None:
+    """A loaded pool makes its views on the first read: writes before it (a changed member, one
+    archived, a new one, a rolled-back change) and a view asked for by id all show up as they
+    would in a pool whose views were made at once."""
+    data = story_data()
+    store = Store.from_dict(data)
+    early = store.view("n_1")
+    n8, n10 = store.node("n_8"), store.node("n_10")
+    store.put_node(Node(n8.id, n8.type, title="Bram repents", fields=n8.fields, seq_to=n8.seq_to))
+    store.put_node(Node(n10.id, n10.type, title=n10.title, fields=n10.fields, archived=True))
+    store.put_node(Node("n_30", "event", title="New", seq_to=9))
+    with pytest.raises(RuntimeError), store.transaction():
+        store.put_node(Node("n_9", "event", title="undone", seq_to=6))
+        raise RuntimeError("undo")
+    reference = written_one_by_one(store.to_dict())
+    assert store.candidate_views() == reference.candidate_views()
+    for t in ("event", "thread", "character_sheet", "location_state"):
+        assert store.type_pool(t) == reference.type_pool(t)
+    views = {v.id: v for v in store.candidate_views()}
+    assert views["n_1"] is early and views["n_8"].title == "Bram repents"
+    assert "n_10" not in views and views["n_30"].title == "New"
+    for t in ("event", "thread"):
+        for view in store.type_pool(t).views:
+            assert view is views[view.id] is store.view(view.id)
+
+
+def test_a_loaded_store_is_freed_as_soon_as_it_is_dropped() -> None:
+    """No reference cycle through the store (its pools make views without holding it): a
+    dropped chat's memory comes back without waiting for a garbage collection."""
+    gc.disable()
+    try:
+        store = Store.from_dict(story_data())
+        store.candidate_views()
+        ref = weakref.ref(store)
+        del store
+        assert ref() is None
+    finally:
+        gc.enable()
 
 
 def test_anchors_follow_parent_chains_loops_and_archived_nodes() -> None:
