@@ -22,6 +22,7 @@ from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.index import VectorIndex
 from memgraph_plugin.embedding.text import node_id
+from memgraph_plugin.gc_pause import gc_paused
 from memgraph_plugin.storage.base import ChatState, CommitRecord, VectorBlock
 from memgraph_plugin.storage.codec import changeset_to_change
 from memgraph_plugin.storage.errors import ConflictError
@@ -130,8 +131,7 @@ class PersistedChats:
             chat = await self._fresh_cached(chat_id)  # another opener may have loaded it
             if chat is not None:
                 return chat
-            state = await self.storage.load(chat_id)
-            chat = self._from_state(state)
+            chat = await asyncio.to_thread(self._load, self.storage, chat_id)
             self._chats[chat_id] = chat
             self._checked[chat_id] = time.monotonic()
             return chat
@@ -163,6 +163,13 @@ class PersistedChats:
         if lock is None:
             lock = locks[chat_id] = asyncio.Lock()
         return lock
+
+    def _load(self, storage: LanceStorage, chat_id: str) -> LoadedChat:
+        """Read a chat and build its store, off the event loop (a 100k-node chat takes about a
+        second). One collector pause spans both: the decoded state dict is garbage by its end,
+        so no collection walks it."""
+        with gc_paused():
+            return self._from_state(storage.load_sync(chat_id))
 
     def _from_state(self, state: ChatState) -> LoadedChat:
         store = self.store_from_dict(state.data)

@@ -3,8 +3,10 @@ chat's dict and store equal the ones the validating paths give."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
+import threading
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from memgraph_plugin.models import Node
 from memgraph_plugin.storage import LanceStorage, StorageSettings
+from memgraph_plugin.storage.chats import PersistedChats
 from memgraph_plugin.storage.codec import (
     StateBuilder,
     changeset_to_change,
@@ -88,3 +91,23 @@ def testorageloaded_chat_equals_its_snapshot_decoded_slowly(tmp_path) -> None:
     assert loaded.to_dict() == more.to_dict()
     assert loaded.candidate_keys() == more.candidate_keys()
     assert dict(loaded.pool_anchors()) == dict(more.pool_anchors())
+
+
+async def test_a_cold_open_builds_the_store_off_the_event_loop(tmp_path) -> None:
+    """A big chat's load does not stall the loop: here the store factory waits for the loop
+    itself to signal it (on the loop thread that would hang until the timeout)."""
+    uri = str(tmp_path / "db")
+    LanceStorage(StorageSettings(uri=uri)).import_sync(
+        "c", {"nodes": {"n_1": {"id": "n_1", "type": "event"}}, "edges": []}
+    )
+    signal = threading.Event()
+    chats = PersistedChats(
+        LanceStorage(StorageSettings(uri=uri)),
+        store_from_dict=lambda data: Store.from_dict(data) if signal.wait(10) else None,
+    )
+    opening = asyncio.ensure_future(chats.open("c"))
+    await asyncio.sleep(0.05)
+    signal.set()
+    chat = await opening
+    assert chat.store is not None and chat.store.node("n_1") is not None
+    assert gc.isenabled()
