@@ -224,6 +224,8 @@ class Store:
         # change log for caches derived outside the store (`changes_since`)
         self._changes: list[Change] = []
         self._changes_base = 0  # the position of _changes[0]
+        #: the read side's kept edge summaries (`summaries.summaries_for`); never read here
+        self.summaries: Any = None
         # transactions
         self._depth = 0
         self._undo: list[tuple[Any, ...]] = []

@@ -18,32 +18,33 @@ types of neighbours are read when a view is built, so a rename drops nothing.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Container, Iterable
 
 import attrs
 
 from .projection import Lifter, SummaryParts, summary_parts, summary_view
 from .store import Store
-from .views import EMPTY_EDGE_SUMMARY, EdgeSummaryView
+from .views import EMPTY_EDGE_SUMMARY, EdgeSummaryView, SampleNeighbor
 
 #: a new visible set that differs from the last one in more than this share of its ids is not
 #: worth patching: every summary is recomputed
 REBUILD_SHARE = 0.25
 
 
-@attrs.define(eq=False, slots=True)
-class _Entry:
-    parts: SummaryParts
-    #: limit -> (the view, the neighbour records its samples were read from)
-    views: dict[int, tuple[EdgeSummaryView, tuple[object, ...]]] = attrs.field(factory=dict)
+#: the newest neighbours a kept summary holds (a larger `limit` is computed afresh): kept entries
+#: survive garbage collections, so each is kept small
+KEEP_NEIGHBOURS = 16
+
+#: a kept summary: its parts, then the last view built from them, its limit and the neighbour
+#: records its samples were read from
+_Entry = tuple[SummaryParts, int, EdgeSummaryView, tuple[object, ...]]
 
 
 class EdgeSummaries:
     """Edge summaries (all edge types) of one store over one visible set at a time, patched
     from the store's change log. Use `summaries_for(store)`: one per store."""
 
-    __slots__ = ("__weakref__", "_store", "_visible", "_ids", "_position", "_lift", "_entries")
+    __slots__ = ("_store", "_visible", "_ids", "_position", "_lift", "_entries", "_samples")
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -52,6 +53,8 @@ class EdgeSummaries:
         self._position = store.change_position
         self._lift = Lifter(store, ())
         self._entries: dict[str, _Entry] = {}
+        #: sample neighbours shared by the views built since the last write
+        self._samples: dict[tuple[str, int], SampleNeighbor] = {}
 
     def summary(self, id: str, visible: Container[str], limit: int) -> EdgeSummaryView:
         """`projection.edge_summary(store, id, visible, limit=limit)`, from the cache when
@@ -59,6 +62,9 @@ class EdgeSummaries:
         store = self._store
         if visible is not self._visible or store.change_position != self._position:
             self._sync(visible)
+        if limit > KEEP_NEIGHBOURS:
+            parts = summary_parts(store, id, visible, lift=self._lift)
+            return EMPTY_EDGE_SUMMARY if parts is None else summary_view(store, parts, limit)
         entry = self._entries.get(id)
         if entry is None:
             parts = summary_parts(store, id, visible, lift=self._lift)
@@ -67,28 +73,33 @@ class EdgeSummaries:
             memo = self._lift._memo
             for m in parts.members:
                 memo[m] = id
-            entry = self._entries[id] = _Entry(parts)
-        hit = entry.views.get(limit)
-        if hit is not None:
-            view, records = hit
-            node_of = store.node
-            for record in records:
-                if node_of(record.id) is not record:  # type: ignore[attr-defined]
-                    break
-            else:
-                return view
-        view = summary_view(store, entry.parts, limit)
+            if len(parts.latest) > KEEP_NEIGHBOURS:
+                parts = attrs.evolve(parts, latest=parts.latest[:KEEP_NEIGHBOURS])
+        else:
+            parts, kept_limit, view, records = entry
+            if kept_limit == limit:
+                node_of = store.node
+                for record in records:
+                    if node_of(record.id) is not record:  # type: ignore[attr-defined]
+                        break
+                else:
+                    return view
+        view = summary_view(store, parts, limit, self._samples)
         records = tuple(store.node(s.id) for s in view.sample_neighbors)
-        entry.views[limit] = (view, records)
+        self._entries[id] = (parts, limit, view, records)
         return view
 
     # -- keeping current -------------------------------------------------------------------------
 
     def _reset(self, visible: Container[str], ids: frozenset[str] | None = None) -> None:
+        store = self._store
         self._visible = visible
         self._ids = _ids_of(visible) if ids is None else ids
-        self._lift = Lifter(self._store, visible)
+        self._lift = Lifter(store, visible)
+        if visible is store.pool_rank():  # the store keeps every node's lift onto the pool
+            self._lift._memo = dict(store.pool_anchors())
         self._entries = {}
+        self._samples = {}
 
     def _sync(self, visible: Container[str]) -> None:
         """Catch up with the store's writes and move to `visible`, dropping what they staled."""
@@ -98,6 +109,8 @@ class EdgeSummaries:
         if changes is None or self._visible is None:
             self._reset(visible)
             return
+        if changes:
+            self._samples = {}
         moved: Iterable[str] = ()
         if visible is not self._visible:
             ids = _ids_of(visible)
@@ -177,13 +190,11 @@ def _ids_of(visible: Container[str]) -> frozenset[str]:
     return frozenset(visible)  # type: ignore[call-overload]
 
 
-_BY_STORE: weakref.WeakKeyDictionary[Store, EdgeSummaries] = weakref.WeakKeyDictionary()
-
-
 def summaries_for(store: Store) -> EdgeSummaries:
-    """The store's `EdgeSummaries` (made on first use, gone with the store): every session
-    opened on one loaded chat shares it, so a summary outlives the session that computed it."""
-    cache = _BY_STORE.get(store)
+    """The store's `EdgeSummaries` (made on first use, kept on the store and gone with it):
+    every session opened on one loaded chat shares it, so a summary outlives the session that
+    computed it."""
+    cache = store.summaries
     if cache is None:
-        cache = _BY_STORE[store] = EdgeSummaries(store)
-    return cache
+        cache = store.summaries = EdgeSummaries(store)
+    return cache  # type: ignore[no-any-return]

@@ -239,3 +239,16 @@ def test_change_log_names_each_write_and_restarts_when_too_long(monkeypatch):
     store.put_node(attrs.evolve(store.node(c0.id), title="Co"))
     assert store.changes_since(start) is None  # the log restarted: readers rebuild
     assert summaries_for(store) is summaries_for(store)
+
+
+def test_a_dropped_store_is_freed_with_its_summaries():
+    import gc
+    import weakref
+
+    store = _chain_store()
+    read = get_read_api(store, None)
+    read.get_node_briefs([v.id for v in read.list_visible_candidates()])
+    gone = weakref.ref(store)
+    del store, read
+    gc.collect()
+    assert gone() is None
