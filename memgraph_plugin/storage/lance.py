@@ -234,11 +234,16 @@ class LanceStorage:
         return latest
 
     def has_changed_sync(self, chat_id: str, since_version: int) -> bool:
-        """Cheap freshness check: compares the journal table's version first (no scan)."""
+        """Cheap freshness check: compares the journal table's version first (no scan); table
+        versions that are this handle's own appends to other chats do not count."""
         _check_chat_id(chat_id)
         table_version = self._commits.version
         seen = self._seen.get(chat_id)
-        if seen is not None and seen[0] == table_version and seen[1] == since_version:
+        if (
+            seen is not None
+            and seen[1] == since_version
+            and self._only_own_appends(chat_id, seen[0], table_version + 1)
+        ):
             return False
         rows = self._rows(
             self._commits,
@@ -492,7 +497,12 @@ class LanceStorage:
         """
         if seen is None or table_version is None or seen[1] != base:
             return False
-        gap = range(seen[0] + 1, table_version)
+        return self._only_own_appends(chat_id, seen[0], table_version)
+
+    def _only_own_appends(self, chat_id: str, after: int, before: int) -> bool:
+        """Whether every commits table version strictly between `after` and `before` is an
+        append of this handle to a chat other than `chat_id` (so none touched `chat_id`)."""
+        gap = range(after + 1, before)
         if len(gap) > len(self._own):
             return False
         return all(self._own.get(v, chat_id) != chat_id for v in gap)

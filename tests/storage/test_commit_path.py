@@ -169,3 +169,28 @@ def test_a_load_that_raced_a_commit_of_this_handle_does_not_vouch_for_a_stale_ba
     with pytest.raises(ConflictError):
         storage.commit_sync("c", change(node("b"), node_seq=1), base_version=stale.version)
     assert list(LanceStorage(storage.settings).load_sync("c").data["nodes"]) == ["a"]
+
+
+def test_freshness_checks_skip_this_handles_own_commits_to_other_chats(storage):
+    """A cached chat stays fresh without a journal scan while this handle writes other chats;
+    another writer's commit, to any chat, makes the check look (and see only its own chat)."""
+    for chat in ("a", "b"):
+        storage.commit_sync(chat, change(node(f"{chat}0")), base_version=0)
+    scans: list[str] = []
+    real = storage._rows
+
+    def spy(table: Any, where: str, columns: list[str]) -> Any:
+        if table is storage._commits:
+            scans.append(where)
+        return real(table, where, columns)
+
+    storage._rows = spy  # type: ignore[method-assign]
+    for v in (1, 2, 3):
+        storage.commit_sync("b", change(node(f"b{v}")), base_version=v)
+        assert storage.has_changed_sync("a", 1) is False
+    assert scans == []
+    assert storage.has_changed_sync("a", 0) is True  # a stale version is never "fresh"
+    LanceStorage(storage.settings).commit_sync("b", change(node("x")), base_version=4)
+    assert storage.has_changed_sync("a", 1) is False and len(scans) == 2
+    LanceStorage(storage.settings).commit_sync("a", change(node("y")), base_version=1)
+    assert storage.has_changed_sync("a", 1) is True
