@@ -181,8 +181,9 @@ def measure(size: int, data: dict[str, Any]) -> dict[str, str]:
         api.get_node_brief(nid)
     first_us = (CLOCK() - t0) / max(1, len(sample)) * 1e6
     per_turn = []
-    for _ in range(3):  # a turn: a write, then the candidateRows block again
+    for _ in range(3):  # a turn: a write, then a new session's candidateRows block
         touch()
+        api = get_read_api(store, None)  # every turn opens a session: a new read API
         pool = [v.id for v in api.list_visible_candidates()]
         sample = pool if len(pool) <= 2000 else pool[:: max(1, len(pool) // 2000)]
         t0 = CLOCK()

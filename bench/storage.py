@@ -130,6 +130,25 @@ def storage_rows(tmp: Path, *, quick: bool) -> list[Row]:
 
     out.append(("storage: journal commit, 100 ops", _p50(hundred_ops, reps // 3), 60.0, ""))
 
+    other = LanceStorage(st.settings)  # another writer (as another process would be)
+    other_version = [0]
+    times: list[float] = []
+    for _ in range(reps // 3 + 2):
+        other_version[0] = other.commit_sync(
+            "other", ChangeRecord(nodes=(_node(0),)), base_version=other_version[0]
+        ).version
+        t0 = time.perf_counter()
+        one_op()
+        times.append(time.perf_counter() - t0)
+    out.append(
+        (
+            "storage: journal commit, 1 op, after another writer",
+            statistics.median(times[2:]) * 1000.0,
+            None,
+            "reads its row back",
+        )
+    )
+
     sizes = [10_000] if quick else [10_000, 100_000]
     for n in sizes:
         _big_chat(st, f"big{n}", n)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Container, Iterable
 
+import attrs
+
 from .models import Edge, EdgeKey
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS
 from .store import Store
@@ -174,6 +176,17 @@ def _touching_edges(store: Store, members: list[str], keep: Callable[[str], bool
 _MISSING = object()
 
 
+@attrs.frozen
+class SummaryParts:
+    """An edge summary before its neighbours are dressed as views: what depends on the graph's
+    structure only (a neighbour's title and type are read when the view is built)."""
+
+    degree: int
+    relations: tuple[RelationCount, ...]
+    latest: tuple[tuple[str, int], ...]  # (neighbour, latest edge seq or -1), newest first
+    members: tuple[str, ...]  # the summarised node and the hidden nodes lifted to it
+
+
 def edge_summary(
     store: Store,
     id: str,
@@ -192,12 +205,28 @@ def edge_summary(
     per (relation, direction), most first, ties by the first raw edge (store order);
     `sample_neighbors` are one per neighbour with its latest edge seq, newest first, then id.
     """
+    lift = lift or Lifter(store, visible)
+    parts = summary_parts(store, id, visible, edge_types=edge_types, lift=lift)
+    if parts is None:
+        return EMPTY_EDGE_SUMMARY
+    return summary_view(store, parts, limit, lift.samples)
+
+
+def summary_parts(
+    store: Store,
+    id: str,
+    visible: Container[str],
+    *,
+    edge_types: Iterable[str] | None = None,
+    lift: Lifter,
+) -> SummaryParts | None:
+    """The structural part of `edge_summary`; None when `id` is missing, archived or not in
+    `visible` (its summary is zero)."""
     nodes, _edges, out_adj, in_adj, _serial, kids = store.internals()
     anchor = nodes.get(id)
     if anchor is None or anchor.archived or id not in visible:
-        return EMPTY_EDGE_SUMMARY
+        return None
     wanted = None if edge_types is None else frozenset(t.lower() for t in edge_types)
-    lift = lift or Lifter(store, visible)
     memo = lift._memo
     members = subtree_members(store, id, visible) if id in kids else [id]
     member_set = frozenset(members) if len(members) > 1 else None
@@ -245,24 +274,37 @@ def edge_summary(
                         seq = oseq if mseq is None or oseq > mseq else mseq
                 if latest.get(w, -2) < seq:  # type: ignore[arg-type]
                     latest[w] = seq  # type: ignore[index]
-    if not degree:
-        return EMPTY_EDGE_SUMMARY
     rel = sorted(relations.items(), key=lambda kv: (-kv[1][0], kv[1][1]))
-    sample = sorted(latest.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, limit)]
-    cache = lift.samples
-    samples = []
-    for item in sample:
-        sn = cache.get(item)
-        if sn is None:
-            nid, s = item
-            nb = nodes[nid]
-            sn = cache[item] = SampleNeighbor(nid, nb.type, nb.title, None if s < 0 else s)
-        samples.append(sn)
-    return EdgeSummaryView(
+    return SummaryParts(
         degree,
         tuple(_relation(r, "out" if d else "in", c[0]) for (r, d), c in rel),
-        tuple(samples),
+        tuple(sorted(latest.items(), key=lambda kv: (-kv[1], kv[0]))),
+        tuple(members),
     )
+
+
+def summary_view(
+    store: Store,
+    parts: SummaryParts,
+    limit: int,
+    cache: dict[tuple[str, int], SampleNeighbor] | None = None,
+) -> EdgeSummaryView:
+    """`parts` as an `EdgeSummaryView` with up to `limit` sample neighbours, each read from the
+    store now; `cache` shares `SampleNeighbor` values between the summaries of one turn."""
+    if not parts.degree:
+        return EMPTY_EDGE_SUMMARY
+    node_of = store.node
+    samples = []
+    for item in parts.latest[: max(0, limit)]:
+        sn = None if cache is None else cache.get(item)
+        if sn is None:
+            nid, s = item
+            nb = node_of(nid)
+            sn = SampleNeighbor(nid, nb.type, nb.title, None if s < 0 else s)  # type: ignore[union-attr]
+            if cache is not None:
+                cache[item] = sn
+        samples.append(sn)
+    return EdgeSummaryView(parts.degree, parts.relations, tuple(samples))
 
 
 _RELATIONS: dict[tuple[str, str, int], RelationCount] = {}

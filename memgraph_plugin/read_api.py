@@ -40,6 +40,7 @@ from .schema import (
     resolve_schema,
 )
 from .store import Store, timeline_key
+from .summaries import summaries_for
 from .views import (
     EMPTY_EDGE_SUMMARY,
     CompactionCandidates,
@@ -472,6 +473,8 @@ class ReadApi:
         check_int("limit", limit, minimum=0)
         if self._store.node(id) is None:
             return EMPTY_EDGE_SUMMARY
+        if types is None and visible_node_ids is None:
+            return summaries_for(self._store).summary(id, visible, limit)
         return _edge_summary(
             self._store, id, visible, edge_types=types, limit=limit, lift=self._lifter(visible)
         )
@@ -497,16 +500,27 @@ class ReadApi:
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
-        lift = self._lifter(visible) if include_edge_summary else None
-        return self._brief(id, visible, include_edge_summary, edge_summary_limit, lift)
+        summarise = (
+            self._summariser(visible, visible_node_ids is None, edge_summary_limit)
+            if include_edge_summary
+            else None
+        )
+        return self._brief(id, summarise)
+
+    def _summariser(
+        self, visible: Container[str], default: bool, limit: int
+    ) -> Callable[[str], EdgeSummaryView]:
+        """Edge summaries over `visible` for briefs: the store's kept summaries when `visible`
+        is the default set (the one every turn asks for again), else computed per call."""
+        store = self._store
+        if default:
+            cache = summaries_for(store)
+            return lambda id: cache.summary(id, visible, limit)
+        lift = self._lifter(visible)
+        return lambda id: _edge_summary(store, id, visible, limit=limit, lift=lift)
 
     def _brief(
-        self,
-        id: str,
-        visible: Container[str],
-        include_edge_summary: bool,
-        limit: int,
-        lift: Lifter | None,
+        self, id: str, summarise: Callable[[str], EdgeSummaryView] | None
     ) -> NodeBriefView | None:
         store = self._store
         node = store.node(id)
@@ -525,9 +539,7 @@ class ReadApi:
             c = store.node(cid)
             if c is not None and not c.archived:
                 child_count += 1
-        summary_view: EdgeSummaryView | None = None
-        if include_edge_summary:
-            summary_view = _edge_summary(store, id, visible, limit=limit, lift=lift)
+        summary_view = None if summarise is None else summarise(id)
         return NodeBriefView(
             id=node.id,
             level=node.level,
@@ -588,11 +600,12 @@ class ReadApi:
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
-        lift = self._lifter(visible)
-        return tuple(
-            self._brief(i, visible, include_edge_summary, edge_summary_limit, lift)
-            for i in id_list
+        summarise = (
+            self._summariser(visible, visible_node_ids is None, edge_summary_limit)
+            if include_edge_summary
+            else None
         )
+        return tuple(self._brief(i, summarise) for i in id_list)
 
     def expand_from_seeds(
         self,

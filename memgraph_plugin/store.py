@@ -30,8 +30,13 @@ from .schema import DEFAULT_SCHEMA, SYMMETRIC_RELATIONS, Schema, is_diagnostic_t
 from .views import NodeView
 
 PoolKey = tuple[int, int, str]
-_first = operator.itemgetter(0)
+#: (node id, kind) of a write: "edge" (an edge at the node came or went), "seq" (its `seq_to`
+#: changed), "moved" (new or dropped, or its parent, archived flag, type or level changed),
+#: "node" (anything else in its record)
+Change = tuple[str, str]
+CHANGE_LOG_LIMIT = 1 << 16  # past this many entries the log restarts (readers rebuild)
 AdjRecord = tuple[str, str, "int | None", int]  # (other end, type, edge seq_to, serial)
+_first = operator.itemgetter(0)
 
 
 @attrs.frozen
@@ -253,6 +258,11 @@ class Store:
         self.version = 0
         self._clear_pool_caches()
         self._visible_cache: frozenset[str] | None = None
+        # change log for caches derived outside the store (`changes_since`)
+        self._changes: list[Change] = []
+        self._changes_base = 0  # the position of _changes[0]
+        #: the read side's kept edge summaries (`summaries.summaries_for`); never read here
+        self.summaries: Any = None
         # transactions
         self._depth = 0
         self._undo: list[tuple[Any, ...]] = []
@@ -279,6 +289,7 @@ class Store:
         walk = self._anchor_walk
         self._anchor = {nid: walk(nid) for nid in self._nodes}
         self._clear_pool_caches()
+        self._restart_changes()
 
     @property
     def node_seq(self) -> int:
@@ -427,6 +438,33 @@ class Store:
     def in_pool(self, id: str) -> bool:
         return id in self._pool_of
 
+    # -- change log ----------------------------------------------------------------------------
+
+    @property
+    def change_position(self) -> int:
+        """The change log's end: pass it to `changes_since` later to learn what was written."""
+        return self._changes_base + len(self._changes)
+
+    def changes_since(self, position: int) -> list[Change] | None:
+        """``(node id, kind)`` (see `Change`) for every write since `position`, oldest first (a
+        node written twice appears twice; an edge write names both ends); None when the log no
+        longer reaches back that far (the reader rebuilds)."""
+        start = position - self._changes_base
+        if start < 0:
+            return None
+        return self._changes[start:]
+
+    def _note(self, nid: str, kind: str) -> None:
+        log = self._changes
+        log.append((nid, kind))
+        if len(log) > CHANGE_LOG_LIMIT:
+            self._restart_changes()
+
+    def _restart_changes(self) -> None:
+        """Forget the log: every reader's position falls before it and rebuilds."""
+        self._changes_base += len(self._changes) + 1
+        self._changes = []
+
     # -- transactions --------------------------------------------------------------------------
 
     @property
@@ -526,8 +564,11 @@ class Store:
                     self._drop_node_raw(node_id)
                 else:
                     self._put_node_raw(old)
+                self._note(node_id, "moved")
             elif kind == "e":
                 _, key, old, serial = entry
+                self._note(key.source, "edge")
+                self._note(key.target, "edge")
                 if old is None:
                     self._remove_edge_raw(key)
                 else:
@@ -591,6 +632,16 @@ class Store:
             return
         self._undo.append(("n", node.id, old))
         self._put_node_raw(node)
+        if (
+            old is None
+            or old.parent_id != node.parent_id
+            or old.archived != node.archived
+            or old.type != node.type
+            or old.level != node.level
+        ):
+            self._note(node.id, "moved")
+        else:
+            self._note(node.id, "seq" if old.seq_to != node.seq_to else "node")
 
     def add_edge(self, edge: Edge) -> bool:
         """Add an edge; False for a self-edge or a duplicate ``(source, type, target)``.
@@ -613,6 +664,8 @@ class Store:
                 return self.add_edge(edge)
         self._add_edge_raw(edge, None)
         self._undo.append(("e", key, None, self._serial[key]))
+        self._note(key.source, "edge")
+        self._note(key.target, "edge")
         return True
 
     def remove_edge(self, key: tuple[str, str, str]) -> bool:
@@ -626,6 +679,8 @@ class Store:
                 return self.remove_edge(key)
         self._undo.append(("e", key, old, self._serial[key]))
         self._remove_edge_raw(key)
+        self._note(key.source, "edge")
+        self._note(key.target, "edge")
         return True
 
     # -- raw index maintenance (no undo logging) ------------------------------------------------

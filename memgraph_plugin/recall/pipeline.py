@@ -178,18 +178,21 @@ class TurnPipeline:
 
     async def _undo_answers_from(self, chat_id: str, seq: int) -> bool:
         """Roll the chat's graph back to its state after answer ``seq - 1`` (persisted graphs
-        only); False when it cannot, and the replaced answer's writes stay (logged)."""
+        only); False when it cannot, and the replaced answer's writes stay (logged).
+
+        Through the service's `rollback`: it takes the chat's write lock itself (so not here:
+        an asyncio lock is not re-entrant), drops the cached store, and fires
+        ``memgraph_commit`` for the rollback commit like for any other persisted change.
+        """
         from memgraph_plugin.service import memory_graph_for
 
         service = memory_graph_for(self.host)
         persistence = getattr(service, "persistence", None)
         storage = getattr(persistence, "storage", None)
-        if storage is None or not hasattr(storage, "rollback"):
+        if service is None or storage is None or not hasattr(storage, "rollback"):
             log.warning("chat %s: answer %s replaced; its writes stay (no storage)", chat_id, seq)
             return False
-        async with service.lock(chat_id):
-            await storage.rollback(chat_id, seq=seq - 1)
-            await persistence.refresh(chat_id)
+        await service.rollback(chat_id, seq=seq - 1)
         log.info(
             "chat %s: answer %s replaced; graph rolled back to after answer %s",
             chat_id,

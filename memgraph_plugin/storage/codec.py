@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -18,8 +19,13 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def thaw(value: Any) -> Any:
     """Deep-copy frozen containers into plain JSON-ready data (mappings -> dict, tuples -> list)."""
+    if type(value) in _SCALARS:  # most values: skip the slower ABC checks below
+        return value
     if isinstance(value, Mapping):
         return {str(k): thaw(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, frozenset, set)):
@@ -35,13 +41,20 @@ def node_to_json(node: Any) -> dict[str, Any]:
     if isinstance(node, Mapping):
         return thaw(node)
     out: dict[str, Any] = {}
-    for field in attrs.fields(type(node)):
-        key = _camel(field.name)
-        value = thaw(getattr(node, field.name))
-        if key in _OPTIONAL_KEYS and value is None:
+    for name, key, optional in _json_fields(type(node)):
+        value = thaw(getattr(node, name))
+        if optional and value is None:
             continue
         out[key] = value
     return out
+
+
+@functools.cache
+def _json_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """`(attribute, JSON key, left out when None)` of an attrs record class, computed once."""
+    return tuple(
+        (f.name, _camel(f.name), _camel(f.name) in _OPTIONAL_KEYS) for f in attrs.fields(cls)
+    )
 
 
 def edge_to_json(edge: Any) -> dict[str, Any]:

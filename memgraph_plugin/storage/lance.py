@@ -9,9 +9,11 @@ Layout (one database per host, every chat in the same tables):
   fixed-size float32 `vector` column.
 
 Loading = latest checkpoint + replay of the journal rows after it. Two writers of one chat are
-detected optimistically: a commit appends version `base + 1`, then reads that version back; the
-row committed first (the smallest stable row id; scan order is not commit order once compaction
-has run) wins, a loser deletes its row and raises `ConflictError`.
+detected optimistically: a commit appends version `base + 1`; the row committed first (the
+smallest stable row id; scan order is not commit order once compaction has run) wins, a loser
+deletes its row and raises `ConflictError`. The append's own table version says whether anything
+but this handle's appends to other chats landed since the chat was last seen at `base`; only then
+is the version read back to find the winner (`_uncontested`).
 """
 
 from __future__ import annotations
@@ -91,6 +93,9 @@ def _vectors_from_columns(profile: Any, ids: Any, blob: Any) -> VectorBlock | No
     return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix.reshape(len(ids), -1))
 
 
+#: Own appends remembered for `_uncontested` (a longer gap is checked by reading back).
+_OWN_COMMITS_KEPT = 4096
+
 _ENTRY_COLUMNS = [
     *("seq", "applied", "kind", "created_at", "payload"),
     *("vec_profile", "vec_ids", "vectors"),
@@ -158,6 +163,7 @@ class LanceStorage:
         self._lock = threading.RLock()
         self._commits_since_optimize = 0
         self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
+        self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
         self._last_checkpoint: dict[str, int] = {}  # chat -> newest checkpoint version known
         self._chat_indexed: set[str] = set()  # tables known to have their chat_id index
 
@@ -229,11 +235,16 @@ class LanceStorage:
         return latest
 
     def has_changed_sync(self, chat_id: str, since_version: int) -> bool:
-        """Cheap freshness check: compares the journal table's version first (no scan)."""
+        """Cheap freshness check: compares the journal table's version first (no scan); table
+        versions that are this handle's own appends to other chats do not count."""
         _check_chat_id(chat_id)
         table_version = self._commits.version
         seen = self._seen.get(chat_id)
-        if seen is not None and seen[0] == table_version and seen[1] == since_version:
+        if (
+            seen is not None
+            and seen[1] == since_version
+            and self._only_own_appends(chat_id, seen[0], table_version + 1)
+        ):
             return False
         rows = self._rows(
             self._commits,
@@ -294,9 +305,9 @@ class LanceStorage:
         )
 
     def _note_checkpoint(self, chat_id: str, version: int) -> None:
-        """Remember the newest checkpoint of a chat seen on disk or written by this process."""
-        if version > self._last_checkpoint.get(chat_id, 0):
-            self._last_checkpoint[chat_id] = version
+        """Remember the newest checkpoint of a chat seen on disk or written by this process
+        (0 too: "none" is known, so `_after_commit` does not look for one again)."""
+        self._last_checkpoint[chat_id] = max(version, self._last_checkpoint.get(chat_id, 0))
 
     def checkpointed_version(self, chat_id: str) -> int:
         """The newest checkpoint of `chat_id` this handle wrote or loaded (0: none known)."""
@@ -434,15 +445,18 @@ class LanceStorage:
         writer = uuid.uuid4().hex
         created = time.time()
         profile, vec_ids, blob = _vectors_to_columns(change.vectors)
+        fields = {
+            "seq": int(change.seq_counter),
+            "applied": int(change.applied),
+            "kind": change.kind,
+            "created_at": created,
+        }
         row = pa.table(
             {
                 "chat_id": [chat_id],
                 "version": [version],
                 "writer": [writer],
-                "seq": [int(change.seq_counter)],
-                "applied": [int(change.applied)],
-                "kind": [change.kind],
-                "created_at": [created],
+                **{name: [value] for name, value in fields.items()},
                 "payload": [change_payload(change)],
                 "vec_profile": [profile],
                 "vec_ids": [vec_ids],
@@ -451,24 +465,60 @@ class LanceStorage:
             schema=COMMITS_SCHEMA,
         )
         with self._lock:
-            self._commits.add(row)
-            winner = self._first_per_version(
-                f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]
-            ).get(version)
-            if winner is None or winner["writer"] != writer:
-                self._commits.delete(
-                    f"{where_eq(chat_id=chat_id)} AND writer = {sql_literal(writer)}"
-                )
-                latest = self.latest_version_sync(chat_id)
-                raise ConflictError(chat_id, base_version, latest)
-            self._seen[chat_id] = (self._commits.version, version)
+            seen = self._seen.get(chat_id)
+            table_version = getattr(self._commits.add(row), "version", None)
+            if not self._uncontested(chat_id, base_version, seen, table_version):
+                winner = self._first_per_version(
+                    f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]
+                ).get(version)
+                if winner is None or winner["writer"] != writer:
+                    self._commits.delete(
+                        f"{where_eq(chat_id=chat_id)} AND writer = {sql_literal(writer)}"
+                    )
+                    latest = self.latest_version_sync(chat_id)
+                    raise ConflictError(chat_id, base_version, latest)
+            self._note_own_commit(chat_id, table_version, version)
             self._commits_since_optimize += 1
-        record = _record(chat_id, version, row.to_pylist()[0], change)
+        record = _record(chat_id, version, fields, change)
         try:
             self._after_commit(chat_id, version, state_provider)
         except Exception:  # maintenance never fails a durable commit
             log.exception("storage maintenance after commit %s of chat %r failed", version, chat_id)
         return record
+
+    def _uncontested(
+        self, chat_id: str, base: int, seen: tuple[int, int] | None, table_version: int | None
+    ) -> bool:
+        """Whether the append that made commits table version `table_version` is certainly the
+        first row of version `base + 1` of the chat, without reading it back.
+
+        True when this handle knew the chat at `base` as of table version `seen[0]` and every
+        table version since then, up to the append, is an append of this handle to another chat:
+        no other writer committed in between, so no row of `base + 1` can precede ours.
+        Otherwise (another writer's commit, a compaction, a delete in between) the caller reads
+        the version back.
+        """
+        if seen is None or table_version is None or seen[1] != base:
+            return False
+        return self._only_own_appends(chat_id, seen[0], table_version)
+
+    def _only_own_appends(self, chat_id: str, after: int, before: int) -> bool:
+        """Whether every commits table version strictly between `after` and `before` is an
+        append of this handle to a chat other than `chat_id` (so none touched `chat_id`)."""
+        gap = range(after + 1, before)
+        if len(gap) > len(self._own):
+            return False
+        return all(self._own.get(v, chat_id) != chat_id for v in gap)
+
+    def _note_own_commit(self, chat_id: str, table_version: int | None, version: int) -> None:
+        """Remember that table version `table_version` is this handle's winning append."""
+        if table_version is None:  # no version reported: the next commit reads back
+            self._seen.pop(chat_id, None)
+            return
+        self._seen[chat_id] = (table_version, version)
+        self._own[table_version] = chat_id
+        while len(self._own) > _OWN_COMMITS_KEPT:
+            del self._own[next(iter(self._own))]
 
     def _after_commit(
         self,

@@ -41,6 +41,7 @@ MODULES = [
     "memgraph_plugin.models",
     "memgraph_plugin.frozen",
     "memgraph_plugin.projection",
+    "memgraph_plugin.summaries",
     "memgraph_plugin.keyword",
     "memgraph_plugin.identity",
 ]

@@ -565,3 +565,27 @@ async def test_quality_gate_holds_canary_back_after_failures_then_reopens(tmp_pa
         assert blocked.route.shadow
         assert all(i.why != "graph_expansion" for i in blocked.route.selected)
     assert any(i.why == "graph_expansion" for i in outcomes[-1].route.selected)
+
+
+async def test_a_regenerated_answers_rollback_fires_memgraph_commit_once(started):
+    """The rollback that undoes a replaced answer is a persisted change like any other: one
+    ``memgraph_commit`` with its version, before the new answer's batch."""
+    host, _, pipeline = started
+    story = fixture_story()
+    for turn in story.turns[:3]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    spy = CommitSpy()
+    host.register_plugin(spy, name="commit-spy")
+    chat = host.chat(CHAT)
+    assert chat.truncate(len(host.get_context(CHAT).messages) - 2) == 1  # regenerate answer 3
+    await pipeline.recall(CHAT)
+    again = await pipeline.add_assistant_message(CHAT, "Mara shrugs, then agrees anyway.")
+    assert again.replaced
+    history = await host.registry.get("memory-graph").history(CHAT)
+    (rollback,) = [r for r in history if r.kind == "rollback"]
+    fired = [(c.kind, c.version) for chat_id, c in spy.seen if chat_id == CHAT]
+    assert fired[0] == ("rollback", rollback.version)
+    assert [kind for kind, _ in fired].count("rollback") == 1
+    assert ("batch", rollback.version + 1) in fired  # the new answer, committed after it
+    (commit,) = [c for _, c in spy.seen if c.kind == "rollback"]
+    assert (commit.seq, commit.persisted, commit.applied) == (2, True, rollback.applied)

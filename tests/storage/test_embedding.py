@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
 import subprocess
 import sys
 
@@ -40,6 +42,32 @@ def test_hashing_is_normalised_and_offline_deterministic():
         env={"PYTHONHASHSEED": "12345", "PATH": ""},
     ).stdout
     assert other == vecs[0].tobytes().hex()
+
+
+def test_hashing_vectors_never_change_across_versions():
+    """Stored vectors are reused by profile name: the same text must give the same bytes as the
+    profile always did (one feature added at a time, in float32), never merely close ones."""
+    p = HashingProfile()
+    texts = ["Mira meets the guild at the harbor, the harbor at night", "über café 東京 ß"]
+    texts += ["", "!!!"]
+    digest = hashlib.blake2b(p.embed(texts).tobytes(), digest_size=16).hexdigest()
+    assert digest == "ae99927abcfbd21561c14073f52a5946"  # computed by the one-at-a-time loop
+
+    def one_at_a_time(text: str) -> np.ndarray:
+        vec = np.zeros(p.dim, dtype=np.float32)
+        words = re.findall(r"\w+", text.lower())
+        for word in words:
+            for idx, weight in p._word(word):
+                vec[idx] += weight
+        for a, b in zip(words, words[1:], strict=False):
+            idx, weight = p._pair(a + " " + b)
+            vec[idx] += weight
+        norm = float(np.linalg.norm(vec))
+        return vec / norm if norm > 0 else vec
+
+    more = [f"scene {i}: the guild, the guild and the guild again, pier {i * 7}" for i in range(50)]
+    for text in texts + more:
+        assert p.embed_one(text).tobytes() == one_at_a_time(text).tobytes(), text
 
 
 def test_hashing_similarity_follows_wording():
