@@ -2,8 +2,9 @@
 
 A `create` of a latest-only type (character sheets, places, threads) merges into the active node
 that shares one of its primary-key names. The `NameIndex` answers that lookup without a scan; the
-`Store` builds one when it loads and brings it up to date lazily (only nodes written since the
-last lookup are re-read), so a write pays one dict entry and a batch never rescans the store.
+`Store` builds one on the first lookup after it loads and brings it up to date lazily (only nodes
+written since the last lookup are re-read), so a write pays one dict entry and a batch never
+rescans the store.
 """
 
 from __future__ import annotations

@@ -386,9 +386,9 @@ class Store:
 
     def name_index(self, schema: Schema | None = None) -> NameIndex:
         """The latest-only name index under `schema` (default: the store's), current: nodes
-        written since the last lookup are re-read here. Built with one scan when the store is
-        loaded or its schema changes (and when asked for another schema); every write after that
-        only marks its node, rollbacks included.
+        written since the last lookup are re-read here. Built with one scan by the first lookup
+        after a load (the load marks every node), when the schema changes, and when asked for
+        another schema; every write after that only marks its node, rollbacks included.
         """
         schema = self._schema if schema is None else schema
         index = self._names
