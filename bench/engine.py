@@ -19,6 +19,7 @@ COLUMNS = [
     "get_node_brief µs/node (first call)",
     "keyword_search ms",
     "apply_extraction_batch µs/op",
+    "apply_extraction_batch µs/op (first round)",
 ]
 
 _WORDS = (  # noqa: SIM905
@@ -199,7 +200,7 @@ def measure(size: int, data: dict[str, Any]) -> dict[str, str]:
         kw_times.append(_median_ms(lambda q=q: api.keyword_search(query=q, k=20), 3))
     kw_ms = statistics.median(kw_times)
 
-    batch = _batch_figure(store, rng)
+    batch, batch_first = _batch_figure(store, rng)
     return {
         "load ms": f"{load_ms:.0f}",
         "list_visible_candidates ms": f"{cand_ms:.2f}",
@@ -207,21 +208,24 @@ def measure(size: int, data: dict[str, Any]) -> dict[str, str]:
         "get_node_brief µs/node (first call)": f"{first_us:.1f}",
         "keyword_search ms": f"{kw_ms:.2f}",
         "apply_extraction_batch µs/op": batch,
+        "apply_extraction_batch µs/op (first round)": batch_first,
     }
 
 
-def _batch_figure(store: Any, rng: random.Random) -> str:
+def _batch_figure(store: Any, rng: random.Random) -> tuple[str, str]:
     """µs per op of in-memory batches (creates with links, latest-only creates that merge or
-    not, edits, link upserts)."""
+    not, edits, link upserts): the best of three rounds of 20 batches, and the first round
+    apart (it pays what a loaded chat pays once: the name index built on its first lookup, the
+    first garbage collection over the freshly loaded records)."""
     chars = [n.id for n in store.iter_nodes() if n.type == "character_sheet" and not n.archived]
     events = [n.id for n in store.iter_nodes() if n.type == "event" and not n.archived]
-    rounds: list[float] = []  # µs/op of each round of 20 batches; the least disturbed one counts
-    for r in range(3):
-        figure = _batch_round(store, rng, chars, events, first=r == 0)
-        if isinstance(figure, str):
-            return figure
-        rounds.append(figure)
-    return f"{min(rounds):.1f}"
+    first = _batch_round(store, rng, chars, events, first=True)
+    if isinstance(first, str):
+        return first, ""
+    rounds: list[float] = []  # µs/op of each round; the least disturbed one counts
+    for _ in range(3):
+        rounds.append(_batch_round(store, rng, chars, events, first=False))  # type: ignore[arg-type]
+    return f"{min(rounds):.1f}", f"{first:.1f}"
 
 
 def _batch_round(

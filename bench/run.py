@@ -38,6 +38,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "get_node_brief µs/node (first call)": ("µs/node", lambda n: None),
     "keyword_search ms": ("ms", lambda n: 10.0 if n <= 10_000 else 50.0),
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
+    "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
 SECTIONS = ("engine", "storage", "reload")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
