@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
+
+#: every property test's settings: MEMGRAPH_PROPERTY_EXAMPLES raises the example count for a
+#: longer hunt; no deadline (the machine is shared and noisy)
+settings.register_profile(
+    "memgraph",
+    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("memgraph")
 
 
 @pytest.fixture(autouse=True)

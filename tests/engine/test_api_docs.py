@@ -37,6 +37,7 @@ MODULES = [
     "memgraph_plugin.plugin",
     "memgraph_plugin.hookspecs",
     "memgraph_plugin.store",
+    "memgraph_plugin.records",
     "memgraph_plugin.schema",
     "memgraph_plugin.models",
     "memgraph_plugin.frozen",

@@ -4,14 +4,13 @@ reference (`node_from_dict`, `edge_from_dict`, `put_node` / `add_edge` one at a 
 from __future__ import annotations
 
 import gc
-import os
 import threading
 import weakref
 from typing import Any
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from memgraph_plugin import MemoryGraphError, Node, Store
@@ -19,23 +18,17 @@ from memgraph_plugin.frozen import FrozenDict
 from memgraph_plugin.gc_pause import gc_paused
 from memgraph_plugin.identity import NameIndex
 from memgraph_plugin.models import EdgeKey
-from memgraph_plugin.store import (
+from memgraph_plugin.records import (
     _edges_from_raw,
     _plain_node,
     edge_from_dict,
     node_from_dict,
     node_to_dict,
-    normalize_edge,
 )
+from memgraph_plugin.store import normalize_edge
 from memgraph_plugin.views import NodeView
 
 from .conftest import node, story_data
-
-SETTINGS = settings(
-    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 
 # -- decoding one node --------------------------------------------------------------------------
 
@@ -95,7 +88,6 @@ def test_plain_node_equals_node_from_dict_or_declines_for_every_single_change() 
                 assert_plain_node_agrees(raw, nid)
 
 
-@SETTINGS
 @given(raw=raw_nodes(), key=st.sampled_from(["n_1", "n_2", None]))
 def test_plain_node_equals_node_from_dict_or_declines(raw: dict[str, Any], key: str | None):
     assert_plain_node_agrees(raw, key)
@@ -114,7 +106,6 @@ def assert_plain_node_agrees(raw: dict[str, Any], key: str | None) -> None:
     assert type(fast.fields) is FrozenDict and type(fast.children_ids) is tuple
 
 
-@SETTINGS
 @given(raw=raw_nodes(), key=st.sampled_from(["n_1", "n_2"]))
 def test_from_dict_decodes_nodes_like_node_from_dict(raw: dict[str, Any], key: str):
     """The store sees the same node or the same error, whichever path decoded it."""
@@ -192,7 +183,6 @@ def reference_edges(raw: list[Any], nodes: dict[str, Any]) -> dict[EdgeKey, Any]
     return edges
 
 
-@SETTINGS
 @given(raw=raw_edges)
 def test_edges_decode_like_edge_from_dict(raw: list[Any]) -> None:
     nodes = {"a": None, "b": None, "c": None}
@@ -285,7 +275,6 @@ def assert_same_indices(loaded: Store, written: Store) -> None:
         assert loaded.keywords.tokens_of(nid) == written.keywords.tokens_of(nid)
 
 
-@SETTINGS
 @given(data=graphs())
 def test_bulk_load_builds_the_indices_single_writes_build(data: dict[str, Any]) -> None:
     assert_same_indices(Store.from_dict(data), written_one_by_one(data))

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from memgraph_plugin.batch import REJECTION_CODES, apply_batch
@@ -24,12 +23,6 @@ from memgraph_plugin.read_api import get_read_api
 from memgraph_plugin.schema import INTERNAL_EDGE_TYPES
 from memgraph_plugin.store import Store
 from memgraph_plugin.write_api import get_write_api
-
-SETTINGS = settings(
-    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
 
 VALID_TYPES = ["event", "character_sheet", "location_state", "thread"]
 TYPES = [*VALID_TYPES, "unknown", "EVENT", ""]
@@ -235,7 +228,6 @@ def check_invariants(store: Store) -> None:
     )
 
 
-@SETTINGS
 @given(batches=batches, seqs=st.lists(st.one_of(st.none(), st.integers(0, 20)), min_size=5))
 def test_random_batches_keep_the_invariants(batches, seqs):
     store = seeded()
@@ -266,7 +258,6 @@ def test_random_batches_keep_the_invariants(batches, seqs):
                 assert store.to_dict() == snapshot
 
 
-@SETTINGS
 @given(batch=st.lists(op, min_size=1, max_size=10), fail_at=st.integers(1, 6))
 def test_failure_midway_restores_to_dict_exactly(batch, fail_at):
     store = Store()
@@ -361,7 +352,6 @@ write_calls = st.one_of(
 )
 
 
-@SETTINGS
 @given(calls=st.lists(write_calls, min_size=1, max_size=12))
 def test_random_write_api_arguments_raise_only_memory_graph_errors(calls):
     store = seeded()
@@ -474,7 +464,6 @@ def read_call(name: str) -> Any:
     )
 
 
-@SETTINGS
 @given(calls=st.lists(st.one_of(*[read_call(n) for n in READ_CALLS]), min_size=1, max_size=10))
 def test_random_read_api_arguments_raise_only_bad_args_naming_the_argument(calls):
     store = seeded()

@@ -25,7 +25,7 @@ from memgraph_plugin.read_api import ReadApi, get_read_api
 from memgraph_plugin.store import Store
 from memgraph_plugin.summaries import summaries_for
 
-from .test_properties import SETTINGS, batches, seeded
+from .test_properties import batches, seeded
 
 LIMITS = (8, 2)
 
@@ -101,7 +101,6 @@ def _step(store: Store, kind: str, batch_list, rnd) -> None:
             raise RuntimeError("undo")
 
 
-@SETTINGS
 @given(plan=st.lists(steps(), min_size=1, max_size=10), start=st.sampled_from([seeded, layered]))
 def test_kept_summaries_equal_fresh_ones_after_any_writes(plan, start):
     store = start()

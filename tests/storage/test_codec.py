@@ -6,8 +6,8 @@ import json
 
 from memgraph_plugin.frozen import FrozenDict
 from memgraph_plugin.models import Edge, Node
+from memgraph_plugin.records import edge_to_dict, node_to_dict
 from memgraph_plugin.storage.codec import change_payload, changeset_to_change, node_to_json, thaw
-from memgraph_plugin.store import edge_to_dict, node_to_dict
 
 
 def _nodes() -> list[Node]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import threading
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from memgraph_plugin.models import Node
@@ -22,12 +21,6 @@ from memgraph_plugin.storage.codec import (
     edge_to_json,
 )
 from memgraph_plugin.store import Store
-
-SETTINGS = settings(
-    max_examples=int(os.environ.get("MEMGRAPH_PROPERTY_EXAMPLES", "100")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
 
 VALUES = st.one_of(st.sampled_from(["a", "b", "related", ""]), st.none(), st.integers(0, 3))
 raw_edges = st.lists(
@@ -42,7 +35,6 @@ raw_edges = st.lists(
 )
 
 
-@SETTINGS
 @given(edges=raw_edges)
 def testoragestate_builder_edges_equal_edge_to_json(edges: list[dict[str, Any]]) -> None:
     """Same edges, same key order inside each, same order and the same duplicate handling (the
