@@ -67,6 +67,20 @@ def _around_add(st: LanceStorage, *, before=None, after=None) -> None:
     table.add = add
 
 
+
+def spy_rows(storage: LanceStorage, table: Any) -> list[str]:
+    """The filter of every row query `storage` makes of `table` from now on."""
+    seen: list[str] = []
+    real = storage._rows
+
+    def spy(t: Any, where: str, columns: list[str]) -> Any:
+        if t is table:
+            seen.append(where)
+        return real(t, where, columns)
+
+    storage._rows = spy  # type: ignore[method-assign]
+    return seen
+
 def test_a_single_writer_never_reads_its_commit_back(storage):
     storage.load_sync("a")
     storage.load_sync("b")
@@ -133,15 +147,7 @@ def test_a_stale_handle_of_this_process_still_conflicts(storage):
 
 
 def test_a_chat_without_checkpoint_is_not_searched_for_one_at_every_commit(storage):
-    queried: list[str] = []
-    real = storage._rows
-
-    def spy(table: Any, where: str, columns: list[str]) -> Any:
-        if table is storage._checkpoints:
-            queried.append(where)
-        return real(table, where, columns)
-
-    storage._rows = spy  # type: ignore[method-assign]
+    queried = spy_rows(storage, storage._checkpoints)
     for i in range(1, 6):
         storage.commit_sync("c", change(node(f"n{i}"), node_seq=i), base_version=i - 1)
     assert len(queried) <= 1  # looked up once, then "no checkpoint yet" is known
@@ -176,15 +182,7 @@ def test_freshness_checks_skip_this_handles_own_commits_to_other_chats(storage):
     another writer's commit, to any chat, makes the check look (and see only its own chat)."""
     for chat in ("a", "b"):
         storage.commit_sync(chat, change(node(f"{chat}0")), base_version=0)
-    scans: list[str] = []
-    real = storage._rows
-
-    def spy(table: Any, where: str, columns: list[str]) -> Any:
-        if table is storage._commits:
-            scans.append(where)
-        return real(table, where, columns)
-
-    storage._rows = spy  # type: ignore[method-assign]
+    scans = spy_rows(storage, storage._commits)
     for v in (1, 2, 3):
         storage.commit_sync("b", change(node(f"b{v}")), base_version=v)
         assert storage.has_changed_sync("a", 1) is False
