@@ -32,7 +32,7 @@ from host.markers import PROJECT_NAME, hookimpl
 from host.notify import HookFailure, HookResult, acall, call, failure, run_awaitable, summary
 from host.records import SOURCES, PluginRecord, PluginTable, Source
 from host.settings import env_blocked, env_strict, load_settings
-from host.specs import SpecSnapshot
+from host.specs import SpecSnapshot, forget_specs, specs_declared_in
 
 log = logging.getLogger("host")
 
@@ -76,6 +76,7 @@ class Host:
         self._ranks: dict[str, tuple[int, int]] = {}
         self._counter = itertools.count()
         self._on_unload: dict[str, list[Callable[[], object]]] = {}
+        self._added_specs: dict[str, dict[str, object]] = {}  # plugin -> hook -> spec it added
         self._chats = ChatStore(self.data_dir / "chats")
         self._lock = threading.RLock()
         self._tasks: set[asyncio.Task] = set()  # async implementations a sync notify scheduled
@@ -174,7 +175,8 @@ class Host:
         """``pm.register`` that leaves nothing behind on failure; returns the failure.
 
         pluggy's register is not atomic: the plugin and the specs its ``host_addhooks`` added
-        stay when it raises; both are undone here. When the specs it adds do not fit a plugin
+        stay when it raises; both are undone here. On success the specs it added are noted as
+        its own (they leave with it, see `specs_of`). When the specs it adds do not fit a plugin
         registered earlier (which implemented the hook before any spec existed), that plugin is
         the misfit: it is failed and taken out, and ``obj`` registered again, as if the specs
         had come first.
@@ -183,6 +185,8 @@ class Host:
             before = SpecSnapshot.take(self.pm)
             try:
                 self.pm.register(obj, name=name)
+                added = before.added_since(self.pm)
+                self._added_specs[name] = {hook: getattr(self.pm.hook, hook).spec for hook in added}
                 return None
             except Exception as exc:  # noqa: BLE001 - validation or host_addhooks failure
                 if self.pm.has_plugin(name):
@@ -203,11 +207,19 @@ class Host:
             self._failed(record, f"does not fit the hook specs plugin {name!r} adds", error)
 
     def unregister_plugin(self, name: str) -> None:
-        """Take a plugin out: its hooks, everything it published, its ``on_unload`` callbacks."""
+        """Take a plugin out: its hooks, the hook specs it added (`specs_of`), everything it
+        published, its ``on_unload`` callbacks.
+
+        Other plugins' implementations of a forgotten spec stay, unverified, until a spec for the
+        hook comes back (the plugin registered again): then they are checked against it again.
+        """
         with self._lock:
             plugin = self.pm.get_plugin(name)
+            specs = self.specs_of(name)
+            self._added_specs.pop(name, None)
             if plugin is not None:
                 self.pm.unregister(name=name)
+            forgotten = forget_specs(self.pm, specs)
             record = self._records.remove(name)
         removed = self.registry.unregister_owner(name)
         owner = plugin if plugin is not None else getattr(record, "plugin", None)
@@ -219,7 +231,12 @@ class Host:
             except Exception:  # noqa: BLE001 - one bad callback must not stop the teardown
                 log.exception("plugin %r: on_unload callback raised", name)
         if plugin is not None or removed:
-            log.debug("unregistered plugin %r (published: %s)", name, ", ".join(removed) or "-")
+            log.debug(
+                "unregistered plugin %r (published: %s; specs: %s)",
+                name,
+                ", ".join(removed) or "-",
+                ", ".join(forgotten) or "-",
+            )
 
     def on_unload(self, owner: str | object, callback: Callable[[], object]) -> None:
         """Run ``callback`` when plugin ``owner`` is unregistered (hot reload, teardown).
@@ -260,6 +277,27 @@ class Host:
         if plugin is None:
             return ()
         return tuple(sorted({c.name for c in self.pm.get_hookcallers(plugin) or ()}))
+
+    def specs_of(self, name: str) -> tuple[str, ...]:
+        """The hooks whose specs plugin ``name`` brought, sorted; they leave with it.
+
+        Those its registration added (its ``host_addhooks``) and still in place, and for a module
+        plugin those declared in its own module or a submodule (added some other way).
+        """
+        plugin = self.pm.get_plugin(name)
+        if plugin is None:
+            return ()
+        owned = {
+            hook
+            for hook, spec in self._added_specs.get(name, {}).items()
+            if getattr(getattr(self.pm.hook, hook, None), "spec", None) is spec
+        }
+        if isinstance(plugin, ModuleType):
+            declared = specs_declared_in(self.pm, plugin.__name__)
+            owned.update(
+                h for h in declared if getattr(self.pm.hook, h).spec.namespace is not hookspecs
+            )
+        return tuple(sorted(owned))
 
     def name_of(self, plugin: object) -> str | None:
         """The name ``plugin`` is registered under, or ``None``.
