@@ -38,6 +38,7 @@ from host.fresh_import import (
     purge_modules,
 )
 from host.plugin_folder import PluginFolderFilter, plugin_name
+from host.specs import hook_callers
 
 if TYPE_CHECKING:
     from host.core import Host
@@ -357,8 +358,10 @@ class Reloader:
                 elapsed(),
             )
         state = await self._dispose(name, old) if old is not None else None
+        histories = self._spec_histories(name) if old is not None else {}
+        # the teardown's unregister forgets the specs the old version added (host.specs_of), so
+        # the new version can add them again
         purged = self._teardown(name, old) if old is not None else {}
-        cleared = self._clear_owned_specs(old)
         refused: str | None = None  # the traceback the host recorded for a refused registration
         try:
             # the host keeps a re-registered name in its first place in every hook's call order
@@ -368,19 +371,16 @@ class Reloader:
                 raise RuntimeError(record.error or f"status {record.status}")
         except Exception as exc:  # noqa: BLE001 - reported, the old version is put back
             if self.host.pm.get_plugin(name) is module:
-                self._unregister_quietly(name)
+                self._unregister_quietly(name)  # its specs leave with it
             purge_modules(module.__name__)
-            for caller, _spec, _history in cleared:  # the old version adds its specs again
-                caller.spec = None
-                caller._call_history = None
-            if old is not None:
+            if old is not None:  # registered again, the old version adds its specs again
                 await self._put_back(name, old, state, purged)
-            self._restore_specs(cleared)
+            self._restore_histories(histories)
             failure = PluginLoadError(
                 name, f"register failed: {exc}", locate_in_plugin(path, exc, refused)
             )
             return self._fail(name, failure, elapsed())
-        self._restore_specs(cleared)
+        self._restore_histories(histories)
         version = self._versions.get(name, 0) + 1
         self._versions[name] = version
         self._loaded[name] = _Loaded(module, path, version)
@@ -433,24 +433,20 @@ class Reloader:
         """
         pm = self.host.pm
         scratch = pluggy.PluginManager(pm.project_name)
+        owned = set(self.host.specs_of(name)) if old is not None else set()
         seen: set[int] = set()
-        for caller in _hook_callers(pm):
+        for caller in hook_callers(pm).values():
             spec = caller.spec
-            if spec is None or id(spec.namespace) in seen:
+            if spec is None or caller.name in owned or id(spec.namespace) in seen:
                 continue
             seen.add(id(spec.namespace))
-            if old is not None and owns_module(old.module.__name__, _namespace_module(spec)):
-                continue
             with contextlib.suppress(ValueError):  # hooks another namespace already declared
                 scratch.add_hookspecs(spec.namespace)
         # only the plugins whose hooks the candidate's specs could change need checking: those
         # implementing a hook with no spec yet or with a spec the old version added
         affected: dict[str, object] = {}
-        for caller in _hook_callers(pm):
-            spec = caller.spec
-            if spec is not None and not (
-                old is not None and owns_module(old.module.__name__, _namespace_module(spec))
-            ):
+        for caller in hook_callers(pm).values():
+            if caller.spec is not None and caller.name not in owned:
                 continue
             for impl in caller.get_hookimpls():
                 if impl.plugin_name != name:
@@ -476,7 +472,7 @@ class Reloader:
             raise PluginLoadError(
                 name, f"{type(exc).__name__} while validating: {exc}", locate_error(exc)
             ) from exc
-        for caller in _hook_callers(scratch):
+        for caller in hook_callers(scratch).values():
             if caller.spec is not None:
                 continue
             for impl in caller.get_hookimpls():
@@ -569,24 +565,21 @@ class Reloader:
         self._teardown(name, old)
         self._loaded.pop(name, None)
 
-    def _clear_owned_specs(self, old: _Loaded | None) -> list[tuple[pluggy.HookCaller, Any, Any]]:
-        """Forget the hook specs the old version added, so its successor can add them again."""
-        if old is None:
-            return []
-        cleared = []
-        for caller in _hook_callers(self.host.pm):
-            spec = caller.spec
-            if spec is not None and owns_module(old.module.__name__, _namespace_module(spec)):
-                cleared.append((caller, spec, caller._call_history))
-                caller.spec = None
-                caller._call_history = None
-        return cleared
+    def _spec_histories(self, name: str) -> dict[str, list[Any]]:
+        """The call history of each historic hook whose spec plugin ``name`` added: the teardown
+        forgets the spec, and whichever version adds it again keeps the history."""
+        histories = {}
+        for hook in self.host.specs_of(name):
+            history = getattr(self.host.pm.hook, hook)._call_history
+            if history:
+                histories[hook] = list(history)
+        return histories
 
-    @staticmethod
-    def _restore_specs(cleared: list[tuple[pluggy.HookCaller, Any, Any]]) -> None:
-        """Keep the history of historic hooks whose spec the new version added back."""
-        for caller, _spec, history in cleared:
-            if caller.spec is not None and history is not None and caller._call_history == []:
+    def _restore_histories(self, histories: Mapping[str, list[Any]]) -> None:
+        """Give the historic hooks whose spec was added again their history back."""
+        for hook, history in histories.items():
+            caller = getattr(self.host.pm.hook, hook, None)
+            if caller is not None and caller.spec is not None and caller._call_history == []:
                 caller._call_history.extend(history)
 
     # ------------------------------------------------------------------ hook calls
@@ -634,17 +627,6 @@ class Reloader:
 
 
 # ---------------------------------------------------------------------- module helpers
-
-
-def _hook_callers(pm: pluggy.PluginManager) -> list[pluggy.HookCaller]:
-    return [value for value in vars(pm.hook).values() if isinstance(value, pluggy.HookCaller)]
-
-
-def _namespace_module(spec: Any) -> str:
-    namespace = spec.namespace
-    if isinstance(namespace, ModuleType):
-        return namespace.__name__
-    return getattr(namespace, "__module__", "") or ""
 
 
 def _call_impl_sync(impl: Any, kwargs: Mapping[str, Any]) -> Any:

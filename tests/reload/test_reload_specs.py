@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host import Host
+from host import Host, hookimpl
+from host.reload import Reloader
 from tests.reload.conftest import write
 
 SPEC_OWNER = """
@@ -84,3 +85,93 @@ async def test_unknown_hook_is_refused_with_its_line(
     await run.wait_report("lonely", "loaded")
     assert host.pm.hook.reload_test_greet(name="x") == ["fixed x"]
     assert "lonely" not in run.reloader.failures
+
+
+#: Adds a historic spec too; with ``fail`` its host_addhooks works in the scratch manager (the
+#: reload's check) and raises in the host, so the reload fails after the old version left.
+OWNER_WITH_HISTORY = """
+import pluggy
+
+from host import hookimpl
+
+hookspec = pluggy.HookspecMarker("memgraph_host")
+CALLS = []
+
+
+class ShoutSpecs:
+    @hookspec
+    def dev_shout(self, text):
+        '''Shout ``text``.'''
+
+    @hookspec(historic=True)
+    def dev_announce(self, topic):
+        '''Replayed to implementations registered later.'''
+
+
+@hookimpl
+def host_addhooks(pm):
+    CALLS.append(pm)
+    if {fail} and len(CALLS) > 1:
+        raise RuntimeError("host_addhooks works only once")
+    pm.add_hookspecs(ShoutSpecs)
+
+
+@hookimpl
+def dev_shout(text):
+    return "{word} " + text
+"""
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    @hookimpl
+    def dev_announce(self, topic: str) -> None:
+        self.seen.append(topic)
+
+
+def _owner_source(word: str, *, fail: bool = False) -> str:
+    return OWNER_WITH_HISTORY.replace("{fail}", str(fail)).replace("{word}", word)
+
+
+async def test_specs_leave_and_come_back_with_their_plugin(host: Host, plugins_dir: Path) -> None:
+    """A failed reload puts the old version's specs (and a historic hook's history) back; a
+    deleted plugin takes its specs with it, so it loads again when its file comes back."""
+    owner = plugins_dir / "owner.py"
+    write(plugins_dir / "a_user.py", SHOUTER)
+    write(owner, _owner_source("v1"))
+    reloader = Reloader(host, plugins_dir)
+    reports = await reloader.load_all()
+    assert all(r.ok for r in reports), [r.describe() for r in reports]
+    host.pm.hook.dev_announce.call_historic(kwargs={"topic": "t1"})
+
+    write(owner, _owner_source("v2", fail=True))
+    (report,) = await reloader.reload_paths([owner])
+    assert report.action == "failed" and "host_addhooks works only once" in report.error
+    old_module = reloader.loaded["owner"].__name__
+    assert host.pm.hook.dev_shout.spec.namespace.__module__ == old_module
+    assert sorted(host.pm.hook.dev_shout(text="x")) == ["user x", "v1 x"]
+    listener = Listener()
+    host.register_plugin(listener, name="listener")
+    assert listener.seen == ["t1"]  # the history came back with the spec
+
+    write(owner, _owner_source("v3"))
+    (report,) = await reloader.reload_paths([owner])
+    assert report.action == "reloaded", report.describe()
+    assert sorted(host.pm.hook.dev_shout(text="x")) == ["user x", "v3 x"]
+    later = Listener()
+    host.register_plugin(later, name="later")
+    assert later.seen == ["t1"]
+
+    owner.unlink()
+    (report,) = await reloader.reload_paths([owner])
+    assert report.action == "unloaded"
+    assert host.pm.hook.dev_shout.spec is None  # a_user's implementation stays, unverified
+    assert [i.plugin_name for i in host.pm.hook.dev_shout.get_hookimpls()] == ["a_user"]
+
+    write(owner, _owner_source("v4"))
+    (report,) = await reloader.reload_paths([owner])
+    assert report.action == "loaded", report.describe()
+    assert sorted(host.pm.hook.dev_shout(text="x")) == ["user x", "v4 x"]
+    assert host.plugin_record("a_user").status == "loaded"
