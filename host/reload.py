@@ -4,9 +4,9 @@ A plugin is a top-level ``name.py`` or a package folder ``name/__init__.py`` in 
 folder; every changed path is mapped to the plugin it belongs to, so several files of one package
 make one reload. A reload imports the new code under a fresh module name, checks it against the
 hook specs in a scratch plugin manager, and only then swaps it in: ``host_plugin_dispose`` on the
-old version, teardown (hooks, registry entries, ``host.on_unload`` callbacks, modules), register the
-new version (the host keeps its place in the call order), ``host_startup`` and
-``host_plugin_adopt`` for it alone.
+old version, teardown (hooks and the specs it added, registry entries, ``host.on_unload``
+callbacks, modules), register the new version (the host keeps its place in the call order),
+``host_startup`` and ``host_plugin_adopt`` for it alone.
 """
 
 from __future__ import annotations
