@@ -9,11 +9,11 @@ A summary of anchor ``A`` reads: the members of ``A`` (``A`` and the hidden node
 it), their edges, the seq of both ends of each edge, and where each neighbour lifts. Every member
 and neighbour of a kept summary has its lift memoised, so the memo says which summaries a node
 is part of. An edge at ``x`` drops the summary ``x`` lifts to; a new ``seq_to`` also drops the
-summaries its neighbours lift to. A move in the hierarchy
-(parent, archived, type, level) or in or out of the visible set moves the lifts of ``x``'s
-hidden subtree: each of those nodes drops what it and its neighbours lifted to, and its
-memoised lift; ``x``'s ancestors drop theirs (the subtree's new anchor is one of them). Titles and
-types of neighbours are read when a view is built, so a rename drops nothing.
+summaries its neighbours lift to. A move in the hierarchy (parent, archived, type, level) or in
+or out of the visible set moves the lifts of ``x``'s hidden subtree: each of those nodes drops
+what it and its neighbours lifted to, and its memoised lift; ``x``'s ancestors drop theirs (the
+subtree's new anchor is one of them). Titles and types of neighbours are read when a view is
+built, so a rename drops nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Container, Iterable
 
 import attrs
 
+from .models import Node
 from .projection import Lifter, SummaryParts, summary_parts, summary_view
 from .store import Store
 from .views import EMPTY_EDGE_SUMMARY, EdgeSummaryView, SampleNeighbor
@@ -30,14 +31,13 @@ from .views import EMPTY_EDGE_SUMMARY, EdgeSummaryView, SampleNeighbor
 #: worth patching: every summary is recomputed
 REBUILD_SHARE = 0.25
 
-
 #: the newest neighbours a kept summary holds (a larger `limit` is computed afresh): kept entries
 #: survive garbage collections, so each is kept small
 KEEP_NEIGHBOURS = 16
 
 #: a kept summary: its parts, then the last view built from them, its limit and the neighbour
 #: records its samples were read from
-_Entry = tuple[SummaryParts, int, EdgeSummaryView, tuple[object, ...]]
+_Entry = tuple[SummaryParts, int, EdgeSummaryView, tuple[Node | None, ...]]
 
 
 class EdgeSummaries:
@@ -79,8 +79,8 @@ class EdgeSummaries:
             parts, kept_limit, view, records = entry
             if kept_limit == limit:
                 node_of = store.node
-                for record in records:
-                    if node_of(record.id) is not record:  # type: ignore[attr-defined]
+                for sample, record in zip(view.sample_neighbors, records, strict=True):
+                    if node_of(sample.id) is not record:
                         break
                 else:
                     return view
