@@ -284,8 +284,7 @@ class Store:
         self._names_dirty = {}
         for nid in self._nodes:
             self._reindex(nid, content_changed=False)
-        walk = self._anchor_walk
-        self._anchor = {nid: walk(nid) for nid in self._nodes}
+        self._anchor = self._anchors_from_scratch()
         self._clear_pool_caches()
         self._restart_changes()
 
