@@ -19,7 +19,7 @@ STRICT_ENV = "MEMGRAPH_HOST_STRICT"
 BLOCK_ENV = "MEMGRAPH_HOST_BLOCK"
 
 DEFAULTS: Mapping[str, Any] = MappingProxyType(
-    {"embedding_profile": None, "schema": None, "storage_uri": None, "plugin_dirs": ()}
+    {"embedding_profile": "wordllama", "schema": None, "storage_uri": None, "plugin_dirs": ()}
 )
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -203,24 +202,24 @@ def _export(host: Any, args: argparse.Namespace) -> int:
 
 
 class ProgressBar:
-    """A one-line text progress bar on a stream (stderr by default)."""
+    """A progress bar (tqdm) on a stream, stderr by default: call it with ``(done, total)``."""
 
-    def __init__(self, label: str, stream: TextIO | None = None, width: int = 30) -> None:
-        self.label, self.stream, self.width = label, stream or sys.stderr, width
-        self._last = -1.0
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label, self.stream = label, stream or sys.stderr
+        self._bar: Any = None
 
     def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - self._last < 0.1:
-            return
-        self._last = now
-        frac = 1.0 if total == 0 else done / total
-        filled = int(round(frac * self.width))
-        bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {frac * 100:5.1f}% {done}/{total}")
+        from tqdm import tqdm
+
+        if self._bar is None:
+            self._bar = tqdm(
+                total=total, desc=self.label, file=self.stream, unit="node", mininterval=0.1
+            )
+        bar = self._bar
+        bar.total = total
+        bar.update(done - bar.n)
         if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+            bar.close()
 
 
 def _add_reindex(p: argparse.ArgumentParser) -> None:

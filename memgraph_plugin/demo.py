@@ -41,8 +41,9 @@ SAMPLE_PLUGINS = _sample_plugins_dir()
 STORY_PATH = SAMPLE_PLUGINS / "story" / "story.json"
 DEFAULT_DATA = Path("demo-data")
 MARKER = ".memgraph-demo"
-#: The demo runs offline: the built-in `hashing` embedding profile (vector recall, no download).
-DEMO_SETTINGS: dict[str, Any] = {"embedding_profile": "hashing"}
+#: The demo runs offline on the default embedding profile (`wordllama`: semantic vectors from
+#: the weights its wheel ships, no download); nothing to override.
+DEMO_SETTINGS: dict[str, Any] = {}
 PICTURE = "graph.html"
 CHAT_ID = "lantern-ledger"
 REPLAY_PLUGIN = "demo.replay-extractor"

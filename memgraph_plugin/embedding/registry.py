@@ -1,7 +1,9 @@
 """Which embedding profiles exist: the built-in ones plus those plugins give through a hook.
 
-A plugin implements `memgraph_embedding_profiles()` and returns a profile, a list of them, or a
-mapping name -> profile. The host setting `embedding_profile` picks one by name.
+Built in: `wordllama` (the default: semantic, offline, weights from its wheel) and `hashing`
+(feature hashing: no model at all, wording only). A plugin implements
+`memgraph_embedding_profiles()` and returns a profile, a list of them, or a mapping name ->
+profile. The host setting `embedding_profile` picks one by name; `"none"` turns vectors off.
 """
 
 from __future__ import annotations
@@ -12,12 +14,19 @@ from typing import Any
 
 from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.hashing import HashingProfile
+from memgraph_plugin.embedding.wordllama import WordLlamaProfile
 
 log = logging.getLogger(__name__)
 
 HOOK_NAME = "memgraph_embedding_profiles"
 
-BUILTIN_PROFILES: dict[str, Callable[[], EmbeddingProfile]] = {"hashing": HashingProfile}
+#: the profile a host uses when its settings name none (``embedding_profile = "none"``: no vectors)
+DEFAULT_PROFILE = "wordllama"
+
+BUILTIN_PROFILES: dict[str, Callable[[], EmbeddingProfile]] = {
+    "wordllama": WordLlamaProfile,
+    "hashing": HashingProfile,
+}
 
 
 class UnknownProfileError(LookupError):
@@ -60,8 +69,16 @@ def available_profiles(pm: Any = None) -> dict[str, EmbeddingProfile | Callable[
     return out
 
 
+def profile_name(settings: Mapping[str, Any]) -> str | None:
+    """The profile name `settings` configure (the default when unset); None: vectors off."""
+    name = settings.get("embedding_profile", DEFAULT_PROFILE)
+    if name is None or (isinstance(name, str) and name.strip().lower() in ("", "none")):
+        return None
+    return str(name)
+
+
 def resolve_profile(name: str | None, pm: Any = None) -> EmbeddingProfile | None:
-    """The profile called `name`; `None` when no profile is configured."""
+    """The profile called `name`; `None` for no name, ``""`` or ``"none"`` (vectors off)."""
     if name is None or name == "" or (isinstance(name, str) and name.lower() == "none"):
         return None
     if not isinstance(name, str):

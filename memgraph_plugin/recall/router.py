@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from memgraph_plugin.embedding.registry import profile_name
 from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
 
 from .rollout import FallbackReason, QualityGate, RolloutDecision, decide, gate_settings
@@ -307,7 +308,7 @@ class HybridRouter:
         }
         vector: dict[str, float] = {}
         score_mode = "keyword+recency"
-        if request.settings.get("embedding_profile"):
+        if profile_name(request.settings) is not None:
             vector, score_mode = await self._vector_scores(request, k, pool_set)
         floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
         relevant = set(keyword) | {i for i, s in vector.items() if s >= floor}

@@ -293,6 +293,13 @@ class PersistedChats:
             else:
                 have = set()
             missing = [n for n in nodes if n.id not in have]
+            if len(missing) > 1000 and len(missing) * 2 > len(nodes):
+                # stored with another profile (or none): embedded now, kept at the next snapshot
+                log.warning(
+                    "chat %r: embedding %d of %d nodes with profile %r (no stored vectors of it; "
+                    "`memgraph-host reindex %s` does this ahead of time)",
+                    chat.chat_id, len(missing), len(nodes), self.embedder.name, chat.chat_id,
+                )
             await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
             chat.dirty.update(n.id for n in missing)  # not among the checkpoint's vector rows
             chat.index = index

@@ -404,7 +404,7 @@ async def test_without_memory_graph_the_pipeline_does_nothing(tmp_path):
 
 
 async def test_vector_scores_join_the_baseline_with_an_embedding_profile(tmp_path):
-    without, _ = await _smuggler_recall(tmp_path / "a")
+    without, _ = await _smuggler_recall(tmp_path / "a", embedding_profile="none")
     with_vectors, titles = await _smuggler_recall(tmp_path / "b", embedding_profile="hashing")
     assert without.route.score_mode == "keyword+recency"
     assert with_vectors.route.score_mode == "keyword+vector+recency"

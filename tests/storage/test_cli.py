@@ -130,7 +130,7 @@ async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, ca
 
 
 async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
-    host = await _host_with_store(tmp_path)
+    host = await _host_with_store(tmp_path, embedding_profile="none")
     assert await _run(host, "reindex") == 2
     assert "no embedding profile" in capsys.readouterr().err
     await host.stop()
@@ -139,7 +139,7 @@ async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
     assert await _run(host, "reindex") == 0
     captured = capsys.readouterr()
     assert "2 nodes embedded with 'hashing'" in captured.out
-    assert "reindex c [" in captured.err and "100.0% 2/2" in captured.err
+    assert "reindex c" in captured.err and "100%" in captured.err and "2/2" in captured.err
     s = await host.registry.get("memory-graph").open_session(host.get_context("c"))
     assert (await s.vector_search(query="harbor", k=1))[0].id == "n_1"
     await host.stop()
@@ -148,11 +148,12 @@ async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
 def test_progress_bar_renders(capsys):
     import sys
 
-    bar = ProgressBar("x", stream=sys.stderr, width=10)
+    bar = ProgressBar("embed x", stream=sys.stderr)
     bar(0, 4)
+    bar(2, 4)
     bar(4, 4)
     err = capsys.readouterr().err
-    assert "[##########] 100.0% 4/4" in err and err.endswith("\n")
+    assert "embed x" in err and "100%" in err and "4/4" in err and err.endswith("\n")
 
 
 @pytest.mark.parametrize("argv", [["rollback", "c"], ["rollback", "c", "--to", "1", "--seq", "2"]])
@@ -193,7 +194,8 @@ def test_commands_through_the_real_cli_entry(tmp_path, capsys):
     code, out, _ = run("export", evil)
     assert set(json.loads(out)["nodes"]) == {"n_1", "n_2"}
     code, out, err = run("reindex", evil)
-    assert code == 0 and "2 nodes embedded with 'hashing'" in out and "100.0% 2/2" in err
+    assert code == 0 and "2 nodes embedded with 'hashing'" in out and "100%" in err
+    assert "2/2" in err
     code, out, _ = run("export", "x")  # the quote-laden chat id never leaked into another chat
     assert code == 0 and json.loads(out)["nodes"] == {}
     code, _, err = run("rollback", evil, "--to", "42")

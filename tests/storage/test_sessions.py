@@ -81,7 +81,7 @@ async def test_store_that_fails_to_load_gives_none_with_reason(tmp_path, caplog)
 
 
 async def test_vector_search_needs_a_profile(tmp_path):
-    host = await _host(tmp_path / "d")
+    host = await _host(tmp_path / "d", embedding_profile="none")  # the default is wordllama
     s = await _session(host, "c")
     with pytest.raises(MemoryGraphError) as info:
         await s.vector_search(query="harbor")
@@ -176,7 +176,10 @@ async def test_profile_from_a_plugin_by_name_and_a_changed_profile_reembeds(tmp_
 
 async def test_unknown_profile_name_is_logged_and_vector_search_is_off(tmp_path, caplog):
     host = await _host(tmp_path / "d", embedding_profile="no-such-profile")
-    assert "unknown embedding profile 'no-such-profile' (available: hashing)" in caplog.text
+    assert (
+        "unknown embedding profile 'no-such-profile' (available: hashing, wordllama)"
+        in caplog.text
+    )
     s = await _session(host, "c")
     await s.create_node(type="event", fields={"summary": "still writable"})
     with pytest.raises(MemoryGraphError) as info:
