@@ -80,6 +80,10 @@ def host_startup(host: Any) -> None:
     service = make_service(host).attach()
     host.registry.register(SERVICE_NAME, service, owner=_plugin_name(host), version=API_VERSION)
     log.debug("memory graph started on %r", host)
+    if host.settings.get("llm_base_url"):  # no LLM code is even imported without it
+        from .llm.plugin import attach_llm
+
+        attach_llm(host)
 
 
 @hookimpl
@@ -94,7 +98,11 @@ def host_cli_commands(host: Any) -> list[Any]:
 
 @hookimpl
 def host_shutdown(host: Any) -> None:
-    """Unpublish and close the host's `MemoryGraph`."""
+    """Unpublish and close the host's `MemoryGraph` (and take the LLM plugins out)."""
+    if "memgraph_plugin.llm.plugin" in sys.modules:
+        from .llm.plugin import detach_llm
+
+        detach_llm(host)
     service = memory_graph_for(host)
     if service is None:
         return
