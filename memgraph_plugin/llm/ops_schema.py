@@ -165,7 +165,7 @@ def _check_node(
     if spec is None:
         problems.append(f"{where}.type: {node.type!r} is not a node type ({', '.join(specs)})")
     else:
-        columns = set(spec.table_columns)
+        columns = tuple(spec.table_columns)
         for key in node.fields:
             if key not in columns:
                 problems.append(
