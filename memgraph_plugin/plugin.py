@@ -89,11 +89,13 @@ def host_startup(host: Any) -> None:
 @hookimpl
 def host_cli_commands(host: Any) -> list[Any]:
     """``memgraph-host history/rollback/import/export/reindex`` (see `memgraph_plugin.cli`),
-    plus recall's ``trace`` and ``demo`` (see `memgraph_plugin.recall.commands`)."""
+    plus recall's ``trace`` and ``demo`` (see `memgraph_plugin.recall.commands`) and
+    ``llm-check`` / ``llm-trace`` (see `memgraph_plugin.llm.commands`)."""
     from .cli import commands
+    from .llm.commands import llm_commands
     from .recall.commands import recall_commands
 
-    return commands() + recall_commands()
+    return commands() + recall_commands() + llm_commands()
 
 
 @hookimpl

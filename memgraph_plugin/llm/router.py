@@ -84,23 +84,27 @@ def validate_route(data: Any, ids: Sequence[str], top_k: int) -> list[str]:
 
 
 async def fused_candidates(request: RouteRequest, router: Any, limit: int) -> list[Any]:
-    """The built-in ranking's best ``limit`` candidates (NodeViews), always-injected ones left
-    out: the request's own ranked list when the pipeline gives one, else the built-in router's
-    baseline scores over the pool."""
-    by_id = {c.id: c for c in request.candidates}
+    """The best ``limit`` candidates of the fused ranking (NodeViews), always-injected ones left
+    out: the request's ``ranked`` list when the pipeline gives one (read node by node, the pool
+    is never walked), else the built-in router's baseline scores over the pool."""
     always = set(request.always_inject_ids)
-    ranked = getattr(request, "fused", None) or getattr(request, "ranked", None)
-    if ranked is None:
-        scores, _mode = await router._baseline_scores(request)
-        ranked = sorted(scores, key=lambda i: (-scores[i], i))
-    out = []
-    for item in ranked:
-        node_id = item if isinstance(item, str) else getattr(item, "id", None)
-        if node_id in by_id and node_id not in always:
-            out.append(by_id[node_id])
-        if len(out) >= limit:
-            break
-    return out
+    ranked = getattr(request, "ranked", None)
+    if ranked is not None:
+        out = []
+        for item in ranked:
+            node_id = item if isinstance(item, str) else item.id
+            node = request.session.get_node(node_id) if node_id not in always else None
+            if node is not None:
+                out.append(node)
+            if len(out) >= limit:
+                break
+        return out
+    if not request.candidates:
+        return []
+    by_id = {c.id: c for c in request.candidates}
+    scores, _mode = await router._baseline_scores(request)
+    best = sorted(scores, key=lambda i: (-scores[i], i))
+    return [by_id[i] for i in best if i in by_id and i not in always][:limit]
 
 
 class LlmRouter:
@@ -125,7 +129,7 @@ class LlmRouter:
     async def memgraph_route(self, request: RouteRequest) -> RouteResult | None:
         """The model's picks among the fused candidates; ``None`` when there is nothing to
         rerank (the built-in router answers)."""
-        if not request.query.strip() or not request.candidates:
+        if not request.query.strip():
             return None
         builtin = pipeline_for(self.host).router
         candidates = await fused_candidates(request, builtin, self.settings.rerank_count)
