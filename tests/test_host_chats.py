@@ -117,7 +117,7 @@ def test_settings_merge_file_and_explicit(tmp_path: Path) -> None:
     assert host.settings["mine"] == 3
     assert host.settings["storage_uri"] == "/explicit"
     assert host.get_context("c").storage_uri == "/explicit"
-    assert make_host(tmp_path / "fresh").settings["embedding_profile"] is None
+    assert make_host(tmp_path / "fresh").settings["embedding_profile"] == "wordllama"
     with pytest.raises(TypeError):
         host.settings["mine"] = 4  # type: ignore[index]
 
