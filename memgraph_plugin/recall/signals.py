@@ -1,0 +1,229 @@
+"""The bounded signals recall fuses: keyword, vector, the graph walk from named entities, and
+the drill from a rollup down to its best children.
+
+Every function here asks for a bounded number of results or reads a bounded neighbourhood
+(``GRAPH_SCAN`` edges an entity at most), never every node or edge of the chat.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from memgraph_plugin.schema import is_diagnostic_type
+
+from .query import STOP_WORDS
+
+log = logging.getLogger(__name__)
+
+# relations extraction writes between an entity (character, place, thread) and an event
+ENTITY_RELATIONS = frozenset({"involved_in", "mentions", "occurred_at", "evidence", "advances"})
+GRAPH_SCAN = 2000  # edges read per named entity at most
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+BM25_K1, BM25_B = 1.2, 0.75
+
+
+@attrs.frozen
+class Hit:
+    """One node a signal found: its score and, for the graph walk, how it was reached."""
+
+    id: str
+    score: float
+    via: str | None = None
+    edge_type: str | None = None
+
+
+def usable(node: Any) -> bool:
+    """A node recall may inject: active, not a recall diagnostic, not episodic."""
+    return (
+        node is not None
+        and not node.archived
+        and not is_diagnostic_type(node.type)
+        and getattr(node, "level", "semantic") != "episodic"
+    )
+
+
+# -- keyword --------------------------------------------------------------------------------------
+
+
+def _idf(df: int, n: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+def keyword_hits(session: Any, terms: Sequence[str], k: int) -> list[Hit]:
+    """The `k` best nodes for the query terms by Okapi BM25 over every active node (leaves
+    under rollups included), read from the store's inverted index: the cost follows the
+    postings of the query's terms, not the chat."""
+    store = session.store
+    index = store.keywords
+    postings = getattr(index, "_postings", {})
+    n = max(1, len(index))
+    scores: dict[str, float] = {}
+    for term in dict.fromkeys(terms):
+        ids = postings.get(term)
+        if not ids:
+            continue
+        idf = _idf(len(ids), n)
+        for node_id in ids:
+            scores[node_id] = scores.get(node_id, 0.0) + idf
+    if not scores:
+        return []
+    # length normalisation over the matched nodes (a token set's size stands for its length)
+    lengths = {i: max(1, len(index.tokens_of(i))) for i in scores}
+    avg = sum(lengths.values()) / len(lengths)
+    ranked: list[tuple[float, str]] = []
+    for node_id, s in scores.items():
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[node_id] / avg)
+        ranked.append((-s * (BM25_K1 + 1) / (1 + norm), node_id))
+    ranked.sort()
+    out: list[Hit] = []
+    for neg, node_id in ranked:
+        if usable(store.node(node_id)):
+            out.append(Hit(node_id, -neg))
+            if len(out) >= k:
+                break
+    return out
+
+
+def term_score(session: Any, node_id: str, terms: Iterable[str]) -> float:
+    """IDF-weighted share of the query terms a node holds (ranks a rollup's children)."""
+    index = session.store.keywords
+    postings = getattr(index, "_postings", {})
+    n = max(1, len(index))
+    tokens = index.tokens_of(node_id)
+    total = got = 0.0
+    for term in dict.fromkeys(terms):
+        idf = _idf(len(postings.get(term, ())), n)
+        total += idf
+        if term in tokens:
+            got += idf
+    return got / total if total else 0.0
+
+
+# -- vector ---------------------------------------------------------------------------------------
+
+
+async def vector_hits(session: Any, query: str, k: int) -> tuple[list[Hit], bool]:
+    """The `k` nearest nodes by embedding; ``(hits, False)`` when no profile answers."""
+    try:
+        ranked = await session.vector_search(query=query, k=k)
+    except Exception as exc:  # NO_EMBEDDING_PROFILE or a broken index: no vector signal
+        log.info("vector search unavailable: %s", exc)
+        return [], False
+    store = session.store
+    return [Hit(r.id, float(r.score)) for r in ranked if usable(store.node(r.id))], True
+
+
+# -- the graph walk from named entities -----------------------------------------------------------
+
+
+def named_entities(
+    session: Any, text: str, keyword: Sequence[Hit], terms: Sequence[str]
+) -> list[str]:
+    """Latest-only nodes (characters, places, threads) the message names: its 1-3 word phrases
+    looked up in the name index, plus keyword hits of those types whose title words it uses."""
+    store = session.store
+    schema = store.schema
+    specs = [s for s in schema.types if s.latest_only]
+    if not specs:
+        return []
+    names = store.name_index()
+    words = [w.lower().removesuffix("'s").removesuffix("’s") for w in _WORD.findall(text)]
+    found: dict[str, None] = {}
+    for size in (3, 2, 1):
+        for i in range(len(words) - size + 1):
+            phrase = " ".join(words[i : i + size])
+            if size == 1 and phrase in STOP_WORDS:
+                continue
+            for spec in specs:
+                for node_id in sorted(names.ids.get((spec.type, phrase), ())):
+                    found.setdefault(node_id, None)
+    latest = {s.type for s in specs}
+    wanted = set(terms)
+    for hit in keyword:
+        node = store.node(hit.id)
+        if node is not None and node.type in latest and set(_title_words(node.title)) & wanted:
+            found.setdefault(hit.id, None)
+    return [i for i in found if usable(store.node(i))]
+
+
+def _title_words(title: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(title or "")]
+
+
+def entity_events(
+    session: Any, entity_ids: Sequence[str], terms: Sequence[str], k: int
+) -> list[Hit]:
+    """Nodes joined to the named entities by the relations extraction writes (``involved_in``,
+    ``mentions``, ``occurred_at``, ...), best first: a node tied to more of the entities first,
+    then by how many of the other query terms it holds (IDF-weighted), then the newest. At most
+    ``GRAPH_SCAN`` edges are read per entity."""
+    store = session.store
+    name_words: set[str] = set()
+    for entity in entity_ids:
+        node = store.node(entity)
+        if node is not None:
+            name_words.update(_title_words(node.title))
+    rest = [t for t in terms if t not in name_words]
+    reached: dict[str, list[tuple[str, str]]] = {}
+    for entity in entity_ids:
+        seen = 0
+        for keys, end in ((store.out_edges(entity), 2), (store.in_edges(entity), 0)):
+            for key in keys:
+                if seen >= GRAPH_SCAN:
+                    break
+                seen += 1
+                if key[1] not in ENTITY_RELATIONS:
+                    continue
+                other = key[end]
+                if other in entity_ids:
+                    continue
+                reached.setdefault(other, []).append((entity, key[1]))
+    scored: list[tuple[float, int, str]] = []
+    for node_id, links in reached.items():
+        node = store.node(node_id)
+        if not usable(node):
+            continue
+        tied = len({e for e, _ in links})
+        overlap = term_score(session, node_id, rest) if rest else 0.0
+        scored.append((-(tied + overlap), -(node.seq_to or 0), node_id))
+    scored.sort()
+    out = []
+    for neg, _seq, node_id in scored[:k]:
+        entity, relation = reached[node_id][0]
+        out.append(Hit(node_id, -neg, via=entity, edge_type=relation))
+    return out
+
+
+# -- drill down from a rollup ---------------------------------------------------------------------
+
+
+def drill_down(session: Any, rollup_id: str, terms: Sequence[str], width: int = 2) -> list[str]:
+    """The best leaves under a rollup for the query: at each level the child holding most of
+    the terms (IDF-weighted; ties: the newest), down to a leaf; ``width`` leaves at most (the
+    best child's leaf, then the runner-up's). Reads only the rollup's own subtree path."""
+    store = session.store
+
+    def best_children(node_id: str) -> list[str]:
+        node = store.node(node_id)
+        if node is None:
+            return []
+        kids = [c for c in node.children_ids if usable(store.node(c))]
+        kids.sort(key=lambda c: (-term_score(session, c, terms), -(store.node(c).seq_to or 0), c))
+        return kids
+
+    out: list[str] = []
+    for start in best_children(rollup_id)[:width]:
+        current = start
+        for _ in range(32):  # deeper than any compaction tree
+            kids = best_children(current)
+            if not kids:
+                break
+            current = kids[0]
+        out.append(current)
+    return out
