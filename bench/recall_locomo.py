@@ -177,9 +177,12 @@ class TemporaryTurnExtractor:
         self.times = times  # message index -> time
 
     @hookimpl
-    def memgraph_extract(self, chat_id: str, message: Any, context: Any) -> list | None:
+    async def memgraph_extract(self, chat_id: str, message: Any, context: Any) -> list | None:
         if message.role != "assistant":
             return None
+        session = await pipeline_for(context.host).open_session(chat_id)
+        last = session.store.newest_in_pool("event", 1)
+        previous: dict[str, Any] = {"target_node_id": last[0].id} if last else {}
         new = []
         for m in reversed(context.messages[: message.index + 1]):
             if m.role == "assistant" and m.index != message.index:
@@ -219,6 +222,10 @@ class TemporaryTurnExtractor:
                     ],
                 }
             )
+            if previous:  # the offline extractor's `follows` link to the message before
+                link = {**previous, "relation": "follows", "direction": "outgoing"}
+                ops.append({"op": "link_upsert", "source_ref": f"e{i}", "links": [link]})
+            previous = {"target_ref": f"e{i}"}
         return ops
 
 

@@ -17,8 +17,8 @@ import attrs
 from .query import TimeRange, time_of
 from .signals import Hit
 
-RRF_K = 20
-WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.8, "graph": 0.5}
+RRF_K = 10
+WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.8, "graph": 0.3}
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
 
@@ -44,12 +44,13 @@ def fuse(
     lists: Mapping[str, Sequence[Hit]],
     *,
     store: Any,
-    weights: Mapping[str, float] = WEIGHTS,
+    weights: Mapping[str, float] | None = None,
     time_range: TimeRange | None = None,
 ) -> list[Fused]:
     """The nodes of all lists, best first (ties: newest, then id)."""
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
+    weights = WEIGHTS if weights is None else weights
     for name, hits in lists.items():
         weight = weights.get(name, 1.0)
         for rank, hit in enumerate(hits, 1):

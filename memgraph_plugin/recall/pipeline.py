@@ -221,8 +221,8 @@ class TurnPipeline:
     def anchor(self, chat_id: str) -> tuple[int, int]:
         """(index of the last user message or -1, seq the next assistant message will have)."""
         messages = self.host.get_context(chat_id).messages
-        last_user = max((m.index for m in messages if m.role == "user"), default=-1)
-        answered = sum(1 for m in messages if m.role == "assistant")
+        last_user = next((m.index for m in reversed(messages) if m.role == "user"), -1)
+        answered = messages[-1].seq if messages else 0  # a message's seq counts the answers
         return last_user, answered + 1
 
     def last_recall(self, chat_id: str) -> RecallOutcome | None:

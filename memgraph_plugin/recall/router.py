@@ -24,7 +24,15 @@ from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
-from .signals import Hit, drill_down, entity_events, keyword_hits, named_entities, vector_hits
+from .signals import (
+    GRAPH_SCAN,
+    Hit,
+    drill_down,
+    entity_events,
+    keyword_hits,
+    named_entities,
+    vector_hits,
+)
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +45,7 @@ SEEDS_SETTING, DEFAULT_SEEDS = "recall_seed_count", 3
 HOPS_SETTING, DEFAULT_HOPS = "recall_hops", 1
 MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED = "recall_max_expanded", 8
 RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 1
+CONTEXT_SETTING, DEFAULT_CONTEXT = "recall_context_weight", 0.8  # a neighbour's share
 DRILL_WIDTH = 2  # leaves a rollup hit is replaced by
 __all__ = ["STOP_WORDS", "content_query"]
 
@@ -341,7 +350,8 @@ class HybridRouter:
         request = ctx.request
         if not ctx.terms:
             return [], [], "keyword+recency"
-        keyword = ctx.allowed(keyword_hits(request.session, ctx.terms, ctx.k))
+        context = float_setting(request.settings, CONTEXT_SETTING, DEFAULT_CONTEXT)
+        keyword = ctx.allowed(keyword_hits(request.session, ctx.terms, ctx.k, context=context))
         if not request.settings.get("embedding_profile"):
             return keyword, [], "keyword+recency"
         vector, used = await vector_hits(request.session, request.query, ctx.k)
@@ -388,6 +398,8 @@ class HybridRouter:
         taken = {i.id for i in baseline} | set(seeds) | set(request.always_inject_ids)
         found: list[Inclusion] = []
         for seed in seeds:
+            if _degree(store, seed) > GRAPH_SCAN:  # a hub: its own walk would read every edge
+                continue
             reached = await _maybe_await(self._expander(request.session, seed, hops, visible))
             for node_id, edge_type, hop in reached:
                 if node_id in taken or node_id not in visible:
@@ -396,6 +408,10 @@ class HybridRouter:
                 found.append(Inclusion(node_id, "graph_expansion", 0.0, seed, edge_type, hop))
         found.sort(key=lambda i: i.hops)  # stable: seed rank within a hop count
         return tuple(found[:max_expanded])
+
+
+def _degree(store: Any, node_id: str) -> int:
+    return len(store.out_edges(node_id)) + len(store.in_edges(node_id))
 
 
 def _usable(store: Any, node_id: str) -> bool:

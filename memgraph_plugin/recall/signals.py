@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -24,8 +24,10 @@ log = logging.getLogger(__name__)
 # relations extraction writes between an entity (character, place, thread) and an event
 ENTITY_RELATIONS = frozenset({"involved_in", "mentions", "occurred_at", "evidence", "advances"})
 GRAPH_SCAN = 2000  # edges read per named entity at most
+CANDIDATE_CAP = 4000  # nodes BM25 scores per query at most (rare terms first)
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 BM25_K1, BM25_B = 1.2, 0.75
+FOLLOWS = "follows"  # event -> the event before it (the offline extractor writes it)
 
 
 @attrs.frozen
@@ -55,39 +57,102 @@ def _idf(df: int, n: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def keyword_hits(session: Any, terms: Sequence[str], k: int) -> list[Hit]:
+class _Bm25:
+    """Okapi BM25 of single nodes against the query terms, over the store's inverted index
+    (a node's token set stands for its text: term frequency 1, length = distinct tokens)."""
+
+    def __init__(self, session: Any, terms: Sequence[str]) -> None:
+        self.index = session.store.keywords
+        postings = getattr(self.index, "_postings", {})
+        n = max(1, len(self.index))
+        self.idf = {t: _idf(len(postings[t]), n) for t in dict.fromkeys(terms) if postings.get(t)}
+        self.postings = {t: postings[t] for t in self.idf}
+        self.avg = 1.0
+
+    def score(self, node_id: str) -> float:
+        tokens = self.index.tokens_of(node_id)
+        raw = sum(idf for t, idf in self.idf.items() if t in tokens)
+        return self._normalised(raw, len(tokens)) if raw else 0.0
+
+    def _normalised(self, raw: float, length: int) -> float:
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * max(1, length) / self.avg)
+        return raw * (BM25_K1 + 1) / (1 + norm)
+
+    def top(self, k: int, keep: Callable[[str], bool]) -> list[Hit]:
+        """The `k` best nodes. Rare terms first: once ``CANDIDATE_CAP`` nodes are scored, a
+        common term only adds to those (it cannot lift a node that holds no rarer term past
+        them anyway), so the work stays bounded however long the chat grows."""
+        raw: dict[str, float] = {}
+        for term, ids in sorted(self.postings.items(), key=lambda kv: len(kv[1])):
+            idf = self.idf[term]
+            if len(raw) + len(ids) <= CANDIDATE_CAP or not raw:
+                for node_id in ids:
+                    raw[node_id] = raw.get(node_id, 0.0) + idf
+            else:
+                for node_id in raw:
+                    if node_id in ids:
+                        raw[node_id] += idf
+        if not raw:
+            return []
+        lengths = {i: max(1, len(self.index.tokens_of(i))) for i in raw}
+        self.avg = sum(lengths.values()) / len(lengths)
+        ranked = sorted((-self._normalised(s, lengths[i]), i) for i, s in raw.items())
+        out: list[Hit] = []
+        for neg, node_id in ranked:
+            if keep(node_id):
+                out.append(Hit(node_id, -neg))
+                if len(out) >= k:
+                    break
+        return out
+
+
+def keyword_hits(session: Any, terms: Sequence[str], k: int, *, context: float = 0.0) -> list[Hit]:
     """The `k` best nodes for the query terms by Okapi BM25 over every active node (leaves
     under rollups included), read from the store's inverted index: the cost follows the
-    postings of the query's terms, not the chat."""
+    postings of the query's terms, not the chat.
+
+    ``context`` > 0: a node also gains that share of its best neighbour's score (the message
+    before or after it, over ``follows`` edges, else its siblings under the same rollup), so a
+    reply is found by the question it answers; neighbours of the hits join the ranking."""
     store = session.store
-    index = store.keywords
-    postings = getattr(index, "_postings", {})
-    n = max(1, len(index))
-    scores: dict[str, float] = {}
-    for term in dict.fromkeys(terms):
-        ids = postings.get(term)
-        if not ids:
-            continue
-        idf = _idf(len(ids), n)
-        for node_id in ids:
-            scores[node_id] = scores.get(node_id, 0.0) + idf
-    if not scores:
+    bm25 = _Bm25(session, terms)
+    hits = bm25.top(k, lambda i: usable(store.node(i)))
+    if not context or not hits:
+        return hits
+    own = {h.id: h.score for h in hits}
+
+    def score_of(node_id: str) -> float:
+        if node_id not in own:
+            own[node_id] = bm25.score(node_id)
+        return own[node_id]
+
+    pool = dict.fromkeys(h.id for h in hits)
+    for h in hits:
+        pool.update(dict.fromkeys(n for n in neighbours(store, h.id) if usable(store.node(n))))
+    scored = []
+    for node_id in pool:
+        near = max((score_of(n) for n in neighbours(store, node_id)), default=0.0)
+        scored.append((-(score_of(node_id) + context * near), node_id))
+    scored.sort()
+    return [Hit(i, -neg) for neg, i in scored[:k]]
+
+
+def neighbours(store: Any, node_id: str) -> list[str]:
+    """The messages next to an event: over ``follows`` edges (both ways), else the siblings
+    next to it under its parent rollup."""
+    out = [key[2] for key in store.out_edges(node_id) if key[1] == FOLLOWS]
+    out += [key[0] for key in store.in_edges(node_id) if key[1] == FOLLOWS]
+    if out:
+        return out
+    node = store.node(node_id)
+    parent = store.node(node.parent_id) if node is not None and node.parent_id else None
+    if parent is None:
         return []
-    # length normalisation over the matched nodes (a token set's size stands for its length)
-    lengths = {i: max(1, len(index.tokens_of(i))) for i in scores}
-    avg = sum(lengths.values()) / len(lengths)
-    ranked: list[tuple[float, str]] = []
-    for node_id, s in scores.items():
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[node_id] / avg)
-        ranked.append((-s * (BM25_K1 + 1) / (1 + norm), node_id))
-    ranked.sort()
-    out: list[Hit] = []
-    for neg, node_id in ranked:
-        if usable(store.node(node_id)):
-            out.append(Hit(node_id, -neg))
-            if len(out) >= k:
-                break
-    return out
+    kids = list(parent.children_ids)
+    if node_id not in kids:
+        return []
+    i = kids.index(node_id)
+    return [kids[j] for j in (i - 1, i + 1) if 0 <= j < len(kids)]
 
 
 def term_score(session: Any, node_id: str, terms: Iterable[str]) -> float:
