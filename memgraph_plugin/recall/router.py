@@ -45,6 +45,7 @@ SEEDS_SETTING, DEFAULT_SEEDS = "recall_seed_count", 3
 HOPS_SETTING, DEFAULT_HOPS = "recall_hops", 1
 MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED = "recall_max_expanded", 8
 RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 1
+VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN = "recall_vector_min_score", 0.2
 CONTEXT_SETTING, DEFAULT_CONTEXT = "recall_context_weight", 0.8  # a neighbour's share
 DRILL_WIDTH = 2  # leaves a rollup hit is replaced by
 __all__ = ["STOP_WORDS", "content_query"]
@@ -357,6 +358,8 @@ class HybridRouter:
         vector, used = await vector_hits(request.session, request.query, ctx.k)
         if not used:
             return keyword, [], "keyword+recency"
+        floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
+        vector = [h for h in vector if h.score >= floor]
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
 
     async def _graph_list(
