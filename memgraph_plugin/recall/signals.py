@@ -8,9 +8,8 @@ Every function here asks for a bounded number of results or reads a bounded neig
 from __future__ import annotations
 
 import logging
-import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -24,9 +23,7 @@ log = logging.getLogger(__name__)
 # relations extraction writes between an entity (character, place, thread) and an event
 ENTITY_RELATIONS = frozenset({"involved_in", "mentions", "occurred_at", "evidence", "advances"})
 GRAPH_SCAN = 2000  # edges read per named entity at most
-CANDIDATE_CAP = 4000  # nodes BM25 scores per query at most (rare terms first)
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
-BM25_K1, BM25_B = 1.2, 0.75
 FOLLOWS = "follows"  # event -> the event before it (the offline extractor writes it)
 
 
@@ -53,86 +50,34 @@ def usable(node: Any) -> bool:
 # -- keyword --------------------------------------------------------------------------------------
 
 
-def _idf(df: int, n: int) -> float:
-    return math.log(1 + (n - df + 0.5) / (df + 0.5))
-
-
-class _Bm25:
-    """Okapi BM25 of single nodes against the query terms, over the store's inverted index
-    (a node's token set stands for its text: term frequency 1, length = distinct tokens)."""
-
-    def __init__(self, session: Any, terms: Sequence[str]) -> None:
-        self.index = session.store.keywords
-        postings = getattr(self.index, "_postings", {})
-        n = max(1, len(self.index))
-        self.idf = {t: _idf(len(postings[t]), n) for t in dict.fromkeys(terms) if postings.get(t)}
-        self.postings = {t: postings[t] for t in self.idf}
-        self.avg = 1.0
-
-    def score(self, node_id: str) -> float:
-        tokens = self.index.tokens_of(node_id)
-        raw = sum(idf for t, idf in self.idf.items() if t in tokens)
-        return self._normalised(raw, len(tokens)) if raw else 0.0
-
-    def _normalised(self, raw: float, length: int) -> float:
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * max(1, length) / self.avg)
-        return raw * (BM25_K1 + 1) / (1 + norm)
-
-    def top(self, k: int, keep: Callable[[str], bool]) -> list[Hit]:
-        """The `k` best nodes. Rare terms first: once ``CANDIDATE_CAP`` nodes are scored, a
-        common term only adds to those (it cannot lift a node that holds no rarer term past
-        them anyway), so the work stays bounded however long the chat grows."""
-        raw: dict[str, float] = {}
-        for term, ids in sorted(self.postings.items(), key=lambda kv: len(kv[1])):
-            idf = self.idf[term]
-            if len(raw) + len(ids) <= CANDIDATE_CAP or not raw:
-                for node_id in ids:
-                    raw[node_id] = raw.get(node_id, 0.0) + idf
-            else:
-                for node_id in raw:
-                    if node_id in ids:
-                        raw[node_id] += idf
-        if not raw:
-            return []
-        lengths = {i: max(1, len(self.index.tokens_of(i))) for i in raw}
-        self.avg = sum(lengths.values()) / len(lengths)
-        ranked = sorted((-self._normalised(s, lengths[i]), i) for i, s in raw.items())
-        out: list[Hit] = []
-        for neg, node_id in ranked:
-            if keep(node_id):
-                out.append(Hit(node_id, -neg))
-                if len(out) >= k:
-                    break
-        return out
-
-
 def keyword_hits(session: Any, terms: Sequence[str], k: int, *, context: float = 0.0) -> list[Hit]:
     """The `k` best nodes for the query terms by Okapi BM25 over every active node (leaves
-    under rollups included), read from the store's inverted index: the cost follows the
-    postings of the query's terms, not the chat.
+    under rollups included), from the store's index (``keywords.search``, a bounded `k`).
 
     ``context`` > 0: a node also gains that share of its best neighbour's score (the message
     before or after it, over ``follows`` edges, else its siblings under the same rollup), so a
     reply is found by the question it answers; neighbours of the hits join the ranking."""
     store = session.store
-    bm25 = _Bm25(session, terms)
-    hits = bm25.top(k, lambda i: usable(store.node(i)))
+    index = store.keywords
+    query = " ".join(terms)
+    found = index.search(query, None, k, accept=lambda i: usable(store.node(i)))
+    hits = [Hit(i, s) for i, s in found]
     if not context or not hits:
         return hits
     own = {h.id: h.score for h in hits}
-
-    def score_of(node_id: str) -> float:
-        if node_id not in own:
-            own[node_id] = bm25.score(node_id)
-        return own[node_id]
-
-    pool = dict.fromkeys(h.id for h in hits)
+    near_of = {h.id: neighbours(store, h.id) for h in hits}
+    pool = dict.fromkeys(own)
     for h in hits:
-        pool.update(dict.fromkeys(n for n in neighbours(store, h.id) if usable(store.node(n))))
+        pool.update(dict.fromkeys(n for n in near_of[h.id] if usable(store.node(n))))
+    for node_id in pool:
+        if node_id not in near_of:
+            near_of[node_id] = neighbours(store, node_id)
+    unknown = {n for ns in near_of.values() for n in ns} | set(pool)
+    own.update(index.score_of(query, [i for i in unknown if i not in own]))
     scored = []
     for node_id in pool:
-        near = max((score_of(n) for n in neighbours(store, node_id)), default=0.0)
-        scored.append((-(score_of(node_id) + context * near), node_id))
+        near = max((own.get(n, 0.0) for n in near_of[node_id]), default=0.0)
+        scored.append((-(own[node_id] + context * near), node_id))
     scored.sort()
     return [Hit(i, -neg) for neg, i in scored[:k]]
 
@@ -155,19 +100,9 @@ def neighbours(store: Any, node_id: str) -> list[str]:
     return [kids[j] for j in (i - 1, i + 1) if 0 <= j < len(kids)]
 
 
-def term_score(session: Any, node_id: str, terms: Iterable[str]) -> float:
-    """IDF-weighted share of the query terms a node holds (ranks a rollup's children)."""
-    index = session.store.keywords
-    postings = getattr(index, "_postings", {})
-    n = max(1, len(index))
-    tokens = index.tokens_of(node_id)
-    total = got = 0.0
-    for term in dict.fromkeys(terms):
-        idf = _idf(len(postings.get(term, ())), n)
-        total += idf
-        if term in tokens:
-            got += idf
-    return got / total if total else 0.0
+def term_scores(session: Any, node_ids: Iterable[str], terms: Sequence[str]) -> dict[str, float]:
+    """Each node's BM25 score for the query terms, in (0, 1] (0: none of them)."""
+    return session.store.keywords.score_of(" ".join(terms), node_ids)
 
 
 # -- vector ---------------------------------------------------------------------------------------
@@ -250,12 +185,13 @@ def entity_events(
                     continue
                 reached.setdefault(other, []).append((entity, key[1]))
     scored: list[tuple[float, int, str]] = []
+    overlaps = term_scores(session, reached, rest) if rest else {}
     for node_id, links in reached.items():
         node = store.node(node_id)
         if not usable(node):
             continue
         tied = len({e for e, _ in links})
-        overlap = term_score(session, node_id, rest) if rest else 0.0
+        overlap = overlaps.get(node_id, 0.0)
         scored.append((-(tied + overlap), -(node.seq_to or 0), node_id))
     scored.sort()
     out = []
@@ -279,7 +215,8 @@ def drill_down(session: Any, rollup_id: str, terms: Sequence[str], width: int = 
         if node is None:
             return []
         kids = [c for c in node.children_ids if usable(store.node(c))]
-        kids.sort(key=lambda c: (-term_score(session, c, terms), -(store.node(c).seq_to or 0), c))
+        score = term_scores(session, kids, terms)
+        kids.sort(key=lambda c: (-score[c], -(store.node(c).seq_to or 0), c))
         return kids
 
     out: list[str] = []
