@@ -15,6 +15,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from host.chat_ids import chat_id_problem
+
 from .errors import MemoryGraphError, check_str_list
 from .injection import InjectionHub
 from .schema import Schema, resolve_schema
@@ -44,6 +46,14 @@ def memory_graph_for(host: Any) -> MemoryGraph | None:
     registry = getattr(host, "registry", None)
     api = registry.get(SERVICE_NAME) if registry is not None else None
     return api if isinstance(api, MemoryGraph) else None
+
+
+def checked_chat_id(chat_id: Any) -> str:
+    """`chat_id` when usable, else ``BAD_ARGS`` with the one chat id rule's message."""
+    problem = chat_id_problem(chat_id)
+    if problem is not None:
+        raise MemoryGraphError("BAD_ARGS", problem)
+    return chat_id
 
 
 def _call_impls(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
@@ -203,6 +213,15 @@ class MemoryGraph:
             store = self._stores[chat_id] = Store(schema=self.schema)
         return store
 
+    def journal_version(self, chat_id: str, store: Any) -> int:
+        """The version of the chat's newest commit as this store knows it (the journal version
+        with storage, the store's own version in memory): what a write result reports."""
+        cached = getattr(self.persistence, "cached", None)
+        chat = cached(chat_id) if cached is not None else None
+        if chat is not None and chat.store is store:
+            return int(chat.version)
+        return int(store.version)
+
     async def _persist(
         self, chat_id: str, store: Any, changeset: Any, *, applied: int, kind: str
     ) -> tuple[int, bool]:
@@ -230,9 +249,9 @@ class MemoryGraph:
         if ctx is None or self.closed:
             return None
         chat_id = getattr(ctx, "chat_id", None)
-        if chat_id is None or chat_id == "":
+        if chat_id is None or chat_id == "":  # no chat target
             return None
-        chat_id = str(chat_id)
+        chat_id = checked_chat_id(chat_id)
         try:
             store = await self._load_store(chat_id)
         except Exception as exc:
@@ -276,6 +295,7 @@ class MemoryGraph:
 
     async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[Any, ...]:
         """The chat's commits, oldest first (`CommitRecord`: version, seq, kind, applied, ...)."""
+        checked_chat_id(chat_id)
         return await self._storage().history(chat_id, limit=limit)
 
     async def rollback(
@@ -283,6 +303,7 @@ class MemoryGraph:
     ) -> Any:
         """Give the chat its state after commit `version` (or after message `seq`) as a new
         commit; fires ``memgraph_commit`` and returns its `CommitInfo`."""
+        checked_chat_id(chat_id)
         storage = self._storage()
         return await self._replace(
             chat_id, "rollback", lambda: storage.rollback(chat_id, version=version, seq=seq)
@@ -291,6 +312,7 @@ class MemoryGraph:
     async def import_graph(self, chat_id: str, data: Any) -> Any:
         """Replace the chat's graph by `data` (a store in the original's JSON shape, checked by
         the engine first) as one commit; fires ``memgraph_commit``, returns its `CommitInfo`."""
+        checked_chat_id(chat_id)
         storage = self._storage()
         normalised = Store.from_dict(data, schema=self.schema).to_dict()
         return await self._replace(
