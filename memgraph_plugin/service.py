@@ -80,7 +80,8 @@ def _fire(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
 
 
 async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """Fire a notification hook: every impl runs, failures are logged with the plugin's name."""
+    """Fire a notification hook: every impl runs, failures are logged with the plugin's name;
+    through the host's `anotify`, guarded (sync implementations off the loop, a deadline)."""
     if host is None:
         return
     try:
@@ -99,10 +100,16 @@ async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
 
 
 def notify_hook_sync(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """The synchronous form (injection updates are synchronous)."""
+    """The synchronous form (injection updates are synchronous). In a running event loop the
+    host's `notify_soon` fires it as a task (guarded: a slow plugin never blocks the loop, so
+    never another chat), in order; without a loop, now."""
     if host is None:
         return
     try:
+        notify_soon = getattr(host, "notify_soon", None)
+        if notify_soon is not None:
+            notify_soon(hook_name, **kwargs)
+            return
         for outcome in _fire(host, hook_name, kwargs):
             if inspect.iscoroutine(outcome):
                 _schedule(outcome, hook_name)
@@ -310,14 +317,32 @@ class MemoryGraph:
         )
 
     async def import_graph(self, chat_id: str, data: Any) -> Any:
-        """Replace the chat's graph by `data` (a store in the original's JSON shape, checked by
-        the engine first) as one commit; fires ``memgraph_commit``, returns its `CommitInfo`."""
+        """Replace the chat's graph by `data` (a store in the original's JSON shape, checked
+        whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
+        the chat's newest message seq (`store_file.anchor_store`: chatting on never reads it
+        as deleted messages); fires ``memgraph_commit``, returns its `CommitInfo`."""
+        from .store_file import anchor_store, store_problems
+        from .values import Limits
+
         checked_chat_id(chat_id)
         storage = self._storage()
-        normalised = Store.from_dict(data, schema=self.schema).to_dict()
+        problems = store_problems(data, Limits.from_settings(self.settings))
+        if problems:
+            raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
+        normalised = anchor_store(
+            Store.from_dict(data, schema=self.schema).to_dict(), self.message_seq(chat_id)
+        )
         return await self._replace(
             chat_id, "import", lambda: storage.import_dict(chat_id, normalised)
         )
+
+    def message_seq(self, chat_id: str) -> int:
+        """The seq of the chat's newest message on the host (0 without messages or a host)."""
+        chat = getattr(self.host, "chat", None)
+        if chat is None:
+            return 0
+        messages = chat(chat_id).messages
+        return int(messages[-1].seq) if messages else 0
 
     async def _replace(self, chat_id: str, kind: str, run: Callable[[], Any]) -> Any:
         """Run a storage-made commit under the chat's write lock; cached stores are dropped."""
