@@ -288,6 +288,9 @@ class TurnPipeline:
         ranked_views = tuple(v for v in (get(i.id) for i in request.ranked) if v is not None)
         visible_ids = tuple(dict.fromkeys([*(v.id for v in ranked_views), *selected]))
         await _maybe_await(self._record(chat_id, always_ids, selected, visible_ids))
+        drain = getattr(self.host, "drain", None)
+        if drain is not None:  # the injection hooks have heard this recall when it returns
+            await drain(chat_id)
         kept = set(selected)
         trace = RecallTrace(
             chat_id=chat_id,
