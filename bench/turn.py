@@ -91,14 +91,13 @@ async def measure(size: int, turns: int = TURNS) -> dict[str, float]:
         try:
             service = memory_graph_for(host)
             assert service is not None
-            await service.import_graph(CHAT, data)
-            # the chat's messages up to the graph's sequence counter, so the next answer has
-            # the next seq (an answer at an older seq would be a regenerate and roll back)
-            session = await pipeline_for(host).open_session(CHAT)
+            # the chat's messages up to the graph's sequence counter first (an import is
+            # anchored to the newest message seq; the next answer then has the next seq)
             chat = host.chat(CHAT)
-            for n in range(session.store.seq_counter):
+            for n in range(int(data.get("seqCounter") or 0)):
                 chat.add_message("user", f"message {n}")
                 chat.add_message("assistant", f"answer {n}")
+            await service.import_graph(CHAT, data)
             pipeline = pipeline_for(host)
             recall_ms: list[float] = []
             turn_ms: list[float] = []

@@ -36,15 +36,12 @@ def _graph(nodes: list[dict[str, Any]], edges: list[tuple[str, str, str]]) -> di
 async def _host(tmp_path, graph: dict[str, Any], **settings: Any) -> tuple[Host, Any]:
     host = Host(data_dir=tmp_path / "data", settings=settings, entry_points=False)
     await host.start()
-    service = memory_graph_for(host)
-    await service.import_graph(CHAT, graph)
-    pipeline = pipeline_for(host)
-    session = await pipeline.open_session(CHAT)
-    chat = host.chat(CHAT)  # the chat's messages up to the graph's sequence counter
-    for n in range(session.store.seq_counter):
+    chat = host.chat(CHAT)  # the chat's messages up to the graph's sequence counter first:
+    for n in range(graph["seqCounter"]):  # an import is anchored to the newest message seq
         chat.add_message("user", f"message {n}")
         chat.add_message("assistant", f"answer {n}")
-    return host, pipeline
+    await memory_graph_for(host).import_graph(CHAT, graph)
+    return host, pipeline_for(host)
 
 
 async def _ask(host: Host, pipeline: Any, question: str) -> Any:
