@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench lint clean
+.PHONY: test demo bench lint clean settings-doc
 
 $(PY):
 	$(PYTHON) -m venv --clear $(VENV)
@@ -24,6 +24,10 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# Regenerate docs/settings.md from the settings schema (after declaring a key).
+settings-doc: $(STAMP)
+	$(VENV)/bin/memgraph-host --data-dir "$$(mktemp -d)" config --markdown > docs/settings.md
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

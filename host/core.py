@@ -31,7 +31,7 @@ from host.errors import PluginError
 from host.markers import PROJECT_NAME, hookimpl
 from host.notify import HookFailure, HookResult, acall, call, failure, run_awaitable, summary
 from host.records import SOURCES, PluginRecord, PluginTable, Source
-from host.settings import env_blocked, env_strict, load_settings
+from host.settings import SettingsState, env_blocked, env_strict, load_state
 from host.specs import SpecSnapshot, forget_specs, specs_declared_in
 
 log = logging.getLogger("host")
@@ -55,9 +55,13 @@ class Host:
         builtins: bool = True,
         strict: bool | None = None,
         blocked: Iterable[str] | None = None,
+        setting_texts: Mapping[str, str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
-        self.settings: Mapping[str, Any] = load_settings(self.data_dir, settings)
+        self._settings_state: SettingsState = load_state(
+            self.data_dir, settings, texts=setting_texts
+        )
+        self.settings: Mapping[str, Any] = self._settings_state.view
         self.strict = env_strict() if strict is None else bool(strict)
         if isinstance(blocked, str):
             blocked = [blocked]
@@ -85,6 +89,20 @@ class Host:
 
     def __repr__(self) -> str:
         return f"<Host data_dir={str(self.data_dir)!r} plugins={len(self._records.all())}>"
+
+    @property
+    def settings_sources(self) -> Mapping[str, str]:
+        """Where each set key came from: ``file <path>``, ``env <VAR>`` or ``flag`` (absent keys:
+        their declared default)."""
+        return dict(self._settings_state.sources)
+
+    def check_settings(self) -> None:
+        """Every key set in the file, environment or ``settings=`` must be declared in the
+        settings schema with a value of its type (`SettingsError` naming the closest key).
+
+        Runs after each `load_plugins`, when the loaded plugins have declared their keys.
+        """
+        self._settings_state.check()
 
     @property
     def started(self) -> bool:
@@ -125,6 +143,7 @@ class Host:
             for record in self._records.all():
                 if record.status == "loaded" and record.plugin is not None:
                     self._check_unknown_hooks(record.name, record.plugin)
+        self.check_settings()
         return tuple(self._records.get(r.name) or r for r in records)
 
     def register_plugin(

@@ -1,0 +1,159 @@
+"""The memory graph's setting keys (``memgraph-host.toml``), declared in the host's schema.
+
+Imported by the plugin module, so the keys are known whenever the plugin loads. A subsystem may
+instead declare its keys beside its own code with `host.settings_schema.declare`, as long as that
+module is imported when the plugin loads (import it here otherwise). The code reading a key keeps
+its default equal to the declared one (``tests/test_settings_schema.py`` checks the built-ins).
+"""
+
+from __future__ import annotations
+
+from host.settings_schema import Kind, declare
+
+# ---------------------------------------------------------------- graph and embedding
+EMBEDDING_PROFILE = declare(
+    "embedding_profile",
+    Kind.STRING,
+    None,
+    """Name of the embedding profile for vector search (``hashing``, ``tiny`` or one a plugin
+    registers through ``memgraph_embedding_profiles``). Unset: no vectors; recall is keyword +
+    recency.""",
+)
+SCHEMA = declare(
+    "schema",
+    Kind.ANY,
+    None,
+    """Node-type schema: a path to a JSON file or a list of type specs (the original's shape).
+    Unset: the built-in default schema.""",
+)
+
+# ---------------------------------------------------------------- storage
+STORAGE_OPTIONS = declare(
+    "storage_options",
+    Kind.TABLE,
+    {},
+    """Options handed to LanceDB for object stores (e.g. ``aws_endpoint``, ``aws_region``,
+    ``allow_http``), a table of strings.""",
+)
+STORAGE_RETENTION_SECONDS = declare(
+    "storage_retention_seconds",
+    Kind.NUMBER,
+    600.0,
+    "Table versions older than this are deleted when the tables are compacted.",
+    minimum=0,
+)
+STORAGE_OPTIMIZE_EVERY = declare(
+    "storage_optimize_every",
+    Kind.INTEGER,
+    50,
+    "Compact and clean up the tables after this many commits by this process.",
+    minimum=1,
+)
+STORAGE_CHECKPOINT_EVERY = declare(
+    "storage_checkpoint_every",
+    Kind.INTEGER,
+    200,
+    "Write a chat snapshot after this many journal rows since the last one.",
+    minimum=1,
+)
+STORAGE_KEEP_CHECKPOINTS = declare(
+    "storage_keep_checkpoints",
+    Kind.INTEGER,
+    3,
+    "Snapshots kept per chat (older ones are deleted).",
+    minimum=1,
+)
+STORAGE_HISTORY_SECONDS = declare(
+    "storage_history_seconds",
+    Kind.NUMBER,
+    None,
+    """Journal rows older than this and older than the oldest kept snapshot are deleted.
+    Unset: the whole history is kept.""",
+    minimum=0,
+)
+STORAGE_REFRESH_SECONDS = declare(
+    "storage_refresh_seconds",
+    Kind.NUMBER,
+    0.0,
+    """How long an open chat trusts its cached graph before checking the database for commits
+    by other processes (0: check on every open).""",
+    minimum=0,
+)
+VECTOR_ANN_THRESHOLD = declare(
+    "vector_ann_threshold",
+    Kind.INTEGER,
+    250_000,
+    "Vector search builds an approximate (ANN) index once a table holds this many vectors.",
+    minimum=1,
+)
+
+# ---------------------------------------------------------------- recall
+RECALL_TOP_K = declare(
+    "recall_top_k", Kind.INTEGER, 6, "Nodes the baseline recall selects per turn.", minimum=0
+)
+RECALL_SEED_COUNT = declare(
+    "recall_seed_count",
+    Kind.INTEGER,
+    3,
+    "Best baseline nodes graph expansion starts from.",
+    minimum=0,
+)
+RECALL_HOPS = declare(
+    "recall_hops", Kind.INTEGER, 1, "How many edges graph expansion follows from a seed.", minimum=1
+)
+RECALL_MAX_EXPANDED = declare(
+    "recall_max_expanded",
+    Kind.INTEGER,
+    6,
+    "Most nodes graph expansion adds to one recall.",
+    minimum=0,
+)
+RECALL_VECTOR_MIN_SCORE = declare(
+    "recall_vector_min_score",
+    Kind.NUMBER,
+    0.2,
+    "Vector similarity below this does not count as a match.",
+)
+RECALL_RECENT_WINDOW = declare(
+    "recall_recent_window",
+    Kind.INTEGER,
+    1,
+    "Nodes written in the last this-many turns are left out of recall (the chat still has them).",
+    minimum=0,
+)
+RECALL_ROLLOUT = declare(
+    "recall_rollout",
+    Kind.CHOICE,
+    "canary",
+    """Graph-expansion rollout: ``off`` never expands, ``shadow`` expands for the trace only,
+    ``canary`` applies it (guarded by the quality gate).""",
+    choices=("off", "shadow", "canary"),
+)
+RECALL_GRAPH_EXPANSION = declare(
+    "recall_graph_expansion",
+    Kind.BOOLEAN,
+    True,
+    "Feature flag: false turns graph expansion off whatever the rollout mode.",
+)
+RECALL_QUALITY_WINDOW = declare(
+    "recall_quality_window",
+    Kind.INTEGER,
+    20,
+    "Recent graph-expansion outcomes the canary quality gate looks at.",
+    minimum=1,
+)
+RECALL_QUALITY_MAX_ERROR_RATE = declare(
+    "recall_quality_max_error_rate",
+    Kind.NUMBER,
+    0.5,
+    "Share of failed expansions in the window above which the gate holds canary back.",
+    minimum=0,
+    maximum=1,
+)
+RECALL_COMPACTION = declare(
+    "recall_compaction",
+    Kind.CHOICE,
+    "auto",
+    "``auto``: compact eligible groups after each turn; ``off``: never compact automatically.",
+    choices=("auto", "off"),
+)
