@@ -3,8 +3,9 @@
 Call order: pluggy calls the implementation registered last first. The host keeps a fixed order
 by source tier instead of by accident of registration time: explicit plugins run first, then
 folder plugins, then entry-point plugins, then the built-in plugin (within a tier, the one
-registered later runs first; ``tryfirst`` / ``trylast`` still apply). A plugin registered again
-under the same name (hot reload) keeps its place.
+registered later runs first; ``tryfirst`` / ``trylast`` still apply). ``host_startup`` runs the
+tiers the other way round (built-in first), so a plugin's startup finds the built-in APIs. A
+plugin registered again under the same name (hot reload) keeps its place.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ log = logging.getLogger("host")
 
 #: Lower tiers are called later (pluggy calls the end of its list first).
 TIERS: Mapping[str, int] = {"built-in": 0, "entry point": 1, "folder": 2, "explicit": 3}
+#: Hooks called built-in tier first (providers before consumers): ``host_startup``, so a plugin
+#: starting finds every built-in API (``memory-graph``) already published (issue 18.1).
+PROVIDERS_FIRST = frozenset({"host_startup"})
 
 
 class Host:
@@ -544,19 +548,26 @@ class Host:
                     return
 
     def _restore_call_order(self) -> None:
-        """Sort every hook's implementations by (tier, first registration); see module doc."""
+        """Sort every hook's implementations by (tier, first registration); see module doc.
+
+        `PROVIDERS_FIRST` hooks run the tiers the other way round (built-in first), so every
+        plugin's ``host_startup`` finds the built-in APIs published, whatever the load order.
+        """
         ranks = self._ranks
 
-        def key(impl: Any) -> tuple[int, int, tuple[int, int]]:
+        def key(impl: Any, providers_first: bool) -> tuple[int, int, tuple[int, int]]:
             wrapper = 1 if (impl.wrapper or impl.hookwrapper) else 0
             group = 0 if impl.trylast else 2 if impl.tryfirst else 1
             tier, seq = ranks.get(impl.plugin_name, (len(TIERS), 1 << 30))
+            if providers_first:
+                tier = -tier
             rank = (-tier, -seq) if impl.trylast else (tier, seq)  # pluggy puts trylast first
             return (wrapper, group, rank)
 
         for caller in vars(self.pm.hook).values():
             if isinstance(caller, pluggy.HookCaller) and len(caller._hookimpls) > 1:
-                caller._hookimpls.sort(key=key)
+                first = caller.name in PROVIDERS_FIRST
+                caller._hookimpls.sort(key=lambda impl, first=first: key(impl, first))
 
 
 def _evolve(record: PluginRecord, **changes: Any) -> PluginRecord:

@@ -165,8 +165,8 @@ class SettingsSchema:
         self._lock = threading.Lock()
 
     def declare(self, setting: Setting) -> Setting:
-        """Add ``setting``; declaring a key again (a module imported again) replaces it, unless
-        another owner declared it with another type."""
+        """Add ``setting``; its owner declaring it again (a module imported again) replaces it.
+        Another owner declaring it keeps the first declaration, or fails with another type."""
         if not setting.key.isidentifier() or setting.key != setting.key.lower():
             raise SettingsError(f"setting key {setting.key!r} must be a lower_case identifier")
         if env_name(setting.key) in RESERVED_ENV:
@@ -182,6 +182,8 @@ class SettingsSchema:
                     f"setting {setting.key} is already declared by {old.owner} as {old.kind}; "
                     f"{setting.owner} declares it as {setting.kind}"
                 )
+            if old is not None and old.owner != setting.owner:
+                return old  # the same module loaded again under another name (a plugin folder)
             self._settings[setting.key] = setting
         return setting
 
