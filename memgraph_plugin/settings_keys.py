@@ -157,3 +157,77 @@ RECALL_COMPACTION = declare(
     "``auto``: compact eligible groups after each turn; ``off``: never compact automatically.",
     choices=("auto", "off"),
 )
+
+# ---------------------------------------------------------------- LLM (memgraph_plugin/llm/)
+# Declared here, not in llm/settings.py: the LLM package is imported only when llm_base_url is
+# set, and the keys must be known before that. tests/test_settings_schema.py checks that these
+# match llm.settings.SETTINGS (the defaults and meanings the LLM code reads).
+LLM_BASE_URL = declare(
+    "llm_base_url",
+    Kind.STRING,
+    None,
+    """URL of an OpenAI-compatible chat-completions server, up to /v1 (e.g.
+    http://localhost:11434/v1 for Ollama). Unset: no LLM, the offline defaults answer.""",
+)
+LLM_MODEL = declare(
+    "llm_model", Kind.STRING, None, "Model name the server knows (required with llm_base_url)."
+)
+LLM_API_KEY_ENV = declare(
+    "llm_api_key_env",
+    Kind.STRING,
+    None,
+    """NAME of the environment variable holding the API key (the key itself never goes in the
+    settings file). Unset: a placeholder key, fine for local servers.""",
+)
+LLM_TIMEOUT_S = declare(
+    "llm_timeout_s",
+    Kind.NUMBER,
+    60.0,
+    "Seconds one request may take before it counts as timed out.",
+    minimum=0.001,
+)
+LLM_RETRIES = declare(
+    "llm_retries",
+    Kind.INTEGER,
+    2,
+    "Extra attempts after a 429, a 5xx, a timeout or a refused connection.",
+    minimum=0,
+)
+LLM_BACKOFF_S = declare(
+    "llm_backoff_s", Kind.NUMBER, 1.0, "First wait between attempts; doubles each retry.", minimum=0
+)
+LLM_BACKOFF_MAX_S = declare(
+    "llm_backoff_max_s",
+    Kind.NUMBER,
+    30.0,
+    "Longest wait between attempts (a Retry-After is capped at it).",
+    minimum=0,
+)
+LLM_HOOKS = declare(
+    "llm_hooks",
+    Kind.ANY,
+    ["extract", "route", "summarise"],
+    """Which hooks go through the model: a list (or comma-separated text) of extract, route,
+    summarise.""",
+)
+LLM_RESPONSE_FORMAT = declare(
+    "llm_response_format",
+    Kind.CHOICE,
+    "json_schema",
+    """json_schema (structured output) or json_object; json_schema falls back to json_object by
+    itself when the server rejects it.""",
+    choices=("json_schema", "json_object"),
+)
+LLM_RERANK_COUNT = declare(
+    "llm_rerank_count",
+    Kind.INTEGER,
+    20,
+    "How many fused candidates the LLM router reranks at most.",
+    minimum=1,
+)
+LLM_TEMPERATURE = declare(
+    "llm_temperature", Kind.NUMBER, 0.0, "Sampling temperature sent with every request.", minimum=0
+)
+LLM_MAX_TOKENS = declare(
+    "llm_max_tokens", Kind.INTEGER, 2048, "Most tokens one answer may have.", minimum=1
+)

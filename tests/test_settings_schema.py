@@ -119,6 +119,15 @@ def test_built_in_defaults_match_the_code() -> None:
         assert SCHEMA.default(key) == value, key
 
 
+def test_llm_keys_match_what_the_llm_code_reads() -> None:
+    from memgraph_plugin.llm.settings import SETTINGS
+
+    import_doc_modules()
+    for key, (default, _doc) in SETTINGS.items():
+        assert key in SCHEMA, key
+        assert SCHEMA.default(key) == default, key
+
+
 # keys read in the code: settings.get("k" / number_setting(settings, "k" / X_SETTING = "k"
 _READS = re.compile(
     r"""settings\.get\(\s*["']([a-z_]+)["']"""
