@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from host.settings_schema import Kind, declare
 
+from .values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+
 # ---------------------------------------------------------------- graph and embedding
 EMBEDDING_PROFILE = declare(
     "embedding_profile",
@@ -230,4 +232,20 @@ LLM_TEMPERATURE = declare(
 )
 LLM_MAX_TOKENS = declare(
     "llm_max_tokens", Kind.INTEGER, 2048, "Most tokens one answer may have.", minimum=1
+)
+
+# ---------------------------------------------------------------- write limits (values.py)
+MAX_TITLE_CHARS = declare(
+    "max_title_chars",
+    Kind.INTEGER,
+    DEFAULT_MAX_TITLE_CHARS,
+    "The longest node title a write may store, in characters (longer: BAD_OP / BAD_ARGS).",
+    minimum=1,
+)
+MAX_FIELD_BYTES = declare(
+    "max_field_bytes",
+    Kind.INTEGER,
+    DEFAULT_MAX_FIELD_BYTES,
+    "The largest field value a write may store, as UTF-8 JSON bytes.",
+    minimum=1,
 )
