@@ -89,76 +89,7 @@ VECTOR_ANN_THRESHOLD = declare(
     minimum=1,
 )
 
-# ---------------------------------------------------------------- recall
-RECALL_TOP_K = declare(
-    "recall_top_k", Kind.INTEGER, 6, "Nodes the baseline recall selects per turn.", minimum=0
-)
-RECALL_SEED_COUNT = declare(
-    "recall_seed_count",
-    Kind.INTEGER,
-    3,
-    "Best baseline nodes graph expansion starts from.",
-    minimum=0,
-)
-RECALL_HOPS = declare(
-    "recall_hops", Kind.INTEGER, 1, "How many edges graph expansion follows from a seed.", minimum=1
-)
-RECALL_MAX_EXPANDED = declare(
-    "recall_max_expanded",
-    Kind.INTEGER,
-    6,
-    "Most nodes graph expansion adds to one recall.",
-    minimum=0,
-)
-RECALL_VECTOR_MIN_SCORE = declare(
-    "recall_vector_min_score",
-    Kind.NUMBER,
-    0.2,
-    "Vector similarity below this does not count as a match.",
-)
-RECALL_RECENT_WINDOW = declare(
-    "recall_recent_window",
-    Kind.INTEGER,
-    1,
-    "Nodes written in the last this-many turns are left out of recall (the chat still has them).",
-    minimum=0,
-)
-RECALL_ROLLOUT = declare(
-    "recall_rollout",
-    Kind.CHOICE,
-    "canary",
-    """Graph-expansion rollout: ``off`` never expands, ``shadow`` expands for the trace only,
-    ``canary`` applies it (guarded by the quality gate).""",
-    choices=("off", "shadow", "canary"),
-)
-RECALL_GRAPH_EXPANSION = declare(
-    "recall_graph_expansion",
-    Kind.BOOLEAN,
-    True,
-    "Feature flag: false turns graph expansion off whatever the rollout mode.",
-)
-RECALL_QUALITY_WINDOW = declare(
-    "recall_quality_window",
-    Kind.INTEGER,
-    20,
-    "Recent graph-expansion outcomes the canary quality gate looks at.",
-    minimum=1,
-)
-RECALL_QUALITY_MAX_ERROR_RATE = declare(
-    "recall_quality_max_error_rate",
-    Kind.NUMBER,
-    0.5,
-    "Share of failed expansions in the window above which the gate holds canary back.",
-    minimum=0,
-    maximum=1,
-)
-RECALL_COMPACTION = declare(
-    "recall_compaction",
-    Kind.CHOICE,
-    "auto",
-    "``auto``: compact eligible groups after each turn; ``off``: never compact automatically.",
-    choices=("auto", "off"),
-)
+# recall_* keys: memgraph_plugin/recall/setting_keys.py (beside the code, from its constants)
 
 # ---------------------------------------------------------------- LLM (memgraph_plugin/llm/)
 # Declared here, not in llm/settings.py: the LLM package is imported only when llm_base_url is

@@ -94,7 +94,7 @@ def test_declaring_checks_the_default_and_conflicting_types() -> None:
 
 
 def test_built_in_defaults_match_the_code() -> None:
-    from memgraph_plugin.recall import pipeline, rollout, router
+    from memgraph_plugin.recall import budget, rollout, router
     from memgraph_plugin.storage.settings import StorageSettings
 
     import_doc_modules()
@@ -105,7 +105,8 @@ def test_built_in_defaults_match_the_code() -> None:
         "recall_hops": router.DEFAULT_HOPS,
         "recall_max_expanded": router.DEFAULT_MAX_EXPANDED,
         "recall_vector_min_score": router.DEFAULT_VECTOR_MIN,
-        "recall_recent_window": pipeline.DEFAULT_RECENT,
+        "recall_recent_window": router.DEFAULT_RECENT,
+        "recall_budget_chars": budget.DEFAULT_BUDGET,
         "recall_rollout": rollout.DEFAULT_MODE,
         "recall_quality_window": rollout.DEFAULT_GATE_WINDOW,
         "recall_quality_max_error_rate": rollout.DEFAULT_GATE_RATE,
