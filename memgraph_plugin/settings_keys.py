@@ -16,10 +16,13 @@ from .values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
 EMBEDDING_PROFILE = declare(
     "embedding_profile",
     Kind.STRING,
-    None,
-    """Name of the embedding profile for vector search (``hashing``, ``tiny`` or one a plugin
-    registers through ``memgraph_embedding_profiles``). Unset: no vectors; recall is keyword +
-    recency.""",
+    "wordllama",
+    """Name of the embedding profile for vector search: ``wordllama`` (the default: semantic
+    256-d vectors from weights inside its wheel, never downloaded), ``hashing`` (word and
+    character n-gram hashing, no model), ``none`` (no vectors; recall is keyword + recency), or
+    one a plugin registers through ``memgraph_embedding_profiles``. Chats stored under another
+    profile are re-embedded on their first vector search; ``memgraph-host reindex`` moves them
+    ahead of time (docs/search.md).""",
 )
 SCHEMA = declare(
     "schema",
