@@ -19,7 +19,7 @@ from host import hookimpl
 from memgraph_plugin.schema import DEFAULT_SCHEMA
 
 from .calls import traced
-from .ops_schema import ops_json_schema, relations, validate_ops
+from .ops_schema import EVENT, ops_json_schema, relations, validate_ops
 from .prompts import clip, node_line, render
 from .provider import LlmProvider
 from .settings import LlmSettings
@@ -44,6 +44,23 @@ def describe_types(schema: Any) -> str:
         cols = ", ".join(f"{c}*" if c in required else c for c in spec.table_columns)
         lines.append(f"- {spec.type}: {cols}")
     return "\n".join(lines)
+
+
+def stamp_events(ops: list[dict[str, Any]], message: Any) -> list[dict[str, Any]]:
+    """The message's own facts on each event the model wrote, as the offline extractor writes
+    them: ``speaker``, ``role``, ``time`` (recall's time cues read it) and ``message`` (index).
+    The model cannot write these (they are not table columns); the message knows them."""
+    facts = {
+        "speaker": getattr(message, "name", "") or "",
+        "role": getattr(message, "role", "") or "",
+        "time": getattr(message, "time", "") or "",
+        "message": getattr(message, "index", None),
+    }
+    facts = {k: v for k, v in facts.items() if v not in ("", None)}
+    for op in ops:
+        if op.get("type") == EVENT:
+            op["fields"] = {**op["fields"], **facts}
+    return ops
 
 
 class LlmExtractor:
@@ -101,7 +118,7 @@ class LlmExtractor:
         )
         if outcome.failed:
             return await self._offline(chat_id, message, context)
-        return outcome.value
+        return stamp_events(outcome.value, message)
 
     async def _offline(self, chat_id: str, message: Any, context: Any) -> list | None:
         if self.offline is None:

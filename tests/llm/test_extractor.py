@@ -74,6 +74,7 @@ async def test_good_structured_output_becomes_nodes_and_edges(tmp_path, chat_ser
         by_title = {n.title: n for n in nodes.values()}
         event, mel, boston = by_title["Mel adopts Rex"], by_title["Melanie"], by_title["Boston"]
         assert "Rex" in event.fields["summary"] and mel.fields["aliases"] == ("Mel",)
+        assert event.fields["role"] == "assistant" and event.fields["message"] == 1
         assert (event.id, "involved_in", mel.id) in edges
         assert (event.id, "occurred_at", boston.id) in edges
 
@@ -228,5 +229,18 @@ async def test_an_unreachable_server_falls_back_naming_the_url(tmp_path, closed_
         assert out.extraction.applied == 1
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "unreachable" and url in call.error
+    finally:
+        await host.stop()
+
+
+async def test_an_answer_without_an_event_is_refused(tmp_path, chat_server):
+    no_event = {"nodes": GOOD["nodes"][1:]}
+    chat_server.reply(answer(no_event), answer(GOOD))
+    host = await host_with_extractor(tmp_path, chat_server)
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 3
+        retry = chat_server.requests[1]["messages"][-1]["content"]
+        assert "$.nodes: no event node for the message" in retry
     finally:
         await host.stop()
