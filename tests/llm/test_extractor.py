@@ -244,3 +244,18 @@ async def test_an_answer_without_an_event_is_refused(tmp_path, chat_server):
         assert "$.nodes: no event node for the message" in retry
     finally:
         await host.stop()
+
+
+async def test_a_key_variable_not_set_falls_back_without_a_request(
+    tmp_path, chat_server, monkeypatch
+):
+    monkeypatch.delenv("NO_SUCH_LLM_KEY", raising=False)
+    chat_server.reply(answer(GOOD))
+    host = await host_with_extractor(tmp_path, chat_server, llm_api_key_env="NO_SUCH_LLM_KEY")
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 1 and chat_server.requests == []
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.reason == "settings" and "NO_SUCH_LLM_KEY" in call.error
+    finally:
+        await host.stop()
