@@ -18,7 +18,7 @@ from typing import Any
 from host import hookimpl
 from memgraph_plugin.schema import DEFAULT_SCHEMA
 
-from .calls import traced
+from .calls import call_deadline, traced
 from .ops_schema import EVENT, ops_json_schema, relations, validate_ops
 from .prompts import clip, node_line, render
 from .provider import LlmProvider
@@ -86,6 +86,7 @@ class LlmExtractor:
     @hookimpl
     async def memgraph_extract(self, chat_id: str, message: Any, context: Any) -> list | None:
         """The model's ops for ``message``, else the offline extractor's."""
+        deadline = call_deadline(self.host.settings, "memgraph_extract")
         if not str(message.text).strip():
             return await self._offline(chat_id, message, context)
         session = await self._session(context)
@@ -114,6 +115,7 @@ class LlmExtractor:
                 messages,
                 ops_json_schema(schema),
                 lambda data: validate_ops(data, schema, known_ids=known_ids),
+                deadline=deadline,
             ),
         )
         if outcome.failed:

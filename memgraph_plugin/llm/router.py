@@ -29,7 +29,7 @@ from memgraph_plugin.recall.router import (
     int_setting,
 )
 
-from .calls import traced
+from .calls import call_deadline, traced
 from .ops_schema import InvalidOutput, converter
 from .prompts import clip, node_line, render
 from .provider import JsonSchema, LlmProvider
@@ -131,6 +131,7 @@ class LlmRouter:
         rerank (the built-in router answers)."""
         if not request.query.strip():
             return None
+        deadline = call_deadline(request.settings, "memgraph_route")
         builtin = pipeline_for(self.host).router
         candidates = await fused_candidates(request, builtin, self.settings.rerank_count)
         if not candidates:
@@ -157,6 +158,7 @@ class LlmRouter:
                 messages,
                 route_schema(ids),
                 lambda data: validate_route(data, ids, top_k),
+                deadline=deadline,
             ),
         )
         if outcome.failed:
