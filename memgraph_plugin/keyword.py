@@ -163,6 +163,12 @@ class KeywordIndex:
     def __len__(self) -> int:
         return len(self._slot_of)
 
+    def knows(self, token: str) -> bool:
+        """Whether some indexed node holds `token` (a word variant worth searching for)."""
+        tid = self._vocab.get(token)
+        p = None if tid is None else self._postings.get(tid)
+        return p is not None and p.live > 0
+
     def tokens_of(self, node_id: str) -> frozenset[str]:
         slot = self._slot_of.get(node_id)
         if slot is None:
