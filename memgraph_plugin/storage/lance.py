@@ -725,19 +725,31 @@ class LanceStorage:
         seq: int | None = None,
         base_version: int | None = None,
     ) -> CommitRecord:
-        """Make a new commit whose state equals the chat's state at `version` (or after `seq`)."""
-        current = self.load_sync(chat_id)
-        if base_version is not None and base_version != current.version:
-            raise ConflictError(chat_id, base_version, current.version)
+        """Make a new commit whose state equals the chat's state at `version` (or after `seq`).
+
+        Without `base_version` (the CLI), another writer's commit landing meanwhile is not the
+        caller's business: the rollback is recomputed on the new state, a few times at most."""
         target = self.state_at_sync(chat_id, version=version, seq=seq)
-        change = diff_states(current.data, target.data, kind="rollback")
-        return self._commit_replacement(chat_id, change, current.version)
+
+        def attempt() -> CommitRecord:
+            current = self.load_sync(chat_id)
+            if base_version is not None and base_version != current.version:
+                raise ConflictError(chat_id, base_version, current.version)
+            change = diff_states(current.data, target.data, kind="rollback")
+            return self._commit_replacement(chat_id, change, current.version)
+
+        return attempt() if base_version is not None else _retry_conflict(attempt, chat_id)
 
     def import_sync(self, chat_id: str, data: dict[str, Any]) -> CommitRecord:
-        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit."""
-        current = self.load_sync(chat_id)
-        change = diff_states(current.data, data, kind="import")
-        return self._commit_replacement(chat_id, change, current.version)
+        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit;
+        recomputed on the new state when another writer committed meanwhile (a few times)."""
+
+        def attempt() -> CommitRecord:
+            current = self.load_sync(chat_id)
+            change = diff_states(current.data, data, kind="import")
+            return self._commit_replacement(chat_id, change, current.version)
+
+        return _retry_conflict(attempt, chat_id)
 
     def _commit_replacement(self, chat_id: str, change: ChangeRecord, base: int) -> CommitRecord:
         """Commit a rollback/import change with its nodes' vectors (without, if embedding fails:
@@ -832,6 +844,21 @@ class LanceStorage:
 
     async def stats(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.stats_sync)
+
+
+def _retry_conflict(
+    fn: Callable[[], CommitRecord], chat_id: str, attempts: int = 5
+) -> CommitRecord:
+    """`fn()`, again after a short backoff while another writer of the chat gets in first."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except ConflictError:
+            if attempt == attempts - 1:
+                raise
+            log.info("chat %r: another writer committed first; retrying", chat_id)
+            time.sleep(0.02 * 2**attempt)
+    raise AssertionError("unreachable")
 
 
 def _node_ids(state: ChatState) -> list[str]:

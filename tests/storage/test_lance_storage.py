@@ -403,3 +403,31 @@ def test_a_rollback_whose_embedding_fails_still_commits(tmp_path, caplog):
     assert st.rollback_sync("c", version=1).version == 3
     assert st.load_sync("c").data["nodes"]["a"]["title"] == "a"
     assert "embedding failed; chat 'c' commits without vectors" in caplog.text
+
+
+def test_import_and_rollback_without_a_base_retry_when_another_writer_got_in(tmp_path):
+    """The CLI's import and rollback name no base version: a commit of another writer landing
+    between their load and their commit makes them recompute and commit, not fail."""
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db")))
+    other = LanceStorage(st.settings)
+    st.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    real = st._commit_replacement
+    raced: list[int] = []
+
+    def racing(chat_id, ch, base):
+        if len(raced) < 2:  # two conflicts in a row, then it goes through
+            raced.append(base)
+            other.load_sync("c")
+            other.commit_sync("c", change(node(f"b{base}"), node_seq=1), base_version=base)
+        return real(chat_id, ch, base)
+
+    st._commit_replacement = racing
+    data = {"nodes": {"x": node("x")}, "edges": [], "nodeSeq": 1, "seqCounter": 0}
+    rec = st.import_sync("c", data)
+    assert raced == [1, 2] and rec.version == 4 and rec.kind == "import"
+    assert list(st.load_sync("c").data["nodes"]) == ["x"]
+    raced.clear()
+    rec = st.rollback_sync("c", version=1)
+    assert rec.version == 7 and list(st.load_sync("c").data["nodes"]) == ["a"]
+    with pytest.raises(ConflictError):  # a caller that names its base still gets CONFLICT
+        st.rollback_sync("c", version=1, base_version=2)
