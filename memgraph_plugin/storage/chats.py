@@ -16,13 +16,17 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from memgraph_plugin.embedding.ann import LanceAnn, hybrid_search
 from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.index import VectorIndex
-from memgraph_plugin.embedding.text import is_searchable, node_id
+from memgraph_plugin.embedding.text import node_id
 from memgraph_plugin.gc_pause import gc_paused
+from memgraph_plugin.schema import is_diagnostic_type
 from memgraph_plugin.storage.base import ChatState, CommitRecord, VectorBlock
 from memgraph_plugin.storage.codec import changeset_to_change
 from memgraph_plugin.storage.errors import ConflictError
@@ -210,18 +214,16 @@ class PersistedChats:
         assert self.embedder is not None
         block = storage.load_vectors_sync(chat.chat_id, state, profile=self.embedder.name)
         index = self.embedder.new_index()
-        have: set[str] = set()
         nodes = chat.store
-        if block is not None and block.dim == index.dim:
-            ids = [i for i in block.ids if nodes.node(i) is not None]
-            keep = block.matrix if len(ids) == len(block.ids) else None
-            if keep is None:
-                rows = {nid: r for r, nid in enumerate(block.ids)}
-                keep = block.matrix[[rows[i] for i in ids]]
-            recs = [nodes.node(i) for i in ids]
-            index.upsert(ids, keep, [n.type for n in recs], [is_searchable(n) for n in recs])
-            have = set(ids)
-        chat.unembedded = [n.id for n in nodes.iter_nodes() if n.id not in have]
+        if block is not None and block.dim == index.dim:  # every id is a node of `state`
+            names, type_of_row, archived = _types_and_flags(state, block.ids, nodes)
+            diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
+            searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
+            index = VectorIndex.from_arrays(
+                index.profile, block.ids, block.matrix, names, type_of_row, searchable
+            )
+        if len(index) != len(nodes):
+            chat.unembedded = [n.id for n in nodes.iter_nodes() if n.id not in index]
         chat.index = index
 
     async def refresh(self, chat_id: str) -> LoadedChat:
@@ -425,6 +427,40 @@ class PersistedChats:
             else:
                 self.forget(chat_id)  # another writer moved on: reload next time
             return len(nodes)
+
+
+def _types_and_flags(
+    state: ChatState, ids: tuple[str, ...], store: Any
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """`(type names, type of each id as an index into them, archived flag of each id)`, from
+    the state's columns (vectorised); from the store for nodes held as raw JSON, or for all of
+    them when the state has no columns."""
+    if state.nodes is None:
+        recs = [store.node(i) for i in ids]
+        names = sorted({n.type for n in recs})
+        at = {t: k for k, t in enumerate(names)}
+        return (
+            names,
+            np.asarray([at[n.type] for n in recs], dtype=np.int64),
+            np.asarray([n.archived for n in recs], dtype=bool),
+        )
+    rows = pc.index_in(pa.array(ids, pa.string()), value_set=state.nodes["id"])
+    types = state.nodes["type"].take(rows)
+    archived = state.nodes["archived"].take(rows)
+    raw = [i for i, t in enumerate(types.to_pylist()) if t is None] if types.null_count else []
+    if raw:  # raw rows: their records know
+        fixed_t, fixed_a = types.to_pylist(), archived.to_pylist()
+        for i in raw:
+            rec = store.node(ids[i])
+            fixed_t[i], fixed_a[i] = rec.type, rec.archived
+        types, archived = pa.array(fixed_t, pa.string()), pa.array(fixed_a, pa.bool_())
+    encoded = pc.dictionary_encode(types).combine_chunks() if hasattr(types, "chunks") else (
+        pc.dictionary_encode(types)
+    )
+    names = encoded.dictionary.to_pylist()
+    type_of_row = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    flags = np.asarray(archived.to_numpy(zero_copy_only=False), dtype=bool)
+    return names, type_of_row, flags
 
 
 def _log_build_failure(task: asyncio.Future[bool]) -> None:

@@ -346,40 +346,45 @@ class LanceStorage:
             profile = newest[-1] if newest else ckpt_profile
             if profile is None:
                 return None
-        blocks: list[tuple[list[str], np.ndarray]] = []
-        where: dict[str, tuple[int, int]] = {}  # id -> (block, row); later blocks win
+        stored = None
         if head is not None and ckpt_profile == profile:
             stored = self._snaps.read_vectors(chat_id, head)
-            if stored is not None:
-                blocks.append((list(stored.ids), stored.matrix))
-                where.update((nid, (0, row)) for row, nid in enumerate(stored.ids))
+        later: dict[str, tuple[np.ndarray, int] | None] = {}  # journal: id -> (matrix, row)
         for entry in entries:
             block = entry.vectors
+            rows: dict[str, int] = {}
             if block is not None and block.profile == profile:
-                if blocks and blocks[0][1].shape[1] != block.dim:
+                if stored is not None and stored.dim != block.dim:
                     return None  # one profile, two dimensions: nothing to trust
-                blocks.append((list(block.ids), block.matrix))
-                where.update((nid, (len(blocks) - 1, row)) for row, nid in enumerate(block.ids))
-                vectored = set(block.ids)
-            else:
-                vectored = set()
-            change = entry.change()
-            for nid in (str(n["id"]) for n in change.nodes):
-                if nid not in vectored:
-                    where.pop(nid, None)  # changed without a vector of this profile
-        live = [nid for nid in _node_ids(state) if nid in where]
-        if not live:
+                rows = {nid: r for r, nid in enumerate(block.ids)}
+            for n in entry.change().nodes:  # changed without a vector of this profile: none
+                nid = str(n["id"])
+                r = rows.get(nid)
+                later[nid] = None if r is None or block is None else (block.matrix, r)
+        live_ids = _node_id_array(state)
+        ids: list[str] = []
+        parts: list[np.ndarray] = []
+        if stored is not None:  # vectorised: no Python work per stored row
+            sids = pa.array(stored.ids, pa.string())
+            keep = pc.and_(
+                pc.is_in(sids, value_set=live_ids),
+                pc.invert(pc.is_in(sids, value_set=pa.array(list(later), pa.string()))),
+            ).to_numpy(zero_copy_only=False)
+            keep = np.asarray(keep, dtype=bool)
+            ids.extend(pc.filter(sids, pa.array(keep)).to_pylist())
+            parts.append(stored.matrix[keep] if not keep.all() else stored.matrix)
+        fresh = [nid for nid, v in later.items() if v is not None]
+        if fresh:
+            alive = pc.is_in(pa.array(fresh, pa.string()), value_set=live_ids).to_pylist()
+            fresh = [nid for nid, ok in zip(fresh, alive, strict=True) if ok]
+            if fresh:
+                picked = [later[nid] for nid in fresh]
+                parts.append(np.stack([p[0][p[1]] for p in picked if p is not None]))
+                ids.extend(fresh)
+        if not ids:
             return None
-        matrix = np.empty((len(live), blocks[0][1].shape[1]), dtype=np.float32)
-        picks: dict[int, tuple[list[int], list[int]]] = {}
-        for out_row, nid in enumerate(live):
-            b, row = where[nid]
-            dst, src = picks.setdefault(b, ([], []))
-            dst.append(out_row)
-            src.append(row)
-        for b, (dst, src) in picks.items():
-            matrix[dst] = blocks[b][1][src]
-        return VectorBlock(profile=profile, ids=tuple(live), matrix=matrix)
+        matrix = parts[0] if len(parts) == 1 else np.vstack(parts)
+        return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix)
 
     def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         _check_chat_id(chat_id)
@@ -861,10 +866,10 @@ def _retry_conflict(
     raise AssertionError("unreachable")
 
 
-def _node_ids(state: ChatState) -> list[str]:
+def _node_id_array(state: ChatState) -> pa.Array:
     if state.nodes is not None:
-        return state.nodes["id"].to_pylist()  # type: ignore[no-any-return]
-    return list(state.data["nodes"])
+        return state.nodes["id"].combine_chunks()
+    return pa.array(list(state.data["nodes"]), pa.string())
 
 
 def _with_vectors(change: ChangeRecord, block: VectorBlock | None) -> ChangeRecord:
