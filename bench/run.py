@@ -7,6 +7,8 @@ Sections are modules next to this file, loaded by path when present:
   `data` being the synthetic chat (``build_chat``) in the original's JSON shape;
 - ``storage.py``: ``rows(quick=...) -> [(name, p50_ms, limit_ms | None, note)]``;
 - ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap);
+- ``keyword.py``: the same ``rows`` (keyword search at 100k nodes against LanceDB's native FTS
+  and bm25s on the same texts, and what a write costs each);
 - ``scale.py``: the same ``rows``, a fifth element being the unit (storage scale ratios:
   write tails across maintenance, writes during another chat's maintenance, cold open against a
   raw pyarrow read, first vector search after an open; ``--million`` adds a 1M-node chat).
@@ -43,7 +45,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "scale")
+SECTIONS = ("engine", "storage", "reload", "keyword", "scale")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -133,6 +135,9 @@ def run(
     reload = _load("reload") if "reload" in sections else None  # same row shape as storage
     if reload is not None and hasattr(reload, "rows"):
         rows += storage_rows(reload, quick, "reload")
+    keyword = _load("keyword") if "keyword" in sections else None  # same row shape as storage
+    if keyword is not None and hasattr(keyword, "rows"):
+        rows += storage_rows(keyword, quick, "keyword")
     scale = _load("scale") if "scale" in sections else None
     if scale is not None and hasattr(scale, "rows"):
         rows += storage_rows(scale, quick, "scale", million=million)
