@@ -17,8 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.storage.base import ChangeRecord
-from memgraph_plugin.storage.codec import edge_key
+from memgraph_plugin.storage.shapes import edge_key, edge_to_json
 from memgraph_plugin.storage.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 
 #: The state columns (the stored tables minus `chat_id` and `snap`).
@@ -144,7 +143,7 @@ class DeltaBuilder:
         else:
             slot[0] = value
 
-    def apply(self, change: ChangeRecord) -> None:
+    def apply(self, change: Any) -> None:
         """What `StateBuilder.apply` does: nodes put, nodes removed, edges removed, edges added."""
         for node in change.nodes:
             self._put(self.nodes, str(node["id"]), node)
@@ -270,18 +269,14 @@ def state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table]:
     """A store dict (the original's shape) as node and edge state tables."""
     builder = DeltaBuilder()
     nodes = data.get("nodes") or {}
-    items = nodes.values() if isinstance(nodes, Mapping) else nodes
-    builder.apply(
-        ChangeRecord(
-            nodes=tuple(items),
-            edges_added=tuple(_edge_json(e) for e in data.get("edges") or ()),
-        )
-    )
+    for node in nodes.values() if isinstance(nodes, Mapping) else nodes:
+        builder._put(builder.nodes, str(node["id"]), node)
+    for raw in data.get("edges") or ():
+        e = _edge_json(raw)
+        builder._put(builder.edges, edge_key(e), e)
     return builder.tables()
 
 
 def _edge_json(edge: Any) -> Mapping[str, Any]:
-    from memgraph_plugin.storage.codec import edge_to_json
-
     e = dict(edge) if isinstance(edge, Mapping) else edge
     return e if isinstance(e, dict) and _plain_edge(e) else edge_to_json(e)

@@ -17,10 +17,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
-
-if TYPE_CHECKING:
-    from memgraph_plugin.storage.lance import LanceStorage
+from typing import Any, TypeVar
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,7 +56,7 @@ def retry_conflicts(
 class Maintenance:
     """The maintenance schedule and thread of one storage handle."""
 
-    def __init__(self, storage: LanceStorage) -> None:
+    def __init__(self, storage: Any) -> None:
         self._storage = weakref.ref(storage)
         self.interval = float(storage.settings.maintenance_seconds)
         self._cond = threading.Condition()
@@ -91,7 +88,7 @@ class Maintenance:
             if self._work_ready(storage):
                 self._cond.notify_all()
 
-    def _work_ready(self, storage: LanceStorage) -> bool:
+    def _work_ready(self, storage: Any) -> bool:
         every = storage.settings.checkpoint_every
         if storage._commits_since_optimize >= storage.settings.optimize_every:
             return True
@@ -162,7 +159,7 @@ class Maintenance:
                     self._busy = False
                     self._cond.notify_all()
 
-    def _pass(self, storage: LanceStorage, *, force_optimize: bool) -> None:
+    def _pass(self, storage: Any, *, force_optimize: bool) -> None:
         with self._run_lock:
             with self._cond:
                 due = dict(self._due)
