@@ -270,6 +270,9 @@ class TurnPipeline:
                 selected.append(inc.id)
         visible_ids = tuple(by_id)
         await _maybe_await(self._record(chat_id, always_ids, selected, visible_ids))
+        drain = getattr(self.host, "drain", None)
+        if drain is not None:  # the injection hooks have heard this recall when it returns
+            await drain(chat_id)
         recalled = tuple(by_id[i] for i in selected)
         prompt = render_injection(pinned, recalled, specs)
         trace = RecallTrace(

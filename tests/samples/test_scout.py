@@ -198,6 +198,7 @@ async def test_the_exclusion_set_comes_from_the_injection_hook(make_host, monkey
     assert {ids["Pim"], ids["Juno Kade"]} <= everything
     for always, selected in (([ids["Pim"]], [ids["Juno Kade"]]), ([], [ids["Pim"]])):
         record_injected_node_ids(ctx, always_inject_ids=always, recall_selected_ids=selected)
+        await host.drain()  # the injection hook is delivered by a task in a running loop
         listed = {n["id"] for n in (await tools.memory_list_recent({"limit": 50}, ctx))["nodes"]}
         assert listed == everything - {*always, *selected}
 
