@@ -9,6 +9,7 @@ Sections are modules next to this file, loaded by path when present:
 - ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap);
 - ``keyword.py``: the same ``rows`` (keyword search at 100k nodes against LanceDB's native FTS
   and bm25s on the same texts, and what a write costs each);
+- ``turn.py``: the same ``rows`` (a recall turn and a whole turn at 1k/10k/100k nodes).
 - ``scale.py``: the same ``rows``, a fifth element being the unit (storage scale ratios:
   write tails across maintenance, writes during another chat's maintenance, cold open against a
   raw pyarrow read, first vector search after an open; ``--million`` adds a 1M-node chat).
@@ -45,7 +46,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "keyword", "scale")
+SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "scale")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -138,6 +139,9 @@ def run(
     keyword = _load("keyword") if "keyword" in sections else None  # same row shape as storage
     if keyword is not None and hasattr(keyword, "rows"):
         rows += storage_rows(keyword, quick, "keyword")
+    turn = _load("turn") if "turn" in sections else None  # a chat turn at 1k/10k/100k nodes
+    if turn is not None and hasattr(turn, "rows"):
+        rows += storage_rows(turn, quick, "turn")
     scale = _load("scale") if "scale" in sections else None
     if scale is not None and hasattr(scale, "rows"):
         rows += storage_rows(scale, quick, "scale", million=million)
