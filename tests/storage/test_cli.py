@@ -135,7 +135,7 @@ async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, ca
 
 
 async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
-    host = await _host_with_store(tmp_path)
+    host = await _host_with_store(tmp_path, embedding_profile="none")  # default: wordllama
     assert await _run(host, "reindex") == 2
     assert "no embedding profile" in capsys.readouterr().err
     await host.stop()
