@@ -65,13 +65,16 @@ async def test_a_write_missing_a_required_argument_is_bad_args(host: Host) -> No
 
 
 # 15 ----------------------------------------------------------------------------------------
-async def test_vector_search_empty_query_without_a_profile_is_empty(host: Host) -> None:
+async def test_vector_search_empty_query_without_a_profile_is_empty(tmp_path: Path) -> None:
+    host = Host(data_dir=tmp_path / "d", settings={"embedding_profile": "none"}, entry_points=False)
+    await host.start()  # the default profile is wordllama: "none" turns vectors off
     session = await _session(host)
     assert tuple(await session.vector_search(query="")) == ()
     assert tuple(await session.vector_search(query="   ")) == ()
     with pytest.raises(MemoryGraphError) as err:
         await session.vector_search(query="lighthouse")
     assert err.value.code == "NO_EMBEDDING_PROFILE"
+    await host.stop()
 
 
 # 16 ----------------------------------------------------------------------------------------
