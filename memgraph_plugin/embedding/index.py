@@ -43,8 +43,9 @@ class VectorIndex:
         n, dim = matrix.shape
         index = cls(dim, profile)
         cap = max(64, int(n * headroom))
-        index._matrix = np.zeros((cap, dim), dtype=np.float32)
-        index._matrix[:n] = matrix
+        index._matrix = np.empty((cap, dim), dtype=np.float32)
+        index._matrix[:n] = matrix  # the one copy (the stored column may be read-only memory)
+        index._matrix[n:] = 0.0
         index._ids = list(ids)
         index._pos = {nid: i for i, nid in enumerate(index._ids)}
         codes = np.asarray([index._code(t) for t in type_names], dtype=np.int32)
