@@ -29,7 +29,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree
@@ -48,6 +47,7 @@ from memgraph_plugin.storage.codec import (
     diff_states,
     empty_state,
 )
+from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.settings import StorageSettings
@@ -152,11 +152,7 @@ class LanceStorage:
             settings = StorageSettings(uri=settings)
         self.settings = settings
         self.embedder = embedder
-        self._db = lancedb.connect(
-            settings.uri,
-            read_consistency_interval=timedelta(0),
-            storage_options=dict(settings.storage_options) or None,
-        )
+        self._db = connect_database(settings)
         self._commits = open_or_create(self._db, COMMITS, COMMITS_SCHEMA)
         self._checkpoints = open_or_create(self._db, CHECKPOINTS, CHECKPOINTS_SCHEMA)
         self._nodes: dict[int, Any] = {}
