@@ -12,6 +12,7 @@ import bisect
 import functools
 import itertools
 import operator
+import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -33,8 +34,12 @@ PoolKey = tuple[int, int, str]
 #: "node" (anything else in its record)
 Change = tuple[str, str]
 CHANGE_LOG_LIMIT = 1 << 16  # past this many entries the log restarts (readers rebuild)
-AdjRecord = tuple[str, str, "int | None", int]  # (other end, type, edge seq_to, serial)
+#: one edge, shared by the edge map and both ends' adjacency (no `Edge` object is kept: `edge()`
+#: makes one): (source, target, type, seq_to, serial)
+EdgeRec = tuple[str, str, str, "int | None", int]
+AdjRecord = EdgeRec
 _first = operator.itemgetter(0)
+_intern = sys.intern
 
 
 @attrs.frozen
@@ -185,6 +190,15 @@ class _SortedPool:
         return f
 
 
+def _edge_of(rec: EdgeRec) -> Edge:
+    """The `Edge` an edge record stands for (made on demand: the store keeps records only)."""
+    return Edge(rec[0], rec[1], rec[2], rec[3])
+
+
+def _by_serial(item: tuple[EdgeKey, EdgeRec]) -> int:
+    return item[1][4]
+
+
 def _cached_view(views: dict[str, NodeView], node: Node) -> NodeView:
     """`Store.view` of a pool member, given the store's view cache (not the store: a pool holding
     the store would make a reference cycle, keeping a dropped store alive until a collection)."""
@@ -234,10 +248,9 @@ class Store:
     def __init__(self, *, schema: Schema | Any = None) -> None:
         self._schema: Schema = load_schema(schema) if schema is not None else DEFAULT_SCHEMA
         self._nodes: dict[str, Node] = {}
-        self._edges: dict[EdgeKey, Edge] = {}
-        self._serial: dict[EdgeKey, int] = {}
+        self._edges: dict[EdgeKey, EdgeRec] = {}  # in serial (insertion) order
         self._next_serial = 0
-        # adjacency: node -> {edge key: (other end, type, edge seq_to, serial)}
+        # adjacency: node -> {edge key: its EdgeRec} (the same tuple in both ends' maps)
         self._out: dict[str, dict[EdgeKey, AdjRecord]] = {}
         self._in: dict[str, dict[EdgeKey, AdjRecord]] = {}
         self._kids: dict[str, set[str]] = {}
@@ -308,10 +321,11 @@ class Store:
         return iter(tuple(self._nodes.values()))
 
     def edge(self, key: tuple[str, str, str]) -> Edge | None:
-        return self._edges.get(normalize_key(key))
+        rec = self._edges.get(normalize_key(key))
+        return None if rec is None else _edge_of(rec)
 
     def iter_edges(self) -> Iterator[Edge]:
-        return iter(tuple(self._edges.values()))
+        return iter(tuple(map(_edge_of, self._edges.values())))
 
     @property
     def edge_count(self) -> int:
@@ -325,28 +339,29 @@ class Store:
 
     def edges_of(self, id: str) -> tuple[Edge, ...]:
         """Every edge touching `id` (out edges first), without copying the adjacency twice."""
-        edges = self._edges
-        out = [edges[k] for k in self._out.get(id, ())]
-        out.extend(edges[k] for k in self._in.get(id, ()))
+        out = [_edge_of(r) for r in self._out.get(id, {}).values()]
+        out.extend(_edge_of(r) for r in self._in.get(id, {}).values())
         return tuple(out)
 
     def internals(
         self,
     ) -> tuple[
         dict[str, Node],
-        dict[EdgeKey, Edge],
-        dict[str, dict[EdgeKey, AdjRecord]],
-        dict[str, dict[EdgeKey, AdjRecord]],
-        dict[EdgeKey, int],
+        dict[EdgeKey, EdgeRec],
+        dict[str, dict[EdgeKey, EdgeRec]],
+        dict[str, dict[EdgeKey, EdgeRec]],
+        None,
         dict[str, set[str]],
     ]:
-        """The live maps (nodes, edges, out, in, edge serials, kids) for the engine's hot read
-        loops (projection). Read-only by contract: never mutate them, never hand them out."""
-        return self._nodes, self._edges, self._out, self._in, self._serial, self._kids
+        """The live maps (nodes, edge records, out, in, -, kids) for the engine's hot read loops
+        (projection). Edge records are ``(source, target, type, seq_to, serial)`` tuples; the
+        fifth slot is unused (edge serials live in the records). Read-only by contract: never
+        mutate them, never hand them out."""
+        return self._nodes, self._edges, self._out, self._in, None, self._kids
 
     def edge_serial(self, key: EdgeKey) -> int:
         """Insertion rank of an edge (the order `iter_edges` follows)."""
-        return self._serial[key]
+        return self._edges[key][4]
 
     def kids(self, id: str) -> Collection[str]:
         """Ids whose `parent_id` is `id` (the live index: do not mutate)."""
@@ -503,11 +518,11 @@ class Store:
                 first_edge.setdefault(entry[1], entry[2])
             else:
                 first_counter.setdefault(entry[1], entry[2])
-        nodes, edges = self._nodes, self._edges
+        nodes, edge = self._nodes, self._edge_exact
         changed_nodes = [
             i for i, old in first_node.items() if (cur := nodes.get(i)) is not old and cur != old
         ]
-        changed_edges = [k for k, old in first_edge.items() if edges.get(k) != old]
+        changed_edges = [k for k, old in first_edge.items() if edge(k) != old]
         counters = (
             first_counter.get("node_seq", self._node_seq) != self._node_seq
             or first_counter.get("seq_counter", self._seq_counter) != self._seq_counter
@@ -525,11 +540,11 @@ class Store:
         """What committed transactions changed since the last call (None: nothing)."""
         if not self._pending:
             return None
-        nodes, edges = self._nodes, self._edges
+        nodes, edge = self._nodes, self._edge_exact
         added: list[Edge] = []
         removed: list[EdgeKey] = []
         for key, old in self._pending_edges.items():
-            cur = edges.get(key)
+            cur = edge(key)
             if cur == old:
                 continue
             if cur is None:
@@ -577,13 +592,12 @@ class Store:
             else:
                 self._seq_counter = entry[2]
         if reorder:
-            serial = self._serial
-            self._edges = dict(sorted(self._edges.items(), key=lambda kv: serial[kv[0]]))
+            self._edges = dict(sorted(self._edges.items(), key=_by_serial))
             for nid in reorder:
                 for adj in (self._out, self._in):
                     keys = adj.get(nid)
                     if keys:
-                        adj[nid] = dict(sorted(keys.items(), key=lambda kv: kv[1][3]))
+                        adj[nid] = dict(sorted(keys.items(), key=_by_serial))
 
     def _auto(self) -> bool:
         return self._depth == 0
@@ -660,7 +674,7 @@ class Store:
             with self.transaction():
                 return self.add_edge(edge)
         self._add_edge_raw(edge, None)
-        self._undo.append(("e", key, None, self._serial[key]))
+        self._undo.append(("e", key, None, self._edges[key][4]))
         self._note(key.source, "edge")
         self._note(key.target, "edge")
         return True
@@ -674,7 +688,7 @@ class Store:
         if self._depth == 0:
             with self.transaction():
                 return self.remove_edge(key)
-        self._undo.append(("e", key, old, self._serial[key]))
+        self._undo.append(("e", key, _edge_of(old), old[4]))
         self._remove_edge_raw(key)
         self._note(key.source, "edge")
         self._note(key.target, "edge")
@@ -682,25 +696,34 @@ class Store:
 
     # -- raw index maintenance (no undo logging) ------------------------------------------------
 
+    def _edge_exact(self, key: EdgeKey) -> Edge | None:
+        """`edge` of a key already in stored form."""
+        rec = self._edges.get(key)
+        return None if rec is None else _edge_of(rec)
+
     def _add_edge_raw(self, edge: Edge, serial: int | None) -> None:
-        key = edge.key
-        self._edges[key] = edge
+        # the key and record hold the store's own id strings and an interned type, so an edge
+        # costs no copies of them (a loaded or decoded id is another object with the same text)
+        nodes = self._nodes
+        source, target = nodes[edge.source].id, nodes[edge.target].id
+        etype = _intern(edge.type)
+        key = EdgeKey(source, etype, target)
         if serial is None:
             serial = self._next_serial
             self._next_serial += 1
-        self._serial[key] = serial
-        out = self._out.get(key.source)
+        rec = (source, target, etype, edge.seq_to, serial)
+        self._edges[key] = rec
+        out = self._out.get(source)
         if out is None:
-            out = self._out[key.source] = {}
-        out[key] = (key.target, key.type, edge.seq_to, serial)
-        inn = self._in.get(key.target)
+            out = self._out[source] = {}
+        out[key] = rec
+        inn = self._in.get(target)
         if inn is None:
-            inn = self._in[key.target] = {}
-        inn[key] = (key.source, key.type, edge.seq_to, serial)
+            inn = self._in[target] = {}
+        inn[key] = rec
 
     def _remove_edge_raw(self, key: EdgeKey) -> None:
         del self._edges[key]
-        del self._serial[key]
         out = self._out[key.source]
         del out[key]
         if not out:
@@ -901,25 +924,38 @@ class Store:
         self._visible_cache = None
 
     def _load_edges(self, edges: dict[EdgeKey, Edge]) -> None:
-        """The edge map, serials and adjacency of an empty store holding `edges` (keys in
-        stored form): what `_add_edge_raw` of each edge in order leaves. An index that
-        `_add_edge_raw` maintains must be filled here too (test_store's bulk-load test compares
-        every index with a store built by single writes)."""
-        self._edges = edges
-        self._serial = {key: serial for serial, key in enumerate(edges)}
+        """The edge map and adjacency of an empty store holding `edges` (keys in stored form,
+        both ends in the store): what `_add_edge_raw` of each edge in order leaves. An index
+        that `_add_edge_raw` maintains must be filled here too (test_store's bulk-load test
+        compares every index with a store built by single writes)."""
+        table: dict[EdgeKey, EdgeRec] = {}
         self._next_serial = len(edges)
-        out_of, in_of = self._out, self._in
+        out_of, in_of, nodes = self._out, self._in, self._nodes
+        ids: dict[str, str] = {}  # decoded id text -> the node's own id string
+        types: dict[str, str] = {}
         for serial, (key, edge) in enumerate(edges.items()):
             source, etype, target = key
-            seq_to = edge.seq_to
-            out = out_of.get(source)
+            s = ids.get(source)
+            if s is None:
+                s = ids[source] = nodes[source].id
+            t = ids.get(target)
+            if t is None:
+                t = ids[target] = nodes[target].id
+            e = types.get(etype)
+            if e is None:
+                e = types[etype] = _intern(etype)
+            key = EdgeKey(s, e, t)
+            rec = (s, t, e, edge.seq_to, serial)
+            table[key] = rec
+            out = out_of.get(s)
             if out is None:
-                out = out_of[source] = {}
-            out[key] = (target, etype, seq_to, serial)
-            inn = in_of.get(target)
+                out = out_of[s] = {}
+            out[key] = rec
+            inn = in_of.get(t)
             if inn is None:
-                inn = in_of[target] = {}
-            inn[key] = (source, etype, seq_to, serial)
+                inn = in_of[t] = {}
+            inn[key] = rec
+        self._edges = table
 
     def _load_pools(self) -> None:
         """The visible set, the candidate pool and the per-type pools of a freshly loaded store
@@ -1012,7 +1048,7 @@ class Store:
         """The original's JSON shape (camelCase keys); `from_dict` reads it back."""
         return {
             "nodes": {nid: node_to_dict(n) for nid, n in self._nodes.items()},
-            "edges": [edge_to_dict(e) for e in self._edges.values()],
+            "edges": [edge_to_dict(_edge_of(r)) for r in self._edges.values()],
             "nodeSeq": self._node_seq,
             "seqCounter": self._seq_counter,
         }

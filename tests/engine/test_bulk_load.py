@@ -246,7 +246,7 @@ LAZY = {"_views", "_keywords", "_kw_dirty", "_names", "_names_dirty", "_pool_ran
         "_visible_cache"}
 WRITES = {"version", "_depth", "_undo", "_pending", "_pending_nodes", "_pending_edges",
           "_node_seq", "_seq_counter", "_changes", "_changes_base"}
-ORDERED = {"_nodes", "_edges", "_serial"}
+ORDERED = {"_nodes", "_edges"}
 
 
 def assert_same_indices(loaded: Store, written: Store) -> None:
