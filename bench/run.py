@@ -8,7 +8,8 @@ Sections are modules next to this file, loaded by path when present:
 - ``storage.py``: ``rows(quick=...) -> [(name, p50_ms, limit_ms | None, note)]``;
 - ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap);
 - ``keyword.py``: the same ``rows`` (keyword search at 100k nodes against LanceDB's native FTS
-  and bm25s on the same texts, and what a write costs each).
+  and bm25s on the same texts, and what a write costs each);
+- ``turn.py``: the same ``rows`` (a recall turn and a whole turn at 1k/10k/100k nodes).
 
 A section that is missing, fails to import or raises is reported and the table still prints.
 
@@ -42,7 +43,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "keyword")
+SECTIONS = ("engine", "storage", "reload", "keyword", "turn")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -127,6 +128,9 @@ def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SE
     keyword = _load("keyword") if "keyword" in sections else None  # same row shape as storage
     if keyword is not None and hasattr(keyword, "rows"):
         rows += storage_rows(keyword, quick, "keyword")
+    turn = _load("turn") if "turn" in sections else None  # a chat turn at 1k/10k/100k nodes
+    if turn is not None and hasattr(turn, "rows"):
+        rows += storage_rows(turn, quick, "turn")
     header = ("measure", "value", "unit", "target", "status", "note")
     lines = ["| " + " | ".join(header) + " |", "|---|---:|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
