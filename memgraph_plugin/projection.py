@@ -240,7 +240,7 @@ def summary_parts(
         for adj, outgoing in ((out_adj.get(m), True), (in_adj.get(m), False)):
             if not adj:
                 continue
-            for source, target, t, seq, s in adj.values():
+            for source, target, t, seq, s in adj:
                 other = target if outgoing else source
                 if other == id or (member_set is not None and other in member_set):
                     continue

@@ -205,8 +205,52 @@ def _edge_of(rec: EdgeRec) -> Edge:
     return Edge(rec[0], rec[1], rec[2], rec[3])
 
 
+def _share_strings(nodes: dict[str, Node]) -> None:
+    """Point every loaded node's id, type, level, parent and children at one string object per
+    text, and its `seq_to` at one int per value (decoders make a new object for every
+    occurrence: a node's id, its key, its children's and edges' references to it, "event" for
+    every event). Values stay equal, so this changes
+    nothing but memory (records are frozen; their fields are set in place as `records` does)."""
+    setattr_ = object.__setattr__
+    shared: dict[str, str] = {}
+    seqs: dict[int, int] = {}
+    for nid, node in nodes.items():
+        seq = node.seq_to
+        if seq is not None and seqs.setdefault(seq, seq) is not seq:
+            setattr_(node, "seq_to", seqs[seq])
+        if node.id is not nid and node.id == nid:
+            setattr_(node, "id", nid)
+        value = node.type
+        one = shared.get(value)
+        if one is None:
+            one = shared[value] = _intern(value)
+        if one is not value:
+            setattr_(node, "type", one)
+        value = node.level
+        one = shared.get(value)
+        if one is None:
+            one = shared[value] = _intern(value)
+        if one is not value:
+            setattr_(node, "level", one)
+    for node in nodes.values():
+        parent = node.parent_id
+        if parent:
+            owner = nodes.get(parent)
+            if owner is not None and owner.id is not parent:
+                setattr_(node, "parent_id", owner.id)
+        kids = node.children_ids
+        if kids:
+            same = tuple(k if (o := nodes.get(k)) is None else o.id for k in kids)
+            if any(a is not b for a, b in zip(same, kids, strict=True)):
+                setattr_(node, "children_ids", same)
+
+
 def _by_serial(item: tuple[EdgeKey, EdgeRec]) -> int:
     return item[1][4]
+
+
+def _serial_of(rec: EdgeRec) -> int:
+    return rec[4]
 
 
 def _cached_view(views: dict[str, NodeView], node: Node) -> NodeView:
@@ -260,10 +304,11 @@ class Store:
         self._nodes: dict[str, Node] = {}
         self._edges: dict[EdgeKey, EdgeRec] = {}  # in serial (insertion) order
         self._next_serial = 0
-        # adjacency: node -> {edge key: its EdgeRec} (the same tuple in both ends' maps)
-        self._out: dict[str, dict[EdgeKey, AdjRecord]] = {}
-        self._in: dict[str, dict[EdgeKey, AdjRecord]] = {}
-        self._kids: dict[str, set[str]] = {}
+        # adjacency: node -> its edges' records in serial order (the same tuples as `_edges`;
+        # a list, not a dict: most nodes have a few edges, and a small dict weighs three lists)
+        self._out: dict[str, list[EdgeRec]] = {}
+        self._in: dict[str, list[EdgeRec]] = {}
+        self._kids: dict[str, list[str]] = {}  # parent -> children (lists: most have a few)
         self._visible: set[str] = set()
         self._pool_of: dict[str, tuple[PoolKey, str]] = {}  # id -> (key, lower-case type)
         self._anchor: dict[str, str | None] = {}  # id -> nearest pool member up from it
@@ -342,15 +387,15 @@ class Store:
         return len(self._edges)
 
     def out_edges(self, id: str) -> Collection[EdgeKey]:
-        return tuple(self._out.get(id, ()))
+        return tuple([EdgeKey(r[0], r[2], r[1]) for r in self._out.get(id, ())])
 
     def in_edges(self, id: str) -> Collection[EdgeKey]:
-        return tuple(self._in.get(id, ()))
+        return tuple([EdgeKey(r[0], r[2], r[1]) for r in self._in.get(id, ())])
 
     def edges_of(self, id: str) -> tuple[Edge, ...]:
         """Every edge touching `id` (out edges first), without copying the adjacency twice."""
-        out = [_edge_of(r) for r in self._out.get(id, {}).values()]
-        out.extend(_edge_of(r) for r in self._in.get(id, {}).values())
+        out = [_edge_of(r) for r in self._out.get(id, ())]
+        out.extend(_edge_of(r) for r in self._in.get(id, ()))
         return tuple(out)
 
     def internals(
@@ -358,14 +403,15 @@ class Store:
     ) -> tuple[
         dict[str, Node],
         dict[EdgeKey, EdgeRec],
-        dict[str, dict[EdgeKey, EdgeRec]],
-        dict[str, dict[EdgeKey, EdgeRec]],
+        dict[str, list[EdgeRec]],
+        dict[str, list[EdgeRec]],
         None,
-        dict[str, set[str]],
+        dict[str, list[str]],
     ]:
         """The live maps (nodes, edge records, out, in, -, kids) for the engine's hot read loops
-        (projection). Edge records are ``(source, target, type, seq_to, serial)`` tuples; the
-        fifth slot is unused (edge serials live in the records). Read-only by contract: never
+        (projection). Edge records are ``(source, target, type, seq_to, serial)`` tuples; out
+        and in map a node to the list of its edges' records in serial order; the fifth slot is
+        unused (edge serials live in the records). Read-only by contract: never
         mutate them, never hand them out."""
         return self._nodes, self._edges, self._out, self._in, None, self._kids
 
@@ -619,9 +665,9 @@ class Store:
             self._edges = dict(sorted(self._edges.items(), key=_by_serial))
             for nid in reorder:
                 for adj in (self._out, self._in):
-                    keys = adj.get(nid)
-                    if keys:
-                        adj[nid] = dict(sorted(keys.items(), key=_by_serial))
+                    recs = adj.get(nid)
+                    if recs:
+                        recs.sort(key=_serial_of)
 
     def _auto(self) -> bool:
         return self._depth == 0
@@ -739,21 +785,23 @@ class Store:
         self._edges[key] = rec
         out = self._out.get(source)
         if out is None:
-            out = self._out[source] = {}
-        out[key] = rec
+            self._out[source] = [rec]
+        else:
+            out.append(rec)
         inn = self._in.get(target)
         if inn is None:
-            inn = self._in[target] = {}
-        inn[key] = rec
+            self._in[target] = [rec]
+        else:
+            inn.append(rec)
 
     def _remove_edge_raw(self, key: EdgeKey) -> None:
-        del self._edges[key]
+        rec = self._edges.pop(key)
         out = self._out[key.source]
-        del out[key]
+        out.remove(rec)  # O(degree), in C; removals are rare next to reads
         if not out:
             del self._out[key.source]
         inn = self._in[key.target]
-        del inn[key]
+        inn.remove(rec)
         if not inn:
             del self._in[key.target]
 
@@ -765,12 +813,16 @@ class Store:
         if old is None or old.parent_id != node.parent_id:
             if old is not None and old.parent_id:
                 kids = self._kids.get(old.parent_id)
-                if kids is not None:
-                    kids.discard(nid)
+                if kids is not None and nid in kids:
+                    kids.remove(nid)
                     if not kids:
                         del self._kids[old.parent_id]
             if node.parent_id:
-                self._kids.setdefault(node.parent_id, set()).add(nid)
+                kids = self._kids.get(node.parent_id)
+                if kids is None:
+                    self._kids[node.parent_id] = [nid]
+                else:  # new here: its old parent (if any) was another
+                    kids.append(nid)
         self._kw_dirty[nid] = None
         self._names_dirty[nid] = None
         changed = self._reindex(nid, content_changed=True)
@@ -793,8 +845,8 @@ class Store:
         self._views.pop(nid, None)
         if node.parent_id:
             kids = self._kids.get(node.parent_id)
-            if kids is not None:
-                kids.discard(nid)
+            if kids is not None and nid in kids:
+                kids.remove(nid)
                 if not kids:
                     del self._kids[node.parent_id]
         self._kw_dirty[nid] = None
@@ -927,15 +979,16 @@ class Store:
         one would leave, without their per-write bookkeeping). The keyword and name indices
         start with every node marked dirty: they are built by their first use."""
         self._nodes = nodes
+        _share_strings(nodes)
         kids = self._kids
         for nid, node in nodes.items():
             parent = node.parent_id
             if parent:
                 ks = kids.get(parent)
                 if ks is None:
-                    kids[parent] = {nid}
+                    kids[parent] = [nid]
                 else:
-                    ks.add(nid)
+                    ks.append(nid)
         self._load_edges(edges)
         self._kw_dirty = dict.fromkeys(nodes)
         self._names = NameIndex(self._schema)
@@ -957,6 +1010,7 @@ class Store:
         out_of, in_of, nodes = self._out, self._in, self._nodes
         ids: dict[str, str] = {}  # decoded id text -> the node's own id string
         types: dict[str, str] = {}
+        seqs: dict[int, int] = {}
         for serial, (key, edge) in enumerate(edges.items()):
             source, etype, target = key
             s = ids.get(source)
@@ -969,16 +1023,21 @@ class Store:
             if e is None:
                 e = types[etype] = _intern(etype)
             key = EdgeKey(s, e, t)
-            rec = (s, t, e, edge.seq_to, serial)
+            seq = edge.seq_to
+            if seq is not None:  # one int object per value (a decoder makes one per edge)
+                seq = seqs.setdefault(seq, seq)
+            rec = (s, t, e, seq, serial)
             table[key] = rec
             out = out_of.get(s)
             if out is None:
-                out = out_of[s] = {}
-            out[key] = rec
+                out_of[s] = [rec]
+            else:
+                out.append(rec)
             inn = in_of.get(t)
             if inn is None:
-                inn = in_of[t] = {}
-            inn[key] = rec
+                in_of[t] = [rec]
+            else:
+                inn.append(rec)
         self._edges = table
 
     def _load_pools(self) -> None:
