@@ -189,4 +189,4 @@ async def test_a_bad_memory_budget_is_refused_by_name(tmp_path, value):
     from host import SettingsError
 
     with pytest.raises(SettingsError, match="setting memory_budget_mb = "):
-        Host(data_dir=tmp_path / "d", settings={"memory_budget_mb": value}, entry_points=False)
+        await _host(tmp_path, budget_mb=value)
