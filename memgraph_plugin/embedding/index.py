@@ -25,6 +25,11 @@ class VectorIndex:
         self._codes: dict[str, int] = {}
         self._blank = 0
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its arrays (what the memory budget counts for a chat's vectors)."""
+        return int(self._matrix.nbytes + self._live.nbytes + self._type_codes.nbytes)
+
     @classmethod
     def from_arrays(
         cls,
