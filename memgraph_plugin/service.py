@@ -206,6 +206,9 @@ class MemoryGraph:
         return lock
 
     def cached_store(self, chat_id: str) -> Any | None:
+        if self.persistence is not None:
+            chat = self.persistence.cached(chat_id)
+            return None if chat is None else chat.store
         return self._stores.get(chat_id)
 
     async def store_for(self, chat_id: str) -> Any:
@@ -215,9 +218,8 @@ class MemoryGraph:
     async def _load_store(self, chat_id: str) -> Any:
         """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
         if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
-            chat = await self.persistence.open(chat_id)
-            self._stores[chat_id] = chat.store
-            return chat.store
+            # kept by persistence only: a chat it unloads (memory budget) is not held here
+            return (await self.persistence.open(chat_id)).store
         store = self._stores.get(chat_id)
         if store is None:
             store = self._stores[chat_id] = Store(schema=self.schema)
