@@ -229,7 +229,9 @@ async def test_candidate_rows_are_the_worked_example_after_a_recall(make_host) -
     session = await open_session(host)
     recorded = session.get_injection_state().visible_ids
     candidates = session.list_visible_candidates()
-    assert recorded == {v.id for v in candidates} - {sefa}  # the recent window
+    recent = {v.id for v in candidates if v.seq_to == 2}  # Sefa, and the user message's event
+    assert sefa in recent and len(recent) == 2  # (every message is extracted)
+    assert recorded == {v.id for v in candidates} - recent  # the recent window
     example = [
         session.get_node_brief(v.id, include_edge_summary=True, edge_summary_limit=8)
         for v in candidates
