@@ -257,6 +257,24 @@ async def _reindex(host: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+# -------------------------------------------------------------------- serve
+
+
+def _add_serve(p: argparse.ArgumentParser) -> None:
+    from memgraph_plugin.web.command import add_serve_arguments
+
+    add_serve_arguments(p)
+
+
+async def _serve(host: Any, args: argparse.Namespace) -> int:
+    from memgraph_plugin.web.command import serve
+
+    schema, store_cls = _schema(host), _store_cls()
+    return await serve(
+        host, args, open_storage(host), lambda data: store_cls.from_dict(data, schema=schema)
+    )
+
+
 def _guarded(run: Any) -> Any:
     """Report engine/storage errors as one clear line and exit code 2 (nothing is changed)."""
     import asyncio
@@ -288,5 +306,6 @@ def commands() -> list[Command]:
         ("import", "replace a chat's graph by a JSON store file", _add_import, _import),
         ("export", "print a chat's graph as JSON (the original's shape)", _add_export, _export),
         ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
+        ("serve", "a live graph explorer page over the data dir's chats", _add_serve, _serve),
     ]
     return [Command(name, text, add, _guarded(run)) for name, text, add, run in specs]

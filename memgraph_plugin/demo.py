@@ -296,6 +296,10 @@ async def _run(
         f"{summary.merges} curator merges in this run"
     )
     p(f"recall traces: memgraph-host --data-dir {shlex.quote(str(data_dir))} trace {CHAT_ID}")
+    p(
+        f"explore it live: memgraph-host --data-dir {shlex.quote(str(data_dir))} serve "
+        "(then open http://127.0.0.1:8765/)"
+    )
     p(f"picture of the graph: {summary.picture}")
     return summary
 

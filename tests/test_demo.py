@@ -68,6 +68,7 @@ def test_demo_command_as_a_subprocess_twice(tmp_path):
     run = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "turn 4/4" in run.stdout and "picture of the graph:" in run.stdout
+    assert "explore it live: memgraph-host --data-dir d serve" in run.stdout
     picture = Path(run.stdout.rsplit("picture of the graph:", 1)[1].strip())
     assert picture.exists() and picture.is_relative_to(tmp_path)
     again = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)

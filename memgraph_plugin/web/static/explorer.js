@@ -1,0 +1,289 @@
+// The memgraph explorer page: a cytoscape.js graph of one chat, search, type filter, node detail,
+// and live redraws from the server's event stream. State lives in `explorer` (tests read it).
+"use strict";
+
+const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948",
+  "#9c755f", "#ff9da7", "#bab0ac"];
+const INTERNAL = new Set(["contains", "semantic_contains"]);
+
+const explorer = {
+  cy: null, chat: null, version: 0, colours: {}, hidden: new Set(), events: null, selected: null,
+};
+window.explorer = explorer;
+
+const $ = (id) => document.getElementById(id);
+const api = (path) => fetch(path).then(async (r) => {
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+});
+const chatPath = (chat) => `/api/chats/${encodeURIComponent(chat)}`;
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "onclick") node.addEventListener("click", v); else node.setAttribute(k, v);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function colour(type) {
+  if (!(type in explorer.colours)) {
+    explorer.colours[type] = PALETTE[Object.keys(explorer.colours).length % PALETTE.length];
+  }
+  return explorer.colours[type];
+}
+
+function toast(text) {
+  const box = $("toast");
+  box.textContent = text;
+  box.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { box.hidden = true; }, 2500);
+}
+
+function elements(graph) {
+  const nodes = graph.nodes.map((n) => ({
+    group: "nodes",
+    data: { id: n.id, label: n.title.length > 28 ? n.title.slice(0, 27) + "…" : n.title,
+      title: n.title, type: n.type, rollup: n.rollup, depth: n.depth, colour: colour(n.type) },
+    classes: n.rollup ? "rollup" : "",
+  }));
+  const edges = graph.edges.map((e) => ({
+    group: "edges",
+    data: { id: `${e.source}|${e.type}|${e.target}`, source: e.source, target: e.target,
+      type: e.type },
+    classes: INTERNAL.has(e.type) ? "internal" : "relation",
+  }));
+  return nodes.concat(edges);
+}
+
+function makeGraph() {
+  explorer.cy = cytoscape({
+    container: $("graph"),
+    wheelSensitivity: 0.3,
+    minZoom: 0.05,
+    maxZoom: 4,
+    style: [
+      { selector: "node", style: { "background-color": "data(colour)", label: "data(label)",
+        "font-size": 9, color: "#333", "text-valign": "bottom", "text-margin-y": 3,
+        width: 16, height: 16, "border-width": 1, "border-color": "#fff" } },
+      { selector: "node.rollup", style: { shape: "round-rectangle", width: 24, height: 24 } },
+      { selector: "node:selected", style: { "border-width": 3, "border-color": "#222" } },
+      { selector: "node.match", style: { "border-width": 3, "border-color": "#e15759" } },
+      { selector: "edge", style: { width: 1, "line-color": "#aaa", "curve-style": "bezier",
+        "target-arrow-shape": "triangle", "target-arrow-color": "#aaa", "arrow-scale": 0.6,
+        opacity: 0.6 } },
+      { selector: "edge.internal", style: { width: 2, "line-color": "#6b8fc7",
+        "target-arrow-color": "#6b8fc7" } },
+      { selector: ".filtered", style: { display: "none" } },
+    ],
+  });
+  explorer.cy.on("tap", "node", (evt) => showNode(evt.target.id()));
+}
+
+function layout(eles, fit) {
+  const big = explorer.cy.nodes().length > 400;
+  eles.layout(big
+    ? { name: "concentric", concentric: (n) => (n.data("rollup") ? 10 : 0) + (n.degree() > 3 ? 5 : 0),
+        levelWidth: () => 2, animate: false, fit }
+    : { name: "cose", animate: false, randomize: fit, fit, nodeRepulsion: () => 9000,
+        idealEdgeLength: () => 60, numIter: 600 }).run();
+}
+
+function renderFilter() {
+  const box = $("type-filter");
+  box.replaceChildren("show: ");
+  const counts = {};
+  explorer.cy.nodes().forEach((n) => { counts[n.data("type")] = (counts[n.data("type")] || 0) + 1; });
+  for (const type of Object.keys(counts).sort()) {
+    const input = el("input", { type: "checkbox", "data-type": type });
+    input.checked = !explorer.hidden.has(type);
+    input.addEventListener("change", () => {
+      if (input.checked) explorer.hidden.delete(type); else explorer.hidden.add(type);
+      applyFilter();
+    });
+    const swatch = el("i");
+    swatch.style.background = colour(type);
+    box.append(el("label", {}, input, swatch, `${type} (${counts[type]})`));
+  }
+}
+
+function applyFilter() {
+  explorer.cy.nodes().forEach((n) => {
+    n.toggleClass("filtered", explorer.hidden.has(n.data("type")));
+  });
+}
+
+function setStatus(graph) {
+  const shown = graph.nodes.length;
+  const more = graph.total_nodes > shown ? ` (showing ${shown}; search finds the rest)` : "";
+  const status = $("status");
+  status.textContent = `version ${graph.version} · ${graph.total_nodes} nodes${more} · ` +
+    `${graph.total_edges} edges · live`;
+  status.dataset.version = graph.version;
+  status.dataset.nodes = graph.total_nodes;
+}
+
+async function loadGraph(include = []) {
+  const query = include.length ? `?include=${include.map(encodeURIComponent).join(",")}` : "";
+  const graph = await api(`${chatPath(explorer.chat)}/graph${query}`);
+  const cy = explorer.cy;
+  const fresh = cy.nodes().length === 0;
+  const wanted = elements(graph);
+  const ids = new Set(wanted.map((e) => e.data.id));
+  const before = cy.nodes().length;
+  cy.batch(() => {
+    cy.elements().filter((e) => !ids.has(e.id())).remove();
+    for (const item of wanted) {
+      const existing = cy.getElementById(item.data.id);
+      if (existing.nonempty()) existing.data(item.data);
+      else {
+        if (item.group === "nodes" && !fresh) {
+          const anchor = wanted.find((e) => e.group === "edges" && (e.data.source === item.data.id
+            || e.data.target === item.data.id));
+          const other = anchor && cy.getElementById(anchor.data.source === item.data.id
+            ? anchor.data.target : anchor.data.source);
+          if (other && other.nonempty()) {
+            const p = other.position();
+            item.position = { x: p.x + 40 * (Math.random() - 0.5), y: p.y + 40 };
+          }
+        }
+        cy.add(item);
+      }
+    }
+  });
+  if (fresh) layout(cy.elements(), true);
+  explorer.version = graph.version;
+  setStatus(graph);
+  renderFilter();
+  applyFilter();
+  return { graph, added: cy.nodes().length - before };
+}
+
+function row(key, value) {
+  return el("tr", {}, el("td", {}, key), el("td", {}, value == null ? "" : String(value)));
+}
+
+function nodeLink(id, text) {
+  return el("a", { "data-node": id, onclick: () => focusNode(id) }, text);
+}
+
+async function showNode(id) {
+  explorer.selected = id;
+  const detail = await api(`${chatPath(explorer.chat)}/nodes/${encodeURIComponent(id)}`);
+  const box = $("detail");
+  const fields = el("table", { class: "fields" });
+  fields.append(row("id", detail.id), row("type", detail.type), row("level", detail.level));
+  if (detail.seq != null) fields.append(row("message seq", detail.seq));
+  if (detail.parent) fields.append(el("tr", {}, el("td", {}, "parent"),
+    el("td", {}, nodeLink(detail.parent, detail.parent))));
+  for (const [k, v] of Object.entries(detail.fields)) fields.append(row(k, v));
+  const edges = el("ul", { class: "edges" });
+  for (const e of detail.edges) {
+    const arrow = e.direction === "out" ? `→ ${e.type} →` : `← ${e.type} ←`;
+    edges.append(el("li", {}, `${arrow} `, nodeLink(e.other, e.other_title)));
+  }
+  const history = el("ul", { class: "history" });
+  for (const h of detail.history) {
+    const when = new Date(h.created_at * 1000).toLocaleString();
+    history.append(el("li", {}, `version ${h.version} · seq ${h.seq} · ${h.kind} · ${when}`));
+  }
+  const recalls = el("ul", { class: "recalls" });
+  for (const r of detail.recalls) {
+    recalls.append(el("li", {}, `seq ${r.seq}: “${r.query}” — ${r.why}`));
+  }
+  box.replaceChildren(
+    el("h2", { class: "detail-title" }, detail.title),
+    el("span", { class: "detail-type" }, `${detail.type}${detail.rollup ? " rollup" : ""}`),
+    fields,
+    el("h3", {}, `edges (${detail.edges.length})`), edges,
+    el("h3", {}, `history (${detail.history.length})`), history,
+    el("h3", {}, `chosen by recall (${detail.recalls.length})`), recalls,
+  );
+  box.dataset.node = detail.id;
+  const node = explorer.cy.getElementById(id);
+  explorer.cy.nodes().unselect();
+  if (node.nonempty()) node.select();
+}
+
+async function focusNode(id) {
+  if (explorer.cy.getElementById(id).empty()) await loadGraph([id]);
+  const node = explorer.cy.getElementById(id);
+  if (node.nonempty()) {
+    explorer.hidden.delete(node.data("type"));
+    applyFilter();
+    explorer.cy.animate({ center: { eles: node }, zoom: Math.max(explorer.cy.zoom(), 1.2) },
+      { duration: 200 });
+  }
+  await showNode(id);
+}
+
+async function search(text) {
+  const list = $("search-results");
+  explorer.cy.nodes().removeClass("match");
+  if (!text.trim()) { list.hidden = true; return; }
+  const { results } = await api(`${chatPath(explorer.chat)}/search?q=${encodeURIComponent(text)}`);
+  list.replaceChildren(...results.map((r) => {
+    explorer.cy.getElementById(r.id).addClass("match");
+    return el("li", { tabindex: "0", "data-node": r.id, onclick: () => {
+      list.hidden = true;
+      focusNode(r.id);
+    } }, r.title, el("span", { class: "type" }, r.type));
+  }));
+  if (!results.length) list.append(el("li", { class: "none" }, "no match"));
+  list.hidden = false;
+}
+
+function listen() {
+  if (explorer.events) explorer.events.close();
+  const source = new EventSource(`${chatPath(explorer.chat)}/events`);
+  source.addEventListener("commit", async (evt) => {
+    const { version } = JSON.parse(evt.data);
+    if (version === explorer.version) return;
+    const { added } = await loadGraph(explorer.selected ? [explorer.selected] : []);
+    toast(`commit: version ${version}${added > 0 ? `, ${added} new nodes` : ""}`);
+    if (explorer.selected) showNode(explorer.selected).catch(() => {});
+  });
+  explorer.events = source;
+}
+
+async function openChat(chat) {
+  explorer.chat = chat;
+  explorer.selected = null;
+  explorer.cy.elements().remove();
+  $("detail").replaceChildren(el("p", { class: "hint" }, "Click a node to see its details."));
+  await loadGraph();
+  listen();
+  const url = new URL(location.href);
+  url.searchParams.set("chat", chat);
+  history.replaceState(null, "", url);
+}
+
+async function start() {
+  makeGraph();
+  const { chats } = await api("/api/chats");
+  const select = $("chat-select");
+  select.replaceChildren(...chats.map((c) => el("option", { value: c.id }, c.id)));
+  select.addEventListener("change", () => openChat(select.value));
+  let timer = null;
+  $("search").addEventListener("input", (evt) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => search(evt.target.value), 150);
+  });
+  $("search").addEventListener("keydown", (evt) => {
+    if (evt.key === "Enter") { clearTimeout(timer); search(evt.target.value); }
+  });
+  const wanted = new URL(location.href).searchParams.get("chat");
+  const first = chats.find((c) => c.id === wanted) || chats[0];
+  if (!first) {
+    $("status").textContent = "no chats in this data dir yet";
+    return;
+  }
+  select.value = first.id;
+  await openChat(first.id);
+  document.body.dataset.ready = "1";
+}
+
+start().catch((err) => { $("status").textContent = `error: ${err.message}`; });
