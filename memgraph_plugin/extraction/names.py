@@ -36,15 +36,7 @@ _CJK_QUOTED = re.compile(
     r"[「『“\"]([\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af·・]{1,8})[」』”\"]"
 )
 _MAX_WORDS = 5
-# A lone capitalised sentence opener is a name when followed by one of these ("Quill keeps").
-_AFTER_NAME = words(
-    """
-    said says asked asks told tells went goes is was has had and who will would can could
-    looked looks smiled smiles nodded nods laughed laughs replied replies answered came
-    comes gave gives took takes got gets loves loved likes liked thinks thought wants wanted
-    keeps kept lives lived knows knew did does isn't wasn't , 's ’s
-    """
-)
+_NOT_NAME_END = re.compile(r"(?:ly|ness|ity|tion|sion|ment|ism|ing|ists?|ship)$", re.IGNORECASE)
 
 
 @attrs.frozen
@@ -85,10 +77,10 @@ def find_mentions(text: str, *, known: Callable[[str], bool] | None = None) -> l
     known_set = _Known(known)
     tokens = _TOKEN.findall(text or "")
     lower_words = {t.lower() for t in tokens if t[:1].islower()}
-    capitalised_inside = {  # capitalised words seen after another word of their sentence
+    capitalised_inside = {  # capitalised words right after a lower-case word or a comma
         _plain(t)
         for p, t in zip(tokens, tokens[1:], strict=False)
-        if _capitalised(t) and p not in _SENTENCE_END
+        if _capitalised(t) and (p[:1].islower() or p in ",-–—")
     }
     found: dict[str, Mention] = {}
 
@@ -136,25 +128,31 @@ def find_mentions(text: str, *, known: Callable[[str], bool] | None = None) -> l
                 break
         at_start = sentence_start
         sentence_start = False
+        opener = start
         if at_start:  # a sentence opener: drop leading common words ("Yesterday", "Thanks")
-            while run and _plain(run[0]) in COMMON_WORDS and _plain(run[0]) not in known_set:
+            while run and _plain(run[0]) not in known_set and (
+                _plain(run[0]) in COMMON_WORDS
+                or _NOT_NAME_END.search(run[0]) is not None  # "Lately", "Honestly"
+                or (len(run) > 1 and _plain(run[1]) in known_set)  # "Woohoo Melanie"
+            ):
                 run = run[1:]
                 start += 1
             if not run:
                 continue
-            if len(run) == 1:
+            if len(run) == 1:  # a lone opener is a name only with evidence
                 word = _plain(run[0])
-                after = tokens[start + 1].lower() if start + 1 < n else ""
-                if word not in known_set and (
-                    word in lower_words
-                    or len(word) < 3
-                    or word.endswith("ing")
-                    or (word not in capitalised_inside and after not in _AFTER_NAME
-                        and not _POSSESSIVE.search(run[0]))
-                ):
+                evidence = (
+                    start > opener  # after a greeting or an adverb: "Hey Mel", "Today Jon"
+                    or word in known_set
+                    or word in capitalised_inside
+                    or _POSSESSIVE.search(run[0]) is not None
+                )
+                if not evidence or word in lower_words or len(word) < 3:
                     continue
         elif len(run) == 1 and _plain(run[0]) in COMMON_WORDS and _plain(run[0]) not in known_set:
             continue  # "Hey", "Thanks" mid-text after a comma
+        if len(run) == 1 and _plain(run[0]) not in known_set and _NOT_NAME_END.search(run[0]):
+            continue  # "Creativity", "Happiness", "Lately": abstract words, adverbs
         add(run, _place_context(tokens, start))
     for quoted in _CJK_QUOTED.findall(text or ""):
         add([quoted], quoted[-1] in CJK_PLACE_SUFFIXES)

@@ -20,6 +20,8 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+from memgraph_plugin.identity import short_forms
+
 from .names import Mention, clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver
 
@@ -155,7 +157,12 @@ def extract_message_ops(
 
     speaker_entity = entity_for(speaker, False) if speaker and CHARACTER in allowed else None
     mentioned: list[_Entity] = []
-    for mention in find_mentions(text, known=resolver.known):
+    speaker_names = {speaker.lower(), *speaker.lower().split(), *short_forms(speaker.lower())}
+
+    def known(word: str) -> bool:
+        return word in speaker_names or resolver.known(word)
+
+    for mention in find_mentions(text, known=known):
         entity = entity_for(mention.name, _is_place(mention))
         if entity is not None and entity is not speaker_entity and entity not in mentioned:
             mentioned.append(entity)

@@ -15,14 +15,15 @@ from memgraph_plugin.recall import ReplayExtractor, pipeline_for
 CHAT = "talk"
 
 
-def names(text: str) -> list[tuple[str, bool]]:
-    return [(m.name, m.place) for m in find_mentions(text)]
+def names(text: str, **kwargs) -> list[tuple[str, bool]]:
+    return [(m.name, m.place) for m in find_mentions(text, **kwargs)]
 
 
 def test_names_across_sentence_starts_multi_word_and_possessives() -> None:
     text = (
-        "Yesterday Melanie went to Paris with Juno Kade. Mel's dog barked at the Lantern Market. "
-        "Thanks, Caroline! Painting is fun. Quill keeps a stall in the Bank of Qel."
+        "Yesterday Melanie went to Paris with Juno Kade, as Melanie said. Mel's dog barked at the Lantern Market. "
+        "Thanks, Caroline! Painting is fun. Lately Pim naps. Quill keeps a stall in the Bank of "
+        "Qel, ask Quill."
     )
     assert names(text) == [
         ("Melanie", False),
@@ -31,10 +32,14 @@ def test_names_across_sentence_starts_multi_word_and_possessives() -> None:
         ("Mel", False),
         ("Lantern Market", True),
         ("Caroline", False),
+        ("Pim", False),  # after an opener word ("Lately", "Hey")
         ("Quill", False),
         ("Bank of Qel", True),
     ]
     assert names("I think so. Sounds great, I'm in. LGBTQ people rock.") == []
+    # a lone sentence opener needs evidence: known to the chat, or capitalised mid-sentence
+    assert names("Pim naps. Absolutely!") == []
+    assert names("Pim naps.", known=lambda w: w == "pim") == [("Pim", False)]
 
 
 def test_cjk_quoted_names_and_places() -> None:
@@ -42,7 +47,7 @@ def test_cjk_quoted_names_and_places() -> None:
 
 
 def test_one_message_becomes_an_event_with_its_full_text_and_links() -> None:
-    text = "Mel and Melanie's brother met at the Lantern Market. " + "Long tail. " * 30
+    text = "Well, Mel and Melanie's brother met at the Lantern Market. " + "Long tail. " * 30
     ops = extract_message_ops(
         text, speaker="CAROLINE", role="user", index=4, time="8 May 2023", previous_event_id="n_9"
     )
