@@ -23,7 +23,6 @@ from .words import (
     PLACE_NOUNS,
     PLACE_PREPOSITIONS,
     TRAVEL_VERBS,
-    words,
 )
 
 __all__ = ["Mention", "clean_name", "find_mentions", "is_cjk_text"]
@@ -184,6 +183,6 @@ def _place_context(tokens: list[str], start: int) -> bool:
         before = tokens[start - 2].lower()
     if before in PLACE_PREPOSITIONS:
         return True
-    if before == "to" and start >= 2:
+    if before in ("to", "for") and start >= 2:  # "went to Paris", "left for Skyharbor"
         return tokens[start - 2].lower() in TRAVEL_VERBS
     return False

@@ -97,7 +97,7 @@ TRAVEL_VERBS: frozenset[str] = words(
     """
     went go goes going gone moved move moving travel traveled travelled traveling travelling
     flew fly flying drove drive driving returned return returning headed heading sailed sail
-    trip trips back came come coming road
+    trip trips back came come coming road left leave leaving bound departed depart set
     """
 )
 

@@ -145,7 +145,8 @@ def _jsonl(path: Path, data: str) -> Iterator[TranscriptMessage]:
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise TranscriptError(where, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+            what = f"not valid JSON ({exc.msg}, column {exc.colno})"
+            raise TranscriptError(where, what) from None
         if first and isinstance(raw, Mapping) and _is_metadata(raw):
             first = False
             user = raw.get("user_name")
@@ -158,7 +159,8 @@ def _jsonl(path: Path, data: str) -> Iterator[TranscriptMessage]:
 def _is_metadata(raw: Mapping[str, Any]) -> bool:
     """A SillyTavern first line: chat metadata, no message text."""
     has_text = any(k in raw for k in _TEXT_KEYS)
-    return not has_text and ("user_name" in raw or "character_name" in raw or "chat_metadata" in raw)
+    keys = ("user_name", "character_name", "chat_metadata")
+    return not has_text and any(k in raw for k in keys)
 
 
 def _json_list(path: Path, data: str) -> Iterator[TranscriptMessage]:
