@@ -6,7 +6,9 @@ Sections are modules next to this file, loaded by path when present:
 - ``engine.py``: ``COLUMNS`` and ``measure(size, data) -> {column: text}`` for each chat size,
   `data` being the synthetic chat (``build_chat``) in the original's JSON shape;
 - ``storage.py``: ``rows(quick=...) -> [(name, p50_ms, limit_ms | None, note)]``;
-- ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap).
+- ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap);
+- ``keyword.py``: the same ``rows`` (keyword search at 100k nodes against LanceDB's native FTS
+  and bm25s on the same texts, and what a write costs each).
 
 A section that is missing, fails to import or raises is reported and the table still prints.
 
@@ -40,7 +42,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload")
+SECTIONS = ("engine", "storage", "reload", "keyword")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -122,6 +124,9 @@ def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SE
     reload = _load("reload") if "reload" in sections else None  # same row shape as storage
     if reload is not None and hasattr(reload, "rows"):
         rows += storage_rows(reload, quick, "reload")
+    keyword = _load("keyword") if "keyword" in sections else None  # same row shape as storage
+    if keyword is not None and hasattr(keyword, "rows"):
+        rows += storage_rows(keyword, quick, "keyword")
     header = ("measure", "value", "unit", "target", "status", "note")
     lines = ["| " + " | ".join(header) + " |", "|---|---:|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -9,8 +9,7 @@ from host.markers import PROJECT_NAME, hookimpl, hookspec
 from host.notify import HookFailure, HookResult
 from host.records import PluginRecord
 from host.reload import Reloader, ReloadReport
-
-__version__ = "0.1.0"
+from host.version import __version__ as __version__
 
 __all__ = [
     "PROJECT_NAME",

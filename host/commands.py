@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 if TYPE_CHECKING:
-    from host.core import Host
+    from host.protocols import HostLike as Host
 
 
 def no_arguments(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 if TYPE_CHECKING:
-    from host.core import Host
+    from host.protocols import HostLike as Host
 
 Role = Literal["user", "assistant", "system"]
 ROLES: tuple[str, ...] = ("user", "assistant", "system")

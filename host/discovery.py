@@ -55,7 +55,7 @@ def own_version() -> str:
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
-        from host import __version__
+        from host.version import __version__
 
         return __version__
 

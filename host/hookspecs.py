@@ -17,7 +17,7 @@ from host.markers import hookspec
 
 if TYPE_CHECKING:
     from host.commands import Command
-    from host.core import Host
+    from host.protocols import HostLike as Host
 
 
 @hookspec(historic=True)

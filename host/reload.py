@@ -41,7 +41,7 @@ from host.plugin_folder import PluginFolderFilter, plugin_name
 from host.specs import hook_callers
 
 if TYPE_CHECKING:
-    from host.core import Host
+    from host.protocols import HostLike as Host
 
 log = logging.getLogger("host.reload")
 

@@ -119,6 +119,17 @@ class InjectionHub:
         )
 
 
+# How a host's running `MemoryGraph` is found: set by `memgraph_plugin.service` when it is imported
+# (no service module imported means no service runs), so this module never imports the service.
+_service_lookup: Callable[[Any], Any] | None = None
+
+
+def use_service_lookup(lookup: Callable[[Any], Any]) -> None:
+    """Called once by the service module: ``lookup(host)`` gives the host's service or None."""
+    global _service_lookup
+    _service_lookup = lookup
+
+
 # Hubs of chats whose host runs no MemoryGraph service: per host (weakly), per chat id.
 _LOOSE_HUBS: weakref.WeakKeyDictionary[Any, dict[str, InjectionHub]] = weakref.WeakKeyDictionary()
 _HOSTLESS_HUBS: dict[str, InjectionHub] = {}
@@ -136,10 +147,8 @@ def hub_for(ctx: Any) -> InjectionHub:
         return InjectionHub()
     chat_id = str(chat_id)
     host = getattr(ctx, "host", None)
-    if host is not None:
-        from .service import memory_graph_for
-
-        service = memory_graph_for(host)
+    if host is not None and _service_lookup is not None:
+        service = _service_lookup(host)
         if service is not None:
             return service.hub(chat_id)
     with _LOOSE_LOCK:

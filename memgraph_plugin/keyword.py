@@ -1,18 +1,32 @@
-"""Keyword search: the tokenizer (ASCII words + CJK character bigrams) and the inverted index.
+"""Keyword search: the tokenizer (ASCII words + CJK character bigrams) and the BM25 index.
 
 A CJK run has no word breaks, so besides the rule "tokens are runs of ASCII letters/digits or CJK
 ideographs, length >= 2" a CJK run is cut into overlapping character bigrams: the query "艾琳"
 becomes the bigram "艾琳", which is also one of the bigrams of "我看见艾琳走进花园". Query and node
-text are tokenized the same way, so ``score = matched distinct query tokens / distinct query
-tokens`` stays a fraction of the query that was found.
+text are tokenized the same way.
+
+Scoring is Okapi BM25 (k1 1.2, b 0.75, Lucene's always-positive IDF) over the distinct query
+tokens, divided by the best a document could score for that query (``Σ idf · (k1 + 1)`` over
+every distinct query token, found or not), so a score stays in (0, 1]: rare words weigh more than
+common ones, a short node more than a long one with the same matches, and a query whose words
+are mostly missing scores low.
+
+The index keeps one growable numpy posting array per token (document slot, slot generation, term
+frequency). A write only appends the node's postings and retires its old slot (a generation
+bump); stale postings are skipped by a generation check and compacted away per token once they
+are half of it, so a write costs the same at any chat size. A search sums each query token's
+postings into a dense score array with numpy and partitions out the top candidates.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+import numpy as np
 
 from .models import Node
 from .schema import NodeTypeSpec
@@ -20,6 +34,10 @@ from .schema import NodeTypeSpec
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _SEGMENT = re.compile(rf"[a-z0-9]+|[{_CJK}]+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+
+K1 = 1.2
+B = 0.75
+_MIN_POSTINGS = 8  # initial capacity of a token's posting arrays
 
 
 def tokenize(text: str) -> list[str]:
@@ -68,79 +86,254 @@ def node_text(node: Node, spec: NodeTypeSpec | None) -> str:
     return " ".join(parts)
 
 
-class KeywordIndex:
-    """token -> node ids, kept current node by node (`update` / `remove`)."""
+def idf(docs: int, df: int) -> float:
+    """Lucene's BM25 IDF: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative."""
+    return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+
+
+class _Postings:
+    """One token's postings: parallel growable arrays of slot, slot generation and frequency."""
+
+    __slots__ = ("slots", "gens", "tfs", "size", "live", "dead")
 
     def __init__(self) -> None:
-        self._postings: dict[str, set[str]] = {}
-        self._tokens: dict[str, frozenset[str]] = {}
+        self.slots = np.empty(_MIN_POSTINGS, dtype=np.int32)
+        self.gens = np.empty(_MIN_POSTINGS, dtype=np.int32)
+        self.tfs = np.empty(_MIN_POSTINGS, dtype=np.float32)
+        self.size = 0  # used entries (live + dead)
+        self.live = 0  # documents holding the token now (its document frequency)
+        self.dead = 0
+
+    def extend(self, flat: list[int]) -> None:
+        """Append postings given as flat ``slot, generation, frequency`` triples."""
+        n = len(flat) // 3
+        need = self.size + n
+        if need > self.slots.shape[0]:
+            cap = max(need, 2 * self.slots.shape[0])
+            for name in ("slots", "gens", "tfs"):
+                old = getattr(self, name)
+                new = np.empty(cap, dtype=old.dtype)
+                new[: self.size] = old[: self.size]
+                setattr(self, name, new)
+        end = self.size + n
+        if n == 1:
+            self.slots[self.size], self.gens[self.size], self.tfs[self.size] = flat
+        else:
+            block = np.array(flat, dtype=np.int64)
+            self.slots[self.size : end] = block[0::3]
+            self.gens[self.size : end] = block[1::3]
+            self.tfs[self.size : end] = block[2::3]
+        self.size = end
+        self.live += n
+
+    def retire_one(self, slot_gens: np.ndarray) -> None:
+        """One of its documents left; compact once stale entries are half of the arrays."""
+        self.live -= 1
+        self.dead += 1
+        if self.dead > 16 and 2 * self.dead > self.size:
+            n = self.size
+            keep = slot_gens[self.slots[:n]] == self.gens[:n]
+            k = int(np.count_nonzero(keep))
+            self.slots[:k] = self.slots[:n][keep]
+            self.gens[:k] = self.gens[:n][keep]
+            self.tfs[:k] = self.tfs[:n][keep]
+            self.size, self.dead = k, 0
+
+    def current(self, slot_gens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, tfs) of the documents holding the token now."""
+        n = self.size
+        slots, tfs = self.slots[:n], self.tfs[:n]
+        if self.dead:
+            keep = slot_gens[slots] == self.gens[:n]
+            slots, tfs = slots[keep], tfs[keep]
+        return slots, tfs
+
+
+class KeywordIndex:
+    """token -> postings with term frequencies, kept current node by node (`update` / `remove`)."""
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        self._postings: dict[str, _Postings] = {}
+        # id -> (slot, its (token, frequency) pairs in order of first occurrence)
+        self._docs: dict[str, tuple[int, tuple[tuple[str, int], ...]]] = {}
+        self._slot_ids: list[str | None] = []
+        self._free: list[int] = []
+        self._gens = np.zeros(64, dtype=np.int32)  # slot -> generation (bumped on retiring)
+        self._lens = np.zeros(64, dtype=np.float32)  # slot -> document length in tokens
+        self._total_len = 0
 
     def __len__(self) -> int:
-        return len(self._tokens)
+        return len(self._docs)
 
     def tokens_of(self, node_id: str) -> frozenset[str]:
-        return self._tokens.get(node_id, frozenset())
+        doc = self._docs.get(node_id)
+        return frozenset(t for t, _ in doc[1]) if doc is not None else frozenset()
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def _reserve(self, slots: int) -> None:
+        """Grow the per-slot arrays to hold `slots` slots."""
+        cap = self._gens.shape[0]
+        if slots > cap:
+            cap = max(slots, 2 * cap)
+            grow = cap - self._gens.shape[0]
+            self._gens = np.concatenate([self._gens, np.zeros(grow, dtype=np.int32)])
+            self._lens = np.concatenate([self._lens, np.zeros(grow, dtype=np.float32)])
+
+    def _retire(self, node_id: str) -> bool:
+        doc = self._docs.pop(node_id, None)
+        if doc is None:
+            return False
+        slot, terms = doc
+        self._total_len -= int(self._lens[slot])
+        self._lens[slot] = 0.0
+        self._slot_ids[slot] = None
+        self._gens[slot] += 1  # its postings are stale from now on
+        self._free.append(slot)
+        postings = self._postings
+        for tok, _ in terms:
+            p = postings[tok]
+            p.retire_one(self._gens)
+            if p.live == 0:
+                del postings[tok]
+        return True
 
     def update(self, node: Node, spec: NodeTypeSpec | None) -> None:
         """Index `node` (replacing what was indexed for its id)."""
-        new = token_set(node_text(node, spec))
-        old = self._tokens.get(node.id)
-        if old == new:
-            return
-        postings = self._postings
-        if old:
-            for tok in old - new:
-                ids = postings.get(tok)
-                if ids is not None:
-                    ids.discard(node.id)
-                    if not ids:
-                        del postings[tok]
-            added = new - old
-        else:
-            added = new
-        for tok in added:
-            ids = postings.get(tok)
-            if ids is None:
-                postings[tok] = {node.id}
+        self.update_many(((node, spec),))
+
+    def update_many(self, items: Iterable[tuple[Node, NodeTypeSpec | None]]) -> None:
+        """Index many nodes at once (a load): postings are appended once per token."""
+        docs, slot_ids, free = self._docs, self._slot_ids, self._free
+        pending: dict[str, list[int]] = {}  # token -> flat slot, generation, frequency triples
+        placed: list[tuple[int, int]] = []  # (slot, length) of the documents in `pending`
+        for node, spec in items:
+            toks = tokenize(node_text(node, spec))
+            terms = tuple(Counter(toks).items())
+            old = docs.get(node.id)
+            if old is not None:
+                if old[1] == terms:
+                    continue  # the same tokens and frequencies as indexed
+                self._flush(pending, placed)
+                pending, placed = {}, []
+                self._retire(node.id)
+            if not terms:
+                continue
+            if free:  # a retired slot: its generation was bumped when it was retired
+                slot = free.pop()
+                gen = int(self._gens[slot])
+                slot_ids[slot] = node.id
             else:
-                ids.add(node.id)
-        self._tokens[node.id] = new
+                slot, gen = len(slot_ids), 0
+                slot_ids.append(node.id)
+            placed.append((slot, len(toks)))
+            docs[node.id] = (slot, terms)
+            for tok, tf in terms:
+                entry = pending.get(tok)
+                if entry is None:
+                    pending[tok] = [slot, gen, tf]
+                else:
+                    entry += (slot, gen, tf)
+        self._flush(pending, placed)
+
+    def _flush(
+        self, pending: dict[str, list[int]], placed: list[tuple[int, int]]
+    ) -> None:
+        if not placed:
+            return
+        self._reserve(len(self._slot_ids))
+        if len(placed) == 1:
+            slot, length = placed[0]
+            self._lens[slot] = length
+            self._total_len += length
+        else:
+            block = np.array(placed, dtype=np.int64)
+            self._lens[block[:, 0]] = block[:, 1]
+            self._total_len += int(block[:, 1].sum())
+        postings = self._postings
+        for tok, entries in pending.items():
+            p = postings.get(tok)
+            if p is None:
+                p = postings[tok] = _Postings()
+            p.extend(entries)
 
     def remove(self, node_id: str) -> None:
-        old = self._tokens.pop(node_id, None)
-        if not old:
-            return
-        for tok in old:
-            ids = self._postings.get(tok)
-            if ids is not None:
-                ids.discard(node_id)
-                if not ids:
-                    del self._postings[tok]
+        self._retire(node_id)
 
-    def clear(self) -> None:
-        self._postings.clear()
-        self._tokens.clear()
+    # -- search ------------------------------------------------------------------------------
 
     def search(
-        self, query: str, allowed: Mapping[str, int], k: int | None = None
+        self,
+        query: str,
+        allowed: Mapping[str, Any],
+        k: int | None = None,
+        *,
+        accept: Callable[[str], bool] | None = None,
     ) -> list[tuple[str, float]]:
-        """Ranked ``(id, score)`` over the ids in `allowed` (id -> rank, used to break ties).
+        """Ranked ``(id, score)`` over the ids in `allowed` (id -> a key that breaks ties, e.g.
+        a pool rank) that `accept` (when given) admits.
 
-        Only scores > 0; score descending, then `allowed` rank; cut to `k`.
+        Only scores > 0; score descending, then `allowed` key; cut to `k`.
         """
         q = token_set(query)
-        if not q:
+        if not q or not self._docs:
             return []
-        counts: Counter[str] = Counter()
-        for tok in q:
-            ids = self._postings.get(tok)
-            if ids:
-                counts.update(ids)
-        if not counts:
+        docs = len(self._docs)
+        avg = self._total_len / docs
+        gens, lens = self._gens, self._lens
+        best = 0.0
+        scores: np.ndarray | None = None
+        for tok in sorted(q):
+            p = self._postings.get(tok)
+            w = idf(docs, 0 if p is None else p.live)
+            best += w * (K1 + 1.0)
+            if p is None:
+                continue
+            slots, tfs = p.current(gens)
+            norm = K1 * (1.0 - B + B * lens[slots] / avg)
+            part = (w * (K1 + 1.0)) * tfs / (tfs + norm)
+            if scores is None:
+                scores = np.zeros(gens.shape[0], dtype=np.float64)
+            scores[slots] += part  # one posting per document and token: no repeated slot
+        if scores is None:
             return []
-        n = len(q)
-        hits = [(-c, allowed[i], i) for i, c in counts.items() if i in allowed]
+        cand = np.flatnonzero(scores)
+        values = scores[cand]
+        return self._top(cand, values / best, allowed, k, accept)
+
+    def _top(
+        self,
+        cand: np.ndarray,
+        values: np.ndarray,
+        allowed: Mapping[str, Any],
+        k: int | None,
+        accept: Callable[[str], bool] | None,
+    ) -> list[tuple[str, float]]:
+        """The best `k` admitted candidates: take the top `m` by score (with every candidate
+        tied at the cut), keep the admitted ones, and widen `m` until `k` are found."""
+        ids = self._slot_ids
+        total = cand.shape[0]
+        m = total if k is None else min(total, max(4 * k, 64))
+        while True:
+            if m < total:
+                top = np.argpartition(-values, m - 1)[:m]
+                floor = values[top].min()
+                sel = np.flatnonzero(values >= floor)
+            else:
+                sel = np.arange(total)
+            hits = []
+            for i in sel.tolist():
+                nid = ids[int(cand[i])]
+                if nid is None or nid not in allowed or (accept is not None and not accept(nid)):
+                    continue
+                hits.append((-float(values[i]), allowed[nid], nid))
+            if k is None or len(hits) >= k or sel.shape[0] >= total:
+                break
+            m = min(total, m * 4)
         hits.sort()
         if k is not None:
             hits = hits[:k]
-        return [(i, -c / n) for c, _, i in hits]
+        return [(nid, -s) for s, _, nid in hits]

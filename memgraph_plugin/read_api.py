@@ -641,25 +641,24 @@ class ReadApi:
     def keyword_search(
         self, *, query: str, types: list[str] | None = None, k: int = 20
     ) -> tuple[RankedView, ...]:
-        """Token overlap over the candidate pool: score = matched distinct query tokens / query
-        tokens; score descending, ties in pool (recency) order; cut to `k`. Blank query: ()."""
+        """BM25 over the candidate pool (`keyword.py`): score = BM25 / the best a node could
+        score for this query, in (0, 1]; score descending, ties in pool (recency) order; cut to
+        `k`. Blank query: ()."""
         check_str("query", query)
         tset = self._types(types)
         check_int("k", k, minimum=1)
         if not query.strip():
             return ()
         store = self._store
-        hits = store.keywords.search(query, store.pool_rank(), None if tset else k)
-        out: list[RankedView] = []
+        order = store.pool_order()  # id -> (recency key, lower-case type)
+        accept = None if tset is None else (lambda nid: order[nid][1] in tset)
+        hits = store.keywords.search(query, order, k, accept=accept)
         view = store.view
-        for nid, score in hits:
-            v = view(nid)
-            if v is None or (tset is not None and v.type.lower() not in tset):
-                continue
-            out.append(RankedView.from_view(v, score, "keyword"))
-            if len(out) >= k:
-                break
-        return tuple(out)
+        return tuple(
+            RankedView.from_view(v, score, "keyword")
+            for nid, score in hits
+            if (v := view(nid)) is not None
+        )
 
     def find_by_name(self, *, query: str, types: list[str] | None = None) -> FindResult:
         """Active nodes whose title or a primary-key column (list values too) contains `query`

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .errors import MemoryGraphError, check_str_list
-from .injection import InjectionHub
+from .injection import InjectionHub, use_service_lookup
 from .schema import Schema, resolve_schema
 from .store import Store
 from .views import InjectionState
@@ -45,6 +45,9 @@ def memory_graph_for(host: Any) -> MemoryGraph | None:
     registry = getattr(host, "registry", None)
     api = registry.get(SERVICE_NAME) if registry is not None else None
     return api if isinstance(api, MemoryGraph) else None
+
+
+use_service_lookup(memory_graph_for)  # the injection hubs find a host's service through this
 
 
 def _call_impls(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:

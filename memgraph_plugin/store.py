@@ -14,6 +14,7 @@ import itertools
 import operator
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -373,11 +374,11 @@ class Store:
         if dirty:
             index, nodes, get = self._keywords, self._nodes, self._schema.get
             for nid in dirty:
-                node = nodes.get(nid)
-                if node is None:
+                if nid not in nodes:
                     index.remove(nid)
-                else:
-                    index.update(node, get(node.type))
+            index.update_many(
+                (node, get(node.type)) for nid in dirty if (node := nodes.get(nid)) is not None
+            )
             self._kw_dirty = {}
         return self._keywords
 
@@ -426,6 +427,12 @@ class Store:
         if rank is None:
             rank = self._pool_rank = {k[2]: i for i, k in enumerate(self._pool.frozen().keys)}
         return rank
+
+    def pool_order(self) -> Mapping[str, tuple[PoolKey, str]]:
+        """id -> (recency key, lower-case type) of every pool member: a read-only live view
+        (no copy), its values ordered like the pool; for bounded searches that break ties by
+        recency without building `pool_rank`."""
+        return MappingProxyType(self._pool_of)
 
     def type_pool(self, type_id: str) -> TypePool:
         """The candidate pool of one type, matched case-insensitively (kept per type)."""

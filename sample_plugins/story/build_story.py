@@ -815,8 +815,7 @@ def replay(story: Mapping[str, Any]) -> list[str]:
     """Apply every turn through the real engine from an empty store; the rejections, described."""
     import asyncio
 
-    from memgraph_plugin.store import Store
-    from memgraph_plugin.write_api import get_write_api
+    from memgraph_plugin import Store, get_write_api
 
     store = Store()
     write = get_write_api(store, None)

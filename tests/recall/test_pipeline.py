@@ -423,7 +423,7 @@ async def _lantern_recall(tmp_path, **settings):
     pipeline = pipeline_for(host)
     for turn in fixture_story().turns:
         await pipeline.run_turn(CHAT, turn.user, turn.assistant)
-    await pipeline.add_user_message(CHAT, "lantern market")
+    await pipeline.add_user_message(CHAT, "who hears the rumour in the lantern market")
     try:
         outcome = await pipeline.recall(CHAT)
         session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
