@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -37,7 +38,7 @@ _IS_CJK = re.compile(rf"[{_CJK}]")
 
 K1 = 1.2
 B = 0.75
-_MIN_POSTINGS = 8  # initial capacity of a token's posting arrays
+_MIN_POSTINGS = 2  # least capacity of a token's posting array
 
 
 def tokenize(text: str) -> list[str]:
@@ -92,85 +93,81 @@ def idf(docs: int, df: int) -> float:
 
 
 class _Postings:
-    """One token's postings: parallel growable arrays of slot, slot generation and frequency."""
+    """One token's postings: a growable ``(n, 3)`` int32 array of slot, slot generation and
+    term frequency (one array per token keeps a rare token's cost near its few postings)."""
 
-    __slots__ = ("slots", "gens", "tfs", "size", "live", "dead")
+    __slots__ = ("data", "size", "live", "dead")
 
-    def __init__(self) -> None:
-        self.slots = np.empty(_MIN_POSTINGS, dtype=np.int32)
-        self.gens = np.empty(_MIN_POSTINGS, dtype=np.int32)
-        self.tfs = np.empty(_MIN_POSTINGS, dtype=np.float32)
-        self.size = 0  # used entries (live + dead)
+    def __init__(self, capacity: int) -> None:
+        self.data = np.empty((max(capacity, _MIN_POSTINGS), 3), dtype=np.int32)
+        self.size = 0  # used rows (live + dead)
         self.live = 0  # documents holding the token now (its document frequency)
         self.dead = 0
 
     def extend(self, flat: list[int]) -> None:
         """Append postings given as flat ``slot, generation, frequency`` triples."""
         n = len(flat) // 3
-        need = self.size + n
-        if need > self.slots.shape[0]:
-            cap = max(need, 2 * self.slots.shape[0])
-            for name in ("slots", "gens", "tfs"):
-                old = getattr(self, name)
-                new = np.empty(cap, dtype=old.dtype)
-                new[: self.size] = old[: self.size]
-                setattr(self, name, new)
         end = self.size + n
+        if end > self.data.shape[0]:
+            grown = np.empty((max(end, 2 * self.data.shape[0]), 3), dtype=np.int32)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
         if n == 1:
-            self.slots[self.size], self.gens[self.size], self.tfs[self.size] = flat
+            self.data[self.size] = flat
         else:
-            block = np.array(flat, dtype=np.int64)
-            self.slots[self.size : end] = block[0::3]
-            self.gens[self.size : end] = block[1::3]
-            self.tfs[self.size : end] = block[2::3]
+            self.data[self.size : end] = np.array(flat, dtype=np.int32).reshape(n, 3)
         self.size = end
         self.live += n
 
     def retire_one(self, slot_gens: np.ndarray) -> None:
-        """One of its documents left; compact once stale entries are half of the arrays."""
+        """One of its documents left; compact once stale rows are half of the array."""
         self.live -= 1
         self.dead += 1
-        if self.dead > 16 and 2 * self.dead > self.size:
-            n = self.size
-            keep = slot_gens[self.slots[:n]] == self.gens[:n]
-            k = int(np.count_nonzero(keep))
-            self.slots[:k] = self.slots[:n][keep]
-            self.gens[:k] = self.gens[:n][keep]
-            self.tfs[:k] = self.tfs[:n][keep]
-            self.size, self.dead = k, 0
+        if self.dead > 8 and 2 * self.dead > self.size:
+            rows = self.data[: self.size]
+            kept = rows[slot_gens[rows[:, 0]] == rows[:, 1]]
+            self.size, self.dead = kept.shape[0], 0
+            self.data[: self.size] = kept
 
     def current(self, slot_gens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(slots, tfs) of the documents holding the token now."""
-        n = self.size
-        slots, tfs = self.slots[:n], self.tfs[:n]
+        """(slots, term frequencies) of the documents holding the token now."""
+        rows = self.data[: self.size]
         if self.dead:
-            keep = slot_gens[slots] == self.gens[:n]
-            slots, tfs = slots[keep], tfs[keep]
-        return slots, tfs
+            rows = rows[slot_gens[rows[:, 0]] == rows[:, 1]]
+        return rows[:, 0], rows[:, 2]
 
 
 class KeywordIndex:
-    """token -> postings with term frequencies, kept current node by node (`update` / `remove`)."""
+    """token -> postings with term frequencies, kept current node by node (`update` / `remove`).
+
+    Tokens are numbered once (`_vocab`); a node keeps only its slot and a compact array of
+    (token number, frequency) pairs, so an index costs about its postings, not a string per token.
+    """
 
     def __init__(self) -> None:
         self.clear()
 
     def clear(self) -> None:
-        self._postings: dict[str, _Postings] = {}
-        # id -> (slot, its (token, frequency) pairs in order of first occurrence)
-        self._docs: dict[str, tuple[int, tuple[tuple[str, int], ...]]] = {}
-        self._slot_ids: list[str | None] = []
+        self._vocab: dict[str, int] = {}  # token -> token number
+        self._terms: list[str] = []  # token number -> token
+        self._postings: dict[int, _Postings] = {}  # token number -> postings (df > 0)
+        self._slot_of: dict[str, int] = {}  # node id -> slot
+        self._slot_ids: list[str | None] = []  # slot -> node id (None: free)
+        self._slot_terms: list[array[int] | None] = []  # slot -> flat token number, frequency
         self._free: list[int] = []
         self._gens = np.zeros(64, dtype=np.int32)  # slot -> generation (bumped on retiring)
         self._lens = np.zeros(64, dtype=np.float32)  # slot -> document length in tokens
         self._total_len = 0
 
     def __len__(self) -> int:
-        return len(self._docs)
+        return len(self._slot_of)
 
     def tokens_of(self, node_id: str) -> frozenset[str]:
-        doc = self._docs.get(node_id)
-        return frozenset(t for t, _ in doc[1]) if doc is not None else frozenset()
+        slot = self._slot_of.get(node_id)
+        if slot is None:
+            return frozenset()
+        terms, flat = self._terms, self._slot_terms[slot]
+        return frozenset(terms[t] for t in flat[0::2]) if flat is not None else frozenset()
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -184,21 +181,22 @@ class KeywordIndex:
             self._lens = np.concatenate([self._lens, np.zeros(grow, dtype=np.float32)])
 
     def _retire(self, node_id: str) -> bool:
-        doc = self._docs.pop(node_id, None)
-        if doc is None:
+        slot = self._slot_of.pop(node_id, None)
+        if slot is None:
             return False
-        slot, terms = doc
+        flat = self._slot_terms[slot]
         self._total_len -= int(self._lens[slot])
         self._lens[slot] = 0.0
         self._slot_ids[slot] = None
+        self._slot_terms[slot] = None
         self._gens[slot] += 1  # its postings are stale from now on
         self._free.append(slot)
         postings = self._postings
-        for tok, _ in terms:
-            p = postings[tok]
+        for tid in flat[0::2] if flat is not None else ():
+            p = postings[tid]
             p.retire_one(self._gens)
             if p.live == 0:
-                del postings[tok]
+                del postings[tid]
         return True
 
     def update(self, node: Node, spec: NodeTypeSpec | None) -> None:
@@ -207,41 +205,51 @@ class KeywordIndex:
 
     def update_many(self, items: Iterable[tuple[Node, NodeTypeSpec | None]]) -> None:
         """Index many nodes at once (a load): postings are appended once per token."""
-        docs, slot_ids, free = self._docs, self._slot_ids, self._free
-        pending: dict[str, list[int]] = {}  # token -> flat slot, generation, frequency triples
+        slot_of, slot_ids, slot_terms, free = (
+            self._slot_of, self._slot_ids, self._slot_terms, self._free
+        )
+        vocab, terms_list = self._vocab, self._terms
+        pending: dict[int, list[int]] = {}  # token number -> flat slot, generation, frequency
         placed: list[tuple[int, int]] = []  # (slot, length) of the documents in `pending`
         for node, spec in items:
             toks = tokenize(node_text(node, spec))
-            terms = tuple(Counter(toks).items())
-            old = docs.get(node.id)
+            flat = array("i")
+            for tok, tf in Counter(toks).items():
+                tid = vocab.get(tok)
+                if tid is None:
+                    tid = vocab[tok] = len(terms_list)
+                    terms_list.append(tok)
+                flat.append(tid)
+                flat.append(tf)
+            old = slot_of.get(node.id)
             if old is not None:
-                if old[1] == terms:
+                if slot_terms[old] == flat:
                     continue  # the same tokens and frequencies as indexed
                 self._flush(pending, placed)
                 pending, placed = {}, []
                 self._retire(node.id)
-            if not terms:
+            if not flat:
                 continue
             if free:  # a retired slot: its generation was bumped when it was retired
                 slot = free.pop()
                 gen = int(self._gens[slot])
                 slot_ids[slot] = node.id
+                slot_terms[slot] = flat
             else:
                 slot, gen = len(slot_ids), 0
                 slot_ids.append(node.id)
+                slot_terms.append(flat)
             placed.append((slot, len(toks)))
-            docs[node.id] = (slot, terms)
-            for tok, tf in terms:
-                entry = pending.get(tok)
+            slot_of[node.id] = slot
+            for i in range(0, len(flat), 2):
+                entry = pending.get(flat[i])
                 if entry is None:
-                    pending[tok] = [slot, gen, tf]
+                    pending[flat[i]] = [slot, gen, flat[i + 1]]
                 else:
-                    entry += (slot, gen, tf)
+                    entry += (slot, gen, flat[i + 1])
         self._flush(pending, placed)
 
-    def _flush(
-        self, pending: dict[str, list[int]], placed: list[tuple[int, int]]
-    ) -> None:
+    def _flush(self, pending: dict[int, list[int]], placed: list[tuple[int, int]]) -> None:
         if not placed:
             return
         self._reserve(len(self._slot_ids))
@@ -254,11 +262,11 @@ class KeywordIndex:
             self._lens[block[:, 0]] = block[:, 1]
             self._total_len += int(block[:, 1].sum())
         postings = self._postings
-        for tok, entries in pending.items():
-            p = postings.get(tok)
+        for tid, flat in pending.items():
+            p = postings.get(tid)
             if p is None:
-                p = postings[tok] = _Postings()
-            p.extend(entries)
+                p = postings[tid] = _Postings(len(flat) // 3)
+            p.extend(flat)
 
     def remove(self, node_id: str) -> None:
         self._retire(node_id)
@@ -268,26 +276,28 @@ class KeywordIndex:
     def search(
         self,
         query: str,
-        allowed: Mapping[str, Any],
+        allowed: Mapping[str, Any] | None,
         k: int | None = None,
         *,
         accept: Callable[[str], bool] | None = None,
     ) -> list[tuple[str, float]]:
         """Ranked ``(id, score)`` over the ids in `allowed` (id -> a key that breaks ties, e.g.
-        a pool rank) that `accept` (when given) admits.
+        a pool rank; None: every indexed node, ties by id) that `accept` (when given) admits.
 
         Only scores > 0; score descending, then `allowed` key; cut to `k`.
         """
         q = token_set(query)
-        if not q or not self._docs:
+        if not q or not self._slot_of:
             return []
-        docs = len(self._docs)
+        docs = len(self._slot_of)
         avg = self._total_len / docs
         gens, lens = self._gens, self._lens
         best = 0.0
         scores: np.ndarray | None = None
+        vocab, postings = self._vocab, self._postings
         for tok in sorted(q):
-            p = self._postings.get(tok)
+            tid = vocab.get(tok)
+            p = None if tid is None else postings.get(tid)
             w = idf(docs, 0 if p is None else p.live)
             best += w * (K1 + 1.0)
             if p is None:
@@ -308,7 +318,7 @@ class KeywordIndex:
         self,
         cand: np.ndarray,
         values: np.ndarray,
-        allowed: Mapping[str, Any],
+        allowed: Mapping[str, Any] | None,
         k: int | None,
         accept: Callable[[str], bool] | None,
     ) -> list[tuple[str, float]]:
@@ -327,9 +337,11 @@ class KeywordIndex:
             hits = []
             for i in sel.tolist():
                 nid = ids[int(cand[i])]
-                if nid is None or nid not in allowed or (accept is not None and not accept(nid)):
+                if nid is None or (allowed is not None and nid not in allowed):
                     continue
-                hits.append((-float(values[i]), allowed[nid], nid))
+                if accept is not None and not accept(nid):
+                    continue
+                hits.append((-float(values[i]), nid if allowed is None else allowed[nid], nid))
             if k is None or len(hits) >= k or sel.shape[0] >= total:
                 break
             m = min(total, m * 4)

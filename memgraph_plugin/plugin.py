@@ -80,21 +80,31 @@ def host_startup(host: Any) -> None:
     service = make_service(host).attach()
     host.registry.register(SERVICE_NAME, service, owner=_plugin_name(host), version=API_VERSION)
     log.debug("memory graph started on %r", host)
+    if host.settings.get("llm_base_url"):  # no LLM code is even imported without it
+        from .llm.plugin import attach_llm
+
+        attach_llm(host)
 
 
 @hookimpl
 def host_cli_commands(host: Any) -> list[Any]:
     """``memgraph-host history/rollback/import/export/reindex`` (see `memgraph_plugin.cli`),
-    plus recall's ``trace`` and ``demo`` (see `memgraph_plugin.recall.commands`)."""
+    plus recall's ``trace`` and ``demo`` (see `memgraph_plugin.recall.commands`) and
+    ``llm-check`` / ``llm-trace`` (see `memgraph_plugin.llm.commands`)."""
     from .cli import commands
+    from .llm.commands import llm_commands
     from .recall.commands import recall_commands
 
-    return commands() + recall_commands()
+    return commands() + recall_commands() + llm_commands()
 
 
 @hookimpl
 def host_shutdown(host: Any) -> None:
-    """Unpublish and close the host's `MemoryGraph`."""
+    """Unpublish and close the host's `MemoryGraph` (and take the LLM plugins out)."""
+    if "memgraph_plugin.llm.plugin" in sys.modules:
+        from .llm.plugin import detach_llm
+
+        detach_llm(host)
     service = memory_graph_for(host)
     if service is None:
         return

@@ -188,3 +188,11 @@ def test_incremental_upkeep_equals_plain_bm25_after_many_writes() -> None:
                 assert got.keys() == expected.keys()
                 assert all(got[n] == pytest.approx(expected[n], rel=1e-5) for n in got)
     assert len(idx) == len(docs)
+
+
+def test_search_over_every_indexed_node_breaks_ties_by_id() -> None:
+    idx = _index(*(Node(f"n{i}", "thread", title="harbor") for i in (3, 1, 2)),
+                 Node("x", "thread", title="garden"))
+    assert [i for i, _ in idx.search("harbor", None)] == ["n1", "n2", "n3"]
+    assert [i for i, _ in idx.search("harbor", None, 2, accept=lambda i: i != "n1")] == [
+        "n2", "n3"]

@@ -1,0 +1,126 @@
+"""``memgraph-host llm-check`` (ask the configured server one small structured question) and
+``memgraph-host llm-trace`` (the LLM calls: used, retried, or fallen back and why)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from host.commands import Command
+
+from .prompts import clip
+from .provider import JsonSchema, LlmError
+from .settings import LlmSettingsError, llm_settings
+from .trace import LlmTraceLog
+
+PROBE = JsonSchema(
+    "memgraph_probe",
+    {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}},
+        "required": ["ok"],
+        "additionalProperties": False,
+    },
+)
+
+
+def _no_arguments(parser: argparse.ArgumentParser) -> None:
+    return None
+
+
+async def run_check(host: Any, args: argparse.Namespace) -> int:
+    """One structured request to the configured server; what worked, or what failed and why."""
+    from .openai_compat import OpenAICompatibleProvider
+
+    try:
+        settings = llm_settings(host.settings)
+    except LlmSettingsError as exc:
+        print(f"memgraph-host llm-check: {exc}", file=sys.stderr)
+        return 2
+    if settings is None:
+        print("no LLM configured: llm_base_url is not set (the offline defaults answer)")
+        return 1
+    provider = OpenAICompatibleProvider(settings)
+    messages = [{"role": "user", "content": 'Answer with the JSON object {"ok": true}.'}]
+    started = time.perf_counter()
+    try:
+        answer = await provider.complete(messages, schema=PROBE)
+        json.loads(answer.text)
+    except (LlmError, LlmSettingsError) as exc:
+        print(f"memgraph-host llm-check: {exc}", file=sys.stderr)
+        return 1
+    except ValueError:
+        print(f"memgraph-host llm-check: the answer is not JSON: {clip(answer.text, 200)!r}")
+        return 1
+    seconds = time.perf_counter() - started
+    print(f"server   {settings.base_url}")
+    print(f"model    {answer.model}")
+    print(f"format   {answer.response_format}")
+    for note in answer.notes:
+        print(f"note     {note}")
+    print(f"answer   {clip(answer.text, 200)}  ({seconds:.2f} s, {answer.attempts} attempt(s))")
+    print(f"hooks    {', '.join(sorted(settings.hooks)) or '(none)'}")
+    return 0
+
+
+def _trace_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--chat", default=None, help="only this chat's calls")
+    parser.add_argument("--last", type=int, default=20, help="how many calls, newest last (20)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def run_trace(host: Any, args: argparse.Namespace) -> int:
+    """The newest LLM calls as a table (or JSON lines)."""
+    if args.last < 1:
+        print("memgraph-host llm-trace: --last must be at least 1", file=sys.stderr)
+        return 2
+    calls = LlmTraceLog(host.data_dir).read(chat_id=args.chat, last=args.last)
+    if not calls:
+        print(f"no LLM calls recorded in {host.data_dir}", file=sys.stderr)
+        return 1
+    if args.json:
+        for call in calls:
+            print(json.dumps(call.to_json(), ensure_ascii=False, sort_keys=True))
+        return 0
+    rows = [("time", "hook", "chat", "seq", "outcome", "reason", "tries", "ms", "error")]
+    for c in calls:
+        rows.append(
+            (
+                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.time)),
+                c.hook,
+                c.chat_id or "-",
+                "-" if c.seq is None else str(c.seq),
+                c.outcome,
+                c.reason or "-",
+                str(c.attempts),
+                f"{c.duration_ms:.0f}",
+                clip(c.error or c.first_error or "", 80) or "-",
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        print("  ".join([c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)] + [r[-1]]))
+    return 0
+
+
+def llm_commands() -> list[Command]:
+    """The commands the built-in plugin's ``host_cli_commands`` adds."""
+    return [
+        Command(
+            "llm-check",
+            "ask the configured LLM server one small structured question",
+            _no_arguments,
+            run_check,
+            start_host=False,
+        ),
+        Command(
+            "llm-trace",
+            "show the LLM calls (used, retried, or fallen back and why)",
+            _trace_arguments,
+            run_trace,
+            start_host=False,
+        ),
+    ]

@@ -1,0 +1,180 @@
+"""The LLM router: the model reranks the recall pipeline's best candidates (a bounded count).
+
+The built-in router's fused ranking (keyword + vector + recency) gives the top ``llm_rerank_count``
+candidates; the model picks, in order, the ones that help answer the user's message (at most
+``recall_top_k``); the pipeline then drills the graph from the first few picks as it does for any
+router plugin. When the call fails, the built-in router's own answer is returned with the
+fallback reason ``llm_<reason>`` and the error, so the recall trace says what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import cattrs
+
+from host import hookimpl
+from memgraph_plugin.recall.pipeline import pipeline_for
+from memgraph_plugin.recall.router import (
+    DEFAULT_SEEDS,
+    DEFAULT_TOP_K,
+    SEEDS_SETTING,
+    TOP_K_SETTING,
+    Inclusion,
+    RouteRequest,
+    RouteResult,
+    int_setting,
+)
+
+from .calls import traced
+from .ops_schema import InvalidOutput, converter
+from .prompts import clip, node_line, render
+from .provider import JsonSchema, LlmProvider
+from .settings import LlmSettings
+from .structured import structured_call
+from .trace import LlmTraceLog
+
+log = logging.getLogger(__name__)
+
+WHY = "llm_rerank"
+
+
+@attrs.frozen
+class RouteOut:
+    selected: list[str]
+
+
+def route_schema(ids: Sequence[str]) -> JsonSchema:
+    """``{"selected": [candidate ids]}`` with the ids as an enum (a grammar keeps to them)."""
+    return JsonSchema(
+        "memgraph_route",
+        {
+            "type": "object",
+            "properties": {
+                "selected": {"type": "array", "items": {"type": "string", "enum": list(ids)}}
+            },
+            "required": ["selected"],
+            "additionalProperties": False,
+        },
+    )
+
+
+def validate_route(data: Any, ids: Sequence[str], top_k: int) -> list[str]:
+    """The picked ids, in order, duplicates dropped, cut to ``top_k``; `InvalidOutput` for an id
+    that is not a candidate or a wrong shape."""
+    if not isinstance(data, dict):
+        got = type(data).__name__
+        raise InvalidOutput([f'$: expected an object {{"selected": [...]}}, got {got}'])
+    try:
+        answer = converter.structure(data, RouteOut)
+    except cattrs.BaseValidationError as exc:
+        raise InvalidOutput(cattrs.transform_error(exc, path="$")) from exc
+    allowed = set(ids)
+    problems = [
+        f"$.selected[{i}]: {value!r} is not one of the candidate ids"
+        for i, value in enumerate(answer.selected)
+        if value not in allowed
+    ]
+    if problems:
+        raise InvalidOutput(problems)
+    return list(dict.fromkeys(answer.selected))[:top_k]
+
+
+async def fused_candidates(request: RouteRequest, router: Any, limit: int) -> list[Any]:
+    """The best ``limit`` candidates of the fused ranking (NodeViews), always-injected ones left
+    out: the request's ``ranked`` list when the pipeline gives one (read node by node, the pool
+    is never walked), else the built-in router's baseline scores over the pool."""
+    always = set(request.always_inject_ids)
+    ranked = getattr(request, "ranked", None)
+    if ranked is not None:
+        out = []
+        for item in ranked:
+            node_id = item if isinstance(item, str) else item.id
+            node = request.session.get_node(node_id) if node_id not in always else None
+            if node is not None:
+                out.append(node)
+            if len(out) >= limit:
+                break
+        return out
+    if not request.candidates:
+        return []
+    by_id = {c.id: c for c in request.candidates}
+    scores, _mode = await router._baseline_scores(request)
+    best = sorted(scores, key=lambda i: (-scores[i], i))
+    return [by_id[i] for i in best if i in by_id and i not in always][:limit]
+
+
+class LlmRouter:
+    """Answers ``memgraph_route`` by reranking the fused candidates through the model."""
+
+    hook = "route"
+
+    def __init__(
+        self,
+        host: Any,
+        provider: LlmProvider,
+        settings: LlmSettings,
+        *,
+        trace: LlmTraceLog | None = None,
+    ) -> None:
+        self.host = host
+        self.provider = provider
+        self.settings = settings
+        self.trace = trace or LlmTraceLog(host.data_dir)
+
+    @hookimpl
+    async def memgraph_route(self, request: RouteRequest) -> RouteResult | None:
+        """The model's picks among the fused candidates; ``None`` when there is nothing to
+        rerank (the built-in router answers)."""
+        if not request.query.strip():
+            return None
+        builtin = pipeline_for(self.host).router
+        candidates = await fused_candidates(request, builtin, self.settings.rerank_count)
+        if not candidates:
+            return None
+        top_k = int_setting(request.settings, TOP_K_SETTING, DEFAULT_TOP_K)
+        n_seeds = int_setting(request.settings, SEEDS_SETTING, DEFAULT_SEEDS)
+        ids = [c.id for c in candidates]
+        listed = "\n".join(node_line(c) for c in candidates)
+        messages = [
+            {"role": "system", "content": render("route_system", top_k=top_k)},
+            {
+                "role": "user",
+                "content": render("route_user", query=clip(request.query, 2000), candidates=listed),
+            },
+        ]
+        outcome = await traced(
+            self.trace,
+            hook=self.hook,
+            model=self.settings.model,
+            chat_id=request.chat_id,
+            seq=request.seq,
+            call=lambda: structured_call(
+                self.provider,
+                messages,
+                route_schema(ids),
+                lambda data: validate_route(data, ids, top_k),
+            ),
+        )
+        if outcome.failed:
+            result = await builtin.route(request)
+            return attrs.evolve(
+                result,
+                fallback_reason=f"llm_{outcome.record.reason}",
+                error=outcome.record.error,
+            )
+        picked: list[str] = outcome.value
+        count = max(len(picked), 1)
+        return RouteResult(
+            selected=tuple(
+                Inclusion(node_id, WHY, round(1.0 - rank / count, 4))
+                for rank, node_id in enumerate(picked)
+            ),
+            router=f"llm:{self.settings.model}",
+            score_mode=WHY,
+            seeds=tuple(picked[:n_seeds]),
+            drill=tuple(picked[:n_seeds]),
+        )

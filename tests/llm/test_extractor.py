@@ -1,0 +1,232 @@
+"""LLM extraction on a real host (real pluggy calls, real LanceDB) against the loopback server:
+good structured output becomes graph nodes and edges; bad output is retried once with its
+problems quoted, then the offline extractor answers, the whole batch its, and the trace says why."""
+
+from __future__ import annotations
+
+import copy
+
+from memgraph_plugin.llm import llm_settings
+from memgraph_plugin.llm.extractor import LlmExtractor
+from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider
+from memgraph_plugin.llm.trace import LlmTraceLog
+from memgraph_plugin.recall import pipeline_for
+
+from .conftest import answer, started_host, status
+
+CHAT = "c1"
+SAID = "Mel told me she adopted a dog called Rex last week in Boston."
+GOOD = {
+    "nodes": [
+        {
+            "ref": "e1",
+            "type": "event",
+            "title": "Mel adopts Rex",
+            "fields": {"summary": "Melanie adopted a dog called Rex last week in Boston."},
+            "links": [
+                {"relation": "involved_in", "target": "c1"},
+                {"relation": "occurred_at", "target": "p1"},
+            ],
+        },
+        {
+            "ref": "c1",
+            "type": "character_sheet",
+            "title": "Melanie",
+            "fields": {"aliases": ["Mel"]},
+            "links": [],
+        },
+        {"ref": "p1", "type": "location_state", "title": "Boston", "fields": {}, "links": []},
+    ]
+}
+
+
+def offline_event(chat_id, message, context):
+    """The stand-in for the offline extractor: one event keeping the message's text."""
+    return [
+        {"op": "create", "type": "event", "title": "offline", "fields": {"summary": message.text}}
+    ]
+
+
+async def graph(host):
+    session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
+    nodes = {n.id: n for n in session.list_nodes()}
+    edges = {(e.source, e.type, e.target) for e in session.list_edges()}
+    return nodes, edges
+
+
+async def host_with_extractor(tmp_path, server, **extra):
+    """A host whose LLM extractor falls back to `offline_event` (registered by hand)."""
+    host = await started_host(tmp_path)
+    settings = llm_settings(server.settings(**extra))
+    provider = OpenAICompatibleProvider(settings)
+    extractor = LlmExtractor(host, provider, settings, offline=offline_event)
+    host.register_plugin(extractor, name="memgraph-llm-extract")
+    return host
+
+
+async def test_good_structured_output_becomes_nodes_and_edges(tmp_path, chat_server):
+    chat_server.reply(answer(GOOD))
+    host = await started_host(tmp_path, **chat_server.settings(llm_hooks=["extract"]))
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "what's new?", SAID)
+        assert out.extraction.applied == 3 and out.extraction.rejected == ()
+        nodes, edges = await graph(host)
+        by_title = {n.title: n for n in nodes.values()}
+        event, mel, boston = by_title["Mel adopts Rex"], by_title["Melanie"], by_title["Boston"]
+        assert "Rex" in event.fields["summary"] and mel.fields["aliases"] == ("Mel",)
+        assert (event.id, "involved_in", mel.id) in edges
+        assert (event.id, "occurred_at", boston.id) in edges
+
+        (body,) = chat_server.requests
+        fmt = body["response_format"]
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "memgraph_ops"
+        variants = fmt["json_schema"]["schema"]["properties"]["nodes"]["items"]["anyOf"]
+        types = {v["properties"]["type"]["enum"][0] for v in variants}
+        assert types == {"event", "character_sheet", "location_state", "thread"}
+        system, user = body["messages"]
+        assert "character_sheet: title*, aliases" in system["content"]
+        assert SAID in user["content"] and "[user] what's new?" in user["content"]
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.hook == "extract" and call.outcome == "llm" and call.seq == 1
+
+        # the next message: the known nodes are listed and the model links to one by id
+        chat_server.reply(
+            answer(
+                {
+                    "nodes": [
+                        {
+                            "ref": "e2",
+                            "type": "event",
+                            "title": "Rex at the vet",
+                            "fields": {"summary": "Mel took Rex to the vet."},
+                            "links": [{"relation": "involved_in", "target": mel.id}],
+                        }
+                    ]
+                }
+            )
+        )
+        await pipeline_for(host).run_turn(CHAT, "and then?", "Mel took Rex to the vet.")
+        listed = chat_server.requests[-1]["messages"][1]["content"]
+        assert f"{mel.id} | character_sheet | Melanie" in listed
+        nodes, edges = await graph(host)
+        vet = next(n for n in nodes.values() if n.title == "Rex at the vet")
+        assert (vet.id, "involved_in", mel.id) in edges
+    finally:
+        await host.stop()
+
+
+async def test_malformed_json_is_retried_once_with_the_error(tmp_path, chat_server):
+    chat_server.reply(answer("Sure! Here are the nodes: {nodes: [oops"), answer(GOOD))
+    host = await host_with_extractor(tmp_path, chat_server)
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 3  # the model's answer after the retry
+        retry = chat_server.requests[1]["messages"]
+        assert retry[-2] == {
+            "role": "assistant",
+            "content": "Sure! Here are the nodes: {nodes: [oops",
+        }
+        assert "not valid JSON" in retry[-1]["content"]
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.outcome == "llm_after_retry" and "not valid JSON" in call.first_error
+    finally:
+        await host.stop()
+
+
+async def test_malformed_json_twice_falls_back_to_the_offline_extractor(tmp_path, chat_server):
+    chat_server.reply(answer("no JSON here at all"))
+    host = await host_with_extractor(tmp_path, chat_server)
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        nodes, _ = await graph(host)
+        assert [n.fields["summary"] for n in nodes.values()] == [SAID]
+        assert out.extraction.applied == 1 and len(chat_server.requests) == 2
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.outcome == "fallback" and call.reason == "invalid_output"
+        assert "not valid JSON" in call.error
+    finally:
+        await host.stop()
+
+
+async def test_schema_violating_ops_never_make_a_partial_batch(tmp_path, chat_server):
+    bad = copy.deepcopy(GOOD)
+    bad["nodes"][1]["type"] = "pet"  # an unknown type
+    bad["nodes"][2]["fields"] = {"population": "650000"}  # not a column
+    bad["nodes"][0]["fields"] = {}  # the event's required summary is missing (no title either)
+    bad["nodes"][0]["title"] = ""
+    chat_server.reply(answer(bad))
+    host = await host_with_extractor(tmp_path, chat_server)
+    try:
+        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        nodes, edges = await graph(host)
+        assert [n.title for n in nodes.values()] == ["offline"] and edges == set()
+        retry = chat_server.requests[1]["messages"][-1]["content"]
+        assert "$.nodes[1].type: 'pet' is not a node type" in retry
+        assert "$.nodes[2].fields.population: not a column of location_state" in retry
+        assert "$.nodes[0].fields.summary: required for event, missing" in retry
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.reason == "invalid_output" and "'pet'" in call.error
+    finally:
+        await host.stop()
+
+
+async def test_wrong_value_types_are_caught_by_cattrs(tmp_path, chat_server):
+    bad = copy.deepcopy(GOOD)
+    bad["nodes"][0]["ref"] = 7
+    bad["nodes"][1]["mood"] = "happy"
+    chat_server.reply(answer(bad), answer(GOOD))
+    host = await host_with_extractor(tmp_path, chat_server)
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 3
+        retry = chat_server.requests[1]["messages"][-1]["content"]
+        assert "$.nodes[0].ref" in retry and "mood" in retry
+    finally:
+        await host.stop()
+
+
+async def test_a_dangling_ref_is_refused_and_named(tmp_path, chat_server):
+    bad = copy.deepcopy(GOOD)
+    bad["nodes"][0]["links"].append({"relation": "mentions", "target": "rex"})
+    chat_server.reply(answer(bad))
+    host = await host_with_extractor(tmp_path, chat_server)
+    try:
+        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        nodes, _ = await graph(host)
+        assert [n.title for n in nodes.values()] == ["offline"]
+        retry = chat_server.requests[1]["messages"][-1]["content"]
+        assert "$.nodes[0].links[2].target: 'rex'" in retry and "dangling ref" in retry
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.outcome == "fallback" and "dangling ref" in call.error
+    finally:
+        await host.stop()
+
+
+async def test_a_server_error_falls_back_and_the_trace_says_why(tmp_path, chat_server):
+    chat_server.reply(status(500, "out of memory"))
+    host = await host_with_extractor(tmp_path, chat_server, llm_retries=1)
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 1 and out.extraction.failures == ()
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.reason == "http_500" and call.attempts == 2
+        assert "out of memory" in call.error and chat_server.base_url in call.error
+    finally:
+        await host.stop()
+
+
+async def test_an_unreachable_server_falls_back_naming_the_url(tmp_path, closed_port):
+    url = f"http://127.0.0.1:{closed_port}/v1"
+    host = await started_host(tmp_path)
+    settings = llm_settings({"llm_base_url": url, "llm_model": "m", "llm_retries": 0})
+    extractor = LlmExtractor(
+        host, OpenAICompatibleProvider(settings), settings, offline=offline_event
+    )
+    host.register_plugin(extractor, name="memgraph-llm-extract")
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 1
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.reason == "unreachable" and url in call.error
+    finally:
+        await host.stop()
