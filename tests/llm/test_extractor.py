@@ -5,6 +5,7 @@ problems quoted, then the offline extractor answers, the whole batch its, and th
 from __future__ import annotations
 
 import copy
+import types
 
 from memgraph_plugin.llm import llm_settings
 from memgraph_plugin.llm.extractor import LlmExtractor
@@ -47,6 +48,14 @@ def offline_event(chat_id, message, context):
     ]
 
 
+async def answer_turn(host, user: str, assistant: str):
+    """A user message kept in the chat only (every message is extracted; these tests follow the
+    model's answer to one message), then the answer through the pipeline."""
+    host.chat(CHAT).add_message("user", user)
+    extraction = await pipeline_for(host).add_assistant_message(CHAT, assistant)
+    return types.SimpleNamespace(extraction=extraction)
+
+
 async def graph(host):
     session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
     nodes = {n.id: n for n in session.list_nodes()}
@@ -68,7 +77,7 @@ async def test_good_structured_output_becomes_nodes_and_edges(tmp_path, chat_ser
     chat_server.reply(answer(GOOD))
     host = await started_host(tmp_path, **chat_server.settings(llm_hooks=["extract"]))
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "what's new?", SAID)
+        out = await answer_turn(host, "what's new?", SAID)
         assert out.extraction.applied == 3 and out.extraction.rejected == ()
         nodes, edges = await graph(host)
         by_title = {n.title: n for n in nodes.values()}
@@ -105,7 +114,7 @@ async def test_good_structured_output_becomes_nodes_and_edges(tmp_path, chat_ser
                 }
             )
         )
-        await pipeline_for(host).run_turn(CHAT, "and then?", "Mel took Rex to the vet.")
+        await answer_turn(host, "and then?", "Mel took Rex to the vet.")
         listed = chat_server.requests[-1]["messages"][1]["content"]
         assert f"{mel.id} | character_sheet | Melanie" in listed
         nodes, edges = await graph(host)
@@ -119,7 +128,7 @@ async def test_malformed_json_is_retried_once_with_the_error(tmp_path, chat_serv
     chat_server.reply(answer("Sure! Here are the nodes: {nodes: [oops"), answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 3  # the model's answer after the retry
         retry = chat_server.requests[1]["messages"]
         assert retry[-2] == {
@@ -137,7 +146,7 @@ async def test_malformed_json_twice_falls_back_to_the_offline_extractor(tmp_path
     chat_server.reply(answer("no JSON here at all"))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         nodes, _ = await graph(host)
         assert [n.fields["summary"] for n in nodes.values()] == [SAID]
         assert out.extraction.applied == 1 and len(chat_server.requests) == 2
@@ -157,7 +166,7 @@ async def test_schema_violating_ops_never_make_a_partial_batch(tmp_path, chat_se
     chat_server.reply(answer(bad))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        await answer_turn(host, "news?", SAID)
         nodes, edges = await graph(host)
         assert [n.title for n in nodes.values()] == ["offline"] and edges == set()
         retry = chat_server.requests[1]["messages"][-1]["content"]
@@ -177,7 +186,7 @@ async def test_wrong_value_types_are_caught_by_cattrs(tmp_path, chat_server):
     chat_server.reply(answer(bad), answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 3
         retry = chat_server.requests[1]["messages"][-1]["content"]
         assert "$.nodes[0].ref" in retry and "mood" in retry
@@ -191,7 +200,7 @@ async def test_a_dangling_ref_is_refused_and_named(tmp_path, chat_server):
     chat_server.reply(answer(bad))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        await answer_turn(host, "news?", SAID)
         nodes, _ = await graph(host)
         assert [n.title for n in nodes.values()] == ["offline"]
         retry = chat_server.requests[1]["messages"][-1]["content"]
@@ -206,7 +215,7 @@ async def test_a_server_error_falls_back_and_the_trace_says_why(tmp_path, chat_s
     chat_server.reply(status(500, "out of memory"))
     host = await host_with_extractor(tmp_path, chat_server, llm_retries=1)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 1 and out.extraction.failures == ()
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "http_500" and call.attempts == 2
@@ -224,7 +233,7 @@ async def test_an_unreachable_server_falls_back_naming_the_url(tmp_path, closed_
     )
     host.register_plugin(extractor, name="memgraph-llm-extract")
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 1
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "unreachable" and url in call.error
