@@ -8,7 +8,9 @@ Sections are modules next to this file, loaded by path when present:
 - ``storage.py``: ``rows(quick=...) -> [(name, p50_ms, limit_ms | None, note)]``;
 - ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap);
 - ``keyword.py``: the same ``rows`` (keyword search at 100k nodes against LanceDB's native FTS
-  and bm25s on the same texts, and what a write costs each).
+  and bm25s on the same texts, and what a write costs each);
+- ``ingest.py``: ``table_rows(quick=...) -> [table row]`` (offline transcript ingest: messages/s
+  and cost per message at 1k and 10k messages, synthetic and LoCoMo).
 
 A section that is missing, fails to import or raises is reported and the table still prints.
 
@@ -42,7 +44,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "keyword")
+SECTIONS = ("engine", "storage", "reload", "keyword", "ingest")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -127,6 +129,15 @@ def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SE
     keyword = _load("keyword") if "keyword" in sections else None  # same row shape as storage
     if keyword is not None and hasattr(keyword, "rows"):
         rows += storage_rows(keyword, quick, "keyword")
+    ingest = _load("ingest") if "ingest" in sections else None  # rows in the table's own shape
+    if ingest is not None and hasattr(ingest, "table_rows"):
+        t0 = time.perf_counter()
+        try:
+            rows += ingest.table_rows(quick=quick)
+        except Exception:
+            traceback.print_exc()
+            rows.append(("ingest section", "error", "", "-", "", "see stderr"))
+        print(f"[bench] ingest: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     header = ("measure", "value", "unit", "target", "status", "note")
     lines = ["| " + " | ".join(header) + " |", "|---|---:|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
