@@ -9,6 +9,7 @@ Sections are modules next to this file, loaded by path when present:
 - ``reload.py``: the same ``rows`` (hot reload: reload step, failed reload, save-to-swap);
 - ``keyword.py``: the same ``rows`` (keyword search at 100k nodes against LanceDB's native FTS
   and bm25s on the same texts, and what a write costs each);
+- ``turn.py``: the same ``rows`` (a recall turn and a whole turn at 1k/10k/100k nodes);
 - ``ingest.py``: ``table_rows(quick=...) -> [table row]`` (offline transcript ingest: messages/s
   and cost per message at 1k and 10k messages, synthetic and LoCoMo).
 
@@ -44,7 +45,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "keyword", "ingest")
+SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "ingest")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -129,6 +130,9 @@ def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SE
     keyword = _load("keyword") if "keyword" in sections else None  # same row shape as storage
     if keyword is not None and hasattr(keyword, "rows"):
         rows += storage_rows(keyword, quick, "keyword")
+    turn = _load("turn") if "turn" in sections else None  # a chat turn at 1k/10k/100k nodes
+    if turn is not None and hasattr(turn, "rows"):
+        rows += storage_rows(turn, quick, "turn")
     ingest = _load("ingest") if "ingest" in sections else None  # rows in the table's own shape
     if ingest is not None and hasattr(ingest, "table_rows"):
         t0 = time.perf_counter()

@@ -16,6 +16,7 @@ import re
 import threading
 from pathlib import Path
 
+from host.chat_ids import check_chat_id
 from host.context import ROLES, Message, Role
 
 log = logging.getLogger("host.chats")
@@ -30,17 +31,11 @@ def chat_file_name(chat_id: str) -> str:
     return f"{slug}-{digest}.jsonl"
 
 
-def _check_chat_id(chat_id: object) -> str:
-    if not isinstance(chat_id, str) or not chat_id:
-        raise ValueError(f"chat id must be a non-empty string, got {chat_id!r}")
-    return chat_id
-
-
 class Chat:
     """The messages of one chat; ``add_message`` appends, ``truncate`` cuts (regenerate/swipe)."""
 
     def __init__(self, chat_id: str, path: Path) -> None:
-        self.chat_id = _check_chat_id(chat_id)
+        self.chat_id = check_chat_id(chat_id)
         self.path = path
         self._lock = threading.RLock()
         self._messages: list[Message] | None = None
@@ -159,7 +154,7 @@ class ChatStore:
         self._chats: dict[str, Chat] = {}
 
     def chat(self, chat_id: str) -> Chat:
-        _check_chat_id(chat_id)
+        check_chat_id(chat_id)
         with self._lock:
             chat = self._chats.get(chat_id)
             if chat is None:

@@ -28,6 +28,7 @@ from host import discovery, hookspecs
 from host.chats import Chat, ChatStore
 from host.context import ChatContext
 from host.errors import PluginError
+from host.hook_guard import Guard
 from host.markers import PROJECT_NAME, hookimpl
 from host.notify import HookFailure, HookResult, acall, call, failure, run_awaitable, summary
 from host.records import SOURCES, PluginRecord, PluginTable, Source
@@ -35,6 +36,9 @@ from host.settings import env_blocked, env_strict, load_settings
 from host.specs import SpecSnapshot, forget_specs, specs_declared_in
 
 log = logging.getLogger("host")
+
+#: The host's own hooks (lifecycle, CLI, hot reload): called unguarded, on the caller's thread.
+HOST_HOOKS: frozenset[str] = frozenset(n for n in vars(hookspecs) if n.startswith("host_"))
 
 #: Lower tiers are called later (pluggy calls the end of its list first).
 TIERS: Mapping[str, int] = {"built-in": 0, "entry point": 1, "folder": 2, "explicit": 3}
@@ -80,6 +84,8 @@ class Host:
         self._chats = ChatStore(self.data_dir / "chats")
         self._lock = threading.RLock()
         self._tasks: set[asyncio.Task] = set()  # async implementations a sync notify scheduled
+        self._soon: dict[tuple[str, Any], asyncio.Future] = {}  # (hook, chat) -> last task
+        self.hook_guard = Guard.from_settings(self.settings)
         self._discovered = False  # unknown-hook checks wait until discovery has run once
         self._started = False
 
@@ -348,8 +354,9 @@ class Host:
         ``host_shutdown`` on every plugin (when started)."""
         loop = asyncio.get_running_loop()
         scheduled = [task for task in self._tasks if task.get_loop() is loop]
-        if scheduled:
+        while scheduled:
             await asyncio.gather(*scheduled, return_exceptions=True)
+            scheduled = [t for t in self._tasks if t.get_loop() is loop and not t.done()]
         if not self._started:
             return
         self._started = False
@@ -366,9 +373,66 @@ class Host:
         return self._settle(self._call(hook_name, kwargs)[1])
 
     async def anotify(self, hook_name: str, **kwargs: Any) -> list[HookFailure]:
-        """Like `notify`, awaiting implementations that return awaitables, one after another."""
-        _results, failures = await acall(self.pm, hook_name, kwargs)
+        """Like `notify`, awaiting implementations that return awaitables, one after another.
+
+        Every hook but the host's own (`HOST_HOOKS`) is guarded (`host.hook_guard`): sync
+        implementations run on worker threads, each call within the hook's deadline; one past
+        it is a `HookFailure` (`HookTimeout`) and the others go on without it.
+        """
+        _results, failures = await acall(
+            self.pm, hook_name, kwargs, guard=self.guard_for(hook_name)
+        )
         return self._settle(failures)
+
+    def guard_for(self, hook_name: str) -> Guard | None:
+        """The guard `anotify` calls `hook_name` under (None for the host's own hooks)."""
+        return None if hook_name in HOST_HOOKS else self.hook_guard
+
+    def notify_soon(self, hook_name: str, **kwargs: Any) -> asyncio.Future | None:
+        """`anotify` as a task of the running loop, after the previous `notify_soon` of the same
+        hook and chat (``chat_id`` argument; so their order holds); `drain` and `stop` wait for
+        it, the caller does not. Without a running loop: `notify` now (returns None)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.notify(hook_name, **kwargs)
+            return None
+        key = (hook_name, kwargs.get("chat_id"))
+        previous = self._soon.get(key)
+        if previous is not None and (previous.done() or previous.get_loop() is not loop):
+            previous = None
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait({previous})
+            await self.anotify(hook_name, **kwargs)
+
+        task = loop.create_task(run())
+        self._soon[key] = task
+        task.add_done_callback(lambda t: self._soon.get(key) is t and self._soon.pop(key, None))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return task
+
+    async def drain(self, chat_id: Any = None) -> None:
+        """Wait until the notifications `notify_soon` scheduled in this loop have been delivered
+        (with `chat_id`: only those for that chat; each within its hooks' deadlines)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            pending = [
+                task
+                for (_hook, chat), task in list(self._soon.items())
+                if task.get_loop() is loop and (chat_id is None or chat == chat_id)
+            ]
+            if not pending:
+                return
+            await asyncio.wait(pending)
+
+    def record_failures(self, failures: Iterable[HookFailure]) -> list[HookFailure]:
+        """Log and record failures met outside `notify` / `anotify` (e.g. a collecting or
+        first-result call): the plugin's record shows the last one; never raises."""
+        return self._settle(list(failures), late=True)
 
     def call_hook(self, hook_name: str, **kwargs: Any) -> list[HookResult]:
         """Call every implementation like `notify`, and return the non-None results in order."""

@@ -6,7 +6,8 @@ turns every exception into a `HookFailure`. ``SystemExit`` raised by a plugin is
 that plugin too (a plugin must not end the host); ``KeyboardInterrupt`` and the other
 ``BaseException``s (cancellation included) propagate at once.
 Wrappers (``wrapper=True`` / ``hookwrapper=True``) are not called: notifications have no result
-to wrap.
+to wrap. `acall` with a `Guard` (`host.hook_guard`) runs sync implementations off the event loop
+and bounds every call by a deadline.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any
 
 import attrs
 import pluggy
+
+from host.hook_guard import Guard, guarded_call
 
 #: What a hook implementation may raise without ending the caller: every ``Exception``, and
 #: ``SystemExit`` (a plugin calling ``sys.exit()`` fails alone, as it does at import).
@@ -103,19 +106,40 @@ def call(
     return results, failures
 
 
+async def invoke(
+    pm: pluggy.PluginManager,
+    impl: Any,
+    hook_name: str,
+    kwargs: Mapping[str, Any],
+    guard: Guard | None = None,
+) -> Any:
+    """Call one implementation and await what it returns; under a `Guard`, a sync one runs on a
+    worker thread and the call is bounded by the hook's deadline (`HookTimeout`)."""
+    arguments = _arguments(impl, hook_name, kwargs)
+    if guard is not None:
+        return await guarded_call(pm, impl.plugin_name, hook_name, impl.function, arguments, guard)
+    value = impl.function(**arguments)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
 async def acall(
-    pm: pluggy.PluginManager, hook_name: str, kwargs: Mapping[str, Any]
+    pm: pluggy.PluginManager,
+    hook_name: str,
+    kwargs: Mapping[str, Any],
+    *,
+    guard: Guard | None = None,
 ) -> tuple[list[HookResult], list[HookFailure]]:
-    """Like `call`, awaiting each awaitable result before the next implementation runs."""
+    """Like `call`, awaiting each awaitable result before the next implementation runs; with a
+    `guard`, each implementation is called through it (`invoke`)."""
     results: list[HookResult] = []
     failures: list[HookFailure] = []
     for impl in implementations(pm, hook_name):
         if not pm.is_registered(impl.plugin):
             continue
         try:
-            value = impl.function(**_arguments(impl, hook_name, kwargs))
-            if inspect.isawaitable(value):
-                value = await value
+            value = await invoke(pm, impl, hook_name, kwargs, guard)
         except PLUGIN_FAILURES as exc:  # noqa: BLE001 - collected, logged and recorded by the host
             failures.append(failure(impl.plugin_name, hook_name, exc))
             continue

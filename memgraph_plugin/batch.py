@@ -24,12 +24,13 @@ from typing import Any
 import attrs
 
 from .errors import MemoryGraphError, bad_args
-from .frozen import FrozenDict, deep_freeze, json_problem
+from .frozen import FrozenDict, deep_freeze
 from .identity import merge_names, name_items, primary_key_values, split_aliases
 from .models import Edge, EdgeKey, Node
 from .results import BatchResult, Rejection, RejectionError
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
 from .store import Store
+from .values import DEFAULT_LIMITS, INT_MAX, Limits, text_problem, title_problem, value_problem
 
 __all__ = [
     "DIRECTIONS",
@@ -138,11 +139,14 @@ def normalize_link(raw: Any, where: str) -> dict[str, Any]:
     for name, value in (("target_node_id", target_id), ("target_ref", target_ref)):
         if value is not None and (not isinstance(value, str) or not value):
             raise _Reject("BAD_OP", f"{where}.{name}: expected a non-empty string, got {value!r}")
+        if value is not None:
+            _check_name(value, f"{where}.{name}")
     relation = link.get("relation")
     if not isinstance(relation, str) or not relation.strip():
         raise _Reject(
             "BAD_RELATION", f"{where}.relation: expected a non-empty string, got {relation!r}"
         )
+    _check_name(relation, f"{where}.relation")
     relation = relation.strip().lower()
     if relation in INTERNAL_EDGE_TYPES:
         raise _Reject(
@@ -162,6 +166,19 @@ def normalize_link(raw: Any, where: str) -> dict[str, Any]:
     }
 
 
+def _check_name(value: str, where: str) -> None:
+    """An id, ref, type or relation: valid Unicode, no control characters, short."""
+    problem = text_problem(value, where, name=True)
+    if problem is not None:
+        raise _Reject("BAD_OP", problem)
+
+
+def _check_title(value: str, where: str, limits: Limits) -> None:
+    problem = title_problem(value, where, limits)
+    if problem is not None:
+        raise _Reject("BAD_OP", problem)
+
+
 def _check_id(op: Mapping[str, Any], key: str, *, required: bool) -> str | None:
     value = op.get(key)
     if value is None:
@@ -170,19 +187,23 @@ def _check_id(op: Mapping[str, Any], key: str, *, required: bool) -> str | None:
         return None
     if not isinstance(value, str) or not value:
         raise _Reject("BAD_OP", f"{key}: expected a non-empty string, got {value!r}")
+    _check_name(value, key)
     return value
 
 
-def _check_values(fields: Mapping[str, Any], where: str) -> None:
-    """Field values must be JSON data (stores are written out as JSON): BAD_OP otherwise."""
+def _check_values(fields: Mapping[str, Any], where: str, limits: Limits) -> None:
+    """Field names must be valid text, values strict JSON data within the size limit (stores
+    are written out as JSON): BAD_OP naming the path otherwise."""
     for key, value in fields.items():
-        if not isinstance(value, (str, int, float, type(None))):
-            problem = json_problem(value, f"{where}.{key}")
-            if problem is not None:
-                raise _Reject("BAD_OP", problem)
+        problem = text_problem(key, "key")
+        if problem is not None:
+            raise _Reject("BAD_OP", f"{where}: {problem}")
+        problem = value_problem(value, f"{where}.{key}", limits)
+        if problem is not None:
+            raise _Reject("BAD_OP", problem)
 
 
-def normalize_op(raw: Any) -> dict[str, Any]:
+def normalize_op(raw: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """An op in any accepted spelling -> its canonical snake_case dict (raises `_Reject`)."""
     if not _is_map(raw):
         raise _Reject("BAD_OP", f"an op must be a mapping, got {type(raw).__name__}")
@@ -195,18 +216,23 @@ def normalize_op(raw: Any) -> dict[str, Any]:
         type_id = op.get("type")
         if not isinstance(type_id, str) or not type_id.strip():
             raise _Reject("BAD_OP", f"type: expected a non-empty string, got {type_id!r}")
+        _check_name(type_id, "type")
         title = op.get("title")
         if title is not None and not isinstance(title, str):
             raise _Reject("BAD_OP", f"title: expected a string, got {type(title).__name__}")
+        if title is not None:
+            _check_title(title, "title", limits)
         fields = op.get("fields")
         if fields is None:
             fields = {}
         if not _is_map(fields) or not all(type(k) is str for k in fields):
             raise _Reject("BAD_OP", "fields: expected a mapping of column name -> value")
-        _check_values(fields, "fields")
+        _check_values(fields, "fields", limits)
         ref = op.get("ref")
         if ref is not None and (not isinstance(ref, str) or not ref):
             raise _Reject("BAD_OP", f"ref: expected a non-empty string, got {ref!r}")
+        if ref is not None:
+            _check_name(ref, "ref")
         links = op.get("links") or ()
         if not _is_list(links):
             raise _Reject("BAD_OP", "links: expected a list of links")
@@ -228,7 +254,7 @@ def normalize_op(raw: Any) -> dict[str, Any]:
         ):
             raise _Reject("BAD_OP", "set_fields: expected a mapping of column name -> value")
         if set_fields is not None:
-            _check_values(set_fields, "set_fields")
+            _check_values(set_fields, "set_fields", limits)
         clear = op.get("clear_fields")
         if clear is not None and (
             isinstance(clear, (str, bytes))
@@ -236,12 +262,20 @@ def normalize_op(raw: Any) -> dict[str, Any]:
             or not all(isinstance(c, str) for c in clear)
         ):
             raise _Reject("BAD_OP", "clear_fields: expected a list of column names")
+        for i, name in enumerate(clear or ()):
+            problem = text_problem(name, f"clear_fields[{i}]")
+            if problem is not None:
+                raise _Reject("BAD_OP", problem)
         title = op.get("title")
         if title is not None and not isinstance(title, str):
             raise _Reject("BAD_OP", f"title: expected a string, got {type(title).__name__}")
+        if title is not None:
+            _check_title(title, "title", limits)
         type_id = op.get("type")
         if type_id is not None and not isinstance(type_id, str):
             raise _Reject("BAD_OP", f"type: expected a string, got {type(type_id).__name__}")
+        if type_id is not None:
+            _check_name(type_id, "type")
         return {
             "op": kind,
             "node_id": node_id,
@@ -317,6 +351,8 @@ def _seq_of(max_seq: Any, counter: int) -> int:
         return counter
     if isinstance(max_seq, bool) or not isinstance(max_seq, int) or max_seq < 0:
         raise bad_args("max_seq", f"expected a non-negative integer or None, got {max_seq!r}")
+    if max_seq > INT_MAX:
+        raise bad_args("max_seq", f"{max_seq} is outside the 64-bit range")
     return max_seq
 
 
@@ -333,10 +369,13 @@ class _Outcome:
 class _BatchRun:
     """One batch's state: the store, the schema, the seq and what each op did."""
 
-    def __init__(self, store: Any, schema: Schema, seq: int) -> None:
+    def __init__(
+        self, store: Any, schema: Schema, seq: int, limits: Limits = DEFAULT_LIMITS
+    ) -> None:
         self.store = store
         self.schema = schema
         self.seq = seq
+        self.limits = limits
         self.refs: dict[str, str] = {}
         self.outcomes: list[_Outcome] = []
         self.extra_rejections: list[Rejection] = []
@@ -553,7 +592,7 @@ class _BatchRun:
             outcome = _Outcome(raw)
             self.outcomes.append(outcome)
             try:
-                normalised.append(normalize_op(raw))
+                normalised.append(normalize_op(raw, self.limits))
             except _Reject as rej:
                 outcome.error = RejectionError(rej.code, rej.message)
                 normalised.append(None)
@@ -590,7 +629,10 @@ class _BatchRun:
                 else:
                     outcome.error = RejectionError(rej.code, rej.message)
 
-    def result(self, *, changed: bool, version: int) -> BatchResult:
+    def applied_any(self) -> bool:
+        return any(outcome.error is None for outcome in self.outcomes)
+
+    def result(self, *, changed: bool, version: int, seq: int) -> BatchResult:
         applied, node_ids, rejected = [], [], []
         for index, outcome in enumerate(self.outcomes):
             if outcome.error is None:
@@ -609,7 +651,7 @@ class _BatchRun:
             added=self.added,
             removed=self.removed,
             version=version,
-            seq=self.seq,
+            seq=seq,
         )
 
 
@@ -621,12 +663,19 @@ def _check_store(store: Any) -> None:
 
 
 def apply_batch(
-    store: Any, ops: Any, *, max_seq: int | None = None, schema: Schema | None = None
+    store: Any,
+    ops: Any,
+    *,
+    max_seq: int | None = None,
+    schema: Schema | None = None,
+    limits: Limits | None = None,
 ) -> BatchResult:
     """Apply `ops` in one transaction; each op is applied or rejected with a code.
 
     `max_seq` (default: the store's seq counter) stamps every write; a larger value advances the
-    counter (that is how a message's seq is recorded). An unexpected exception rolls the whole
+    counter (that is how a message's seq is recorded) when at least one op applied: a batch that
+    applies nothing changes nothing, its seq included. The result's `seq` is the counter after
+    the batch (the seq its commit records). An unexpected exception rolls the whole
     batch back and is raised as ``MemoryGraphError("OP_FAILED")``.
     """
     _check_store(store)
@@ -634,20 +683,22 @@ def apply_batch(
         raise bad_args("ops", f"expected a list of ops, got {type(ops).__name__}")
     ops = list(ops)
     seq = _seq_of(max_seq, store.seq_counter)
-    run = _BatchRun(store, schema if schema is not None else store.schema, seq)
+    run = _BatchRun(
+        store, schema if schema is not None else store.schema, seq, limits or DEFAULT_LIMITS
+    )
     before = store.version
     try:
         with store.transaction():
-            if seq > store.seq_counter:
-                store.set_seq_counter(seq)
             run.run(ops)
+            if seq > store.seq_counter and run.applied_any():
+                store.set_seq_counter(seq)  # a batch that applies nothing moves no seq
     except BaseException as exc:
         if isinstance(exc, MemoryGraphError) or not isinstance(exc, Exception):
             raise
         raise MemoryGraphError(
             "OP_FAILED", f"batch failed and was rolled back: {type(exc).__name__}: {exc}"
         ) from exc
-    return run.result(changed=store.version != before, version=store.version)
+    return run.result(changed=store.version != before, version=store.version, seq=store.seq_counter)
 
 
 # -- rollups ------------------------------------------------------------------------------------
@@ -662,6 +713,7 @@ def build_rollup(
     *,
     seq: int | None = None,
     schema: Schema | None = None,
+    limits: Limits | None = None,
 ) -> str:
     """Make a rollup of `type` over `child_ids` (call inside a transaction); returns its id.
 
@@ -693,9 +745,13 @@ def build_rollup(
         not isinstance(fields, Mapping) or not all(isinstance(k, str) for k in fields)
     ):
         raise bad_args("fields", "expected a mapping of column name -> value")
-    problem = None if fields is None else json_problem(fields, "fields")
+    for key, value in (fields or {}).items():
+        problem = value_problem(value, f"fields.{key}", limits or DEFAULT_LIMITS)
+        if problem is not None:
+            raise MemoryGraphError("BAD_ARGS", problem)  # "fields.<column>...: ..."
+    problem = text_problem(summary, "summary")
     if problem is not None:
-        raise MemoryGraphError("BAD_ARGS", problem)  # "fields.<column>...: ..."
+        raise MemoryGraphError("BAD_ARGS", problem)
     children: list[Node] = []
     for child_id in ids:
         child = store.node(child_id)
@@ -753,6 +809,7 @@ def apply_rollup(
     fields: Any = None,
     *,
     schema: Schema | None = None,
+    limits: Limits | None = None,
 ) -> tuple[str, bool]:
     """`build_rollup` in its own transaction (all or nothing); returns ``(rollup_id, changed)``."""
     _check_store(store)
@@ -760,6 +817,13 @@ def apply_rollup(
     before = store.version
     with store.transaction():
         rollup_id = build_rollup(
-            store, type, child_ids, summary, fields, seq=store.seq_counter, schema=schema
+            store,
+            type,
+            child_ids,
+            summary,
+            fields,
+            seq=store.seq_counter,
+            schema=schema,
+            limits=limits,
         )
     return rollup_id, store.version != before

@@ -4,10 +4,11 @@ ingest."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -17,6 +18,9 @@ from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_prof
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage, StorageSettings
 from memgraph_plugin.storage.chats import PersistedChats
+from memgraph_plugin.storage.errors import ConflictError
+from memgraph_plugin.store_file import StoreFileError, anchor_store, read_store_file
+from memgraph_plugin.values import Limits
 
 
 def _settings(host: Any) -> Mapping[str, Any]:
@@ -121,10 +125,14 @@ def _running_service(host: Any) -> Any | None:
 
 async def _rollback(host: Any, args: argparse.Namespace) -> int:
     service = _running_service(host)
-    if service is not None:
-        rec = await service.rollback(args.chat, version=args.version, seq=args.seq)
-    else:
-        rec = _writable_storage(host).rollback_sync(args.chat, version=args.version, seq=args.seq)
+
+    async def run() -> Any:
+        if service is not None:
+            return await service.rollback(args.chat, version=args.version, seq=args.seq)
+        storage = _writable_storage(host)
+        return storage.rollback_sync(args.chat, version=args.version, seq=args.seq)
+
+    rec = await retry_conflicts(run)
     print(
         f"chat {args.chat!r} rolled back: new commit version {rec.version} "
         f"(seq {rec.seq}, {rec.applied} changes)"
@@ -148,26 +156,68 @@ def _writable_storage(host: Any) -> LanceStorage:
 # ------------------------------------------------------------ import/export
 
 
+#: How often a CLI writer (import, rollback) tries again when another writer committed first.
+CONFLICT_ATTEMPTS = 5
+
+
+async def retry_conflicts(
+    run: Callable[[], Awaitable[Any]], attempts: int = CONFLICT_ATTEMPTS
+) -> Any:
+    """`run()`, again (with a short growing pause) while it raises `ConflictError`: another
+    writer committed the chat first; each attempt starts from the chat's newest state."""
+    for attempt in range(attempts):
+        try:
+            return await run()
+        except ConflictError:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
 def _add_import(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
     p.add_argument("file", help="a store in the original's JSON shape ('-' reads stdin)")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="allow an empty graph to replace a chat that has nodes",
+    )
+
+
+def _message_seq(host: Any, chat_id: str) -> int:
+    """The seq of the chat's newest message (what an import is anchored to)."""
+    messages = host.chat(chat_id).messages if hasattr(host, "chat") else ()
+    return messages[-1].seq if messages else 0
 
 
 async def _import(host: Any, args: argparse.Namespace) -> int:
     try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+        raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
         return _fail(f"cannot read {args.file}: {exc}")
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return _fail(f"{args.file} is not valid JSON: {exc}")
-    data = _normalise(host, raw)
+        checked = read_store_file(raw, args.file, Limits.from_settings(_settings(host)))
+    except StoreFileError as exc:  # every problem, one line each; the chat is untouched
+        for line in exc.lines():
+            print(f"memgraph-host: error: {line}", file=sys.stderr)
+        return 2
+    data = _normalise(host, checked)
+    replace = getattr(args, "replace", False)
+    if not data["nodes"] and not replace and open_storage(host).load_sync(args.chat).data["nodes"]:
+        return _fail(
+            f"{args.file}: the file holds an empty graph and chat {args.chat!r} has nodes; "
+            "give --replace to empty it"
+        )
     service = _running_service(host)
-    if service is not None:
-        rec = await service.import_graph(args.chat, data)
-    else:
-        rec = _writable_storage(host).import_sync(args.chat, data)
+
+    async def run() -> Any:
+        if service is not None:
+            return await service.import_graph(args.chat, data)
+        anchored = anchor_store(data, _message_seq(host, args.chat))
+        return _writable_storage(host).import_sync(args.chat, anchored)
+
+    rec = await retry_conflicts(run)
     print(
         f"imported {len(data['nodes'])} nodes and {len(data['edges'])} edges into chat "
         f"{args.chat!r}: commit version {rec.version}"

@@ -106,7 +106,9 @@ def _why(inc: Any, titles: dict[str, str]) -> str:
         seed = _clip(titles.get(inc.via, inc.via or "?"), 28)
         hops = f"{inc.hops} hop" + ("" if inc.hops == 1 else "s")
         return f"via {seed!r} ({inc.via}) -[{inc.edge_type}]- {hops}"
-    return f"{inc.why}, score {inc.score:.2f}"
+    if inc.why == "drill_down":
+        return f"best leaf of rollup {inc.via} ({_clip(inc.detail, 40)})"
+    return f"{inc.why} ({inc.detail})" if inc.detail else f"{inc.why}, score {inc.score:.2f}"
 
 
 def _print_recall(p: _Printer, recall: RecallOutcome | None) -> None:
@@ -119,11 +121,11 @@ def _print_recall(p: _Printer, recall: RecallOutcome | None) -> None:
     extra = f", fallback: {route.fallback_reason}" if route.fallback_reason else ""
     p(
         f"  recall [{route.router}, {route.mode}, {route.score_mode}{extra}]: "
-        f"pool {len(recall.visible_ids)}, pinned {len(recall.pinned)} ({pinned}), "
-        f"recalled {len(recall.recalled)}"
+        f"ranked {len(recall.visible_ids)}, pinned {len(recall.pinned)} ({pinned}), "
+        f"recalled {len(recall.recalled)}, {len(recall.prompt)} chars"
     )
     why = recall.why
-    titles = {n.id: n.title for n in (*recall.pinned, *recall.pool)}
+    titles = {n.id: n.title for n in (*recall.pinned, *recall.pool, *recall.recalled)}
     for node in recall.recalled:
         p(_node_line(node, _why(why.get(node.id), titles)))
     if route.shadow:

@@ -314,6 +314,40 @@ class KeywordIndex:
         values = scores[cand]
         return self._top(cand, values / best, allowed, k, accept)
 
+    def score_of(self, query: str, node_ids: Iterable[str]) -> dict[str, float]:
+        """The `search` score of each given node for `query` (0.0 when it matches nothing or
+        is not indexed), reading only those nodes: for re-scoring a few known ids."""
+        q = token_set(query)
+        out = dict.fromkeys(node_ids, 0.0)
+        if not q or not self._slot_of:
+            return out
+        docs = len(self._slot_of)
+        avg = self._total_len / docs
+        weights: dict[int, float] = {}
+        best = 0.0
+        for tok in q:
+            tid = self._vocab.get(tok)
+            p = None if tid is None else self._postings.get(tid)
+            w = idf(docs, 0 if p is None else p.live)
+            best += w * (K1 + 1.0)
+            if tid is not None and p is not None:
+                weights[tid] = w
+        if not weights:
+            return out
+        for node_id in out:
+            slot = self._slot_of.get(node_id)
+            flat = None if slot is None else self._slot_terms[slot]
+            if flat is None:
+                continue
+            norm = K1 * (1.0 - B + B * float(self._lens[slot]) / avg)
+            total = 0.0
+            for tid, tf in zip(flat[0::2], flat[1::2], strict=True):
+                w = weights.get(tid)
+                if w is not None:
+                    total += w * (K1 + 1.0) * tf / (tf + norm)
+            out[node_id] = total / best
+        return out
+
     def _top(
         self,
         cand: np.ndarray,

@@ -104,7 +104,9 @@ class BatchResult:
     `applied`: the applied ops, as given, in batch order; `rejected`: `Rejection` entries.
     `node_ids`: per applied op, the node it created / merged into / edited / archived (links:
     the source). `refs`: batch ref -> node id. `changed`: whether the store changed at all.
-    `added` / `removed`: edges added / removed; `version`: the store version afterwards.
+    `added` / `removed`: edges added / removed; `version`: the chat's version afterwards (with
+    storage, the journal version `history` lists and `rollback --to` takes; in memory, the store
+    version); `seq`: the chat's message seq counter afterwards (what history records).
     """
 
     applied: tuple[Any, ...] = ()

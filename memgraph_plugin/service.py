@@ -16,6 +16,8 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from host.chat_ids import chat_id_problem
+
 from .errors import MemoryGraphError, check_str_list
 from .injection import InjectionHub, use_service_lookup
 from .schema import Schema, resolve_schema
@@ -50,6 +52,14 @@ def memory_graph_for(host: Any) -> MemoryGraph | None:
 use_service_lookup(memory_graph_for)  # the injection hubs find a host's service through this
 
 
+def checked_chat_id(chat_id: Any) -> str:
+    """`chat_id` when usable, else ``BAD_ARGS`` with the one chat id rule's message."""
+    problem = chat_id_problem(chat_id)
+    if problem is not None:
+        raise MemoryGraphError("BAD_ARGS", problem)
+    return chat_id
+
+
 def _call_impls(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
     """Fallback for a host without `notify`: every impl runs; failures are logged by plugin."""
     hook = getattr(getattr(getattr(host, "pm", None), "hook", None), hook_name, None)
@@ -74,7 +84,8 @@ def _fire(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
 
 
 async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """Fire a notification hook: every impl runs, failures are logged with the plugin's name."""
+    """Fire a notification hook: every impl runs, failures are logged with the plugin's name;
+    through the host's `anotify`, guarded (sync implementations off the loop, a deadline)."""
     if host is None:
         return
     try:
@@ -93,10 +104,16 @@ async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
 
 
 def notify_hook_sync(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """The synchronous form (injection updates are synchronous)."""
+    """The synchronous form (injection updates are synchronous). In a running event loop the
+    host's `notify_soon` fires it as a task (guarded: a slow plugin never blocks the loop, so
+    never another chat), in order; without a loop, now."""
     if host is None:
         return
     try:
+        notify_soon = getattr(host, "notify_soon", None)
+        if notify_soon is not None:
+            notify_soon(hook_name, **kwargs)
+            return
         for outcome in _fire(host, hook_name, kwargs):
             if inspect.iscoroutine(outcome):
                 _schedule(outcome, hook_name)
@@ -217,6 +234,15 @@ class MemoryGraph:
             store = self._stores[chat_id] = Store(schema=self.schema)
         return store
 
+    def journal_version(self, chat_id: str, store: Any) -> int:
+        """The version of the chat's newest commit as this store knows it (the journal version
+        with storage, the store's own version in memory): what a write result reports."""
+        cached = getattr(self.persistence, "cached", None)
+        chat = cached(chat_id) if cached is not None else None
+        if chat is not None and chat.store is store:
+            return int(chat.version)
+        return int(store.version)
+
     async def _persist(
         self, chat_id: str, store: Any, changeset: Any, *, applied: int, kind: str
     ) -> tuple[int, bool]:
@@ -244,9 +270,9 @@ class MemoryGraph:
         if ctx is None or self.closed:
             return None
         chat_id = getattr(ctx, "chat_id", None)
-        if chat_id is None or chat_id == "":
+        if chat_id is None or chat_id == "":  # no chat target
             return None
-        chat_id = str(chat_id)
+        chat_id = checked_chat_id(chat_id)
         try:
             store = await self._load_store(chat_id)
         except Exception as exc:
@@ -315,6 +341,7 @@ class MemoryGraph:
 
     async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[Any, ...]:
         """The chat's commits, oldest first (`CommitRecord`: version, seq, kind, applied, ...)."""
+        checked_chat_id(chat_id)
         return await self._storage().history(chat_id, limit=limit)
 
     async def rollback(
@@ -322,19 +349,39 @@ class MemoryGraph:
     ) -> Any:
         """Give the chat its state after commit `version` (or after message `seq`) as a new
         commit; fires ``memgraph_commit`` and returns its `CommitInfo`."""
+        checked_chat_id(chat_id)
         storage = self._storage()
         return await self._replace(
             chat_id, "rollback", lambda: storage.rollback(chat_id, version=version, seq=seq)
         )
 
     async def import_graph(self, chat_id: str, data: Any) -> Any:
-        """Replace the chat's graph by `data` (a store in the original's JSON shape, checked by
-        the engine first) as one commit; fires ``memgraph_commit``, returns its `CommitInfo`."""
+        """Replace the chat's graph by `data` (a store in the original's JSON shape, checked
+        whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
+        the chat's newest message seq (`store_file.anchor_store`: chatting on never reads it
+        as deleted messages); fires ``memgraph_commit``, returns its `CommitInfo`."""
+        from .store_file import anchor_store, store_problems
+        from .values import Limits
+
+        checked_chat_id(chat_id)
         storage = self._storage()
-        normalised = Store.from_dict(data, schema=self.schema).to_dict()
+        problems = store_problems(data, Limits.from_settings(self.settings))
+        if problems:
+            raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
+        normalised = anchor_store(
+            Store.from_dict(data, schema=self.schema).to_dict(), self.message_seq(chat_id)
+        )
         return await self._replace(
             chat_id, "import", lambda: storage.import_dict(chat_id, normalised)
         )
+
+    def message_seq(self, chat_id: str) -> int:
+        """The seq of the chat's newest message on the host (0 without messages or a host)."""
+        chat = getattr(self.host, "chat", None)
+        if chat is None:
+            return 0
+        messages = chat(chat_id).messages
+        return int(messages[-1].seq) if messages else 0
 
     async def _replace(self, chat_id: str, kind: str, run: Callable[[], Any]) -> Any:
         """Run a storage-made commit under the chat's write lock; cached stores are dropped."""

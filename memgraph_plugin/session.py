@@ -85,7 +85,12 @@ class Session:
         self._pending: list[CommitInfo] = []
         self._hub = service.hub(chat_id)
         self._read = ReadApi(store, ctx, schema=store.schema, injection_hub=self._hub)
-        self._write = WriteApi(store, ctx, on_commit=self._on_commit)
+        self._write = WriteApi(
+            store,
+            ctx,
+            on_commit=self._on_commit,
+            version=lambda: service.journal_version(chat_id, store),
+        )
         self.last_commit: CommitInfo | None = None
 
     def read_api(self) -> ReadApi:
@@ -98,10 +103,11 @@ class Session:
 
     # -- commit path ---------------------------------------------------------------------------
 
-    async def _on_commit(self, store: Any, result: Any, kind: str) -> None:
+    async def _on_commit(self, store: Any, result: Any, kind: str) -> CommitInfo | None:
         commit = await self._service.commit(self.chat_id, store, result, kind)
         if commit is not None:
             self._pending.append(commit)
+        return commit
 
     async def _writing(self, call: Callable[[], Awaitable[Any]]) -> Any:
         async with self._service.lock(self.chat_id):

@@ -166,6 +166,15 @@ class _SortedPool:
         views[i] = view
         self._frozen = None
 
+    def head(self, n: int) -> list[Node]:
+        """The first (newest) `n` nodes, read from the chunks without a snapshot."""
+        out: list[Node] = []
+        for _keys, nodes, _views in self._chunks:
+            if len(out) >= n:
+                break
+            out.extend(nodes[: n - len(out)])
+        return out
+
     def frozen(self) -> TypePool:
         f = self._frozen
         if f is None:
@@ -438,6 +447,14 @@ class Store:
         """The candidate pool of one type, matched case-insensitively (kept per type)."""
         pool = self._type_pools.get(type_id.lower())
         return EMPTY_TYPE_POOL if pool is None else pool.frozen()
+
+    def newest_in_pool(self, type_id: str, n: int) -> list[NodeView]:
+        """The `n` newest pool members of one type (recency order), without copying the pool."""
+        pool = self._type_pools.get(type_id.lower())
+        if pool is None or n <= 0:
+            return []
+        views = (self.view(node.id) for node in pool.head(n))
+        return [v for v in views if v is not None]
 
     def in_pool(self, id: str) -> bool:
         return id in self._pool_of

@@ -12,6 +12,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+import attrs
+
 from .batch import DIRECTIONS, apply_batch, apply_rollup
 from .errors import MemoryGraphError, bad_args
 from .results import (
@@ -25,6 +27,7 @@ from .results import (
 )
 from .schema import Schema, resolve_schema
 from .store import Store
+from .values import Limits
 
 __all__ = ["CommitCallback", "WriteApi", "get_write_api"]
 
@@ -73,11 +76,25 @@ class WriteApi:
         *,
         schema: Schema | None = None,
         on_commit: CommitCallback | None = None,
+        version: Callable[[], int] | None = None,
     ) -> None:
         self._store = store
         self._ctx = ctx
         self._schema = schema
         self._on_commit = on_commit
+        self._version = version  # the journal version when nothing was committed
+        self._limits: Limits | None = None
+
+    @property
+    def limits(self) -> Limits:
+        """The size limits of this chat's writes (settings ``max_title_chars``,
+        ``max_field_bytes``; see `memgraph_plugin.values`)."""
+        if self._limits is None:
+            try:
+                self._limits = Limits.from_settings(getattr(self._ctx, "settings", None))
+            except ValueError as exc:
+                raise MemoryGraphError("BAD_ARGS", str(exc)) from exc
+        return self._limits
 
     @property
     def store(self) -> Any:
@@ -88,9 +105,13 @@ class WriteApi:
             raise MemoryGraphError("MEMORY_STORE_MISSING", "store: no memory store (None)")
         return self._store
 
-    async def _commit(self, result: BatchResult, kind: str) -> None:
+    async def _commit(self, result: BatchResult, kind: str) -> BatchResult:
+        """Run `on_commit` after a write that changed the store; the result then carries the
+        version the commit reports (the journal version: the one `rollback --to` takes)."""
         if not result.changed or self._on_commit is None:
-            return
+            if self._version is not None:
+                return attrs.evolve(result, version=self._version())
+            return result
         params = _arity(self._on_commit)
         if params >= 3:
             outcome = self._on_commit(self._store, result, kind)
@@ -99,13 +120,16 @@ class WriteApi:
         else:
             outcome = self._on_commit(self._store)
         if inspect.isawaitable(outcome):
-            await outcome
+            outcome = await outcome
+        version = getattr(outcome, "version", None)
+        if isinstance(version, int) and not isinstance(version, bool):
+            return attrs.evolve(result, version=version)
+        return result
 
     async def _run(self, ops: list[Any], max_seq: int | None, kind: str) -> BatchResult:
         store = self._require_store()
-        result = apply_batch(store, ops, max_seq=max_seq, schema=self._schema)
-        await self._commit(result, kind)
-        return result
+        result = apply_batch(store, ops, max_seq=max_seq, schema=self._schema, limits=self.limits)
+        return await self._commit(result, kind)
 
     # ---- the batch
 
@@ -288,7 +312,7 @@ class WriteApi:
         if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
             child_ids = list(child_ids)
         rollup_id, changed = apply_rollup(
-            store, type, child_ids, summary, fields, schema=self._schema
+            store, type, child_ids, summary, fields, schema=self._schema, limits=self.limits
         )
         result = BatchResult(
             applied=({"op": "compact", "type": type, "child_ids": list(child_ids)},),

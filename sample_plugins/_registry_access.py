@@ -89,16 +89,36 @@ def run_soon(coro: Any, tasks: set[Any]) -> Any:
     """Start ``coro`` for a hook that may be called from async or sync code.
 
     In a running loop it becomes a task (kept in ``tasks`` until done) that is returned, so a
-    host that awaits hook results waits for it; without a loop it is closed and ``None`` returned.
+    host that awaits hook results waits for it. On the worker thread a guarded hook call runs
+    sync implementations on (`host.hook_guard`), it starts on the caller's loop and a future of it
+    is returned. Without a loop it is closed and ``None`` returned.
     """
     import asyncio
 
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    from host.hook_guard import caller_loop
+
+    loop = caller_loop()
+    if loop is None:
         coro.close()
         return None
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is not loop:  # a worker thread: hand the coroutine to the caller's loop
+        future = asyncio.run_coroutine_threadsafe(_tracked(coro, tasks), loop)
+        return future
     task = loop.create_task(coro)
     tasks.add(task)
     task.add_done_callback(tasks.discard)
     return task
+
+
+async def _tracked(coro: Any, tasks: set[Any]) -> Any:
+    """Await `coro` as a task kept in `tasks` (so a worker's ``drain`` waits for it)."""
+    import asyncio
+
+    task = asyncio.ensure_future(coro)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+    return await task

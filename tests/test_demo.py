@@ -37,7 +37,9 @@ async def test_demo_continues_then_reports_complete_then_fresh(tmp_path):
     assert third.turns_run == 0 and "showing state" in text
     # a finished story still shows what the next turn gets: why each node is in, and the prompt
     assert "memory the next turn receives" in text and "recall [builtin-hybrid" in text
-    assert third.final_prompt.startswith("## Pinned memory") and "### event_table" in text
+    prompt = third.final_prompt  # recalled (most relevant first), then the pinned scene
+    assert prompt.startswith("## Recalled memory") and "\n## Pinned memory" in prompt
+    assert "### event_table" in text
     assert second.final_prompt is not None and first.final_prompt is None
     assert third.nodes_by_type == second.nodes_by_type
     assert third.picture.exists() and "<svg" in third.picture.read_text()

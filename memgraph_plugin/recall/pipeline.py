@@ -3,10 +3,13 @@
 One ``TurnPipeline`` per host (``pipeline_for(host)``). Per turn:
 
 1. ``add_user_message`` appends the user's message and extracts it (like step 3).
-2. ``recall`` builds the candidate pool, asks the router (``memgraph_route``, else the built-in
-   hybrid router), records the injection state (which fires ``memgraph_injection_changed``),
-   renders the prompt block and appends a trace. The same anchor (last user message index, seq of
-   the answer to come) reuses the last result: a regenerate or swipe fires nothing.
+2. ``recall`` picks the small always-inject set (newest nodes of each always-inject type), lets
+   the built-in hybrid router rank bounded candidates for the user's message, offers that
+   ranking to ``memgraph_route`` (a plugin may rerank or replace it), fits pinned and recalled
+   nodes into ``recall_budget_chars``, records the injection state (which fires
+   ``memgraph_injection_changed``), renders the prompt block and appends a trace. The same
+   anchor (last user message index, seq of the answer to come) reuses the last result: a
+   regenerate or swipe fires nothing.
 3. ``add_assistant_message`` appends the answer, collects ``memgraph_extract`` ops, applies them as
    one batch with the message's seq, and compacts what the commit hooks left over (every message
    is extracted; the built-in offline extractor answers when no other extractor is installed).
@@ -25,11 +28,22 @@ import attrs
 
 from host.notify import HookFailure
 
+from .budget import (
+    BUDGET_SETTING,
+    DEFAULT_BUDGET,
+    DEFAULT_ITEM,
+    DEFAULT_PINNED,
+    ITEM_SETTING,
+    PINNED_SETTING,
+    fit,
+    pinned_nodes,
+)
 from .compaction import compact_leftovers
 from .extraction import already_extracted, extract_ops
 from .hookcalls import first
-from .render import render_injection
 from .router import (
+    DEFAULT_RECENT,
+    RECENT_SETTING,
     HybridRouter,
     Inclusion,
     RouteRequest,
@@ -37,11 +51,11 @@ from .router import (
     coerce_route_result,
     int_setting,
 )
+from .signals import usable
 from .trace import TRACE_DIR, RecallTrace, TraceLog
 
 log = logging.getLogger(__name__)
 
-RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 1
 MEMORY_GRAPH = "memory-graph"
 
 
@@ -51,10 +65,10 @@ class RecallOutcome:
 
     route: RouteResult
     recall_selected_ids: tuple[str, ...]
-    visible_ids: tuple[str, ...]
+    visible_ids: tuple[str, ...]  # the candidates the router ranked (and what it picked)
     pinned: tuple[Any, ...]  # NodeViews, timeline order
-    recalled: tuple[Any, ...]  # NodeViews, in router order
-    pool: tuple[Any, ...]  # the candidate pool the router saw (NodeViews, recency order)
+    recalled: tuple[Any, ...]  # NodeViews, in router (relevance) order, within the budget
+    pool: tuple[Any, ...]  # the ranked candidates the router saw (NodeViews, best first)
     prompt: str
     trace: RecallTrace  # also holds the chat, the anchor and the always-inject ids
     reused: bool = False
@@ -76,6 +90,11 @@ class RecallOutcome:
     def why(self) -> dict[str, Inclusion]:
         return {i.id: i for i in self.route.selected}
 
+    @property
+    def injected(self) -> tuple[Any, ...]:
+        """Every injected node in prompt order: recalled (most relevant first), then pinned."""
+        return (*self.recalled, *self.pinned)
+
 
 @attrs.frozen
 class ExtractionOutcome:
@@ -96,10 +115,6 @@ class ExtractionOutcome:
 class TurnOutcome:
     recall: RecallOutcome | None
     extraction: ExtractionOutcome | None
-
-
-def _timeline_key(node: Any) -> tuple:
-    return (node.seq_to is None, node.seq_to or 0, node.id)
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -240,8 +255,8 @@ class TurnPipeline:
     def anchor(self, chat_id: str) -> tuple[int, int]:
         """(index of the last user message or -1, seq the next assistant message will have)."""
         messages = self.host.get_context(chat_id).messages
-        last_user = max((m.index for m in messages if m.role == "user"), default=-1)
-        answered = sum(1 for m in messages if m.role == "assistant")
+        last_user = next((m.index for m in reversed(messages) if m.role == "user"), -1)
+        answered = messages[-1].seq if messages else 0  # a message's seq counts the answers
         return last_user, answered + 1
 
     def last_recall(self, chat_id: str) -> RecallOutcome | None:
@@ -277,35 +292,40 @@ class TurnPipeline:
     ) -> RecallOutcome:
         settings = self.host.settings
         recent = int_setting(settings, RECENT_SETTING, DEFAULT_RECENT)
+        per_type = int_setting(settings, PINNED_SETTING, DEFAULT_PINNED)
+        budget = int_setting(settings, BUDGET_SETTING, DEFAULT_BUDGET, minimum=1)
+        max_cell = int_setting(settings, ITEM_SETTING, DEFAULT_ITEM, minimum=8)
         specs = session.get_schema().types
-        always_types = [s.type for s in specs if s.always_inject]
-        pinned = tuple(
-            sorted(session.list_visible_candidates(types=always_types), key=_timeline_key)
-            if always_types
-            else ()
-        )
+        pinned = pinned_nodes(session, per_type)
         always_ids = tuple(n.id for n in pinned)
-        pool = tuple(session.list_visible_candidates(exclude_recent_messages=recent))
         request = RouteRequest(
             chat_id=chat_id,
             query=self._query(chat_id),
-            candidates=pool,
+            candidates=LazyPool(session, recent),
             always_inject_ids=always_ids,
             session=session,
             settings=settings,
             seq=anchor[1],
         )
-        route = await self._route(request)
-        by_id = {n.id: n for n in pool}
+        builtin = await self.router.route(request)  # bounded: the ranking a plugin may rerank
+        request = attrs.evolve(request, ranked=builtin.selected)
+        route = await self._route(request, builtin)
+        get = session.store.view
         always = set(always_ids)
-        selected: list[str] = []
+        chosen: dict[str, Any] = {}
         for inc in route.selected:
-            if inc.id in by_id and inc.id not in always and inc.id not in selected:
-                selected.append(inc.id)
-        visible_ids = tuple(by_id)
+            node = get(inc.id)
+            if inc.id not in always and inc.id not in chosen and usable(node):
+                chosen[inc.id] = node
+        fitted = fit(pinned, list(chosen.values()), specs, budget=budget, max_cell=max_cell)
+        selected = [n.id for n in fitted.recalled]
+        ranked_views = tuple(v for v in (get(i.id) for i in request.ranked) if v is not None)
+        visible_ids = tuple(dict.fromkeys([*(v.id for v in ranked_views), *selected]))
         await _maybe_await(self._record(chat_id, always_ids, selected, visible_ids))
-        recalled = tuple(by_id[i] for i in selected)
-        prompt = render_injection(pinned, recalled, specs)
+        drain = getattr(self.host, "drain", None)
+        if drain is not None:  # the injection hooks have heard this recall when it returns
+            await drain(chat_id)
+        kept = set(selected)
         trace = RecallTrace(
             chat_id=chat_id,
             seq=anchor[1],
@@ -315,19 +335,29 @@ class TurnPipeline:
             mode=route.mode,
             score_mode=route.score_mode,
             fallback_reason=route.fallback_reason,
-            pool_size=len(pool),
+            pool_size=len(ranked_views),
             recent_window=recent,
             always_inject_ids=always_ids,
             seeds=route.seeds,
-            selected=tuple(i for i in route.selected if i.id in selected),
+            selected=tuple(i for i in route.selected if i.id in kept),
             shadow=route.shadow,
             error=route.error,
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            budget_chars=budget,
+            injected_chars=len(fitted.prompt),
+            cut=fitted.cut,
         )
         self.traces.append(trace)
-        picked = tuple(selected)
         return RecallOutcome(
-            route, picked, visible_ids, pinned, recalled, pool, prompt, trace, query=request.query
+            route,
+            tuple(selected),
+            visible_ids,
+            fitted.pinned,
+            fitted.recalled,
+            ranked_views,
+            fitted.prompt,
+            trace,
+            query=request.query,
         )
 
     def _query(self, chat_id: str) -> str:
@@ -337,9 +367,9 @@ class TurnPipeline:
                 return m.text
         return messages[-1].text if messages else ""
 
-    async def _route(self, request: RouteRequest) -> RouteResult:
+    async def _route(self, request: RouteRequest, builtin: RouteResult) -> RouteResult:
         """A plugin's ``memgraph_route`` answer (drilled from its ``drill`` seeds), else the
-        built-in router."""
+        built-in router's ranking."""
         answer, failures = await first(self.host, "memgraph_route", request=request)
         error = None
         if answer is not None:
@@ -352,8 +382,7 @@ class TurnPipeline:
                 return await self.router.drill(request, result)
         if failures:
             error = "; ".join(f.describe() for f in failures)
-        result = await self.router.route(request)
-        return attrs.evolve(result, error=error) if error else result
+        return attrs.evolve(builtin, error=error) if error else builtin
 
     def _record(
         self, chat_id: str, always: Sequence[str], selected: Sequence[str], visible: Sequence[str]
@@ -366,6 +395,35 @@ class TurnPipeline:
             recall_selected_ids=list(selected),
             visible_ids=list(visible),
         )
+
+
+class LazyPool(Sequence[Any]):
+    """The candidate pool (visible minus the recent window, recency order) read on first use:
+    the built-in path never reads it, a router plugin that iterates it pays the pool's size."""
+
+    def __init__(self, session: Any, recent: int) -> None:
+        self._session = session
+        self._recent = recent
+        self._views: tuple[Any, ...] | None = None
+
+    def _all(self) -> tuple[Any, ...]:
+        if self._views is None:
+            self._views = tuple(
+                self._session.list_visible_candidates(exclude_recent_messages=self._recent)
+            )
+        return self._views
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def __repr__(self) -> str:
+        return "LazyPool(read)" if self._views is not None else "LazyPool(not read)"
 
 
 _PIPELINES: weakref.WeakKeyDictionary[Any, TurnPipeline] = weakref.WeakKeyDictionary()

@@ -1,7 +1,9 @@
 """Render the injected memory as the prompt text the next turn receives.
 
-One markdown table per node type, pinned (always-inject) and recalled nodes in separate blocks.
-Cells are escaped so that a ``|`` or a line break in a field never breaks the table.
+Recalled nodes first (most relevant first; a type's table placed by its best node), then the
+pinned (always-inject) nodes of the current scene, nearest the conversation. One markdown table
+per node type; cells are escaped so that a ``|`` or a line break in a field never breaks the
+table, and clipped to ``max_cell`` characters when given.
 """
 
 from __future__ import annotations
@@ -27,20 +29,22 @@ class _SpecLike(Protocol):
     table_columns: Sequence[str]
 
 
-def escape_cell(value: Any) -> str:
-    """One table cell: lists joined with ``, ``, pipes escaped, line breaks turned into ``<br>``."""
+def escape_cell(value: Any, max_cell: int | None = None) -> str:
+    """One table cell: lists joined with ``, ``, pipes escaped, line breaks turned into ``<br>``;
+    longer than ``max_cell``: cut, ending in ``…``."""
     if value is None:
         return ""
     if isinstance(value, (list, tuple, set, frozenset)):
         text = ", ".join(escape_cell(v) for v in value)
-        return text
-    if isinstance(value, Mapping):
+    elif isinstance(value, Mapping):
         text = "; ".join(f"{k}: {escape_cell(v)}" for k, v in value.items())
-        return text
-    text = str(value)
-    text = text.replace("\\", "\\\\").replace("|", "\\|")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
-    return text.strip()
+    else:
+        text = str(value)
+        text = text.replace("\\", "\\\\").replace("|", "\\|")
+        text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>").strip()
+    if max_cell is not None and len(text) > max_cell:
+        text = text[: max(0, max_cell - 1)].rstrip("\\") + "…"
+    return text
 
 
 def _columns_for(
@@ -69,6 +73,7 @@ def render_table(
     specs: Mapping[str, _SpecLike],
     *,
     why: Mapping[str, str] | None = None,
+    max_cell: int | None = None,
 ) -> str:
     """A ``### table`` heading and a markdown table for nodes of one type."""
     columns = [  # a column empty in every row only costs prompt space
@@ -86,20 +91,42 @@ def render_table(
     lines = [f"### {escape_cell(name)}", "", "| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join(" --- " for _ in header) + "|")
     for node in nodes:
-        cells = [escape_cell(node.id)]
-        if "title" not in columns:
-            cells.append(escape_cell(node.title))
-        cells.extend(escape_cell(_cell(node, c)) for c in columns)
-        if why is not None:
-            cells.append(escape_cell(why.get(node.id, "")))
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(row_cells(node, columns, why, max_cell)) + " |")
     return "\n".join(lines)
 
 
-def _group(nodes: Iterable[_NodeLike], order: Sequence[str]) -> list[tuple[str, list[_NodeLike]]]:
+def row_cells(
+    node: _NodeLike,
+    columns: Sequence[str],
+    why: Mapping[str, str] | None = None,
+    max_cell: int | None = None,
+) -> list[str]:
+    """The cells of one node's row: id, title, the columns (and ``why`` when given)."""
+    cells = [escape_cell(node.id)]
+    if "title" not in columns:
+        cells.append(escape_cell(node.title, max_cell))
+    cells.extend(escape_cell(_cell(node, c), max_cell) for c in columns)
+    if why is not None:
+        cells.append(escape_cell(why.get(node.id, "")))
+    return cells
+
+
+def item_text(node: _NodeLike, specs: Iterable[_SpecLike], max_cell: int | None = None) -> str:
+    """One injected item as the prompt shows it: its row's cells joined by spaces."""
+    by_type = {s.type: s for s in specs}
+    columns = _columns_for(node.type, by_type, [node])
+    return " ".join(row_cells(node, columns, None, max_cell))
+
+
+def _group(
+    nodes: Iterable[_NodeLike], order: Sequence[str] | None
+) -> list[tuple[str, list[_NodeLike]]]:
+    """Nodes by type; types in `order` (None: the order their first node comes in)."""
     groups: dict[str, list[_NodeLike]] = {}
     for node in nodes:
         groups.setdefault(node.type, []).append(node)
+    if order is None:
+        return list(groups.items())
     rank = {t: i for i, t in enumerate(order)}
     return sorted(groups.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0]))
 
@@ -110,23 +137,25 @@ def render_injection(
     specs: Iterable[_SpecLike],
     *,
     why: Mapping[str, str] | None = None,
+    max_cell: int | None = None,
 ) -> str:
-    """The prompt block: pinned tables, then recalled tables (``why`` adds a provenance column).
-
-    Types appear in schema order; nodes keep the order they were given in. Empty input gives "".
+    """The prompt block: recalled tables (most relevant first; ``why`` adds a provenance
+    column), then pinned tables (schema order). Nodes keep the order they were given in; a
+    recalled type's table comes where its first node does. Empty input gives "".
     """
     spec_list = list(specs)
     by_type = {s.type: s for s in spec_list}
     order = [s.type for s in spec_list]
     blocks: list[str] = []
-    for heading, nodes, provenance in (
-        (PINNED_HEADING, pinned, None),
-        (RECALLED_HEADING, recalled, why),
+    for heading, nodes, provenance, type_order in (
+        (RECALLED_HEADING, recalled, why, None),
+        (PINNED_HEADING, pinned, None, order),
     ):
         if not nodes:
             continue
         tables = [
-            render_table(t, group, by_type, why=provenance) for t, group in _group(nodes, order)
+            render_table(t, group, by_type, why=provenance, max_cell=max_cell)
+            for t, group in _group(nodes, type_order)
         ]
         blocks.append(heading + "\n\n" + "\n\n".join(tables))
     return "\n\n".join(blocks) + ("\n" if blocks else EMPTY_TEXT)

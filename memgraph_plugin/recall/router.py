@@ -1,81 +1,100 @@
-"""The built-in hybrid router: a keyword (+ vector) baseline, then graph expansion from seeds.
+"""The built-in hybrid router: a fused keyword (+ vector) baseline, then the graph signal.
 
-Works offline. Vector scores join the baseline only when an embedding profile is configured;
-otherwise the baseline is keyword + recency, and the result says which (``score_mode``).
-Expansion runs under the rollout decision (``rollout.py``); when it raises, the router answers
-with the baseline and the reason ``graph_expansion_error``.
+Works offline. The baseline fuses BM25 keyword hits over every active node and, with an
+embedding profile, vector hits (reciprocal rank fusion, ``fusion.py``); a rollup among them is
+drilled down to its best leaves; a time cue in the message favours events of that time. The
+graph signal — events of the characters and places the message names, reached over the edges
+extraction writes, plus drill expansion from the seeds — is fused in under the rollout decision
+(``rollout.py``); when it raises, the router answers with the baseline and the reason
+``graph_expansion_error``. Every step asks for a bounded number of nodes.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from memgraph_plugin.projection import expand_from_seeds
 from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
 
-from .rollout import FallbackReason, QualityGate, RolloutDecision, decide, gate_settings
+from .fusion import Fused, fuse
+from .query import STOP_WORDS, content_query, content_words, time_cue, time_of
+from .rollout import FallbackReason, QualityGate, decide, gate_settings
+from .signals import (
+    GRAPH_SCAN,
+    Hit,
+    drill_down,
+    entity_events,
+    keyword_hits,
+    named_entities,
+    vector_hits,
+)
 
 log = logging.getLogger(__name__)
 
 BUILTIN_ROUTER = "builtin-hybrid"
 
 # settings (all optional) and their defaults
-TOP_K_SETTING, DEFAULT_TOP_K = "recall_top_k", 6
+TOP_K_SETTING, DEFAULT_TOP_K = "recall_top_k", 32  # recalled items at most (before the budget)
+CANDIDATES_SETTING, DEFAULT_CANDIDATES = "recall_candidates", 40  # k asked of each signal
 SEEDS_SETTING, DEFAULT_SEEDS = "recall_seed_count", 3
 HOPS_SETTING, DEFAULT_HOPS = "recall_hops", 1
-MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED = "recall_max_expanded", 6
+MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED = "recall_max_expanded", 8
+RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 1
 VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN = "recall_vector_min_score", 0.2
-RECENCY_WEIGHT = 0.1
-# Words that match nearly every node and say nothing about what the turn is about.
-_STOP_TEXT = """
-a an and are as at be but by do does for from had has have he her him his i if in into is it its
-me my no not now of on or our she so than that the their them then there they this to up us was
-we were what when where which while who why will with you your
-"""
-STOP_WORDS = frozenset(_STOP_TEXT.split())
-
-
-def content_query(text: str) -> str:
-    """The query without stop words (kept whole when nothing else is left)."""
-    words = text.split()
-    kept = [w for w in words if w.strip(".,;:!?\"'()").lower() not in STOP_WORDS]
-    return " ".join(kept) if kept else text
+CONTEXT_SETTING, DEFAULT_CONTEXT = "recall_context_weight", 0.8  # a neighbour's share
+DRILL_WIDTH = 2  # leaves a rollup hit is replaced by
+__all__ = ["STOP_WORDS", "content_query"]
 
 
 @attrs.frozen
 class Inclusion:
-    """One node a recall picked, and why (``seed``, ``baseline`` or ``graph_expansion``)."""
+    """One node a recall picked, and why: ``seed``/``baseline`` (fused keyword/vector rank),
+    ``drill_down`` (the best leaf under a rollup hit, ``via`` the rollup) or ``graph_expansion``
+    (reached from ``via`` over ``edge_type``); ``detail`` names the signals and ranks."""
 
     id: str
     why: str
     score: float = 0.0
-    via: str | None = None  # the seed an expanded node was reached from
+    via: str | None = None  # the seed, entity or rollup the node was reached from
     edge_type: str | None = None  # the relation from ``via`` (or the last hop) to this node
     hops: int = 0
+    detail: str = ""  # e.g. "keyword #1, vector #4, graph #2, in time range"
 
     def describe(self) -> str:
-        """A short human form: ``seed 0.67`` or ``n_3 -[involved_in]-> (1 hop)``."""
+        """A short human form: ``seed 0.67 (keyword #1)`` or ``via n_3 -[involved_in]- (1 hop)``."""
+        extra = f" ({self.detail})" if self.detail else ""
         if self.why == "graph_expansion":
             plural = "" if self.hops == 1 else "s"
-            return f"via {self.via} -[{self.edge_type or '?'}]- ({self.hops} hop{plural})"
-        return f"{self.why} {self.score:.2f}"
+            return f"via {self.via} -[{self.edge_type or '?'}]- ({self.hops} hop{plural}){extra}"
+        if self.why == "drill_down":
+            return f"drill_down from {self.via} {self.score:.3f}{extra}"
+        return f"{self.why} {self.score:.3f}{extra}"
 
 
 @attrs.frozen
 class RouteRequest:
-    """What a router gets: the query, the candidate pool and a session to read the graph with."""
+    """What a router gets: the query, the candidate pool, the built-in router's fused ranking
+    and a session to read the graph with.
+
+    ``ranked`` is the fused, ranked, bounded candidate list (best first, at most
+    ``recall_candidates`` + expansions), what an LLM router reranks. ``candidates`` is the whole
+    pool (visible minus recent window, recency order) as a lazy sequence: it is read only when
+    a router iterates it, which costs the pool's size.
+    """
 
     chat_id: str
     query: str
-    candidates: tuple[Any, ...]  # NodeView pool (visible minus recent window), recency order
+    candidates: Sequence[Any]  # NodeView pool (visible minus recent window), recency order
     always_inject_ids: tuple[str, ...]
     session: Any
     settings: Mapping[str, Any] = attrs.field(factory=dict)
     seq: int = 0  # seq of the assistant message about to be written
+    ranked: tuple[Inclusion, ...] = ()  # the built-in fused ranking, best first
 
 
 @attrs.frozen
@@ -97,8 +116,9 @@ class RouteResult:
         return tuple(i.id for i in self.selected)
 
 
-Expander = Callable[[Any, str, int, Sequence[str]], Any]
-"""``(session, seed_id, hops, visible_ids) -> [(node_id, edge_type, hops), ...]`` (or awaitable)."""
+Expander = Callable[[Any, str, int, Container[str]], Any]
+"""``(session, seed_id, hops, visible) -> [(node_id, edge_type, hops), ...]`` (or awaitable);
+``visible`` is a membership test (``in``), never a list to iterate."""
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -119,6 +139,17 @@ def int_setting(settings: Mapping[str, Any], key: str, default: int, minimum: in
     return value
 
 
+class _Plus:
+    """``container | {one}`` as a membership test, without copying the container."""
+
+    def __init__(self, container: Container[str], one: str) -> None:
+        self._container = container
+        self._one = one
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id == self._one or node_id in self._container
+
+
 INTERNAL_EDGES = frozenset({"contains", "semantic_contains"})
 UNKNOWN_EDGE = "drill"  # reached by the drill, but no single relation names the step
 
@@ -127,7 +158,7 @@ class _VisibleLift:
     """Nearest visible ancestor of a node (itself included) through the session's ``get_node``,
     memoised for one expansion: the visible set is tested by membership, never copied per call."""
 
-    def __init__(self, session: Any, visible: frozenset[str]) -> None:
+    def __init__(self, session: Any, visible: Container[str]) -> None:
         self._session = session
         self._visible = visible
         self._memo: dict[str, str | None] = {}
@@ -169,10 +200,21 @@ def _relations_from(session: Any, node_id: str, lift: _VisibleLift) -> dict[str,
     return out
 
 
-def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Sequence[str]) -> list:
+class Membership:
+    """A membership test over the pool (the store's index) plus extra ids, never copied."""
+
+    def __init__(self, store: Any, extra: Container[str] = frozenset()) -> None:
+        self._store = store
+        self._extra = extra
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._extra or self._store.in_pool(node_id)
+
+
+def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Container[str]) -> list:
     """Drill expansion hop by hop with ``expand_from_seeds``, so each node knows its hop count
     and the relation of the step that reached it (from a node of the previous hop)."""
-    visible = frozenset(visible_ids) | {seed_id}
+    visible = Membership(session.store, _Plus(visible_ids, seed_id))
     lift = _VisibleLift(session, visible)
     found: list[tuple[str, str, int]] = []
     seen = {seed_id}
@@ -182,11 +224,18 @@ def default_expander(session: Any, seed_id: str, hops: int, visible_ids: Sequenc
         for node_id in layer:
             for other, rel in _relations_from(session, node_id, lift).items():
                 relation.setdefault(other, rel)
-        reached = session.expand_from_seeds(
-            [seed_id], hops=hop, project_to=visible, include_children=True
+        reached = expand_from_seeds(
+            session.store,
+            [seed_id],
+            hops=hop,
+            edge_types=DEFAULT_DRILL_EDGE_TYPES,
+            allowed=visible,
+            include_children=True,
         )
         layer = []
-        for node in reached:
+        for node in (session.store.node(i) for i in reached):
+            if node is None:
+                continue
             if node.id in seen:
                 continue
             seen.add(node.id)
@@ -208,7 +257,7 @@ class HybridRouter:
         self.gate = QualityGate()  # canary's rolling window of expansion failures
 
     async def route(self, request: RouteRequest) -> RouteResult:
-        """Baseline scores, seeds, then expansion as the rollout decision allows."""
+        """Fused baseline, seeds, then the graph signal as the rollout decision allows."""
         settings = request.settings
         window, max_rate = gate_settings(settings)
         decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
@@ -216,24 +265,46 @@ class HybridRouter:
         n_seeds = int_setting(settings, SEEDS_SETTING, DEFAULT_SEEDS)
         hops = int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
         max_expanded = int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
+        k = int_setting(settings, CANDIDATES_SETTING, DEFAULT_CANDIDATES, minimum=1)
+        recent = int_setting(settings, RECENT_SETTING, DEFAULT_RECENT)
 
-        scores, score_mode = await self._baseline_scores(request)
+        ctx = _Turn(request, k, recent)
+        keyword, vector, score_mode = await self._baseline_lists(ctx)
+        base = ctx.rank({"keyword": keyword, "vector": vector})
         always = set(request.always_inject_ids)
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        seeds = tuple(node_id for node_id, _ in ranked[:n_seeds])
-        baseline = tuple(
-            Inclusion(node_id, "seed" if node_id in seeds else "baseline", round(score, 4))
-            for node_id, score in ranked
-            if node_id not in always
-        )[:top_k]
+        seeds = tuple(i.id for i in base[:n_seeds])
         result = RouteResult(
-            selected=baseline,
+            selected=tuple(i for i in base if i.id not in always)[:top_k],
             mode=decision.mode.value,
             score_mode=score_mode,
             fallback_reason=decision.reason.value if decision.reason else None,
             seeds=seeds,
         )
-        return await self._expand_under(decision, request, result, seeds, hops, max_expanded)
+        if not decision.run_expansion or not seeds and not ctx.terms:
+            return result
+        try:
+            graph = await self._graph_list(ctx, keyword, seeds, hops, max_expanded)
+        except Exception as exc:  # any expansion failure falls back to the baseline
+            log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
+            self.gate.record(True, window)
+            return attrs.evolve(
+                result,
+                fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        self.gate.record(False, window)
+        if not graph:
+            return result
+        lists = {"keyword": keyword, "vector": vector, "graph": [h for h, _ in graph]}
+        how = {h.id: inc for h, inc in graph}
+        fused = ctx.rank(lists, graph=how)
+        base_ids = {i.id for i in base}
+        expansion = tuple(i for i in fused if i.why == "graph_expansion")[:max_expanded]
+        if decision.apply_expansion:
+            keep = base_ids | {i.id for i in expansion}
+            selected = tuple(i for i in fused if i.id in keep and i.id not in always)
+            return attrs.evolve(result, selected=selected[:top_k])
+        return attrs.evolve(result, shadow=expansion)
 
     async def drill(self, request: RouteRequest, result: RouteResult) -> RouteResult:
         """Drill expansion from the seeds a router plugin asked for (``result.drill``), under
@@ -248,8 +319,8 @@ class HybridRouter:
         decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
         hops = int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
         max_expanded = int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
-        pool = {c.id for c in request.candidates}
-        seeds = tuple(dict.fromkeys(i for i in result.drill if i in pool))
+        store = request.session.store
+        seeds = tuple(dict.fromkeys(i for i in result.drill if _usable(store, i)))
         picked = set(result.selected_ids)
         added = tuple(Inclusion(i, "seed") for i in seeds if i not in picked)
         result = attrs.evolve(
@@ -259,25 +330,11 @@ class HybridRouter:
             fallback_reason=decision.reason.value if decision.reason else None,
             seeds=result.seeds or seeds,
         )
-        return await self._expand_under(decision, request, result, seeds, hops, max_expanded)
-
-    async def _expand_under(
-        self,
-        decision: RolloutDecision,
-        request: RouteRequest,
-        result: RouteResult,
-        seeds: Sequence[str],
-        hops: int,
-        max_expanded: int,
-    ) -> RouteResult:
-        """Expand from ``seeds`` as the rollout decision allows; on failure, ``result`` as it is
-        with the reason ``graph_expansion_error`` (and the failure counted by the gate)."""
         if not decision.run_expansion or not seeds:
             return result
-        window, _rate = gate_settings(request.settings)
         try:
             expanded = await self._expand(request, seeds, hops, max_expanded, result.selected)
-        except Exception as exc:  # any expansion failure falls back to the baseline
+        except Exception as exc:  # any expansion failure falls back to the router's answer
             log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
             self.gate.record(True, window)
             return attrs.evolve(
@@ -286,53 +343,49 @@ class HybridRouter:
                 error=f"{type(exc).__name__}: {exc}",
             )
         self.gate.record(False, window)
-        return self._apply(result, decision, expanded)
-
-    @staticmethod
-    def _apply(result: RouteResult, decision: RolloutDecision, expanded: tuple) -> RouteResult:
         if decision.apply_expansion:
             return attrs.evolve(result, selected=result.selected + expanded)
         return attrs.evolve(result, shadow=expanded)
 
-    async def _baseline_scores(self, request: RouteRequest) -> tuple[dict[str, float], str]:
-        pool = [c.id for c in request.candidates]
-        if not pool or not request.query.strip():
-            return {}, "keyword+recency"
-        pool_set = set(pool)
-        k = len(pool) + len(request.always_inject_ids) + 1
-        keyword = {
-            r.id: float(r.score)
-            for r in request.session.keyword_search(query=content_query(request.query), k=k)
-            if r.id in pool_set
-        }
-        vector: dict[str, float] = {}
-        score_mode = "keyword+recency"
-        if request.settings.get("embedding_profile"):
-            vector, score_mode = await self._vector_scores(request, k, pool_set)
+    async def _baseline_lists(self, ctx: _Turn) -> tuple[list[Hit], list[Hit], str]:
+        request = ctx.request
+        if not ctx.terms:
+            return [], [], "keyword+recency"
+        context = float_setting(request.settings, CONTEXT_SETTING, DEFAULT_CONTEXT)
+        keyword = ctx.allowed(keyword_hits(request.session, ctx.terms, ctx.k, context=context))
+        if not request.settings.get("embedding_profile"):
+            return keyword, [], "keyword+recency"
+        vector, used = await vector_hits(request.session, request.query, ctx.k)
+        if not used:
+            return keyword, [], "keyword+recency"
         floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
-        relevant = set(keyword) | {i for i, s in vector.items() if s >= floor}
-        scores: dict[str, float] = {}
-        for rank, node_id in enumerate(pool):
-            if node_id not in relevant:
-                continue
-            recency = 1.0 - rank / len(pool)
-            if vector:
-                base = 0.5 * keyword.get(node_id, 0.0) + 0.5 * max(vector.get(node_id, 0.0), 0.0)
-            else:
-                base = keyword.get(node_id, 0.0)
-            scores[node_id] = base + RECENCY_WEIGHT * recency
-        return scores, score_mode
+        vector = [h for h in vector if h.score >= floor]
+        return keyword, ctx.allowed(vector), "keyword+vector+recency"
 
-    @staticmethod
-    async def _vector_scores(
-        request: RouteRequest, k: int, pool: set[str]
-    ) -> tuple[dict[str, float], str]:
-        try:
-            ranked = await request.session.vector_search(query=request.query, k=k)
-        except Exception as exc:  # NO_EMBEDDING_PROFILE or a broken index: keyword only
-            log.info("vector search unavailable for chat %s: %s", request.chat_id, exc)
-            return {}, "keyword+recency"
-        return {r.id: float(r.score) for r in ranked if r.id in pool}, "keyword+vector+recency"
+    async def _graph_list(
+        self,
+        ctx: _Turn,
+        keyword: Sequence[Hit],
+        seeds: Sequence[str],
+        hops: int,
+        max_expanded: int,
+    ) -> list[tuple[Hit, Inclusion]]:
+        """The graph signal, best first: events of the entities the message names (over the
+        relations extraction writes), then drill expansion from the seeds."""
+        request = ctx.request
+        session = request.session
+        out: dict[str, tuple[Hit, Inclusion]] = {}
+        entities = named_entities(session, request.query, keyword, ctx.terms)
+        if entities:
+            for hit in ctx.allowed(entity_events(session, entities, ctx.terms, ctx.k)):
+                inc = Inclusion(hit.id, "graph_expansion", 0.0, hit.via, hit.edge_type, 1)
+                out.setdefault(hit.id, (hit, inc))
+        taken = set(seeds)
+        expanded = await self._expand(request, seeds, hops, max_expanded, ())
+        for inc in expanded:
+            if inc.id not in out and inc.id not in taken and ctx.ok(inc.id):
+                out[inc.id] = (Hit(inc.id, 0.0, inc.via, inc.edge_type), inc)
+        return list(out.values())
 
     async def _expand(
         self,
@@ -342,19 +395,98 @@ class HybridRouter:
         max_expanded: int,
         baseline: tuple[Inclusion, ...],
     ) -> tuple[Inclusion, ...]:
-        visible = [c.id for c in request.candidates]
+        store = request.session.store
+        ranked = frozenset(i.id for i in request.ranked) | frozenset(seeds)
+        visible = Membership(store, ranked)
         taken = {i.id for i in baseline} | set(seeds) | set(request.always_inject_ids)
-        visible_set = set(visible)
         found: list[Inclusion] = []
         for seed in seeds:
+            if _degree(store, seed) > GRAPH_SCAN:  # a hub: its own walk would read every edge
+                continue
             reached = await _maybe_await(self._expander(request.session, seed, hops, visible))
             for node_id, edge_type, hop in reached:
-                if node_id in taken or node_id not in visible_set:
+                if node_id in taken or node_id not in visible:
                     continue
                 taken.add(node_id)
                 found.append(Inclusion(node_id, "graph_expansion", 0.0, seed, edge_type, hop))
         found.sort(key=lambda i: i.hops)  # stable: seed rank within a hop count
         return tuple(found[:max_expanded])
+
+
+def _degree(store: Any, node_id: str) -> int:
+    return len(store.out_edges(node_id)) + len(store.in_edges(node_id))
+
+
+def _usable(store: Any, node_id: str) -> bool:
+    node = store.node(node_id)
+    return node is not None and not node.archived
+
+
+class _Turn:
+    """One route call's shared pieces: the query terms, the time cue, what is allowed."""
+
+    def __init__(self, request: RouteRequest, k: int, recent: int) -> None:
+        self.request = request
+        self.k = k
+        self.store = request.session.store
+        self.terms = content_words(request.query) if request.query.strip() else []
+        self.cut = self.store.seq_counter - recent + 1 if recent else None
+        self.time_range = time_cue(request.query, self._now()) if self.terms else None
+
+    def _now(self) -> Any:
+        """The newest event time the graph knows (relative cues count back from it)."""
+        for spec in self.store.schema.types:
+            if spec.compression_mode != "hierarchical":
+                continue
+            for view in self.store.newest_in_pool(spec.type, 4):
+                when = time_of(view.fields)
+                if when is not None:
+                    return when
+        return None
+
+    def ok(self, node_id: str) -> bool:
+        """Usable and outside the recent window (what the newest answers wrote is in context)."""
+        node = self.store.node(node_id)
+        if node is None or node.archived:
+            return False
+        return self.cut is None or node.seq_to is None or node.seq_to < self.cut
+
+    def allowed(self, hits: Sequence[Hit]) -> list[Hit]:
+        return [h for h in hits if self.ok(h.id)]
+
+    def rank(
+        self, lists: Mapping[str, Sequence[Hit]], graph: Mapping[str, Inclusion] | None = None
+    ) -> list[Inclusion]:
+        """Fuse the lists; a rollup is replaced by its best leaves (``drill_down``)."""
+        fused = fuse(lists, store=self.store, time_range=self.time_range)
+        out: dict[str, Inclusion] = {}
+        for f in fused:
+            node = self.store.node(f.id)
+            if node is not None and node.semantic_rollup and node.children_ids:
+                for leaf in drill_down(self.request.session, f.id, self.terms, DRILL_WIDTH):
+                    if leaf not in out and self.ok(leaf):
+                        detail = f"under {f.id}: {f.detail()}"
+                        score = round(f.score, 4)
+                        out[leaf] = Inclusion(
+                            leaf, "drill_down", score, f.id, "contains", 1, detail
+                        )
+                continue
+            out.setdefault(f.id, self._inclusion(f, graph))
+        ranked = list(out.values())
+        n_seeds = int_setting(self.request.settings, SEEDS_SETTING, DEFAULT_SEEDS)
+        return [
+            attrs.evolve(inc, why="seed") if i < n_seeds and inc.why == "baseline" else inc
+            for i, inc in enumerate(ranked)
+        ]
+
+    @staticmethod
+    def _inclusion(f: Fused, graph: Mapping[str, Inclusion] | None) -> Inclusion:
+        score = round(f.score, 4)
+        only_graph = graph is not None and set(f.ranks) == {"graph"}
+        if only_graph:
+            assert graph is not None
+            return attrs.evolve(graph[f.id], score=score, detail=f.detail())
+        return Inclusion(f.id, "baseline", score, detail=f.detail())
 
 
 def _id_list(value: Any, *, router: str, what: str) -> list[str]:

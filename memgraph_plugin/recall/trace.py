@@ -53,6 +53,9 @@ class RecallTrace:
     reused: bool = False
     duration_ms: float = 0.0
     time: float = attrs.field(factory=time.time)
+    budget_chars: int = 0  # recall_budget_chars when it ran
+    injected_chars: int = 0  # the prompt block's length (never above the budget)
+    cut: tuple[str, ...] = ()  # picked, but left out to stay within the budget
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self, recurse=True)
@@ -64,7 +67,7 @@ def trace_from_json(data: dict[str, Any]) -> RecallTrace:
     """Rebuild a trace read back from disk."""
     fields = dict(data)
     fields["anchor"] = tuple(fields.get("anchor", (0, 0)))
-    for key in ("always_inject_ids", "seeds"):
+    for key in ("always_inject_ids", "seeds", "cut"):
         fields[key] = tuple(fields.get(key, ()))
     for key in ("selected", "shadow"):
         fields[key] = tuple(Inclusion(**i) for i in fields.get(key, ()))
@@ -111,7 +114,8 @@ def _clip(text: str, width: int) -> str:
 
 def format_table(traces: Sequence[RecallTrace]) -> str:
     """A human table of traces, one row each; the last column says why each node is in
-    (``seed 0.67``, ``baseline 0.31``, ``via n_3 -[involved_in]- (1 hop)``)."""
+    (``seed 0.033 (keyword #1, vector #2)``, ``drill_down from n_9 …``,
+    ``via n_3 -[involved_in]- (1 hop)``)."""
     header = (
         "seq",
         "router",
@@ -119,6 +123,7 @@ def format_table(traces: Sequence[RecallTrace]) -> str:
         "fallback",
         "pool",
         "pinned",
+        "chars",
         "seeds",
         "query",
         "selected (why)",
@@ -134,6 +139,7 @@ def format_table(traces: Sequence[RecallTrace]) -> str:
                 t.fallback_reason or "-",
                 str(t.pool_size),
                 str(len(t.always_inject_ids)),
+                f"{t.injected_chars}/{t.budget_chars}" if t.budget_chars else "-",
                 ",".join(t.seeds) or "-",
                 _clip(t.query, QUERY_WIDTH) or "-",
                 picked or "-",

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree
 
+from host.chat_ids import chat_id_problem
 from memgraph_plugin.gc_pause import gc_paused
 from memgraph_plugin.storage.base import (
     ChangeRecord,
@@ -68,10 +69,9 @@ Embedder = Callable[[list[dict[str, Any]]], VectorBlock | None]
 
 
 def _check_chat_id(chat_id: str) -> str:
-    if not isinstance(chat_id, str) or not chat_id:
-        raise StorageError(f"chat id must be a non-empty string, got {chat_id!r}", code="BAD_ARGS")
-    if "\x00" in chat_id:
-        raise StorageError("chat id must not contain NUL characters", code="BAD_ARGS")
+    problem = chat_id_problem(chat_id)  # the one chat id rule (host.chat_ids)
+    if problem is not None:
+        raise StorageError(problem, code="BAD_ARGS")
     return chat_id
 
 

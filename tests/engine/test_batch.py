@@ -522,8 +522,10 @@ def test_seq_stamps_and_advances_counter(store):
         store, {"op": "create", "type": "event", "title": "now", "fields": {"summary": "s"}}
     )
     assert store.node(default.node_ids[0]).seq_to == 7
-    # an empty batch with a newer seq records the message's seq (a change)
-    assert make(store, max_seq=9).changed and store.seq_counter == 9
+    # a batch that applies nothing changes nothing, its seq included (issue 17.2 / 18.6)
+    assert not make(store, max_seq=9).changed and store.seq_counter == 7
+    assert not make(store, {"op": "explode"}, max_seq=10**12).changed
+    assert store.seq_counter == 7
     with pytest.raises(MemoryGraphError) as err:
         make(store, max_seq=-1)
     assert err.value.code == "BAD_ARGS" and "max_seq" in err.value.message

@@ -196,3 +196,17 @@ def test_search_over_every_indexed_node_breaks_ties_by_id() -> None:
     assert [i for i, _ in idx.search("harbor", None)] == ["n1", "n2", "n3"]
     assert [i for i, _ in idx.search("harbor", None, 2, accept=lambda i: i != "n1")] == [
         "n2", "n3"]
+
+
+def test_score_of_gives_the_search_score_of_known_ids() -> None:
+    index = _index(
+        Node("n_1", "event", fields={"summary": "storm over the harbor"}),
+        Node("n_2", "event", fields={"summary": "the harbor market at dawn, market day"}),
+        Node("n_3", "event", fields={"summary": "a quiet garden"}),
+    )
+    found = dict(index.search("harbor market", None, 10))
+    scored = index.score_of("harbor market", ["n_1", "n_2", "n_3", "n_missing"])
+    assert set(found) == {"n_1", "n_2"}
+    for node_id, score in found.items():
+        assert math.isclose(scored[node_id], score, rel_tol=1e-6)
+    assert scored["n_3"] == scored["n_missing"] == 0.0

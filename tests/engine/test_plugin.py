@@ -89,6 +89,7 @@ async def test_injection_update_fires_the_hook_per_chat(host):
     state = record_injected_node_ids(
         ctx_a, always_inject_ids=["n_1"], recall_selected_ids=["n_2"], visible_ids=["n_1", "n_2"]
     )
+    await host.drain()  # in a running loop the hook is delivered by a task (docs/robustness.md)
     assert rec.injections == [("a", state)]
     assert seen == [state]
     assert session_a.get_injection_state() is state
@@ -96,6 +97,7 @@ async def test_injection_update_fires_the_hook_per_chat(host):
     assert get_currently_injected_node_ids(ctx_b).recall_selected_ids == set()
     assert get_currently_injected_node_ids(ctx_a).recall_selected_ids == {"n_2"}
     record_injected_node_ids(ctx_b, always_inject_ids=[], recall_selected_ids=["n_9"])
+    await host.drain()
     assert [chat for chat, _ in rec.injections] == ["a", "b"]
     assert len(seen) == 1  # chat a's listener did not see chat b's update
 
@@ -108,6 +110,7 @@ async def test_a_failing_hook_is_logged_with_its_name_and_others_still_run(host,
         record_injected_node_ids(
             host.get_context("c"), always_inject_ids=[], recall_selected_ids=["n_1"]
         )
+        await host.drain()
     assert len(rec.injections) == 1
     assert "broken-plugin" in caplog.text and "injection hook exploded" in caplog.text
 
@@ -162,6 +165,7 @@ async def test_every_injection_update_fires_the_hook_no_debounce(host):
         record_injected_node_ids(ctx, always_inject_ids=["n_1"], recall_selected_ids=[])
     service = memory_graph_for(host)
     service.hub("d").set(recall_selected_ids=["n_3"])  # the recall pass of the same turn
+    await host.drain()
     states = [state for chat, state in rec.injections if chat == "d"]
     assert len(states) == 3
     assert states[0] == states[1] and states[2].recall_selected_ids == {"n_3"}

@@ -50,12 +50,13 @@ def test_pinned_and_recalled_blocks_apart_one_table_per_type():
         node("n_3", "event", "Summary 2", summary="A deal"),
     ]
     text = render_injection(pinned, recalled, SPECS, why={"n_2": "seed 0.50"})
-    pinned_part, recalled_part = text.split(RECALLED_HEADING)
-    assert pinned_part.startswith(PINNED_HEADING)
+    # recalled first (most relevant first), the pinned current scene after it
+    recalled_part, pinned_part = text.split(PINNED_HEADING)
+    assert recalled_part.startswith(RECALLED_HEADING)
     assert "### event_table" in pinned_part and "character_table" not in pinned_part
     assert "The ledger \\| was stolen<br>at dusk" in pinned_part
-    # recalled: schema order (event before character), provenance column present
-    assert recalled_part.index("### event_table") < recalled_part.index("### character_table")
+    # recalled: a type's table comes where its best node does (Mara first), provenance column
+    assert recalled_part.index("### character_table") < recalled_part.index("### event_table")
     assert "| n_2 | Mara | 玛拉, Captain | seed 0.50 |" in recalled_part
     assert "traits" not in recalled_part  # empty in every row: left out
     # every table row has the same number of unescaped pipes as its header
@@ -63,6 +64,13 @@ def test_pinned_and_recalled_blocks_apart_one_table_per_type():
         rows = [r for r in table.splitlines() if r.startswith("|")]
         widths = {r.replace("\\|", "").count("|") for r in rows}
         assert len(widths) == 1, table
+
+
+def test_cells_are_clipped_to_max_cell():
+    long = node("n_4", "event", "Summary 4", summary="word " * 100)
+    text = render_injection([], [long], SPECS, max_cell=40)
+    row = next(r for r in text.splitlines() if r.startswith("| n_4"))
+    assert "…" in row and len(row) < 80
 
 
 def test_empty_injection_renders_nothing():

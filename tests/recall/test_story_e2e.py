@@ -19,6 +19,7 @@ import pytest
 from host import Host
 from memgraph_plugin.demo import between_turns
 from memgraph_plugin.recall import ReplayExtractor, load_story, pipeline_for
+from memgraph_plugin.recall.budget import DEFAULT_PINNED
 
 from .conftest import Companion
 
@@ -223,9 +224,12 @@ def test_injection_state_after_chosen_turns(with_plugins, story_data, turn):
     sim = simulate_compaction(events)
     visible_events = sim[turn - 2]["visible"] if turn > 1 else 0
     threads = latest_only_entities(story_data["turns"][: turn - 1]).get("thread", 0)
-    assert state["pinned"]["event"] == visible_events
-    assert state["pinned"]["thread"] == threads
-    assert len(state["always"]) == visible_events + threads
+    # the always-inject set is capped: the newest recall_pinned_per_type (3) of each type
+    assert state["pinned"]["event"] == min(DEFAULT_PINNED, visible_events)
+    assert state["pinned"]["thread"] == min(DEFAULT_PINNED, threads)
+    assert len(state["always"]) == min(DEFAULT_PINNED, visible_events) + min(
+        DEFAULT_PINNED, threads
+    )
     assert set(state["selected"]) <= set(state["visible"])
     assert not set(state["selected"]) & set(state["always"])
 

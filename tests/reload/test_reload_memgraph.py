@@ -61,14 +61,17 @@ async def test_injection_subscribers_fire_once_per_change_after_reloads(
 
     ctx = host.get_context("chat-1")
     record_injected_node_ids(ctx, always_inject_ids=[], recall_selected_ids=["n_1"])
+    await host.drain()  # the hook is delivered by a task in a running loop
     kinds = ["hook", "listener", "unclaimed"]
     assert sorted(sink) == [(4, kind, ("n_1",)) for kind in kinds]  # once each, newest only
     record_injected_node_ids(ctx, always_inject_ids=[], recall_selected_ids=["n_2"])
+    await host.drain()
     assert len(sink) == 6 and sorted(sink[3:]) == [(4, kind, ("n_2",)) for kind in kinds]
 
     (plugins_dir / "watcher.py").unlink()
     await run.wait_report("watcher", "unloaded")
     record_injected_node_ids(ctx, always_inject_ids=[], recall_selected_ids=["n_3"])
+    await host.drain()
     assert len(sink) == 6  # neither the hook nor a listener outlives the plugin
 
 

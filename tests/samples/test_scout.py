@@ -198,6 +198,7 @@ async def test_the_exclusion_set_comes_from_the_injection_hook(make_host, monkey
     assert {ids["Pim"], ids["Juno Kade"]} <= everything
     for always, selected in (([ids["Pim"]], [ids["Juno Kade"]]), ([], [ids["Pim"]])):
         record_injected_node_ids(ctx, always_inject_ids=always, recall_selected_ids=selected)
+        await host.drain()  # the injection hook is delivered by a task in a running loop
         listed = {n["id"] for n in (await tools.memory_list_recent({"limit": 50}, ctx))["nodes"]}
         assert listed == everything - {*always, *selected}
 
@@ -229,9 +230,9 @@ async def test_candidate_rows_are_the_worked_example_after_a_recall(make_host) -
     session = await open_session(host)
     recorded = session.get_injection_state().visible_ids
     candidates = session.list_visible_candidates()
-    recent = {v.id for v in candidates if v.seq_to == 2}  # Sefa, and the user message's event
-    assert sefa in recent and len(recent) == 2  # (every message is extracted)
-    assert recorded == {v.id for v in candidates} - recent  # the recent window
+    # the recorded visible set: the candidates recall ranked (bounded, never the whole pool),
+    # outside the recent window
+    assert recorded and recorded <= {v.id for v in candidates} - {sefa}
     example = [
         session.get_node_brief(v.id, include_edge_summary=True, edge_summary_limit=8)
         for v in candidates

@@ -73,7 +73,7 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     exported = json.loads(capsys.readouterr().out)
     assert set(exported["nodes"]) == {"n_1", "n_2"}
     assert exported["edges"] == [{"from": "n_1", "to": "n_2", "type": "related"}]
-    assert exported["seqCounter"] == 2
+    assert exported["seqCounter"] == 0  # anchored to the chat's messages: it has none
 
     # a session write, then history and a rollback to the import
     api = host.registry.get("memory-graph")
@@ -102,7 +102,11 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     assert len(json.loads(capsys.readouterr().out)["nodes"]) == 3
     s2 = await api.open_session(host.get_context(evil))  # sees the rollback
     assert {n.id for n in s2.read_api().list_nodes()} == {"n_1", "n_2"}
-    assert await _run(host, "rollback", evil, "--seq", "0") == 0
+    assert await _run(host, "rollback", evil, "--seq", "0") == 0  # the import is at seq 0
+    capsys.readouterr()
+    s_import = await api.open_session(host.get_context(evil))
+    assert {n.id for n in s_import.read_api().list_nodes()} == {"n_1", "n_2"}
+    assert await _run(host, "rollback", evil, "--to", "0") == 0  # before the first commit
     capsys.readouterr()
     s3 = await api.open_session(host.get_context(evil))
     assert s3.read_api().list_nodes() == ()
@@ -117,7 +121,7 @@ async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, ca
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     assert await _run(host, "import", "c", str(bad)) == 2
-    assert "bad.json is not valid JSON" in capsys.readouterr().err
+    assert "bad.json: line 1 column 2: not valid JSON" in capsys.readouterr().err
     bad.write_text(json.dumps({"nodes": {"n_9": {"id": "n_9"}}, "edges": "nope"}))
     assert await _run(host, "import", "c", str(bad)) == 2
     assert "error" in capsys.readouterr().err

@@ -1,0 +1,378 @@
+"""Evidence recall on LoCoMo: the recall pipeline next to Okapi BM25 over the raw turns.
+
+Each conversation is replayed through a real host (LanceDB in a temporary folder) as raw
+messages: speaker A's turns are user messages, speaker B's assistant messages, each prefixed by
+the speaker's name ("Caroline: ...") with a shared photo's caption appended; session dates are
+the message times. Extraction and compaction run as shipped. Then every question (category 5,
+adversarial, skipped) is asked as a user message, the pipeline recalls, and the items it injected
+are scored in order: an evidence turn counts at k when its text (lower-cased, whitespace
+collapsed, first 200 characters) appears in one of the first k injected items.
+
+    python bench/recall_locomo.py [DATA.json] [--limit N] [--json]
+
+Default data: ``../shared/data/locomo-dev.json`` relative to the repository root (never
+committed). Prints recall@5/10/20 per category and overall for the pipeline and for BM25
+(k1 1.2, b 0.75, same message texts, stop words left out of the query and the turns), plus
+recall latency (p50/p95) and injected characters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import math
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from host import hookimpl  # noqa: E402
+from memgraph_plugin.recall import pipeline_for  # noqa: E402
+from memgraph_plugin.recall.budget import DEFAULT_ITEM, ITEM_SETTING  # noqa: E402
+from memgraph_plugin.recall.query import STOP_WORDS  # noqa: E402
+from memgraph_plugin.recall.render import item_text  # noqa: E402
+
+# ``../shared/data/locomo-dev.json`` from the repository root (from a worktree one level deeper,
+# such as /work/wt/<branch>, the same folder is two levels up)
+DATA_CANDIDATES = tuple(
+    base / "shared" / "data" / "locomo-dev.json" for base in (ROOT.parent, ROOT.parent.parent)
+)
+DEFAULT_DATA = next((p for p in DATA_CANDIDATES if p.exists()), DATA_CANDIDATES[0])
+KS = (5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_TOKEN = re.compile(r"[a-z0-9]+")
+_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
+
+
+@attrs.frozen
+class Turn:
+    dia_id: str
+    speaker: str
+    text: str  # the turn's own text: what evidence is matched by
+    message: str  # what is replayed: "Speaker: text [shares a photo: caption]"
+    time: dt.datetime | None
+    role: str
+
+
+@attrs.frozen
+class Question:
+    text: str
+    category: int
+    evidence: tuple[str, ...]  # normalised evidence texts
+
+
+def normalise(text: str) -> str:
+    """Lower-cased, whitespace collapsed, the first 200 characters: what evidence matching uses."""
+    return " ".join(str(text).lower().split())[:200]
+
+
+def parse_date(text: str) -> dt.datetime | None:
+    """LoCoMo's session date ("1:56 pm on 8 May, 2023") as a datetime, or None."""
+    m = _DATE.search(text or "")
+    if not m:
+        return None
+    hour, minute, half, day, month, year = m.groups()
+    try:
+        when = dt.datetime.strptime(f"{day} {month[:3]} {year}", "%d %b %Y")
+    except ValueError:
+        return None
+    h = int(hour) % 12 + (12 if half.lower() == "pm" else 0)
+    return when.replace(hour=h, minute=int(minute))
+
+
+def turns_of(sample: dict[str, Any]) -> list[Turn]:
+    conv = sample["conversation"]
+    a = conv["speaker_a"]
+    out: list[Turn] = []
+    n = 1
+    while f"session_{n}" in conv:
+        when = parse_date(conv.get(f"session_{n}_date_time", ""))
+        for t in conv[f"session_{n}"]:
+            message = f"{t['speaker']}: {t['text']}"
+            if t.get("blip_caption"):
+                message += f" [shares a photo: {t['blip_caption']}]"
+            role = "user" if t["speaker"] == a else "assistant"
+            out.append(Turn(t["dia_id"], t["speaker"], t["text"], message, when, role))
+        n += 1
+    return out
+
+
+def questions_of(sample: dict[str, Any], turns: Sequence[Turn]) -> list[Question]:
+    by_id = {t.dia_id: normalise(t.text) for t in turns}
+    out = []
+    for qa in sample["qa"]:
+        if qa.get("category") == 5:
+            continue
+        evidence = tuple(by_id[e] for e in qa.get("evidence", ()) if e in by_id)
+        if evidence:
+            out.append(Question(str(qa["question"]), int(qa["category"]), evidence))
+    return out
+
+
+def hits_at(items: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    """Share of the evidence found in the first k items (already normalised, whole text)."""
+    first = items[:k]
+    return sum(1 for e in evidence if any(e in item for item in first)) / len(evidence)
+
+
+# -- Okapi BM25 over the raw turns --------------------------------------------------------------
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
+
+
+class Bm25:
+    """Okapi BM25 (k1 1.2, b 0.75) over a list of texts; ``top(query, k)`` -> indices."""
+
+    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+        self.docs = [Counter(_words(t)) for t in texts]
+        self.lengths = [sum(d.values()) for d in self.docs]
+        self.avg = (sum(self.lengths) / len(self.lengths)) if self.lengths else 1.0
+        df: Counter[str] = Counter()
+        for d in self.docs:
+            df.update(d.keys())
+        n = len(self.docs)
+        self.idf = {w: math.log(1 + (n - f + 0.5) / (f + 0.5)) for w, f in df.items()}
+        self.k1, self.b = k1, b
+
+    def top(self, query: str, k: int) -> list[int]:
+        q = set(_words(query))
+        scores = []
+        for i, d in enumerate(self.docs):
+            s = 0.0
+            norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / self.avg)
+            for w in q:
+                f = d.get(w)
+                if f:
+                    s += self.idf[w] * f * (self.k1 + 1) / (f + norm)
+            if s > 0:
+                scores.append((-s, i))
+        scores.sort()
+        return [i for _, i in scores[:k]]
+
+
+# -- the pipeline --------------------------------------------------------------------------------
+
+
+class TemporaryTurnExtractor:
+    """TEMPORARY (until the built-in offline extractor lands): one event per message since the
+    previous answer, summary = the message text, ``time`` = the message time, and an
+    ``involved_in`` edge from the speaker's character sheet."""
+
+    def __init__(self, times: dict[int, dt.datetime | None]) -> None:
+        self.times = times  # message index -> time
+
+    @hookimpl
+    async def memgraph_extract(self, chat_id: str, message: Any, context: Any) -> list | None:
+        if message.role != "assistant":
+            return None
+        session = await pipeline_for(context.host).open_session(chat_id)
+        last = session.store.newest_in_pool("event", 1)
+        previous: dict[str, Any] = {"target_node_id": last[0].id} if last else {}
+        new = []
+        for m in reversed(context.messages[: message.index + 1]):
+            if m.role == "assistant" and m.index != message.index:
+                break
+            new.append(m)
+        ops: list[dict[str, Any]] = []
+        for i, m in enumerate(reversed(new)):
+            speaker, _, text = m.text.partition(": ")
+            when = self.times.get(m.index)
+            fields: dict[str, Any] = {"summary": m.text}
+            if when is not None:
+                fields["time"] = when.isoformat()
+            ops.append(
+                {
+                    "op": "create",
+                    "type": "event",
+                    "title": text[:60],
+                    "fields": fields,
+                    "ref": f"e{i}",
+                }
+            )
+            ops.append(
+                {
+                    "op": "create",
+                    "type": "character_sheet",
+                    "title": speaker,
+                    "fields": {"title": speaker},
+                    "ref": f"c{i}",
+                }
+            )
+            ops.append(
+                {
+                    "op": "link_upsert",
+                    "source_ref": f"c{i}",
+                    "links": [
+                        {"target_ref": f"e{i}", "relation": "involved_in", "direction": "outgoing"}
+                    ],
+                }
+            )
+            if previous:  # the offline extractor's `follows` link to the message before
+                link = {**previous, "relation": "follows", "direction": "outgoing"}
+                ops.append({"op": "link_upsert", "source_ref": f"e{i}", "links": [link]})
+            previous = {"target_ref": f"e{i}"}
+        return ops
+
+
+async def replay_messages(host: Any, chat: str, messages: Sequence[tuple[str, str, Any]]) -> None:
+    """TEMPORARY replay through the pipeline with ``TemporaryTurnExtractor``."""
+    pipeline = pipeline_for(host)
+    times: dict[int, Any] = {}
+    host.register_plugin(TemporaryTurnExtractor(times), name="locomo-turns")
+    for role, text, when in messages:
+        times[len(host.chat(chat).messages)] = when
+        if role == "user":
+            await pipeline.add_user_message(chat, text)
+        else:
+            await pipeline.add_assistant_message(chat, text)
+
+
+def normalise_all(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+@attrs.frozen
+class Asked:
+    question: Question
+    items: tuple[str, ...]  # normalised injected items, in order
+    ms: float
+    chars: int
+
+
+async def _replay_one(sample: dict[str, Any], settings: dict[str, Any]) -> list[Asked]:
+    from host import Host
+
+    turns = turns_of(sample)
+    questions = questions_of(sample, turns)
+    chat = str(sample.get("sample_id", "conv"))
+    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
+        host = Host(data_dir=Path(tmp), settings=settings, entry_points=False)
+        await host.start()
+        try:
+            pipeline = pipeline_for(host)
+            await replay_messages(host, chat, [(t.role, t.message, t.time) for t in turns])
+            asked: list[Asked] = []
+            base = len(host.chat(chat).messages) - 1
+            session = await pipeline.open_session(chat)
+            specs = session.get_schema().types
+            max_cell = int(settings.get(ITEM_SETTING, DEFAULT_ITEM))
+            for q in questions:
+                await pipeline.add_user_message(chat, q.text)
+                started = time.perf_counter()
+                outcome = await pipeline.recall(chat)
+                ms = (time.perf_counter() - started) * 1000
+                host.chat(chat).truncate(base)
+                injected = outcome.injected if outcome is not None else ()
+                items = tuple(normalise_all(item_text(n, specs, max_cell)) for n in injected)
+                chars = len(outcome.prompt) if outcome is not None else 0
+                asked.append(Asked(q, items, ms, chars))
+            return asked
+        finally:
+            await host.stop()
+
+
+def _bm25_one(sample: dict[str, Any]) -> list[tuple[Question, tuple[str, ...]]]:
+    turns = turns_of(sample)
+    index = Bm25([t.message for t in turns])
+    out = []
+    for q in questions_of(sample, turns):
+        top = index.top(q.text, max(KS))
+        out.append((q, tuple(" ".join(turns[i].message.lower().split()) for i in top)))
+    return out
+
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+def _table(rows: dict[str, dict[str, list[float]]]) -> Iterator[str]:
+    cats = [c for c in (*CATEGORIES.values(), "overall") if any(c in r for r in rows.values())]
+    head = ["category", "n"] + [f"{name} R@{k}" for name in rows for k in KS]
+    yield "| " + " | ".join(head) + " |"
+    yield "|" + "|".join("---" for _ in head) + "|"
+    for cat in cats:
+        first = next(iter(rows.values()))
+        n = len(first.get(cat, {}).get(KS[0], [])) if first.get(cat) else 0
+        cells = [cat, str(n)]
+        for per in rows.values():
+            for k in KS:
+                values = per.get(cat, {}).get(k, [])
+                cells.append(f"{100 * statistics.fmean(values):.1f}" if values else "-")
+        yield "| " + " | ".join(cells) + " |"
+
+
+def _collect(pairs: Sequence[tuple[Question, Sequence[str]]]) -> dict[str, dict[int, list[float]]]:
+    out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for q, items in pairs:
+        for k in KS:
+            h = hits_at(items, q.evidence, k)
+            out[CATEGORIES.get(q.category, str(q.category))][k].append(h)
+            out["overall"][k].append(h)
+    return out
+
+
+def _pct(values: Sequence[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))] if ordered else 0.0
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
+    samples = data[: args.limit] if args.limit else data
+    settings: dict[str, Any] = dict(json.loads(args.settings)) if args.settings else {}
+    asked: list[Asked] = []
+    bm25: list[tuple[Question, Sequence[str]]] = []
+    started = time.perf_counter()
+    for sample in samples:
+        t0 = time.perf_counter()
+        got = await _replay_one(sample, settings)
+        asked.extend(got)
+        bm25.extend(_bm25_one(sample))
+        print(
+            f"[{sample.get('sample_id')}] {len(got)} questions, {time.perf_counter() - t0:.1f} s",
+            file=sys.stderr,
+        )
+    pipe = _collect([(a.question, a.items) for a in asked])
+    base = _collect(bm25)
+    lines = list(_table({"pipeline": pipe, "BM25": base}))
+    ms = [a.ms for a in asked]
+    chars = [a.chars for a in asked]
+    lines.append("")
+    lines.append(
+        f"recall latency p50 {_pct(ms, 0.5):.1f} ms, p95 {_pct(ms, 0.95):.1f} ms; injected "
+        f"characters p50 {_pct(chars, 0.5):.0f}, p95 {_pct(chars, 0.95):.0f}, "
+        f"max {max(chars, default=0)}; {len(samples)} conversations, {len(asked)} questions, "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+    print("\n".join(lines))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="LoCoMo JSON file")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
+    parser.add_argument("--settings", default="", help="host settings as a JSON object")
+    args = parser.parse_args(argv)
+    if not Path(args.data).exists():
+        print(f"no LoCoMo data at {args.data} (give the path as an argument)", file=sys.stderr)
+        return 2
+    return asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

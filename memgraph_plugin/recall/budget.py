@@ -1,0 +1,97 @@
+"""The injection's size: a small capped always-inject set and a character budget for it all.
+
+Pinned (always-inject) nodes are the newest ``recall_pinned_per_type`` visible nodes of each
+always-inject type (the current scene's events, the newest threads), read from the head of the
+store's per-type pool. Recalled nodes then fill what is left of ``recall_budget_chars`` in
+relevance order; a node whose row does not fit is left out (named in the trace) and smaller ones
+after it may still come in. Every cell is clipped to ``recall_item_chars``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from .render import PINNED_HEADING, RECALLED_HEADING, item_text, render_injection
+
+BUDGET_SETTING, DEFAULT_BUDGET = "recall_budget_chars", 6000
+PINNED_SETTING, DEFAULT_PINNED = "recall_pinned_per_type", 3
+ITEM_SETTING, DEFAULT_ITEM = "recall_item_chars", 400
+# a table's fixed cost beyond its rows: "### name", header and separator lines, blank lines
+_TABLE_SLACK = 16
+
+
+@attrs.frozen
+class Fitted:
+    """What fits the budget: pinned and recalled nodes (in order), the ids left out, the text."""
+
+    pinned: tuple[Any, ...]
+    recalled: tuple[Any, ...]
+    cut: tuple[str, ...]
+    prompt: str
+
+
+def pinned_nodes(session: Any, per_type: int) -> tuple[Any, ...]:
+    """The newest `per_type` visible nodes of each always-inject type, in timeline order."""
+    store = session.store
+    out: list[Any] = []
+    for spec in store.schema.types:
+        if spec.always_inject:
+            out.extend(store.newest_in_pool(spec.type, per_type))
+    return tuple(sorted(out, key=lambda n: (n.seq_to is None, n.seq_to or 0, n.id)))
+
+
+def _row_bound(node: Any, specs: Sequence[Any], max_cell: int) -> int:
+    """An upper bound of the node's row length (every column present, separators included)."""
+    spec = next((s for s in specs if s.type == node.type), None)
+    columns = len(spec.table_columns) if spec is not None else len(node.fields)
+    return len(item_text(node, specs, max_cell)) + 3 * (columns + 3) + 1
+
+
+def _table_bound(node: Any, specs: Sequence[Any]) -> int:
+    spec = next((s for s in specs if s.type == node.type), None)
+    names = list(spec.table_columns) if spec is not None else [str(k) for k in node.fields]
+    name = spec.table_name if spec is not None and spec.table_name else node.type
+    header = sum(len(c) + 3 for c in ["id", "title", *names]) + 2
+    return len(name) + 6 + 2 * header + _TABLE_SLACK
+
+
+def fit(
+    pinned: Sequence[Any],
+    recalled: Sequence[Any],
+    specs: Iterable[Any],
+    *,
+    budget: int,
+    max_cell: int,
+) -> Fitted:
+    """Pinned first (the newest kept when even they overflow), then recalled in order, each
+    while the bound of the text so far stays within `budget`; the rendered text is checked
+    and trimmed from the end until it fits."""
+    specs = list(specs)
+    used = 0
+    tables: set[tuple[str, str]] = set()
+    cut: list[str] = []
+
+    def take(node: Any, block: str) -> bool:
+        nonlocal used
+        cost = _row_bound(node, specs, max_cell)
+        if (block, node.type) not in tables:
+            cost += _table_bound(node, specs)
+            if not any(b == block for b, _ in tables):
+                cost += len(max(PINNED_HEADING, RECALLED_HEADING, key=len)) + 4
+        if used + cost > budget:
+            cut.append(node.id)
+            return False
+        used += cost
+        tables.add((block, node.type))
+        return True
+
+    kept_pinned = [n for n in reversed(pinned) if take(n, "pinned")][::-1]
+    kept = [n for n in recalled if take(n, "recalled")]
+    prompt = render_injection(kept_pinned, kept, specs, max_cell=max_cell)
+    while len(prompt) > budget and (kept or kept_pinned):  # the bound was too low: trim
+        cut.append(kept.pop().id if kept else kept_pinned.pop(0).id)
+        prompt = render_injection(kept_pinned, kept, specs, max_cell=max_cell)
+    return Fitted(tuple(kept_pinned), tuple(kept), tuple(cut), prompt)

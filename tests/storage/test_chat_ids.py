@@ -1,0 +1,60 @@
+"""Chat ids are checked in one place (`host.chat_ids`), with the same clear error at every
+entry point: the host's context, the memory-graph API, storage and the CLI (issue 17.4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from host import Host
+from host.chat_ids import ChatIdError, check_chat_id
+from host.cli import main
+from host.context import ChatContext
+from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.storage import LanceStorage
+
+BAD = ["", "\ud800", "a\x00b", "line\nbreak", "tab\there", "x" * 2000, 5, None]
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_check_chat_id_refuses_with_a_clear_message(bad):
+    with pytest.raises(ChatIdError) as info:
+        check_chat_id(bad)
+    assert str(info.value).startswith("chat id ")
+
+
+@pytest.mark.parametrize("good", ["c", "x' OR '1'='1", "艾琳 chat", "a/b\\c", "émoji 🎲"])
+def test_ordinary_and_odd_but_printable_ids_pass(good):
+    assert check_chat_id(good) == good
+
+
+@pytest.mark.parametrize("bad", ["", "\ud800", "a\x00b"])
+async def test_every_entry_point_gives_the_same_error(tmp_path, bad):
+    host = Host(data_dir=tmp_path / "d", entry_points=False)
+    await host.start()
+    expected = str(pytest.raises(ChatIdError, check_chat_id, bad).value)
+    with pytest.raises(ChatIdError) as info:
+        host.get_context(bad)
+    assert str(info.value) == expected
+    api = host.registry.get("memory-graph")
+    ctx = ChatContext(bad, (), host, host.data_dir, host.settings, "")
+    calls = [api.history(bad), api.rollback(bad, version=0)]
+    if bad:  # a context whose chat id is "" has no chat target: open_session gives None
+        calls.append(api.open_session(ctx))
+    else:
+        assert await api.open_session(ctx) is None
+    for call in calls:
+        with pytest.raises(MemoryGraphError) as info:
+            await call
+        assert info.value.code == "BAD_ARGS" and expected in info.value.message
+    storage = LanceStorage(str(tmp_path / "db"))
+    with pytest.raises(MemoryGraphError) as info:
+        storage.history_sync(bad)
+    assert info.value.code == "BAD_ARGS" and expected in info.value.message
+    await host.stop()
+
+
+def test_cli_reports_a_bad_chat_id_in_one_line(tmp_path, capsys):
+    status = main(["--data-dir", str(tmp_path / "d"), "history", "a\x01b"])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "chat id" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

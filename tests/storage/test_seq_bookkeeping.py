@@ -1,0 +1,94 @@
+"""Seq bookkeeping, one rule (issue 17.2, 17.7, 18.6): a batch that applies nothing commits
+nothing; the seq a result reports is the seq history records; the version a result reports is
+the journal version `rollback --to` takes."""
+
+from __future__ import annotations
+
+from host import Host, hookimpl
+
+
+class _CommitSpy:
+    def __init__(self) -> None:
+        self.commits: list = []
+
+    @hookimpl
+    def memgraph_commit(self, chat_id, commit):
+        self.commits.append((chat_id, commit))
+
+
+async def _host(data_dir, **settings) -> Host:
+    host = Host(data_dir=data_dir, settings=settings, entry_points=False)
+    await host.start()
+    return host
+
+
+async def _session(host: Host, chat_id: str):
+    return await host.registry.get("memory-graph").open_session(host.get_context(chat_id))
+
+
+def _create(summary: str) -> dict:
+    return {"op": "create", "type": "event", "fields": {"summary": summary}}
+
+
+async def test_a_fully_rejected_batch_commits_nothing_and_moves_no_seq(tmp_path):
+    host = await _host(tmp_path / "d")
+    spy = _CommitSpy()
+    host.register_plugin(spy, name="spy")
+    service = host.registry.get("memory-graph")
+    s = await _session(host, "c")
+    await s.apply_extraction_batch(ops=[_create("one")], max_seq=1)
+    result = await s.apply_extraction_batch(ops=[{"op": "explode"}], max_seq=10**12)
+    assert result.rejected and not result.applied and not result.changed
+    assert s.store.seq_counter == 1
+    assert len(spy.commits) == 1  # no memgraph_commit for the batch that applied nothing
+    assert [r.seq for r in await service.history("c")] == [1]
+
+    second = await s.apply_extraction_batch(ops=[_create("two")], max_seq=2)
+    history = await service.history("c")
+    assert second.seq == history[-1].seq == 2
+    # rollback to message 1 keeps message 1's write, drops message 2's
+    await service.rollback("c", seq=1)
+    s = await _session(host, "c")
+    assert sorted(n.fields["summary"] for n in s.read_api().list_nodes()) == ["one"]
+    await host.stop()
+
+
+async def test_an_empty_batch_fires_no_commit(tmp_path):
+    host = await _host(tmp_path / "d")
+    spy = _CommitSpy()
+    host.register_plugin(spy, name="spy")
+    s = await _session(host, "c")
+    result = await s.apply_extraction_batch(ops=[], max_seq=3)
+    assert not result.changed and spy.commits == []
+    assert await host.registry.get("memory-graph").history("c") == ()
+    await host.stop()
+
+
+async def test_result_seq_is_the_seq_history_records(tmp_path):
+    host = await _host(tmp_path / "d")
+    service = host.registry.get("memory-graph")
+    s = await _session(host, "c")
+    await s.apply_extraction_batch(ops=[_create("late")], max_seq=5)
+    older = await s.apply_extraction_batch(ops=[_create("older")], max_seq=2)
+    assert older.seq == (await service.history("c"))[-1].seq
+    await host.stop()
+
+
+async def test_batch_result_version_is_the_journal_version_after_a_reload(tmp_path):
+    host = await _host(tmp_path / "d")
+    s = await _session(host, "c")
+    for i in range(3):
+        await s.apply_extraction_batch(ops=[_create(f"n{i}")], max_seq=i + 1)
+    await host.stop()
+
+    again = await _host(tmp_path / "d")
+    service = again.registry.get("memory-graph")
+    s2 = await _session(again, "c")
+    result = await s2.apply_extraction_batch(ops=[_create("after reload")], max_seq=4)
+    assert result.version == (await service.history("c"))[-1].version == 4
+    nothing = await s2.apply_extraction_batch(ops=[{"op": "explode"}])
+    assert nothing.version == 4  # nothing committed: still the chat's journal version
+    await service.rollback("c", version=result.version - 1)
+    s3 = await _session(again, "c")
+    assert "after reload" not in [n.fields["summary"] for n in s3.read_api().list_nodes()]
+    await again.stop()
