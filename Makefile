@@ -12,7 +12,7 @@ VENDOR := memgraph_plugin/web/static/vendor
 CYTOSCAPE := $(VENDOR)/cytoscape.min.js
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: test demo bench lint clean vendor
+.PHONY: test demo bench lint clean vendor settings-doc
 
 $(PY):
 	$(PYTHON) -m venv --clear $(VENV)
@@ -45,6 +45,10 @@ demo: $(STAMP) $(CYTOSCAPE)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# Regenerate docs/settings.md from the settings schema (after declaring a key).
+settings-doc: $(STAMP)
+	$(VENV)/bin/memgraph-host --data-dir "$$(mktemp -d)" config --markdown > docs/settings.md
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

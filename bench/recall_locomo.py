@@ -1,18 +1,20 @@
 """Evidence recall on LoCoMo: the recall pipeline next to Okapi BM25 over the raw turns.
 
 Each conversation is replayed through a real host (LanceDB in a temporary folder) as raw
-messages: speaker A's turns are user messages, speaker B's assistant messages, each prefixed by
-the speaker's name ("Caroline: ...") with a shared photo's caption appended; session dates are
-the message times. Extraction and compaction run as shipped. Then every question (category 5,
+messages: speaker A's turns are user messages, speaker B's assistant messages, the speaker as the
+message's name, a shared photo's caption appended ("[shares a photo: ...]"), session dates as the
+message times. Extraction (the built-in offline extractor, every message) and compaction run as
+shipped; on a tree without the built-in extractor a clearly named temporary one-event-per-turn
+extractor stands in (printed under the table). Then every question (category 5,
 adversarial, skipped) is asked as a user message, the pipeline recalls, and the items it injected
 are scored in order: an evidence turn counts at k when its text (lower-cased, whitespace
 collapsed, first 200 characters) appears in one of the first k injected items.
 
-    python bench/recall_locomo.py [DATA.json] [--limit N] [--json]
+    python bench/recall_locomo.py [DATA.json] [--limit N] [--settings JSON]
 
 Default data: ``../shared/data/locomo-dev.json`` relative to the repository root (never
 committed). Prints recall@5/10/20 per category and overall for the pipeline and for BM25
-(k1 1.2, b 0.75, same message texts, stop words left out of the query and the turns), plus
+(k1 1.2, b 0.75, over "Speaker: text [caption]" lines, a fixed stop-word list left out), plus
 recall latency (p50/p95) and injected characters.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import inspect
 import json
 import math
 import re
@@ -42,7 +45,6 @@ sys.path.insert(0, str(ROOT))
 from host import hookimpl  # noqa: E402
 from memgraph_plugin.recall import pipeline_for  # noqa: E402
 from memgraph_plugin.recall.budget import DEFAULT_ITEM, ITEM_SETTING  # noqa: E402
-from memgraph_plugin.recall.query import STOP_WORDS  # noqa: E402
 from memgraph_plugin.recall.render import item_text  # noqa: E402
 
 # ``../shared/data/locomo-dev.json`` from the repository root (from a worktree one level deeper,
@@ -52,6 +54,7 @@ DATA_CANDIDATES = tuple(
 )
 DEFAULT_DATA = next((p for p in DATA_CANDIDATES if p.exists()), DATA_CANDIDATES[0])
 KS = (5, 10, 20)
+EXTRACTION: set[str] = set()  # which extraction the replay ran (printed under the table)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _TOKEN = re.compile(r"[a-z0-9]+")
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
@@ -62,7 +65,8 @@ class Turn:
     dia_id: str
     speaker: str
     text: str  # the turn's own text: what evidence is matched by
-    message: str  # what is replayed: "Speaker: text [shares a photo: caption]"
+    message: str  # the raw turn as one line: "Speaker: text [shares a photo: caption]"
+    raw: str  # the message text when the speaker goes as the message's name
     time: dt.datetime | None
     role: str
 
@@ -101,11 +105,15 @@ def turns_of(sample: dict[str, Any]) -> list[Turn]:
     while f"session_{n}" in conv:
         when = parse_date(conv.get(f"session_{n}_date_time", ""))
         for t in conv[f"session_{n}"]:
-            message = f"{t['speaker']}: {t['text']}"
+            raw = str(t["text"])
             if t.get("blip_caption"):
-                message += f" [shares a photo: {t['blip_caption']}]"
+                raw += f" [shares a photo: {t['blip_caption']}]"
             role = "user" if t["speaker"] == a else "assistant"
-            out.append(Turn(t["dia_id"], t["speaker"], t["text"], message, when, role))
+            out.append(
+                Turn(
+                    t["dia_id"], t["speaker"], t["text"], f"{t['speaker']}: {raw}", raw, when, role
+                )
+            )
         n += 1
     return out
 
@@ -131,8 +139,17 @@ def hits_at(items: Sequence[str], evidence: Sequence[str], k: int) -> float:
 # -- Okapi BM25 over the raw turns --------------------------------------------------------------
 
 
+# the baseline's stop words, fixed here so that tuning recall's list never moves the baseline
+_BASELINE_TEXT = """
+a an and are as at be but by can could did do does for from had has have he her him his how i if
+in into is it its me my no not now of on or our she so than that the their them then there they
+this to up us was we were what when where which while who whom whose why will with would you your
+"""
+BASELINE_STOP = frozenset(_BASELINE_TEXT.split())
+
+
 def _words(text: str) -> list[str]:
-    return [w for w in _TOKEN.findall(text.lower()) if w not in STOP_WORDS]
+    return [w for w in _TOKEN.findall(text.lower()) if w not in BASELINE_STOP]
 
 
 class Bm25:
@@ -229,17 +246,30 @@ class TemporaryTurnExtractor:
         return ops
 
 
-async def replay_messages(host: Any, chat: str, messages: Sequence[tuple[str, str, Any]]) -> None:
-    """TEMPORARY replay through the pipeline with ``TemporaryTurnExtractor``."""
+def builtin_extraction(pipeline: Any) -> bool:
+    """Whether the pipeline takes a message's speaker and time (the built-in offline extractor
+    then extracts every message as it comes); else the temporary path replays."""
+    return "name" in inspect.signature(pipeline.add_user_message).parameters
+
+
+async def replay(host: Any, chat: str, turns: Sequence[Turn]) -> str:
+    """Every turn through the pipeline as a raw message; returns which extraction ran."""
     pipeline = pipeline_for(host)
+    if builtin_extraction(pipeline):
+        for t in turns:
+            when = t.time.isoformat() if t.time is not None else ""
+            add = pipeline.add_user_message if t.role == "user" else pipeline.add_assistant_message
+            await add(chat, t.raw, name=t.speaker, time=when)
+        return "built-in"
     times: dict[int, Any] = {}
     host.register_plugin(TemporaryTurnExtractor(times), name="locomo-turns")
-    for role, text, when in messages:
-        times[len(host.chat(chat).messages)] = when
-        if role == "user":
-            await pipeline.add_user_message(chat, text)
+    for t in turns:
+        times[len(host.chat(chat).messages)] = t.time
+        if t.role == "user":
+            await pipeline.add_user_message(chat, t.message)
         else:
-            await pipeline.add_assistant_message(chat, text)
+            await pipeline.add_assistant_message(chat, t.message)
+    return "temporary one-event-per-turn"
 
 
 def normalise_all(text: str) -> str:
@@ -265,7 +295,7 @@ async def _replay_one(sample: dict[str, Any], settings: dict[str, Any]) -> list[
         await host.start()
         try:
             pipeline = pipeline_for(host)
-            await replay_messages(host, chat, [(t.role, t.message, t.time) for t in turns])
+            EXTRACTION.add(await replay(host, chat, turns))
             asked: list[Asked] = []
             base = len(host.chat(chat).messages) - 1
             session = await pipeline.open_session(chat)
@@ -356,7 +386,7 @@ async def main_async(args: argparse.Namespace) -> int:
         f"recall latency p50 {_pct(ms, 0.5):.1f} ms, p95 {_pct(ms, 0.95):.1f} ms; injected "
         f"characters p50 {_pct(chars, 0.5):.0f}, p95 {_pct(chars, 0.95):.0f}, "
         f"max {max(chars, default=0)}; {len(samples)} conversations, {len(asked)} questions, "
-        f"{time.perf_counter() - started:.0f} s"
+        f"{time.perf_counter() - started:.0f} s; extraction: {', '.join(sorted(EXTRACTION))}"
     )
     print("\n".join(lines))
     return 0

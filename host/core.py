@@ -3,8 +3,9 @@
 Call order: pluggy calls the implementation registered last first. The host keeps a fixed order
 by source tier instead of by accident of registration time: explicit plugins run first, then
 folder plugins, then entry-point plugins, then the built-in plugin (within a tier, the one
-registered later runs first; ``tryfirst`` / ``trylast`` still apply). A plugin registered again
-under the same name (hot reload) keeps its place.
+registered later runs first; ``tryfirst`` / ``trylast`` still apply). ``host_startup`` runs the
+tiers the other way round (built-in first), so a plugin's startup finds the built-in APIs. A
+plugin registered again under the same name (hot reload) keeps its place.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from host.hook_guard import Guard
 from host.markers import PROJECT_NAME, hookimpl
 from host.notify import HookFailure, HookResult, acall, call, failure, run_awaitable, summary
 from host.records import SOURCES, PluginRecord, PluginTable, Source
-from host.settings import env_blocked, env_strict, load_settings
+from host.settings import SettingsState, env_blocked, env_strict, load_state
 from host.specs import SpecSnapshot, forget_specs, specs_declared_in
 
 log = logging.getLogger("host")
@@ -42,6 +43,9 @@ HOST_HOOKS: frozenset[str] = frozenset(n for n in vars(hookspecs) if n.startswit
 
 #: Lower tiers are called later (pluggy calls the end of its list first).
 TIERS: Mapping[str, int] = {"built-in": 0, "entry point": 1, "folder": 2, "explicit": 3}
+#: Hooks called built-in tier first (providers before consumers): ``host_startup``, so a plugin
+#: starting finds every built-in API (``memory-graph``) already published (issue 18.1).
+PROVIDERS_FIRST = frozenset({"host_startup"})
 
 
 class Host:
@@ -59,9 +63,13 @@ class Host:
         builtins: bool = True,
         strict: bool | None = None,
         blocked: Iterable[str] | None = None,
+        setting_texts: Mapping[str, str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
-        self.settings: Mapping[str, Any] = load_settings(self.data_dir, settings)
+        self._settings_state: SettingsState = load_state(
+            self.data_dir, settings, texts=setting_texts
+        )
+        self.settings: Mapping[str, Any] = self._settings_state.view
         self.strict = env_strict() if strict is None else bool(strict)
         if isinstance(blocked, str):
             blocked = [blocked]
@@ -91,6 +99,20 @@ class Host:
 
     def __repr__(self) -> str:
         return f"<Host data_dir={str(self.data_dir)!r} plugins={len(self._records.all())}>"
+
+    @property
+    def settings_sources(self) -> Mapping[str, str]:
+        """Where each set key came from: ``file <path>``, ``env <VAR>`` or ``flag`` (absent keys:
+        their declared default)."""
+        return dict(self._settings_state.sources)
+
+    def check_settings(self) -> None:
+        """Every key set in the file, environment or ``settings=`` must be declared in the
+        settings schema with a value of its type (`SettingsError` naming the closest key).
+
+        Runs after each `load_plugins`, when the loaded plugins have declared their keys.
+        """
+        self._settings_state.check()
 
     @property
     def started(self) -> bool:
@@ -131,6 +153,7 @@ class Host:
             for record in self._records.all():
                 if record.status == "loaded" and record.plugin is not None:
                     self._check_unknown_hooks(record.name, record.plugin)
+        self.check_settings()
         return tuple(self._records.get(r.name) or r for r in records)
 
     def register_plugin(
@@ -589,19 +612,26 @@ class Host:
                     return
 
     def _restore_call_order(self) -> None:
-        """Sort every hook's implementations by (tier, first registration); see module doc."""
+        """Sort every hook's implementations by (tier, first registration); see module doc.
+
+        `PROVIDERS_FIRST` hooks run the tiers the other way round (built-in first), so every
+        plugin's ``host_startup`` finds the built-in APIs published, whatever the load order.
+        """
         ranks = self._ranks
 
-        def key(impl: Any) -> tuple[int, int, tuple[int, int]]:
+        def key(impl: Any, providers_first: bool) -> tuple[int, int, tuple[int, int]]:
             wrapper = 1 if (impl.wrapper or impl.hookwrapper) else 0
             group = 0 if impl.trylast else 2 if impl.tryfirst else 1
             tier, seq = ranks.get(impl.plugin_name, (len(TIERS), 1 << 30))
+            if providers_first:
+                tier = -tier
             rank = (-tier, -seq) if impl.trylast else (tier, seq)  # pluggy puts trylast first
             return (wrapper, group, rank)
 
         for caller in vars(self.pm.hook).values():
             if isinstance(caller, pluggy.HookCaller) and len(caller._hookimpls) > 1:
-                caller._hookimpls.sort(key=key)
+                first = caller.name in PROVIDERS_FIRST
+                caller._hookimpls.sort(key=lambda impl, first=first: key(impl, first))
 
 
 def _evolve(record: PluginRecord, **changes: Any) -> PluginRecord:

@@ -26,6 +26,8 @@ from typing import Any
 
 import attrs
 
+from host.settings_schema import Kind, declare
+
 DEADLINE_SETTING = "hook_deadline_seconds"
 DEADLINES_SETTING = "hook_deadlines"
 #: Seconds a guarded hook implementation may take (setting ``hook_deadline_seconds``).
@@ -33,6 +35,22 @@ DEFAULT_DEADLINE = 30.0
 #: Per-hook defaults (setting ``hook_deadlines`` overrides): extraction and summaries may wait on
 #: a language model.
 DEFAULT_DEADLINES: Mapping[str, float] = {"memgraph_extract": 120.0, "memgraph_summarise": 120.0}
+
+declare(
+    DEADLINE_SETTING,
+    Kind.NUMBER,
+    DEFAULT_DEADLINE,
+    "Seconds a guarded hook implementation may take before it is reported (HookTimeout) and "
+    "skipped.",
+    minimum=0,
+)
+declare(
+    DEADLINES_SETTING,
+    Kind.TABLE,
+    dict(DEFAULT_DEADLINES),
+    "Per-hook deadlines in seconds, a table hook name -> seconds (overrides "
+    "hook_deadline_seconds for those hooks).",
+)
 
 
 class HookTimeout(Exception):

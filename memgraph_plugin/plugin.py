@@ -13,7 +13,8 @@ from typing import Any
 
 import pluggy
 
-from . import hookspecs
+from . import hookspecs, settings_keys  # noqa: F401 - settings_keys declares the plugin's keys
+from .recall import setting_keys as _recall_keys  # noqa: F401 - declares the recall_* keys
 from .service import SERVICE_NAME, MemoryGraph, memory_graph_for
 
 try:  # the host's marker (the same project name either way)

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from host import hookimpl
+from host.settings_schema import Kind, declare
 from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
 from sample_plugins._text import ASCII_WORD, CJK_CHAR, CJK_RUN, split_values
 from sample_plugins._worker import Worker
@@ -30,7 +31,12 @@ log = logging.getLogger("sample_plugins.curator")
 WORKER_NAME = "curator.worker"
 API_NAME = "curator"
 VERSION = "1.0"
-AUTO_SETTING = "curator_on_commit"  # True: also curate after every commit
+AUTO_SETTING = declare(
+    "curator_on_commit",
+    Kind.BOOLEAN,
+    False,
+    "Curator sample plugin: also curate after every commit.",
+).key
 MAX_PASSES = 4
 
 INTERNAL_EDGES = frozenset({"contains", "semantic_contains"})

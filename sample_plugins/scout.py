@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from host import hookimpl
+from host.settings_schema import Kind, declare
 from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
 from sample_plugins._text import ASCII_WORD, CJK_RUN, STOP_WORDS, split_values
 from sample_plugins._worker import Worker
@@ -32,7 +33,12 @@ API_NAME = "scout"
 TOOLS_NAME = "orchestrator"
 VERSION = "1.0"
 DEFAULT_PICKS = 5
-AUTO_SETTING = "scout_on_recall"  # run the policy each time a chat's injection changes
+AUTO_SETTING = declare(
+    "scout_on_recall",
+    Kind.BOOLEAN,
+    True,
+    "Scout sample plugin: run its policy each time a chat's injection changes.",
+).key
 PREVIEW_LIMIT = 300
 OVERVIEW_KEYS = (  # the schema_overview block's fields besides "id", in the docs' order
     "table_name",

@@ -75,7 +75,13 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_plugins_table(tmp_path: Path, plugins: Path, capsys) -> None:
     code, out, _err = run(
-        capsys, "--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "plugins"
+        capsys,
+        "--data-dir",
+        str(tmp_path / "d"),
+        "--plugins-dir",
+        str(plugins),
+        "plugins",
+        "--start",
     )
     assert code == 0
     lines = out.splitlines()
@@ -107,6 +113,7 @@ def test_plugins_json(tmp_path: Path, plugins: Path, capsys) -> None:
         str(plugins),
         "plugins",
         "--json",
+        "--start",
     )
     assert code == 0
     rows = {row["name"]: row for row in json.loads(out)}
@@ -146,8 +153,9 @@ def test_hooks_lists_flags_and_call_order(tmp_path: Path, plugins: Path, capsys)
     after = out.split("host_startup  (host.hookspecs)\n", 1)[1].splitlines()
     block = after[: next(i for i, line in enumerate(after) if not line.startswith("    "))]
     order = [line.split(". ", 1)[1] for line in block]
-    order = order[: order.index("memgraph") + 1]
-    assert order == ["good", "cmds", "memgraph"]  # folder plugins (later first), then built-in
+    order = [name for name in order if name in {"good", "cmds", "memgraph"}]
+    # host_startup: built-in first (providers before consumers), then folder plugins (later first)
+    assert order == ["memgraph", "good", "cmds"]
     code, out, _err = run(capsys, *argv, "--json")
     hooks = {row["name"]: row for row in json.loads(out)}
     assert hooks["host_addhooks"]["historic"] is True
@@ -192,7 +200,7 @@ def test_cli_as_a_real_process(tmp_path: Path, plugins: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGRAPH_HOST_")}
     proc = subprocess.run(
         [sys.executable, "-m", "host", "--data-dir", str(tmp_path / "d"),
-         "--plugins-dir", str(plugins), "plugins", "--json"],
+         "--plugins-dir", str(plugins), "plugins", "--json", "--start"],
         capture_output=True, text=True, env=env, timeout=120, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -272,7 +280,7 @@ def test_a_hook_failure_shows_as_the_plugins_last_error(tmp_path: Path, capsys) 
         "from host import hookimpl\n\n\n@hookimpl\ndef host_startup(host):\n"
         "    raise LookupError('no startup today')\n"
     )
-    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "plugins"]
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "plugins", "--start"]
     code, out, _err = run(capsys, *argv)
     assert code == 0
     (row,) = [line for line in out.splitlines() if line.startswith("grumpy ")]
@@ -314,7 +322,7 @@ def test_what_plugins_print_never_mixes_with_a_commands_output(tmp_path: Path, c
         )
     )
     argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder)]
-    code, out, err = run(capsys, *argv, "plugins", "--json")
+    code, out, err = run(capsys, *argv, "plugins", "--json", "--start")
     assert code == 0
     assert {r["name"]: r["status"] for r in json.loads(out)}["chatty"] == "loaded"
     assert [line for line in err.splitlines() if line.startswith("chatty:")] == [
@@ -327,3 +335,59 @@ def test_what_plugins_print_never_mixes_with_a_commands_output(tmp_path: Path, c
     code, out, err = run(capsys, *argv, "say")
     assert (code, out) == (0, "said\n")
     assert "chatty: started" in err and "chatty: stopped" in err
+
+
+def test_listing_plugins_runs_no_startup_side_effects(tmp_path: Path, capsys) -> None:
+    """Issue 18.9: ``plugins`` lists without calling ``host_startup`` (``--start`` opts in)."""
+    folder = tmp_path / "effect_plugins"
+    folder.mkdir()
+    marker = tmp_path / "started.txt"
+    (folder / "effect.py").write_text(
+        "from pathlib import Path\nfrom host import hookimpl\n\n\n@hookimpl\n"
+        f"def host_startup(host):\n    Path({str(marker)!r}).write_text('x')\n"
+    )
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "plugins"]
+    code, out, _err = run(capsys, *argv, "--json")
+    assert code == 0 and {r["name"] for r in json.loads(out)} >= {"effect", "memgraph"}
+    assert not marker.exists()
+    assert not (tmp_path / "d" / "lancedb").exists()  # the memory graph did not open storage
+    code, out, _err = run(capsys, *argv, "--start")
+    assert code == 0 and marker.exists()
+
+
+def test_global_options_are_accepted_anywhere(tmp_path: Path, plugins: Path, capsys) -> None:
+    """Issue 18.3: ``memgraph-host greet world --data-dir d --plugins-dir p`` works."""
+    code, out, err = run(
+        capsys, "greet", "world", "--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins)
+    )
+    assert (code, out.strip()) == (0, "hello world started=True data=d"), err
+    code, out, err = run(
+        capsys, "--data-dir", str(tmp_path / "x"), "greet", "--plugins-dir", str(plugins), "w"
+    )
+    assert (code, out.strip()) == (0, "hello w started=True data=x"), err
+    code, out, _err = run(
+        capsys, "config", "--json", "--set", "recall_hops=4", "--data-dir", str(tmp_path / "c")
+    )
+    assert code == 0
+    assert {r["key"]: r["value"] for r in json.loads(out)}["recall_hops"] == 4
+
+
+def test_an_error_is_one_line_without_traceback_unless_debug(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "bad_plugins"
+    folder.mkdir()
+    (folder / "oops.py").write_text(
+        "from host import Command, hookimpl\n\n\ndef boom(host, args):\n"
+        "    raise KeyError('no such thing')\n\n\n@hookimpl\ndef host_cli_commands(host):\n"
+        "    return [Command('boom', 'fails', lambda p: None, boom)]\n"
+    )
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "boom"]
+    code, _out, err = run(capsys, *argv)
+    assert code == 1
+    assert err.strip().splitlines()[-1].startswith("memgraph-host boom: error: KeyError")
+    assert "Traceback" not in err
+    code, _out, err = run(capsys, *argv, "--debug")
+    assert code == 1 and "Traceback" in err and "no such thing" in err
+    code, _out, err = run(capsys, "--set", "nonsense", "config", "--data-dir", str(tmp_path))
+    assert (
+        code == 2 and err.strip() == "memgraph-host: error: --set expects KEY=VALUE, got 'nonsense'"
+    )

@@ -1,14 +1,17 @@
 """One traced LLM call for a hook: timed, written to the LLM trace, failures turned into a
-fallback record instead of an exception (the hook then answers with its offline default)."""
+fallback record instead of an exception (the hook then answers with its offline default), and
+given up in time for that fallback to run within the hook's deadline (`call_deadline`)."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import attrs
+
+from host.hook_guard import Guard
 
 from .provider import Completion, LlmError
 from .settings import LlmSettingsError
@@ -16,6 +19,16 @@ from .structured import Structured
 from .trace import OUTCOME_FALLBACK, OUTCOME_LLM, OUTCOME_RETRIED, LlmCall, LlmTraceLog
 
 log = logging.getLogger(__name__)
+
+#: Share of a hook's deadline (settings ``hook_deadlines`` / ``hook_deadline_seconds``) the model
+#: may use, retries included; the rest is left for the offline fallback.
+BUDGET_SHARE = 0.75
+
+
+def call_deadline(settings: Mapping[str, Any], hook_name: str) -> float | None:
+    """The `time.monotonic()` instant an LLM call made now for ``hook_name`` must end by."""
+    limit = Guard.from_settings(settings).deadline_of(hook_name)
+    return None if limit is None else time.monotonic() + BUDGET_SHARE * limit
 
 
 @attrs.frozen

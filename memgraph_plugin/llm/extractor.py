@@ -18,8 +18,8 @@ from typing import Any
 from host import hookimpl
 from memgraph_plugin.schema import DEFAULT_SCHEMA
 
-from .calls import traced
-from .ops_schema import ops_json_schema, relations, validate_ops
+from .calls import call_deadline, traced
+from .ops_schema import EVENT, ops_json_schema, relations, validate_ops
 from .prompts import clip, node_line, render
 from .provider import LlmProvider
 from .settings import LlmSettings
@@ -46,6 +46,23 @@ def describe_types(schema: Any) -> str:
     return "\n".join(lines)
 
 
+def stamp_events(ops: list[dict[str, Any]], message: Any) -> list[dict[str, Any]]:
+    """The message's own facts on each event the model wrote, as the offline extractor writes
+    them: ``speaker``, ``role``, ``time`` (recall's time cues read it) and ``message`` (index).
+    The model cannot write these (they are not table columns); the message knows them."""
+    facts = {
+        "speaker": getattr(message, "name", "") or "",
+        "role": getattr(message, "role", "") or "",
+        "time": getattr(message, "time", "") or "",
+        "message": getattr(message, "index", None),
+    }
+    facts = {k: v for k, v in facts.items() if v not in ("", None)}
+    for op in ops:
+        if op.get("type") == EVENT:
+            op["fields"] = {**op["fields"], **facts}
+    return ops
+
+
 class LlmExtractor:
     """Answers ``memgraph_extract`` through the model; ``offline`` is the fallback."""
 
@@ -69,6 +86,7 @@ class LlmExtractor:
     @hookimpl
     async def memgraph_extract(self, chat_id: str, message: Any, context: Any) -> list | None:
         """The model's ops for ``message``, else the offline extractor's."""
+        deadline = call_deadline(self.host.settings, "memgraph_extract")
         if not str(message.text).strip():
             return await self._offline(chat_id, message, context)
         session = await self._session(context)
@@ -97,11 +115,12 @@ class LlmExtractor:
                 messages,
                 ops_json_schema(schema),
                 lambda data: validate_ops(data, schema, known_ids=known_ids),
+                deadline=deadline,
             ),
         )
         if outcome.failed:
             return await self._offline(chat_id, message, context)
-        return outcome.value
+        return stamp_events(outcome.value, message)
 
     async def _offline(self, chat_id: str, message: Any, context: Any) -> list | None:
         if self.offline is None:

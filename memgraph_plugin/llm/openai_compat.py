@@ -20,6 +20,10 @@ from typing import Any
 
 import openai
 
+# the SDK imports this lazily on the first call (over a second): paid here, at start-up (only
+# with an LLM configured), not inside a hook's deadline
+import openai.resources.chat.completions  # noqa: F401
+
 from .provider import (
     ChatMessage,
     Completion,
@@ -113,9 +117,15 @@ class OpenAICompatibleProvider:
         return None
 
     async def complete(
-        self, messages: Sequence[ChatMessage], *, schema: JsonSchema | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        schema: JsonSchema | None = None,
+        deadline: float | None = None,
     ) -> Completion:
-        """One answer, with the retries and the response-format fallback described above."""
+        """One answer, with the retries and the response-format fallback described above, all
+        within ``deadline`` (a `time.monotonic()` instant; each attempt's timeout shrinks to
+        what is left, and no wait runs past it)."""
         notes: list[str] = []
         attempts = 0
         async with self._client() as client:
@@ -127,7 +137,7 @@ class OpenAICompatibleProvider:
                     if response_format is not None:
                         extra["response_format"] = response_format
                 try:
-                    response, used = await self._with_retries(client, messages, extra)
+                    response, used = await self._with_retries(client, messages, extra, deadline)
                 except LlmHttpError as exc:
                     if schema is None or exc.status not in _FORMAT_REJECTED:
                         raise
@@ -160,8 +170,26 @@ class OpenAICompatibleProvider:
             raise LlmOutputError(f"model {self.settings.model} answered with {why}")
         return str(text)
 
+    def _left(self, deadline: float | None, attempt: int) -> float:
+        """Seconds the next request may take: the timeout, or less when the deadline is near."""
+        if deadline is None:
+            return self.settings.timeout_s
+        left = deadline - time.monotonic()
+        if left <= 0:
+            error = LlmTimeout(
+                f"LLM server at {self.settings.base_url}: no time left within the hook's "
+                f"deadline ({attempt - 1} attempt(s))"
+            )
+            error.attempts = attempt - 1
+            raise error
+        return min(self.settings.timeout_s, left)
+
     async def _with_retries(
-        self, client: openai.AsyncOpenAI, messages: Sequence[ChatMessage], extra: dict[str, Any]
+        self,
+        client: openai.AsyncOpenAI,
+        messages: Sequence[ChatMessage],
+        extra: dict[str, Any],
+        deadline: float | None,
     ) -> tuple[Any, int]:
         """The response and the attempts it took; 429/5xx/timeouts/refusals retried."""
         s = self.settings
@@ -169,18 +197,20 @@ class OpenAICompatibleProvider:
         while True:
             attempt += 1
             wait: float | None = None
+            timeout = self._left(deadline, attempt)
             try:
                 response = await client.chat.completions.create(
                     model=s.model,
                     messages=list(messages),  # type: ignore[arg-type]
                     temperature=s.temperature,
                     max_tokens=s.max_tokens,
+                    timeout=timeout,
                     **extra,
                 )
                 return response, attempt
             except openai.APITimeoutError as exc:
                 error: LlmError = LlmTimeout(
-                    f"LLM server at {s.base_url} did not answer within {s.timeout_s:g} s "
+                    f"LLM server at {s.base_url} did not answer within {timeout:g} s "
                     f"({attempt} attempt(s))"
                 )
                 error.__cause__ = exc
@@ -202,11 +232,12 @@ class OpenAICompatibleProvider:
                     error.attempts = attempt
                     raise error from exc
                 wait = retry_after_seconds(exc.response.headers)
-            if attempt > s.retries:
-                error.attempts = attempt
-                raise error
             if wait is None:
                 wait = s.backoff_s * (2 ** (attempt - 1))
             wait = min(wait, s.backoff_max_s)
+            out_of_time = deadline is not None and time.monotonic() + wait >= deadline
+            if attempt > s.retries or out_of_time:
+                error.attempts = attempt
+                raise error
             log.info("LLM %s: %s; retry %d in %.2f s", self.name, error, attempt, wait)
             await self._sleep(wait)

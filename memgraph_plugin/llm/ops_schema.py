@@ -20,6 +20,7 @@ from memgraph_plugin.schema import INTERNAL_EDGE_TYPES, RELATIONS, is_diagnostic
 from .provider import JsonSchema
 
 SCHEMA_NAME = "memgraph_ops"
+EVENT = "event"  # the type every message gets one node of (when the chat's schema has it)
 REF_PREFIX = "llm:"  # refs share one batch with other extractors: ours are prefixed
 _TITLE_COLUMNS = frozenset({"title", "name", "summary"})  # the batch fills these from a title
 FieldValue = str | int | float | bool | list[str]
@@ -195,7 +196,8 @@ def _check_node(
 def validate_ops(data: Any, schema: Any, *, known_ids: Collection[str] = ()) -> list[dict]:
     """The batch ops of a whole answer, or `InvalidOutput` listing every problem.
 
-    ``known_ids``: node ids the prompt listed (links may target them).
+    ``known_ids``: node ids the prompt listed (links may target them). An answer without an
+    ``event`` node is refused when the schema has the type (each message is one event).
     """
     if not isinstance(data, dict):
         got = type(data).__name__
@@ -215,6 +217,8 @@ def validate_ops(data: Any, schema: Any, *, known_ids: Collection[str] = ()) -> 
         refs.add(node.ref)
     for i, node in enumerate(answer.nodes):
         problems.extend(_check_node(i, node, specs, refs, set(known_ids)))
+    if EVENT in specs and not any(n.type.strip().lower() == EVENT for n in answer.nodes):
+        problems.append("$.nodes: no event node for the message (every message gets one)")
     if problems:
         raise InvalidOutput(problems)
     return [_to_op(node, refs) for node in answer.nodes]

@@ -45,9 +45,14 @@ class LlmProvider(Protocol):
         ...
 
     async def complete(
-        self, messages: Sequence[ChatMessage], *, schema: JsonSchema | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        schema: JsonSchema | None = None,
+        deadline: float | None = None,
     ) -> Completion:
-        """The model's answer to ``messages`` (JSON text when ``schema`` is given)."""
+        """The model's answer to ``messages`` (JSON text when ``schema`` is given), given up
+        with `LlmTimeout` at ``deadline`` (a `time.monotonic()` instant) at the latest."""
         ...
 
 

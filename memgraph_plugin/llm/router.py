@@ -1,10 +1,11 @@
 """The LLM router: the model reranks the recall pipeline's best candidates (a bounded count).
 
-The built-in router's fused ranking (keyword + vector + recency) gives the top ``llm_rerank_count``
-candidates; the model picks, in order, the ones that help answer the user's message (at most
-``recall_top_k``); the pipeline then drills the graph from the first few picks as it does for any
-router plugin. When the call fails, the built-in router's own answer is returned with the
-fallback reason ``llm_<reason>`` and the error, so the recall trace says what happened.
+The pipeline's fused ranking (``RouteRequest.ranked``: keyword, vector and graph signals) gives
+the top ``llm_rerank_count`` candidates; the model picks, in order, the ones that help answer the
+user's message (at most ``recall_top_k``); the pipeline then drills the graph from the first few
+picks as it does for any router plugin and fits the answer into the prompt budget. When the call
+fails, the built-in ranking is returned with the fallback reason ``llm_<reason>`` and the error,
+so the recall trace says what happened.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import attrs
 import cattrs
 
 from host import hookimpl
-from memgraph_plugin.recall.pipeline import pipeline_for
 from memgraph_plugin.recall.router import (
+    BUILTIN_ROUTER,
     DEFAULT_SEEDS,
     DEFAULT_TOP_K,
     SEEDS_SETTING,
@@ -29,7 +30,7 @@ from memgraph_plugin.recall.router import (
     int_setting,
 )
 
-from .calls import traced
+from .calls import call_deadline, traced
 from .ops_schema import InvalidOutput, converter
 from .prompts import clip, node_line, render
 from .provider import JsonSchema, LlmProvider
@@ -83,28 +84,18 @@ def validate_route(data: Any, ids: Sequence[str], top_k: int) -> list[str]:
     return list(dict.fromkeys(answer.selected))[:top_k]
 
 
-async def fused_candidates(request: RouteRequest, router: Any, limit: int) -> list[Any]:
-    """The best ``limit`` candidates of the fused ranking (NodeViews), always-injected ones left
-    out: the request's ``ranked`` list when the pipeline gives one (read node by node, the pool
-    is never walked), else the built-in router's baseline scores over the pool."""
+def fused_candidates(request: RouteRequest, limit: int) -> list[Any]:
+    """The best ``limit`` candidates of the pipeline's fused ranking (``request.ranked``) as
+    node views, always-injected ones left out; read node by node (the pool is never walked)."""
     always = set(request.always_inject_ids)
-    ranked = getattr(request, "ranked", None)
-    if ranked is not None:
-        out = []
-        for item in ranked:
-            node_id = item if isinstance(item, str) else item.id
-            node = request.session.get_node(node_id) if node_id not in always else None
-            if node is not None:
-                out.append(node)
+    out = []
+    for item in request.ranked:
+        node = request.session.get_node(item.id) if item.id not in always else None
+        if node is not None and not node.archived:
+            out.append(node)
             if len(out) >= limit:
                 break
-        return out
-    if not request.candidates:
-        return []
-    by_id = {c.id: c for c in request.candidates}
-    scores, _mode = await router._baseline_scores(request)
-    best = sorted(scores, key=lambda i: (-scores[i], i))
-    return [by_id[i] for i in best if i in by_id and i not in always][:limit]
+    return out
 
 
 class LlmRouter:
@@ -131,8 +122,8 @@ class LlmRouter:
         rerank (the built-in router answers)."""
         if not request.query.strip():
             return None
-        builtin = pipeline_for(self.host).router
-        candidates = await fused_candidates(request, builtin, self.settings.rerank_count)
+        deadline = call_deadline(request.settings, "memgraph_route")
+        candidates = fused_candidates(request, self.settings.rerank_count)
         if not candidates:
             return None
         top_k = int_setting(request.settings, TOP_K_SETTING, DEFAULT_TOP_K)
@@ -157,12 +148,13 @@ class LlmRouter:
                 messages,
                 route_schema(ids),
                 lambda data: validate_route(data, ids, top_k),
+                deadline=deadline,
             ),
         )
-        if outcome.failed:
-            result = await builtin.route(request)
-            return attrs.evolve(
-                result,
+        if outcome.failed:  # the built-in ranking stands, and the trace says why
+            return RouteResult(
+                selected=request.ranked,
+                router=BUILTIN_ROUTER,
                 fallback_reason=f"llm_{outcome.record.reason}",
                 error=outcome.record.error,
             )

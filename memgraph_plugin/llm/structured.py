@@ -66,9 +66,12 @@ async def structured_call(
     messages: Sequence[ChatMessage],
     schema: JsonSchema,
     validate: Callable[[Any], T],
+    *,
+    deadline: float | None = None,
 ) -> Structured:
-    """The validated answer to ``messages``; retried once with the validation error quoted."""
-    first = await provider.complete(messages, schema=schema)
+    """The validated answer to ``messages``; retried once with the validation error quoted
+    (both within ``deadline``, a `time.monotonic()` instant)."""
+    first = await provider.complete(messages, schema=schema, deadline=deadline)
     value, error = _problem(first.text, validate)
     if error is None:
         return Structured(value, (first,))
@@ -77,7 +80,7 @@ async def structured_call(
         {"role": "assistant", "content": first.text[:4000]},
         {"role": "user", "content": render("retry", error=error)},
     ]
-    second = await provider.complete(again, schema=schema)
+    second = await provider.complete(again, schema=schema, deadline=deadline)
     value, error2 = _problem(second.text, validate)
     if error2 is None:
         return Structured(value, (first, second), first_error=error)

@@ -12,7 +12,7 @@ from typing import Any
 
 from host import hookimpl
 
-from .calls import traced
+from .calls import call_deadline, traced
 from .prompts import clip, render
 from .provider import LlmProvider
 from .settings import LlmSettings
@@ -65,6 +65,7 @@ class LlmSummariser:
     @hookimpl(tryfirst=True)
     async def memgraph_summarise(self, type: str, briefs: Sequence[Any]) -> str | None:
         """The model's summary; ``None`` (the next summariser answers) when it fails."""
+        deadline = call_deadline(self.host.settings, "memgraph_summarise")
         texts = [brief_text(b) for b in briefs if b is not None]
         texts = [t for t in texts if t]
         if not texts:
@@ -86,7 +87,7 @@ class LlmSummariser:
             model=self.settings.model,
             chat_id=None,
             seq=None,
-            call=lambda: self.provider.complete(messages),
+            call=lambda: self.provider.complete(messages, deadline=deadline),
         )
         if outcome.failed:
             return None

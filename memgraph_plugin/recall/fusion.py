@@ -18,7 +18,7 @@ from .query import TimeRange, time_of
 from .signals import Hit
 
 RRF_K = 10
-WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.8, "graph": 0.3}
+WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3}
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
 

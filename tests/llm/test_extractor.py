@@ -13,7 +13,7 @@ from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider
 from memgraph_plugin.llm.trace import LlmTraceLog
 from memgraph_plugin.recall import pipeline_for
 
-from .conftest import answer, started_host, status
+from .conftest import answer, slow, started_host, status
 
 CHAT = "c1"
 SAID = "Mel told me she adopted a dog called Rex last week in Boston."
@@ -83,6 +83,7 @@ async def test_good_structured_output_becomes_nodes_and_edges(tmp_path, chat_ser
         by_title = {n.title: n for n in nodes.values()}
         event, mel, boston = by_title["Mel adopts Rex"], by_title["Melanie"], by_title["Boston"]
         assert "Rex" in event.fields["summary"] and mel.fields["aliases"] == ("Mel",)
+        assert event.fields["role"] == "assistant" and event.fields["message"] == 1
         assert (event.id, "involved_in", mel.id) in edges
         assert (event.id, "occurred_at", boston.id) in edges
 
@@ -237,5 +238,52 @@ async def test_an_unreachable_server_falls_back_naming_the_url(tmp_path, closed_
         assert out.extraction.applied == 1
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "unreachable" and url in call.error
+    finally:
+        await host.stop()
+
+
+async def test_an_answer_without_an_event_is_refused(tmp_path, chat_server):
+    no_event = {"nodes": GOOD["nodes"][1:]}
+    chat_server.reply(answer(no_event), answer(GOOD))
+    host = await host_with_extractor(tmp_path, chat_server)
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 3
+        retry = chat_server.requests[1]["messages"][-1]["content"]
+        assert "$.nodes: no event node for the message" in retry
+    finally:
+        await host.stop()
+
+
+async def test_a_key_variable_not_set_falls_back_without_a_request(
+    tmp_path, chat_server, monkeypatch
+):
+    monkeypatch.delenv("NO_SUCH_LLM_KEY", raising=False)
+    chat_server.reply(answer(GOOD))
+    host = await host_with_extractor(tmp_path, chat_server, llm_api_key_env="NO_SUCH_LLM_KEY")
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.applied == 1 and chat_server.requests == []
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.reason == "settings" and "NO_SUCH_LLM_KEY" in call.error
+    finally:
+        await host.stop()
+
+
+async def test_the_model_gives_up_in_time_for_the_fallback_within_the_hook_deadline(
+    tmp_path, chat_server
+):
+    # the hook may take 2 s; the model answers in 5 s and its own timeout (10 s) is longer:
+    # the call must end at 1.5 s so the offline answer still makes it in time
+    chat_server.reply(slow(5.0, answer(GOOD)))
+    settings = chat_server.settings(llm_hooks=["extract"], llm_timeout_s=10.0)
+    host = await started_host(tmp_path, hook_deadlines={"memgraph_extract": 2.0}, **settings)
+    plugin = host.pm.get_plugin("memgraph-llm-extract")
+    plugin.offline = offline_event
+    try:
+        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        assert out.extraction.failures == () and out.extraction.applied == 1
+        (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert call.reason == "timeout" and len(chat_server.requests) == 1
     finally:
         await host.stop()

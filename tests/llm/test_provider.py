@@ -150,3 +150,15 @@ async def test_a_400_without_a_schema_is_not_retried(chat_server):
     with pytest.raises(LlmHttpError, match="context too long") as caught:
         await provider(chat_server, Waits()).complete(HELLO)
     assert caught.value.reason == "http_400" and len(chat_server.requests) == 1
+
+
+async def test_a_deadline_stops_retries_and_waits(chat_server):
+    chat_server.reply(status(500, "busy"))
+    waits = Waits()
+    llm = provider(chat_server, waits, llm_retries=3, llm_backoff_s=10, llm_backoff_max_s=60)
+    with pytest.raises(LlmHttpError) as caught:  # the first wait would pass the deadline
+        await llm.complete(HELLO, deadline=time.monotonic() + 5)
+    assert caught.value.attempts == 1 and waits.asked == [] and len(chat_server.requests) == 1
+    with pytest.raises(LlmTimeout, match="no time left"):
+        await llm.complete(HELLO, deadline=time.monotonic() - 1)
+    assert len(chat_server.requests) == 1  # nothing sent once the time is up

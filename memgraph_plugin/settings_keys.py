@@ -1,0 +1,182 @@
+"""The memory graph's setting keys (``memgraph-host.toml``), declared in the host's schema.
+
+Imported by the plugin module, so the keys are known whenever the plugin loads. A subsystem may
+instead declare its keys beside its own code with `host.settings_schema.declare`, as long as that
+module is imported when the plugin loads (import it here otherwise). The code reading a key keeps
+its default equal to the declared one (``tests/test_settings_schema.py`` checks the built-ins).
+"""
+
+from __future__ import annotations
+
+from host.settings_schema import Kind, declare
+
+from .values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+
+# ---------------------------------------------------------------- graph and embedding
+EMBEDDING_PROFILE = declare(
+    "embedding_profile",
+    Kind.STRING,
+    None,
+    """Name of the embedding profile for vector search (``hashing``, ``tiny`` or one a plugin
+    registers through ``memgraph_embedding_profiles``). Unset: no vectors; recall is keyword +
+    recency.""",
+)
+SCHEMA = declare(
+    "schema",
+    Kind.ANY,
+    None,
+    """Node-type schema: a path to a JSON file or a list of type specs (the original's shape).
+    Unset: the built-in default schema.""",
+)
+
+# ---------------------------------------------------------------- storage
+STORAGE_OPTIONS = declare(
+    "storage_options",
+    Kind.TABLE,
+    {},
+    """Options handed to LanceDB for object stores (e.g. ``aws_endpoint``, ``aws_region``,
+    ``allow_http``), a table of strings.""",
+)
+STORAGE_RETENTION_SECONDS = declare(
+    "storage_retention_seconds",
+    Kind.NUMBER,
+    600.0,
+    "Table versions older than this are deleted when the tables are compacted.",
+    minimum=0,
+)
+STORAGE_OPTIMIZE_EVERY = declare(
+    "storage_optimize_every",
+    Kind.INTEGER,
+    50,
+    "Compact and clean up the tables after this many commits by this process.",
+    minimum=1,
+)
+STORAGE_CHECKPOINT_EVERY = declare(
+    "storage_checkpoint_every",
+    Kind.INTEGER,
+    200,
+    "Write a chat snapshot after this many journal rows since the last one.",
+    minimum=1,
+)
+STORAGE_KEEP_CHECKPOINTS = declare(
+    "storage_keep_checkpoints",
+    Kind.INTEGER,
+    3,
+    "Snapshots kept per chat (older ones are deleted).",
+    minimum=1,
+)
+STORAGE_HISTORY_SECONDS = declare(
+    "storage_history_seconds",
+    Kind.NUMBER,
+    None,
+    """Journal rows older than this and older than the oldest kept snapshot are deleted.
+    Unset: the whole history is kept.""",
+    minimum=0,
+)
+STORAGE_REFRESH_SECONDS = declare(
+    "storage_refresh_seconds",
+    Kind.NUMBER,
+    0.0,
+    """How long an open chat trusts its cached graph before checking the database for commits
+    by other processes (0: check on every open).""",
+    minimum=0,
+)
+VECTOR_ANN_THRESHOLD = declare(
+    "vector_ann_threshold",
+    Kind.INTEGER,
+    250_000,
+    "Vector search builds an approximate (ANN) index once a table holds this many vectors.",
+    minimum=1,
+)
+
+# recall_* keys: memgraph_plugin/recall/setting_keys.py (beside the code, from its constants)
+
+# ---------------------------------------------------------------- LLM (memgraph_plugin/llm/)
+# Declared here, not in llm/settings.py: the LLM package is imported only when llm_base_url is
+# set, and the keys must be known before that. tests/test_settings_schema.py checks that these
+# match llm.settings.SETTINGS (the defaults and meanings the LLM code reads).
+LLM_BASE_URL = declare(
+    "llm_base_url",
+    Kind.STRING,
+    None,
+    """URL of an OpenAI-compatible chat-completions server, up to /v1 (e.g.
+    http://localhost:11434/v1 for Ollama). Unset: no LLM, the offline defaults answer.""",
+)
+LLM_MODEL = declare(
+    "llm_model", Kind.STRING, None, "Model name the server knows (required with llm_base_url)."
+)
+LLM_API_KEY_ENV = declare(
+    "llm_api_key_env",
+    Kind.STRING,
+    None,
+    """NAME of the environment variable holding the API key (the key itself never goes in the
+    settings file). Unset: a placeholder key, fine for local servers.""",
+)
+LLM_TIMEOUT_S = declare(
+    "llm_timeout_s",
+    Kind.NUMBER,
+    60.0,
+    "Seconds one request may take before it counts as timed out.",
+    minimum=0.001,
+)
+LLM_RETRIES = declare(
+    "llm_retries",
+    Kind.INTEGER,
+    2,
+    "Extra attempts after a 429, a 5xx, a timeout or a refused connection.",
+    minimum=0,
+)
+LLM_BACKOFF_S = declare(
+    "llm_backoff_s", Kind.NUMBER, 1.0, "First wait between attempts; doubles each retry.", minimum=0
+)
+LLM_BACKOFF_MAX_S = declare(
+    "llm_backoff_max_s",
+    Kind.NUMBER,
+    30.0,
+    "Longest wait between attempts (a Retry-After is capped at it).",
+    minimum=0,
+)
+LLM_HOOKS = declare(
+    "llm_hooks",
+    Kind.ANY,
+    ["extract", "route", "summarise"],
+    """Which hooks go through the model: a list (or comma-separated text) of extract, route,
+    summarise.""",
+)
+LLM_RESPONSE_FORMAT = declare(
+    "llm_response_format",
+    Kind.CHOICE,
+    "json_schema",
+    """json_schema (structured output) or json_object; json_schema falls back to json_object by
+    itself when the server rejects it.""",
+    choices=("json_schema", "json_object"),
+)
+LLM_RERANK_COUNT = declare(
+    "llm_rerank_count",
+    Kind.INTEGER,
+    20,
+    "How many fused candidates the LLM router reranks at most.",
+    minimum=1,
+)
+LLM_TEMPERATURE = declare(
+    "llm_temperature", Kind.NUMBER, 0.0, "Sampling temperature sent with every request.", minimum=0
+)
+LLM_MAX_TOKENS = declare(
+    "llm_max_tokens", Kind.INTEGER, 2048, "Most tokens one answer may have.", minimum=1
+)
+
+# ---------------------------------------------------------------- write limits (values.py)
+MAX_TITLE_CHARS = declare(
+    "max_title_chars",
+    Kind.INTEGER,
+    DEFAULT_MAX_TITLE_CHARS,
+    "The longest node title a write may store, in characters (longer: BAD_OP / BAD_ARGS).",
+    minimum=1,
+)
+MAX_FIELD_BYTES = declare(
+    "max_field_bytes",
+    Kind.INTEGER,
+    DEFAULT_MAX_FIELD_BYTES,
+    "The largest field value a write may store, as UTF-8 JSON bytes.",
+    minimum=1,
+)
