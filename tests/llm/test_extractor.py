@@ -247,7 +247,7 @@ async def test_an_answer_without_an_event_is_refused(tmp_path, chat_server):
     chat_server.reply(answer(no_event), answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 3
         retry = chat_server.requests[1]["messages"][-1]["content"]
         assert "$.nodes: no event node for the message" in retry
@@ -262,7 +262,7 @@ async def test_a_key_variable_not_set_falls_back_without_a_request(
     chat_server.reply(answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server, llm_api_key_env="NO_SUCH_LLM_KEY")
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 1 and chat_server.requests == []
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "settings" and "NO_SUCH_LLM_KEY" in call.error
@@ -281,7 +281,7 @@ async def test_the_model_gives_up_in_time_for_the_fallback_within_the_hook_deadl
     plugin = host.pm.get_plugin("memgraph-llm-extract")
     plugin.offline = offline_event
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.failures == () and out.extraction.applied == 1
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "timeout" and len(chat_server.requests) == 1
