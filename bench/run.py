@@ -10,6 +10,9 @@ Sections are modules next to this file, loaded by path when present:
 - ``keyword.py``: the same ``rows`` (keyword search at 100k nodes against LanceDB's native FTS
   and bm25s on the same texts, and what a write costs each);
 - ``turn.py``: the same ``rows`` (a recall turn and a whole turn at 1k/10k/100k nodes);
+- ``scale.py``: the same ``rows``, a fifth element being the unit (storage scale ratios:
+  write tails across maintenance, writes during another chat's maintenance, cold open against a
+  raw pyarrow read, first vector search after an open; ``--million`` adds a 1M-node chat);
 - ``ingest.py``: ``table_rows(quick=...) -> [table row]`` (offline transcript ingest: messages/s
   and cost per message at 1k and 10k messages, synthetic and LoCoMo).
 
@@ -45,7 +48,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "ingest")
+SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "scale", "ingest")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -98,23 +101,31 @@ def engine_rows(engine: ModuleType, sizes: list[int]) -> list[Row]:
     return out
 
 
-def storage_rows(storage: ModuleType, quick: bool, label: str = "storage") -> list[Row]:
+def storage_rows(
+    storage: ModuleType, quick: bool, label: str = "storage", **options: Any
+) -> list[Row]:
     t0 = time.perf_counter()
     try:
-        raw = storage.rows(quick=quick)
+        raw = storage.rows(quick=quick, **options)
     except Exception:
         traceback.print_exc()
         return [(f"{label} section", "error", "", "-", "", "see stderr")]
     out: list[Row] = []
-    for name, ms, limit, note in raw:
+    for name, ms, limit, note, *unit in raw:  # an optional fifth element: the unit
         value = f"{ms:.2f}"
-        out.append((str(name), value, "ms", "-" if limit is None else f"<= {limit:g}",
-                    _status(value, limit), str(note)))
+        out.append((str(name), value, unit[0] if unit else "ms",
+                    "-" if limit is None else f"<= {limit:g}", _status(value, limit), str(note)))
     print(f"[bench] {label}: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     return out
 
 
-def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SECTIONS) -> str:
+def run(
+    sizes: list[int],
+    *,
+    quick: bool = False,
+    sections: tuple[str, ...] = SECTIONS,
+    million: bool = False,
+) -> str:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     rows: list[Row] = []
@@ -133,6 +144,9 @@ def run(sizes: list[int], *, quick: bool = False, sections: tuple[str, ...] = SE
     turn = _load("turn") if "turn" in sections else None  # a chat turn at 1k/10k/100k nodes
     if turn is not None and hasattr(turn, "rows"):
         rows += storage_rows(turn, quick, "turn")
+    scale = _load("scale") if "scale" in sections else None
+    if scale is not None and hasattr(scale, "rows"):
+        rows += storage_rows(scale, quick, "scale", million=million)
     ingest = _load("ingest") if "ingest" in sections else None  # rows in the table's own shape
     if ingest is not None and hasattr(ingest, "table_rows"):
         t0 = time.perf_counter()
@@ -154,11 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1k and 10k only, quick storage")
     parser.add_argument("--sections", default=",".join(SECTIONS), help="which sections to run")
     parser.add_argument("--write", action="store_true", help="append the table to RESULTS.md")
+    parser.add_argument("--million", action="store_true", help="scale: also a 1M-node chat")
     args = parser.parse_args(argv)
     default = "1000,10000" if args.quick else "1000,10000,100000"
     sizes = [int(s) for s in (args.sizes or default).split(",") if s.strip()]
     sections = tuple(x.strip() for x in args.sections.split(",") if x.strip())
-    table = run(sizes, quick=args.quick, sections=sections)
+    table = run(sizes, quick=args.quick, sections=sections, million=args.million)
     print(table)
     if args.write:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")

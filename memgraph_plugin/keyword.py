@@ -148,6 +148,7 @@ class KeywordIndex:
         self.clear()
 
     def clear(self) -> None:
+        self._weights_memo: tuple[Any, dict[int, float], float] | None = None  # score_of's last
         self._vocab: dict[str, int] = {}  # token -> token number
         self._terms: list[str] = []  # token number -> token
         self._postings: dict[int, _Postings] = {}  # token number -> postings (df > 0)
@@ -161,6 +162,12 @@ class KeywordIndex:
 
     def __len__(self) -> int:
         return len(self._slot_of)
+
+    def knows(self, token: str) -> bool:
+        """Whether some indexed node holds `token` (a word variant worth searching for)."""
+        tid = self._vocab.get(token)
+        p = None if tid is None else self._postings.get(tid)
+        return p is not None and p.live > 0
 
     def tokens_of(self, node_id: str) -> frozenset[str]:
         slot = self._slot_of.get(node_id)
@@ -181,6 +188,7 @@ class KeywordIndex:
             self._lens = np.concatenate([self._lens, np.zeros(grow, dtype=np.float32)])
 
     def _retire(self, node_id: str) -> bool:
+        self._weights_memo = None
         slot = self._slot_of.pop(node_id, None)
         if slot is None:
             return False
@@ -205,6 +213,7 @@ class KeywordIndex:
 
     def update_many(self, items: Iterable[tuple[Node, NodeTypeSpec | None]]) -> None:
         """Index many nodes at once (a load): postings are appended once per token."""
+        self._weights_memo = None
         slot_of, slot_ids, slot_terms, free = (
             self._slot_of, self._slot_ids, self._slot_terms, self._free
         )
@@ -317,21 +326,26 @@ class KeywordIndex:
     def score_of(self, query: str, node_ids: Iterable[str]) -> dict[str, float]:
         """The `search` score of each given node for `query` (0.0 when it matches nothing or
         is not indexed), reading only those nodes: for re-scoring a few known ids."""
-        q = token_set(query)
         out = dict.fromkeys(node_ids, 0.0)
-        if not q or not self._slot_of:
+        if not self._slot_of:
             return out
         docs = len(self._slot_of)
         avg = self._total_len / docs
-        weights: dict[int, float] = {}
-        best = 0.0
-        for tok in q:
-            tid = self._vocab.get(tok)
-            p = None if tid is None else self._postings.get(tid)
-            w = idf(docs, 0 if p is None else p.live)
-            best += w * (K1 + 1.0)
-            if tid is not None and p is not None:
-                weights[tid] = w
+        key = (query, docs, self._total_len)
+        cached = self._weights_memo
+        if cached is not None and cached[0] == key:  # the same query again (one recall asks many)
+            weights, best = cached[1], cached[2]
+        else:
+            weights = {}
+            best = 0.0
+            for tok in token_set(query):
+                tid = self._vocab.get(tok)
+                p = None if tid is None else self._postings.get(tid)
+                w = idf(docs, 0 if p is None else p.live)
+                best += w * (K1 + 1.0)
+                if tid is not None and p is not None:
+                    weights[tid] = w
+            self._weights_memo = (key, weights, best)
         if not weights:
             return out
         for node_id in out:

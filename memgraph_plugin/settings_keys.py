@@ -48,14 +48,31 @@ STORAGE_OPTIMIZE_EVERY = declare(
     "storage_optimize_every",
     Kind.INTEGER,
     50,
-    "Compact and clean up the tables after this many commits by this process.",
+    """After this many commits by this process, the next background maintenance pass compacts
+    and cleans up every table.""",
     minimum=1,
 )
 STORAGE_CHECKPOINT_EVERY = declare(
     "storage_checkpoint_every",
     Kind.INTEGER,
     200,
-    "Write a chat snapshot after this many journal rows since the last one.",
+    """A chat is snapshotted (in the background) once this many journal rows follow its last
+    snapshot.""",
+    minimum=1,
+)
+STORAGE_MAINTENANCE_SECONDS = declare(
+    "storage_maintenance_seconds",
+    Kind.NUMBER,
+    30.0,
+    """The background maintenance (snapshots, compaction, cleanup) runs a pass at least this
+    often while anything was committed.""",
+    minimum=0.05,
+)
+STORAGE_SNAPSHOT_CHAIN = declare(
+    "storage_snapshot_chain",
+    Kind.INTEGER,
+    8,
+    """Snapshots in a chain (one full, then deltas of what changed) before the next full one.""",
     minimum=1,
 )
 STORAGE_KEEP_CHECKPOINTS = declare(

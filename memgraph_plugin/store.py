@@ -897,6 +897,19 @@ class Store:
             store._bulk_load(*decode_graph(data))
         return store
 
+    @classmethod
+    def from_columns(
+        cls, nodes: Any, edges: Any, node_seq: int, seq_counter: int, *, schema: Any = None
+    ) -> Store:
+        """A store from a snapshot's node and edge state tables (pyarrow, `storage/columns.py`):
+        the same store `from_dict` builds from the same graph, without a JSON dict per node."""
+        from .columnar import decode_columns
+
+        store = cls(schema=schema)
+        with gc_paused():
+            store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
+        return store
+
     def _bulk_load(
         self, nodes: dict[str, Node], edges: dict[EdgeKey, Edge], node_seq: int, seq_counter: int
     ) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -78,7 +78,7 @@ class LanceAnn:
     def candidates(
         self,
         chat_id: str,
-        ckpt_version: int,
+        ckpt_version: int | Sequence[int],
         query: np.ndarray,
         limit: int,
         profile: str | None = None,
@@ -87,7 +87,9 @@ class LanceAnn:
         keys: dict[str, str] = {"chat_id": chat_id}
         if profile is not None:
             keys["profile"] = profile
-        where = f"{where_eq(**keys)} AND ckpt_version = {int(ckpt_version)}"
+        versions = (ckpt_version,) if isinstance(ckpt_version, int) else tuple(ckpt_version)
+        listed = ", ".join(str(int(v)) for v in versions)
+        where = f"{where_eq(**keys)} AND ckpt_version IN ({listed})"
         arrow = (
             self.table.search(np.asarray(query, dtype=np.float32), vector_column_name="vector")
             .metric("cosine")
@@ -106,7 +108,7 @@ def hybrid_search(
     ann: LanceAnn,
     *,
     chat_id: str,
-    ckpt_version: int,
+    ckpt_version: int | Sequence[int],
     dirty: Collection[str],
     query: np.ndarray,
     k: int,

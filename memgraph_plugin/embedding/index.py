@@ -25,6 +25,36 @@ class VectorIndex:
         self._codes: dict[str, int] = {}
         self._blank = 0
 
+    @classmethod
+    def from_arrays(
+        cls,
+        profile: str,
+        ids: Sequence[str],
+        matrix: np.ndarray,
+        type_names: Sequence[str],
+        type_of_row: np.ndarray,
+        searchable: np.ndarray,
+        *,
+        headroom: float = 1.25,
+    ) -> VectorIndex:
+        """An index of `ids` built in one copy of `matrix` (rows `type_names[type_of_row[i]]`,
+        `searchable[i]`), with room to grow before the next copy (for an open: no per-row
+        Python work besides the id map)."""
+        n, dim = matrix.shape
+        index = cls(dim, profile)
+        cap = max(64, int(n * headroom))
+        index._matrix = np.zeros((cap, dim), dtype=np.float32)
+        index._matrix[:n] = matrix
+        index._ids = list(ids)
+        index._pos = {nid: i for i, nid in enumerate(index._ids)}
+        codes = np.asarray([index._code(t) for t in type_names], dtype=np.int32)
+        index._type_codes = np.zeros(cap, dtype=np.int32)
+        index._live = np.zeros(cap, dtype=bool)
+        if n:
+            index._type_codes[:n] = codes[np.asarray(type_of_row, dtype=np.int64)]
+            index._live[:n] = np.asarray(searchable, dtype=bool)
+        return index
+
     def __len__(self) -> int:
         return len(self._pos)
 

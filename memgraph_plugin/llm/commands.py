@@ -9,7 +9,9 @@ import sys
 import time
 from typing import Any
 
+from host.cli import CliError
 from host.commands import Command
+from host.console import add_json_option, print_json, print_table
 
 from .prompts import clip
 from .provider import JsonSchema, LlmError
@@ -69,40 +71,38 @@ async def run_check(host: Any, args: argparse.Namespace) -> int:
 def _trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chat", default=None, help="only this chat's calls")
     parser.add_argument("--last", type=int, default=20, help="how many calls, newest last (20)")
-    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_json_option(parser, "calls (one JSON object per line)")
+
+
+COLUMNS = ("time", "hook", "chat", "seq", "outcome", "reason", "tries", "ms", "error")
 
 
 def run_trace(host: Any, args: argparse.Namespace) -> int:
     """The newest LLM calls as a table (or JSON lines)."""
     if args.last < 1:
-        print("memgraph-host llm-trace: --last must be at least 1", file=sys.stderr)
-        return 2
+        raise CliError("--last must be at least 1")
     calls = LlmTraceLog(host.data_dir).read(chat_id=args.chat, last=args.last)
     if not calls:
         print(f"no LLM calls recorded in {host.data_dir}", file=sys.stderr)
         return 1
     if args.json:
-        for call in calls:
-            print(json.dumps(call.to_json(), ensure_ascii=False, sort_keys=True))
+        print_json([c.to_json() for c in calls], lines=True)
         return 0
-    rows = [("time", "hook", "chat", "seq", "outcome", "reason", "tries", "ms", "error")]
-    for c in calls:
-        rows.append(
-            (
-                time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.time)),
-                c.hook,
-                c.chat_id or "-",
-                "-" if c.seq is None else str(c.seq),
-                c.outcome,
-                c.reason or "-",
-                str(c.attempts),
-                f"{c.duration_ms:.0f}",
-                clip(c.error or c.first_error or "", 80) or "-",
-            )
+    rows = [
+        (
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(c.time)),
+            c.hook,
+            c.chat_id,
+            c.seq,
+            c.outcome,
+            c.reason,
+            c.attempts,
+            f"{c.duration_ms:.0f}",
+            clip(c.error or c.first_error or "", 80),
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for r in rows:
-        print("  ".join([c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)] + [r[-1]]))
+        for c in calls
+    ]
+    print_table(COLUMNS, rows)
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -59,6 +59,39 @@ def content_words(text: str) -> list[str]:
     tokens = tokenize(text)
     kept = [t for t in tokens if t not in STOP_WORDS]
     return kept or tokens
+
+
+_SUFFIXES = ("ing", "ed", "es", "s", "er")
+_ENDINGS = ("", "s", "es", "ed", "ing", "er", "d")
+
+
+def word_variants(word: str, known: Callable[[str], bool]) -> list[str]:
+    """Other forms of an English word that the chat uses ("paint" -> "painted", "painting"):
+    light suffix stripping and adding, kept only when `known` (the keyword index) has them.
+    The index itself is not stemmed, so this is how "paint" finds "I painted a lake"."""
+    if not word.isascii() or not word.isalpha() or len(word) < 4:
+        return []
+    stems = {word}
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stems.add(word[: -len(suffix)])
+    if word.endswith("ing") and len(word) > 5:
+        stems.add(word[:-3] + "e")
+    forms: set[str] = set()
+    for stem in stems:
+        forms.update(stem + ending for ending in _ENDINGS)
+        if stem.endswith("e"):
+            forms.add(stem[:-1] + "ing")
+    forms.discard(word)
+    return sorted(f for f in forms if known(f))
+
+
+def expand_terms(terms: list[str], known: Callable[[str], bool]) -> list[str]:
+    """The terms followed by the variants of each the chat knows (no duplicates)."""
+    out = dict.fromkeys(terms)
+    for term in terms:
+        out.update(dict.fromkeys(word_variants(term, known)))
+    return list(out)
 
 
 def content_query(text: str) -> str:

@@ -22,7 +22,7 @@ from memgraph_plugin.projection import expand_from_seeds
 from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
 
 from .fusion import Fused, fuse
-from .query import STOP_WORDS, content_query, content_words, time_cue, time_of
+from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
 from .signals import (
     GRAPH_SCAN,
@@ -429,7 +429,8 @@ class _Turn:
         self.request = request
         self.k = k
         self.store = request.session.store
-        self.terms = content_words(request.query) if request.query.strip() else []
+        words = content_words(request.query) if request.query.strip() else []
+        self.terms = expand_terms(words, self.store.keywords.knows)
         self.cut = self.store.seq_counter - recent + 1 if recent else None
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
 

@@ -60,20 +60,57 @@ class CommitRecord:
 
 @attrs.frozen(eq=False)
 class ChatState:
-    """A chat as loaded: the store dict in the original JSON shape at `version`.
+    """A chat as loaded: its graph at `version`, as columns and/or as the original's JSON dict.
 
-    `data` has `nodes` (id -> node dict), `edges` (list), `nodeSeq`, `seqCounter`.
-    `version` is 0 for a chat that has never been written. `changed_since_checkpoint` holds the
-    ids of nodes put or removed by journal rows after `checkpoint_version` (their vectors are not
-    in the checkpoint's vector rows, or only in an older form).
+    `data` has `nodes` (id -> node dict), `edges` (list), `nodeSeq`, `seqCounter`; a state loaded
+    from storage holds the node and edge state tables (`nodes`, `edges`, see `columns.py`) and
+    builds `data` from them on first use. `version` is 0 for a chat that has never been written.
+    `changed_since_checkpoint` holds the ids of nodes put or removed by journal rows after
+    `checkpoint_version` (their vectors are not in the snapshot's vector rows, or only in an
+    older form); `chain` is that snapshot's chain of row sets.
     """
 
     chat_id: str
     version: int
-    data: dict[str, Any]
+    _data: dict[str, Any] | None = attrs.field(default=None, repr=False)
     checkpoint_version: int = 0
     seq: int = 0
     changed_since_checkpoint: frozenset[str] = frozenset()
+    nodes: Any = attrs.field(default=None, repr=False)  # pyarrow node state table
+    edges: Any = attrs.field(default=None, repr=False)  # pyarrow edge state table
+    node_seq: int = 0
+    seq_counter: int = 0
+    chain: tuple[int, ...] = ()
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            from memgraph_plugin.storage.columns import edge_dicts, node_dicts
+
+            data = {
+                "nodes": node_dicts(self.nodes),
+                "edges": edge_dicts(self.edges),
+                "nodeSeq": self.node_seq,
+                "seqCounter": self.seq_counter,
+            }
+            object.__setattr__(self, "_data", data)
+            return data
+        return self._data
+
+    def tables(self) -> tuple[Any, Any]:
+        """The node and edge state tables (built from `data` when the state has none)."""
+        if self.nodes is None or self.edges is None:
+            from memgraph_plugin.storage.columns import state_tables
+
+            return state_tables(self._data or {})
+        return self.nodes, self.edges
+
+    @property
+    def counters(self) -> tuple[int, int]:
+        """`(nodeSeq, seqCounter)`."""
+        if self._data is not None:
+            return int(self._data.get("nodeSeq", 0) or 0), int(self._data.get("seqCounter", 0) or 0)
+        return self.node_seq, self.seq_counter
 
 
 @runtime_checkable

@@ -16,6 +16,9 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from memgraph_plugin.embedding.ann import LanceAnn, hybrid_search
 from memgraph_plugin.embedding.base import EmbeddingProfile
@@ -23,6 +26,7 @@ from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.index import VectorIndex
 from memgraph_plugin.embedding.text import node_id
 from memgraph_plugin.gc_pause import gc_paused
+from memgraph_plugin.schema import is_diagnostic_type
 from memgraph_plugin.storage.base import ChatState, CommitRecord, VectorBlock
 from memgraph_plugin.storage.codec import changeset_to_change
 from memgraph_plugin.storage.errors import ConflictError
@@ -44,8 +48,20 @@ class LoadedChat:
     checkpoint_version: int
     seq: int = 0
     index: VectorIndex | None = None
-    dirty: set[str] = attrs.field(factory=set)  # changed since the last checkpoint (ANN delta)
+    #: node id -> the version that changed it, for nodes whose vector may not be among the
+    #: snapshot's vector rows (the ANN path searches them exactly); `UNSNAPSHOTTED`: never there
+    dirty: dict[str, float] = attrs.field(factory=dict)
+    unembedded: list[str] = attrs.field(factory=list)  # in the index without a stored vector
     lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+
+    def snapshot_seen(self, version: int) -> None:
+        """A snapshot at `version` exists: nodes changed up to it are among its vector rows."""
+        if version > self.checkpoint_version:
+            self.checkpoint_version = version
+            self.dirty = {k: v for k, v in self.dirty.items() if v > version}
+
+
+UNSNAPSHOTTED = float("inf")
 
 
 class PersistedChats:
@@ -56,6 +72,7 @@ class PersistedChats:
         storage: LanceStorage | Callable[[], LanceStorage],
         *,
         store_from_dict: StoreFactory,
+        store_from_state: Callable[[ChatState], Any] | None = None,
         schema: Any = None,
         profile: EmbeddingProfile | None = None,
         ann_threshold: int = 250_000,
@@ -65,6 +82,7 @@ class PersistedChats:
         self._storage = storage if isinstance(storage, LanceStorage) else None
         self._storage_factory = None if isinstance(storage, LanceStorage) else storage
         self.store_from_dict = store_from_dict
+        self.store_from_state = store_from_state
         self._schema = schema
         self._profile = profile
         self._embedder: NodeEmbedder | None = None
@@ -165,22 +183,48 @@ class PersistedChats:
         return lock
 
     def _load(self, storage: LanceStorage, chat_id: str) -> LoadedChat:
-        """Read a chat and build its store, off the event loop (a 100k-node chat takes about a
-        second). One collector pause spans both: the decoded state dict is garbage by its end,
-        so no collection walks it."""
+        """Read a chat's columns, build its store and its vector index, off the event loop.
+        One collector pause spans it all: the decoded columns are garbage by its end, so no
+        collection walks them. The index is built here from the stored vectors (a numpy copy
+        of a column), so the first search after an open costs what later ones do."""
         with gc_paused():
-            return self._from_state(storage.load_sync(chat_id))
+            state = storage.load_sync(chat_id)
+            chat = self._from_state(state)
+            if self.embedder is not None:
+                self._load_index(storage, chat, state)
+            return chat
 
     def _from_state(self, state: ChatState) -> LoadedChat:
-        store = self.store_from_dict(state.data)
+        if self.store_from_state is not None and state.nodes is not None:
+            store = self.store_from_state(state)
+        else:
+            store = self.store_from_dict(state.data)
         return LoadedChat(
             chat_id=state.chat_id,
             store=store,
             version=state.version,
             checkpoint_version=state.checkpoint_version,
             seq=state.seq,
-            dirty=set(state.changed_since_checkpoint),
+            dirty=dict.fromkeys(state.changed_since_checkpoint, float(state.version)),
         )
+
+    def _load_index(self, storage: LanceStorage, chat: LoadedChat, state: ChatState) -> None:
+        """The chat's vector index from its stored vectors; nodes without one are noted in
+        `unembedded` (embedded by the first search)."""
+        assert self.embedder is not None
+        block = storage.load_vectors_sync(chat.chat_id, state, profile=self.embedder.name)
+        index = self.embedder.new_index()
+        nodes = chat.store
+        if block is not None and block.dim == index.dim:  # every id is a node of `state`
+            names, type_of_row, archived = _types_and_flags(state, block.ids, nodes)
+            diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
+            searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
+            index = VectorIndex.from_arrays(
+                index.profile, block.ids, block.matrix, names, type_of_row, searchable
+            )
+        if len(index) != len(nodes):
+            chat.unembedded = [n.id for n in nodes.iter_nodes() if n.id not in index]
+        chat.index = index
 
     async def refresh(self, chat_id: str) -> LoadedChat:
         """Reload unconditionally (after a conflict, a rollback or an import)."""
@@ -223,19 +267,12 @@ class PersistedChats:
             # before the snapshot below: it must hold this write's vectors
             self.embedder.apply(chat.index, changeset.nodes, vectors)
         change = changeset_to_change(changeset, applied=applied, vectors=vectors)
-        provider = None
-        if chat.version + 1 - chat.checkpoint_version >= self.storage.settings.checkpoint_every:
-            provider = self._snapshot_provider(chat, chat.version + 1, change.seq_counter)
-        record = await self.storage.commit(
-            chat.chat_id, change, base_version=chat.version, state_provider=provider
-        )
+        record = await self.storage.commit(chat.chat_id, change, base_version=chat.version)
         chat.version = record.version
         chat.seq = record.seq
-        if self.storage.checkpointed_version(chat.chat_id) == record.version:
-            chat.checkpoint_version = record.version  # written: nothing is newer than it
-            chat.dirty.clear()
-        else:
-            chat.dirty.update(node_id(n) for n in changeset.nodes)
+        stamp = float(record.version) if vectors is not None else UNSNAPSHOTTED
+        for n in changeset.nodes:
+            chat.dirty[node_id(n)] = stamp
         return record
 
     def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
@@ -254,18 +291,6 @@ class PersistedChats:
             chat.index = None
             return None
 
-    def _snapshot_provider(
-        self, chat: LoadedChat, version: int, seq: int
-    ) -> Callable[[], tuple[ChatState, VectorBlock | None]]:
-        """The post-commit snapshot, built now on the caller's thread (the store is not shared)."""
-        data = chat.store.to_dict()
-        block = None
-        if chat.index is not None and self.embedder is not None and len(chat.index):
-            ids, matrix = chat.index.items()
-            block = VectorBlock(self.embedder.name, ids, matrix)
-        state = ChatState(chat.chat_id, version, data, checkpoint_version=version, seq=seq)
-        return lambda: (state, block)
-
     # --------------------------------------------------------------- vectors
 
     async def ensure_index(self, chat: LoadedChat, progress: Progress | None = None) -> VectorIndex:
@@ -275,10 +300,15 @@ class PersistedChats:
         vectors into the new index (loaded before it, the index would keep the old ones).
         """
         assert self.embedder is not None
-        if chat.index is not None:
+        if chat.index is not None and not chat.unembedded:
             return chat.index
         async with chat.lock:
-            if chat.index is not None:  # another search built it meanwhile
+            if chat.index is not None and chat.unembedded:  # nodes stored without a vector
+                missing = [n for n in map(chat.store.node, chat.unembedded) if n is not None]
+                chat.unembedded = []
+                await self._embed_into(chat.index, missing, progress, total=len(missing))
+                chat.dirty.update(dict.fromkeys((n.id for n in missing), UNSNAPSHOTTED))
+            if chat.index is not None:  # built at load, or by another search meanwhile
                 return chat.index
             state = ChatState(chat.chat_id, chat.version, {"nodes": {}}, chat.checkpoint_version)
             nodes = list(chat.store.iter_nodes())
@@ -294,7 +324,8 @@ class PersistedChats:
                 have = set()
             missing = [n for n in nodes if n.id not in have]
             await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
-            chat.dirty.update(n.id for n in missing)  # not among the checkpoint's vector rows
+            # not among the snapshot's vector rows
+            chat.dirty.update(dict.fromkeys((n.id for n in missing), UNSNAPSHOTTED))
             chat.index = index
             return index
 
@@ -326,6 +357,7 @@ class PersistedChats:
         assert self.embedder is not None
         chat = self._chats.get(chat_id) or await self.open(chat_id)
         index = await self.ensure_index(chat)
+        chat.snapshot_seen(self.storage.checkpointed_version(chat_id))
         q = self.embedder.embed_query(query)
         if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:
             ann = self._ann_for(index.dim)
@@ -336,7 +368,7 @@ class PersistedChats:
                     index,
                     ann,
                     chat_id=chat_id,
-                    ckpt_version=chat.checkpoint_version,
+                    ckpt_version=self.storage.snapshot_chain(chat_id, chat.checkpoint_version),
                     profile=self.embedder.name,
                     dirty=set(chat.dirty),
                     query=q,
@@ -391,9 +423,44 @@ class PersistedChats:
                 chat.index = index  # a change still waiting to commit adds its vectors next
                 chat.checkpoint_version = state.version
                 chat.dirty.clear()
+                chat.unembedded = []
             else:
                 self.forget(chat_id)  # another writer moved on: reload next time
             return len(nodes)
+
+
+def _types_and_flags(
+    state: ChatState, ids: tuple[str, ...], store: Any
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """`(type names, type of each id as an index into them, archived flag of each id)`, from
+    the state's columns (vectorised); from the store for nodes held as raw JSON, or for all of
+    them when the state has no columns."""
+    if state.nodes is None:
+        recs = [store.node(i) for i in ids]
+        names = sorted({n.type for n in recs})
+        at = {t: k for k, t in enumerate(names)}
+        return (
+            names,
+            np.asarray([at[n.type] for n in recs], dtype=np.int64),
+            np.asarray([n.archived for n in recs], dtype=bool),
+        )
+    rows = pc.index_in(pa.array(ids, pa.string()), value_set=state.nodes["id"])
+    types = state.nodes["type"].take(rows)
+    archived = state.nodes["archived"].take(rows)
+    raw = [i for i, t in enumerate(types.to_pylist()) if t is None] if types.null_count else []
+    if raw:  # raw rows: their records know
+        fixed_t, fixed_a = types.to_pylist(), archived.to_pylist()
+        for i in raw:
+            rec = store.node(ids[i])
+            fixed_t[i], fixed_a[i] = rec.type, rec.archived
+        types, archived = pa.array(fixed_t, pa.string()), pa.array(fixed_a, pa.bool_())
+    encoded = pc.dictionary_encode(types).combine_chunks() if hasattr(types, "chunks") else (
+        pc.dictionary_encode(types)
+    )
+    names = encoded.dictionary.to_pylist()
+    type_of_row = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    flags = np.asarray(archived.to_numpy(zero_copy_only=False), dtype=bool)
+    return names, type_of_row, flags
 
 
 def _log_build_failure(task: asyncio.Future[bool]) -> None:

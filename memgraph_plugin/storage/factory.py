@@ -32,6 +32,9 @@ def persistence_for_host(
     return PersistedChats(
         lambda: LanceStorage(storage_settings),
         store_from_dict=lambda data: Store.from_dict(data, schema=service.schema),
+        store_from_state=lambda state: Store.from_columns(
+            state.nodes, state.edges, state.node_seq, state.seq_counter, schema=service.schema
+        ),
         schema=lambda: service.schema,
         profile=profile,
         ann_threshold=int(number_setting(settings, "vector_ann_threshold", 250_000, 1)),

@@ -4,22 +4,22 @@ Layout (one database per host, every chat in the same tables):
 
 - `commits`: the append-only journal, one row per committed batch (one LanceDB append, so a batch
   is all-or-nothing). A row holds the change as JSON plus the changed nodes' vectors.
-- `checkpoints`: full snapshots of a chat's store dict, tagged with the version they include.
-- `nodes` (`nodes_d<dim>` for other dimensions): the nodes of each chat's latest checkpoint with a
-  fixed-size float32 `vector` column.
+- `snapshots`, `snap_nodes`, `snap_edges`: columnar, incremental snapshots (`snapshots.py`).
+- `nodes` (`nodes_d<dim>` for other dimensions): the snapshots' node vectors (a fixed-size
+  float32 `vector` column), along the same chains.
 
-Loading = latest checkpoint + replay of the journal rows after it. Two writers of one chat are
-detected optimistically: a commit appends version `base + 1`; the row committed first (the
-smallest stable row id; scan order is not commit order once compaction has run) wins, a loser
-deletes its row and raises `ConflictError`. The append's own table version says whether anything
-but this handle's appends to other chats landed since the chat was last seen at `base`; only then
-is the version read back to find the winner (`_uncontested`).
+Loading = the newest snapshot's columns + the journal rows after it, merged as columns
+(`columns.py`). Snapshots, compaction and cleanup run in `maintenance.py`, never in a commit.
+Two writers of one chat are detected optimistically: a commit appends version `base + 1`; the
+row committed first (the smallest stable row id; scan order is not commit order once compaction
+has run) wins, a loser deletes its row and raises `ConflictError`. The append's own table
+version says whether anything but this handle's appends to other chats landed since the chat was
+last seen at `base`; only then is the version read back to find the winner (`_uncontested`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -32,6 +32,7 @@ from typing import Any
 import lancedb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from lancedb.index import BTree
 
 from host.chat_ids import chat_id_problem
@@ -43,20 +44,23 @@ from memgraph_plugin.storage.base import (
     VectorBlock,
 )
 from memgraph_plugin.storage.codec import (
-    StateBuilder,
     change_from_payload,
     change_payload,
     diff_states,
     empty_state,
 )
+from memgraph_plugin.storage.columns import DeltaBuilder, empty_edges, empty_nodes, merge
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
+from memgraph_plugin.storage.maintenance import Maintenance, retry_conflicts
 from memgraph_plugin.storage.settings import StorageSettings
+from memgraph_plugin.storage.snapshots import SnapshotTables, new_rowset_id, vector_rows
 from memgraph_plugin.storage.tables import (
-    CHECKPOINTS,
-    CHECKPOINTS_SCHEMA,
     COMMITS,
     COMMITS_SCHEMA,
+    SNAP_EDGES,
+    SNAP_NODES,
+    SNAPSHOTS,
     nodes_schema,
     nodes_table_name,
     open_or_create,
@@ -158,14 +162,16 @@ class LanceStorage:
             storage_options=dict(settings.storage_options) or None,
         )
         self._commits = open_or_create(self._db, COMMITS, COMMITS_SCHEMA)
-        self._checkpoints = open_or_create(self._db, CHECKPOINTS, CHECKPOINTS_SCHEMA)
         self._nodes: dict[int, Any] = {}
+        self._snaps = SnapshotTables(self._db, self._nodes_table)
         self._lock = threading.RLock()
         self._commits_since_optimize = 0
+        self.maintenance = Maintenance(self)
         self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
         self._last_checkpoint: dict[str, int] = {}  # chat -> newest checkpoint version known
         self._chat_indexed: set[str] = set()  # tables known to have their chat_id index
+        self._chains: dict[tuple[str, int], tuple[int, ...]] = {}  # (chat, snapshot) -> chain
 
     # ------------------------------------------------------------------ reads
 
@@ -210,22 +216,6 @@ class LanceStorage:
             expected += 1
         return entries
 
-    def _latest_checkpoint(self, chat_id: str, upto: int | None = None) -> dict[str, Any] | None:
-        where = where_eq(chat_id=chat_id)
-        if upto is not None:
-            where += f" AND version <= {int(upto)}"
-        heads = self._rows(self._checkpoints, where, ["version"])
-        if not heads:
-            return None
-        best = max(int(r["version"]) for r in heads)
-        rows = self._rows(
-            self._checkpoints,
-            f"{where_eq(chat_id=chat_id)} AND version = {best}",
-            ["version", "seq", "created_at", "data", "vec_profile", "vec_dim"],
-        )
-        # a later snapshot of the same version (a reindex) supersedes the earlier one
-        return max(rows, key=lambda r: float(r["created_at"])) if rows else None
-
     def latest_version_sync(self, chat_id: str) -> int:
         _check_chat_id(chat_id)
         table_version = self._commits.version
@@ -257,25 +247,33 @@ class LanceStorage:
         return False
 
     def load_sync(self, chat_id: str, *, upto: int | None = None) -> ChatState:
+        """The chat at its latest version (or `upto`): the newest snapshot's columns with the
+        journal rows after it merged in."""
         _check_chat_id(chat_id)
         table_version = self._commits.version
-        ckpt = self._latest_checkpoint(chat_id, upto)
-        base_version = int(ckpt["version"]) if ckpt is not None else 0
+        for _attempt in range(5):
+            head = self._snaps.head(chat_id, upto)
+            if head is None:
+                break
+            nodes, edges = self._snaps.read(chat_id, head)
+            if self._snaps.still_there(chat_id, head):
+                break  # else pruned by another process while read: read the newer one
+        base_version = int(head["version"]) if head is not None else 0
         entries = self._journal(chat_id, base_version, upto)
-        with gc_paused():  # decoding builds a few acyclic objects per node and edge
-            if ckpt is not None:
-                builder = StateBuilder(json.loads(ckpt["data"]))
-                seq = int(ckpt["seq"])
+        with gc_paused():  # decoding builds a few acyclic objects per changed node and edge
+            if head is not None:
+                node_seq, seq_counter = int(head["node_seq"]), int(head["seq_counter"])
+                seq = int(head["seq"])
             else:
-                builder, seq = StateBuilder(empty_state()), 0
-            changed: set[str] = set()
+                nodes, edges, node_seq, seq_counter, seq = empty_nodes(), empty_edges(), 0, 0, 0
+            delta = DeltaBuilder()
             for entry in entries:
-                change = entry.change()
-                builder.apply(change)
-                changed.update(str(n["id"]) for n in change.nodes)
-                changed.update(change.nodes_removed)
+                delta.apply(entry.change())
                 seq = entry.seq
-            data = builder.to_dict()
+            if entries:
+                dn, de = delta.tables()
+                nodes, edges = merge(nodes, dn), merge(edges, de)
+                node_seq, seq_counter = int(delta.node_seq or 0), int(delta.seq_counter or 0)
         version = entries[-1].version if entries else base_version
         if upto is not None and version < upto:
             self._missing_version(chat_id, upto)
@@ -285,10 +283,14 @@ class LanceStorage:
         return ChatState(
             chat_id=chat_id,
             version=version,
-            data=data,
             checkpoint_version=base_version,
             seq=seq,
-            changed_since_checkpoint=frozenset(changed),
+            changed_since_checkpoint=frozenset(delta.nodes),
+            nodes=nodes,
+            edges=edges,
+            node_seq=node_seq,
+            seq_counter=seq_counter,
+            chain=tuple(int(v) for v in head["chain"]) if head is not None else (),
         )
 
     def _missing_version(self, chat_id: str, version: int) -> None:
@@ -309,6 +311,17 @@ class LanceStorage:
         (0 too: "none" is known, so `_after_commit` does not look for one again)."""
         self._last_checkpoint[chat_id] = max(version, self._last_checkpoint.get(chat_id, 0))
 
+    def snapshot_chain(self, chat_id: str, version: int) -> tuple[int, ...]:
+        """The row set ids of the chat's snapshot at `version` (`(-1,)`: no such snapshot)."""
+        key = (chat_id, int(version))
+        chain = self._chains.get(key)
+        if chain is None:
+            head = self._snaps.head(chat_id, upto=version)
+            if head is None or int(head["version"]) != version:
+                return (-1,)
+            chain = self._chains[key] = tuple(int(v) for v in head["chain"])
+        return chain
+
     def checkpointed_version(self, chat_id: str) -> int:
         """The newest checkpoint of `chat_id` this handle wrote or loaded (0: none known)."""
         return self._last_checkpoint.get(chat_id, 0)
@@ -324,61 +337,54 @@ class LanceStorage:
         without one are left out (the caller embeds them).
         """
         _check_chat_id(chat_id)
-        ckpt = self._latest_checkpoint(chat_id, state.version)
-        ckpt_version = int(ckpt["version"]) if ckpt is not None else 0
-        ckpt_profile = ckpt.get("vec_profile") if ckpt is not None and ckpt.get("vec_dim") else None
+        head = self._snaps.head(chat_id, state.version)
+        ckpt_version = int(head["version"]) if head is not None else 0
+        ckpt_profile = head.get("vec_profile") if head is not None and head.get("vec_dim") else None
         entries = self._journal(chat_id, ckpt_version, state.version)
         if profile is None:
             newest = [e.vectors.profile for e in entries if e.vectors is not None]
             profile = newest[-1] if newest else ckpt_profile
             if profile is None:
                 return None
-        blocks: list[tuple[list[str], np.ndarray]] = []
-        where: dict[str, tuple[int, int]] = {}  # id -> (block, row); later blocks win
-        if ckpt is not None and ckpt_profile == profile:
-            table = self._nodes_table(int(ckpt["vec_dim"]))
-            arrow = (
-                table.search()
-                .where(
-                    f"{where_eq(chat_id=chat_id, profile=profile)}"
-                    f" AND ckpt_version = {ckpt_version}"
-                )
-                .select(["id", "vector"])
-                .limit(None)
-                .to_arrow()
-            )
-            if arrow.num_rows:
-                ids = arrow.column("id").to_pylist()
-                flat = arrow.column("vector").combine_chunks().flatten()
-                blocks.append((ids, flat.to_numpy(zero_copy_only=False).reshape(len(ids), -1)))
-                where.update((nid, (0, row)) for row, nid in enumerate(ids))
+        stored = None
+        if head is not None and ckpt_profile == profile:
+            stored = self._snaps.read_vectors(chat_id, head)
+        later: dict[str, tuple[np.ndarray, int] | None] = {}  # journal: id -> (matrix, row)
         for entry in entries:
             block = entry.vectors
+            rows: dict[str, int] = {}
             if block is not None and block.profile == profile:
-                if blocks and blocks[0][1].shape[1] != block.dim:
+                if stored is not None and stored.dim != block.dim:
                     return None  # one profile, two dimensions: nothing to trust
-                blocks.append((list(block.ids), block.matrix))
-                where.update((nid, (len(blocks) - 1, row)) for row, nid in enumerate(block.ids))
-                vectored = set(block.ids)
-            else:
-                vectored = set()
-            change = entry.change()
-            for nid in (str(n["id"]) for n in change.nodes):
-                if nid not in vectored:
-                    where.pop(nid, None)  # changed without a vector of this profile
-        live = [nid for nid in state.data["nodes"] if nid in where]
-        if not live:
+                rows = {nid: r for r, nid in enumerate(block.ids)}
+            for n in entry.change().nodes:  # changed without a vector of this profile: none
+                nid = str(n["id"])
+                r = rows.get(nid)
+                later[nid] = None if r is None or block is None else (block.matrix, r)
+        live_ids = _node_id_array(state)
+        ids: list[str] = []
+        parts: list[np.ndarray] = []
+        if stored is not None:  # vectorised: no Python work per stored row
+            sids = pa.array(stored.ids, pa.string())
+            keep = pc.and_(
+                pc.is_in(sids, value_set=live_ids),
+                pc.invert(pc.is_in(sids, value_set=pa.array(list(later), pa.string()))),
+            ).to_numpy(zero_copy_only=False)
+            keep = np.asarray(keep, dtype=bool)
+            ids.extend(pc.filter(sids, pa.array(keep)).to_pylist())
+            parts.append(stored.matrix[keep] if not keep.all() else stored.matrix)
+        fresh = [nid for nid, v in later.items() if v is not None]
+        if fresh:
+            alive = pc.is_in(pa.array(fresh, pa.string()), value_set=live_ids).to_pylist()
+            fresh = [nid for nid, ok in zip(fresh, alive, strict=True) if ok]
+            if fresh:
+                picked = [later[nid] for nid in fresh]
+                parts.append(np.stack([p[0][p[1]] for p in picked if p is not None]))
+                ids.extend(fresh)
+        if not ids:
             return None
-        matrix = np.empty((len(live), blocks[0][1].shape[1]), dtype=np.float32)
-        picks: dict[int, tuple[list[int], list[int]]] = {}
-        for out_row, nid in enumerate(live):
-            b, row = where[nid]
-            dst, src = picks.setdefault(b, ([], []))
-            dst.append(out_row)
-            src.append(row)
-        for b, (dst, src) in picks.items():
-            matrix[dst] = blocks[b][1][src]
-        return VectorBlock(profile=profile, ids=tuple(live), matrix=matrix)
+        matrix = parts[0] if len(parts) == 1 else np.vstack(parts)
+        return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix)
 
     def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         _check_chat_id(chat_id)
@@ -437,7 +443,6 @@ class LanceStorage:
         change: ChangeRecord,
         *,
         base_version: int,
-        state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None = None,
     ) -> CommitRecord:
         """Append one journal row (atomic, durable on return) for version `base_version + 1`."""
         _check_chat_id(chat_id)
@@ -479,12 +484,8 @@ class LanceStorage:
                     raise ConflictError(chat_id, base_version, latest)
             self._note_own_commit(chat_id, table_version, version)
             self._commits_since_optimize += 1
-        record = _record(chat_id, version, fields, change)
-        try:
-            self._after_commit(chat_id, version, state_provider)
-        except Exception:  # maintenance never fails a durable commit
-            log.exception("storage maintenance after commit %s of chat %r failed", version, chat_id)
-        return record
+        self.maintenance.note_commit(chat_id, version)  # snapshots, compaction: in the background
+        return _record(chat_id, version, fields, change)
 
     def _uncontested(
         self, chat_id: str, base: int, seen: tuple[int, int] | None, table_version: int | None
@@ -520,100 +521,164 @@ class LanceStorage:
         while len(self._own) > _OWN_COMMITS_KEPT:
             del self._own[next(iter(self._own))]
 
-    def _after_commit(
+    def snapshot_due(self, chat_id: str, version: int) -> bool:
+        """Whether the chat's journal since its newest snapshot reached `checkpoint_every`."""
+        if chat_id not in self._last_checkpoint:
+            head = self._snaps.head(chat_id)
+            self._note_checkpoint(chat_id, int(head["version"]) if head is not None else 0)
+        return version - self.checkpointed_version(chat_id) >= self.settings.checkpoint_every
+
+    def snapshot_sync(self, chat_id: str) -> int | None:
+        """Snapshot a chat at its latest version, from storage alone (the newest snapshot plus
+        the journal after it; no loaded store is read): a delta of the rows changed since that
+        snapshot, or a full one when the chain is long or the delta large. Returns the version
+        snapshotted (None: nothing new). Then older snapshots are pruned."""
+        _check_chat_id(chat_id)
+        head = self._snaps.head(chat_id)
+        base = int(head["version"]) if head is not None else 0
+        entries = self._journal(chat_id, base)
+        if not entries:
+            self._note_checkpoint(chat_id, base)
+            return None
+        delta = DeltaBuilder()
+        for entry in entries:
+            delta.apply(entry.change())
+        profile = next((e.vectors.profile for e in reversed(entries) if e.vectors), None)
+        profile = profile or (head.get("vec_profile") if head is not None else None)
+        chain = [int(v) for v in head["chain"]] if head is not None else []
+        full_rows = int(head["node_count"]) + int(head["edge_count"]) if head is not None else 0
+        delta_rows = (int(head["delta_rows"]) if head is not None else 0) + len(delta)
+        if (
+            head is None
+            or len(chain) >= self.settings.snapshot_chain
+            or 2 * delta_rows > max(full_rows, 1000)
+            or (profile is not None and head.get("vec_profile") != profile)
+        ):
+            state = self.load_sync(chat_id, upto=entries[-1].version)
+            vectors = self.load_vectors_sync(chat_id, state, profile=profile) if profile else None
+            self.checkpoint_sync(chat_id, state, vectors)
+            return state.version
+        version = entries[-1].version
+        rowset = new_rowset_id()
+        nodes, edges = delta.tables()
+        vectors = None
+        if profile is not None:
+            dim = int(head["vec_dim"])
+            vectors = (profile, dim, self._delta_vectors(chat_id, rowset, dim, profile, entries,
+                                                         delta, nodes))
+        node_seq, seq_counter = int(delta.node_seq or 0), int(delta.seq_counter or 0)
+        self._snaps.write(
+            chat_id,
+            rowset,
+            nodes=nodes,
+            edges=edges,
+            vectors=vectors,
+            head={
+                "version": version,
+                "seq": entries[-1].seq,
+                "node_count": int(head["node_count"]),
+                "edge_count": int(head["edge_count"]),
+                "delta_rows": delta_rows,
+                "node_seq": node_seq,
+                "seq_counter": seq_counter,
+                "chain": [*chain, rowset],
+                "vec_profile": profile,
+                "vec_dim": int(head["vec_dim"]) if profile is not None else None,
+            },
+        )
+        self._after_snapshot(chat_id, version)
+        return version
+
+    def _delta_vectors(
         self,
         chat_id: str,
-        version: int,
-        state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None,
-    ) -> None:
-        if state_provider is None:  # no caller tracking checkpoints: decide here
-            if chat_id not in self._last_checkpoint:
-                heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version"])
-                self._note_checkpoint(chat_id, max((int(r["version"]) for r in heads), default=0))
-            due = version - self.checkpointed_version(chat_id) >= self.settings.checkpoint_every
-        else:
-            due = True  # the caller (PersistedChats) counted from the checkpoint it loaded
-        if due:
-            if state_provider is not None:
-                state, vectors = state_provider()
-            else:
-                state, vectors = self.load_sync(chat_id), None
-            if vectors is None:  # no index in memory yet: the stored vectors (journal + snapshot)
-                vectors = self.load_vectors_sync(chat_id, state)
-            if state.version == version:
-                self.checkpoint_sync(chat_id, state, vectors)
-        if self._commits_since_optimize >= self.settings.optimize_every:
-            self.optimize_sync()
+        rowset: int,
+        dim: int,
+        profile: str,
+        entries: list[_Entry],
+        delta: DeltaBuilder,
+        nodes: pa.Table,
+    ) -> pa.Table:
+        """Vector rows for the nodes a delta touches: each one's vector from its last journal
+        change when that carried one of `profile`, else a placeholder (no vector)."""
+        last: dict[str, np.ndarray | None] = {}
+        for entry in entries:
+            block = entry.vectors
+            rows = (
+                {nid: i for i, nid in enumerate(block.ids)}
+                if block is not None and block.profile == profile and block.dim == dim
+                else {}
+            )
+            for node in entry.change().nodes:
+                nid = str(node["id"])
+                i = rows.get(nid)
+                last[nid] = None if i is None or block is None else block.matrix[i]
+        ids = list(delta.nodes)
+        matrix = np.full((len(ids), dim), np.nan, dtype=np.float32)
+        for row, nid in enumerate(ids):
+            vec = last.get(nid)
+            if vec is not None and delta.nodes[nid][0] is not None:
+                matrix[row] = vec
+        return vector_rows(chat_id, rowset, dim, profile, ids, matrix, nodes)
+
+    def _after_snapshot(self, chat_id: str, version: int) -> None:
+        self._note_checkpoint(chat_id, version)
+        oldest = retry_conflicts(
+            lambda: self._snaps.prune(chat_id, self.settings.keep_checkpoints),
+            f"pruning snapshots of chat {chat_id!r}",
+        )
+        if self.settings.history_seconds is not None and oldest is not None:
+            cutoff = time.time() - self.settings.history_seconds
+            # the oldest kept snapshot's own row stays: history starts there, never empty
+            retry_conflicts(
+                lambda: self._commits.delete(
+                    f"{where_eq(chat_id=chat_id)} AND version < {oldest}"
+                    f" AND created_at < {cutoff!r}"
+                ),
+                f"pruning the journal of chat {chat_id!r}",
+            )
 
     def checkpoint_sync(
         self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
     ) -> None:
-        """Write a snapshot of `state` (and its vectors); then drop snapshots beyond the limit.
+        """Write a full snapshot of `state` (and its vectors); then prune older snapshots.
 
-        Crash-safe ordering: node rows first (tagged with the version), the checkpoint row last;
-        a loader only ever reads node rows of a checkpoint row that exists.
+        Crash-safe ordering: node, edge and vector rows first (tagged with the version), the
+        head row last; a loader only ever reads rows of a head that exists.
         """
         _check_chat_id(chat_id)
-        nodes = state.data["nodes"]
+        nodes, edges = state.tables()
+        node_seq, seq_counter = state.counters
         dim = vectors.dim if vectors is not None and vectors.ids else 0
-        if dim:
-            assert vectors is not None
-            table = self._nodes_table(dim)
-            pos = {nid: i for i, nid in enumerate(vectors.ids)}
-            ids = [nid for nid in nodes if nid in pos]
-            if ids:
-                matrix = np.ascontiguousarray(
-                    vectors.matrix[[pos[nid] for nid in ids]], dtype=np.float32
-                )
-                vec = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim)
-                batch = pa.table(
-                    {
-                        "chat_id": pa.array([chat_id] * len(ids), pa.string()),
-                        "ckpt_version": pa.array([state.version] * len(ids), pa.int64()),
-                        "id": pa.array(ids, pa.string()),
-                        "type": pa.array([str(nodes[i].get("type", "")) for i in ids]),
-                        "title": pa.array([str(nodes[i].get("title") or "") for i in ids]),
-                        "archived": pa.array([bool(nodes[i].get("archived")) for i in ids]),
-                        "profile": pa.array([vectors.profile] * len(ids), pa.string()),
-                        "vector": vec,
-                    },
-                    schema=nodes_schema(dim),
-                )
-                table.add(batch)
-        row = pa.table(
-            {
-                "chat_id": [chat_id],
-                "version": [state.version],
-                "seq": [state.seq],
-                "created_at": [time.time()],
-                "node_count": [len(nodes)],
-                "data": [json.dumps(state.data, ensure_ascii=False, separators=(",", ":"))],
-                "vec_profile": [vectors.profile if dim and vectors is not None else None],
-                "vec_dim": [dim or None],
+        rowset = new_rowset_id()
+        rows = None
+        if dim and vectors is not None:
+            present = pc.is_in(pa.array(vectors.ids, pa.string()), value_set=nodes["id"])
+            keep = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
+            ids = [nid for nid, ok in zip(vectors.ids, keep, strict=True) if ok]
+            matrix = vectors.matrix[keep] if not keep.all() else vectors.matrix
+            table = vector_rows(chat_id, rowset, dim, vectors.profile, ids, matrix, nodes)
+            rows = (vectors.profile, dim, table)
+        self._snaps.write(
+            chat_id,
+            rowset,
+            nodes=nodes,
+            edges=edges,
+            vectors=rows,
+            head={
+                "version": state.version,
+                "seq": state.seq,
+                "node_count": nodes.num_rows,
+                "edge_count": edges.num_rows,
+                "delta_rows": 0,
+                "node_seq": node_seq,
+                "seq_counter": seq_counter,
+                "chain": [rowset],
+                "vec_profile": vectors.profile if rows is not None and vectors else None,
+                "vec_dim": dim or None,
             },
-            schema=CHECKPOINTS_SCHEMA,
         )
-        self._checkpoints.add(row)
-        self._note_checkpoint(chat_id, state.version)
-        self._prune_checkpoints(chat_id)
-
-    def _prune_checkpoints(self, chat_id: str) -> None:
-        heads = self._rows(self._checkpoints, where_eq(chat_id=chat_id), ["version", "vec_dim"])
-        versions = sorted({int(r["version"]) for r in heads})
-        keep = versions[-self.settings.keep_checkpoints :]
-        if len(versions) > len(keep):
-            self._checkpoints.delete(f"{where_eq(chat_id=chat_id)} AND version < {keep[0]}")
-        latest = versions[-1] if versions else 0
-        for dim in {int(r["vec_dim"]) for r in heads if r.get("vec_dim")}:
-            table = self._nodes_table(dim)
-            # node vectors are only read for the latest checkpoint of a chat
-            table.delete(f"{where_eq(chat_id=chat_id)} AND ckpt_version <> {latest}")
-        if self.settings.history_seconds is not None and keep:
-            cutoff = time.time() - self.settings.history_seconds
-            # the oldest kept snapshot's own row stays: history starts there, never empty
-            self._commits.delete(
-                f"{where_eq(chat_id=chat_id)} AND version < {keep[0]} AND created_at < {cutoff!r}"
-            )
+        self._after_snapshot(chat_id, state.version)
 
     def _nodes_table(self, dim: int) -> Any:
         table = self._nodes.get(dim)
@@ -622,17 +687,25 @@ class LanceStorage:
             self._nodes[dim] = table
         return table
 
+    def maintain_sync(self, *, optimize: bool = True) -> None:
+        """Run a maintenance pass now, on this thread: the snapshots due, then compaction."""
+        self.maintenance.run_now(optimize=optimize)
+
     def optimize_sync(self) -> None:
         """Compact small fragments, bring the `chat_id` indices up to date, and delete table
-        versions older than the retention."""
+        versions older than the retention. A commit conflict with another process's compaction
+        or delete is retried with backoff (logged at debug level), then left to the next run."""
         retention = timedelta(seconds=self.settings.retention_seconds)
-        tables = [self._commits, self._checkpoints, *self._nodes.values()]
+        tables = [self._commits, *self._snaps.tables(), *self._nodes.values()]
+        self._commits_since_optimize = 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             for table in tables:
                 self._ensure_chat_index(table)
-                table.optimize(cleanup_older_than=retention)
-        self._commits_since_optimize = 0
+                retry_conflicts(
+                    lambda table=table: table.optimize(cleanup_older_than=retention),
+                    f"compacting table {table.name!r}",
+                )
 
     def _ensure_chat_index(self, table: Any) -> None:
         """A BTREE index on `chat_id`: every query filters by chat, and without it each one scans
@@ -657,19 +730,31 @@ class LanceStorage:
         seq: int | None = None,
         base_version: int | None = None,
     ) -> CommitRecord:
-        """Make a new commit whose state equals the chat's state at `version` (or after `seq`)."""
-        current = self.load_sync(chat_id)
-        if base_version is not None and base_version != current.version:
-            raise ConflictError(chat_id, base_version, current.version)
+        """Make a new commit whose state equals the chat's state at `version` (or after `seq`).
+
+        Without `base_version` (the CLI), another writer's commit landing meanwhile is not the
+        caller's business: the rollback is recomputed on the new state, a few times at most."""
         target = self.state_at_sync(chat_id, version=version, seq=seq)
-        change = diff_states(current.data, target.data, kind="rollback")
-        return self._commit_replacement(chat_id, change, current.version)
+
+        def attempt() -> CommitRecord:
+            current = self.load_sync(chat_id)
+            if base_version is not None and base_version != current.version:
+                raise ConflictError(chat_id, base_version, current.version)
+            change = diff_states(current.data, target.data, kind="rollback")
+            return self._commit_replacement(chat_id, change, current.version)
+
+        return attempt() if base_version is not None else _retry_conflict(attempt, chat_id)
 
     def import_sync(self, chat_id: str, data: dict[str, Any]) -> CommitRecord:
-        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit."""
-        current = self.load_sync(chat_id)
-        change = diff_states(current.data, data, kind="import")
-        return self._commit_replacement(chat_id, change, current.version)
+        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit;
+        recomputed on the new state when another writer committed meanwhile (a few times)."""
+
+        def attempt() -> CommitRecord:
+            current = self.load_sync(chat_id)
+            change = diff_states(current.data, data, kind="import")
+            return self._commit_replacement(chat_id, change, current.version)
+
+        return _retry_conflict(attempt, chat_id)
 
     def _commit_replacement(self, chat_id: str, change: ChangeRecord, base: int) -> CommitRecord:
         """Commit a rollback/import change with its nodes' vectors (without, if embedding fails:
@@ -683,9 +768,13 @@ class LanceStorage:
 
     def stats_sync(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name, table in [(COMMITS, self._commits), (CHECKPOINTS, self._checkpoints)] + [
-            (nodes_table_name(d), t) for d, t in self._nodes.items()
-        ]:
+        snaps = self._snaps
+        for name, table in [
+            (COMMITS, self._commits),
+            (SNAPSHOTS, snaps.heads),
+            (SNAP_NODES, snaps.nodes),
+            (SNAP_EDGES, snaps.edges),
+        ] + [(nodes_table_name(d), t) for d, t in self._nodes.items()]:
             stats = table.stats()
             out[name] = {
                 "rows": stats["num_rows"],
@@ -695,6 +784,8 @@ class LanceStorage:
         return out
 
     def close(self) -> None:
+        """Stop the maintenance thread (a pass under way finishes first)."""
+        self.maintenance.stop()
         self._nodes.clear()
 
     # ----------------------------------------------------------- async twins
@@ -719,15 +810,8 @@ class LanceStorage:
         change: ChangeRecord,
         *,
         base_version: int,
-        state_provider: Callable[[], tuple[ChatState, VectorBlock | None]] | None = None,
     ) -> CommitRecord:
-        return await asyncio.to_thread(
-            self.commit_sync,
-            chat_id,
-            change,
-            base_version=base_version,
-            state_provider=state_provider,
-        )
+        return await asyncio.to_thread(self.commit_sync, chat_id, change, base_version=base_version)
 
     async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         return await asyncio.to_thread(self.history_sync, chat_id, limit=limit)
@@ -765,6 +849,27 @@ class LanceStorage:
 
     async def stats(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.stats_sync)
+
+
+def _retry_conflict(
+    fn: Callable[[], CommitRecord], chat_id: str, attempts: int = 5
+) -> CommitRecord:
+    """`fn()`, again after a short backoff while another writer of the chat gets in first."""
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except ConflictError:
+            if attempt == attempts - 1:
+                raise
+            log.info("chat %r: another writer committed first; retrying", chat_id)
+            time.sleep(0.02 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _node_id_array(state: ChatState) -> pa.Array:
+    if state.nodes is not None:
+        return state.nodes["id"].combine_chunks()
+    return pa.array(list(state.data["nodes"]), pa.string())
 
 
 def _with_vectors(change: ChangeRecord, block: VectorBlock | None) -> ChangeRecord:

@@ -16,7 +16,9 @@ class StorageSettings:
     - `uri`: any LanceDB URI (a folder, `s3://bucket/prefix`, `gs://...`, `az://...`).
     - `retention_seconds`: table versions older than this are deleted when compacting.
     - `optimize_every`: compact and clean up after this many commits by this process.
-    - `checkpoint_every`: write a chat snapshot after this many journal rows since the last one.
+    - `checkpoint_every`: snapshot a chat after this many journal rows since the last snapshot.
+    - `maintenance_seconds`: the background maintenance runs at least this often.
+    - `snapshot_chain`: snapshots in a chain (one full, then deltas) before a full one again.
     - `keep_checkpoints`: snapshots kept per chat (older ones are deleted).
     - `history_seconds`: journal rows older than this and older than the oldest kept snapshot are
       deleted; `None` keeps the whole history.
@@ -28,6 +30,8 @@ class StorageSettings:
     checkpoint_every: int = 200
     keep_checkpoints: int = 3
     history_seconds: float | None = None
+    maintenance_seconds: float = 30.0
+    snapshot_chain: int = 8
     storage_options: Mapping[str, str] = attrs.field(factory=dict)
 
     @classmethod
@@ -55,6 +59,8 @@ class StorageSettings:
                 if history is None
                 else number_setting(settings, "storage_history_seconds", 0, 0)
             ),
+            maintenance_seconds=number_setting(settings, "storage_maintenance_seconds", 30.0, 0.05),
+            snapshot_chain=int(number_setting(settings, "storage_snapshot_chain", 8, 1)),
             storage_options={str(k): str(v) for k, v in options.items()},
         )
 

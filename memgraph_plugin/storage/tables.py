@@ -41,6 +41,75 @@ CHECKPOINTS_SCHEMA = pa.schema(
 )
 
 
+SNAPSHOTS = "snapshots"
+SNAP_NODES = "snap_nodes"
+SNAP_EDGES = "snap_edges"
+
+#: One row per columnar snapshot of a chat, written after its node and edge rows (so a row here
+#: means the snapshot is whole). `chain`: the snapshot versions whose rows make it up, oldest
+#: first (a full snapshot is its own chain; a delta holds the rows changed since the previous).
+SNAPSHOTS_SCHEMA = pa.schema(
+    [
+        pa.field("chat_id", pa.string(), nullable=False),
+        pa.field("version", pa.int64(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("created_at", pa.float64(), nullable=False),
+        pa.field("node_count", pa.int64(), nullable=False),  # rows of the chain's full snapshot
+        pa.field("edge_count", pa.int64(), nullable=False),
+        pa.field("delta_rows", pa.int64(), nullable=False),  # rows of the chain's deltas
+        pa.field("node_seq", pa.int64(), nullable=False),
+        pa.field("seq_counter", pa.int64(), nullable=False),
+        pa.field("chain", pa.list_(pa.int64()), nullable=False),
+        pa.field("vec_profile", pa.string()),
+        pa.field("vec_dim", pa.int32()),
+    ]
+)
+
+#: A chat's nodes, one column per record field. `snap` is the snapshot whose rows these are,
+#: `pos` their order in it (scan order is not kept by compaction);
+#: `removed` marks a node deleted since the previous snapshot of the chain; `moved` a node
+#: removed and put again (it goes to the end, as a replay would put it). `raw` holds a node
+#: dict that is not in the usual shape, as JSON (the other columns are then best effort).
+SNAP_NODES_SCHEMA = pa.schema(
+    [
+        pa.field("chat_id", pa.string(), nullable=False),
+        pa.field("snap", pa.int64(), nullable=False),
+        pa.field("pos", pa.int64(), nullable=False),
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("removed", pa.bool_(), nullable=False),
+        pa.field("moved", pa.bool_(), nullable=False),
+        pa.field("type", pa.string()),
+        pa.field("level", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("fields", pa.large_string()),
+        pa.field("parent_id", pa.string()),
+        pa.field("children_ids", pa.list_(pa.string())),
+        pa.field("seq_to", pa.int64()),
+        pa.field("semantic_depth", pa.int64()),
+        pa.field("semantic_rollup", pa.bool_()),
+        pa.field("archived", pa.bool_()),
+        pa.field("superseded_by", pa.string()),
+        pa.field("raw", pa.large_string()),
+    ]
+)
+
+#: A chat's edges (`src`, `type`, `dst` as stored: the `(from, type, to)` key).
+SNAP_EDGES_SCHEMA = pa.schema(
+    [
+        pa.field("chat_id", pa.string(), nullable=False),
+        pa.field("snap", pa.int64(), nullable=False),
+        pa.field("pos", pa.int64(), nullable=False),
+        pa.field("src", pa.string(), nullable=False),
+        pa.field("type", pa.string(), nullable=False),
+        pa.field("dst", pa.string(), nullable=False),
+        pa.field("removed", pa.bool_(), nullable=False),
+        pa.field("moved", pa.bool_(), nullable=False),
+        pa.field("seq_to", pa.int64()),
+        pa.field("raw", pa.large_string()),
+    ]
+)
+
+
 def nodes_table_name(dim: int) -> str:
     """Materialised nodes with their vectors; one table per vector dimension."""
     return "nodes" if dim == DEFAULT_DIM else f"nodes_d{dim}"

@@ -224,3 +224,19 @@ async def test_a_router_plugin_reranks_the_bounded_fused_list(tmp_path):
     assert [n.id for n in outcome.recalled] == [
         i for i in reversed(reranker.offered) if i in {n.id for n in outcome.recalled}
     ]
+
+
+def test_word_variants_are_the_forms_the_chat_uses():
+    from memgraph_plugin.recall.query import expand_terms, word_variants
+
+    known = {"painted", "painting", "paints", "researching", "research"}.__contains__
+    assert word_variants("paint", known) == ["painted", "painting", "paints"]
+    assert word_variants("researched", known) == ["research", "researching"]
+    assert word_variants("艾琳", known) == [] and word_variants("cat", known) == []
+    assert expand_terms(["paint", "lake"], known) == [
+        "paint",
+        "lake",
+        "painted",
+        "painting",
+        "paints",
+    ]

@@ -67,8 +67,9 @@ def test_ann_search_matches_exact_search(tmp_path):
     ann = LanceAnn(st._nodes_table(64), 64, threshold=300)
     assert ann.ensure_index() and ann.has_index()
     q = emb.embed_query("harbor storm betrayal")
+    chain = st.snapshot_chain("big", 1)  # the snapshot's row sets
     got = hybrid_search(
-        index, ann, chat_id="big", ckpt_version=1, dirty={"n_1", "n_new"}, query=q, k=10
+        index, ann, chat_id="big", ckpt_version=chain, dirty={"n_1", "n_new"}, query=q, k=10
     )
     exact = index.search(q, k=10)
     assert got[0][0] == "n_new" == exact[0][0]
@@ -77,7 +78,7 @@ def test_ann_search_matches_exact_search(tmp_path):
     for node_id, score in got:  # scores are the exact cosine
         assert abs(score - float(index.vector(node_id) @ q)) < 1e-5
     threads = hybrid_search(
-        index, ann, chat_id="big", ckpt_version=1, dirty=set(), query=q, k=5, types=["thread"]
+        index, ann, chat_id="big", ckpt_version=chain, dirty=set(), query=q, k=5, types=["thread"]
     )
     assert threads and all(nodes[i]["type"] == "thread" for i, _ in threads)
 
@@ -122,6 +123,7 @@ async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
                     Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
                 )
         await writer.persist("big", chat.store.take_changeset(), applied=200)
+        assert writer.storage.maintenance.wait_idle()  # the snapshot, in the background
     exact = await writer.vector_search("big", query="harbor storm betrayal", types=None, k=10)
     assert writer._ann is None  # below the threshold: exact numpy search only
 
@@ -167,6 +169,7 @@ async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path
                     Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
                 )
         await writer.persist("big", chat.store.take_changeset(), applied=200)
+        assert writer.storage.maintenance.wait_idle()  # the snapshot, in the background
     chat = await writer.open("big")
     with chat.store.transaction():  # version 3: only in the journal
         chat.store.put_node(
@@ -175,7 +178,7 @@ async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path
         old = chat.store.node("n_0_5")
         chat.store.put_node(Node(id=old.id, type="event", title="kraken quasar", fields={}))
     await writer.persist("big", chat.store.take_changeset(), applied=2)
-    assert writer.cached("big").checkpoint_version == 2
+    assert writer.storage.checkpointed_version("big") == 2
 
     reader = chats(300)
     await reader.vector_search("big", query="zebra lighthouse", types=None, k=5)
@@ -213,6 +216,7 @@ async def test_ann_never_takes_candidates_of_another_profile(tmp_path):
             )
         chat.store.put_node(Node(id="n_x", type="event", title="zebra lighthouse", fields={}))
     await writer.persist("big", chat.store.take_changeset(), applied=401)  # checkpointed
+    assert writer.storage.maintenance.wait_idle()
 
     class Shuffled(HashingProfile):
         """Same name space, other vectors: every bucket moved."""

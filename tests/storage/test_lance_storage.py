@@ -193,12 +193,15 @@ def test_checkpoints_make_load_equal_and_are_pruned(tmp_path):
             change(node(f"n_{i}"), edges=[edge("n_1", f"n_{i}")] if i > 1 else [], node_seq=i),
             base_version=i - 1,
         )
+        assert st.maintenance.wait_idle()  # the background snapshot of a due chat
     state = st.load_sync("c")
     assert state.version == 22
     assert state.checkpoint_version == 20
     assert len(state.data["nodes"]) == 22 and len(state.data["edges"]) == 21
-    ckpts = st._checkpoints.search().select(["version"]).limit(None).to_arrow()
-    assert sorted(ckpts.column("version").to_pylist()) == [15, 20]
+    heads = st._snaps.heads.search().select(["version", "chain"]).limit(None).to_arrow()
+    assert sorted(heads.column("version").to_pylist()) == [15, 20]
+    assert max(len(c) for c in heads.column("chain").to_pylist()) == 4  # a full one, 3 deltas
+    assert st.stats_sync()["snap_nodes"]["rows"] == 20  # each node once, no full copy per snapshot
     # an older state still comes from checkpoint + journal
     assert len(st.state_at_sync("c", version=12).data["nodes"]) == 12
 
@@ -215,6 +218,7 @@ def test_vectors_are_stored_with_commits_and_checkpoints(tmp_path):
 
         ch = attrs.evolve(ch, vectors=VectorBlock("p", (f"n_{i}",), vec))
         st.commit_sync("c", ch, base_version=i - 1)
+        assert st.maintenance.wait_idle()
     state = st.load_sync("c")
     assert state.checkpoint_version == 3  # nodes 1..3 from the nodes_d8 table, 4..5 from journal
     block = LanceStorage(st.settings).load_vectors_sync("c", state)
@@ -241,6 +245,7 @@ def test_a_checkpoint_never_mixes_vectors_of_two_profiles(tmp_path):
             change(node(f"n_{i}"), node_seq=i), vectors=VectorBlock(profile, (f"n_{i}",), vec)
         )
         st.commit_sync("c", ch, base_version=i - 1)
+        assert st.maintenance.wait_idle()
     state = st.load_sync("c")
     assert state.checkpoint_version == 4
     fresh = LanceStorage(st.settings)
@@ -302,6 +307,7 @@ def test_fragments_versions_and_files_stay_bounded_as_chats_grow(tmp_path):
             change(node(f"{chat}_{n}"), node_seq=n), vectors=VectorBlock("p", (f"{chat}_{n}",), vec)
         )
         st.commit_sync(chat, ch, base_version=n - 1)
+        assert st.maintenance.wait_idle()
         if i % 23 == 0:  # at varying points of the optimize cycle
             stats = st.stats_sync()
             samples.append(
@@ -310,7 +316,7 @@ def test_fragments_versions_and_files_stay_bounded_as_chats_grow(tmp_path):
                     for name, s in stats.items()
                 }
             )
-    assert {"commits", "checkpoints", "nodes_d8"} <= set(samples[-1])
+    assert {"commits", "snapshots", "snap_nodes", "snap_edges", "nodes_d8"} <= set(samples[-1])
     bound_fragments, bound_versions, bound_files = every + 2, 3 * every, 8 * every
     for sample in samples:
         for name, (fragments, versions, files) in sample.items():
@@ -337,7 +343,8 @@ def test_optimize_indexes_chat_id_and_queries_still_see_every_row(tmp_path):
             nid = f"{chat}{i}"
             ch = attrs.evolve(change(node(nid), node_seq=i), vectors=VectorBlock("p", (nid,), vec))
             st.commit_sync(chat, ch, base_version=i - 1)
-    for table in (st._commits, st._checkpoints, st._nodes_table(8)):
+            assert st.maintenance.wait_idle()
+    for table in (st._commits, st._snaps.heads, st._snaps.nodes, st._nodes_table(8)):
         assert any(list(ix.columns) == ["chat_id"] for ix in table.list_indices()), table.name
     unindexed = st._commits.index_stats("chat_id_idx").num_unindexed_rows
     assert unindexed > 0  # commits after the last optimize: the unindexed tail
@@ -362,6 +369,7 @@ def test_history_retention_prunes_the_journal_but_never_the_current_state(tmp_pa
     )
     for i in range(1, 23):
         st.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
+        assert st.maintenance.wait_idle()
     st.commit_sync("other", change(node("o")), base_version=0)
     fresh = LanceStorage(st.settings)
     state = fresh.load_sync("c")
@@ -380,6 +388,7 @@ def test_history_retention_prunes_the_journal_but_never_the_current_state(tmp_pa
     one = LanceStorage(attrs.evolve(st.settings, keep_checkpoints=1))
     for i in range(23, 26):  # a snapshot at 25, the newest commit: its row stays
         one.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
+        assert one.maintenance.wait_idle()
     assert [r.version for r in one.history_sync("c")] == [25]
     assert one.latest_version_sync("c") == 25 and "c" in one.chats_sync()
 
@@ -394,3 +403,31 @@ def test_a_rollback_whose_embedding_fails_still_commits(tmp_path, caplog):
     assert st.rollback_sync("c", version=1).version == 3
     assert st.load_sync("c").data["nodes"]["a"]["title"] == "a"
     assert "embedding failed; chat 'c' commits without vectors" in caplog.text
+
+
+def test_import_and_rollback_without_a_base_retry_when_another_writer_got_in(tmp_path):
+    """The CLI's import and rollback name no base version: a commit of another writer landing
+    between their load and their commit makes them recompute and commit, not fail."""
+    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db")))
+    other = LanceStorage(st.settings)
+    st.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    real = st._commit_replacement
+    raced: list[int] = []
+
+    def racing(chat_id, ch, base):
+        if len(raced) < 2:  # two conflicts in a row, then it goes through
+            raced.append(base)
+            other.load_sync("c")
+            other.commit_sync("c", change(node(f"b{base}"), node_seq=1), base_version=base)
+        return real(chat_id, ch, base)
+
+    st._commit_replacement = racing
+    data = {"nodes": {"x": node("x")}, "edges": [], "nodeSeq": 1, "seqCounter": 0}
+    rec = st.import_sync("c", data)
+    assert raced == [1, 2] and rec.version == 4 and rec.kind == "import"
+    assert list(st.load_sync("c").data["nodes"]) == ["x"]
+    raced.clear()
+    rec = st.rollback_sync("c", version=1)
+    assert rec.version == 7 and list(st.load_sync("c").data["nodes"]) == ["a"]
+    with pytest.raises(ConflictError):  # a caller that names its base still gets CONFLICT
+        st.rollback_sync("c", version=1, base_version=2)

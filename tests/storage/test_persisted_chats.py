@@ -16,6 +16,9 @@ def _chats(uri: str, *, profile=True, refresh_interval=0.0, **kw) -> PersistedCh
     return PersistedChats(
         LanceStorage(settings),
         store_from_dict=lambda data: Store.from_dict(data),
+        store_from_state=lambda st: Store.from_columns(
+            st.nodes, st.edges, st.node_seq, st.seq_counter
+        ),
         profile=HashingProfile() if profile else None,
         refresh_interval=refresh_interval,
     )
@@ -94,7 +97,8 @@ async def test_vectors_follow_writes_archive_and_checkpoints(tmp_path):
         a, "c", _event("n_2", "harbor storm"), Node(id="r_1", type="recall_trace", title="harbor")
     )
     await _write(a, "c", _event("n_1", "harbor betrayal", archived=True))  # checkpoint due here
-    assert a.cached("c").checkpoint_version == 3
+    assert a.storage.maintenance.wait_idle()  # written in the background, not by the write
+    assert a.storage.checkpointed_version("c") == 3
     ids = [h[0] for h in await a.vector_search("c", query="harbor", types=None, k=5)]
     assert ids == ["n_2"]  # archived and diagnostic nodes are skipped
     assert await a.vector_search("c", query="harbor", types=["thread"], k=5) == []
@@ -127,7 +131,8 @@ async def test_vectors_of_a_reindex_are_used_after_reload(tmp_path):
     uri = str(tmp_path / "db")
     a = _chats(uri, checkpoint_every=1)  # every commit also writes a (hashing) snapshot
     await _write(a, "c", _event("n_1", "harbor"), _event("n_2", "garden"))
-    assert a.cached("c").checkpoint_version == 1
+    assert a.storage.maintenance.wait_idle()
+    assert a.storage.checkpointed_version("c") == 1
 
     def small() -> PersistedChats:
         return PersistedChats(
@@ -140,7 +145,7 @@ async def test_vectors_of_a_reindex_are_used_after_reload(tmp_path):
     fresh = small()
     seen: list[tuple[int, int]] = []
     index = await fresh.ensure_index(await fresh.open("c"), lambda d, t: seen.append((d, t)))
-    assert seen == [(2, 2)]  # every vector came from storage: nothing re-embedded
+    assert seen == []  # built at open from storage: nothing re-embedded
     assert index.dim == 64 and len(index) == 2
 
 
@@ -152,7 +157,8 @@ async def test_a_checkpoint_made_by_a_write_holds_that_writes_vectors(tmp_path):
     await _write(a, "c", _event("n_1", "harbor betrayal"), _event("n_2", "storm at sea"))
     await a.vector_search("c", query="harbor", types=None, k=2)  # the index is live now
     await _write(a, "c", _event("n_1", "garden picnic"))  # version 2: snapshot due
-    assert a.cached("c").checkpoint_version == 2
+    assert a.storage.maintenance.wait_idle()
+    assert a.storage.checkpointed_version("c") == 2
     b = _chats(uri)
     hits = dict(await b.vector_search("c", query="garden picnic", types=None, k=2))
     stored = a.embedder([_event("n_1", "garden picnic")]).matrix[0]
@@ -189,14 +195,16 @@ async def test_a_failing_profile_never_loses_a_write_nor_leaves_memory_ahead_of_
 
 
 async def test_an_index_built_while_a_write_lands_ends_up_current(tmp_path):
-    """The first search of a chat loads its vectors while a write is on its way: the index must
-    end up with the write's vectors, not the ones loaded before it."""
+    """A search rebuilding a chat's index (dropped after a failed embedding) loads its vectors
+    while a write is on its way: the index must end up with the write's vectors, not the ones
+    loaded before it."""
     import asyncio
     import threading
 
     uri = str(tmp_path / "db")
     a = _chats(uri)
     await _write(a, "c", _event("n_1", "harbor betrayal"), _event("n_2", "storm at sea"))
+    a.cached("c").index = None  # as after a failed embedding
     loading, release = threading.Event(), threading.Event()
     real = a.storage.load_vectors_sync
 
@@ -218,6 +226,27 @@ async def test_an_index_built_while_a_write_lands_ends_up_current(tmp_path):
     hits = dict(await a.vector_search("c", query="garden picnic", types=None, k=2))
     stored = a.embedder([_event("n_1", "garden picnic")]).matrix[0]
     assert abs(hits["n_1"] - float(stored @ a.embedder.embed_query("garden picnic"))) < 1e-5
+
+
+async def test_an_open_builds_the_index_from_stored_vectors(tmp_path):
+    """A chat opens with its vector index built from the snapshot's and journal's vectors: the
+    first search loads and embeds nothing."""
+    uri = str(tmp_path / "db")
+    a = _chats(uri, checkpoint_every=2)
+    await _write(a, "c", _event("n_1", "harbor betrayal"), _event("n_2", "storm at sea"))
+    await _write(a, "c", _event("n_3", "garden picnic"))
+    assert a.storage.maintenance.wait_idle()
+    await _write(a, "c", _event("n_4", "harbor market"))  # after the snapshot: journal vectors
+    b = _chats(uri)
+    chat = await b.open("c")
+    assert chat.index is not None and len(chat.index) == 4 and chat.unembedded == []
+    b.storage.load_vectors_sync = None  # type: ignore[assignment]  # never called again
+    embedded: list[str] = []
+    real = b.embedder.profile.embed
+    b.embedder.profile.embed = lambda texts: (embedded.extend(texts), real(texts))[1]
+    hits = await b.vector_search("c", query="harbor", types=None, k=4)
+    assert {h[0] for h in hits} >= {"n_1", "n_4"}
+    assert embedded == ["harbor"]  # the query only
 
 
 async def test_reindex_snapshots_the_stored_chat_not_a_change_waiting_to_commit(tmp_path):

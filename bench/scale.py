@@ -1,0 +1,256 @@
+"""Scale ratios of storage (issue 16 items 2 and 3), each pair measured in one run:
+
+- p99 / p50 of 1,000 one-op persisted writes spanning several maintenance cycles (target <= 10);
+- p99 / p50 of writes to chat B while chat A is in maintenance (a full snapshot of A plus
+  compaction, on the maintenance thread) (target <= 3);
+- cold open of a 100k-node chat / a raw pyarrow read of its tables (target <= 1.5);
+- first vector search after an open / a later one (target <= 2);
+- with `--million`: open and first keyword search of a 1M-node chat (goals 5 s and 1 s).
+
+`rows(quick=...)` returns `(name, value, limit | None, note, unit)` rows for `bench/run.py` (the
+`scale` section). Run alone: `python bench/scale.py [--quick] [--million]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import lancedb
+import numpy as np
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
+from memgraph_plugin.storage.columns import NODE_SCHEMA, empty_edges  # noqa: E402
+from memgraph_plugin.storage.escape import where_eq  # noqa: E402
+from memgraph_plugin.storage.snapshots import in_list  # noqa: E402
+
+Row = tuple[str, float, float | None, str, str]
+WORDS = [
+    *("harbor", "guild", "storm", "betrayal", "garden", "picnic"),
+    *("dragon", "castle", "river", "forest", "merchant", "gold"),
+]
+
+
+def _pct(times: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(times) * 1000.0, q))
+
+
+def node_table(n: int, seed: int = 0) -> pa.Table:
+    """A node state table of `n` event nodes with varied titles (built as columns, fast)."""
+    rng = np.random.default_rng(seed)
+    words = np.asarray(WORDS)
+    picks = words[rng.integers(0, len(words), size=(n, 3))]
+    titles = [" ".join(row) + f" {i}" for i, row in enumerate(picks.tolist())]
+    ids = [f"n_{i}" for i in range(n)]
+    fields = [f'{{"summary":"Mira at the {t}"}}' for t in titles]
+    cols = {
+        "id": ids,
+        "removed": np.zeros(n, dtype=bool),
+        "moved": np.zeros(n, dtype=bool),
+        "type": ["event"] * n,
+        "level": ["semantic"] * n,
+        "title": titles,
+        "fields": fields,
+        "parent_id": [""] * n,
+        "children_ids": pa.array([[]] * n, pa.list_(pa.string())),
+        "seq_to": np.arange(n, dtype=np.int64) // 10,
+        "semantic_depth": np.zeros(n, dtype=np.int64),
+        "semantic_rollup": np.zeros(n, dtype=bool),
+        "archived": np.zeros(n, dtype=bool),
+        "superseded_by": pa.nulls(n, pa.string()),
+        "raw": pa.nulls(n, pa.large_string()),
+    }
+    return pa.table(cols, schema=NODE_SCHEMA)
+
+
+def seed_chat(storage: Any, chat: str, n: int, profile: str | None = None) -> None:
+    """A chat of `n` nodes as it is stored after its snapshots: one (empty) journal commit and a
+    full columnar snapshot at that version, with random unit vectors of `profile` (384-d) when
+    given (search cost does not depend on what the vectors are; embedding 1M texts would take
+    the bench minutes)."""
+    base = storage.latest_version_sync(chat)
+    rec = storage.commit_sync(
+        chat, ChangeRecord(node_seq=n, seq_counter=n // 10, kind="import"), base_version=base
+    )
+    nodes = node_table(n, seed=n)
+    state = ChatState(
+        chat, rec.version, nodes=nodes, edges=empty_edges(), node_seq=n, seq_counter=n // 10,
+        seq=rec.seq,
+    )
+    vectors = None
+    if profile is not None:
+        m = np.random.default_rng(n).standard_normal((n, 384)).astype(np.float32)
+        m /= np.linalg.norm(m, axis=1, keepdims=True)
+        vectors = VectorBlock(profile, tuple(nodes["id"].to_pylist()), m)
+    storage.checkpoint_sync(chat, state, vectors)
+
+
+def raw_read(uri: str, chat: str, storage: Any) -> float:
+    """Seconds to open the chat's snapshot tables on a fresh connection and read its rows
+    (nodes, edges, vectors) into pyarrow: the floor a columnar open can reach."""
+    head = storage._snaps.head(chat)
+    chain = [int(v) for v in head["chain"]]
+    t0 = time.perf_counter()
+    db = lancedb.connect(uri)
+    where = f"{where_eq(chat_id=chat)} AND {in_list('snap', chain)}"
+    for name in ("snap_nodes", "snap_edges"):
+        db.open_table(name).search().where(where).limit(None).to_arrow()
+    if head.get("vec_dim"):
+        vwhere = f"{where_eq(chat_id=chat)} AND {in_list('ckpt_version', chain)}"
+        db.open_table("nodes").search().where(vwhere).select(["id", "vector"]).limit(
+            None
+        ).to_arrow()
+    return time.perf_counter() - t0
+
+
+async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
+    from host import Host
+    from memgraph_plugin.service import memory_graph_for
+
+    out: list[Row] = []
+    host = Host(
+        data_dir=tmp / "host", settings={"embedding_profile": "hashing"}, entry_points=False
+    )
+    await host.start()
+    api = host.registry.get("memory-graph")
+    persistence = memory_graph_for(host).persistence
+    storage = persistence.storage
+
+    # 1. one-op persisted writes across maintenance cycles
+    writes = 300 if quick else 1000
+    session = await api.open_session(host.get_context("writes"))
+    passes0 = storage.maintenance.passes
+    times: list[float] = []
+    for i in range(writes):
+        t0 = time.perf_counter()
+        await session.create_node(type="event", fields={"summary": f"Mira at the harbor {i}"})
+        times.append(time.perf_counter() - t0)
+    storage.maintenance.wait_idle(120)
+    passes = storage.maintenance.passes - passes0
+    p50, p99 = _pct(times, 50), _pct(times, 99)
+    note = f"{writes} writes, {passes} maintenance passes (snapshot every 200, compact every 50)"
+    out.append(("persisted 1-op write p50", p50, None, note, "ms"))
+    out.append(("persisted 1-op write p99", p99, None, f"max {max(times) * 1000:.1f} ms", "ms"))
+    out.append(("write p99 / p50", p99 / p50, 10.0, "across maintenance cycles", "x"))
+
+    # 2. writes to chat B while chat A is in maintenance: A holds 100k nodes; each cycle puts
+    # `storage_checkpoint_every` commits on it, the last one making its snapshot due, and the
+    # maintenance thread runs a pass (A's delta snapshot, pruning, compaction of every table)
+    # while B keeps writing; the writes that overlap a pass are the sample
+    size_a = 20_000 if quick else 100_000
+    seed_chat(storage, "A", size_a, "hashing")
+    a = await api.open_session(host.get_context("A"))
+    b = await api.open_session(host.get_context("B"))
+    every = storage.settings.checkpoint_every
+    during: list[float] = []
+    baseline: list[float] = []
+    maint_s = 0.0
+    cycles = 3 if quick else 5
+    for cycle in range(cycles):
+        for i in range(every - 1):
+            await a.create_node(type="event", fields={"summary": f"A {cycle} {i}"})
+        storage.maintenance.wait_idle(300)
+        for i in range(20):
+            t0 = time.perf_counter()
+            await b.create_node(type="event", fields={"summary": f"quiet {cycle} {i}"})
+            baseline.append(time.perf_counter() - t0)
+        storage._commits_since_optimize = storage.settings.optimize_every  # compaction too
+        await a.create_node(type="event", fields={"summary": f"A {cycle} due"})
+        t_start = time.perf_counter()
+        while storage.maintenance.pending():
+            t0 = time.perf_counter()
+            await b.create_node(type="event", fields={"summary": f"during {len(during)}"})
+            during.append(time.perf_counter() - t0)
+        maint_s += time.perf_counter() - t_start
+    p50, p99 = _pct(during, 50), _pct(during, 99)
+    note = (
+        f"{len(during)} writes to B over {maint_s:.1f} s of {cycles} passes (A's"
+        f" {size_a // 1000}k-node chat: snapshot, pruning, compaction of every table)"
+    )
+    out.append(("write to B, no maintenance running, p50", _pct(baseline, 50), None,
+                f"{len(baseline)} writes", "ms"))
+    out.append(("write to B during A's maintenance p50", p50, None, note, "ms"))
+    out.append(("write to B during A's maintenance p99", p99, None, "", "ms"))
+    out.append(("B write p99 / p50 during A's maintenance", p99 / p50, 3.0, "", "x"))
+
+    # 3. cold open of a 100k-node chat vs a raw pyarrow read of its tables
+    size = 20_000 if quick else 100_000
+    seed_chat(storage, "big", size, "hashing")
+    raws = [raw_read(storage.settings.uri, "big", storage) for _ in range(3)]
+    opens: list[float] = []
+    firsts: list[float] = []
+    later: list[float] = []
+    queries = ["who met the guild", "storm at the harbor", "Mira", "dragon over the castle"]
+    for round_no in range(3):
+        persistence.forget("big")
+        t0 = time.perf_counter()
+        s = await api.open_session(host.get_context("big"))
+        opens.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        await s.vector_search(query=f"betrayal in the garden {round_no}", k=20)
+        firsts.append(time.perf_counter() - t0)
+        for q in queries * 3:
+            t0 = time.perf_counter()
+            await s.vector_search(query=q, k=20)
+            later.append(time.perf_counter() - t0)
+    raw_ms, open_ms = statistics.median(raws) * 1000, statistics.median(opens) * 1000
+    out.append((f"raw pyarrow read of a {size // 1000}k chat's tables", raw_ms, None,
+                "nodes, edges, vectors", "ms"))
+    out.append((f"cold open_session, {size // 1000}k nodes", open_ms, None,
+                "store + vector index", "ms"))
+    out.append(("open / raw read", open_ms / raw_ms, 1.5, "", "x"))
+    first_ms, later_ms = statistics.median(firsts) * 1000, statistics.median(later) * 1000
+    out.append(("first vector_search after open", first_ms, None, "k=20, median of 3", "ms"))
+    out.append(("later vector_search", later_ms, None, "k=20", "ms"))
+    out.append(("first / later vector_search", first_ms / later_ms, 2.0, "", "x"))
+
+    if million:
+        n = 1_000_000
+        seed_chat(storage, "million", n)
+        persistence.forget("million")
+        t0 = time.perf_counter()
+        s = await api.open_session(host.get_context("million"))
+        open_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        s.keyword_search(query="harbor guild betrayal", k=20)
+        kw_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        s.keyword_search(query="dragon castle", k=20)
+        kw2 = time.perf_counter() - t0
+        out.append(("cold open_session, 1M nodes", open_s * 1000, 5000.0, "goal <= 5 s", "ms"))
+        out.append(("first keyword_search, 1M nodes", kw_s * 1000, 1000.0, "goal <= 1 s", "ms"))
+        out.append(("later keyword_search, 1M nodes", kw2 * 1000, None, "", "ms"))
+    await host.stop()
+    return out
+
+
+def rows(*, quick: bool = False, million: bool = False) -> list[Row]:
+    with tempfile.TemporaryDirectory(prefix="memgraph-scale-") as tmp:
+        return asyncio.run(_bench(Path(tmp), quick=quick, million=million))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller chats, fewer writes")
+    parser.add_argument("--million", action="store_true", help="also a 1M-node chat (minutes)")
+    args = parser.parse_args(argv)
+    print(f"{'measure':<52} {'value':>10} {'unit':<4} {'target':>8}  note")
+    for name, value, limit, note, unit in rows(quick=args.quick, million=args.million):
+        lim = f"<= {limit:g}" if limit is not None else "-"
+        flag = "" if limit is None or value <= limit else "  OVER"
+        print(f"{name:<52} {value:>10.2f} {unit:<4} {lim:>8}  {note}{flag}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,239 @@
+"""Columnar, incremental snapshots of chats: the `snapshots`, `snap_nodes` and `snap_edges` tables
+plus the vector rows in `nodes` / `nodes_d<dim>`.
+
+A snapshot at version V is a *chain* of row sets: a full one, then deltas (the rows changed
+since the previous snapshot, `removed`/`moved` flags as in `columns.py`). A row set has its own
+id (`snap` / `ckpt_version` in the vector table: milliseconds since the epoch << 20 plus random
+bits), so two processes snapshotting the same version never mix rows. Its head row in
+`snapshots` is written last, so a head row means every row of its chain is there; rows of an
+unfinished snapshot (a crash) are never read, and a prune deletes them once they are older than
+`ORPHAN_GRACE_SECONDS` (an unfinished one may belong to a writer still at work). A loader checks
+the head still exists after reading its rows (a prune deletes heads before rows). Vector rows
+follow the same chain: a delta holds the changed nodes' vectors, and a row with an empty
+`profile` stands for a node removed or changed without a vector of the snapshot's profile.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memgraph_plugin.storage.base import VectorBlock
+from memgraph_plugin.storage.columns import merge
+from memgraph_plugin.storage.escape import where_eq
+from memgraph_plugin.storage.tables import (
+    SNAP_EDGES,
+    SNAP_EDGES_SCHEMA,
+    SNAP_NODES,
+    SNAP_NODES_SCHEMA,
+    SNAPSHOTS,
+    SNAPSHOTS_SCHEMA,
+    nodes_schema,
+    open_or_create,
+)
+
+_HEAD_COLUMNS = [f.name for f in SNAPSHOTS_SCHEMA if f.name != "chat_id"]
+ORPHAN_GRACE_SECONDS = 600.0
+
+
+def new_rowset_id(now: float | None = None) -> int:
+    """A fresh row set id, growing with time (ms << 20) and unique across processes."""
+    ms = int((time.time() if now is None else now) * 1000)
+    return (ms << 20) | random.getrandbits(20)
+
+
+def in_list(column: str, values: Sequence[int]) -> str:
+    """`column IN (1, 2)` of integers (never a spliced string)."""
+    return f"{column} IN ({', '.join(str(int(v)) for v in values)})"
+
+
+class SnapshotTables:
+    """Reads and writes the snapshot tables of one database."""
+
+    def __init__(self, db: Any, vector_table: Callable[[int], Any]) -> None:
+        self.heads = open_or_create(db, SNAPSHOTS, SNAPSHOTS_SCHEMA)
+        self.nodes = open_or_create(db, SNAP_NODES, SNAP_NODES_SCHEMA)
+        self.edges = open_or_create(db, SNAP_EDGES, SNAP_EDGES_SCHEMA)
+        self.vector_table = vector_table
+
+    def tables(self) -> list[Any]:
+        return [self.heads, self.nodes, self.edges]
+
+    # ------------------------------------------------------------------ reads
+
+    def head_rows(self, chat_id: str, upto: int | None = None) -> list[dict[str, Any]]:
+        where = where_eq(chat_id=chat_id)
+        if upto is not None:
+            where += f" AND version <= {int(upto)}"
+        return (
+            self.heads.search().where(where).select(_HEAD_COLUMNS).limit(None).to_arrow()
+        ).to_pylist()
+
+    def head(self, chat_id: str, upto: int | None = None) -> dict[str, Any] | None:
+        """The newest snapshot head of a chat (at or before `upto`); a later head of the same
+        version (a reindex) supersedes the earlier one."""
+        rows = self.head_rows(chat_id, upto)
+        if not rows:
+            return None
+        return max(rows, key=lambda r: (int(r["version"]), float(r["created_at"])))
+
+    def _chain_rows(self, table: Any, chat_id: str, chain: Sequence[int]) -> list[pa.Table]:
+        """The row sets of `chain`, each in its written order, oldest first."""
+        rows = (
+            table.search()
+            .where(f"{where_eq(chat_id=chat_id)} AND {in_list('snap', chain)}")
+            .limit(None)
+            .to_arrow()
+        )
+        rows = rows.sort_by([("snap", "ascending"), ("pos", "ascending")])
+        snaps = rows["snap"].to_numpy()
+        out = []
+        for snap in chain:
+            lo, hi = np.searchsorted(snaps, [snap, snap + 1])
+            part = rows.slice(int(lo), int(hi - lo))
+            out.append(part.drop_columns(["chat_id", "snap", "pos"]))
+        return out
+
+    def still_there(self, chat_id: str, head: dict[str, Any]) -> bool:
+        """Whether a head read earlier is still stored (its rows were intact while read)."""
+        return any(
+            [int(v) for v in r["chain"]] == [int(v) for v in head["chain"]]
+            for r in self.head_rows(chat_id, int(head["version"]))
+            if int(r["version"]) == int(head["version"])
+        )
+
+    def read(self, chat_id: str, head: dict[str, Any]) -> tuple[pa.Table, pa.Table]:
+        """The node and edge state tables of a snapshot: its chain merged."""
+        chain = [int(v) for v in head["chain"]]
+        result = []
+        for table in (self.nodes, self.edges):
+            parts = self._chain_rows(table, chat_id, chain)
+            state = parts[0]
+            for delta in parts[1:]:
+                state = merge(state, delta)
+            result.append(state)
+        return result[0], result[1]
+
+    def read_vectors(self, chat_id: str, head: dict[str, Any]) -> VectorBlock | None:
+        """The vectors of a snapshot (its profile's rows along the chain, the newest per id)."""
+        profile, dim = head.get("vec_profile"), head.get("vec_dim")
+        if not profile or not dim:
+            return None
+        chain = [int(v) for v in head["chain"]]
+        rows = (
+            self.vector_table(int(dim))
+            .search()
+            .where(f"{where_eq(chat_id=chat_id)} AND {in_list('ckpt_version', chain)}")
+            .select(["ckpt_version", "id", "profile", "vector"])
+            .limit(None)
+            .to_arrow()
+        )
+        if len(chain) > 1:  # the newest row of each id (latest in the chain)
+            rank = pc.index_in(rows["ckpt_version"], value_set=pa.array(chain, pa.int64()))
+            rows = rows.append_column("rank", rank).sort_by([("rank", "descending")])
+            first = pc.index_in(pc.unique(rows["id"]), value_set=rows["id"])
+            rows = rows.take(first)
+        rows = rows.filter(pc.equal(rows["profile"], profile))
+        if rows.num_rows == 0:
+            return None
+        flat = rows["vector"].combine_chunks().flatten()
+        matrix = flat.to_numpy(zero_copy_only=False).reshape(rows.num_rows, int(dim))
+        return VectorBlock(profile, tuple(rows["id"].to_pylist()), matrix)
+
+    # ----------------------------------------------------------------- writes
+
+    def write(
+        self,
+        chat_id: str,
+        rowset: int,
+        *,
+        nodes: pa.Table,
+        edges: pa.Table,
+        vectors: tuple[str, int, pa.Table] | None,
+        head: dict[str, Any],
+    ) -> None:
+        """Write a snapshot's row sets, then its head row (the commit point)."""
+        for table, rows in ((self.nodes, nodes), (self.edges, edges)):
+            if rows.num_rows:
+                n = rows.num_rows
+                extra = {
+                    "chat_id": pa.array([chat_id] * n, pa.string()),
+                    "snap": pa.array(np.full(n, rowset, dtype=np.int64)),
+                    "pos": pa.array(np.arange(n, dtype=np.int64)),
+                }
+                cols = {f.name: extra[f.name] if f.name in extra else rows[f.name]
+                        for f in table.schema}
+                table.add(pa.table(cols, schema=table.schema))
+        if vectors is not None:
+            profile, dim, rows = vectors
+            if rows.num_rows:
+                self.vector_table(dim).add(rows.cast(nodes_schema(dim)))
+        row = {"chat_id": chat_id, "created_at": time.time(), **head}
+        self.heads.add(pa.Table.from_pylist([row], schema=SNAPSHOTS_SCHEMA))
+
+    def prune(self, chat_id: str, keep: int) -> int | None:
+        """Keep the newest `keep` snapshots of a chat and the rows their chains need; delete the
+        rest (and the rows of unfinished snapshots). Returns the oldest kept version."""
+        heads = self.head_rows(chat_id)
+        if not heads:
+            return None
+        versions = sorted({int(r["version"]) for r in heads})
+        kept = versions[-keep:]
+        if len(versions) > len(kept):
+            self.heads.delete(f"{where_eq(chat_id=chat_id)} AND version < {kept[0]}")
+        needed = sorted({int(v) for r in heads if int(r["version"]) in kept for v in r["chain"]})
+        dropped = {int(v) for r in heads for v in r["chain"]} - set(needed)
+        orphan_before = new_rowset_id(time.time() - ORPHAN_GRACE_SECONDS) & ~0xFFFFF
+        for table, column in [(self.nodes, "snap"), (self.edges, "snap")] + [
+            (self.vector_table(dim), "ckpt_version")
+            for dim in {int(r["vec_dim"]) for r in heads if r.get("vec_dim")}
+        ]:
+            gone = f"{in_list(column, sorted(dropped))} OR " if dropped else ""
+            table.delete(
+                f"{where_eq(chat_id=chat_id)} AND NOT ({in_list(column, needed)})"
+                f" AND ({gone}{column} < {orphan_before})"
+            )
+        return kept[0]
+
+
+def vector_rows(
+    chat_id: str,
+    version: int,
+    dim: int,
+    profile: str,
+    ids: Sequence[str],
+    matrix: np.ndarray | None,
+    nodes: pa.Table,
+) -> pa.Table:
+    """Rows of the vector table: `matrix` row i is the vector of `ids[i]`; a None matrix (or a
+    NaN row) makes placeholder rows (empty profile). `nodes`: a node state table holding the ids
+    (their type, title and archived flag are copied)."""
+    n = len(ids)
+    if matrix is None:
+        matrix = np.full((n, dim), np.nan, dtype=np.float32)
+    matrix = np.ascontiguousarray(matrix, dtype=np.float32).reshape(n, dim)
+    blank = np.isnan(matrix).any(axis=1)
+    if blank.any():
+        matrix = np.where(blank[:, None], 0.0, matrix).astype(np.float32)
+    id_array = pa.array(list(ids), pa.string())
+    at = pc.index_in(id_array, value_set=nodes["id"])
+    meta = nodes.select(["type", "title", "archived"]).take(at)
+    return pa.table(
+        {
+            "chat_id": pa.array([chat_id] * n, pa.string()),
+            "ckpt_version": pa.array(np.full(n, version, dtype=np.int64)),
+            "id": id_array,
+            "type": pc.fill_null(meta["type"], ""),
+            "title": pc.fill_null(meta["title"], ""),
+            "archived": pc.fill_null(meta["archived"], False),
+            "profile": pa.array(np.where(blank, "", profile).tolist(), pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim),
+        },
+        schema=nodes_schema(dim),
+    )
