@@ -1,5 +1,7 @@
 """The offline extractor as a plugin: answers ``memgraph_extract`` for every message (user and
-assistant) with `offline.extract_message_ops`, resolving names through the chat's graph.
+assistant) with `offline.extract_message_ops`, resolving names through the chat's graph, and
+``memgraph_summarise`` with `summary.informative_summary` (a summariser plugin registered later,
+e.g. the LLM one, answers first).
 
 Registered by the host as a built-in plugin named ``memgraph-extract-offline``, like any other
 extractor. It is the default: when another plugin implements ``memgraph_extract`` (an LLM
@@ -16,8 +18,15 @@ from host import hookimpl
 from .graph import newest_event
 from .offline import extract_message_ops
 from .resolve import NameResolver
+from .summary import informative_summary
 
-__all__ = ["PLUGIN_NAME", "memgraph_extract", "offline_extract", "others_extract"]
+__all__ = [
+    "PLUGIN_NAME",
+    "memgraph_extract",
+    "memgraph_summarise",
+    "offline_extract",
+    "others_extract",
+]
 
 PLUGIN_NAME = "memgraph-extract-offline"
 
@@ -61,3 +70,9 @@ async def memgraph_extract(chat_id: str, message: Any, context: Any) -> list | N
     if host is None or others_extract(host):
         return None
     return await offline_extract(chat_id, message, context) or None
+
+
+@hookimpl(optionalhook=True)
+def memgraph_summarise(type: str, briefs: Any) -> str | None:
+    """The offline rollup summary: the children's most informative sentences (None: empty)."""
+    return informative_summary(list(briefs or ())) or None
