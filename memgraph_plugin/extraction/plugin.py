@@ -73,6 +73,8 @@ async def memgraph_extract(chat_id: str, message: Any, context: Any) -> list | N
 
 
 @hookimpl(optionalhook=True)
-def memgraph_summarise(type: str, briefs: Any) -> str | None:
-    """The offline rollup summary: the children's most informative sentences (None: empty)."""
+async def memgraph_summarise(type: str, briefs: Any) -> str | None:
+    """The offline rollup summary: the children's most informative sentences (None: empty).
+    Async although it never waits: a sync implementation would be run on a worker thread by
+    the host's hook guard, a thread hop per rollup for nothing."""
     return informative_summary(list(briefs or ())) or None

@@ -55,7 +55,9 @@ async def compact_leftovers(host: Any, session: Any) -> list[str]:
             if not groups and depth > 0 and depth not in made_at:
                 break
             for group in groups:
-                briefs = [session.get_node_brief(i) for i in group.child_ids]
+                briefs = [
+                    session.get_node_brief(i, include_edge_summary=False) for i in group.child_ids
+                ]
                 text = await summarise(host, type_name, briefs)
                 try:
                     result = await session.compact_nodes(
