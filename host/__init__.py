@@ -4,7 +4,7 @@ from host.chats import Chat
 from host.commands import Command
 from host.context import ChatContext, Message
 from host.core import Host
-from host.errors import PluginError, SettingsError
+from host.errors import CommandError, PluginError, SettingsError
 from host.markers import PROJECT_NAME, hookimpl, hookspec
 from host.notify import HookFailure, HookResult
 from host.records import PluginRecord
@@ -16,6 +16,7 @@ __all__ = [
     "Chat",
     "ChatContext",
     "Command",
+    "CommandError",
     "HookFailure",
     "HookResult",
     "Host",

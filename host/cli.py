@@ -22,7 +22,7 @@ from typing import Any
 from host.commands import Command
 from host.core import Host
 from host.discovery import own_version
-from host.errors import PluginError, SettingsError
+from host.errors import CommandError, PluginError, SettingsError
 from host.listings import (
     add_config_arguments,
     add_plugins_arguments,
@@ -259,11 +259,14 @@ def report_error(exc: BaseException, *, debug: bool, command: str | None = None)
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
     where = f"{PROG} {command}" if command else PROG
-    known = isinstance(exc, PluginError | SettingsError | CliError)
+    coded = isinstance(getattr(exc, "code", None), str)  # an engine error: "BAD_ARGS: ..."
+    known = isinstance(exc, PluginError | SettingsError | CliError | CommandError) or coded
     text = str(exc) if known else summary(exc)
     line = " ".join(text.split()) or type(exc).__name__
     hint = "" if debug or known else " (--debug shows the traceback)"
     print(f"{where}: error: {line}{hint}", file=sys.stderr)
+    if isinstance(exc, CommandError):
+        return exc.exit_code
     return 2 if isinstance(exc, CliError) else 1
 
 

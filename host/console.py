@@ -7,6 +7,7 @@ Every listing command prints a table by default and JSON with ``--json`` (`add_j
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -16,6 +17,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 #: Width used when the output is not a terminal (pipes, files, tests): rows never wrap.
 PIPE_WIDTH = 4000
@@ -42,12 +44,13 @@ def add_json_option(parser: argparse.ArgumentParser, what: str = "rows") -> None
 def table(
     columns: Sequence[str], rows: Sequence[Sequence[Any]], *, title: str | None = None
 ) -> Table:
-    """A rich table with ``columns`` headers; cells are shown with ``str`` (None: ``-``)."""
+    """A rich table with ``columns`` headers; cells are shown with ``str`` as plain text (never
+    read as rich markup: ``-[related]-`` stays), None or "" as ``-``."""
     result = Table(title=title, box=None, header_style="bold", pad_edge=False)
     for column in columns:
         result.add_column(column, overflow="fold")
     for row in rows:
-        result.add_row(*("-" if cell is None or cell == "" else str(cell) for cell in row))
+        result.add_row(*(Text("-" if cell is None or cell == "" else str(cell)) for cell in row))
     return result
 
 
@@ -60,6 +63,13 @@ def print_table(
 ) -> None:
     """Print ``rows`` under ``columns`` on ``out`` (stdout)."""
     console(out).print(table(columns, rows, title=title))
+
+
+def table_text(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """The table as plain text (no colours, no trailing blanks, no final newline)."""
+    buffer = io.StringIO()
+    console(buffer).print(table(columns, rows))
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
 def print_json(value: Any, out: TextIO | None = None, *, lines: bool = False) -> None:

@@ -26,3 +26,12 @@ class PluginError(Exception):
 
 class SettingsError(ValueError):
     """A settings file or value is malformed; the message names the file and the key."""
+
+
+class CommandError(Exception):
+    """A command's user-facing failure (``unknown chat 'x'``): the CLI prints the message as one
+    line, no traceback, and exits with ``exit_code`` (1)."""
+
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

@@ -306,7 +306,11 @@ class Reloader:
         return tuple(reports)
 
     async def _publish(self, report: ReloadReport) -> None:
-        if report.ok:
+        # with a display callback (``memgraph-host dev``) the callback shows the report, so the
+        # log keeps it at DEBUG: a terminal showing both would print each FAILED line twice
+        if self.on_report is not None:
+            log.debug("%s", report.describe())
+        elif report.ok:
             log.info("%s", report.describe())
         else:
             log.error("%s", report.describe())

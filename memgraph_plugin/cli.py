@@ -7,13 +7,14 @@ import argparse
 import asyncio
 import json
 import sys
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from host.commands import Command
+from host.console import print_json, print_table, progress
+from memgraph_plugin.chat_lookup import require_chat
 from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_profile
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage, StorageSettings
@@ -72,35 +73,36 @@ def _add_history(p: argparse.ArgumentParser) -> None:
 
 
 def _history(host: Any, args: argparse.Namespace) -> int:
-    records = open_storage(host).history_sync(args.chat, limit=args.limit)
+    storage = open_storage(host)
+    require_chat(host, storage, args.chat)
+    rows = [
+        {
+            "version": r.version,
+            "seq": r.seq,
+            "kind": r.kind,
+            "applied": r.applied,
+            "nodes": r.nodes_changed,
+            "edges": r.edges_changed,
+            "created_at": r.created_at,
+        }
+        for r in storage.history_sync(args.chat, limit=args.limit)
+    ]
     if args.json:
-        for r in records:
-            print(
-                json.dumps(
-                    {
-                        "version": r.version,
-                        "seq": r.seq,
-                        "kind": r.kind,
-                        "applied": r.applied,
-                        "nodes": r.nodes_changed,
-                        "edges": r.edges_changed,
-                        "created_at": r.created_at,
-                    }
-                )
-            )
+        print_json(rows, lines=True)
         return 0
-    if not records:
+    if not rows:
         print(f"chat {args.chat!r} has no commits")
         return 0
-    print(
-        f"{'version':>7} {'seq':>5} {'kind':<8} {'applied':>7} {'nodes':>5} {'edges':>5}  created"
+    print_table(
+        ["VERSION", "SEQ", "KIND", "APPLIED", "NODES", "EDGES", "CREATED"],
+        [
+            [
+                *(r[k] for k in ("version", "seq", "kind", "applied", "nodes", "edges")),
+                datetime.fromtimestamp(r["created_at"], UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            ]
+            for r in rows
+        ],
     )
-    for r in records:
-        when = datetime.fromtimestamp(r.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
-        print(
-            f"{r.version:>7} {r.seq:>5} {r.kind:<8} {r.applied:>7} {r.nodes_changed:>5} "
-            f"{r.edges_changed:>5}  {when}"
-        )
     return 0
 
 
@@ -233,6 +235,7 @@ def _add_export(p: argparse.ArgumentParser) -> None:
 
 def _export(host: Any, args: argparse.Namespace) -> int:
     storage = open_storage(host)
+    require_chat(host, storage, args.chat)
     if args.version is None:
         state = storage.load_sync(args.chat)
     else:
@@ -251,27 +254,6 @@ def _export(host: Any, args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ reindex
-
-
-class ProgressBar:
-    """A one-line text progress bar on a stream (stderr by default)."""
-
-    def __init__(self, label: str, stream: TextIO | None = None, width: int = 30) -> None:
-        self.label, self.stream, self.width = label, stream or sys.stderr, width
-        self._last = -1.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - self._last < 0.1:
-            return
-        self._last = now
-        frac = 1.0 if total == 0 else done / total
-        filled = int(round(frac * self.width))
-        bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {frac * 100:5.1f}% {done}/{total}")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
 
 
 def _add_reindex(p: argparse.ArgumentParser) -> None:
@@ -303,7 +285,8 @@ async def _reindex(host: Any, args: argparse.Namespace) -> int:
     )
     names = list(args.chats) or list(storage.chats_sync())
     for chat_id in names:
-        count = await chats.reindex(chat_id, ProgressBar(f"reindex {chat_id}"))
+        with progress(f"reindex {chat_id}") as update:
+            count = await chats.reindex(chat_id, update)
         print(f"chat {chat_id!r}: {count} nodes embedded with {profile.name!r}")
     return 0
 
@@ -342,7 +325,8 @@ async def _ingest(host: Any, args: argparse.Namespace) -> int:
 
 
 def _guarded(run: Any) -> Any:
-    """Report engine/storage errors as one clear line and exit code 2 (nothing is changed)."""
+    """Report engine/storage errors as one clear line and exit code 2 (nothing is changed);
+    other errors (``unknown chat``) go to the CLI, which prints them as one line too."""
     import asyncio
     import functools
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from .graph_picture import write_graph_html
+from .graph_picture import edge_counts, write_graph_html
 from .recall.extraction import ReplayExtractor
 from .recall.pipeline import RecallOutcome, pipeline_for
 from .recall.story import Story, load_story
@@ -63,10 +63,11 @@ class DemoSummary:
     nodes_by_type: dict[str, int]
     archived: int
     rollups: int
-    edges: int
+    edges: int  # relation edges, as the picture draws them (`graph_picture.edge_counts`)
     merges: int  # curator merges during this run
     picture: Path
     final_prompt: str | None = None  # the prompt text the next turn gets (story complete)
+    containment_edges: int = 0  # rollup -> child links the picture draws
 
     @property
     def complete(self) -> bool:
@@ -286,6 +287,7 @@ async def _run(
         data_dir / PICTURE, nodes, edges, hierarchical=hier, title=f"{story.title}: memory graph"
     )
     active = [n for n in nodes if not n.archived]
+    counts = edge_counts(nodes, edges)
     summary = DemoSummary(
         turns_total=total,
         turns_before=done,
@@ -293,7 +295,8 @@ async def _run(
         nodes_by_type=dict(sorted(Counter(n.type for n in active).items())),
         archived=len(nodes) - len(active),
         rollups=sum(1 for n in active if n.semantic_rollup),
-        edges=len(edges),
+        edges=counts.relations,
+        containment_edges=counts.containment,
         merges=merges,
         picture=picture.resolve(),
         final_prompt=final_prompt,
@@ -302,7 +305,8 @@ async def _run(
     p()
     p(
         f"graph: {len(active)} active nodes ({by_type}), {summary.rollups} rollups, "
-        f"{summary.archived} archived (merged away), {summary.edges} edges; "
+        f"{summary.archived} archived (merged away), {summary.edges} relation edges, "
+        f"{summary.containment_edges} containment links; "
         f"{summary.merges} curator merges in this run"
     )
     p(f"recall traces: memgraph-host --data-dir {shlex.quote(str(data_dir))} trace {CHAT_ID}")

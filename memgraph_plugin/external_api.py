@@ -6,27 +6,36 @@ of the wrong kind (a store that is no `Store`, a numeric query, a limit that is 
 integer, exclude ids that are no ids) is ``BAD_ARGS`` naming the argument.
 `record_injected_node_ids` is how the recall pipeline sets a chat's injection state (listeners and
 ``memgraph_injection_changed`` fire). Injection state is per chat.
+
+As in the original, ``store`` may also be a plain dict in the original's JSON shape (what
+``Store.to_dict()`` writes); it is read as it is at the call. The original's injection-state
+helpers are here too: `create_empty_injection_state`, `apply_memory_graph_injection_update`,
+`get_memory_graph_injection_state`.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from .errors import bad_args, check_bool, check_int, check_str
+from .errors import MemoryGraphError, bad_args, check_bool, check_int, check_str
 from .injection import hub_for
 from .models import Node
 from .store import Store, timeline_key
 from .views import InjectionState, NodeView
 
 __all__ = [
+    "INJECTION_KEYS",
     "LEXICAL_FIELDS",
     "PREVIEW_LIMIT",
     "InjectedNodeIds",
+    "apply_memory_graph_injection_update",
+    "create_empty_injection_state",
     "get_currently_injected_node_ids",
+    "get_memory_graph_injection_state",
     "get_node_by_id",
     "list_recent_nodes",
     "record_injected_node_ids",
@@ -76,6 +85,45 @@ def record_injected_node_ids(
     )
 
 
+#: The keys an injection update may carry (camelCase spellings of the original accepted too).
+INJECTION_KEYS: Mapping[str, str] = {
+    "always_inject_ids": "always_inject_ids",
+    "alwaysInjectIds": "always_inject_ids",
+    "recall_selected_ids": "recall_selected_ids",
+    "recallSelectedIds": "recall_selected_ids",
+    "visible_ids": "visible_ids",
+    "visibleIds": "visible_ids",
+}
+
+
+def create_empty_injection_state() -> InjectionState:
+    """An empty frozen injection state (the original's ``createEmptyInjectionState``)."""
+    return InjectionState()
+
+
+def get_memory_graph_injection_state(ctx: Any) -> InjectionState:
+    """The chat's current frozen injection state, the same as a session's
+    ``get_injection_state()``; empty for a ``None`` context."""
+    return hub_for(ctx).state if ctx is not None else InjectionState()
+
+
+def apply_memory_graph_injection_update(ctx: Any, update: Any) -> InjectionState:
+    """Set the id sets ``update`` names (a mapping with any of ``always_inject_ids``,
+    ``recall_selected_ids``, ``visible_ids``, or their camelCase spellings); the ones it does not
+    name keep their value. Listeners run and ``memgraph_injection_changed`` fires, as for
+    `record_injected_node_ids`. Returns the new state."""
+    if not isinstance(update, Mapping):
+        raise bad_args("update", f"expected a mapping of id lists, got {type(update).__name__}")
+    changes: dict[str, Any] = {}
+    for key, value in update.items():
+        name = INJECTION_KEYS.get(key)
+        if name is None:
+            allowed = ", ".join(sorted(set(INJECTION_KEYS.values())))
+            raise bad_args(f"update.{key}", f"unknown key; expected one of {allowed}")
+        changes[name] = value
+    return hub_for(ctx).set(**changes)
+
+
 def _flatten(value: Any, out: list[str]) -> None:
     if value is None:
         return
@@ -111,8 +159,16 @@ def _row(node: Node) -> dict[str, Any]:
 
 
 def _store(store: Any) -> Store | None:
+    """A `Store`, None, or the original's plain dict store (read through `Store.from_dict`)."""
+    if isinstance(store, Mapping):
+        try:
+            return Store.from_dict(store)
+        except MemoryGraphError as exc:
+            raise bad_args("store", f"not a store in the original's shape: {exc.message}") from None
     if store is not None and not isinstance(store, Store):
-        raise bad_args("store", f"expected a Store or None, got {type(store).__name__}")
+        raise bad_args(
+            "store", f"expected a Store, a dict store or None, got {type(store).__name__}"
+        )
     return store
 
 

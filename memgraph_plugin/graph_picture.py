@@ -1,5 +1,9 @@
 """A picture of the memory graph: one self-contained HTML page with an inline SVG.
 
+The SVG is built as an element tree (`xml.etree.ElementTree`), so every attribute and text is
+escaped by the XML writer, not by hand. `edge_counts` is the one place that says how many
+relation and containment edges there are; the demo's summary and the page both use it.
+
 Layout (deterministic, no JavaScript): one band per non-hierarchical type (characters, places,
 threads, ...) on top; below, each hierarchical type as a tree — leaves along the timeline at the
 bottom, rollups above them by depth, containment drawn as solid coloured lines. Relation edges
@@ -9,9 +13,12 @@ are thin grey curves. Nodes are coloured by type; archived (merged away) nodes a
 from __future__ import annotations
 
 import html
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f")
 INTERNAL = {"contains", "semantic_contains"}
@@ -41,14 +48,44 @@ def _tooltip(node: Any) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _text(node: Any, x: float, bottom: float, hierarchical: bool) -> str:
+def _text(parent: ET.Element, node: Any, x: float, bottom: float, hierarchical: bool) -> None:
     """The label under a node; timeline leaves get a slanted one so neighbours do not overlap."""
     if hierarchical and node.semantic_depth == 0:
-        return (
-            f'<text class="slant" x="{x:.1f}" y="{bottom + 10:.1f}" '
-            f'transform="rotate(35 {x:.1f} {bottom + 10:.1f})">{_esc(_label(node, 24))}</text>'
-        )
-    return f'<text x="{x:.1f}" y="{bottom + 12:.1f}">{_esc(_label(node))}</text>'
+        y = bottom + 10
+        label = ET.SubElement(
+            parent,
+            "text",
+            {"class": "slant", "x": f"{x:.1f}", "y": f"{y:.1f}",
+             "transform": f"rotate(35 {x:.1f} {y:.1f})"},
+        )  # fmt: skip
+        label.text = _label(node, 24)
+        return
+    label = ET.SubElement(parent, "text", {"x": f"{x:.1f}", "y": f"{bottom + 12:.1f}"})
+    label.text = _label(node)
+
+
+@attrs.frozen
+class EdgeCounts:
+    """How many edges of each kind a picture draws (and a summary reports)."""
+
+    relations: int  # relation edges between drawn nodes
+    containment: int  # a rollup -> its child of the same type
+
+
+def edge_counts(nodes: Sequence[Any], edges: Sequence[Any]) -> EdgeCounts:
+    """The relation edges between the given nodes and the same-type containment links."""
+    ids = {n.id for n in nodes}
+    by_id = {n.id: n for n in nodes}
+    relations = sum(
+        1 for e in edges if e.type not in INTERNAL and e.source in ids and e.target in ids
+    )
+    containment = sum(
+        1
+        for n in nodes
+        for child in n.children_ids
+        if child in by_id and by_id[child].type == n.type
+    )
+    return EdgeCounts(relations, containment)
 
 
 def _timeline(nodes: Iterable[Any]) -> list[Any]:
@@ -92,10 +129,10 @@ def layout(nodes: Sequence[Any], hierarchical: Iterable[str]) -> dict[str, tuple
     return pos
 
 
-def render_graph_html(
-    nodes: Sequence[Any], edges: Sequence[Any], *, hierarchical: Iterable[str], title: str
-) -> str:
-    """The page as a string. ``nodes``: NodeViews (archived ones too); ``edges``: EdgeViews."""
+def render_svg(
+    nodes: Sequence[Any], edges: Sequence[Any], *, hierarchical: Iterable[str]
+) -> ET.Element:
+    """The ``<svg>`` element of the picture."""
     hier = list(hierarchical)
     hier_set = set(hier)
     pos = layout(nodes, hier)
@@ -104,44 +141,71 @@ def render_graph_html(
     by_id = {n.id: n for n in nodes}
     width = max((x for x, _ in pos.values()), default=0) + MARGIN * 2 + 140
     height = max((y for _, y in pos.values()), default=0) + MARGIN * 2
-    parts: list[str] = []
+    svg = ET.Element(
+        "svg",
+        {"xmlns": "http://www.w3.org/2000/svg", "width": f"{width:.0f}",
+         "height": f"{height:.0f}", "viewBox": f"0 0 {width:.0f} {height:.0f}"},
+    )  # fmt: skip
     for edge in edges:  # relations first, under the containment lines and the nodes
         if edge.type in INTERNAL or edge.source not in pos or edge.target not in pos:
             continue
         (x1, y1), (x2, y2) = pos[edge.source], pos[edge.target]
         bend = (y1 + y2) / 2 - 30 - abs(x2 - x1) * 0.08
-        parts.append(
-            f'<path class="rel" d="M{x1:.1f},{y1:.1f} Q{(x1 + x2) / 2:.1f},{bend:.1f} '
-            f'{x2:.1f},{y2:.1f}"><title>{_esc(edge.source)} -[{_esc(edge.type)}]-> '
-            f"{_esc(edge.target)}</title></path>"
-        )
+        path = ET.SubElement(
+            svg,
+            "path",
+            {"class": "rel",
+             "d": f"M{x1:.1f},{y1:.1f} Q{(x1 + x2) / 2:.1f},{bend:.1f} {x2:.1f},{y2:.1f}"},
+        )  # fmt: skip
+        ET.SubElement(path, "title").text = f"{edge.source} -[{edge.type}]-> {edge.target}"
     for node in nodes:
         if node.id not in pos:
             continue
         for child in node.children_ids:
             if child in pos and by_id[child].type == node.type:
                 (x1, y1), (x2, y2) = pos[node.id], pos[child]
-                parts.append(
-                    f'<line class="contains" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" '
-                    f'y2="{y2:.1f}" stroke="{colour[node.type]}"/>'
-                )
+                ET.SubElement(
+                    svg,
+                    "line",
+                    {"class": "contains", "x1": f"{x1:.1f}", "y1": f"{y1:.1f}",
+                     "x2": f"{x2:.1f}", "y2": f"{y2:.1f}", "stroke": colour[node.type]},
+                )  # fmt: skip
     for node in nodes:
         if node.id not in pos:
             continue
         x, y = pos[node.id]
         radius = 9 + 3 * node.semantic_depth
-        css = "node archived" if node.archived else "node"
-        shape = (
-            f'<rect x="{x - radius:.1f}" y="{y - radius:.1f}" width="{2 * radius}" '
-            f'height="{2 * radius}" rx="4" fill="{colour[node.type]}"/>'
-            if node.semantic_rollup
-            else f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{colour[node.type]}"/>'
-        )
-        parts.append(
-            f'<g class="{css}" data-id="{_esc(node.id)}" data-type="{_esc(node.type)}">'
-            f"<title>{_esc(_tooltip(node))}</title>{shape}"
-            f"{_text(node, x, y + radius, node.type in hier_set)}</g>"
-        )
+        group = ET.SubElement(
+            svg,
+            "g",
+            {"class": "node archived" if node.archived else "node",
+             "data-id": node.id, "data-type": node.type},
+        )  # fmt: skip
+        ET.SubElement(group, "title").text = _tooltip(node)
+        if node.semantic_rollup:
+            ET.SubElement(
+                group,
+                "rect",
+                {"x": f"{x - radius:.1f}", "y": f"{y - radius:.1f}", "width": str(2 * radius),
+                 "height": str(2 * radius), "rx": "4", "fill": colour[node.type]},
+            )  # fmt: skip
+        else:
+            ET.SubElement(
+                group,
+                "circle",
+                {"cx": f"{x:.1f}", "cy": f"{y:.1f}", "r": str(radius), "fill": colour[node.type]},
+            )
+        _text(group, node, x, y + radius, node.type in hier_set)
+    return svg
+
+
+def render_graph_html(
+    nodes: Sequence[Any], edges: Sequence[Any], *, hierarchical: Iterable[str], title: str
+) -> str:
+    """The page as a string. ``nodes``: NodeViews (archived ones too); ``edges``: EdgeViews."""
+    svg = ET.tostring(render_svg(nodes, edges, hierarchical=hierarchical), encoding="unicode")
+    types = sorted({n.type for n in nodes})
+    colour = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(types)}
     legend = "".join(
         f'<span><i style="background:{colour[t]}"></i>{_esc(t)} '
         f"({sum(1 for n in nodes if n.type == t and not n.archived)})</span>"
@@ -149,7 +213,7 @@ def render_graph_html(
     )
     active = sum(1 for n in nodes if not n.archived)
     rollups = sum(1 for n in nodes if n.semantic_rollup and not n.archived)
-    relations = sum(1 for e in edges if e.type not in INTERNAL)
+    counts = edge_counts(nodes, edges)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{_esc(title)}</title>
 <style>
@@ -166,13 +230,12 @@ svg {{ border: 1px solid #ddd; background: #fcfcfc; }}
 </style></head><body>
 <h1>{_esc(title)}</h1>
 <p>{active} active nodes ({len(nodes) - active} archived), {rollups} rollups,
-{relations} relation edges. Squares are rollups; solid lines show which nodes a rollup contains;
-grey curves are relations. Hover a node for its fields.</p>
+{counts.relations} relation edges, {counts.containment} containment links. Squares are rollups;
+solid lines show which nodes a rollup contains; grey curves are relations. Hover a node for its
+fields. For zoom, search and details: <code>memgraph-host serve</code>.</p>
 <p class="legend">{legend}</p>
-<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}"
- viewBox="0 0 {width:.0f} {height:.0f}">
-{chr(10).join(parts)}
-</svg></body></html>
+{svg}
+</body></html>
 """
 
 

@@ -300,7 +300,8 @@ def _compression(raw: Any, where: str) -> Compression:
         mode="hierarchical" if mode == "hierarchical" else "none",
         threshold=_count(data.get("threshold"), 6, 2, f"{where}.threshold"),
         fan_in=_count(data.get("fan_in"), 3, 2, f"{where}.fan_in"),
-        max_depth=_count(data.get("max_depth"), 6, 1, f"{where}.max_depth"),
+        # 0 is kept: a type whose rollups may not grow at all is never compacted (issue 18.16)
+        max_depth=_count(data.get("max_depth"), 6, 0, f"{where}.max_depth"),
         keep_recent_leaves=_count(
             data.get("keep_recent_leaves"), 0, 0, f"{where}.keep_recent_leaves"
         ),

@@ -15,6 +15,7 @@ from typing import Any
 from .errors import check_int, check_str, check_str_list
 from .read_api import ReadApi
 from .results import CommitInfo
+from .status_lookup import retrieval_status_for
 from .write_api import WriteApi
 
 __all__ = ["Session"]
@@ -129,7 +130,21 @@ class Session:
         check_str("query", query)
         wanted = check_str_list("types", types)  # a bare string is refused, as keyword_search does
         check_int("k", k, minimum=1)
+        if not query.strip():  # the docs: an empty query resolves to [] (profile or not)
+            return ()
         return await self._service.vector_search(self, query=query, types=wanted, k=k)
+
+    def get_retrieval_status(self, *, window: int = 100) -> Any:
+        """The chat's hybrid-retrieval status (`RetrievalStatus`): rollout mode, graph-expansion
+        flag, and the fallback reasons of its newest ``window`` recalls with their rates."""
+        check_int("window", window, minimum=1)
+        host = getattr(self._service, "host", None)
+        return retrieval_status_for(
+            self.chat_id,
+            data_dir=getattr(host, "data_dir", "."),
+            settings=getattr(host, "settings", None) or {},
+            window=window,
+        )
 
     def get_injection_state(self) -> Any:
         """The chat's current frozen `InjectionState`."""

@@ -8,7 +8,9 @@ the store; the session passes one that persists ``store.take_changeset()``.
 
 from __future__ import annotations
 
+import functools
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -345,6 +347,39 @@ def _arity(callback: Callable[..., Any]) -> int:
         ):
             count += 1
     return count
+
+
+_ARGUMENT = re.compile(r"argument:? '?([A-Za-z_][A-Za-z0-9_]*)'?")
+
+
+def _checked_call(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """``method`` with its arguments bound first: a missing or unknown argument is the contract's
+    ``BAD_ARGS`` naming it, not a ``TypeError`` (issue 18.14)."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    async def checked(self: WriteApi, *args: Any, **kwargs: Any) -> Any:
+        try:
+            signature.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            found = _ARGUMENT.search(str(exc))
+            raise bad_args(found.group(1) if found else "arguments", str(exc)) from None
+        return await method(self, *args, **kwargs)
+
+    return checked
+
+
+for _name in (
+    "apply_extraction_batch",
+    "create_node",
+    "edit_node",
+    "delete_node",
+    "upsert_links",
+    "delete_links",
+    "compact_nodes",
+):
+    setattr(WriteApi, _name, _checked_call(getattr(WriteApi, _name)))
+del _name
 
 
 def get_write_api(

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from host.commands import Command
+from host.console import add_json_option, print_json, print_table
+from host.errors import CommandError
 
 from .trace import TRACE_DIR, TraceLog, format_table
 
@@ -22,6 +24,15 @@ def _trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
+def _require_known(host: Any, chat_id: str) -> None:
+    """Traces or commits or messages make a chat known; anything else is ``unknown chat``."""
+    from memgraph_plugin.chat_lookup import require_chat
+    from memgraph_plugin.storage import LanceStorage, StorageSettings
+
+    storage = LanceStorage(StorageSettings.from_settings(host.settings, data_dir=host.data_dir))
+    require_chat(host, storage, chat_id)
+
+
 def run_trace(host: Any, args: argparse.Namespace) -> int:
     """Print the chat's last recall traces."""
     if args.last < 1:
@@ -29,6 +40,7 @@ def run_trace(host: Any, args: argparse.Namespace) -> int:
         return 2
     traces = TraceLog(Path(host.data_dir) / TRACE_DIR).read(args.chat, last=args.last)
     if not traces:
+        _require_known(host, args.chat)
         print(f"no recall traces for chat {args.chat!r} in {host.data_dir}", file=sys.stderr)
         return 1
     if args.json:
@@ -36,6 +48,56 @@ def run_trace(host: Any, args: argparse.Namespace) -> int:
             print(json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True))
     else:
         print(format_table(traces))
+    return 0
+
+
+def _status_arguments(parser: argparse.ArgumentParser) -> None:
+    from .status import DEFAULT_WINDOW
+
+    parser.add_argument("chat", help="the chat id")
+    parser.add_argument(
+        "--window",
+        type=int,
+        default=DEFAULT_WINDOW,
+        help=f"how many of the newest recalls to count ({DEFAULT_WINDOW})",
+    )
+    add_json_option(parser, "status")
+
+
+def run_status(host: Any, args: argparse.Namespace) -> int:
+    """``memgraph-host status CHAT``: rollout mode and fallback reasons with their rates."""
+    from .status import retrieval_status
+
+    if args.window < 1:
+        raise CommandError("--window must be at least 1", exit_code=2)
+    if not TraceLog(Path(host.data_dir) / TRACE_DIR).path_for(args.chat).exists():
+        _require_known(host, args.chat)
+    status = retrieval_status(
+        args.chat, data_dir=host.data_dir, settings=host.settings, window=args.window
+    )
+    if args.json:
+        print_json(status.to_json())
+        return 0
+    gate = "holding canary back" if status.quality_gate_blocked else "open"
+    flag = "on" if status.graph_expansion else "off (feature flag)"
+    print(f"chat {status.chat_id!r}: rollout mode {status.rollout_mode}, graph expansion {flag}")
+    if status.settings_error:
+        print(f"  settings problem: {status.settings_error}")
+    print(
+        f"  last {status.recalls} recalls (window {status.window}): expansion applied "
+        f"{status.expansion_applied}, baseline only {status.fallback_rate:.1%}; "
+        f"quality gate {gate}"
+    )
+    if status.last_seq is not None:
+        print(
+            f"  newest recall: seq {status.last_seq}, mode {status.last_mode}, "
+            f"fallback {status.last_fallback_reason or '-'}"
+        )
+    if status.fallbacks:
+        print_table(
+            ["FALLBACK REASON", "COUNT", "RATE"],
+            [[f.reason, f.count, f"{f.rate:.1%}"] for f in status.fallbacks],
+        )
     return 0
 
 
@@ -101,6 +163,13 @@ def recall_commands() -> list[Command]:
     return [
         Command(
             "trace", "show a chat's recall traces", _trace_arguments, run_trace, start_host=False
+        ),
+        Command(
+            "status",
+            "show a chat's retrieval status: rollout mode, fallback reasons and their rates",
+            _status_arguments,
+            run_status,
+            start_host=False,
         ),
         Command(
             "demo",

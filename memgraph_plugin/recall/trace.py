@@ -12,6 +12,8 @@ from typing import Any
 
 import attrs
 
+from host.console import table_text
+
 from .router import Inclusion
 
 TRACE_DIR = "traces"
@@ -85,10 +87,21 @@ class TraceLog:
         return self.root / safe_file_name(chat_id)
 
     def append(self, trace: RecallTrace) -> None:
+        """Add ``trace``. A fresh (not reused) trace of the same anchor and query as the newest
+        stored one replaces it: the same turn recalled again by a new process (a demo run
+        again, a restart) is one recall, not two (issue 18.8). Only the file's tail is read."""
         self.root.mkdir(parents=True, exist_ok=True)
         line = json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True)
-        with self.path_for(trace.chat_id).open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        path = self.path_for(trace.chat_id)
+        with path.open("a+b") as fh:
+            end = fh.seek(0, 2)
+            start, last = _last_line(fh, end)
+            if last is not None and not trace.reused and _same_turn(last, trace):
+                fh.truncate(start)
+            fh.seek(0, 2)
+            if fh.tell() and not _ends_with_newline(fh):
+                fh.write(b"\n")  # a line cut short by a crash stays a line of its own
+            fh.write(line.encode("utf-8") + b"\n")
 
     def read(self, chat_id: str, *, last: int | None = None) -> list[RecallTrace]:
         """The chat's traces, oldest first (``last``: only the newest N). A torn line is skipped."""
@@ -105,11 +118,50 @@ class TraceLog:
 
 
 QUERY_WIDTH = 32
+_TAIL = 1 << 16  # a trace line is far shorter than this
+
+
+def _last_line(fh: Any, end: int) -> tuple[int, dict[str, Any] | None]:
+    """(offset where the file's last complete line starts, that line parsed or None)."""
+    if end == 0:
+        return 0, None
+    fh.seek(max(0, end - _TAIL))
+    tail = fh.read()
+    if not tail.endswith(b"\n"):
+        return end, None  # a torn last line: keep it, append after it
+    body = tail[:-1]
+    cut = body.rfind(b"\n")
+    if cut < 0 and end > len(tail):
+        return end, None  # longer than the tail window: never replaced
+    start = end - len(tail) + cut + 1
+    try:
+        return start, json.loads(body[cut + 1 :])
+    except ValueError:
+        return end, None
+
+
+def _ends_with_newline(fh: Any) -> bool:
+    fh.seek(-1, 2)
+    return fh.read(1) == b"\n"
+
+
+def _same_turn(stored: dict[str, Any], trace: RecallTrace) -> bool:
+    return (
+        stored.get("chat_id") == trace.chat_id
+        and stored.get("seq") == trace.seq
+        and tuple(stored.get("anchor", ())) == tuple(trace.anchor)
+        and stored.get("query") == trace.query
+    )
 
 
 def _clip(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_table(columns: list[str], rows: list[list[str]]) -> str:
+    """The rows as a plain-text `rich` table (no trailing blanks)."""
+    return table_text(columns, rows)
 
 
 def format_table(traces: Sequence[RecallTrace]) -> str:
@@ -145,9 +197,4 @@ def format_table(traces: Sequence[RecallTrace]) -> str:
                 picked or "-",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header) - 1)]
-    lines = []
-    for r in rows:
-        cells = [c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)] + [r[-1]]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    return render_table(list(rows[0]), [list(r) for r in rows[1:]])

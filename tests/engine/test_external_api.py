@@ -161,7 +161,7 @@ def test_get_node_by_id(store):
 @pytest.mark.parametrize(
     ("call", "argument"),
     [
-        (lambda s: search_nodes_lexical({"nodes": {}}, "x"), "store"),
+        (lambda s: search_nodes_lexical({"nodes": 5}, "x"), "store"),  # a dict, but no store
         (lambda s: search_nodes_lexical(s, 42), "query"),
         (lambda s: search_nodes_lexical(s, "x", limit=-1), "limit"),
         (lambda s: search_nodes_lexical(s, "x", limit="5"), "limit"),

@@ -46,5 +46,5 @@ def test_trace_table_and_json(tmp_path, capsys):
 def test_trace_unknown_chat_and_bad_last(tmp_path, capsys):
     data = asyncio.run(_three_recalls(tmp_path))
     assert main(["--data-dir", str(data), "trace", "nobody"]) == 1
-    assert "no recall traces for chat 'nobody'" in capsys.readouterr().err
+    assert "unknown chat 'nobody'" in capsys.readouterr().err  # issue 18.4
     assert main(["--data-dir", str(data), "trace", CHAT, "--last", "0"]) == 2
