@@ -207,7 +207,8 @@ def test_demo_takes_the_global_data_dir_and_plugin_folders(tmp_path, monkeypatch
     extra.mkdir()
     (extra / "companion.py").write_text(COMPANION)
     data = tmp_path / "elsewhere"
-    argv = ["--data-dir", str(data), "--plugins-dir", str(extra), "demo", "--story", str(FIXTURE)]
+    argv = ["--data-dir", str(data), "--plugins-dir", str(extra), "demo", "--story", str(FIXTURE),
+            "--replay"]  # the recorded ops: one pinned event per earlier turn
     assert main([*argv, "--turns", "2"]) == 0
     out = capsys.readouterr().out
     assert (data / MARKER).exists() and (data / PICTURE).exists()
