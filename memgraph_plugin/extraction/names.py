@@ -144,8 +144,7 @@ def find_mentions(text: str, *, known: Callable[[str], bool] | None = None) -> l
                     start > opener  # after a greeting or an adverb: "Hey Mel", "Today Jon"
                     or word in known_set
                     or word in capitalised_inside
-                    or _POSSESSIVE.search(run[0]) is not None
-                )
+                )  # not a possessive: an opening "Painting's fun" is "Painting is"
                 if not evidence or word in lower_words or len(word) < 3:
                     continue
         elif len(run) == 1 and _plain(run[0]) in COMMON_WORDS and _plain(run[0]) not in known_set:

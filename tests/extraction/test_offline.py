@@ -22,7 +22,7 @@ def names(text: str, **kwargs) -> list[tuple[str, bool]]:
 def test_names_across_sentence_starts_multi_word_and_possessives() -> None:
     text = (
         "Yesterday Melanie went to Paris with Juno Kade, as Melanie said. "
-        "Mel's dog barked at the Lantern Market. "
+        "Then Mel's dog barked at the Lantern Market. "
         "Thanks, Caroline! Painting is fun. Lately Pim naps. Quill keeps a stall in the Bank of "
         "Qel, ask Quill."
     )
