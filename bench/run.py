@@ -13,6 +13,8 @@ Sections are modules next to this file, loaded by path when present:
 - ``scale.py``: the same ``rows``, a fifth element being the unit (storage scale ratios:
   write tails across maintenance, writes during another chat's maintenance, cold open against a
   raw pyarrow read, first vector search after an open; ``--million`` adds a 1M-node chat);
+- ``memory.py``: ``rows(quick=...) -> [(name, value, unit, limit | None, note)]`` (MB per 1k
+  nodes of a loaded chat at 10k/100k, and a host serving 1,000 chats under `memory_budget_mb`);
 - ``ingest.py``: ``table_rows(quick=...) -> [table row]`` (offline transcript ingest: messages/s
   and cost per message at 1k and 10k messages, synthetic and LoCoMo).
 
@@ -48,7 +50,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "scale", "ingest")
+SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "scale", "memory", "ingest")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -119,6 +121,22 @@ def storage_rows(
     return out
 
 
+def unit_rows(section: ModuleType, quick: bool, label: str) -> list[Row]:
+    """Rows `(name, value text, unit, limit | None, note)` of a section that names its units."""
+    t0 = time.perf_counter()
+    try:
+        raw = section.rows(quick=quick)
+    except Exception:
+        traceback.print_exc()
+        return [(f"{label} section", "error", "", "-", "", "see stderr")]
+    out: list[Row] = []
+    for name, value, unit, limit, note in raw:
+        out.append((str(name), str(value), str(unit), "-" if limit is None else f"<= {limit:g}",
+                    _status(str(value), limit), str(note)))
+    print(f"[bench] {label}: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    return out
+
+
 def run(
     sizes: list[int],
     *,
@@ -147,6 +165,9 @@ def run(
     scale = _load("scale") if "scale" in sections else None
     if scale is not None and hasattr(scale, "rows"):
         rows += storage_rows(scale, quick, "scale", million=million)
+    memory = _load("memory") if "memory" in sections else None  # rows carry their own unit
+    if memory is not None and hasattr(memory, "rows"):
+        rows += unit_rows(memory, quick, "memory")
     ingest = _load("ingest") if "ingest" in sections else None  # rows in the table's own shape
     if ingest is not None and hasattr(ingest, "table_rows"):
         t0 = time.perf_counter()

@@ -240,7 +240,8 @@ def summary_parts(
         for adj, outgoing in ((out_adj.get(m), True), (in_adj.get(m), False)):
             if not adj:
                 continue
-            for other, t, seq, s in adj.values():
+            for source, target, t, seq, s in adj:
+                other = target if outgoing else source
                 if other == id or (member_set is not None and other in member_set):
                     continue
                 if wanted is not None and t not in wanted:

@@ -215,6 +215,9 @@ class MemoryGraph:
         return lock
 
     def cached_store(self, chat_id: str) -> Any | None:
+        if self.persistence is not None:
+            chat = self.persistence.cached(chat_id)
+            return None if chat is None else chat.store
         return self._stores.get(chat_id)
 
     async def store_for(self, chat_id: str) -> Any:
@@ -226,9 +229,8 @@ class MemoryGraph:
         if chat_id in self._deferred and chat_id in self._stores:
             return self._stores[chat_id]  # holds the block's unpersisted writes: never reload
         if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
-            chat = await self.persistence.open(chat_id)
-            self._stores[chat_id] = chat.store
-            return chat.store
+            # kept by persistence only: a chat it unloads (memory budget) is not held here
+            return (await self.persistence.open(chat_id)).store
         store = self._stores.get(chat_id)
         if store is None:
             store = self._stores[chat_id] = Store(schema=self.schema)

@@ -98,6 +98,14 @@ STORAGE_REFRESH_SECONDS = declare(
     by other processes (0: check on every open).""",
     minimum=0,
 )
+MEMORY_BUDGET_MB = declare(
+    "memory_budget_mb",
+    Kind.NUMBER,
+    1024.0,
+    """Loaded chats beyond this estimated size (MB) are unloaded, least recently used first;
+    an unloaded chat reopens from storage on its next use (docs/storage.md, "Memory budget").""",
+    minimum=0.001,
+)
 VECTOR_ANN_THRESHOLD = declare(
     "vector_ann_threshold",
     Kind.INTEGER,

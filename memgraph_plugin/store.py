@@ -12,6 +12,7 @@ import bisect
 import functools
 import itertools
 import operator
+import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -34,8 +35,12 @@ PoolKey = tuple[int, int, str]
 #: "node" (anything else in its record)
 Change = tuple[str, str]
 CHANGE_LOG_LIMIT = 1 << 16  # past this many entries the log restarts (readers rebuild)
-AdjRecord = tuple[str, str, "int | None", int]  # (other end, type, edge seq_to, serial)
+#: one edge, shared by the edge map and both ends' adjacency (no `Edge` object is kept: `edge()`
+#: makes one): (source, target, type, seq_to, serial)
+EdgeRec = tuple[str, str, str, "int | None", int]
+AdjRecord = EdgeRec
 _first = operator.itemgetter(0)
+_intern = sys.intern
 
 
 @attrs.frozen
@@ -195,6 +200,59 @@ class _SortedPool:
         return f
 
 
+def _edge_of(rec: EdgeRec) -> Edge:
+    """The `Edge` an edge record stands for (made on demand: the store keeps records only)."""
+    return Edge(rec[0], rec[1], rec[2], rec[3])
+
+
+def _share_strings(nodes: dict[str, Node]) -> None:
+    """Point every loaded node's id, type, level, parent and children at one string object per
+    text, and its `seq_to` at one int per value (decoders make a new object for every
+    occurrence: a node's id, its key, its children's and edges' references to it, "event" for
+    every event). Values stay equal, so this changes
+    nothing but memory (records are frozen; their fields are set in place as `records` does)."""
+    setattr_ = object.__setattr__
+    shared: dict[str, str] = {}
+    seqs: dict[int, int] = {}
+    for nid, node in nodes.items():
+        seq = node.seq_to
+        if seq is not None and seqs.setdefault(seq, seq) is not seq:
+            setattr_(node, "seq_to", seqs[seq])
+        if node.id is not nid and node.id == nid:
+            setattr_(node, "id", nid)
+        value = node.type
+        one = shared.get(value)
+        if one is None:
+            one = shared[value] = _intern(value)
+        if one is not value:
+            setattr_(node, "type", one)
+        value = node.level
+        one = shared.get(value)
+        if one is None:
+            one = shared[value] = _intern(value)
+        if one is not value:
+            setattr_(node, "level", one)
+    for node in nodes.values():
+        parent = node.parent_id
+        if parent:
+            owner = nodes.get(parent)
+            if owner is not None and owner.id is not parent:
+                setattr_(node, "parent_id", owner.id)
+        kids = node.children_ids
+        if kids:
+            same = tuple(k if (o := nodes.get(k)) is None else o.id for k in kids)
+            if any(a is not b for a, b in zip(same, kids, strict=True)):
+                setattr_(node, "children_ids", same)
+
+
+def _by_serial(item: tuple[EdgeKey, EdgeRec]) -> int:
+    return item[1][4]
+
+
+def _serial_of(rec: EdgeRec) -> int:
+    return rec[4]
+
+
 def _cached_view(views: dict[str, NodeView], node: Node) -> NodeView:
     """`Store.view` of a pool member, given the store's view cache (not the store: a pool holding
     the store would make a reference cycle, keeping a dropped store alive until a collection)."""
@@ -244,13 +302,13 @@ class Store:
     def __init__(self, *, schema: Schema | Any = None) -> None:
         self._schema: Schema = load_schema(schema) if schema is not None else DEFAULT_SCHEMA
         self._nodes: dict[str, Node] = {}
-        self._edges: dict[EdgeKey, Edge] = {}
-        self._serial: dict[EdgeKey, int] = {}
+        self._edges: dict[EdgeKey, EdgeRec] = {}  # in serial (insertion) order
         self._next_serial = 0
-        # adjacency: node -> {edge key: (other end, type, edge seq_to, serial)}
-        self._out: dict[str, dict[EdgeKey, AdjRecord]] = {}
-        self._in: dict[str, dict[EdgeKey, AdjRecord]] = {}
-        self._kids: dict[str, set[str]] = {}
+        # adjacency: node -> its edges' records in serial order (the same tuples as `_edges`;
+        # a list, not a dict: most nodes have a few edges, and a small dict weighs three lists)
+        self._out: dict[str, list[EdgeRec]] = {}
+        self._in: dict[str, list[EdgeRec]] = {}
+        self._kids: dict[str, list[str]] = {}  # parent -> children (lists: most have a few)
         self._visible: set[str] = set()
         self._pool_of: dict[str, tuple[PoolKey, str]] = {}  # id -> (key, lower-case type)
         self._anchor: dict[str, str | None] = {}  # id -> nearest pool member up from it
@@ -318,45 +376,48 @@ class Store:
         return iter(tuple(self._nodes.values()))
 
     def edge(self, key: tuple[str, str, str]) -> Edge | None:
-        return self._edges.get(normalize_key(key))
+        rec = self._edges.get(normalize_key(key))
+        return None if rec is None else _edge_of(rec)
 
     def iter_edges(self) -> Iterator[Edge]:
-        return iter(tuple(self._edges.values()))
+        return iter(tuple(map(_edge_of, self._edges.values())))
 
     @property
     def edge_count(self) -> int:
         return len(self._edges)
 
     def out_edges(self, id: str) -> Collection[EdgeKey]:
-        return tuple(self._out.get(id, ()))
+        return tuple([EdgeKey(r[0], r[2], r[1]) for r in self._out.get(id, ())])
 
     def in_edges(self, id: str) -> Collection[EdgeKey]:
-        return tuple(self._in.get(id, ()))
+        return tuple([EdgeKey(r[0], r[2], r[1]) for r in self._in.get(id, ())])
 
     def edges_of(self, id: str) -> tuple[Edge, ...]:
         """Every edge touching `id` (out edges first), without copying the adjacency twice."""
-        edges = self._edges
-        out = [edges[k] for k in self._out.get(id, ())]
-        out.extend(edges[k] for k in self._in.get(id, ()))
+        out = [_edge_of(r) for r in self._out.get(id, ())]
+        out.extend(_edge_of(r) for r in self._in.get(id, ()))
         return tuple(out)
 
     def internals(
         self,
     ) -> tuple[
         dict[str, Node],
-        dict[EdgeKey, Edge],
-        dict[str, dict[EdgeKey, AdjRecord]],
-        dict[str, dict[EdgeKey, AdjRecord]],
-        dict[EdgeKey, int],
-        dict[str, set[str]],
+        dict[EdgeKey, EdgeRec],
+        dict[str, list[EdgeRec]],
+        dict[str, list[EdgeRec]],
+        None,
+        dict[str, list[str]],
     ]:
-        """The live maps (nodes, edges, out, in, edge serials, kids) for the engine's hot read
-        loops (projection). Read-only by contract: never mutate them, never hand them out."""
-        return self._nodes, self._edges, self._out, self._in, self._serial, self._kids
+        """The live maps (nodes, edge records, out, in, -, kids) for the engine's hot read loops
+        (projection). Edge records are ``(source, target, type, seq_to, serial)`` tuples; out
+        and in map a node to the list of its edges' records in serial order; the fifth slot is
+        unused (edge serials live in the records). Read-only by contract: never
+        mutate them, never hand them out."""
+        return self._nodes, self._edges, self._out, self._in, None, self._kids
 
     def edge_serial(self, key: EdgeKey) -> int:
         """Insertion rank of an edge (the order `iter_edges` follows)."""
-        return self._serial[key]
+        return self._edges[key][4]
 
     def kids(self, id: str) -> Collection[str]:
         """Ids whose `parent_id` is `id` (the live index: do not mutate)."""
@@ -527,11 +588,11 @@ class Store:
                 first_edge.setdefault(entry[1], entry[2])
             else:
                 first_counter.setdefault(entry[1], entry[2])
-        nodes, edges = self._nodes, self._edges
+        nodes, edge = self._nodes, self._edge_exact
         changed_nodes = [
             i for i, old in first_node.items() if (cur := nodes.get(i)) is not old and cur != old
         ]
-        changed_edges = [k for k, old in first_edge.items() if edges.get(k) != old]
+        changed_edges = [k for k, old in first_edge.items() if edge(k) != old]
         counters = (
             first_counter.get("node_seq", self._node_seq) != self._node_seq
             or first_counter.get("seq_counter", self._seq_counter) != self._seq_counter
@@ -549,11 +610,11 @@ class Store:
         """What committed transactions changed since the last call (None: nothing)."""
         if not self._pending:
             return None
-        nodes, edges = self._nodes, self._edges
+        nodes, edge = self._nodes, self._edge_exact
         added: list[Edge] = []
         removed: list[EdgeKey] = []
         for key, old in self._pending_edges.items():
-            cur = edges.get(key)
+            cur = edge(key)
             if cur == old:
                 continue
             if cur is None:
@@ -601,13 +662,12 @@ class Store:
             else:
                 self._seq_counter = entry[2]
         if reorder:
-            serial = self._serial
-            self._edges = dict(sorted(self._edges.items(), key=lambda kv: serial[kv[0]]))
+            self._edges = dict(sorted(self._edges.items(), key=_by_serial))
             for nid in reorder:
                 for adj in (self._out, self._in):
-                    keys = adj.get(nid)
-                    if keys:
-                        adj[nid] = dict(sorted(keys.items(), key=lambda kv: kv[1][3]))
+                    recs = adj.get(nid)
+                    if recs:
+                        recs.sort(key=_serial_of)
 
     def _auto(self) -> bool:
         return self._depth == 0
@@ -684,7 +744,7 @@ class Store:
             with self.transaction():
                 return self.add_edge(edge)
         self._add_edge_raw(edge, None)
-        self._undo.append(("e", key, None, self._serial[key]))
+        self._undo.append(("e", key, None, self._edges[key][4]))
         self._note(key.source, "edge")
         self._note(key.target, "edge")
         return True
@@ -698,7 +758,7 @@ class Store:
         if self._depth == 0:
             with self.transaction():
                 return self.remove_edge(key)
-        self._undo.append(("e", key, old, self._serial[key]))
+        self._undo.append(("e", key, _edge_of(old), old[4]))
         self._remove_edge_raw(key)
         self._note(key.source, "edge")
         self._note(key.target, "edge")
@@ -706,31 +766,42 @@ class Store:
 
     # -- raw index maintenance (no undo logging) ------------------------------------------------
 
+    def _edge_exact(self, key: EdgeKey) -> Edge | None:
+        """`edge` of a key already in stored form."""
+        rec = self._edges.get(key)
+        return None if rec is None else _edge_of(rec)
+
     def _add_edge_raw(self, edge: Edge, serial: int | None) -> None:
-        key = edge.key
-        self._edges[key] = edge
+        # the key and record hold the store's own id strings and an interned type, so an edge
+        # costs no copies of them (a loaded or decoded id is another object with the same text)
+        nodes = self._nodes
+        source, target = nodes[edge.source].id, nodes[edge.target].id
+        etype = _intern(edge.type)
+        key = EdgeKey(source, etype, target)
         if serial is None:
             serial = self._next_serial
             self._next_serial += 1
-        self._serial[key] = serial
-        out = self._out.get(key.source)
+        rec = (source, target, etype, edge.seq_to, serial)
+        self._edges[key] = rec
+        out = self._out.get(source)
         if out is None:
-            out = self._out[key.source] = {}
-        out[key] = (key.target, key.type, edge.seq_to, serial)
-        inn = self._in.get(key.target)
+            self._out[source] = [rec]
+        else:
+            out.append(rec)
+        inn = self._in.get(target)
         if inn is None:
-            inn = self._in[key.target] = {}
-        inn[key] = (key.source, key.type, edge.seq_to, serial)
+            self._in[target] = [rec]
+        else:
+            inn.append(rec)
 
     def _remove_edge_raw(self, key: EdgeKey) -> None:
-        del self._edges[key]
-        del self._serial[key]
+        rec = self._edges.pop(key)
         out = self._out[key.source]
-        del out[key]
+        out.remove(rec)  # O(degree), in C; removals are rare next to reads
         if not out:
             del self._out[key.source]
         inn = self._in[key.target]
-        del inn[key]
+        inn.remove(rec)
         if not inn:
             del self._in[key.target]
 
@@ -742,12 +813,16 @@ class Store:
         if old is None or old.parent_id != node.parent_id:
             if old is not None and old.parent_id:
                 kids = self._kids.get(old.parent_id)
-                if kids is not None:
-                    kids.discard(nid)
+                if kids is not None and nid in kids:
+                    kids.remove(nid)
                     if not kids:
                         del self._kids[old.parent_id]
             if node.parent_id:
-                self._kids.setdefault(node.parent_id, set()).add(nid)
+                kids = self._kids.get(node.parent_id)
+                if kids is None:
+                    self._kids[node.parent_id] = [nid]
+                else:  # new here: its old parent (if any) was another
+                    kids.append(nid)
         self._kw_dirty[nid] = None
         self._names_dirty[nid] = None
         changed = self._reindex(nid, content_changed=True)
@@ -770,8 +845,8 @@ class Store:
         self._views.pop(nid, None)
         if node.parent_id:
             kids = self._kids.get(node.parent_id)
-            if kids is not None:
-                kids.discard(nid)
+            if kids is not None and nid in kids:
+                kids.remove(nid)
                 if not kids:
                     del self._kids[node.parent_id]
         self._kw_dirty[nid] = None
@@ -917,15 +992,16 @@ class Store:
         one would leave, without their per-write bookkeeping). The keyword and name indices
         start with every node marked dirty: they are built by their first use."""
         self._nodes = nodes
+        _share_strings(nodes)
         kids = self._kids
         for nid, node in nodes.items():
             parent = node.parent_id
             if parent:
                 ks = kids.get(parent)
                 if ks is None:
-                    kids[parent] = {nid}
+                    kids[parent] = [nid]
                 else:
-                    ks.add(nid)
+                    ks.append(nid)
         self._load_edges(edges)
         self._kw_dirty = dict.fromkeys(nodes)
         self._names = NameIndex(self._schema)
@@ -938,25 +1014,44 @@ class Store:
         self._visible_cache = None
 
     def _load_edges(self, edges: dict[EdgeKey, Edge]) -> None:
-        """The edge map, serials and adjacency of an empty store holding `edges` (keys in
-        stored form): what `_add_edge_raw` of each edge in order leaves. An index that
-        `_add_edge_raw` maintains must be filled here too (test_store's bulk-load test compares
-        every index with a store built by single writes)."""
-        self._edges = edges
-        self._serial = {key: serial for serial, key in enumerate(edges)}
+        """The edge map and adjacency of an empty store holding `edges` (keys in stored form,
+        both ends in the store): what `_add_edge_raw` of each edge in order leaves. An index
+        that `_add_edge_raw` maintains must be filled here too (test_store's bulk-load test
+        compares every index with a store built by single writes)."""
+        table: dict[EdgeKey, EdgeRec] = {}
         self._next_serial = len(edges)
-        out_of, in_of = self._out, self._in
+        out_of, in_of, nodes = self._out, self._in, self._nodes
+        ids: dict[str, str] = {}  # decoded id text -> the node's own id string
+        types: dict[str, str] = {}
+        seqs: dict[int, int] = {}
         for serial, (key, edge) in enumerate(edges.items()):
             source, etype, target = key
-            seq_to = edge.seq_to
-            out = out_of.get(source)
+            s = ids.get(source)
+            if s is None:
+                s = ids[source] = nodes[source].id
+            t = ids.get(target)
+            if t is None:
+                t = ids[target] = nodes[target].id
+            e = types.get(etype)
+            if e is None:
+                e = types[etype] = _intern(etype)
+            key = EdgeKey(s, e, t)
+            seq = edge.seq_to
+            if seq is not None:  # one int object per value (a decoder makes one per edge)
+                seq = seqs.setdefault(seq, seq)
+            rec = (s, t, e, seq, serial)
+            table[key] = rec
+            out = out_of.get(s)
             if out is None:
-                out = out_of[source] = {}
-            out[key] = (target, etype, seq_to, serial)
-            inn = in_of.get(target)
+                out_of[s] = [rec]
+            else:
+                out.append(rec)
+            inn = in_of.get(t)
             if inn is None:
-                inn = in_of[target] = {}
-            inn[key] = (source, etype, seq_to, serial)
+                in_of[t] = [rec]
+            else:
+                inn.append(rec)
+        self._edges = table
 
     def _load_pools(self) -> None:
         """The visible set, the candidate pool and the per-type pools of a freshly loaded store
@@ -1049,7 +1144,7 @@ class Store:
         """The original's JSON shape (camelCase keys); `from_dict` reads it back."""
         return {
             "nodes": {nid: node_to_dict(n) for nid, n in self._nodes.items()},
-            "edges": [edge_to_dict(e) for e in self._edges.values()],
+            "edges": [edge_to_dict(_edge_of(r)) for r in self._edges.values()],
             "nodeSeq": self._node_seq,
             "seqCounter": self._seq_counter,
         }

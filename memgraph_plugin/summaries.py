@@ -178,8 +178,8 @@ class EdgeSummaries:
         _nodes, _edges, out_adj, in_adj, _serial, _kids = self._store.internals()
         for adj in (out_adj.get(nid), in_adj.get(nid)):
             if adj:
-                for other, _t, _seq, _s in adj.values():
-                    anchor = memo.get(other)
+                for source, target, _t, _seq, _s in adj:
+                    anchor = memo.get(target if source == nid else source)
                     if anchor is not None:
                         entries.pop(anchor, None)
 

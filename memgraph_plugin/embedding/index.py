@@ -25,6 +25,11 @@ class VectorIndex:
         self._codes: dict[str, int] = {}
         self._blank = 0
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its arrays (what the memory budget counts for a chat's vectors)."""
+        return int(self._matrix.nbytes + self._live.nbytes + self._type_codes.nbytes)
+
     @classmethod
     def from_arrays(
         cls,
@@ -43,8 +48,9 @@ class VectorIndex:
         n, dim = matrix.shape
         index = cls(dim, profile)
         cap = max(64, int(n * headroom))
-        index._matrix = np.zeros((cap, dim), dtype=np.float32)
-        index._matrix[:n] = matrix
+        index._matrix = np.empty((cap, dim), dtype=np.float32)
+        index._matrix[:n] = matrix  # the one copy (the stored column may be read-only memory)
+        index._matrix[n:] = 0.0
         index._ids = list(ids)
         index._pos = {nid: i for i, nid in enumerate(index._ids)}
         codes = np.asarray([index._code(t) for t in type_names], dtype=np.int32)

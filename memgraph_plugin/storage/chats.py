@@ -28,6 +28,7 @@ from memgraph_plugin.embedding.text import node_id
 from memgraph_plugin.gc_pause import gc_paused
 from memgraph_plugin.schema import is_diagnostic_type
 from memgraph_plugin.storage.base import ChatState, CommitRecord, VectorBlock
+from memgraph_plugin.storage.budget import MB, MemoryBudget, chat_bytes
 from memgraph_plugin.storage.codec import changeset_to_change
 from memgraph_plugin.storage.errors import ConflictError
 from memgraph_plugin.storage.lance import LanceStorage
@@ -77,8 +78,10 @@ class PersistedChats:
         profile: EmbeddingProfile | None = None,
         ann_threshold: int = 250_000,
         refresh_interval: float = 0.0,
+        memory_budget_mb: float | None = None,
     ) -> None:
-        """`storage` and `schema` may be zero-argument factories, resolved on first use."""
+        """`storage` and `schema` may be zero-argument factories, resolved on first use.
+        `memory_budget_mb`: loaded chats beyond it are evicted, least recently used first."""
         self._storage = storage if isinstance(storage, LanceStorage) else None
         self._storage_factory = None if isinstance(storage, LanceStorage) else storage
         self.store_from_dict = store_from_dict
@@ -96,6 +99,10 @@ class PersistedChats:
         self._loading: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
             weakref.WeakKeyDictionary()
         )
+        self.budget = MemoryBudget(None if memory_budget_mb is None else int(memory_budget_mb * MB))
+        #: store of an evicted chat -> the chat as it was, without store and index (a session
+        #: still holding the store can make it the loaded chat again: `_readopt`)
+        self._evicted: weakref.WeakKeyDictionary[Any, LoadedChat] = weakref.WeakKeyDictionary()
 
     @property
     def storage(self) -> LanceStorage:
@@ -122,6 +129,7 @@ class PersistedChats:
 
     def close(self) -> None:
         self._chats.clear()
+        self.budget = MemoryBudget(self.budget.limit)
         if self._storage is not None:
             self._storage.close()
 
@@ -132,6 +140,56 @@ class PersistedChats:
         """Drop a chat from the cache (the next open reloads it from storage)."""
         self._chats.pop(chat_id, None)
         self._checked.pop(chat_id, None)
+        self.budget.drop(chat_id)
+
+    # ------------------------------------------------------------- memory budget
+
+    def _used(self, chat: LoadedChat) -> None:
+        """`chat` was just used: most recent in the LRU order, its size re-estimated; then the
+        coldest chats are evicted while the loaded ones exceed the budget."""
+        if self._chats.get(chat.chat_id) is not chat:
+            return
+        self.budget.use(chat.chat_id, chat_bytes(chat.store, chat.index))
+        for chat_id in self.budget.victims(self._busy):
+            self.evict(chat_id)
+
+    def _busy(self, chat_id: str) -> bool:
+        """A commit of the chat is in flight (it must not be unloaded under it)."""
+        chat = self._chats.get(chat_id)
+        return chat is not None and chat.lock.locked()
+
+    def evict(self, chat_id: str) -> bool:
+        """Unload a chat to free its memory; the next open loads it again from storage.
+
+        A session that still holds the chat's store keeps it (and its memory) alive: its reads
+        see the chat as it was, and its next write commits normally when no commit reached the
+        chat meanwhile (`_readopt`), else it gets `CONFLICT` like any stale session.
+        """
+        chat = self._chats.get(chat_id)
+        if chat is None or chat.lock.locked():
+            return False
+        self.forget(chat_id)
+        self._evicted[chat.store] = attrs.evolve(chat, store=None, index=None)
+        self.budget.evictions += 1
+        log.debug("chat %r evicted (memory budget)", chat_id)
+        return True
+
+    def _readopt(self, chat_id: str, store: Any, current: LoadedChat | None) -> LoadedChat | None:
+        """The chat again, with `store` (a session's store of an evicted chat) as its store,
+        when nothing was committed to the chat since the eviction; None when something was (or
+        `store` is not an evicted store of this chat)."""
+        was = self._evicted.get(store)
+        if was is None or was.chat_id != chat_id:
+            return None
+        if current is not None and (current.version != was.version or current.lock.locked()):
+            return None
+        if current is not None:  # reopened since: its store's sessions are now the stale ones
+            self._evicted[current.store] = attrs.evolve(current, store=None, index=None)
+        del self._evicted[store]
+        chat = attrs.evolve(was, store=store, index=None, unembedded=[], lock=asyncio.Lock())
+        self._chats[chat_id] = chat
+        self._checked[chat_id] = 0.0
+        return chat
 
     # ----------------------------------------------------------------- open
 
@@ -144,14 +202,17 @@ class PersistedChats:
         """
         chat = await self._fresh_cached(chat_id)
         if chat is not None:
+            self._used(chat)
             return chat
         async with self._load_lock(chat_id):
             chat = await self._fresh_cached(chat_id)  # another opener may have loaded it
             if chat is not None:
+                self._used(chat)
                 return chat
             chat = await asyncio.to_thread(self._load, self.storage, chat_id)
             self._chats[chat_id] = chat
             self._checked[chat_id] = time.monotonic()
+            self._used(chat)
             return chat
 
     async def _fresh_cached(self, chat_id: str) -> LoadedChat | None:
@@ -242,6 +303,9 @@ class PersistedChats:
         open sees the other writer's state, and `ConflictError` propagates for a retry.
         """
         chat = self._chats.get(chat_id)
+        if store is not None and (chat is None or store is not chat.store):
+            # a session holding the store of an evicted chat: its store is the chat again
+            chat = self._readopt(chat_id, store, chat) or chat
         if chat is None or (store is not None and store is not chat.store):
             # a session still holding a store that was dropped or replaced: it is stale
             raise ConflictError(
@@ -258,6 +322,7 @@ class PersistedChats:
                 self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
                 raise
             self._checked[chat_id] = time.monotonic()
+            self._used(chat)
             return record
 
     async def _commit(self, chat: LoadedChat, changeset: Any, applied: int) -> CommitRecord:
@@ -357,6 +422,7 @@ class PersistedChats:
         assert self.embedder is not None
         chat = self._chats.get(chat_id) or await self.open(chat_id)
         index = await self.ensure_index(chat)
+        self._used(chat)  # its vectors count from now on
         chat.snapshot_seen(self.storage.checkpointed_version(chat_id))
         q = self.embedder.embed_query(query)
         if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:

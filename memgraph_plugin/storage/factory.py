@@ -39,4 +39,5 @@ def persistence_for_host(
         profile=profile,
         ann_threshold=int(number_setting(settings, "vector_ann_threshold", 250_000, 1)),
         refresh_interval=number_setting(settings, "storage_refresh_seconds", 0.0, 0),
+        memory_budget_mb=number_setting(settings, "memory_budget_mb", 1024.0, 0.001),
     )

@@ -29,7 +29,6 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -50,6 +49,7 @@ from memgraph_plugin.storage.codec import (
     empty_state,
 )
 from memgraph_plugin.storage.columns import DeltaBuilder, empty_edges, empty_nodes, merge
+from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.maintenance import Maintenance, retry_conflicts
@@ -156,11 +156,7 @@ class LanceStorage:
             settings = StorageSettings(uri=settings)
         self.settings = settings
         self.embedder = embedder
-        self._db = lancedb.connect(
-            settings.uri,
-            read_consistency_interval=timedelta(0),
-            storage_options=dict(settings.storage_options) or None,
-        )
+        self._db = connect_database(settings)
         self._commits = open_or_create(self._db, COMMITS, COMMITS_SCHEMA)
         self._nodes: dict[int, Any] = {}
         self._snaps = SnapshotTables(self._db, self._nodes_table)

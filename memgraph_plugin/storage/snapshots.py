@@ -139,12 +139,19 @@ class SnapshotTables:
             rows = rows.append_column("rank", rank).sort_by([("rank", "descending")])
             first = pc.index_in(pc.unique(rows["id"]), value_set=rows["id"])
             rows = rows.take(first)
-        rows = rows.filter(pc.equal(rows["profile"], profile))
-        if rows.num_rows == 0:
+        ours = pc.equal(rows["profile"], profile)
+        if rows.num_rows == 0 or not pc.any(ours).as_py():
             return None
-        flat = rows["vector"].combine_chunks().flatten()
-        matrix = flat.to_numpy(zero_copy_only=False).reshape(rows.num_rows, int(dim))
-        return VectorBlock(profile, tuple(rows["id"].to_pylist()), matrix)
+        # the vectors as one numpy matrix, copied once at most (zero-copy for a single chunk);
+        # rows of other profiles (placeholders) dropped by a numpy mask, not a table filter
+        chunks = [c.flatten().to_numpy(zero_copy_only=False) for c in rows["vector"].chunks]
+        flat = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
+        matrix = flat.reshape(rows.num_rows, int(dim))
+        ids = rows["id"]
+        if not pc.all(ours).as_py():
+            mask = np.asarray(ours.to_numpy(zero_copy_only=False), dtype=bool)
+            matrix, ids = matrix[mask], ids.filter(ours)
+        return VectorBlock(profile, tuple(ids.to_pylist()), matrix)
 
     # ----------------------------------------------------------------- writes
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from pathlib import Path
 
 from host import Host
 from memgraph_plugin import MemoryGraphError
+from tests.storage.targets import target_from_env
 
 
 def batch_ops(batch: str, per_batch: int) -> list[dict]:
@@ -33,9 +35,11 @@ def batch_ops(batch: str, per_batch: int) -> list[dict]:
 async def main() -> None:
     data_dir, chat, count, per_batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     tag = sys.argv[5]
+    target = target_from_env(str(Path(data_dir) / "lancedb"))
     host = Host(
         data_dir=data_dir,
         settings={
+            **target.host_settings(),
             "storage_checkpoint_every": 7,
             "storage_optimize_every": 5,
             "storage_retention_seconds": 1,

@@ -17,8 +17,9 @@ from tests.storage.helpers import change, edge, node
 
 
 @pytest.fixture
-def storage(tmp_path):
-    return LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=1000))
+def storage(target):
+    """Every test using it runs on a local folder and on the S3 server (`target`)."""
+    return target.storage(checkpoint_every=1000)
 
 
 def test_fresh_chat_is_empty_version_zero(storage):
@@ -183,10 +184,8 @@ def test_import_replaces_and_export_roundtrips(storage):
     assert storage.import_sync("c", data).applied == 0
 
 
-def test_checkpoints_make_load_equal_and_are_pruned(tmp_path):
-    st = LanceStorage(
-        StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=5, keep_checkpoints=2)
-    )
+def test_checkpoints_make_load_equal_and_are_pruned(target):
+    st = target.storage(checkpoint_every=5, keep_checkpoints=2)
     for i in range(1, 23):
         st.commit_sync(
             "c",
@@ -206,8 +205,8 @@ def test_checkpoints_make_load_equal_and_are_pruned(tmp_path):
     assert len(st.state_at_sync("c", version=12).data["nodes"]) == 12
 
 
-def test_vectors_are_stored_with_commits_and_checkpoints(tmp_path):
-    st = LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=3))
+def test_vectors_are_stored_with_commits_and_checkpoints(target):
+    st = target.storage(checkpoint_every=3)
     rng = np.random.default_rng(0)
     expected = {}
     for i in range(1, 6):
@@ -329,12 +328,10 @@ def test_fragments_versions_and_files_stay_bounded_as_chats_grow(tmp_path):
     assert block is not None and len(block.ids) == total // 2
 
 
-def test_optimize_indexes_chat_id_and_queries_still_see_every_row(tmp_path):
+def test_optimize_indexes_chat_id_and_queries_still_see_every_row(target):
     """Compaction adds a BTREE index on `chat_id` to each table (queries filter by chat); rows
     written after it (not yet indexed) are found too, and chats stay apart."""
-    st = LanceStorage(
-        StorageSettings(uri=str(tmp_path / "db"), optimize_every=4, checkpoint_every=3)
-    )
+    st = target.storage(optimize_every=4, checkpoint_every=3)
     vec = np.ones((1, 8), dtype=np.float32) / np.sqrt(8)
     import attrs
 
@@ -359,14 +356,10 @@ def test_optimize_indexes_chat_id_and_queries_still_see_every_row(tmp_path):
         LanceStorage(st.settings).commit_sync("a", change(node("late")), base_version=6)
 
 
-def test_history_retention_prunes_the_journal_but_never_the_current_state(tmp_path):
+def test_history_retention_prunes_the_journal_but_never_the_current_state(target):
     import attrs
 
-    st = LanceStorage(
-        StorageSettings(
-            uri=str(tmp_path / "db"), checkpoint_every=5, keep_checkpoints=2, history_seconds=0
-        )
-    )
+    st = target.storage(checkpoint_every=5, keep_checkpoints=2, history_seconds=0)
     for i in range(1, 23):
         st.commit_sync("c", change(node(f"n_{i}"), node_seq=i, seq=i * 10), base_version=i - 1)
         assert st.maintenance.wait_idle()

@@ -9,10 +9,12 @@ from memgraph_plugin.models import Edge, Node
 from memgraph_plugin.storage import ConflictError, LanceStorage, StorageSettings
 from memgraph_plugin.storage.chats import PersistedChats
 from memgraph_plugin.store import Store
+from tests.storage.targets import Target
 
 
-def _chats(uri: str, *, profile=True, refresh_interval=0.0, **kw) -> PersistedChats:
-    settings = StorageSettings(uri=uri, **kw)
+def _chats(uri: str | Target, *, profile=True, refresh_interval=0.0, **kw) -> PersistedChats:
+    """A chat cache over a folder path or a `Target` (a folder or an S3 prefix)."""
+    settings = uri.settings(**kw) if isinstance(uri, Target) else StorageSettings(uri=uri, **kw)
     return PersistedChats(
         LanceStorage(settings),
         store_from_dict=lambda data: Store.from_dict(data),
@@ -40,8 +42,8 @@ def _event(nid: str, text: str, **kw) -> Node:
     return Node(id=nid, type="event", title=text, fields={"summary": text}, **kw)
 
 
-async def test_persist_then_reopen_in_a_new_cache(tmp_path):
-    uri = str(tmp_path / "db")
+async def test_persist_then_reopen_in_a_new_cache(target):
+    uri = target
     a = _chats(uri)
     rec = await _write(
         a,
@@ -60,8 +62,8 @@ async def test_persist_then_reopen_in_a_new_cache(tmp_path):
     assert hits[0][0] == "n_1" and 0 < hits[0][1] <= 1.0001
 
 
-async def test_warm_open_is_cached_and_refreshes_after_another_writer(tmp_path):
-    uri = str(tmp_path / "db")
+async def test_warm_open_is_cached_and_refreshes_after_another_writer(target):
+    uri = target
     a, b = _chats(uri), _chats(uri)
     await _write(a, "c", _event("n_1", "one"))
     first = await b.open("c")
@@ -72,8 +74,8 @@ async def test_warm_open_is_cached_and_refreshes_after_another_writer(tmp_path):
     assert {n.id for n in fresh.store.iter_nodes()} == {"n_1", "n_2"}
 
 
-async def test_stale_writer_gets_conflict_then_retries(tmp_path):
-    uri = str(tmp_path / "db")
+async def test_stale_writer_gets_conflict_then_retries(target):
+    uri = target
     a, b = _chats(uri, refresh_interval=60.0), _chats(uri)
     await _write(a, "c", _event("n_1", "one"))
     await a.open("c")  # a caches version 1 and will not re-check for 60 s
@@ -88,8 +90,8 @@ async def test_stale_writer_gets_conflict_then_retries(tmp_path):
     assert {n.id for n in chat.store.iter_nodes()} == {"n_1", "n_2", "n_3"}
 
 
-async def test_vectors_follow_writes_archive_and_checkpoints(tmp_path):
-    uri = str(tmp_path / "db")
+async def test_vectors_follow_writes_archive_and_checkpoints(target):
+    uri = target
     a = _chats(uri, checkpoint_every=3)
     await _write(a, "c", _event("n_1", "harbor betrayal"))
     assert [h[0] for h in await a.vector_search("c", query="harbor", types=None, k=3)] == ["n_1"]

@@ -11,23 +11,34 @@ import threading
 import time
 from pathlib import Path
 
-from memgraph_plugin.storage import LanceStorage, StorageSettings
+from tests.storage.targets import Target
 
 ROOT = Path(__file__).resolve().parents[2]
 PER_BATCH = 5
 
 
-def _spawn(uri: str, chat: str, count: int, tag: str, *, session: bool = False):
+def _spawn(
+    target: Target, chat: str, count: int, tag: str, *, session: bool = False, data_dir=None
+):
+    """A writer child on `target` (the database and its storage options travel in the
+    environment); a session child is a Host whose data dir is beside a local database."""
     module = "tests.storage.session_child" if session else "tests.storage.writer_child"
-    target = str(Path(uri).parent) if session else uri  # session mode: the host's data dir
+    where = target.uri
+    if session:
+        where = str(data_dir or Path(target.uri).parent)
     return subprocess.Popen(
-        [sys.executable, "-m", module, target, chat, str(count), str(PER_BATCH), tag],
+        [sys.executable, "-m", module, where, chat, str(count), str(PER_BATCH), tag],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), **target.child_env()},
     )
+
+
+def _session_target(target: Target, tmp_path: Path) -> Target:
+    """Session tests keep a local database at the host's default `<data_dir>/lancedb`."""
+    return target if target.remote else Target(str(tmp_path / "host" / "lancedb"))
 
 
 class _Reader(threading.Thread):
@@ -58,7 +69,9 @@ def _stderr(proc: subprocess.Popen) -> str:
     return proc.stderr.read() if proc.stderr else ""
 
 
-def _kill_rounds(uri: str, rounds: int, seed: int, whole, *, session: bool = False) -> list[str]:
+def _kill_rounds(
+    target: Target, rounds: int, seed: int, whole, *, session: bool = False, data_dir=None
+) -> list[str]:
     """Start a writer, SIGKILL it at a random instant once it is writing, reopen, check.
 
     After every kill the chat must hold only whole batches (`whole(data)` returns them) and every
@@ -67,7 +80,9 @@ def _kill_rounds(uri: str, rounds: int, seed: int, whole, *, session: bool = Fal
     rng = random.Random(seed)
     acked: list[str] = []
     for round_no in range(rounds):
-        proc = _spawn(uri, "crash", 10_000, f"r{round_no}x", session=session)
+        proc = _spawn(
+            target, "crash", 10_000, f"r{round_no}x", session=session, data_dir=data_dir
+        )
         reader = _Reader(proc)
         # generous timeouts: under load a child may take long to start; never a time assertion
         assert reader.first_ack.wait(180), _stderr(proc)
@@ -76,7 +91,7 @@ def _kill_rounds(uri: str, rounds: int, seed: int, whole, *, session: bool = Fal
         proc.wait(60)
         reader.join(10)
         acked.extend(reader.acked())
-        storage = LanceStorage(StorageSettings(uri=uri))
+        storage = target.storage()
         state = storage.load_sync("crash")
         batches = whole(state.data)
         missing = [b for b in acked if b not in batches]
@@ -140,35 +155,38 @@ def _assert_whole_batches(data: dict) -> dict[str, set[str]]:
     return batches
 
 
-def test_sigkill_at_random_points_keeps_whole_acknowledged_batches(tmp_path):
-    acked = _kill_rounds(str(tmp_path / "db"), 12, 1234, _assert_whole_batches)
-    assert len({b[: b.index("x")] for b in acked}) == 12  # every round really wrote
+def test_sigkill_at_random_points_keeps_whole_acknowledged_batches(target):
+    rounds = 3 if target.remote else 12
+    acked = _kill_rounds(target, rounds, 1234, _assert_whole_batches)
+    assert len({b[: b.index("x")] for b in acked}) == rounds  # every round really wrote
 
 
-def test_two_processes_on_different_chats_lose_nothing(tmp_path):
-    uri = str(tmp_path / "db")
-    LanceStorage(StorageSettings(uri=uri))  # create the tables once
-    readers = _run_to_end([_spawn(uri, f"chat-{k}", 25, f"p{k}x") for k in range(2)])
-    st = LanceStorage(StorageSettings(uri=uri))
+def test_two_processes_on_different_chats_lose_nothing(target):
+    per_chat = 6 if target.remote else 25
+    target.storage()  # create the tables once
+    readers = _run_to_end([_spawn(target, f"chat-{k}", per_chat, f"p{k}x") for k in range(2)])
+    st = target.storage()
     for k, reader in enumerate(readers):
-        assert len(reader.acked()) == 25
+        assert len(reader.acked()) == per_chat
         state = st.load_sync(f"chat-{k}")
-        assert state.version == 25
+        assert state.version == per_chat
         assert set(_assert_whole_batches(state.data)) == set(reader.acked())
 
 
-def test_writers_on_one_chat_never_silently_lose_a_write(tmp_path):
+def test_writers_on_one_chat_never_silently_lose_a_write(target):
     """Three writers, compaction every 5 commits: scan order stops being commit order, which once
-    made two writers both believe they won the same version (a lost write)."""
-    uri = str(tmp_path / "db")
-    LanceStorage(StorageSettings(uri=uri))
-    writers, per_writer = 3, 25
-    readers = _run_to_end([_spawn(uri, "shared", per_writer, f"s{k}x") for k in range(writers)])
+    made two writers both believe they won the same version (a lost write). On S3 this is
+    LanceDB's commit protocol on object storage (conditional PUT of the next manifest)."""
+    target.storage()
+    writers, per_writer = 3, (6 if target.remote else 25)
+    readers = _run_to_end(
+        [_spawn(target, "shared", per_writer, f"s{k}x") for k in range(writers)]
+    )
     acked = [b for r in readers for b in r.acked()]
     total = writers * per_writer
     print("conflicts seen:", sum(ln == "conflict" for r in readers for ln in r.lines))
     assert len(acked) == total
-    st = LanceStorage(StorageSettings(uri=uri))
+    st = target.storage()
     state = st.load_sync("shared")
     assert set(_assert_whole_batches(state.data)) == set(acked)
     # every acknowledged commit has its own version: history is linear, no duplicate survived
@@ -176,19 +194,29 @@ def test_writers_on_one_chat_never_silently_lose_a_write(tmp_path):
     assert [h.version for h in st.history_sync("shared")] == list(range(1, total + 1))
 
 
-def test_sigkill_during_session_writes(tmp_path):
+def test_sigkill_during_session_writes(target, tmp_path):
     """The same through a real Host session: each `await apply_extraction_batch` is durable."""
-    uri = str(tmp_path / "host" / "lancedb")
-    acked = _kill_rounds(uri, 4, 99, _assert_whole_session_batches, session=True)
-    assert len({b[: b.index("x")] for b in acked}) == 4
+    target = _session_target(target, tmp_path)
+    rounds = 2 if target.remote else 4
+    acked = _kill_rounds(
+        target, rounds, 99, _assert_whole_session_batches, session=True, data_dir=tmp_path / "host"
+    )
+    assert len({b[: b.index("x")] for b in acked}) == rounds
 
 
-def test_two_session_processes_on_one_chat(tmp_path):
-    uri = str(tmp_path / "host" / "lancedb")
-    LanceStorage(StorageSettings(uri=uri))
-    readers = _run_to_end([_spawn(uri, "shared", 12, f"t{k}x", session=True) for k in range(2)])
+def test_two_session_processes_on_one_chat(target, tmp_path):
+    """Two hosts (processes) sharing one database: on S3, one bucket."""
+    target = _session_target(target, tmp_path)
+    per_host = 4 if target.remote else 12
+    target.storage()
+    readers = _run_to_end(
+        [
+            _spawn(target, "shared", per_host, f"t{k}x", session=True, data_dir=tmp_path / "host")
+            for k in range(2)
+        ]
+    )
     acked = [b for r in readers for b in r.acked()]
-    assert len(acked) == 24
-    state = LanceStorage(StorageSettings(uri=uri)).load_sync("shared")
+    assert len(acked) == 2 * per_host
+    state = target.storage().load_sync("shared")
     assert set(_assert_whole_session_batches(state.data)) == set(acked)
-    assert _versions(readers) == list(range(1, 25))
+    assert _versions(readers) == list(range(1, 2 * per_host + 1))

@@ -6,6 +6,7 @@ import pytest
 
 from host import Host, hookimpl
 from memgraph_plugin import MemoryGraphError
+from tests.storage.targets import Target
 
 
 class _CommitSpy:
@@ -17,7 +18,10 @@ class _CommitSpy:
         self.commits.append((chat_id, commit))
 
 
-async def _host(data_dir, **settings) -> Host:
+async def _host(data_dir, target: Target | None = None, **settings) -> Host:
+    """A started host; with `target`, its database is there (a folder or an S3 prefix)."""
+    if target is not None:
+        settings = target.host_settings(**settings)
     host = Host(data_dir=data_dir, settings=settings, entry_points=False)
     await host.start()
     return host
@@ -27,8 +31,8 @@ async def _session(host: Host, chat_id: str | None):
     return await host.registry.get("memory-graph").open_session(host.get_context(chat_id))
 
 
-async def test_writes_persist_fire_commit_and_survive_a_new_host(tmp_path):
-    host = await _host(tmp_path / "d")
+async def test_writes_persist_fire_commit_and_survive_a_new_host(tmp_path, target):
+    host = await _host(tmp_path / "d", target)
     spy = _CommitSpy()
     host.register_plugin(spy, name="spy")
     s = await _session(host, "chat-1")
@@ -41,7 +45,7 @@ async def test_writes_persist_fire_commit_and_survive_a_new_host(tmp_path):
     assert spy.commits[1][1].applied == 1
     await host.stop()
 
-    again = await _host(tmp_path / "d")
+    again = await _host(tmp_path / "d", target)
     s2 = await _session(again, "chat-1")
     assert s2.read_api().get_node(created.id).fields["summary"] == "Mira betrays the guild"
     assert len(s2.read_api().list_nodes()) == 2
@@ -50,9 +54,10 @@ async def test_writes_persist_fire_commit_and_survive_a_new_host(tmp_path):
     await again.stop()
 
 
-async def test_open_session_is_cached_and_sees_another_hosts_commit(tmp_path):
-    a = await _host(tmp_path / "d")
-    b = await _host(tmp_path / "d")  # a second host on the same database
+async def test_open_session_is_cached_and_sees_another_hosts_commit(tmp_path, target):
+    """Two hosts on one database (on S3: one bucket, LanceDB's commit protocol there)."""
+    a = await _host(tmp_path / "a", target)
+    b = await _host(tmp_path / "b", target)  # a second host on the same database
     sa = await _session(a, "c")
     await sa.create_node(type="event", fields={"summary": "one"})
     sb = await _session(b, "c")
@@ -185,8 +190,8 @@ async def test_unknown_profile_name_is_logged_and_vector_search_is_off(tmp_path,
     await host.stop()
 
 
-async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_path):
-    host = await _host(tmp_path / "d")
+async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_path, target):
+    host = await _host(tmp_path / "d", target)
     spy = _CommitSpy()
     host.register_plugin(spy, name="spy")
     api = host.registry.get("memory-graph")

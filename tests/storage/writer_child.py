@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import sys
 
-from memgraph_plugin.storage import ChangeRecord, ConflictError, LanceStorage, StorageSettings
+from memgraph_plugin.storage import ChangeRecord, ConflictError, LanceStorage
+from tests.storage.targets import target_from_env
 
 
 def main() -> None:
     uri, chat, count, per_batch = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     tag = sys.argv[5] if len(sys.argv) > 5 else "w"
+    target = target_from_env(uri)  # an S3 target's storage options come in the environment
     st = LanceStorage(
-        StorageSettings(uri=uri, checkpoint_every=7, optimize_every=5, retention_seconds=1)
+        target.settings(checkpoint_every=7, optimize_every=5, retention_seconds=1)
     )
     print("ready", flush=True)
     done = 0
