@@ -287,3 +287,17 @@ async def test_the_model_gives_up_in_time_for_the_fallback_within_the_hook_deadl
         assert call.reason == "timeout" and len(chat_server.requests) == 1
     finally:
         await host.stop()
+
+
+async def test_the_wired_fallback_is_the_builtin_offline_extractor(tmp_path, chat_server):
+    chat_server.reply(answer("not JSON"))
+    host = await started_host(tmp_path, **chat_server.settings(llm_hooks=["extract"]))
+    try:
+        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        nodes, _ = await graph(host)
+        summaries = [n.fields.get("summary", "") for n in nodes.values() if n.type == "event"]
+        assert any(SAID in s for s in summaries)  # the offline event keeps the full text
+        calls = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert calls and all(c.outcome == "fallback" for c in calls)
+    finally:
+        await host.stop()
