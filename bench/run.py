@@ -14,7 +14,9 @@ Sections are modules next to this file, loaded by path when present:
   write tails across maintenance, writes during another chat's maintenance, cold open against a
   raw pyarrow read, first vector search after an open; ``--million`` adds a 1M-node chat);
 - ``memory.py``: ``rows(quick=...) -> [(name, value, unit, limit | None, note)]`` (MB per 1k
-  nodes of a loaded chat at 10k/100k, and a host serving 1,000 chats under `memory_budget_mb`).
+  nodes of a loaded chat at 10k/100k, and a host serving 1,000 chats under `memory_budget_mb`);
+- ``ingest.py``: ``table_rows(quick=...) -> [table row]`` (offline transcript ingest: messages/s
+  and cost per message at 1k and 10k messages, synthetic and LoCoMo).
 
 A section that is missing, fails to import or raises is reported and the table still prints.
 
@@ -48,7 +50,7 @@ ENGINE_UNITS: dict[str, tuple[str, Any]] = {
     "apply_extraction_batch µs/op": ("µs/op", lambda n: 50.0),
     "apply_extraction_batch µs/op (first round)": ("µs/op", lambda n: None),
 }
-SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "scale", "memory")
+SECTIONS = ("engine", "storage", "reload", "keyword", "turn", "scale", "memory", "ingest")
 Row = tuple[str, str, str, str, str, str]  # measure, value, unit, target, status, note
 
 
@@ -166,6 +168,15 @@ def run(
     memory = _load("memory") if "memory" in sections else None  # rows carry their own unit
     if memory is not None and hasattr(memory, "rows"):
         rows += unit_rows(memory, quick, "memory")
+    ingest = _load("ingest") if "ingest" in sections else None  # rows in the table's own shape
+    if ingest is not None and hasattr(ingest, "table_rows"):
+        t0 = time.perf_counter()
+        try:
+            rows += ingest.table_rows(quick=quick)
+        except Exception:
+            traceback.print_exc()
+            rows.append(("ingest section", "error", "", "-", "", "see stderr"))
+        print(f"[bench] ingest: {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     header = ("measure", "value", "unit", "target", "status", "note")
     lines = ["| " + " | ".join(header) + " |", "|---|---:|---|---|---|---|"]
     lines += ["| " + " | ".join(r) + " |" for r in rows]

@@ -1,8 +1,9 @@
 """Chats the host keeps: messages per chat, persisted as JSONL under ``<data_dir>/chats/``.
 
 Each file starts with a header line ``{"chat_id": ...}`` followed by one ``{"role", "text"}``
-line per message. File names are a readable slug plus a hash of the chat id, so any chat id is
-safe (no path separators, no case clashes). Chats are read from disk on first use.
+line per message (plus ``name`` and ``time`` when the message has them). File names are a
+readable slug plus a hash of the chat id, so any chat id is safe (no path separators, no case
+clashes). Chats are read from disk on first use.
 """
 
 from __future__ import annotations
@@ -45,15 +46,19 @@ class Chat:
         with self._lock:
             return tuple(self._loaded())
 
-    def add_message(self, role: Role, text: str) -> Message:
-        """Append a message and persist it; returns it with its ``seq`` and ``index``."""
+    def add_message(self, role: Role, text: str, *, name: str = "", time: str = "") -> Message:
+        """Append a message and persist it; returns it with its ``seq`` and ``index``.
+
+        ``name`` (the speaker) and ``time`` are kept when given (transcript ingest)."""
         if role not in ROLES:
             raise ValueError(f"message role must be one of {', '.join(ROLES)}; got {role!r}")
         if not isinstance(text, str):
             raise TypeError(f"message text must be a str, got {type(text).__name__}")
+        if not isinstance(name, str) or not isinstance(time, str):
+            raise TypeError("message name and time must be strings")
         with self._lock:
             messages = self._loaded()
-            message = _next_message(messages, role, text)
+            message = _next_message(messages, role, text, name, time)
             if not self.path.exists():
                 self._write(messages + [message])
             else:
@@ -99,14 +104,17 @@ class Chat:
             try:
                 raw = json.loads(line)
                 role, text = raw["role"], raw["text"]
+                name, when = raw.get("name", ""), raw.get("time", "")
                 if role not in ROLES or not isinstance(text, str):
                     raise ValueError(f"bad role or text: {raw!r}")
+                if not isinstance(name, str) or not isinstance(when, str):
+                    raise ValueError(f"bad name or time: {raw!r}")
             except (ValueError, KeyError, TypeError) as exc:
                 if number == len(lines):  # a line cut short by a crash: the write never finished
                     log.warning("%s:%d: ignoring an incomplete last line", self.path, number)
                     break
                 raise ValueError(f"{self.path}:{number}: malformed chat line: {exc}") from exc
-            messages.append(_next_message(messages, role, text))
+            messages.append(_next_message(messages, role, text, name, when))
         return messages
 
     def _write(self, messages: list[Message]) -> None:
@@ -119,15 +127,22 @@ class Chat:
         os.replace(tmp, self.path)
 
 
-def _next_message(messages: list[Message], role: str, text: str) -> Message:
+def _next_message(
+    messages: list[Message], role: str, text: str, name: str = "", time: str = ""
+) -> Message:
     seq = messages[-1].seq if messages else 0
     if role == "assistant":
         seq += 1
-    return Message(seq=seq, role=role, text=text, index=len(messages))  # type: ignore[arg-type]
+    return Message(seq, role, text, len(messages), name, time)  # type: ignore[arg-type]
 
 
 def _line(message: Message) -> str:
-    return json.dumps({"role": message.role, "text": message.text}, ensure_ascii=False) + "\n"
+    raw: dict[str, str] = {"role": message.role, "text": message.text}
+    if message.name:
+        raw["name"] = message.name
+    if message.time:
+        raw["time"] = message.time
+    return json.dumps(raw, ensure_ascii=False) + "\n"
 
 
 class ChatStore:

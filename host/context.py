@@ -18,12 +18,15 @@ ROLES: tuple[str, ...] = ("user", "assistant", "system")
 @attrs.frozen
 class Message:
     """One chat message. ``seq`` counts assistant messages up to and including this one
-    (1-based; a user message before any reply has seq 0); ``index`` is its position in the chat."""
+    (1-based; a user message before any reply has seq 0); ``index`` is its position in the chat;
+    ``name`` and ``time`` are the speaker and the time an imported transcript gave (else "")."""
 
     seq: int
     role: Role
     text: str
     index: int
+    name: str = ""  # the speaker's name when the transcript gives one ("" otherwise)
+    time: str = ""  # when it was said, as the transcript wrote it ("" when unknown)
 
 
 @attrs.frozen

@@ -28,6 +28,9 @@ DISTRIBUTION = "memgraph-host"
 ENTRY_POINT_GROUP = "memgraph_host.plugins"
 BUILTIN_MODULE = "memgraph_plugin.plugin"
 BUILTIN_NAME = "memgraph"
+#: The built-in offline extractor (a plugin like any other extractor; see docs/extraction.md).
+EXTRACTOR_MODULE = "memgraph_plugin.extraction.plugin"
+EXTRACTOR_NAME = "memgraph-extract-offline"
 FOLDER_MODULE_PREFIX = "_memgraph_host_plugin_"
 
 
@@ -57,21 +60,31 @@ def own_version() -> str:
         return __version__
 
 
-def builtin_candidates() -> list[Candidate]:
-    """The memory-graph plugin (versioned with this distribution); absent is not an error."""
-
+def _loader(module: str) -> Callable[[], object]:
     def load() -> object:
         try:
-            return importlib.import_module(BUILTIN_MODULE)
+            return importlib.import_module(module)
         except ModuleNotFoundError as exc:
-            if exc.name is not None and BUILTIN_MODULE.startswith(exc.name):
-                raise PluginMissing(f"{BUILTIN_MODULE} is not installed") from exc
+            if exc.name is not None and module.startswith(exc.name):
+                raise PluginMissing(f"{module} is not installed") from exc
             raise
 
+    return load
+
+
+def builtin_candidates() -> list[Candidate]:
+    """The memory-graph plugin and its offline extractor (versioned with this distribution);
+    absent is not an error."""
+    version = own_version()
     return [
         Candidate(
-            BUILTIN_NAME, "built-in", BUILTIN_MODULE, load, version=own_version(), optional=True
-        )
+            BUILTIN_NAME, "built-in", BUILTIN_MODULE, _loader(BUILTIN_MODULE), version=version,
+            optional=True,
+        ),
+        Candidate(
+            EXTRACTOR_NAME, "built-in", EXTRACTOR_MODULE, _loader(EXTRACTOR_MODULE),
+            version=version, optional=True,
+        ),
     ]
 
 

@@ -1,4 +1,5 @@
-"""The plugin's `memgraph-host` sub-commands: history, rollback, import, export, reindex."""
+"""The plugin's `memgraph-host` sub-commands: history, rollback, import, export, reindex, serve,
+ingest."""
 
 from __future__ import annotations
 
@@ -308,6 +309,21 @@ async def _serve(host: Any, args: argparse.Namespace) -> int:
     )
 
 
+# ------------------------------------------------------------------- ingest
+
+
+def _add_ingest(p: argparse.ArgumentParser) -> None:
+    from memgraph_plugin.ingest.command import add_ingest_arguments
+
+    add_ingest_arguments(p)
+
+
+async def _ingest(host: Any, args: argparse.Namespace) -> int:
+    from memgraph_plugin.ingest.command import run_ingest
+
+    return await run_ingest(host, args)
+
+
 def _guarded(run: Any) -> Any:
     """Report engine/storage errors as one clear line and exit code 2 (nothing is changed);
     other errors (``unknown chat``) go to the CLI, which prints them as one line too."""
@@ -341,5 +357,6 @@ def commands() -> list[Command]:
         ("export", "print a chat's graph as JSON (the original's shape)", _add_export, _export),
         ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
         ("serve", "a live graph explorer page over the data dir's chats", _add_serve, _serve),
+        ("ingest", "replay a chat transcript through the live pipeline", _add_ingest, _ingest),
     ]
     return [Command(name, text, add, _guarded(run)) for name, text, add, run in specs]

@@ -1,7 +1,8 @@
 """``memgraph-host demo``: the sample story, turn by turn, through a real host and LanceDB.
 
 Runs ``sample_plugins/story/story.json`` through a ``Host`` on ``./demo-data`` with the sample
-plugins (loaded from the ``sample_plugins`` folder as a plugin dir) and the replay extractor.
+plugins (loaded from the ``sample_plugins`` folder as a plugin dir). The graph is built from the
+raw text by the built-in offline extractor; ``--replay`` replays the story's recorded ops instead.
 Each turn prints what was injected and why, and what the scout, curator and compactor did. It
 ends with the graph's size and an HTML picture of the graph. A second run continues where the
 stored chat stopped; ``--fresh`` starts over.
@@ -214,10 +215,14 @@ async def run_demo(
     out: Callable[[str], None] = print,
     settings: dict[str, Any] | None = None,
     plugin_dirs: tuple[Path, ...] = (),
+    replay: bool = False,
 ) -> DemoSummary:
     """Run (or continue) the story; ``max_turns`` stops early (the next run continues).
 
-    ``plugin_dirs``: more plugin folders to load beside the sample plugins (your companion).
+    The graph is built from the raw text of every message by the built-in offline extractor;
+    ``replay`` uses the story's recorded ops instead (the `ReplayExtractor`, a second extractor
+    that richer, hand-written extraction looks like). ``plugin_dirs``: more plugin folders to
+    load beside the sample plugins (your companion).
     """
     from host import Host
 
@@ -228,7 +233,10 @@ async def run_demo(
     dirs = (SAMPLE_PLUGINS, *(Path(d) for d in plugin_dirs))
     settings = {**DEMO_SETTINGS, **(settings or {})}
     host = Host(data_dir=data_dir, settings=settings, plugin_dirs=dirs)
-    host.register_plugin(ReplayExtractor.from_story(story, chat_id=CHAT_ID), name=REPLAY_PLUGIN)
+    if replay:
+        host.register_plugin(
+            ReplayExtractor.from_story(story, chat_id=CHAT_ID), name=REPLAY_PLUGIN
+        )
     await host.start()
     try:
         return await _run(host, data_dir, story, max_turns, p)

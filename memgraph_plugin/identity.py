@@ -16,7 +16,14 @@ from typing import Any
 from .models import Node
 from .schema import NodeTypeSpec, Schema
 
-__all__ = ["NameIndex", "merge_names", "name_items", "primary_key_values", "split_aliases"]
+__all__ = [
+    "NameIndex",
+    "merge_names",
+    "name_items",
+    "primary_key_values",
+    "short_forms",
+    "split_aliases",
+]
 
 _ALIAS_SPLIT = re.compile(r"[,;|]")
 
@@ -71,15 +78,31 @@ def id_order(node_id: str) -> tuple[int, str]:
     return (int(tail), node_id) if tail.isdigit() else (1 << 62, node_id)
 
 
-class NameIndex:
-    """(type, normalised name) -> ids of the active latest-only nodes known by that name."""
+def short_forms(name: str) -> set[str]:
+    """The short forms a normalised name answers to: its first word's prefixes of 3 letters or
+    more ("mel" for "melanie"), and for a name of several words its first and last word."""
+    words = name.split()
+    if not words:
+        return set()
+    first = words[0]
+    forms = {first[:k] for k in range(3, len(first))}
+    if len(words) > 1:
+        forms.update((first, words[-1]))
+    forms.discard(name)
+    return forms
 
-    __slots__ = ("schema", "ids", "names")
+
+class NameIndex:
+    """(type, normalised name) -> ids of the active latest-only nodes known by that name, and
+    (type, short form) -> ids known by a longer name with that short form (`short_forms`)."""
+
+    __slots__ = ("schema", "ids", "names", "shorts")
 
     def __init__(self, schema: Schema, nodes: Iterable[tuple[str, Node | None]] = ()) -> None:
         self.schema = schema
         self.ids: dict[tuple[str, str], set[str]] = {}
         self.names: dict[str, tuple[str, frozenset[str]]] = {}
+        self.shorts: dict[tuple[str, str], set[str]] = {}
         self.note_all(nodes)
 
     def note(self, node_id: str, node: Node | None) -> None:
@@ -92,6 +115,12 @@ class NameIndex:
                     ids.discard(node_id)
                     if not ids:
                         del self.ids[(old[0], name)]
+                for form in short_forms(name):
+                    ids = self.shorts.get((old[0], form))
+                    if ids is not None:
+                        ids.discard(node_id)
+                        if not ids:
+                            del self.shorts[(old[0], form)]
         if node is None or node.archived:
             return
         spec = self.schema.get(node.type)
@@ -103,6 +132,8 @@ class NameIndex:
         self.names[node_id] = (spec.type, names)
         for name in names:
             self.ids.setdefault((spec.type, name), set()).add(node_id)
+            for form in short_forms(name):
+                self.shorts.setdefault((spec.type, form), set()).add(node_id)
 
     def note_all(self, nodes: Iterable[tuple[str, Node | None]]) -> None:
         for node_id, node in nodes:
@@ -114,3 +145,11 @@ class NameIndex:
         for name in names:
             found.update(self.ids.get((spec.type, name), ()))
         return min(found, key=id_order, default=None)
+
+    def known_as(self, type_id: str, name: str) -> frozenset[str]:
+        """Ids of `type_id` known by exactly `name` (normalised)."""
+        return frozenset(self.ids.get((type_id, name), ()))
+
+    def known_short(self, type_id: str, form: str) -> frozenset[str]:
+        """Ids of `type_id` with a longer name whose short form is `form` ("mel" -> Melanie)."""
+        return frozenset(self.shorts.get((type_id, form), ()))

@@ -705,14 +705,19 @@ class ReadApi:
             return CompactionCandidates(groups=())
         store = self._store
         roots: list[Node] = []
-        for n in store.iter_nodes():
-            if n.archived or n.type != spec.type or n.semantic_depth != depth:
-                continue
-            if n.parent_id:
-                parent = store.node(n.parent_id)
-                if parent is not None and parent.type == spec.type:
+        if spec.level != "episodic" and not is_diagnostic_type(spec.type):
+            # the type's candidate pool holds exactly its roots (active, no active parent of the
+            # same type) at every depth: no scan of the store, however long the chat
+            roots = [n for n in store.type_pool(spec.type).nodes if n.semantic_depth == depth]
+        else:  # episodic and diagnostic nodes stay out of the pools
+            for n in store.iter_nodes():
+                if n.archived or n.type != spec.type or n.semantic_depth != depth:
                     continue
-            roots.append(n)
+                if n.parent_id:
+                    parent = store.node(n.parent_id)
+                    if parent is not None and parent.type == spec.type:
+                        continue
+                roots.append(n)
         roots.sort(key=timeline_key)
         if depth == 0 and comp.keep_recent_leaves:
             roots = roots[: max(0, len(roots) - comp.keep_recent_leaves)]

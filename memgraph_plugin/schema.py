@@ -31,6 +31,10 @@ RELATIONS: tuple[str, ...] = (
     "debt_owed_to",
     "deceiving",
 )
+#: Relations beyond the original's that built-in plugins write (any non-internal relation is
+#: accepted): ``follows``, an event -> the event before it in the same scene (the offline
+#: extractor, memgraph_plugin/extraction).
+EXTRA_RELATIONS: tuple[str, ...] = ("follows",)
 #: Stored once, the smaller id first.
 SYMMETRIC_RELATIONS: frozenset[str] = frozenset(
     {"allied_with", "hostile_to", "family_of", "partner_of"}

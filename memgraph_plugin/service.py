@@ -9,10 +9,11 @@ without persistence, stores live in memory for the life of the service.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from host.chat_ids import chat_id_problem
@@ -130,6 +131,13 @@ def _schedule(coro: Any, hook_name: str) -> None:
     loop.create_task(coro)
 
 
+class _Applied:
+    """How many ops a block of deferred writes applied (what `commit` counts)."""
+
+    def __init__(self, count: int) -> None:
+        self.applied = range(count)
+
+
 class MemoryGraph:
     """One host's memory graph: stores and injection hubs per chat, sessions, persistence."""
 
@@ -151,6 +159,7 @@ class MemoryGraph:
         self._locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
             weakref.WeakKeyDictionary()
         )
+        self._deferred: dict[str, int] = {}  # chat -> ops applied since its deferred commits began
         self.closed = False
 
     # -- registration ------------------------------------------------------------------------
@@ -217,6 +226,8 @@ class MemoryGraph:
 
     async def _load_store(self, chat_id: str) -> Any:
         """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
+        if chat_id in self._deferred and chat_id in self._stores:
+            return self._stores[chat_id]  # holds the block's unpersisted writes: never reload
         if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
             # kept by persistence only: a chat it unloads (memory budget) is not held here
             return (await self.persistence.open(chat_id)).store
@@ -274,10 +285,35 @@ class MemoryGraph:
             return None
         return Session(self, ctx, chat_id, store)
 
+    @contextlib.asynccontextmanager
+    async def deferred_commits(self, chat_id: str) -> AsyncIterator[None]:
+        """Writes to `chat_id` inside the block change the store at once but are persisted (and
+        announced by ``memgraph_commit``) as ONE commit when it ends: a transcript ingest pays
+        one journal row and one embedding call per block, not per message. Its history has one
+        version for the block (a rollback lands before or after all of it)."""
+        if chat_id in self._deferred:
+            yield
+            return
+        self._deferred[chat_id] = 0
+        try:
+            yield
+        finally:
+            applied = self._deferred.pop(chat_id)
+            store = self._stores.get(chat_id)
+            if store is not None:
+                async with self.lock(chat_id):
+                    commit = await self.commit(chat_id, store, _Applied(applied), "deferred")
+                if commit is not None:
+                    await self.fire_commit(chat_id, commit)
+
     async def commit(self, chat_id: str, store: Any, result: Any, kind: str) -> Any | None:
-        """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit)."""
+        """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
+        the chat's commits are deferred: see `deferred_commits`)."""
         from .results import CommitInfo
 
+        if chat_id in self._deferred:
+            self._deferred[chat_id] += len(getattr(result, "applied", ()) or ())
+            return None
         changeset = store.take_changeset()
         if changeset is None:
             return None

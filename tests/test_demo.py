@@ -18,21 +18,21 @@ FIXTURE = Path(__file__).parent / "recall" / "fixture_story.json"
 async def test_demo_continues_then_reports_complete_then_fresh(tmp_path):
     data = tmp_path / "demo-data"
     lines: list[str] = []
-    first = await run_demo(data, story_path=FIXTURE, max_turns=2, out=lines.append)
+    first = await run_demo(data, story_path=FIXTURE, replay=True, max_turns=2, out=lines.append)
     assert (first.turns_before, first.turns_run, first.complete) == (0, 2, False)
     text = "\n".join(lines)
     assert "turn 1/4" in text and "turn 2/4" in text and "turn 3/4" not in text
     assert "recall [builtin-hybrid, canary" in text and "extraction:" in text
 
     lines.clear()
-    second = await run_demo(data, story_path=FIXTURE, out=lines.append)
+    second = await run_demo(data, story_path=FIXTURE, replay=True, out=lines.append)
     assert (second.turns_before, second.turns_run, second.complete) == (2, 2, True)
     text = "\n".join(lines)
     assert "continuing from the stored graph: 2 of 4" in text and "turn 1/4" not in text
     assert second.nodes_by_type["event"] == 4  # turns 1-2 were not extracted twice
 
     lines.clear()
-    third = await run_demo(data, story_path=FIXTURE, out=lines.append)
+    third = await run_demo(data, story_path=FIXTURE, replay=True, out=lines.append)
     text = "\n".join(lines)
     assert third.turns_run == 0 and "showing state" in text
     # a finished story still shows what the next turn gets: why each node is in, and the prompt
@@ -44,7 +44,9 @@ async def test_demo_continues_then_reports_complete_then_fresh(tmp_path):
     assert third.nodes_by_type == second.nodes_by_type
     assert third.picture.exists() and "<svg" in third.picture.read_text()
 
-    fresh = await run_demo(data, story_path=FIXTURE, fresh=True, max_turns=1, out=lambda s: None)
+    fresh = await run_demo(
+        data, story_path=FIXTURE, replay=True, fresh=True, max_turns=1, out=lambda s: None
+    )
     assert (fresh.turns_before, fresh.turns_run) == (0, 1)
     assert fresh.nodes_by_type["event"] == 1
 
@@ -54,9 +56,23 @@ async def test_demo_refuses_a_folder_it_did_not_make(tmp_path):
     precious.mkdir()
     (precious / "notes.txt").write_text("keep me")
     with pytest.raises(DemoError, match="not a demo folder"):
-        await run_demo(precious, story_path=FIXTURE, fresh=True, out=lambda s: None)
+        await run_demo(precious, story_path=FIXTURE, replay=True, fresh=True, out=lambda s: None)
     assert (precious / "notes.txt").read_text() == "keep me"
     assert not (precious / MARKER).exists()
+
+
+async def test_demo_builds_its_graph_from_raw_text_by_default(tmp_path):
+    """Without --replay the built-in offline extractor reads every message's raw text."""
+    lines: list[str] = []
+    summary = await run_demo(tmp_path / "d", story_path=FIXTURE, out=lines.append)
+    text = "\n".join(lines)
+    assert summary.complete and "memgraph-extract-offline" in text
+    assert "demo.replay-extractor" not in text
+    story = load_story(FIXTURE)
+    # one event per message (user and assistant), some of them rolled up
+    assert summary.nodes_by_type["event"] - summary.rollups == 2 * len(story.turns)
+    assert summary.nodes_by_type.get("character_sheet", 0) >= 2
+    assert summary.edges > 2 * len(story.turns)
 
 
 def test_shipped_story_loads():
@@ -90,14 +106,14 @@ async def test_demo_resumes_a_run_stopped_mid_turn(tmp_path):
 
     data = tmp_path / "demo-data"
     story = load_story(FIXTURE)
-    await run_demo(data, story_path=FIXTURE, max_turns=2, out=lambda s: None)
+    await run_demo(data, story_path=FIXTURE, replay=True, max_turns=2, out=lambda s: None)
     host = Host(data_dir=data, entry_points=False, builtins=False)
     chat = host.chat(CHAT_ID)
     chat.add_message("user", story.turns[2].user)
     chat.add_message("assistant", story.turns[2].assistant)  # stopped before its extraction
     chat.add_message("user", story.turns[3].user)  # stopped before the answer
     lines: list[str] = []
-    summary = await run_demo(data, story_path=FIXTURE, out=lines.append)
+    summary = await run_demo(data, story_path=FIXTURE, replay=True, out=lines.append)
     assert (summary.turns_before, summary.turns_run) == (3, 1)
     assert summary.nodes_by_type["event"] == 4 and summary.nodes_by_type["thread"] == 1
     roles = [m.role for m in Host(data_dir=data, builtins=False).get_context(CHAT_ID).messages]
@@ -106,9 +122,9 @@ async def test_demo_resumes_a_run_stopped_mid_turn(tmp_path):
 
 async def test_demo_refuses_a_chat_of_another_story(tmp_path):
     data = tmp_path / "demo-data"
-    await run_demo(data, story_path=FIXTURE, max_turns=1, out=lambda s: None)
+    await run_demo(data, story_path=FIXTURE, replay=True, max_turns=1, out=lambda s: None)
     with pytest.raises(DemoError, match="--fresh"):
-        await run_demo(data, story_path=STORY_PATH, max_turns=1, out=lambda s: None)
+        await run_demo(data, story_path=STORY_PATH, replay=True, max_turns=1, out=lambda s: None)
 
 
 async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
@@ -117,7 +133,7 @@ async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
     from tests.recall.test_story_e2e import PLANTED
 
     lines: list[str] = []
-    summary = await run_demo(tmp_path / "demo-data", out=lines.append)
+    summary = await run_demo(tmp_path / "demo-data", out=lines.append, replay=True)
     text = "\n".join(lines)
     total = len(load_story(STORY_PATH).turns)
     assert summary.complete and summary.turns_run == total
@@ -191,7 +207,8 @@ def test_demo_takes_the_global_data_dir_and_plugin_folders(tmp_path, monkeypatch
     extra.mkdir()
     (extra / "companion.py").write_text(COMPANION)
     data = tmp_path / "elsewhere"
-    argv = ["--data-dir", str(data), "--plugins-dir", str(extra), "demo", "--story", str(FIXTURE)]
+    argv = ["--data-dir", str(data), "--plugins-dir", str(extra), "demo", "--story", str(FIXTURE),
+            "--replay"]  # the recorded ops: one pinned event per earlier turn
     assert main([*argv, "--turns", "2"]) == 0
     out = capsys.readouterr().out
     assert (data / MARKER).exists() and (data / PICTURE).exists()

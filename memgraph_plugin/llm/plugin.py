@@ -25,8 +25,11 @@ def plugin_name(hook: str) -> str:
 
 
 def offline_extractor(host: Any) -> Any:
-    """The offline extractor the LLM extractor falls back to (``None`` until one exists)."""
-    return None
+    """The offline extractor the LLM extractor falls back to (the built-in one, which steps
+    aside while the LLM extractor is registered)."""
+    from memgraph_plugin.extraction import offline_extract
+
+    return offline_extract
 
 
 def make_plugins(

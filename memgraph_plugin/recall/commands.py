@@ -113,6 +113,11 @@ def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--story", type=Path, default=STORY_PATH, help="story JSON file")
     parser.add_argument("--turns", type=int, default=None, help="stop after this many turns")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="replay the story's recorded ops instead of extracting the raw text",
+    )
 
 
 def demo_folder(args: argparse.Namespace) -> Path:
@@ -145,6 +150,7 @@ async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
             story_path=args.story,
             max_turns=args.turns,
             plugin_dirs=tuple(getattr(args, "plugins_dir", None) or ()),
+            replay=bool(getattr(args, "replay", False)),
         )
     except (DemoError, StoryError) as exc:
         print(f"memgraph-host demo: {exc}", file=sys.stderr)

@@ -3,7 +3,8 @@
 Rule (``recall_compaction`` setting): ``auto`` (default) — after a batch's commit hooks have run
 (the compactor sample plugin compacts there), any hierarchical type still over its threshold is
 compacted here; ``off`` — the pipeline never compacts. Summaries come from the
-``memgraph_summarise`` hook, else from the small extractive summary below.
+``memgraph_summarise`` hook (the built-in offline extractor plugin answers it with the most
+informative sentences of the children), else from the same extractive summary below.
 """
 
 from __future__ import annotations
@@ -12,27 +13,22 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from memgraph_plugin.extraction.summary import SUMMARY_BUDGET, informative_summary
+
 from .hookcalls import first
 
 log = logging.getLogger(__name__)
 
 COMPACTION_SETTING = "recall_compaction"
 MAX_DEPTH_SCAN = 16
-SUMMARY_LIMIT = 600
+SUMMARY_LIMIT = SUMMARY_BUDGET
 
 
 def extractive_summary(briefs: Sequence[Any]) -> str:
-    """Offline fallback: the first sentence of each child's summary (or title), joined."""
-    parts = []
-    for brief in briefs:
-        if brief is None:
-            continue
-        text = (getattr(brief, "summary", "") or getattr(brief, "title", "") or "").strip()
-        sentence = text.split(". ")[0].strip().rstrip(".")
-        if sentence:
-            parts.append(sentence)
-    summary = "; ".join(parts)
-    return summary[: SUMMARY_LIMIT - 1] + "…" if len(summary) > SUMMARY_LIMIT else summary
+    """Offline fallback: the children's most informative sentences within the rollup budget
+    (`memgraph_plugin.extraction.summary.informative_summary`: names, numbers, dates, rare
+    words; was: the first sentence of each child)."""
+    return informative_summary(briefs, budget=SUMMARY_LIMIT)
 
 
 async def summarise(host: Any, type_name: str, briefs: Sequence[Any]) -> str:
@@ -59,7 +55,9 @@ async def compact_leftovers(host: Any, session: Any) -> list[str]:
             if not groups and depth > 0 and depth not in made_at:
                 break
             for group in groups:
-                briefs = [session.get_node_brief(i) for i in group.child_ids]
+                briefs = [
+                    session.get_node_brief(i, include_edge_summary=False) for i in group.child_ids
+                ]
                 text = await summarise(host, type_name, briefs)
                 try:
                     result = await session.compact_nodes(

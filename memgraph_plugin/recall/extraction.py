@@ -1,7 +1,9 @@
-"""Extraction: turning a new assistant message into write ops.
+"""Extraction: turning a new message into write ops.
 
-``memgraph_extract`` is a collecting hook: every plugin may contribute ops (real use plugs in an
-LLM). ``ReplayExtractor`` ships for the demo and the tests: it replays ops recorded per seq.
+``memgraph_extract`` is a collecting hook: every plugin may contribute ops. The built-in offline
+extractor (`memgraph_plugin.extraction`) answers when no other extractor is installed; an LLM
+plugin can take over. ``ReplayExtractor`` ships for the demo and the tests: it replays ops
+recorded per seq for assistant messages.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from host import hookimpl
 from host.notify import HookFailure, failure
+from memgraph_plugin.extraction.graph import message_index, newest_event
 
 from .hookcalls import collect
 from .story import Story
@@ -39,6 +42,15 @@ class ReplayExtractor:
             return None
         ops = self._ops.get(message.seq)
         return copy.deepcopy(ops) if ops is not None else None
+
+
+def already_extracted(store: Any, message: Any) -> bool:
+    """Whether the graph already holds the extraction of `message` (or of a later message): an
+    answer whose seq the store has reached, or a message index the newest message event has."""
+    if message.role == "assistant" and message.seq <= getattr(store, "seq_counter", 0):
+        return True
+    newest = message_index(newest_event(store)) if hasattr(store, "type_pool") else None
+    return newest is not None and message.index <= newest
 
 
 async def extract_ops(

@@ -2,7 +2,7 @@
 
 One ``TurnPipeline`` per host (``pipeline_for(host)``). Per turn:
 
-1. ``add_user_message`` appends the user's message.
+1. ``add_user_message`` appends the user's message and extracts it (like step 3).
 2. ``recall`` picks the small always-inject set (newest nodes of each always-inject type), lets
    the built-in hybrid router rank bounded candidates for the user's message, offers that
    ranking to ``memgraph_route`` (a plugin may rerank or replace it), fits pinned and recalled
@@ -11,7 +11,8 @@ One ``TurnPipeline`` per host (``pipeline_for(host)``). Per turn:
    anchor (last user message index, seq of the answer to come) reuses the last result: a
    regenerate or swipe fires nothing.
 3. ``add_assistant_message`` appends the answer, collects ``memgraph_extract`` ops, applies them as
-   one batch with the message's seq, and compacts what the commit hooks left over.
+   one batch with the message's seq, and compacts what the commit hooks left over (every message
+   is extracted; the built-in offline extractor answers when no other extractor is installed).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .budget import (
     pinned_nodes,
 )
 from .compaction import compact_leftovers
-from .extraction import extract_ops
+from .extraction import already_extracted, extract_ops
 from .hookcalls import first
 from .router import (
     DEFAULT_RECENT,
@@ -97,7 +98,7 @@ class RecallOutcome:
 
 @attrs.frozen
 class ExtractionOutcome:
-    """What the extraction of one assistant message wrote."""
+    """What the extraction of one message wrote."""
 
     chat_id: str
     seq: int
@@ -106,7 +107,8 @@ class ExtractionOutcome:
     rejected: tuple[tuple[Any, str, str], ...]  # (op, code, message)
     compacted: tuple[str, ...]  # rollups the pipeline made itself (none when a plugin did it)
     failures: tuple[HookFailure, ...] = ()  # extractors that raised or answered junk
-    replaced: bool = False  # the answer replaced one of the same seq (regenerate/swipe)
+    replaced: bool = False  # the message replaced one the graph held (regenerate/swipe/edit)
+    index: int = -1  # the message's index in the chat
 
 
 @attrs.frozen
@@ -144,11 +146,18 @@ class TurnPipeline:
 
     # -- messages -----------------------------------------------------------------------------
 
-    async def add_user_message(self, chat_id: str, text: str) -> Any:
-        return self.host.chat(chat_id).add_message("user", text)
+    async def add_user_message(
+        self, chat_id: str, text: str, *, name: str = "", time: str = ""
+    ) -> Any:
+        """Append the user's message and extract it (like every message); returns the message."""
+        message = self.host.chat(chat_id).add_message("user", text, name=name, time=time)
+        await self.extract(chat_id, message)
+        return message
 
-    async def add_assistant_message(self, chat_id: str, text: str) -> ExtractionOutcome | None:
-        message = self.host.chat(chat_id).add_message("assistant", text)
+    async def add_assistant_message(
+        self, chat_id: str, text: str, *, name: str = "", time: str = ""
+    ) -> ExtractionOutcome | None:
+        message = self.host.chat(chat_id).add_message("assistant", text, name=name, time=time)
         return await self.extract(chat_id, message)
 
     async def run_turn(self, chat_id: str, user: str, assistant: str) -> TurnOutcome:
@@ -159,17 +168,21 @@ class TurnPipeline:
         return TurnOutcome(recall, extraction)
 
     async def extract(self, chat_id: str, message: Any) -> ExtractionOutcome | None:
-        """Ops from ``memgraph_extract`` applied as one batch at the message's seq."""
-        if message.role != "assistant":
+        """Ops from ``memgraph_extract`` for one message (user or assistant), applied as one
+        batch at the message's seq, then compaction.
+
+        Idempotent per message: a message the graph already holds (regenerated, swiped or edited
+        at the same place) first rolls the graph back through its per-seq history to before that
+        message, re-extracting the earlier messages of the same seq (`already_extracted`).
+        """
+        if message.role not in ("user", "assistant"):
             return None
         session = await self.open_session(chat_id)
         if session is None:
             return None
         replaced = False
-        if message.seq <= getattr(session.store, "seq_counter", 0):
-            # a regenerated or swiped answer: the graph already holds the writes of the answer
-            # it replaces; go back to the state after the previous answer first
-            replaced = await self._undo_answers_from(chat_id, message.seq)
+        if already_extracted(session.store, message):
+            replaced = await self._undo_from(chat_id, message)
             session = await self.open_session(chat_id) if replaced else session
             if session is None:
                 return None
@@ -189,11 +202,27 @@ class TurnPipeline:
             tuple(compacted),
             tuple(failures),
             replaced,
+            message.index,
         )
 
-    async def _undo_answers_from(self, chat_id: str, seq: int) -> bool:
-        """Roll the chat's graph back to its state after answer ``seq - 1`` (persisted graphs
-        only); False when it cannot, and the replaced answer's writes stay (logged).
+    async def forget_messages_from(self, chat_id: str, index: int) -> int:
+        """Delete the chat's messages from `index` on and what the graph learnt from them;
+        returns how many messages went."""
+        chat = self.host.chat(chat_id)
+        messages = chat.messages
+        if index < 0 or index >= len(messages):
+            return 0
+        first = messages[index]
+        removed = chat.truncate(index - 1)
+        session = await self.open_session(chat_id)
+        if session is not None and already_extracted(session.store, first):
+            await self._undo_from(chat_id, first)
+        return removed
+
+    async def _undo_from(self, chat_id: str, message: Any) -> bool:
+        """Roll the chat's graph back to its state before `message` (persisted graphs only):
+        to after seq ``message.seq - 1``, then the chat's earlier messages of the same seq are
+        extracted again. False when it cannot, and the replaced writes stay (logged).
 
         Through the service's `rollback`: it takes the chat's write lock itself (so not here:
         an asyncio lock is not re-entrant), drops the cached store, and fires
@@ -201,19 +230,24 @@ class TurnPipeline:
         """
         from memgraph_plugin.service import memory_graph_for
 
+        seq = message.seq
         service = memory_graph_for(self.host)
         persistence = getattr(service, "persistence", None)
         storage = getattr(persistence, "storage", None)
         if service is None or storage is None or not hasattr(storage, "rollback"):
-            log.warning("chat %s: answer %s replaced; its writes stay (no storage)", chat_id, seq)
+            log.warning("chat %s: message %s replaced; its writes stay (no storage)", chat_id, seq)
             return False
         await service.rollback(chat_id, seq=seq - 1)
         log.info(
-            "chat %s: answer %s replaced; graph rolled back to after answer %s",
+            "chat %s: message %s (seq %s) replaced; graph rolled back to after seq %s",
             chat_id,
+            message.index,
             seq,
             seq - 1,
         )
+        for earlier in self.host.chat(chat_id).messages[: message.index]:
+            if earlier.seq == seq:
+                await self.extract(chat_id, earlier)
         return True
 
     # -- recall -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ problems quoted, then the offline extractor answers, the whole batch its, and th
 from __future__ import annotations
 
 import copy
+import types
 
 from memgraph_plugin.llm import llm_settings
 from memgraph_plugin.llm.extractor import LlmExtractor
@@ -47,6 +48,14 @@ def offline_event(chat_id, message, context):
     ]
 
 
+async def answer_turn(host, user: str, assistant: str):
+    """A user message kept in the chat only (every message is extracted; these tests follow the
+    model's answer to one message), then the answer through the pipeline."""
+    host.chat(CHAT).add_message("user", user)
+    extraction = await pipeline_for(host).add_assistant_message(CHAT, assistant)
+    return types.SimpleNamespace(extraction=extraction)
+
+
 async def graph(host):
     session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
     nodes = {n.id: n for n in session.list_nodes()}
@@ -68,7 +77,7 @@ async def test_good_structured_output_becomes_nodes_and_edges(tmp_path, chat_ser
     chat_server.reply(answer(GOOD))
     host = await started_host(tmp_path, **chat_server.settings(llm_hooks=["extract"]))
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "what's new?", SAID)
+        out = await answer_turn(host, "what's new?", SAID)
         assert out.extraction.applied == 3 and out.extraction.rejected == ()
         nodes, edges = await graph(host)
         by_title = {n.title: n for n in nodes.values()}
@@ -106,7 +115,7 @@ async def test_good_structured_output_becomes_nodes_and_edges(tmp_path, chat_ser
                 }
             )
         )
-        await pipeline_for(host).run_turn(CHAT, "and then?", "Mel took Rex to the vet.")
+        await answer_turn(host, "and then?", "Mel took Rex to the vet.")
         listed = chat_server.requests[-1]["messages"][1]["content"]
         assert f"{mel.id} | character_sheet | Melanie" in listed
         nodes, edges = await graph(host)
@@ -120,7 +129,7 @@ async def test_malformed_json_is_retried_once_with_the_error(tmp_path, chat_serv
     chat_server.reply(answer("Sure! Here are the nodes: {nodes: [oops"), answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 3  # the model's answer after the retry
         retry = chat_server.requests[1]["messages"]
         assert retry[-2] == {
@@ -138,7 +147,7 @@ async def test_malformed_json_twice_falls_back_to_the_offline_extractor(tmp_path
     chat_server.reply(answer("no JSON here at all"))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         nodes, _ = await graph(host)
         assert [n.fields["summary"] for n in nodes.values()] == [SAID]
         assert out.extraction.applied == 1 and len(chat_server.requests) == 2
@@ -158,7 +167,7 @@ async def test_schema_violating_ops_never_make_a_partial_batch(tmp_path, chat_se
     chat_server.reply(answer(bad))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        await answer_turn(host, "news?", SAID)
         nodes, edges = await graph(host)
         assert [n.title for n in nodes.values()] == ["offline"] and edges == set()
         retry = chat_server.requests[1]["messages"][-1]["content"]
@@ -178,7 +187,7 @@ async def test_wrong_value_types_are_caught_by_cattrs(tmp_path, chat_server):
     chat_server.reply(answer(bad), answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 3
         retry = chat_server.requests[1]["messages"][-1]["content"]
         assert "$.nodes[0].ref" in retry and "mood" in retry
@@ -192,7 +201,7 @@ async def test_a_dangling_ref_is_refused_and_named(tmp_path, chat_server):
     chat_server.reply(answer(bad))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        await answer_turn(host, "news?", SAID)
         nodes, _ = await graph(host)
         assert [n.title for n in nodes.values()] == ["offline"]
         retry = chat_server.requests[1]["messages"][-1]["content"]
@@ -207,7 +216,7 @@ async def test_a_server_error_falls_back_and_the_trace_says_why(tmp_path, chat_s
     chat_server.reply(status(500, "out of memory"))
     host = await host_with_extractor(tmp_path, chat_server, llm_retries=1)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 1 and out.extraction.failures == ()
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "http_500" and call.attempts == 2
@@ -225,7 +234,7 @@ async def test_an_unreachable_server_falls_back_naming_the_url(tmp_path, closed_
     )
     host.register_plugin(extractor, name="memgraph-llm-extract")
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 1
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "unreachable" and url in call.error
@@ -238,7 +247,7 @@ async def test_an_answer_without_an_event_is_refused(tmp_path, chat_server):
     chat_server.reply(answer(no_event), answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 3
         retry = chat_server.requests[1]["messages"][-1]["content"]
         assert "$.nodes: no event node for the message" in retry
@@ -253,7 +262,7 @@ async def test_a_key_variable_not_set_falls_back_without_a_request(
     chat_server.reply(answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server, llm_api_key_env="NO_SUCH_LLM_KEY")
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 1 and chat_server.requests == []
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "settings" and "NO_SUCH_LLM_KEY" in call.error
@@ -272,9 +281,23 @@ async def test_the_model_gives_up_in_time_for_the_fallback_within_the_hook_deadl
     plugin = host.pm.get_plugin("memgraph-llm-extract")
     plugin.offline = offline_event
     try:
-        out = await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        out = await answer_turn(host, "news?", SAID)
         assert out.extraction.failures == () and out.extraction.applied == 1
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "timeout" and len(chat_server.requests) == 1
+    finally:
+        await host.stop()
+
+
+async def test_the_wired_fallback_is_the_builtin_offline_extractor(tmp_path, chat_server):
+    chat_server.reply(answer("not JSON"))
+    host = await started_host(tmp_path, **chat_server.settings(llm_hooks=["extract"]))
+    try:
+        await pipeline_for(host).run_turn(CHAT, "news?", SAID)
+        nodes, _ = await graph(host)
+        summaries = [n.fields.get("summary", "") for n in nodes.values() if n.type == "event"]
+        assert any(SAID in s for s in summaries)  # the offline event keeps the full text
+        calls = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
+        assert calls and all(c.outcome == "fallback" for c in calls)
     finally:
         await host.stop()

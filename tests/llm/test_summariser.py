@@ -18,6 +18,8 @@ class OneEventPerMessage:
 
     @hookimpl
     def memgraph_extract(self, chat_id, message, context):
+        if message.role != "assistant":  # every message is extracted; this one keeps answers
+            return None
         return [{"op": "create", "type": "event", "fields": {"summary": message.text}}]
 
 

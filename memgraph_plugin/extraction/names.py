@@ -1,0 +1,187 @@
+"""Finding the names a message mentions: capitalised runs in Latin text, quoted names in CJK text.
+
+Rules (no model): a run of capitalised words (joined by ``of``/``de``/...) is a name; a possessive
+``'s`` is dropped; a run that opens a sentence loses leading common words ("Yesterday Mel..." ->
+"Mel") and a one-word run made only of a common word, an ``-ing``/``-ly`` word, or a word the
+text also writes in lower case is not a name. A name is a place when it ends in a place noun
+("Lantern Market") or follows a place preposition ("in Qel") or a journey ("went to Paris").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import attrs
+
+from .words import (
+    CJK_PLACE_SUFFIXES,
+    COMMON_WORDS,
+    CONNECTORS,
+    HONORIFICS,
+    NEVER_NAMES,
+    PLACE_NOUNS,
+    PLACE_PREPOSITIONS,
+    TRAVEL_VERBS,
+)
+
+__all__ = ["Mention", "clean_name", "find_mentions", "is_cjk_text"]
+
+_TOKEN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'’\-]*|\d+|[^\sA-Za-zÀ-ÖØ-öø-ÿ\d]")
+_SENTENCE_END = frozenset(".!?。！？\n:;\"“”()[]")
+_POSSESSIVE = re.compile(r"(?:['’]s|['’])$", re.IGNORECASE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_QUOTED = re.compile(
+    r"[「『“\"]([\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af·・]{1,8})[」』”\"]"
+)
+_MAX_WORDS = 5
+_NOT_NAME_END = re.compile(r"(?:ly|ness|ity|tion|sion|ment|ism|ing|ists?|ship)$", re.IGNORECASE)
+
+
+@attrs.frozen
+class Mention:
+    """A name found in a text: as written (possessive dropped), and whether it reads as a place."""
+
+    name: str
+    place: bool = False
+
+
+def is_cjk_text(text: str) -> bool:
+    return bool(_CJK.search(text or ""))
+
+
+def clean_name(raw: str) -> str:
+    """A name as it should be stored: possessive dropped, spaces collapsed, ALL CAPS title-cased."""
+    words = [_POSSESSIVE.sub("", w) for w in raw.split()]
+    name = " ".join(w for w in words if w)
+    if len(name) > 2 and name.isupper():
+        name = name.title()
+    return name.strip(" -'’")
+
+
+def _capitalised(token: str) -> bool:
+    return token[:1].isupper() and token[:1].isalpha()
+
+
+def _plain(token: str) -> str:
+    return _POSSESSIVE.sub("", token).lower()
+
+
+def find_mentions(text: str, *, known: Callable[[str], bool] | None = None) -> list[Mention]:
+    """The distinct names in `text`, in order of first appearance.
+
+    `known(word)` (a lower-case word) says whether the chat already knows that name: a known
+    sentence opener or ALL-CAPS word counts as a name even when it would otherwise be skipped.
+    """
+    known_set = _Known(known)
+    tokens = _TOKEN.findall(text or "")
+    lower_words = {t.lower() for t in tokens if t[:1].islower()}
+    capitalised_inside = {  # capitalised words right after a lower-case word or a comma
+        _plain(t)
+        for p, t in zip(tokens, tokens[1:], strict=False)
+        if _capitalised(t) and (p[:1].islower() or p in ",-–—")
+    }
+    found: dict[str, Mention] = {}
+
+    def add(words: list[str], place_hint: bool) -> None:
+        while words and _plain(words[0]) in HONORIFICS and len(words) > 1:
+            words = words[1:]
+        if not words:
+            return
+        name = clean_name(" ".join(words))
+        if not name or len(name) < 2 or name.lower() in NEVER_NAMES:
+            return
+        last = _plain(words[-1])
+        place = place_hint or last in PLACE_NOUNS
+        key = name.lower()
+        if key not in found:
+            found[key] = Mention(name, place)
+        elif place and not found[key].place:
+            found[key] = Mention(found[key].name, True)
+
+    i, n = 0, len(tokens)
+    sentence_start = True
+    while i < n:
+        token = tokens[i]
+        shout = len(token) > 1 and token.isupper() and _plain(token) not in known_set
+        if not _capitalised(token) or shout or token in ("I", "I'm", "I've", "I'd", "I'll"):
+            sentence_start = token in _SENTENCE_END or (sentence_start and not token[:1].isalnum())
+            i += 1
+            continue
+        start = i
+        run = [token]
+        i += 1
+        while i < n and len(run) < _MAX_WORDS and not _POSSESSIVE.search(run[-1]):
+            if _capitalised(tokens[i]) and tokens[i] != "I" and not tokens[i].isupper():
+                run.append(tokens[i])
+                i += 1
+            elif (
+                tokens[i] in CONNECTORS
+                and i + 1 < n
+                and _capitalised(tokens[i + 1])
+                and len(run) < _MAX_WORDS - 1
+            ):
+                run.extend(tokens[i : i + 2])
+                i += 2
+            else:
+                break
+        at_start = sentence_start
+        sentence_start = False
+        opener = start
+        if at_start:  # a sentence opener: drop leading common words ("Yesterday", "Thanks")
+            while run and _plain(run[0]) not in known_set and (
+                _plain(run[0]) in COMMON_WORDS
+                or _NOT_NAME_END.search(run[0]) is not None  # "Lately", "Honestly"
+                or (len(run) > 1 and _plain(run[1]) in known_set)  # "Woohoo Melanie"
+            ):
+                run = run[1:]
+                start += 1
+            if not run:
+                continue
+            if len(run) == 1:  # a lone opener is a name only with evidence
+                word = _plain(run[0])
+                evidence = (
+                    start > opener  # after a greeting or an adverb: "Hey Mel", "Today Jon"
+                    or word in known_set
+                    or word in capitalised_inside
+                )  # not a possessive: an opening "Painting's fun" is "Painting is"
+                if not evidence or word in lower_words or len(word) < 3:
+                    continue
+        elif len(run) == 1 and _plain(run[0]) in COMMON_WORDS and _plain(run[0]) not in known_set:
+            continue  # "Hey", "Thanks" mid-text after a comma
+        if len(run) == 1 and _plain(run[0]) not in known_set and _NOT_NAME_END.search(run[0]):
+            continue  # "Creativity", "Happiness", "Lately": abstract words, adverbs
+        add(run, _place_context(tokens, start))
+    for quoted in _CJK_QUOTED.findall(text or ""):
+        add([quoted], quoted[-1] in CJK_PLACE_SUFFIXES)
+    return list(found.values())
+
+
+class _Known:
+    """`in` over the caller's predicate, each word asked once."""
+
+    __slots__ = ("ask", "seen")
+
+    def __init__(self, ask: Callable[[str], bool] | None) -> None:
+        self.ask = ask
+        self.seen: dict[str, bool] = {}
+
+    def __contains__(self, word: object) -> bool:
+        if self.ask is None or not isinstance(word, str):
+            return False
+        hit = self.seen.get(word)
+        if hit is None:
+            hit = self.seen[word] = bool(self.ask(word))
+        return hit
+
+
+def _place_context(tokens: list[str], start: int) -> bool:
+    """Whether the words before position `start` make the name there a place."""
+    before = tokens[start - 1].lower() if start >= 1 else ""
+    if before == "the" and start >= 2:
+        before = tokens[start - 2].lower()
+    if before in PLACE_PREPOSITIONS:
+        return True
+    if before in ("to", "for") and start >= 2:  # "went to Paris", "left for Skyharbor"
+        return tokens[start - 2].lower() in TRAVEL_VERBS
+    return False

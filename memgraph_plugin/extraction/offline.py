@@ -1,0 +1,195 @@
+"""The offline extractor's one pure step: a message's text -> batch ops (no network, no model).
+
+`extract_message_ops` makes, for one message:
+
+- an ``event`` that keeps the whole text (``summary``), with ``speaker``, ``role``, ``time`` and
+  ``message`` (the message's index in the chat);
+- a ``character_sheet`` for the speaker (when it has a name) linked ``involved_in`` the event;
+- a ``character_sheet`` or ``location_state`` per name the text mentions (`names.find_mentions`),
+  resolved to the node it already is (`resolve.NameResolver`), linked from the event by
+  ``mentions`` (people) or ``occurred_at`` (places);
+- a ``follows`` link from the event to the previous event of the same scene.
+
+Names that resolve to the same node, or that are short forms of each other within the message
+("Mel" and "Melanie"), become one op whose aliases gather every spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from typing import Any
+
+from memgraph_plugin.identity import short_forms
+
+from .names import Mention, clean_name, find_mentions
+from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver
+
+__all__ = ["EVENT", "FOLLOWS", "extract_message_ops", "event_title"]
+
+EVENT = "event"
+FOLLOWS = "follows"
+TITLE_WIDTH = 72
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+def event_title(text: str, speaker: str) -> str:
+    """``"<speaker>: <first sentence, clipped>"`` (the summary keeps the whole text)."""
+    first = _FIRST_SENTENCE.split(" ".join((text or "").split()) or "", maxsplit=1)[0]
+    first = first.strip() or "(empty)"
+    title = f"{speaker}: {first}" if speaker else first
+    return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
+
+
+class _Entity:
+    """One node the message names: every spelling met, its type, and the node it resolved to."""
+
+    __slots__ = ("names", "type", "known", "ref")
+
+    def __init__(self, name: str, type_id: str, known: KnownEntity | None, ref: str) -> None:
+        self.names = [name]
+        self.type = type_id
+        self.known = known
+        self.ref = ref
+
+    @property
+    def title(self) -> str:
+        if self.known is not None:
+            return self.known.title
+        return max(self.names, key=len)  # "Melanie" over "Mel" for a new node
+
+    @property
+    def endpoint(self) -> dict[str, str]:
+        """How a link names this entity: the existing node's id, else the create's ref."""
+        if self.known is not None and not self.new_names():
+            return {"node_id": self.known.id}
+        return {"ref": self.ref}
+
+    def new_names(self) -> list[str]:
+        """Spellings the node does not have yet (all of them for a new node)."""
+        if self.known is None:
+            return list(self.names)
+        return [n for n in self.names if n.lower() != self.known.title.lower()]
+
+    def op(self) -> dict[str, Any] | None:
+        """The create (a merge for a known node gaining an alias); None for a known node with
+        nothing new: it is linked by id and keeps its seq (a mention is not an update)."""
+        if self.known is not None and not self.new_names():
+            return None
+        title = self.title
+        aliases = [n for n in self.names if n.lower() != title.lower()]
+        fields: dict[str, Any] = {"title": title}
+        if aliases:
+            fields["aliases"] = aliases
+        return {"op": "create", "type": self.type, "title": title, "fields": fields,
+                "ref": self.ref}
+
+    def answers_to(self, name: str) -> bool:
+        """Whether `name` is a spelling or short form of one of this entity's names."""
+        key = name.lower()
+        for known in self.names:
+            other = known.lower()
+            if key == other:
+                return True
+            short, long = sorted((key, other), key=len)
+            if len(short) >= 3 and (
+                long.startswith(short) and " " not in short
+                or short in long.split()
+            ):
+                return True
+        return False
+
+
+def extract_message_ops(
+    text: str,
+    *,
+    speaker: str = "",
+    role: str = "",
+    index: int | None = None,
+    time: str = "",
+    previous_event_id: str | None = None,
+    names: NameResolver | None = None,
+    types: Collection[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The batch ops for one message (see the module docstring); deterministic and offline.
+
+    `names` resolves names against the chat's graph (default: knows nothing); `types` limits the
+    ops to the node types the chat's schema has (default: the four default types).
+    """
+    resolver = names or NameResolver.empty()
+    allowed = set(types) if types is not None else {EVENT, CHARACTER, PLACE}
+    if EVENT not in allowed or not (text or "").strip():
+        return []
+    speaker = clean_name(speaker) if speaker else ""
+    fields: dict[str, Any] = {"summary": text}
+    if speaker:
+        fields["speaker"] = speaker
+    if role:
+        fields["role"] = role
+    if time:
+        fields["time"] = time
+    if index is not None:
+        fields["message"] = index
+    ops: list[dict[str, Any]] = [
+        {"op": "create", "type": EVENT, "title": event_title(text, speaker or role),
+         "fields": fields, "ref": "ev"}
+    ]
+    entities: list[_Entity] = []
+
+    def entity_for(name: str, place_hint: bool) -> _Entity | None:
+        for entity in entities:
+            if entity.answers_to(name):
+                if name not in entity.names:
+                    entity.names.append(name)
+                return entity
+        known = resolver.resolve(name)
+        if known is not None:
+            for entity in entities:
+                if entity.known is not None and entity.known.id == known.id:
+                    entity.names.append(name)
+                    return entity
+        type_id = known.type if known is not None else (PLACE if place_hint else CHARACTER)
+        if type_id not in allowed:
+            return None
+        entity = _Entity(name, type_id, known, f"e{len(entities)}")
+        entities.append(entity)
+        return entity
+
+    speaker_entity = entity_for(speaker, False) if speaker and CHARACTER in allowed else None
+    mentioned: list[_Entity] = []
+    speaker_names = {speaker.lower(), *speaker.lower().split(), *short_forms(speaker.lower())}
+
+    def known(word: str) -> bool:
+        return word in speaker_names or resolver.known(word)
+
+    for mention in find_mentions(text, known=known):
+        entity = entity_for(mention.name, _is_place(mention))
+        if entity is not None and entity is not speaker_entity and entity not in mentioned:
+            mentioned.append(entity)
+    ops.extend(op for op in (entity.op() for entity in entities) if op is not None)
+    if speaker_entity is not None:
+        ops.append(_link(speaker_entity.endpoint, {"ref": "ev"}, "involved_in"))
+    for entity in mentioned:
+        relation = "occurred_at" if entity.type == PLACE else "mentions"
+        ops.append(_link({"ref": "ev"}, entity.endpoint, relation))
+    if previous_event_id:
+        ops.append(
+            {"op": "link_upsert", "source_ref": "ev",
+             "links": [{"target_node_id": previous_event_id, "relation": FOLLOWS,
+                        "direction": "outgoing"}]}
+        )
+    return ops
+
+
+def _is_place(mention: Mention) -> bool:
+    return mention.place
+
+
+def _link(source: dict[str, str], target: dict[str, str], relation: str) -> dict[str, Any]:
+    """A link_upsert between two endpoints given as ``{"ref": r}`` or ``{"node_id": id}``."""
+    op: dict[str, Any] = {"op": "link_upsert"}
+    for key, value in source.items():
+        op[f"source_{key}"] = value
+    link = {f"target_{key}": value for key, value in target.items()}
+    op["links"] = [{**link, "relation": relation, "direction": "outgoing"}]
+    return op

@@ -1,0 +1,80 @@
+"""The offline extractor as a plugin: answers ``memgraph_extract`` for every message (user and
+assistant) with `offline.extract_message_ops`, resolving names through the chat's graph, and
+``memgraph_summarise`` with `summary.informative_summary` (a summariser plugin registered later,
+e.g. the LLM one, answers first).
+
+Registered by the host as a built-in plugin named ``memgraph-extract-offline``, like any other
+extractor. It is the default: when another plugin implements ``memgraph_extract`` (an LLM
+extractor, the demo's recorded-ops replay) it steps aside and answers nothing; such a plugin may
+call `offline_extract` itself as its fallback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from host import hookimpl
+
+from .graph import newest_event
+from .offline import extract_message_ops
+from .resolve import NameResolver
+from .summary import informative_summary
+
+__all__ = [
+    "PLUGIN_NAME",
+    "memgraph_extract",
+    "memgraph_summarise",
+    "offline_extract",
+    "others_extract",
+]
+
+PLUGIN_NAME = "memgraph-extract-offline"
+
+
+def others_extract(host: Any) -> bool:
+    """Whether a plugin other than this one implements ``memgraph_extract`` on `host`."""
+    caller = getattr(getattr(host, "pm", None), "hook", None)
+    caller = getattr(caller, "memgraph_extract", None)
+    if caller is None:
+        return False
+    return any(impl.plugin_name != PLUGIN_NAME for impl in caller.get_hookimpls())
+
+
+async def offline_extract(chat_id: str, message: Any, context: Any) -> list[dict[str, Any]]:
+    """The offline ops for one message of `chat_id` (the chat's graph resolves names and gives
+    the previous event); ``[]`` when the memory graph is unavailable or the text is empty."""
+    from memgraph_plugin.service import memory_graph_for
+
+    host = getattr(context, "host", None)
+    service = memory_graph_for(host) if host is not None else None
+    if service is None or not (getattr(message, "text", "") or "").strip():
+        return []
+    store = await service.store_for(chat_id)
+    previous = newest_event(store)
+    return extract_message_ops(
+        message.text,
+        speaker=getattr(message, "name", "") or "",
+        role=getattr(message, "role", "") or "",
+        index=getattr(message, "index", None),
+        time=getattr(message, "time", "") or "",
+        previous_event_id=previous.id if previous is not None else None,
+        names=NameResolver.for_store(store),
+        types=store.schema.ids,
+    )
+
+
+@hookimpl(optionalhook=True)
+async def memgraph_extract(chat_id: str, message: Any, context: Any) -> list | None:
+    """Offline ops for `message`, or None when another extractor is installed."""
+    host = getattr(context, "host", None)
+    if host is None or others_extract(host):
+        return None
+    return await offline_extract(chat_id, message, context) or None
+
+
+@hookimpl(optionalhook=True)
+async def memgraph_summarise(type: str, briefs: Any) -> str | None:
+    """The offline rollup summary: the children's most informative sentences (None: empty).
+    Async although it never waits: a sync implementation would be run on a worker thread by
+    the host's hook guard, a thread hop per rollup for nothing."""
+    return informative_summary(list(briefs or ())) or None

@@ -1,0 +1,181 @@
+"""Replaying a transcript into a chat through the live pipeline: each message is appended to the
+chat and extracted (``memgraph_extract``, compaction by the same rules) exactly as a live turn.
+
+Messages are extracted one by one, and persisted in blocks (`BLOCK`, one commit each).
+Re-running resumes: messages the chat already holds (same role and text, in order) are skipped,
+and messages the chat holds but the graph never extracted (a run that died between the two) are
+extracted first. A bad message stops the run with its ``file:line``; every message before it is
+in the chat and the graph (whole messages only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from memgraph_plugin.extraction.graph import message_index, newest_event
+from memgraph_plugin.recall.pipeline import pipeline_for
+
+from .transcripts import TranscriptError, TranscriptMessage, read_transcript
+
+__all__ = ["IngestReport", "ingest_file", "ingest_messages"]
+
+Progress = Callable[[int], None]  # called with the number of messages done so far
+#: Messages extracted between two commits: the chat and the graph advance message by message,
+#: the graph is persisted (and embedded) once per block; a run that dies inside a block leaves
+#: messages in the chat that the next run extracts again (`_repair`).
+BLOCK = 256
+
+
+def _deferred(host: Any, chat_id: str) -> AbstractAsyncContextManager[None]:
+    from memgraph_plugin.service import memory_graph_for
+
+    service = memory_graph_for(host)
+    if service is None:
+        return contextlib.nullcontext()
+    return service.deferred_commits(chat_id)
+
+
+@attrs.frozen
+class IngestReport:
+    """What one ingest did, and the graph afterwards."""
+
+    chat_id: str
+    ingested: int  # messages added (and extracted) by this run
+    skipped: int  # messages the chat already held (a resumed run)
+    repaired: int  # messages the chat held that the graph had not extracted yet
+    total: int  # messages the chat holds now
+    nodes_by_type: dict[str, int]
+    edges: int
+    seconds: float
+    error: TranscriptError | None = None  # where the run stopped, when it stopped early
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+async def _graph_size(host: Any, chat_id: str) -> tuple[dict[str, int], int]:
+    pipeline = pipeline_for(host)
+    session = await pipeline.open_session(chat_id)
+    if session is None:
+        return {}, 0
+    store = session.store
+    counts = Counter(n.type for n in store.iter_nodes() if not n.archived)
+    return dict(sorted(counts.items())), store.edge_count
+
+
+async def _repair(host: Any, chat_id: str) -> int:
+    """Extract the chat's messages the graph has not seen (after the newest message event)."""
+    pipeline = pipeline_for(host)
+    messages = host.chat(chat_id).messages
+    if not messages:
+        return 0
+    session = await pipeline.open_session(chat_id)
+    if session is None:
+        return 0
+    store = session.store
+    newest = newest_event(store)
+    done = message_index(newest)
+    if done is None:
+        if newest is not None or store.seq_counter > 0:
+            return 0  # another extractor wrote this graph: nothing to go by
+        done = -1
+    count = 0
+    for message in messages[done + 1 :]:
+        await pipeline.extract(chat_id, message)
+        count += 1
+    return count
+
+
+async def ingest_messages(
+    host: Any,
+    chat_id: str,
+    messages: Iterable[TranscriptMessage],
+    *,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Append `messages` to `chat_id` and extract each like a live chat (see the module
+    docstring); a `TranscriptError` raised by `messages` stops the run and is reported."""
+    started = time.perf_counter()
+    pipeline = pipeline_for(host)
+    chat = host.chat(chat_id)
+    existing = chat.messages
+    repaired = await _repair(host, chat_id)
+    counts = [0, 0]  # ingested, skipped
+    error: TranscriptError | None = None
+    items = iter(messages)
+
+    async def run_block() -> bool:
+        """Up to BLOCK messages; False when the transcript is done."""
+        for _ in range(BLOCK):
+            item = next(items, None)
+            if item is None:
+                return False
+            position = counts[0] + counts[1]
+            if position < len(existing):
+                held = existing[position]
+                if (held.role, held.text) != (item.role, item.text):
+                    raise TranscriptError(
+                        item.where or f"message {position + 1}",
+                        f"chat {chat_id!r} already holds a different message {position + 1} "
+                        f"({held.role}: {held.text[:40]!r}); ingest into a new chat id",
+                    )
+                counts[1] += 1
+            else:
+                message = chat.add_message(item.role, item.text, name=item.name, time=item.time)
+                await pipeline.extract(chat_id, message)
+                counts[0] += 1
+            if progress is not None:
+                progress(position + 1)
+        return True
+
+    try:
+        more = True
+        while more:
+            async with _deferred(host, chat_id):
+                more = await run_block()
+    except TranscriptError as exc:
+        error = exc
+    ingested, skipped = counts
+    nodes, edges = await _graph_size(host, chat_id)
+    return IngestReport(
+        chat_id,
+        ingested,
+        skipped,
+        repaired,
+        len(chat.messages),
+        nodes,
+        edges,
+        round(time.perf_counter() - started, 3),
+        error,
+    )
+
+
+def count_messages(path: str | Path) -> int | None:
+    """How many messages a transcript holds, for a progress bar (None when it cannot tell)."""
+    try:
+        return sum(1 for _ in read_transcript(path))
+    except TranscriptError:
+        return None
+
+
+async def ingest_file(
+    host: Any, path: str | Path, chat_id: str, *, progress: Progress | None = None
+) -> IngestReport:
+    """`ingest_messages` over a transcript file (`transcripts.read_transcript` formats); an
+    unreadable file or unknown format is reported like a bad line, before anything is added."""
+    try:
+        messages = read_transcript(path)
+    except TranscriptError as exc:
+        nodes, edges = await _graph_size(host, chat_id)
+        total = len(host.chat(chat_id).messages)
+        return IngestReport(chat_id, 0, 0, 0, total, nodes, edges, 0.0, exc)
+    return await ingest_messages(host, chat_id, messages, progress=progress)
