@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.chat_ids import chat_id_problem
 
+if TYPE_CHECKING:
+    from host.protocols import HostLike
+
+from .api.injection import InjectionHub, use_service_lookup
+from .engine.schema import Schema, resolve_schema
+from .engine.store import Store
+from .engine.views import InjectionState
 from .errors import MemoryGraphError, check_str_list
-from .injection import InjectionHub, use_service_lookup
-from .schema import Schema, resolve_schema
-from .store import Store
-from .views import InjectionState
 
 __all__ = ["SERVICE_NAME", "MemoryGraph", "memory_graph_for", "notify_hook"]
 
@@ -60,75 +62,31 @@ def checked_chat_id(chat_id: Any) -> str:
     return chat_id
 
 
-def _call_impls(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
-    """Fallback for a host without `notify`: every impl runs; failures are logged by plugin."""
-    hook = getattr(getattr(getattr(host, "pm", None), "hook", None), hook_name, None)
-    results: list[Any] = []
-    if hook is None:
-        return results
-    for impl in reversed(hook.get_hookimpls()):
-        try:
-            results.append(impl.function(*[kwargs[a] for a in impl.argnames]))
-        except Exception:
-            log.exception("plugin %r failed in %s", impl.plugin_name, hook_name)
-    return results
-
-
-def _fire(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
-    """Fire through the host's `notify` ([] back), or call each impl and return their results."""
-    notify = getattr(host, "notify", None)
-    if notify is not None:
-        notify(hook_name, **kwargs)
-        return []
-    return _call_impls(host, hook_name, kwargs)
-
-
-async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """Fire a notification hook: every impl runs, failures are logged with the plugin's name;
-    through the host's `anotify`, guarded (sync implementations off the loop, a deadline)."""
-    if host is None:
+async def notify_hook(host: HostLike | None, hook_name: str, **kwargs: Any) -> None:
+    """Fire a notification hook through the host's one dispatch path, `Host.anotify`: every
+    implementation runs guarded (sync ones off the loop, a deadline each) and a failure is
+    recorded by plugin name. A service on no host (or on a bare identity object, as engine
+    tests use) fires nothing."""
+    anotify = getattr(host, "anotify", None)
+    if anotify is None:
         return
     try:
-        anotify = getattr(host, "anotify", None)
-        if anotify is not None:
-            await anotify(hook_name, **kwargs)
-            return
-        for outcome in _fire(host, hook_name, kwargs):
-            if inspect.isawaitable(outcome):
-                try:
-                    await outcome
-                except Exception:
-                    log.exception("an awaited %s implementation failed", hook_name)
+        await anotify(hook_name, **kwargs)
     except Exception:  # the host's own dispatch must never break a write
         log.exception("firing %s failed", hook_name)
 
 
-def notify_hook_sync(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """The synchronous form (injection updates are synchronous). In a running event loop the
-    host's `notify_soon` fires it as a task (guarded: a slow plugin never blocks the loop, so
-    never another chat), in order; without a loop, now."""
-    if host is None:
+def notify_hook_sync(host: HostLike | None, hook_name: str, **kwargs: Any) -> None:
+    """The synchronous form (injection updates are synchronous): `Host.notify_soon`, which in a
+    running loop fires the hook as an ordered task (a slow plugin never blocks the loop) and
+    without one fires it now."""
+    notify_soon = getattr(host, "notify_soon", None)
+    if notify_soon is None:
         return
     try:
-        notify_soon = getattr(host, "notify_soon", None)
-        if notify_soon is not None:
-            notify_soon(hook_name, **kwargs)
-            return
-        for outcome in _fire(host, hook_name, kwargs):
-            if inspect.iscoroutine(outcome):
-                _schedule(outcome, hook_name)
+        notify_soon(hook_name, **kwargs)
     except Exception:
         log.exception("firing %s failed", hook_name)
-
-
-def _schedule(coro: Any, hook_name: str) -> None:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        coro.close()
-        log.warning("async %s implementation skipped: no running event loop", hook_name)
-        return
-    loop.create_task(coro)
 
 
 class _Applied:
@@ -267,7 +225,7 @@ class MemoryGraph:
 
     async def open_session(self, ctx: Any) -> Any | None:
         """A session on ctx's chat; None without a chat target or when the store fails to load."""
-        from .session import Session
+        from .api.session import Session
 
         if ctx is None or self.closed:
             return None
@@ -309,7 +267,7 @@ class MemoryGraph:
     async def commit(self, chat_id: str, store: Any, result: Any, kind: str) -> Any | None:
         """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
         the chat's commits are deferred: see `deferred_commits`)."""
-        from .results import CommitInfo
+        from .engine.results import CommitInfo
 
         if chat_id in self._deferred:
             self._deferred[chat_id] += len(getattr(result, "applied", ()) or ())
@@ -362,8 +320,8 @@ class MemoryGraph:
         whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
         the chat's newest message seq (`store_file.anchor_store`: chatting on never reads it
         as deleted messages); fires ``memgraph_commit``, returns its `CommitInfo`."""
-        from .store_file import anchor_store, store_problems
-        from .values import Limits
+        from .engine.store_file import anchor_store, store_problems
+        from .engine.values import Limits
 
         checked_chat_id(chat_id)
         storage = self._storage()
@@ -387,7 +345,7 @@ class MemoryGraph:
 
     async def _replace(self, chat_id: str, kind: str, run: Callable[[], Any]) -> Any:
         """Run a storage-made commit under the chat's write lock; cached stores are dropped."""
-        from .results import CommitInfo
+        from .engine.results import CommitInfo
 
         async with self.lock(chat_id):
             try:
@@ -417,7 +375,7 @@ class MemoryGraph:
         """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
         wanted = check_str_list("types", types)  # as keyword_search: a list, never a bare str
         if getattr(self.persistence, "embedder", None) is not None:  # storage's vector index
-            from .views import RankedView
+            from .engine.views import RankedView
 
             if not query.strip():
                 return ()

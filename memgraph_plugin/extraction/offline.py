@@ -20,7 +20,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from memgraph_plugin.identity import short_forms
+from memgraph_plugin.engine.name_index import short_forms
 
 from .names import Mention, clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver

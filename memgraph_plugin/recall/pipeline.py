@@ -28,7 +28,10 @@ import attrs
 
 from host.notify import HookFailure
 
-from .budget import (
+from .compaction import compact_leftovers
+from .extraction import already_extracted, extract_ops
+from .hookcalls import first
+from .injection_budget import (
     BUDGET_SETTING,
     DEFAULT_BUDGET,
     DEFAULT_ITEM,
@@ -38,9 +41,6 @@ from .budget import (
     fit,
     pinned_nodes,
 )
-from .compaction import compact_leftovers
-from .extraction import already_extracted, extract_ops
-from .hookcalls import first
 from .router import (
     DEFAULT_RECENT,
     RECENT_SETTING,
@@ -387,7 +387,7 @@ class TurnPipeline:
     def _record(
         self, chat_id: str, always: Sequence[str], selected: Sequence[str], visible: Sequence[str]
     ) -> Any:
-        from memgraph_plugin.external_api import record_injected_node_ids
+        from memgraph_plugin.api.external import record_injected_node_ids
 
         return record_injected_node_ids(
             self.host.get_context(chat_id),

@@ -19,8 +19,8 @@ from typing import Any
 import attrs
 
 from memgraph_plugin.embedding.registry import profile_name
-from memgraph_plugin.projection import expand_from_seeds
-from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
+from memgraph_plugin.engine.projection import expand_from_seeds
+from memgraph_plugin.engine.schema import DEFAULT_DRILL_EDGE_TYPES
 
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from memgraph_plugin.external_api import record_injected_node_ids
+from memgraph_plugin.api.external import record_injected_node_ids
 from sample_plugins import scout
 from sample_plugins.scout import ToolError
 

@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import bad_args
 from .converter import canonical_keys, key_spellings
-from .errors import bad_args
 from .frozen import EMPTY, FrozenDict, deep_freeze, thaw
 from .models import Edge, EdgeKey, Node
 from .schema import SYMMETRIC_RELATIONS

@@ -10,38 +10,22 @@ import bisect
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
-from .errors import (
-    bad_args,
-    check_bool,
-    check_choice,
-    check_id_container,
-    check_id_list,
-    check_id_set,
-    check_int,
-    check_range,
-    check_str,
-    check_str_list,
-)
-from .frozen import FrozenDict
-from .models import Node
-from .projection import (
-    Lifter,
-    PoolLifter,
-    nearest_visible_ancestor_id,
-)
-from .projection import edge_summary as _edge_summary
-from .projection import expand_from_seeds as _expand
-from .projection import project_edges as _project_edges
-from .schema import (
+from ..engine.edge_summaries import summaries_for
+from ..engine.frozen import FrozenDict
+from ..engine.models import Node
+from ..engine.projection import Lifter, PoolLifter, nearest_visible_ancestor_id
+from ..engine.projection import edge_summary as _edge_summary
+from ..engine.projection import expand_from_seeds as _expand
+from ..engine.projection import project_edges as _project_edges
+from ..engine.schema import (
     DEFAULT_DRILL_EDGE_TYPES,
     INTERNAL_EDGE_TYPES,
     Schema,
     is_diagnostic_type,
     resolve_schema,
 )
-from .store import Store, timeline_key
-from .summaries import summaries_for
-from .views import (
+from ..engine.store import Store, timeline_key
+from ..engine.views import (
     EMPTY_EDGE_SUMMARY,
     CompactionCandidates,
     CompactionGroup,
@@ -55,6 +39,18 @@ from .views import (
     RankedView,
     SchemaSpecView,
     SchemaView,
+)
+from ..errors import (
+    bad_args,
+    check_bool,
+    check_choice,
+    check_id_container,
+    check_id_list,
+    check_id_set,
+    check_int,
+    check_range,
+    check_str,
+    check_str_list,
 )
 
 __all__ = ["ReadApi", "get_read_api"]

@@ -16,9 +16,8 @@ from typing import Any
 
 import attrs
 
-from .batch import DIRECTIONS, apply_batch, apply_rollup
-from .errors import MemoryGraphError, bad_args
-from .results import (
+from ..engine.batch import DIRECTIONS, apply_batch, apply_rollup
+from ..engine.results import (
     BatchResult,
     CompactResult,
     CreateResult,
@@ -27,9 +26,10 @@ from .results import (
     EditResult,
     UpsertLinksResult,
 )
-from .schema import Schema, resolve_schema
-from .store import Store
-from .values import Limits
+from ..engine.schema import Schema, resolve_schema
+from ..engine.store import Store
+from ..engine.values import Limits
+from ..errors import MemoryGraphError, bad_args
 
 __all__ = ["CommitCallback", "WriteApi", "get_write_api"]
 
@@ -90,7 +90,7 @@ class WriteApi:
     @property
     def limits(self) -> Limits:
         """The size limits of this chat's writes (settings ``max_title_chars``,
-        ``max_field_bytes``; see `memgraph_plugin.values`)."""
+        ``max_field_bytes``; see `memgraph_plugin.engine.values`)."""
         if self._limits is None:
             try:
                 self._limits = Limits.from_settings(getattr(self._ctx, "settings", None))

@@ -23,10 +23,10 @@ from typing import Any
 
 import attrs
 
-from .errors import MemoryGraphError, bad_args
+from ..errors import MemoryGraphError, bad_args
 from .frozen import FrozenDict, deep_freeze
-from .identity import merge_names, name_items, primary_key_values, split_aliases
 from .models import Edge, EdgeKey, Node
+from .name_index import merge_names, name_items, primary_key_values, split_aliases
 from .results import BatchResult, Rejection, RejectionError
 from .schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
 from .store import Store
