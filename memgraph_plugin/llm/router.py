@@ -19,16 +19,13 @@ import cattrs
 
 from host import hookimpl
 from memgraph_plugin.recall.router import (
-    BUILTIN_ROUTER,
     DEFAULT_SEEDS,
     DEFAULT_TOP_K,
     SEEDS_SETTING,
     TOP_K_SETTING,
-    Inclusion,
-    RouteRequest,
-    RouteResult,
     int_setting,
 )
+from memgraph_plugin.recall.routes import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 
 from .calls import call_deadline, traced
 from .ops_schema import InvalidOutput, converter
