@@ -152,15 +152,21 @@ class RecallPrimitives(ReadBase):
         field projection itself is not gated, the caller decides what to render).
         """
         check_str("id", id)
+        summarise = self._brief_summariser(
+            visible_node_ids, include_edge_summary, edge_summary_limit
+        )
+        return self._brief(id, summarise)
+
+    def _brief_summariser(
+        self, visible_node_ids: Any, include_edge_summary: Any, edge_summary_limit: Any
+    ) -> Callable[[str], EdgeSummaryView] | None:
+        """The checked arguments' edge-summary maker for briefs (None: no edge summary)."""
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
-        summarise = (
-            self._summariser(visible, visible_node_ids is None, edge_summary_limit)
-            if include_edge_summary
-            else None
-        )
-        return self._brief(id, summarise)
+        if not include_edge_summary:
+            return None
+        return self._summariser(visible, visible_node_ids is None, edge_summary_limit)
 
     def _summariser(
         self, visible: Container[str], default: bool, limit: int
@@ -253,13 +259,8 @@ class RecallPrimitives(ReadBase):
     ) -> tuple[NodeBriefView | None, ...]:
         """`get_node_brief` for many ids, sharing one ancestor memo (the candidateRows block)."""
         id_list = check_id_list("ids", ids)
-        visible = self._visible(visible_node_ids)
-        check_bool("include_edge_summary", include_edge_summary)
-        check_int("edge_summary_limit", edge_summary_limit, minimum=0)
-        summarise = (
-            self._summariser(visible, visible_node_ids is None, edge_summary_limit)
-            if include_edge_summary
-            else None
+        summarise = self._brief_summariser(
+            visible_node_ids, include_edge_summary, edge_summary_limit
         )
         return tuple(self._brief(i, summarise) for i in id_list)
 

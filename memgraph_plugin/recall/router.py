@@ -221,13 +221,7 @@ class HybridRouter:
         try:
             graph = await self._graph_list(ctx, keyword, seeds, hops, max_expanded)
         except Exception as exc:  # any expansion failure falls back to the baseline
-            log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
-            self.gate.record(True, window)
-            return attrs.evolve(
-                result,
-                fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+            return self._expansion_failed(request, result, exc, window)
         self.gate.record(False, window)
         if not graph:
             return result
@@ -271,13 +265,7 @@ class HybridRouter:
         try:
             expanded = await self._expand(request, seeds, hops, max_expanded, result.selected)
         except Exception as exc:  # any expansion failure falls back to the router's answer
-            log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
-            self.gate.record(True, window)
-            return attrs.evolve(
-                result,
-                fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+            return self._expansion_failed(request, result, exc, window)
         self.gate.record(False, window)
         if decision.apply_expansion:
             return attrs.evolve(result, selected=result.selected + expanded)
@@ -297,6 +285,18 @@ class HybridRouter:
         floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
         vector = [h for h in vector if h.score >= floor]
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
+
+    def _expansion_failed(
+        self, request: RouteRequest, result: RouteResult, exc: Exception, window: int
+    ) -> RouteResult:
+        """`result` unexpanded, with the failure recorded in the quality gate and the trace."""
+        log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
+        self.gate.record(True, window)
+        return attrs.evolve(
+            result,
+            fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
+            error=f"{type(exc).__name__}: {exc}",
+        )
 
     async def _graph_list(
         self,
