@@ -298,7 +298,7 @@ class RecallPrimitives(ReadBase):
     def keyword_search(
         self, *, query: str, types: list[str] | None = None, k: int = 20
     ) -> tuple[RankedView, ...]:
-        """BM25 over the candidate pool (`keyword.py`): score = BM25 / the best a node could
+        """BM25 over the candidate pool (`engine/keyword_index.py`): score = BM25 / the best a node could
         score for this query, in (0, 1]; score descending, ties in pool (recency) order; cut to
         `k`. Blank query: ()."""
         check_str("query", query)
