@@ -33,7 +33,7 @@ from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
 from .schema import DEFAULT_SCHEMA, Schema, load_schema
 from .store_loading import StoreLoading
-from .store_transactions import CHANGE_LOG_LIMIT, Change, Changeset, StoreTransactions
+from .store_transactions import Changeset, StoreTransactions
 from .views import NodeView
 
 __all__ = [

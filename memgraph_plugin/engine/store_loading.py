@@ -16,6 +16,7 @@ from typing import Any, Self
 
 from ..errors import bad_args
 from .candidate_pool import PoolKey, SortedPool, cached_view
+from .columnar import LoadedColumns, decode_columns, decode_edge_columns, load_node_columns
 from .edge_records import EdgeRec, edge_of
 from .gc_pause import gc_paused
 from .json_codec import decode_graph, edge_to_dict, node_to_dict
@@ -111,13 +112,35 @@ class StoreLoading:
         cls, nodes: Any, edges: Any, node_seq: int, seq_counter: int, *, schema: Any = None
     ) -> Self:
         """A store from a snapshot's node and edge state tables (pyarrow, `storage/columns.py`):
-        the same store `from_dict` builds from the same graph, without a JSON dict per node."""
-        from .columnar import decode_columns
-
+        the same store `from_dict` builds from the same graph, without a JSON dict per node
+        (indices computed over whole columns: `columnar.load_node_columns`)."""
         store = cls(schema=schema)
         with gc_paused():
-            store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
+            loaded = load_node_columns(nodes, node_seq, store._schema)
+            if loaded is None:  # raw JSON rows or repeated ids: node by node
+                store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
+            else:
+                store._load_columns(loaded, decode_edge_columns(edges, loaded.nodes), seq_counter)
         return store
+
+    def _load_columns(
+        self, loaded: LoadedColumns, edges: dict[EdgeKey, Edge], seq_counter: int
+    ) -> None:
+        """Fill an empty store from indices computed over columns (what `_bulk_load` of the
+        same records leaves)."""
+        self._nodes = loaded.nodes
+        self._kids = loaded.kids
+        self._load_edges(edges)
+        self._kw_dirty = dict.fromkeys(self._nodes)
+        self._names = NameIndex(self._schema)
+        self._names_dirty = dict.fromkeys(self._nodes)
+        self._visible = loaded.visible
+        self._fill_pools(loaded.pool)
+        self._anchor = loaded.anchors
+        self._node_seq = loaded.node_seq
+        self._seq_counter = seq_counter
+        self._clear_pool_caches()
+        self._visible_cache = None
 
     def _bulk_load(
         self, nodes: dict[str, Node], edges: dict[EdgeKey, Edge], node_seq: int, seq_counter: int
@@ -190,7 +213,7 @@ class StoreLoading:
     def _load_pools(self) -> None:
         """The visible set, the candidate pool and the per-type pools of a freshly loaded store
         (what `_reindex` of every node would give)."""
-        nodes, visible, pool_of = self._nodes, self._visible, self._pool_of
+        nodes, visible = self._nodes, self._visible
         spec_of = self._schema.get
         hierarchical: dict[str, bool] = {}  # type -> hierarchical compression
         diagnostic: dict[str, bool] = {}  # type -> is_diagnostic_type
@@ -221,6 +244,12 @@ class StoreLoading:
             key = (-seq if seq is not None else 1, -node.semantic_depth, nid)  # recency_key
             entries.append((key, node, ntype.lower()))
         entries.sort(key=_first)
+        self._fill_pools(entries)
+
+    def _fill_pools(self, entries: list[tuple[PoolKey, Node, str]]) -> None:
+        """The pool, the per-type pools and pool membership from `(key, node, lower-case type)`
+        entries in key order."""
+        pool_of = self._pool_of
         keys: list[PoolKey] = []
         pool_nodes: list[Node] = []
         by_type: dict[str, tuple[list[PoolKey], list[Node]]] = {}
