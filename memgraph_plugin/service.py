@@ -118,6 +118,7 @@ class MemoryGraph:
             weakref.WeakKeyDictionary()
         )
         self._deferred: dict[str, int] = {}  # chat -> ops applied since its deferred commits began
+        self._pinned: dict[str, Any] = {}  # chat -> the store a deferred block writes to
         self.closed = False
 
     # -- registration ------------------------------------------------------------------------
@@ -184,14 +185,20 @@ class MemoryGraph:
 
     async def _load_store(self, chat_id: str) -> Any:
         """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
-        if chat_id in self._deferred and chat_id in self._stores:
-            return self._stores[chat_id]  # holds the block's unpersisted writes: never reload
+        pinned = self._pinned.get(chat_id)
+        if pinned is not None:
+            return pinned  # holds the block's unpersisted writes: never reload
         if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
             # kept by persistence only: a chat it unloads (memory budget) is not held here
-            return (await self.persistence.open(chat_id)).store
+            store = (await self.persistence.open(chat_id)).store
+            if chat_id in self._deferred:
+                self._pinned[chat_id] = store
+            return store
         store = self._stores.get(chat_id)
         if store is None:
             store = self._stores[chat_id] = Store(schema=self.schema)
+        if chat_id in self._deferred:
+            self._pinned[chat_id] = store
         return store
 
     def journal_version(self, chat_id: str, store: Any) -> int:
@@ -257,7 +264,7 @@ class MemoryGraph:
             yield
         finally:
             applied = self._deferred.pop(chat_id)
-            store = self._stores.get(chat_id)
+            store = self._pinned.pop(chat_id, None)
             if store is not None:
                 async with self.lock(chat_id):
                     commit = await self.commit(chat_id, store, _Applied(applied), "deferred")

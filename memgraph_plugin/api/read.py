@@ -493,14 +493,14 @@ class ReadApi:
         field projection itself is not gated, the caller decides what to render).
         """
         check_str("id", id)
+        if include_edge_summary is False:  # the visible set only shapes the edge summary
+            check_id_container("visible_node_ids", visible_node_ids)
+            check_int("edge_summary_limit", edge_summary_limit, minimum=0)
+            return self._brief(id, None)
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
-        summarise = (
-            self._summariser(visible, visible_node_ids is None, edge_summary_limit)
-            if include_edge_summary
-            else None
-        )
+        summarise = self._summariser(visible, visible_node_ids is None, edge_summary_limit)
         return self._brief(id, summarise)
 
     def _summariser(

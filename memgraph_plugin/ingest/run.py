@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from memgraph_plugin.engine.gc_pause import gc_paused
 from memgraph_plugin.extraction.graph import message_index, newest_event
 from memgraph_plugin.recall.pipeline import pipeline_for
 
@@ -115,6 +116,7 @@ async def ingest_messages(
 
     async def run_block() -> bool:
         """Up to BLOCK messages; False when the transcript is done."""
+        session = await pipeline.open_session(chat_id)  # one per block: its store is pinned
         for _ in range(BLOCK):
             item = next(items, None)
             if item is None:
@@ -131,7 +133,7 @@ async def ingest_messages(
                 counts[1] += 1
             else:
                 message = chat.add_message(item.role, item.text, name=item.name, time=item.time)
-                await pipeline.extract(chat_id, message)
+                await pipeline.extract(chat_id, message, session=session)
                 counts[0] += 1
             if progress is not None:
                 progress(position + 1)
@@ -140,8 +142,9 @@ async def ingest_messages(
     try:
         more = True
         while more:
-            async with _deferred(host, chat_id):
-                more = await run_block()
+            with gc_paused():
+                async with _deferred(host, chat_id):
+                    more = await run_block()
     except TranscriptError as exc:
         error = exc
     ingested, skipped = counts
