@@ -18,7 +18,8 @@ from typing import Any
 
 import attrs
 
-from ..engine.batch import DIRECTIONS, apply_batch, apply_rollup
+from ..engine.batch import apply_batch
+from ..engine.ops import DIRECTIONS
 from ..engine.results import (
     BatchResult,
     CompactResult,
@@ -28,6 +29,7 @@ from ..engine.results import (
     EditResult,
     UpsertLinksResult,
 )
+from ..engine.rollups import apply_rollup
 from ..engine.schema import Schema, resolve_schema
 from ..engine.store import Store
 from ..engine.values import Limits
