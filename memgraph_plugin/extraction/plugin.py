@@ -19,6 +19,7 @@ from .graph import newest_event
 from .offline import extract_message_ops
 from .resolve import NameResolver
 from .summary import informative_summary
+from .vocabulary import words_for
 
 __all__ = [
     "PLUGIN_NAME",
@@ -51,15 +52,20 @@ async def offline_extract(chat_id: str, message: Any, context: Any) -> list[dict
         return []
     store = await service.store_for(chat_id)
     previous = newest_event(store)
+    index = getattr(message, "index", None)
+    chat_words = words_for(host, chat_id)
+    if isinstance(index, int):
+        chat_words.feed_until(getattr(context, "messages", None) or (), index)
     return extract_message_ops(
         message.text,
         speaker=getattr(message, "name", "") or "",
         role=getattr(message, "role", "") or "",
-        index=getattr(message, "index", None),
+        index=index,
         time=getattr(message, "time", "") or "",
         previous_event_id=previous.id if previous is not None else None,
         names=NameResolver.for_store(store),
         types=store.schema.ids,
+        ordinary=chat_words.ordinary,
     )
 
 
