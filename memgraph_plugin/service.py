@@ -179,6 +179,14 @@ class MemoryGraph:
             return None if chat is None else chat.store
         return self._stores.get(chat_id)
 
+    def loaded_store(self, chat_id: str) -> Any | None:
+        """The store this process holds for the chat now (a deferred block's, else the cached
+        one), without loading it or asking storage whether it moved on; None when not loaded."""
+        pinned = self._pinned.get(chat_id)
+        if pinned is not None:
+            return pinned
+        return self.cached_store(chat_id)
+
     async def store_for(self, chat_id: str) -> Any:
         """The chat's store (loaded through `_load_store` and cached)."""
         return await self._load_store(chat_id)

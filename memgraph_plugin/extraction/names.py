@@ -82,7 +82,9 @@ def _capitalised(token: str) -> bool:
 
 
 def _plain(token: str) -> str:
-    return _POSSESSIVE.sub("", token).lower()
+    if "'" in token or "’" in token:
+        return _POSSESSIVE.sub("", token).lower()
+    return token.lower()
 
 
 def tokens(text: str) -> list[str]:
@@ -92,16 +94,18 @@ def tokens(text: str) -> list[str]:
 
 def lower_case_words(found: list[str]) -> set[str]:
     """The words of `found` (`tokens`) written in lower case, possessives dropped."""
-    return {_plain(t) for t in found if t[:1].islower()}
+    plain = _plain
+    return {plain(t) for t in found if t[:1].islower()}
 
 
 def capitalised_inside(found: list[str]) -> set[str]:
     """Capitalised words of `found` right after a lower-case word or a comma (inside a sentence),
     lower-cased, possessives dropped."""
+    plain = _plain
     return {
-        _plain(t)
+        plain(t)
         for p, t in zip(found, found[1:], strict=False)
-        if _capitalised(t) and (p[:1].islower() or p in ",-–—")
+        if (p[:1].islower() or p in ",-–—") and _capitalised(t)
     }
 
 

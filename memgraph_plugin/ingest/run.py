@@ -10,6 +10,7 @@ in the chat and the graph (whole messages only).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections import Counter
@@ -33,6 +34,23 @@ Progress = Callable[[int], None]  # called with the number of messages done so f
 #: the graph is persisted (and embedded) once per block; a run that dies inside a block leaves
 #: messages in the chat that the next run extracts again (`_repair`).
 BLOCK = 256
+
+
+def _warm_embedding(host: Any) -> asyncio.Future[Any] | None:
+    """Load the chat's embedding model on a worker thread while the first block is extracted
+    (its first commit embeds, and would otherwise wait for the load); None without one."""
+    from memgraph_plugin.service import memory_graph_for
+
+    service = memory_graph_for(host)
+    profile = getattr(getattr(service, "persistence", None), "profile", None)
+    if profile is None:
+        return None
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):  # a broken profile is reported by the commit
+            profile.embed(["warm up"])
+
+    return asyncio.ensure_future(asyncio.to_thread(warm))
 
 
 def _deferred(host: Any, chat_id: str) -> AbstractAsyncContextManager[None]:
@@ -139,6 +157,7 @@ async def ingest_messages(
                 progress(position + 1)
         return True
 
+    warming = _warm_embedding(host)
     try:
         more = True
         while more:
@@ -147,6 +166,9 @@ async def ingest_messages(
                     more = await run_block()
     except TranscriptError as exc:
         error = exc
+    finally:
+        if warming is not None:
+            await warming
     ingested, skipped = counts
     nodes, edges = await _graph_size(host, chat_id)
     return IngestReport(
