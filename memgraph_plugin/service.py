@@ -20,7 +20,13 @@ from host.chat_ids import chat_id_problem
 if TYPE_CHECKING:
     from host.protocols import HostLike
 
+    from .api.session import Session
+    from .engine.store import Changeset
+    from .storage.chat_cache import PersistedChats
+    from .storage.persistence import CommitRecord, Persistence
+
 from .api.injection import InjectionHub, use_service_lookup
+from .engine.results import CommitInfo
 from .engine.schema import Schema, resolve_schema
 from .engine.store import Store
 from .engine.views import InjectionState
@@ -101,9 +107,9 @@ class MemoryGraph:
 
     def __init__(
         self,
-        host: Any = None,
+        host: HostLike | None = None,
         *,
-        persistence: Any = None,
+        persistence: PersistedChats | None = None,
         schema: Any = None,
         settings: Any = None,
     ) -> None:
@@ -112,7 +118,7 @@ class MemoryGraph:
         self.settings = dict(settings if settings is not None else getattr(host, "settings", {}))
         self._schema_source = schema if schema is not None else self.settings.get("schema")
         self._schema: Schema | None = None
-        self._stores: dict[str, Any] = {}
+        self._stores: dict[str, Store] = {}
         self._hubs: dict[str, InjectionHub] = {}
         self._locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
             weakref.WeakKeyDictionary()
@@ -173,13 +179,13 @@ class MemoryGraph:
             lock = locks[chat_id] = asyncio.Lock()
         return lock
 
-    def cached_store(self, chat_id: str) -> Any | None:
+    def cached_store(self, chat_id: str) -> Store | None:
         if self.persistence is not None:
             chat = self.persistence.cached(chat_id)
             return None if chat is None else chat.store
         return self._stores.get(chat_id)
 
-    def loaded_store(self, chat_id: str) -> Any | None:
+    def loaded_store(self, chat_id: str) -> Store | None:
         """The store this process holds for the chat now (a deferred block's, else the cached
         one), without loading it or asking storage whether it moved on; None when not loaded."""
         pinned = self._pinned.get(chat_id)
@@ -187,11 +193,11 @@ class MemoryGraph:
             return pinned
         return self.cached_store(chat_id)
 
-    async def store_for(self, chat_id: str) -> Any:
+    async def store_for(self, chat_id: str) -> Store:
         """The chat's store (loaded through `_load_store` and cached)."""
         return await self._load_store(chat_id)
 
-    async def _load_store(self, chat_id: str) -> Any:
+    async def _load_store(self, chat_id: str) -> Store:
         """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
         pinned = self._pinned.get(chat_id)
         if pinned is not None:
@@ -209,7 +215,7 @@ class MemoryGraph:
             self._pinned[chat_id] = store
         return store
 
-    def journal_version(self, chat_id: str, store: Any) -> int:
+    def journal_version(self, chat_id: str, store: Store) -> int:
         """The version of the chat's newest commit as this store knows it (the journal version
         with storage, the store's own version in memory): what a write result reports."""
         cached = getattr(self.persistence, "cached", None)
@@ -219,7 +225,7 @@ class MemoryGraph:
         return int(store.version)
 
     async def _persist(
-        self, chat_id: str, store: Any, changeset: Any, *, applied: int, kind: str
+        self, chat_id: str, store: Store, changeset: Changeset, *, applied: int, kind: str
     ) -> tuple[int, bool]:
         """Make a changeset durable; returns ``(commit version, persisted)``.
 
@@ -238,7 +244,7 @@ class MemoryGraph:
 
     # -- sessions --------------------------------------------------------------------------------
 
-    async def open_session(self, ctx: Any) -> Any | None:
+    async def open_session(self, ctx: Any) -> Session | None:
         """A session on ctx's chat; None without a chat target or when the store fails to load."""
         from .api.session import Session
 
@@ -279,11 +285,9 @@ class MemoryGraph:
                 if commit is not None:
                     await self.fire_commit(chat_id, commit)
 
-    async def commit(self, chat_id: str, store: Any, result: Any, kind: str) -> Any | None:
+    async def commit(self, chat_id: str, store: Store, result: Any, kind: str) -> CommitInfo | None:
         """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
         the chat's commits are deferred: see `deferred_commits`)."""
-        from .engine.results import CommitInfo
-
         if chat_id in self._deferred:
             self._deferred[chat_id] += len(getattr(result, "applied", ()) or ())
             return None
@@ -308,13 +312,13 @@ class MemoryGraph:
 
     # -- history (storage) -----------------------------------------------------------------------
 
-    def _storage(self) -> Any:
+    def _storage(self) -> Persistence:
         storage = getattr(self.persistence, "storage", None)
         if storage is None:
             raise MemoryGraphError("STORAGE_ERROR", "no storage: this graph keeps no history")
         return storage
 
-    async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[Any, ...]:
+    async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         """The chat's commits, oldest first (`CommitRecord`: version, seq, kind, applied, ...)."""
         checked_chat_id(chat_id)
         return await self._storage().history(chat_id, limit=limit)
@@ -360,8 +364,6 @@ class MemoryGraph:
 
     async def _replace(self, chat_id: str, kind: str, run: Callable[[], Any]) -> Any:
         """Run a storage-made commit under the chat's write lock; cached stores are dropped."""
-        from .engine.results import CommitInfo
-
         async with self.lock(chat_id):
             try:
                 record = await run()
@@ -382,7 +384,7 @@ class MemoryGraph:
         await self.fire_commit(chat_id, commit)
         return commit
 
-    async def fire_commit(self, chat_id: str, commit: Any) -> None:
+    async def fire_commit(self, chat_id: str, commit: CommitInfo) -> None:
         """``memgraph_commit(chat_id, commit)`` on every plugin (failures logged, never raised)."""
         await notify_hook(self.host, "memgraph_commit", chat_id=chat_id, commit=commit)
 

@@ -45,12 +45,9 @@ from .router import (
     DEFAULT_RECENT,
     RECENT_SETTING,
     HybridRouter,
-    Inclusion,
-    RouteRequest,
-    RouteResult,
-    coerce_route_result,
     int_setting,
 )
+from .routes import Inclusion, RouteRequest, RouteResult, coerce_route_result
 from .signals import usable
 from .trace import TRACE_DIR, RecallTrace, TraceLog
 
