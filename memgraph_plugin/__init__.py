@@ -4,7 +4,7 @@ from .api.injection import InjectionHub, hub_for
 from .api.read import ReadApi, get_read_api
 from .api.session import Session
 from .api.write import WriteApi, get_write_api
-from .engine.batch import apply_batch, build_rollup
+from .engine.batch import apply_batch
 from .engine.converter import converter
 from .engine.frozen import FrozenDict, deep_freeze, thaw
 from .engine.models import Edge, EdgeKey, Node
@@ -20,6 +20,7 @@ from .engine.results import (
     RejectionError,
     UpsertLinksResult,
 )
+from .engine.rollups import build_rollup
 from .engine.schema import (
     DEFAULT_SCHEMA,
     INTERNAL_EDGE_TYPES,

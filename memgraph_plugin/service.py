@@ -124,6 +124,7 @@ class MemoryGraph:
             weakref.WeakKeyDictionary()
         )
         self._deferred: dict[str, int] = {}  # chat -> ops applied since its deferred commits began
+        self._pinned: dict[str, Any] = {}  # chat -> the store a deferred block writes to
         self.closed = False
 
     # -- registration ------------------------------------------------------------------------
@@ -184,20 +185,34 @@ class MemoryGraph:
             return None if chat is None else chat.store
         return self._stores.get(chat_id)
 
+    def loaded_store(self, chat_id: str) -> Store | None:
+        """The store this process holds for the chat now (a deferred block's, else the cached
+        one), without loading it or asking storage whether it moved on; None when not loaded."""
+        pinned = self._pinned.get(chat_id)
+        if pinned is not None:
+            return pinned
+        return self.cached_store(chat_id)
+
     async def store_for(self, chat_id: str) -> Store:
         """The chat's store (loaded through `_load_store` and cached)."""
         return await self._load_store(chat_id)
 
     async def _load_store(self, chat_id: str) -> Store:
         """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
-        if chat_id in self._deferred and chat_id in self._stores:
-            return self._stores[chat_id]  # holds the block's unpersisted writes: never reload
+        pinned = self._pinned.get(chat_id)
+        if pinned is not None:
+            return pinned  # holds the block's unpersisted writes: never reload
         if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
             # kept by persistence only: a chat it unloads (memory budget) is not held here
-            return (await self.persistence.open(chat_id)).store
+            store = (await self.persistence.open(chat_id)).store
+            if chat_id in self._deferred:
+                self._pinned[chat_id] = store
+            return store
         store = self._stores.get(chat_id)
         if store is None:
             store = self._stores[chat_id] = Store(schema=self.schema)
+        if chat_id in self._deferred:
+            self._pinned[chat_id] = store
         return store
 
     def journal_version(self, chat_id: str, store: Store) -> int:
@@ -263,7 +278,7 @@ class MemoryGraph:
             yield
         finally:
             applied = self._deferred.pop(chat_id)
-            store = self._stores.get(chat_id)
+            store = self._pinned.pop(chat_id, None)
             if store is not None:
                 async with self.lock(chat_id):
                     commit = await self.commit(chat_id, store, _Applied(applied), "deferred")

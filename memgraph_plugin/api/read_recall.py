@@ -24,7 +24,15 @@ from ..engine.views import (
     NodeView,
     RankedView,
 )
-from ..errors import check_bool, check_id_list, check_int, check_range, check_str, check_str_list
+from ..errors import (
+    check_bool,
+    check_id_container,
+    check_id_list,
+    check_int,
+    check_range,
+    check_str,
+    check_str_list,
+)
 from .read_base import Range, ReadBase, text_of
 
 __all__ = ["RecallPrimitives"]
@@ -161,6 +169,10 @@ class RecallPrimitives(ReadBase):
         self, visible_node_ids: Any, include_edge_summary: Any, edge_summary_limit: Any
     ) -> Callable[[str], EdgeSummaryView] | None:
         """The checked arguments' edge-summary maker for briefs (None: no edge summary)."""
+        if include_edge_summary is False:  # the visible set only shapes the edge summary
+            check_id_container("visible_node_ids", visible_node_ids)
+            check_int("edge_summary_limit", edge_summary_limit, minimum=0)
+            return None
         visible = self._visible(visible_node_ids)
         check_bool("include_edge_summary", include_edge_summary)
         check_int("edge_summary_limit", edge_summary_limit, minimum=0)
@@ -298,9 +310,9 @@ class RecallPrimitives(ReadBase):
     def keyword_search(
         self, *, query: str, types: list[str] | None = None, k: int = 20
     ) -> tuple[RankedView, ...]:
-        """BM25 over the candidate pool (`engine/keyword_index.py`): score = BM25 / the best a node could
-        score for this query, in (0, 1]; score descending, ties in pool (recency) order; cut to
-        `k`. Blank query: ()."""
+        """BM25 over the candidate pool (`engine/keyword_index.py`): score = BM25 / the best a
+        node could score for this query, in (0, 1]; score descending, ties in pool (recency)
+        order; cut to `k`. Blank query: ()."""
         check_str("query", query)
         tset = self._types(types)
         check_int("k", k, minimum=1)

@@ -164,17 +164,22 @@ class TurnPipeline:
         extraction = await self.add_assistant_message(chat_id, assistant)
         return TurnOutcome(recall, extraction)
 
-    async def extract(self, chat_id: str, message: Any) -> ExtractionOutcome | None:
+    async def extract(
+        self, chat_id: str, message: Any, *, session: Any = None
+    ) -> ExtractionOutcome | None:
         """Ops from ``memgraph_extract`` for one message (user or assistant), applied as one
         batch at the message's seq, then compaction.
 
         Idempotent per message: a message the graph already holds (regenerated, swiped or edited
         at the same place) first rolls the graph back through its per-seq history to before that
         message, re-extracting the earlier messages of the same seq (`already_extracted`).
+        `session`: an open session of the chat to write through (a transcript ingest opens one
+        per block of deferred commits); by default one is opened for the message.
         """
         if message.role not in ("user", "assistant"):
             return None
-        session = await self.open_session(chat_id)
+        if session is None:
+            session = await self.open_session(chat_id)
         if session is None:
             return None
         replaced = False

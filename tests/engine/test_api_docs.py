@@ -32,6 +32,8 @@ MODULES = [
     "memgraph_plugin.errors",
     "memgraph_plugin.engine.converter",
     "memgraph_plugin.engine.batch",
+    "memgraph_plugin.engine.ops",
+    "memgraph_plugin.engine.rollups",
     "memgraph_plugin.api.injection",
     "memgraph_plugin.service",
     "memgraph_plugin.plugin",

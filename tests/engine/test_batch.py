@@ -8,9 +8,12 @@ import json
 
 import pytest
 
-from memgraph_plugin.engine.batch import apply_batch, build_rollup, normalize_op, split_aliases
+from memgraph_plugin.engine.batch import apply_batch
 from memgraph_plugin.engine.frozen import json_problem
 from memgraph_plugin.engine.models import Edge, EdgeKey, Node
+from memgraph_plugin.engine.name_index import split_aliases
+from memgraph_plugin.engine.ops import normalize_op
+from memgraph_plugin.engine.rollups import build_rollup
 from memgraph_plugin.engine.store import Store
 from memgraph_plugin.errors import MemoryGraphError
 
@@ -652,7 +655,7 @@ def test_the_sample_story_applies_cleanly_and_merges_entities():
     import json
     from pathlib import Path
 
-    from memgraph_plugin.engine.batch import primary_key_values
+    from memgraph_plugin.engine.name_index import primary_key_values
 
     path = Path(__file__).resolve().parents[2] / "sample_plugins" / "story" / "story.json"
     turns = json.loads(path.read_text(encoding="utf-8"))["turns"]

@@ -487,7 +487,8 @@ def test_pool_anchors_follow_compaction_archive_and_rollback():
     """Each node's nearest pool member is kept current: a rollup takes its leaves, archiving
     the rollup hands them back, a failed batch restores the anchors it moved."""
     from memgraph_plugin.api.read import get_read_api
-    from memgraph_plugin.engine.batch import apply_batch, apply_rollup
+    from memgraph_plugin.engine.batch import apply_batch
+    from memgraph_plugin.engine.rollups import apply_rollup
     from memgraph_plugin.errors import MemoryGraphError
 
     store = Store()

@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 from memgraph_plugin.api.injection import InjectionHub
 from memgraph_plugin.api.read import ReadApi, get_read_api
 from memgraph_plugin.engine import edge_summaries as summaries_module
-from memgraph_plugin.engine.batch import apply_batch, apply_rollup
+from memgraph_plugin.engine.batch import apply_batch
 from memgraph_plugin.engine.edge_summaries import summaries_for
 from memgraph_plugin.engine.models import Edge, Node
 from memgraph_plugin.engine.projection import edge_summary
+from memgraph_plugin.engine.rollups import apply_rollup
 from memgraph_plugin.engine.store import Store
 from memgraph_plugin.errors import MemoryGraphError
 

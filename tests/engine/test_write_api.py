@@ -454,7 +454,8 @@ async def test_primitives_are_one_op_batches(primitive, kwargs, op):
 
 
 async def test_a_store_of_the_wrong_kind_is_bad_args():
-    from memgraph_plugin.engine.batch import apply_batch, apply_rollup
+    from memgraph_plugin.engine.batch import apply_batch
+    from memgraph_plugin.engine.rollups import apply_rollup
 
     with pytest.raises(MemoryGraphError) as err:
         get_write_api({"nodes": {}})
