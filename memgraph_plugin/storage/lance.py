@@ -64,6 +64,7 @@ from memgraph_plugin.storage.tables import (
     nodes_schema,
     nodes_table_name,
     open_or_create,
+    vector_table_dims,
 )
 
 log = logging.getLogger(__name__)
@@ -275,7 +276,7 @@ class LanceStorage:
             self._missing_version(chat_id, upto)
         if upto is None:
             self._seen[chat_id] = (table_version, version)
-            self._note_checkpoint(chat_id, base_version)
+            self.note_checkpoint(chat_id, base_version)
         return ChatState(
             chat_id=chat_id,
             version=version,
@@ -302,7 +303,7 @@ class LanceStorage:
             f"{min(kept)}; storage_history_seconds)"
         )
 
-    def _note_checkpoint(self, chat_id: str, version: int) -> None:
+    def note_checkpoint(self, chat_id: str, version: int) -> None:
         """Remember the newest checkpoint of a chat seen on disk or written by this process
         (0 too: "none" is known, so `_after_commit` does not look for one again)."""
         self._last_checkpoint[chat_id] = max(version, self._last_checkpoint.get(chat_id, 0))
@@ -321,6 +322,10 @@ class LanceStorage:
     def checkpointed_version(self, chat_id: str) -> int:
         """The newest checkpoint of `chat_id` this handle wrote or loaded (0: none known)."""
         return self._last_checkpoint.get(chat_id, 0)
+
+    def checkpoint_known(self, chat_id: str) -> bool:
+        """Whether this handle knows the chat's newest checkpoint (or that it has none)."""
+        return chat_id in self._last_checkpoint
 
     def load_vectors_sync(
         self, chat_id: str, state: ChatState, *, profile: str | None = None
@@ -521,7 +526,7 @@ class LanceStorage:
         """Whether the chat's journal since its newest snapshot reached `checkpoint_every`."""
         if chat_id not in self._last_checkpoint:
             head = self._snaps.head(chat_id)
-            self._note_checkpoint(chat_id, int(head["version"]) if head is not None else 0)
+            self.note_checkpoint(chat_id, int(head["version"]) if head is not None else 0)
         return version - self.checkpointed_version(chat_id) >= self.settings.checkpoint_every
 
     def snapshot_sync(self, chat_id: str) -> int | None:
@@ -534,7 +539,7 @@ class LanceStorage:
         base = int(head["version"]) if head is not None else 0
         entries = self._journal(chat_id, base)
         if not entries:
-            self._note_checkpoint(chat_id, base)
+            self.note_checkpoint(chat_id, base)
             return None
         delta = DeltaBuilder()
         for entry in entries:
@@ -618,7 +623,7 @@ class LanceStorage:
         return vector_rows(chat_id, rowset, dim, profile, ids, matrix, nodes)
 
     def _after_snapshot(self, chat_id: str, version: int) -> None:
-        self._note_checkpoint(chat_id, version)
+        self.note_checkpoint(chat_id, version)
         oldest = retry_conflicts(
             lambda: self._snaps.prune(chat_id, self.settings.keep_checkpoints),
             f"pruning snapshots of chat {chat_id!r}",
@@ -692,7 +697,8 @@ class LanceStorage:
         versions older than the retention. A commit conflict with another process's compaction
         or delete is retried with backoff (logged at debug level), then left to the next run."""
         retention = timedelta(seconds=self.settings.retention_seconds)
-        tables = [self._commits, *self._snaps.tables(), *self._nodes.values()]
+        vectors = [self._nodes_table(dim) for dim in vector_table_dims(self._db)]
+        tables = [self._commits, *self._snaps.tables(), *vectors]
         self._commits_since_optimize = 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
@@ -763,8 +769,12 @@ class LanceStorage:
         return self.commit_sync(chat_id, change, base_version=base)
 
     def stats_sync(self) -> dict[str, Any]:
+        """Rows, fragments and versions of every table (vector tables other processes made
+        included)."""
         out: dict[str, Any] = {}
         snaps = self._snaps
+        for dim in vector_table_dims(self._db):
+            self._nodes_table(dim)
         for name, table in [
             (COMMITS, self._commits),
             (SNAPSHOTS, snaps.heads),
