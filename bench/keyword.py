@@ -62,7 +62,7 @@ def measure(size: int, *, repeat: int = 5) -> list[Row]:
     from lancedb.index import FTS
 
     from memgraph_plugin import Store, get_read_api
-    from memgraph_plugin.keyword import node_text, tokenize
+    from memgraph_plugin.engine.keyword_index import node_text, tokenize
 
     data = _engine().build_chat(size)
     store = Store.from_dict(data)

@@ -6,6 +6,10 @@ folder plugins, then entry-point plugins, then the built-in plugin (within a tie
 registered later runs first; ``tryfirst`` / ``trylast`` still apply). ``host_startup`` runs the
 tiers the other way round (built-in first), so a plugin's startup finds the built-in APIs. A
 plugin registered again under the same name (hot reload) keeps its place.
+
+Why one module of ~650 lines: it is the one `Host` class, the facade every other host module
+(discovery, notify, hook_guard, settings, chats, reload) is reached through; its methods are
+thin and each delegates to the module that owns the concept.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ deadline is cancelled.
 Deadlines are settings: ``hook_deadline_seconds`` (default `DEFAULT_DEADLINE`) for every guarded
 hook, ``hook_deadlines`` (a table hook name -> seconds) per hook; `DEFAULT_DEADLINES` gives the
 hooks that usually wait on a language model more time.
+
+An implementation marked `inline` (a pure computation that never waits, like the built-in offline
+extractor) is called on the loop in the caller's task: no thread hop, task or timer per call.
 """
 
 from __future__ import annotations
@@ -51,6 +54,19 @@ declare(
     "Per-hook deadlines in seconds, a table hook name -> seconds (overrides "
     "hook_deadline_seconds for those hooks).",
 )
+
+
+INLINE = "__hook_inline__"
+
+
+def inline(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a hook implementation as a pure computation that never waits: a guarded call runs it
+    on the event loop in the caller's task, with no worker thread, task or deadline timer. A
+    deadline could not stop it anyway: it holds the loop until it returns either way. Its
+    failures are reported like any other's (for the built-in offline extractor and summariser;
+    a plugin that awaits I/O must not use it)."""
+    setattr(function, INLINE, True)
+    return function
 
 
 class HookTimeout(Exception):
@@ -166,6 +182,9 @@ async def guarded_call(
             f"skipped: its previous call is still running past its deadline of {deadline:g} s "
             f"(setting {DEADLINE_SETTING})"
         )
+    if getattr(function, INLINE, False):  # `inline`: nothing a deadline could stop
+        value = function(**kwargs)
+        return await value if inspect.isawaitable(value) else value
     if inspect.iscoroutinefunction(function):
         value = function(**kwargs)
     else:

@@ -7,6 +7,10 @@ hook specs in a scratch plugin manager, and only then swaps it in: ``host_plugin
 old version, teardown (hooks and the specs it added, registry entries, ``host.on_unload``
 callbacks, modules), register the new version (the host keeps its place in the call order),
 ``host_startup`` and ``host_plugin_adopt`` for it alone.
+
+Why one module of ~650 lines: a reload is one transaction (map the changed paths, import under a
+fresh name, check in a scratch manager, swap, start) whose steps share the `Reloader`'s state;
+cut apart, each half would need the other to be read.
 """
 
 from __future__ import annotations

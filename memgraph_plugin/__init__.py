@@ -1,13 +1,14 @@
 """memgraph_plugin: the long-term memory graph (schema, store + indices, views, read/write API)."""
 
-from .batch import apply_batch, build_rollup
-from .converter import converter
-from .errors import MemoryGraphError
-from .frozen import FrozenDict, deep_freeze, thaw
-from .injection import InjectionHub, hub_for
-from .models import Edge, EdgeKey, Node
-from .read_api import ReadApi, get_read_api
-from .results import (
+from .api.injection import InjectionHub, hub_for
+from .api.read import ReadApi, get_read_api
+from .api.session import Session
+from .api.write import WriteApi, get_write_api
+from .engine.batch import apply_batch
+from .engine.converter import converter
+from .engine.frozen import FrozenDict, deep_freeze, thaw
+from .engine.models import Edge, EdgeKey, Node
+from .engine.results import (
     BatchResult,
     CommitInfo,
     CompactResult,
@@ -19,7 +20,8 @@ from .results import (
     RejectionError,
     UpsertLinksResult,
 )
-from .schema import (
+from .engine.rollups import build_rollup
+from .engine.schema import (
     DEFAULT_SCHEMA,
     INTERNAL_EDGE_TYPES,
     RELATIONS,
@@ -31,10 +33,8 @@ from .schema import (
     load_schema,
     normalize_schema,
 )
-from .service import MemoryGraph, memory_graph_for
-from .session import Session
-from .store import Changeset, Store
-from .views import (
+from .engine.store import Changeset, Store
+from .engine.views import (
     CompactionCandidates,
     CompactionGroup,
     EdgeSummaryView,
@@ -50,7 +50,8 @@ from .views import (
     SchemaSpecView,
     SchemaView,
 )
-from .write_api import WriteApi, get_write_api
+from .errors import MemoryGraphError
+from .service import MemoryGraph, memory_graph_for
 
 __all__ = [
     "DEFAULT_SCHEMA",

@@ -21,7 +21,7 @@ except ImportError:  # pragma: no cover - the same marker, by project name
 def memgraph_injection_changed(chat_id: str, state: Any) -> None:
     """A chat's injection state was updated (no debounce: several times a turn is normal).
 
-    `state` is the frozen `memgraph_plugin.views.InjectionState` (`always_inject_ids`,
+    `state` is the frozen `memgraph_plugin.engine.views.InjectionState` (`always_inject_ids`,
     `recall_selected_ids`, `visible_ids`).
     """
 
@@ -30,8 +30,8 @@ def memgraph_injection_changed(chat_id: str, state: Any) -> None:
 def memgraph_commit(chat_id: str, commit: Any) -> Any:
     """A write to a chat's memory graph changed it and was committed (persisted when storage is on).
 
-    `commit` is a `memgraph_plugin.results.CommitInfo` (`version`, `applied`, `chat_id`, ...). An
-    implementation may return an awaitable; ``host.anotify`` awaits it.
+    `commit` is a `memgraph_plugin.engine.results.CommitInfo` (`version`, `applied`, `chat_id`,
+    ...). An implementation may return an awaitable; ``host.anotify`` awaits it.
     """
 
 
@@ -39,8 +39,8 @@ def memgraph_commit(chat_id: str, commit: Any) -> Any:
 def memgraph_embedding_profiles() -> Any:
     """Embedding profiles this plugin offers: a profile, a list of them, or a name -> profile map.
 
-    A profile has `name`, `dim` and `embed(texts)` (see `memgraph_plugin.embedding.base`); the host
-    setting ``embedding_profile`` picks one by name.
+    A profile has `name`, `dim` and `embed(texts)` (see `memgraph_plugin.embedding.profile`); the
+    host setting ``embedding_profile`` picks one by name.
     """
 
 

@@ -90,14 +90,15 @@ def host_startup(host: Any) -> None:
 
 @hookimpl
 def host_cli_commands(host: Any) -> list[Any]:
-    """``memgraph-host history/rollback/import/export/reindex`` (see `memgraph_plugin.cli`),
-    plus recall's ``trace`` and ``demo`` (see `memgraph_plugin.recall.commands`) and
-    ``llm-check`` / ``llm-trace`` (see `memgraph_plugin.llm.commands`)."""
-    from .cli import commands
+    """``memgraph-host history/rollback/import/export/reindex/...`` (`tools.commands`), recall's
+    ``trace`` and ``status`` (`recall.commands`), ``demo`` (`tools.demo_command`) and
+    ``llm-check`` / ``llm-trace`` (`llm.commands`)."""
     from .llm.commands import llm_commands
     from .recall.commands import recall_commands
+    from .tools.commands import commands
+    from .tools.demo_command import demo_command
 
-    return commands() + recall_commands() + llm_commands()
+    return commands() + recall_commands() + [demo_command()] + llm_commands()
 
 
 @hookimpl

@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import weakref
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.chat_ids import chat_id_problem
 
+if TYPE_CHECKING:
+    from host.protocols import HostLike
+
+    from .api.session import Session
+    from .engine.store import Changeset
+    from .storage.chat_cache import PersistedChats
+    from .storage.persistence import CommitRecord, Persistence
+
+from .api.injection import InjectionHub, use_service_lookup
+from .engine.results import CommitInfo
+from .engine.schema import Schema, resolve_schema
+from .engine.store import Store
+from .engine.views import InjectionState
 from .errors import MemoryGraphError, check_str_list
-from .injection import InjectionHub, use_service_lookup
-from .schema import Schema, resolve_schema
-from .store import Store
-from .views import InjectionState
 
 __all__ = ["SERVICE_NAME", "MemoryGraph", "memory_graph_for", "notify_hook"]
 
@@ -60,75 +68,31 @@ def checked_chat_id(chat_id: Any) -> str:
     return chat_id
 
 
-def _call_impls(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
-    """Fallback for a host without `notify`: every impl runs; failures are logged by plugin."""
-    hook = getattr(getattr(getattr(host, "pm", None), "hook", None), hook_name, None)
-    results: list[Any] = []
-    if hook is None:
-        return results
-    for impl in reversed(hook.get_hookimpls()):
-        try:
-            results.append(impl.function(*[kwargs[a] for a in impl.argnames]))
-        except Exception:
-            log.exception("plugin %r failed in %s", impl.plugin_name, hook_name)
-    return results
-
-
-def _fire(host: Any, hook_name: str, kwargs: dict[str, Any]) -> list[Any]:
-    """Fire through the host's `notify` ([] back), or call each impl and return their results."""
-    notify = getattr(host, "notify", None)
-    if notify is not None:
-        notify(hook_name, **kwargs)
-        return []
-    return _call_impls(host, hook_name, kwargs)
-
-
-async def notify_hook(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """Fire a notification hook: every impl runs, failures are logged with the plugin's name;
-    through the host's `anotify`, guarded (sync implementations off the loop, a deadline)."""
-    if host is None:
+async def notify_hook(host: HostLike | None, hook_name: str, **kwargs: Any) -> None:
+    """Fire a notification hook through the host's one dispatch path, `Host.anotify`: every
+    implementation runs guarded (sync ones off the loop, a deadline each) and a failure is
+    recorded by plugin name. A service on no host (or on a bare identity object, as engine
+    tests use) fires nothing."""
+    anotify = getattr(host, "anotify", None)
+    if anotify is None:
         return
     try:
-        anotify = getattr(host, "anotify", None)
-        if anotify is not None:
-            await anotify(hook_name, **kwargs)
-            return
-        for outcome in _fire(host, hook_name, kwargs):
-            if inspect.isawaitable(outcome):
-                try:
-                    await outcome
-                except Exception:
-                    log.exception("an awaited %s implementation failed", hook_name)
+        await anotify(hook_name, **kwargs)
     except Exception:  # the host's own dispatch must never break a write
         log.exception("firing %s failed", hook_name)
 
 
-def notify_hook_sync(host: Any, hook_name: str, **kwargs: Any) -> None:
-    """The synchronous form (injection updates are synchronous). In a running event loop the
-    host's `notify_soon` fires it as a task (guarded: a slow plugin never blocks the loop, so
-    never another chat), in order; without a loop, now."""
-    if host is None:
+def notify_hook_sync(host: HostLike | None, hook_name: str, **kwargs: Any) -> None:
+    """The synchronous form (injection updates are synchronous): `Host.notify_soon`, which in a
+    running loop fires the hook as an ordered task (a slow plugin never blocks the loop) and
+    without one fires it now."""
+    notify_soon = getattr(host, "notify_soon", None)
+    if notify_soon is None:
         return
     try:
-        notify_soon = getattr(host, "notify_soon", None)
-        if notify_soon is not None:
-            notify_soon(hook_name, **kwargs)
-            return
-        for outcome in _fire(host, hook_name, kwargs):
-            if inspect.iscoroutine(outcome):
-                _schedule(outcome, hook_name)
+        notify_soon(hook_name, **kwargs)
     except Exception:
         log.exception("firing %s failed", hook_name)
-
-
-def _schedule(coro: Any, hook_name: str) -> None:
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        coro.close()
-        log.warning("async %s implementation skipped: no running event loop", hook_name)
-        return
-    loop.create_task(coro)
 
 
 class _Applied:
@@ -143,9 +107,9 @@ class MemoryGraph:
 
     def __init__(
         self,
-        host: Any = None,
+        host: HostLike | None = None,
         *,
-        persistence: Any = None,
+        persistence: PersistedChats | None = None,
         schema: Any = None,
         settings: Any = None,
     ) -> None:
@@ -154,12 +118,13 @@ class MemoryGraph:
         self.settings = dict(settings if settings is not None else getattr(host, "settings", {}))
         self._schema_source = schema if schema is not None else self.settings.get("schema")
         self._schema: Schema | None = None
-        self._stores: dict[str, Any] = {}
+        self._stores: dict[str, Store] = {}
         self._hubs: dict[str, InjectionHub] = {}
         self._locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
             weakref.WeakKeyDictionary()
         )
         self._deferred: dict[str, int] = {}  # chat -> ops applied since its deferred commits began
+        self._pinned: dict[str, Any] = {}  # chat -> the store a deferred block writes to
         self.closed = False
 
     # -- registration ------------------------------------------------------------------------
@@ -214,29 +179,43 @@ class MemoryGraph:
             lock = locks[chat_id] = asyncio.Lock()
         return lock
 
-    def cached_store(self, chat_id: str) -> Any | None:
+    def cached_store(self, chat_id: str) -> Store | None:
         if self.persistence is not None:
             chat = self.persistence.cached(chat_id)
             return None if chat is None else chat.store
         return self._stores.get(chat_id)
 
-    async def store_for(self, chat_id: str) -> Any:
+    def loaded_store(self, chat_id: str) -> Store | None:
+        """The store this process holds for the chat now (a deferred block's, else the cached
+        one), without loading it or asking storage whether it moved on; None when not loaded."""
+        pinned = self._pinned.get(chat_id)
+        if pinned is not None:
+            return pinned
+        return self.cached_store(chat_id)
+
+    async def store_for(self, chat_id: str) -> Store:
         """The chat's store (loaded through `_load_store` and cached)."""
         return await self._load_store(chat_id)
 
-    async def _load_store(self, chat_id: str) -> Any:
+    async def _load_store(self, chat_id: str) -> Store:
         """Load (or reuse) a chat's store. Storage overrides this seam (persistence.load)."""
-        if chat_id in self._deferred and chat_id in self._stores:
-            return self._stores[chat_id]  # holds the block's unpersisted writes: never reload
+        pinned = self._pinned.get(chat_id)
+        if pinned is not None:
+            return pinned  # holds the block's unpersisted writes: never reload
         if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
             # kept by persistence only: a chat it unloads (memory budget) is not held here
-            return (await self.persistence.open(chat_id)).store
+            store = (await self.persistence.open(chat_id)).store
+            if chat_id in self._deferred:
+                self._pinned[chat_id] = store
+            return store
         store = self._stores.get(chat_id)
         if store is None:
             store = self._stores[chat_id] = Store(schema=self.schema)
+        if chat_id in self._deferred:
+            self._pinned[chat_id] = store
         return store
 
-    def journal_version(self, chat_id: str, store: Any) -> int:
+    def journal_version(self, chat_id: str, store: Store) -> int:
         """The version of the chat's newest commit as this store knows it (the journal version
         with storage, the store's own version in memory): what a write result reports."""
         cached = getattr(self.persistence, "cached", None)
@@ -246,7 +225,7 @@ class MemoryGraph:
         return int(store.version)
 
     async def _persist(
-        self, chat_id: str, store: Any, changeset: Any, *, applied: int, kind: str
+        self, chat_id: str, store: Store, changeset: Changeset, *, applied: int, kind: str
     ) -> tuple[int, bool]:
         """Make a changeset durable; returns ``(commit version, persisted)``.
 
@@ -265,9 +244,9 @@ class MemoryGraph:
 
     # -- sessions --------------------------------------------------------------------------------
 
-    async def open_session(self, ctx: Any) -> Any | None:
+    async def open_session(self, ctx: Any) -> Session | None:
         """A session on ctx's chat; None without a chat target or when the store fails to load."""
-        from .session import Session
+        from .api.session import Session
 
         if ctx is None or self.closed:
             return None
@@ -299,18 +278,16 @@ class MemoryGraph:
             yield
         finally:
             applied = self._deferred.pop(chat_id)
-            store = self._stores.get(chat_id)
+            store = self._pinned.pop(chat_id, None)
             if store is not None:
                 async with self.lock(chat_id):
                     commit = await self.commit(chat_id, store, _Applied(applied), "deferred")
                 if commit is not None:
                     await self.fire_commit(chat_id, commit)
 
-    async def commit(self, chat_id: str, store: Any, result: Any, kind: str) -> Any | None:
+    async def commit(self, chat_id: str, store: Store, result: Any, kind: str) -> CommitInfo | None:
         """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
         the chat's commits are deferred: see `deferred_commits`)."""
-        from .results import CommitInfo
-
         if chat_id in self._deferred:
             self._deferred[chat_id] += len(getattr(result, "applied", ()) or ())
             return None
@@ -335,13 +312,13 @@ class MemoryGraph:
 
     # -- history (storage) -----------------------------------------------------------------------
 
-    def _storage(self) -> Any:
+    def _storage(self) -> Persistence:
         storage = getattr(self.persistence, "storage", None)
         if storage is None:
             raise MemoryGraphError("STORAGE_ERROR", "no storage: this graph keeps no history")
         return storage
 
-    async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[Any, ...]:
+    async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         """The chat's commits, oldest first (`CommitRecord`: version, seq, kind, applied, ...)."""
         checked_chat_id(chat_id)
         return await self._storage().history(chat_id, limit=limit)
@@ -362,8 +339,8 @@ class MemoryGraph:
         whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
         the chat's newest message seq (`store_file.anchor_store`: chatting on never reads it
         as deleted messages); fires ``memgraph_commit``, returns its `CommitInfo`."""
-        from .store_file import anchor_store, store_problems
-        from .values import Limits
+        from .engine.store_file import anchor_store, store_problems
+        from .engine.values import Limits
 
         checked_chat_id(chat_id)
         storage = self._storage()
@@ -387,8 +364,6 @@ class MemoryGraph:
 
     async def _replace(self, chat_id: str, kind: str, run: Callable[[], Any]) -> Any:
         """Run a storage-made commit under the chat's write lock; cached stores are dropped."""
-        from .results import CommitInfo
-
         async with self.lock(chat_id):
             try:
                 record = await run()
@@ -409,7 +384,7 @@ class MemoryGraph:
         await self.fire_commit(chat_id, commit)
         return commit
 
-    async def fire_commit(self, chat_id: str, commit: Any) -> None:
+    async def fire_commit(self, chat_id: str, commit: CommitInfo) -> None:
         """``memgraph_commit(chat_id, commit)`` on every plugin (failures logged, never raised)."""
         await notify_hook(self.host, "memgraph_commit", chat_id=chat_id, commit=commit)
 
@@ -417,7 +392,7 @@ class MemoryGraph:
         """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
         wanted = check_str_list("types", types)  # as keyword_search: a list, never a bare str
         if getattr(self.persistence, "embedder", None) is not None:  # storage's vector index
-            from .views import RankedView
+            from .engine.views import RankedView
 
             if not query.strip():
                 return ()

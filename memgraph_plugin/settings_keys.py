@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from host.settings_schema import Kind, declare
 
-from .values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+from .engine.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
 
 # ---------------------------------------------------------------- graph and embedding
 EMBEDDING_PROFILE = declare(

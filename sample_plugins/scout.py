@@ -39,6 +39,15 @@ AUTO_SETTING = declare(
     True,
     "Scout sample plugin: run its policy each time a chat's injection changes.",
 ).key
+POOL_SETTING = declare(
+    "scout_pool_size",
+    Kind.INTEGER,
+    128,
+    """Scout sample plugin: the most candidate rows one run briefs. A chat with more candidates
+    gives the newest quarter of this and the keyword hits for the query, so a run costs the same
+    at any chat length.""",
+    minimum=4,
+).key
 PREVIEW_LIMIT = 300
 OVERVIEW_KEYS = (  # the schema_overview block's fields besides "id", in the docs' order
     "table_name",
@@ -248,14 +257,19 @@ class Scout(Worker[ScoutReport]):
         )
 
     @staticmethod
-    def candidate_rows(session: Any, *, max_seq: int | None = None) -> list[Any]:
-        """The ``candidateRows`` block: one brief per visible candidate, in the router's order.
+    def candidate_rows(
+        session: Any, *, max_seq: int | None = None, ids: Iterable[str] | None = None
+    ) -> list[Any]:
+        """The ``candidateRows`` block: one brief per visible candidate, in the router's order
+        (or per id of ``ids``, in that order).
 
         The worked example's calls exactly: no ``visible_node_ids``, so edge summaries are taken
         over the chat's recorded visible set (the pool the router saw), else the candidate pool.
         """
-        window = None if max_seq is None else (None, max_seq)
-        ids = [c.id for c in session.list_visible_candidates(seq_window=window)]
+        if ids is None:
+            window = None if max_seq is None else (None, max_seq)
+            ids = [c.id for c in session.list_visible_candidates(seq_window=window)]
+        ids = list(ids)
         options = {"include_edge_summary": True, "edge_summary_limit": 8}
         many = getattr(session, "get_node_briefs", None)  # one call sharing work, when offered
         if many is not None:
@@ -263,6 +277,26 @@ class Scout(Worker[ScoutReport]):
         else:
             rows = [session.get_node_brief(i, **options) for i in ids]
         return [row for row in rows if row is not None]
+
+    def bounded_pool(
+        self, session: Any, query: str, *, max_seq: int | None = None
+    ) -> list[str] | None:
+        """The candidate ids one run looks at: None (all of them, the worked example) while the
+        pool fits ``scout_pool_size``; past it, the newest quarter of that size plus the keyword
+        hits for ``query``. A row the policy can score has a name or a word of the query, so the
+        keyword hits hold it; each step asks for a bounded count, never the whole pool."""
+        size = int(self.host.settings.get(POOL_SETTING, 128))
+        window = None if max_seq is None else (None, max_seq)
+        newest = session.list_visible_candidates(seq_window=window, limit=size + 1)
+        if len(newest) <= size:
+            return None
+        ids = [v.id for v in newest[: max(1, size // 4)]]
+        if query.strip():
+            for hit in session.keyword_search(query=query, k=size):
+                seq = hit.seq_to
+                if max_seq is None or (seq is not None and seq <= max_seq):
+                    ids.append(hit.id)
+        return list(dict.fromkeys(ids))
 
     def rank(
         self, rows: list[Any], query: str, excluded: frozenset[str], limit: int
@@ -305,7 +339,8 @@ class Scout(Worker[ScoutReport]):
         if session is None:
             return ScoutReport(chat_id, query, skipped="memory graph unavailable")
         excluded = self.excluded(chat_id, session)
-        rows = self.candidate_rows(session, max_seq=max_seq)
+        bounded = self.bounded_pool(session, query, max_seq=max_seq)
+        rows = self.candidate_rows(session, max_seq=max_seq, ids=bounded)
         if pool is not None:
             allowed = frozenset(pool)
             rows = [row for row in rows if row.id in allowed]
@@ -356,15 +391,18 @@ class OrchestratorTools:
         query = str(args.get("query") or "").strip()
         if not query:
             return {"nodes": []}
-        rows = {row.id: row for row in self._scout.candidate_rows(session)}
+        bounded = self._scout.bounded_pool(session, query)
+        rows = {row.id: row for row in self._scout.candidate_rows(session, ids=bounded)}
         picks = self._scout.rank(list(rows.values()), query, excluded, _limit(args, DEFAULT_PICKS))
         return {"nodes": [node_row(rows[p.id], score=p.score) for p in picks]}
 
     @_tool
     async def memory_list_recent(self, args: Args, session: Any, excluded: Ids) -> Answer:
         """``{"limit"?}`` -> ``{"nodes": [...]}``, newest first, injected nodes left out."""
-        fresh = [n for n in session.list_visible_candidates() if n.id not in excluded]
-        return {"nodes": [node_row(n) for n in fresh[: _limit(args, 10)]]}
+        limit = _limit(args, 10)
+        newest = session.list_visible_candidates(limit=limit + len(excluded))
+        fresh = [n for n in newest if n.id not in excluded]
+        return {"nodes": [node_row(n) for n in fresh[:limit]]}
 
     @_tool
     async def memory_get(self, args: Args, session: Any, excluded: Ids) -> Answer:

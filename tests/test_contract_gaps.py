@@ -9,8 +9,8 @@ import pytest
 
 from host import Host
 from memgraph_plugin import MemoryGraphError, Store, get_read_api, get_write_api
-from memgraph_plugin import external_api as ext
-from memgraph_plugin.schema import normalize_schema
+from memgraph_plugin.api import external as ext
+from memgraph_plugin.engine.schema import normalize_schema
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

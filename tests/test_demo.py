@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memgraph_plugin.demo import MARKER, STORY_PATH, DemoError, run_demo
 from memgraph_plugin.recall import load_story
+from memgraph_plugin.tools.demo import MARKER, STORY_PATH, DemoError, run_demo
 
 FIXTURE = Path(__file__).parent / "recall" / "fixture_story.json"
 
@@ -102,7 +102,7 @@ def test_demo_command_as_a_subprocess_twice(tmp_path):
 async def test_demo_resumes_a_run_stopped_mid_turn(tmp_path):
     """An answer that never reached the graph is extracted; a dangling user message is cut."""
     from host import Host
-    from memgraph_plugin.demo import CHAT_ID
+    from memgraph_plugin.tools.demo import CHAT_ID
 
     data = tmp_path / "demo-data"
     story = load_story(FIXTURE)
@@ -158,7 +158,7 @@ def test_the_story_ships_as_package_data():
     import fnmatch
     import tomllib
 
-    from memgraph_plugin.demo import SAMPLE_PLUGINS
+    from memgraph_plugin.tools.demo import SAMPLE_PLUGINS
 
     root = Path(__file__).resolve().parents[1]
     conf = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -199,7 +199,7 @@ def test_demo_takes_the_global_data_dir_and_plugin_folders(tmp_path, monkeypatch
     ./demo-data), loads the plugins of P beside the samples, and names the trace command
     that reads its traces back."""
     from host.cli import main
-    from memgraph_plugin.demo import CHAT_ID, PICTURE
+    from memgraph_plugin.tools.demo import CHAT_ID, PICTURE
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("MEMGRAPH_HOST_DATA_DIR", raising=False)

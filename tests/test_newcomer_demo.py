@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memgraph_plugin.demo import CHAT_ID, run_demo
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
+from memgraph_plugin.tools.demo import CHAT_ID, run_demo
 
 FIXTURE = Path(__file__).parent / "recall" / "fixture_story.json"
 

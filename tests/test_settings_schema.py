@@ -94,7 +94,8 @@ def test_declaring_checks_the_default_and_conflicting_types() -> None:
 
 
 def test_built_in_defaults_match_the_code() -> None:
-    from memgraph_plugin.recall import budget, rollout, router
+    from memgraph_plugin.recall import injection_budget as budget
+    from memgraph_plugin.recall import rollout, router
     from memgraph_plugin.storage.settings import StorageSettings
 
     import_doc_modules()

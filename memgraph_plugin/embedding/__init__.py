@@ -1,11 +1,10 @@
 """Embedding profiles (`wordllama`, the default, and `hashing` built in) and the per-chat vector
 index."""
 
-from memgraph_plugin.embedding.ann import LanceAnn, hybrid_search
-from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.hashing import HashingProfile
 from memgraph_plugin.embedding.index import VectorIndex
+from memgraph_plugin.embedding.profile import EmbeddingProfile
 from memgraph_plugin.embedding.registry import (
     BUILTIN_PROFILES,
     DEFAULT_PROFILE,
@@ -22,7 +21,6 @@ __all__ = [
     "DEFAULT_PROFILE",
     "EmbeddingProfile",
     "HashingProfile",
-    "LanceAnn",
     "NodeEmbedder",
     "UnknownProfileError",
     "VectorIndex",
@@ -30,7 +28,6 @@ __all__ = [
     "WordLlamaUnavailable",
     "available_profiles",
     "embedding_columns_of",
-    "hybrid_search",
     "is_searchable",
     "node_text",
     "plugin_profiles",

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.index import VectorIndex
+from memgraph_plugin.embedding.profile import EmbeddingProfile, VectorBlock
 from memgraph_plugin.embedding.text import (
     embedding_columns_of,
     is_searchable,
@@ -16,7 +16,6 @@ from memgraph_plugin.embedding.text import (
     node_text,
     node_type,
 )
-from memgraph_plugin.storage.base import VectorBlock
 
 
 class NodeEmbedder:

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.hashing import HashingProfile
+from memgraph_plugin.embedding.profile import EmbeddingProfile
 from memgraph_plugin.embedding.wordllama import WordLlamaProfile
 
 log = logging.getLogger(__name__)

@@ -3,8 +3,11 @@
 Rules (no model): a run of capitalised words (joined by ``of``/``de``/...) is a name; a possessive
 ``'s`` is dropped; a run that opens a sentence loses leading common words ("Yesterday Mel..." ->
 "Mel") and a one-word run made only of a common word, an ``-ing``/``-ly`` word, or a word the
-text also writes in lower case is not a name. A name is a place when it ends in a place noun
-("Lantern Market") or follows a place preposition ("in Qel") or a journey ("went to Paris").
+text also writes in lower case is not a name. Nor is, anywhere, a lone weekday or month
+abbreviation ("Tues", "Sept") or a lone word the chat mostly writes in lower case ("Web"). A name
+is a place when it ends in a place noun ("Lantern Market") or follows a place preposition ("in
+Qel") or a journey ("went to Paris"). A quoted title ("The Name of the Wind") names a work, not
+people or places: its words are skipped.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 import attrs
 
 from .words import (
+    CALENDAR_SHORT,
     CJK_PLACE_SUFFIXES,
     COMMON_WORDS,
     CONNECTORS,
@@ -25,7 +29,15 @@ from .words import (
     TRAVEL_VERBS,
 )
 
-__all__ = ["Mention", "clean_name", "find_mentions", "is_cjk_text"]
+__all__ = [
+    "Mention",
+    "capitalised_inside",
+    "clean_name",
+    "find_mentions",
+    "is_cjk_text",
+    "lower_case_words",
+    "tokens",
+]
 
 _TOKEN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'’\-]*|\d+|[^\sA-Za-zÀ-ÖØ-öø-ÿ\d]")
 _SENTENCE_END = frozenset(".!?。！？\n:;\"“”()[]")
@@ -35,6 +47,12 @@ _CJK_QUOTED = re.compile(
     r"[「『“\"]([\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af·・]{1,8})[」』”\"]"
 )
 _MAX_WORDS = 5
+_QUOTES = frozenset('"“”')
+_MAX_TITLE_WORDS = 8
+#: Small words a quoted title may hold in lower case ("The Lord of the Rings").
+_TITLE_SMALL = CONNECTORS | frozenset(
+    {"a", "an", "the", "and", "or", "in", "on", "at", "to", "for", "with", "by"}
+)
 _NOT_NAME_END = re.compile(r"(?:ly|ness|ity|tion|sion|ment|ism|ing|ists?|ship)$", re.IGNORECASE)
 
 
@@ -64,23 +82,50 @@ def _capitalised(token: str) -> bool:
 
 
 def _plain(token: str) -> str:
-    return _POSSESSIVE.sub("", token).lower()
+    if "'" in token or "’" in token:
+        return _POSSESSIVE.sub("", token).lower()
+    return token.lower()
 
 
-def find_mentions(text: str, *, known: Callable[[str], bool] | None = None) -> list[Mention]:
+def tokens(text: str) -> list[str]:
+    """The words, numbers and punctuation marks of `text`, in order (what names are read from)."""
+    return _TOKEN.findall(text or "")
+
+
+def lower_case_words(found: list[str]) -> set[str]:
+    """The words of `found` (`tokens`) written in lower case, possessives dropped."""
+    plain = _plain
+    return {plain(t) for t in found if t[:1].islower()}
+
+
+def capitalised_inside(found: list[str]) -> set[str]:
+    """Capitalised words of `found` right after a lower-case word or a comma (inside a sentence),
+    lower-cased, possessives dropped."""
+    plain = _plain
+    return {
+        plain(t)
+        for p, t in zip(found, found[1:], strict=False)
+        if (p[:1].islower() or p in ",-–—") and _capitalised(t)
+    }
+
+
+def find_mentions(
+    text: str,
+    *,
+    known: Callable[[str], bool] | None = None,
+    ordinary: Callable[[str], bool] | None = None,
+) -> list[Mention]:
     """The distinct names in `text`, in order of first appearance.
 
     `known(word)` (a lower-case word) says whether the chat already knows that name: a known
     sentence opener or ALL-CAPS word counts as a name even when it would otherwise be skipped.
+    `ordinary(word)` says whether the chat mostly writes that word in lower case
+    (`vocabulary.ChatWords.ordinary`): a lone capitalised word it holds is not a new name.
     """
     known_set = _Known(known)
     tokens = _TOKEN.findall(text or "")
-    lower_words = {t.lower() for t in tokens if t[:1].islower()}
-    capitalised_inside = {  # capitalised words right after a lower-case word or a comma
-        _plain(t)
-        for p, t in zip(tokens, tokens[1:], strict=False)
-        if _capitalised(t) and (p[:1].islower() or p in ",-–—")
-    }
+    lower_words = lower_case_words(tokens)
+    inside = capitalised_inside(tokens)
     found: dict[str, Mention] = {}
 
     def add(words: list[str], place_hint: bool) -> None:
@@ -99,10 +144,15 @@ def find_mentions(text: str, *, known: Callable[[str], bool] | None = None) -> l
         elif place and not found[key].place:
             found[key] = Mention(found[key].name, True)
 
+    titles = _quoted_titles(tokens)
     i, n = 0, len(tokens)
     sentence_start = True
     while i < n:
         token = tokens[i]
+        if i in titles:  # "The Name of the Wind": a work's title, not people or places
+            sentence_start = False
+            i += 1
+            continue
         shout = len(token) > 1 and token.isupper() and _plain(token) not in known_set
         if not _capitalised(token) or shout or token in ("I", "I'm", "I've", "I'd", "I'll"):
             sentence_start = token in _SENTENCE_END or (sentence_start and not token[:1].isalnum())
@@ -143,18 +193,44 @@ def find_mentions(text: str, *, known: Callable[[str], bool] | None = None) -> l
                 evidence = (
                     start > opener  # after a greeting or an adverb: "Hey Mel", "Today Jon"
                     or word in known_set
-                    or word in capitalised_inside
+                    or word in inside
                 )  # not a possessive: an opening "Painting's fun" is "Painting is"
                 if not evidence or word in lower_words or len(word) < 3:
                     continue
         elif len(run) == 1 and _plain(run[0]) in COMMON_WORDS and _plain(run[0]) not in known_set:
             continue  # "Hey", "Thanks" mid-text after a comma
-        if len(run) == 1 and _plain(run[0]) not in known_set and _NOT_NAME_END.search(run[0]):
-            continue  # "Creativity", "Happiness", "Lately": abstract words, adverbs
+        if len(run) == 1 and _plain(run[0]) not in known_set:
+            word = _plain(run[0])
+            if _NOT_NAME_END.search(run[0]) or word in CALENDAR_SHORT:
+                continue  # "Creativity", "Lately": abstract words, adverbs; "Tues", "Sept"
+            if ordinary is not None and ordinary(word):
+                continue  # "Web", "Chess": words the chat writes in lower case
         add(run, _place_context(tokens, start))
     for quoted in _CJK_QUOTED.findall(text or ""):
         add([quoted], quoted[-1] in CJK_PLACE_SUFFIXES)
     return list(found.values())
+
+
+def _quoted_titles(found: list[str]) -> set[int]:
+    """Positions of the words of quoted titles: a double-quoted span of 2 to 8 words, every one
+    capitalised but small joining words ("The Lord of the Rings", "Charlotte's Web")."""
+    out: set[int] = set()
+    start: int | None = None
+    for i, token in enumerate(found):
+        if token not in _QUOTES:
+            continue
+        if start is None or token == "“":
+            start = i
+            continue
+        words = [found[j] for j in range(start + 1, i) if found[j][:1].isalpha()]
+        if (
+            2 <= len(words) <= _MAX_TITLE_WORDS
+            and _capitalised(words[0])
+            and all(_capitalised(w) or w.lower() in _TITLE_SMALL for w in words)
+        ):
+            out.update(range(start + 1, i))
+        start = None
+    return out
 
 
 class _Known:

@@ -2,7 +2,8 @@
 
 `extract_message_ops` makes, for one message:
 
-- an ``event`` that keeps the whole text (``summary``), with ``speaker``, ``role``, ``time`` and
+- an ``event`` that keeps the whole text (``summary``), with ``speaker``, ``role``, ``time`` (as
+  written), ``time_iso`` (the same time in ISO 8601, when `times.iso_time` can read it) and
   ``message`` (the message's index in the chat);
 - a ``character_sheet`` for the speaker (when it has a name) linked ``involved_in`` the event;
 - a ``character_sheet`` or ``location_state`` per name the text mentions (`names.find_mentions`),
@@ -17,18 +18,20 @@ Names that resolve to the same node, or that are short forms of each other withi
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
-from memgraph_plugin.identity import short_forms
+from memgraph_plugin.engine.name_index import short_forms
 
 from .names import Mention, clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver
+from .times import iso_time
 
-__all__ = ["EVENT", "FOLLOWS", "extract_message_ops", "event_title"]
+__all__ = ["EVENT", "FOLLOWS", "TIME_ISO", "extract_message_ops", "event_title"]
 
 EVENT = "event"
 FOLLOWS = "follows"
+TIME_ISO = "time_iso"  # the event field with `time` in ISO 8601 (when it can be placed)
 TITLE_WIDTH = 72
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 
@@ -110,11 +113,13 @@ def extract_message_ops(
     previous_event_id: str | None = None,
     names: NameResolver | None = None,
     types: Collection[str] | None = None,
+    ordinary: Callable[[str], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """The batch ops for one message (see the module docstring); deterministic and offline.
 
     `names` resolves names against the chat's graph (default: knows nothing); `types` limits the
-    ops to the node types the chat's schema has (default: the four default types).
+    ops to the node types the chat's schema has (default: the four default types); `ordinary`
+    tells the words the chat mostly writes in lower case (`find_mentions`; default: none).
     """
     resolver = names or NameResolver.empty()
     allowed = set(types) if types is not None else {EVENT, CHARACTER, PLACE}
@@ -127,7 +132,10 @@ def extract_message_ops(
     if role:
         fields["role"] = role
     if time:
-        fields["time"] = time
+        fields["time"] = time  # as the transcript wrote it
+        iso = iso_time(time)
+        if iso is not None:
+            fields[TIME_ISO] = iso  # the same time in ISO 8601, for time cues and sorting
     if index is not None:
         fields["message"] = index
     ops: list[dict[str, Any]] = [
@@ -162,7 +170,7 @@ def extract_message_ops(
     def known(word: str) -> bool:
         return word in speaker_names or resolver.known(word)
 
-    for mention in find_mentions(text, known=known):
+    for mention in find_mentions(text, known=known, ordinary=ordinary):
         entity = entity_for(mention.name, _is_place(mention))
         if entity is not None and entity is not speaker_entity and entity not in mentioned:
             mentioned.append(entity)

@@ -14,11 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from host import hookimpl
+from host.hook_guard import inline
 
 from .graph import newest_event
 from .offline import extract_message_ops
 from .resolve import NameResolver
 from .summary import informative_summary
+from .vocabulary import words_for
 
 __all__ = [
     "PLUGIN_NAME",
@@ -49,21 +51,29 @@ async def offline_extract(chat_id: str, message: Any, context: Any) -> list[dict
     service = memory_graph_for(host) if host is not None else None
     if service is None or not (getattr(message, "text", "") or "").strip():
         return []
-    store = await service.store_for(chat_id)
+    store = service.loaded_store(chat_id)  # the one the pipeline's session writes to
+    if store is None:
+        store = await service.store_for(chat_id)
     previous = newest_event(store)
+    index = getattr(message, "index", None)
+    chat_words = words_for(host, chat_id)
+    if isinstance(index, int):
+        chat_words.feed_until(getattr(context, "messages", None) or (), index)
     return extract_message_ops(
         message.text,
         speaker=getattr(message, "name", "") or "",
         role=getattr(message, "role", "") or "",
-        index=getattr(message, "index", None),
+        index=index,
         time=getattr(message, "time", "") or "",
         previous_event_id=previous.id if previous is not None else None,
         names=NameResolver.for_store(store),
         types=store.schema.ids,
+        ordinary=chat_words.ordinary,
     )
 
 
 @hookimpl(optionalhook=True)
+@inline
 async def memgraph_extract(chat_id: str, message: Any, context: Any) -> list | None:
     """Offline ops for `message`, or None when another extractor is installed."""
     host = getattr(context, "host", None)
@@ -73,8 +83,8 @@ async def memgraph_extract(chat_id: str, message: Any, context: Any) -> list | N
 
 
 @hookimpl(optionalhook=True)
+@inline
 async def memgraph_summarise(type: str, briefs: Any) -> str | None:
     """The offline rollup summary: the children's most informative sentences (None: empty).
-    Async although it never waits: a sync implementation would be run on a worker thread by
-    the host's hook guard, a thread hop per rollup for nothing."""
+    `inline`: pure computation, called on the loop without a task or a timer per rollup."""
     return informative_summary(list(briefs or ())) or None

@@ -55,26 +55,88 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
 
 
+#: How a word scores, by kind (`_kind`): a number or date, a month or day, a common word, a
+#: capitalised word (a name inside a sentence, else a plain word), CJK, a plain word.
+_NUMBER, _CALENDAR, _COMMON, _CAPITAL, _HAN, _PLAIN = range(6)
+_CACHE_LIMIT = 20_000
+_KINDS: dict[str, tuple[int, str]] = {}  # word -> (kind, lower case)
+#: sentence -> (score without rare words, its long plain words, its words lower-cased, count)
+_SENTENCES: dict[str, tuple[float, tuple[str, ...], frozenset[str], int]] = {}
+
+
+def _kind(word: str) -> tuple[int, str]:
+    """A word's kind and its lower-case form (remembered: chats repeat their words)."""
+    found = _KINDS.get(word)
+    if found is not None:
+        return found
+    low = word.lower()
+    head = word[0]
+    if head.isdigit():
+        kind = _NUMBER
+    elif low in _MONTHS_DAYS:
+        kind = _CALENDAR
+    elif low in COMMON_WORDS:
+        kind = _COMMON
+    elif head.isupper():
+        kind = _CAPITAL
+    elif "\u3400" <= head <= "\u9fff":
+        kind = _HAN
+    else:
+        kind = _PLAIN
+    if len(_KINDS) >= _CACHE_LIMIT:
+        _KINDS.clear()
+    found = _KINDS[word] = (kind, low)
+    return found
+
+
+def _parts(sentence: str) -> tuple[float, tuple[str, ...], frozenset[str], int]:
+    """What scoring needs of a sentence, worked out once per sentence text (a rollup's
+    summary repeats its children's sentences, and is scored again one tier up)."""
+    found = _SENTENCES.get(sentence)
+    if found is not None:
+        return found
+    base = 0.0
+    longs: list[str] = []
+    lows: set[str] = set()
+    words = _WORD.findall(sentence)
+    first = True
+    known = _KINDS.get
+    for word in words:
+        kind, low = known(word) or _kind(word)
+        lows.add(low)
+        if kind == _NUMBER:
+            base += 2.0
+        elif kind == _CALENDAR:
+            base += 1.5
+        elif kind == _COMMON:
+            pass
+        elif kind == _CAPITAL and not first:
+            base += 2.0  # a name inside the sentence
+        elif kind == _HAN:
+            base += 0.3
+        elif len(low) > 3:
+            longs.append(low)  # 1.0 when rare in the group, else 0.4
+        first = False
+    if len(_SENTENCES) >= _CACHE_LIMIT:
+        _SENTENCES.clear()
+    found = _SENTENCES[sentence] = (base, tuple(longs), frozenset(lows), len(words))
+    return found
+
+
 def sentence_score(sentence: str, spread: Counter[str] | None = None) -> float:
     """How much a sentence tells: names, numbers/dates and rare words, per sqrt(word count)."""
-    words = _WORD.findall(sentence)
-    if not words:
+    return _score(_parts(sentence), spread)
+
+
+def _score(
+    parts: tuple[float, tuple[str, ...], frozenset[str], int], spread: Counter[str] | None
+) -> float:
+    base, longs, _lows, count = parts
+    if not count:
         return 0.0
-    score = 0.0
-    for position, word in enumerate(words):
-        low = word.lower()
-        if word[0].isdigit():
-            score += 2.0
-        elif low in _MONTHS_DAYS:
-            score += 1.5
-        elif word[0].isupper() and position > 0 and low not in COMMON_WORDS:
-            score += 2.0  # a name inside the sentence
-        elif "\u3400" <= word[0] <= "\u9fff":
-            score += 0.3
-        elif low not in COMMON_WORDS and len(low) > 3:
-            rare = spread is not None and spread[low] <= 1
-            score += 1.0 if rare else 0.4
-    return score / math.sqrt(len(words))
+    if spread is None:
+        return (base + 0.4 * len(longs)) / math.sqrt(count)
+    return (base + sum(1.0 if spread[w] <= 1 else 0.4 for w in longs)) / math.sqrt(count)
 
 
 def informative_summary(briefs: Sequence[Any], *, budget: int = SUMMARY_BUDGET) -> str:
@@ -88,12 +150,13 @@ def informative_summary(briefs: Sequence[Any], *, budget: int = SUMMARY_BUDGET) 
             children.append((_speaker_of(brief), sentences))
     if not children:
         return ""
+    parts = [[_parts(s) for s in sentences] for _, sentences in children]
     spread: Counter[str] = Counter()
-    for _, sentences in children:
-        spread.update({w.lower() for s in sentences for w in _WORD.findall(s)})
+    for child in parts:
+        spread.update(frozenset().union(*(p[2] for p in child)))
     ranked: list[tuple[int, float, int, int]] = []  # (rank within child, -score, child, index)
     for c, (_, sentences) in enumerate(children):
-        scores = [sentence_score(s, spread) for s in sentences]
+        scores = [_score(p, spread) for p in parts[c]]
         order = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
         if scores[order[0]] > 0:  # filler ("Okay sure.", "Haha!") goes when the child says more
             order = [i for i in order if scores[i] > 0]

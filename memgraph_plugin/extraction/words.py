@@ -59,6 +59,15 @@ NEVER_NAMES: frozenset[str] = words(
     """
 )
 
+#: Weekday and month abbreviations: capitalised anywhere, never a name on their own ("Tues",
+#: "Sept"; "Jan", "Jun" and "May" stay out: they are names too, and "May" is a common word).
+CALENDAR_SHORT: frozenset[str] = words(
+    """
+    mon tue tues wed weds thu thur thurs fri sat sun
+    feb mar apr jul aug sep sept oct nov dec
+    """
+)
+
 #: Titles that may open a name ("Dr Lee"); the name is kept without them as an alias too.
 HONORIFICS: frozenset[str] = words(
     """

@@ -10,6 +10,7 @@ in the chat and the graph (whole messages only).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections import Counter
@@ -20,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from memgraph_plugin.engine.gc_pause import gc_paused
 from memgraph_plugin.extraction.graph import message_index, newest_event
 from memgraph_plugin.recall.pipeline import pipeline_for
 
@@ -32,6 +34,23 @@ Progress = Callable[[int], None]  # called with the number of messages done so f
 #: the graph is persisted (and embedded) once per block; a run that dies inside a block leaves
 #: messages in the chat that the next run extracts again (`_repair`).
 BLOCK = 256
+
+
+def _warm_embedding(host: Any) -> asyncio.Future[Any] | None:
+    """Load the chat's embedding model on a worker thread while the first block is extracted
+    (its first commit embeds, and would otherwise wait for the load); None without one."""
+    from memgraph_plugin.service import memory_graph_for
+
+    service = memory_graph_for(host)
+    profile = getattr(getattr(service, "persistence", None), "profile", None)
+    if profile is None:
+        return None
+
+    def warm() -> None:
+        with contextlib.suppress(Exception):  # a broken profile is reported by the commit
+            profile.embed(["warm up"])
+
+    return asyncio.ensure_future(asyncio.to_thread(warm))
 
 
 def _deferred(host: Any, chat_id: str) -> AbstractAsyncContextManager[None]:
@@ -115,6 +134,7 @@ async def ingest_messages(
 
     async def run_block() -> bool:
         """Up to BLOCK messages; False when the transcript is done."""
+        session = await pipeline.open_session(chat_id)  # one per block: its store is pinned
         for _ in range(BLOCK):
             item = next(items, None)
             if item is None:
@@ -131,19 +151,24 @@ async def ingest_messages(
                 counts[1] += 1
             else:
                 message = chat.add_message(item.role, item.text, name=item.name, time=item.time)
-                await pipeline.extract(chat_id, message)
+                await pipeline.extract(chat_id, message, session=session)
                 counts[0] += 1
             if progress is not None:
                 progress(position + 1)
         return True
 
+    warming = _warm_embedding(host)
     try:
         more = True
         while more:
-            async with _deferred(host, chat_id):
-                more = await run_block()
+            with gc_paused():
+                async with _deferred(host, chat_id):
+                    more = await run_block()
     except TranscriptError as exc:
         error = exc
+    finally:
+        if warming is not None:
+            await warming
     ingested, skipped = counts
     nodes, edges = await _graph_size(host, chat_id)
     return IngestReport(

@@ -13,8 +13,8 @@ import attrs
 
 from host.hook_guard import Guard
 
-from .provider import Completion, LlmError
-from .settings import LlmSettingsError
+from .provider import Completion, LlmError, LlmProvider
+from .settings import LlmSettings, LlmSettingsError
 from .structured import Structured
 from .trace import OUTCOME_FALLBACK, OUTCOME_LLM, OUTCOME_RETRIED, LlmCall, LlmTraceLog
 
@@ -99,3 +99,22 @@ async def traced(
     )
     trace.append(record)
     return CallOutcome(value, record)
+
+
+class LlmHookPlugin:
+    """What every LLM hook plugin holds: its host, the provider, the LLM settings and the trace."""
+
+    hook = ""  # the hook it answers: "extract", "route" or "summarise"
+
+    def __init__(
+        self,
+        host: Any,
+        provider: LlmProvider,
+        settings: LlmSettings,
+        *,
+        trace: LlmTraceLog | None = None,
+    ) -> None:
+        self.host = host
+        self.provider = provider
+        self.settings = settings
+        self.trace = trace or LlmTraceLog(host.data_dir)

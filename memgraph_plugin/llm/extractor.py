@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from host import hookimpl
-from memgraph_plugin.schema import DEFAULT_SCHEMA
+from memgraph_plugin.engine.schema import DEFAULT_SCHEMA
 
-from .calls import call_deadline, traced
+from .calls import LlmHookPlugin, call_deadline, traced
 from .ops_schema import EVENT, ops_json_schema, relations, validate_ops
 from .prompts import clip, node_line, render
 from .provider import LlmProvider
@@ -63,7 +63,7 @@ def stamp_events(ops: list[dict[str, Any]], message: Any) -> list[dict[str, Any]
     return ops
 
 
-class LlmExtractor:
+class LlmExtractor(LlmHookPlugin):
     """Answers ``memgraph_extract`` through the model; ``offline`` is the fallback."""
 
     hook = "extract"
@@ -77,11 +77,8 @@ class LlmExtractor:
         offline: OfflineExtract | None = None,
         trace: LlmTraceLog | None = None,
     ) -> None:
-        self.host = host
-        self.provider = provider
-        self.settings = settings
+        super().__init__(host, provider, settings, trace=trace)
         self.offline = offline
-        self.trace = trace or LlmTraceLog(host.data_dir)
 
     @hookimpl
     async def memgraph_extract(self, chat_id: str, message: Any, context: Any) -> list | None:

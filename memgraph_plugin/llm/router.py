@@ -19,24 +19,19 @@ import cattrs
 
 from host import hookimpl
 from memgraph_plugin.recall.router import (
-    BUILTIN_ROUTER,
     DEFAULT_SEEDS,
     DEFAULT_TOP_K,
     SEEDS_SETTING,
     TOP_K_SETTING,
-    Inclusion,
-    RouteRequest,
-    RouteResult,
     int_setting,
 )
+from memgraph_plugin.recall.routes import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 
-from .calls import call_deadline, traced
+from .calls import LlmHookPlugin, call_deadline, traced
 from .ops_schema import InvalidOutput, converter
 from .prompts import clip, node_line, render
-from .provider import JsonSchema, LlmProvider
-from .settings import LlmSettings
+from .provider import JsonSchema
 from .structured import structured_call
-from .trace import LlmTraceLog
 
 log = logging.getLogger(__name__)
 
@@ -98,23 +93,10 @@ def fused_candidates(request: RouteRequest, limit: int) -> list[Any]:
     return out
 
 
-class LlmRouter:
+class LlmRouter(LlmHookPlugin):
     """Answers ``memgraph_route`` by reranking the fused candidates through the model."""
 
     hook = "route"
-
-    def __init__(
-        self,
-        host: Any,
-        provider: LlmProvider,
-        settings: LlmSettings,
-        *,
-        trace: LlmTraceLog | None = None,
-    ) -> None:
-        self.host = host
-        self.provider = provider
-        self.settings = settings
-        self.trace = trace or LlmTraceLog(host.data_dir)
 
     @hookimpl
     async def memgraph_route(self, request: RouteRequest) -> RouteResult | None:

@@ -12,11 +12,8 @@ from typing import Any
 
 from host import hookimpl
 
-from .calls import call_deadline, traced
+from .calls import LlmHookPlugin, call_deadline, traced
 from .prompts import clip, render
-from .provider import LlmProvider
-from .settings import LlmSettings
-from .trace import LlmTraceLog
 
 SUMMARY_LIMIT = 600  # characters of a rollup summary (as the offline summaries)
 CHILD_LIMIT = 1200  # characters of each child shown to the model
@@ -44,23 +41,10 @@ def fit(text: str, limit: int = SUMMARY_LIMIT) -> str:
     return cut + "…"
 
 
-class LlmSummariser:
+class LlmSummariser(LlmHookPlugin):
     """Answers ``memgraph_summarise`` with the model's summary of a compaction group."""
 
     hook = "summarise"
-
-    def __init__(
-        self,
-        host: Any,
-        provider: LlmProvider,
-        settings: LlmSettings,
-        *,
-        trace: LlmTraceLog | None = None,
-    ) -> None:
-        self.host = host
-        self.provider = provider
-        self.settings = settings
-        self.trace = trace or LlmTraceLog(host.data_dir)
 
     @hookimpl(tryfirst=True)
     async def memgraph_summarise(self, type: str, briefs: Sequence[Any]) -> str | None:

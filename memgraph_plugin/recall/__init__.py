@@ -4,7 +4,8 @@ from .extraction import ReplayExtractor, extract_ops
 from .pipeline import ExtractionOutcome, RecallOutcome, TurnOutcome, TurnPipeline, pipeline_for
 from .render import render_injection, render_table
 from .rollout import FallbackReason, QualityGate, RolloutDecision, RolloutMode, decide
-from .router import HybridRouter, Inclusion, RouteRequest, RouteResult
+from .router import HybridRouter
+from .routes import Inclusion, RouteRequest, RouteResult
 from .story import Story, StoryError, Turn, load_story
 from .trace import RecallTrace, TraceLog
 

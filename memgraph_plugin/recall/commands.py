@@ -1,10 +1,9 @@
-"""The recall sub-commands of ``memgraph-host``: ``trace CHAT`` and ``demo [--fresh]``."""
+"""The recall sub-commands of ``memgraph-host``: ``trace CHAT`` and ``status CHAT``."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,6 @@ from host.errors import CommandError
 
 from .trace import TRACE_DIR, TraceLog, format_table
 
-CLI_DEFAULT_DATA_DIR = ".memgraph"  # the global --data-dir's default (host/cli.py)
-
 
 def _trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("chat", help="the chat id")
@@ -26,8 +23,8 @@ def _trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _require_known(host: Any, chat_id: str) -> None:
     """Traces or commits or messages make a chat known; anything else is ``unknown chat``."""
-    from memgraph_plugin.chat_lookup import require_chat
     from memgraph_plugin.storage import LanceStorage, StorageSettings
+    from memgraph_plugin.storage.chat_lookup import require_chat
 
     storage = LanceStorage(StorageSettings.from_settings(host.settings, data_dir=host.data_dir))
     require_chat(host, storage, chat_id)
@@ -101,63 +98,6 @@ def run_status(host: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _demo_arguments(parser: argparse.ArgumentParser) -> None:
-    from memgraph_plugin.demo import STORY_PATH
-
-    parser.add_argument("--fresh", action="store_true", help="start over (wipe the demo folder)")
-    parser.add_argument(
-        "--data",
-        type=Path,
-        default=None,
-        help="demo folder (default: the global --data-dir when given, else ./demo-data)",
-    )
-    parser.add_argument("--story", type=Path, default=STORY_PATH, help="story JSON file")
-    parser.add_argument("--turns", type=int, default=None, help="stop after this many turns")
-    parser.add_argument(
-        "--replay",
-        action="store_true",
-        help="replay the story's recorded ops instead of extracting the raw text",
-    )
-
-
-def demo_folder(args: argparse.Namespace) -> Path:
-    """``--data``, else the global ``--data-dir`` when it was given on the command line (it
-    differs from the CLI's default), else ``./demo-data``: the demo never silently writes
-    somewhere other than the folder the user named."""
-    from host.cli import DATA_DIR_ENV
-    from memgraph_plugin.demo import DEFAULT_DATA
-
-    if args.data is not None:
-        return args.data
-    given = getattr(args, "data_dir", None)
-    if given is not None and str(given) != os.environ.get(DATA_DIR_ENV, CLI_DEFAULT_DATA_DIR):
-        return Path(given)
-    return DEFAULT_DATA
-
-
-async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
-    """Run the demo on its own host (the CLI's host is not started for it)."""
-    from memgraph_plugin.demo import DemoError, run_demo
-    from memgraph_plugin.recall.story import StoryError
-
-    if args.turns is not None and args.turns < 1:
-        print("memgraph-host demo: --turns must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        await run_demo(
-            demo_folder(args),
-            fresh=args.fresh,
-            story_path=args.story,
-            max_turns=args.turns,
-            plugin_dirs=tuple(getattr(args, "plugins_dir", None) or ()),
-            replay=bool(getattr(args, "replay", False)),
-        )
-    except (DemoError, StoryError) as exc:
-        print(f"memgraph-host demo: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 def recall_commands() -> list[Command]:
     """The commands the built-in plugin's ``host_cli_commands`` adds."""
     return [
@@ -169,13 +109,6 @@ def recall_commands() -> list[Command]:
             "show a chat's retrieval status: rollout mode, fallback reasons and their rates",
             _status_arguments,
             run_status,
-            start_host=False,
-        ),
-        Command(
-            "demo",
-            "run the sample story through the host (--fresh: start over)",
-            _demo_arguments,
-            run_demo_command,
             start_host=False,
         ),
     ]

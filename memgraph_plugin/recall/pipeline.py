@@ -28,7 +28,10 @@ import attrs
 
 from host.notify import HookFailure
 
-from .budget import (
+from .compaction import compact_leftovers
+from .extraction import already_extracted, extract_ops
+from .hookcalls import first
+from .injection_budget import (
     BUDGET_SETTING,
     DEFAULT_BUDGET,
     DEFAULT_ITEM,
@@ -38,19 +41,13 @@ from .budget import (
     fit,
     pinned_nodes,
 )
-from .compaction import compact_leftovers
-from .extraction import already_extracted, extract_ops
-from .hookcalls import first
 from .router import (
     DEFAULT_RECENT,
     RECENT_SETTING,
     HybridRouter,
-    Inclusion,
-    RouteRequest,
-    RouteResult,
-    coerce_route_result,
     int_setting,
 )
+from .routes import Inclusion, RouteRequest, RouteResult, coerce_route_result
 from .signals import usable
 from .trace import TRACE_DIR, RecallTrace, TraceLog
 
@@ -167,17 +164,22 @@ class TurnPipeline:
         extraction = await self.add_assistant_message(chat_id, assistant)
         return TurnOutcome(recall, extraction)
 
-    async def extract(self, chat_id: str, message: Any) -> ExtractionOutcome | None:
+    async def extract(
+        self, chat_id: str, message: Any, *, session: Any = None
+    ) -> ExtractionOutcome | None:
         """Ops from ``memgraph_extract`` for one message (user or assistant), applied as one
         batch at the message's seq, then compaction.
 
         Idempotent per message: a message the graph already holds (regenerated, swiped or edited
         at the same place) first rolls the graph back through its per-seq history to before that
         message, re-extracting the earlier messages of the same seq (`already_extracted`).
+        `session`: an open session of the chat to write through (a transcript ingest opens one
+        per block of deferred commits); by default one is opened for the message.
         """
         if message.role not in ("user", "assistant"):
             return None
-        session = await self.open_session(chat_id)
+        if session is None:
+            session = await self.open_session(chat_id)
         if session is None:
             return None
         replaced = False
@@ -387,7 +389,7 @@ class TurnPipeline:
     def _record(
         self, chat_id: str, always: Sequence[str], selected: Sequence[str], visible: Sequence[str]
     ) -> Any:
-        from memgraph_plugin.external_api import record_injected_node_ids
+        from memgraph_plugin.api.external import record_injected_node_ids
 
         return record_injected_node_ids(
             self.host.get_context(chat_id),

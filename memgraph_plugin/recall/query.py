@@ -2,7 +2,7 @@
 
 Time cues ("yesterday", "last week", "in May 2023", "on 8 May 2023", "2022") become an
 inclusive datetime range relative to a reference time (the newest event's time, else now); recall
-favours events whose ``time`` field falls inside it.
+favours events whose ``time_iso`` (else ``time``) field falls inside it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.keyword import tokenize
+from memgraph_plugin.engine.keyword_index import tokenize
 
 # Words that match nearly every node and say nothing about what the turn is about.
 _STOP_TEXT = """
@@ -26,6 +26,7 @@ this to up us was we were what when where which while who whom whose why will wi
 STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 TIME_FIELD = "time"  # the event field holding when it happened (ISO 8601 date or datetime)
+TIME_ISO_FIELD = "time_iso"  # the same in ISO 8601 when `time` is written another way
 
 _MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
 _MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
@@ -171,4 +172,6 @@ def parse_time(value: Any) -> dt.datetime | None:
 
 
 def time_of(fields: Mapping[str, Any]) -> dt.datetime | None:
-    return parse_time(fields.get(TIME_FIELD))
+    """When an event happened: its ``time_iso`` (the extractor's ISO 8601 form of a time written
+    any other way, "1:56 pm on 8 May, 2023"), else its ``time`` when that is ISO 8601."""
+    return parse_time(fields.get(TIME_ISO_FIELD)) or parse_time(fields.get(TIME_FIELD))

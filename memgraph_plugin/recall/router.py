@@ -19,12 +19,13 @@ from typing import Any
 import attrs
 
 from memgraph_plugin.embedding.registry import profile_name
-from memgraph_plugin.projection import expand_from_seeds
-from memgraph_plugin.schema import DEFAULT_DRILL_EDGE_TYPES
+from memgraph_plugin.engine.projection import expand_from_seeds
+from memgraph_plugin.engine.schema import DEFAULT_DRILL_EDGE_TYPES
 
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
+from .routes import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from .signals import (
     GRAPH_SCAN,
     Hit,
@@ -37,7 +38,6 @@ from .signals import (
 
 log = logging.getLogger(__name__)
 
-BUILTIN_ROUTER = "builtin-hybrid"
 
 # settings (all optional) and their defaults
 TOP_K_SETTING, DEFAULT_TOP_K = "recall_top_k", 32  # recalled items at most (before the budget)
@@ -50,71 +50,6 @@ VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN = "recall_vector_min_score", 0.2
 CONTEXT_SETTING, DEFAULT_CONTEXT = "recall_context_weight", 0.8  # a neighbour's share
 DRILL_WIDTH = 2  # leaves a rollup hit is replaced by
 __all__ = ["STOP_WORDS", "content_query"]
-
-
-@attrs.frozen
-class Inclusion:
-    """One node a recall picked, and why: ``seed``/``baseline`` (fused keyword/vector rank),
-    ``drill_down`` (the best leaf under a rollup hit, ``via`` the rollup) or ``graph_expansion``
-    (reached from ``via`` over ``edge_type``); ``detail`` names the signals and ranks."""
-
-    id: str
-    why: str
-    score: float = 0.0
-    via: str | None = None  # the seed, entity or rollup the node was reached from
-    edge_type: str | None = None  # the relation from ``via`` (or the last hop) to this node
-    hops: int = 0
-    detail: str = ""  # e.g. "keyword #1, vector #4, graph #2, in time range"
-
-    def describe(self) -> str:
-        """A short human form: ``seed 0.67 (keyword #1)`` or ``via n_3 -[involved_in]- (1 hop)``."""
-        extra = f" ({self.detail})" if self.detail else ""
-        if self.why == "graph_expansion":
-            plural = "" if self.hops == 1 else "s"
-            return f"via {self.via} -[{self.edge_type or '?'}]- ({self.hops} hop{plural}){extra}"
-        if self.why == "drill_down":
-            return f"drill_down from {self.via} {self.score:.3f}{extra}"
-        return f"{self.why} {self.score:.3f}{extra}"
-
-
-@attrs.frozen
-class RouteRequest:
-    """What a router gets: the query, the candidate pool, the built-in router's fused ranking
-    and a session to read the graph with.
-
-    ``ranked`` is the fused, ranked, bounded candidate list (best first, at most
-    ``recall_candidates`` + expansions), what an LLM router reranks. ``candidates`` is the whole
-    pool (visible minus recent window, recency order) as a lazy sequence: it is read only when
-    a router iterates it, which costs the pool's size.
-    """
-
-    chat_id: str
-    query: str
-    candidates: Sequence[Any]  # NodeView pool (visible minus recent window), recency order
-    always_inject_ids: tuple[str, ...]
-    session: Any
-    settings: Mapping[str, Any] = attrs.field(factory=dict)
-    seq: int = 0  # seq of the assistant message about to be written
-    ranked: tuple[Inclusion, ...] = ()  # the built-in fused ranking, best first
-
-
-@attrs.frozen
-class RouteResult:
-    """A router's answer. ``selected`` is what to inject; ``shadow`` what shadow mode computed."""
-
-    selected: tuple[Inclusion, ...]
-    router: str = BUILTIN_ROUTER
-    mode: str = "canary"
-    score_mode: str = "keyword+recency"
-    fallback_reason: str | None = None
-    seeds: tuple[str, ...] = ()
-    shadow: tuple[Inclusion, ...] = ()
-    error: str | None = None
-    drill: tuple[str, ...] = ()  # seeds a router plugin asks the pipeline to drill into
-
-    @property
-    def selected_ids(self) -> tuple[str, ...]:
-        return tuple(i.id for i in self.selected)
 
 
 Expander = Callable[[Any, str, int, Container[str]], Any]
@@ -286,13 +221,7 @@ class HybridRouter:
         try:
             graph = await self._graph_list(ctx, keyword, seeds, hops, max_expanded)
         except Exception as exc:  # any expansion failure falls back to the baseline
-            log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
-            self.gate.record(True, window)
-            return attrs.evolve(
-                result,
-                fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+            return self._expansion_failed(request, result, exc, window)
         self.gate.record(False, window)
         if not graph:
             return result
@@ -336,13 +265,7 @@ class HybridRouter:
         try:
             expanded = await self._expand(request, seeds, hops, max_expanded, result.selected)
         except Exception as exc:  # any expansion failure falls back to the router's answer
-            log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
-            self.gate.record(True, window)
-            return attrs.evolve(
-                result,
-                fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
-                error=f"{type(exc).__name__}: {exc}",
-            )
+            return self._expansion_failed(request, result, exc, window)
         self.gate.record(False, window)
         if decision.apply_expansion:
             return attrs.evolve(result, selected=result.selected + expanded)
@@ -362,6 +285,18 @@ class HybridRouter:
         floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
         vector = [h for h in vector if h.score >= floor]
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
+
+    def _expansion_failed(
+        self, request: RouteRequest, result: RouteResult, exc: Exception, window: int
+    ) -> RouteResult:
+        """`result` unexpanded, with the failure recorded in the quality gate and the trace."""
+        log.warning("graph expansion failed for chat %s: %r", request.chat_id, exc)
+        self.gate.record(True, window)
+        return attrs.evolve(
+            result,
+            fallback_reason=FallbackReason.GRAPH_EXPANSION_ERROR.value,
+            error=f"{type(exc).__name__}: {exc}",
+        )
 
     async def _graph_list(
         self,
@@ -489,30 +424,3 @@ class _Turn:
             assert graph is not None
             return attrs.evolve(graph[f.id], score=score, detail=f.detail())
         return Inclusion(f.id, "baseline", score, detail=f.detail())
-
-
-def _id_list(value: Any, *, router: str, what: str) -> list[str]:
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"router {router} returned {what} {type(value).__name__}, not node ids")
-    return [str(v) for v in value]
-
-
-def coerce_route_result(value: Any, *, router: str) -> RouteResult:
-    """Accept a plugin's answer: a ``RouteResult``, an iterable of node ids, or a mapping
-    ``{"selected": ids, "drill": ids}`` (``drill``: seeds to dig into, as the original's route
-    LLM asks for; the pipeline drills from them)."""
-    if isinstance(value, RouteResult):
-        return value
-    if isinstance(value, Mapping):
-        unknown = sorted(set(map(str, value)) - {"selected", "drill"})
-        if unknown:
-            raise TypeError(f"router {router} returned unknown keys {unknown}")
-        ids = _id_list(value.get("selected", ()), router=router, what="'selected' as")
-        drill = _id_list(value.get("drill", ()), router=router, what="'drill' as")
-        return RouteResult(
-            selected=tuple(Inclusion(i, "router") for i in ids), router=router, drill=tuple(drill)
-        )
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"router {router} returned {type(value).__name__}, not a RouteResult")
-    ids = [str(v) for v in value]
-    return RouteResult(selected=tuple(Inclusion(i, "router") for i in ids), router=router)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from host.settings_schema import Kind, declare
 
-from .budget import (
+from .compaction import COMPACTION_SETTING
+from .injection_budget import (
     BUDGET_SETTING,
     DEFAULT_BUDGET,
     DEFAULT_ITEM,
@@ -16,7 +17,6 @@ from .budget import (
     ITEM_SETTING,
     PINNED_SETTING,
 )
-from .compaction import COMPACTION_SETTING
 from .rollout import (
     DEFAULT_GATE_RATE,
     DEFAULT_GATE_WINDOW,

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from ..status_lookup import provide_retrieval_status
+from ..api.status_lookup import provide_retrieval_status
 from .rollout import (
     DEFAULT_GATE_RATE,
     DEFAULT_GATE_WINDOW,

@@ -14,7 +14,7 @@ import attrs
 
 from host.console import table_text
 
-from .router import Inclusion
+from .routes import Inclusion
 
 TRACE_DIR = "traces"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")

@@ -1,12 +1,5 @@
 """Persistence of chats: the `Persistence` interface and its LanceDB implementation."""
 
-from memgraph_plugin.storage.base import (
-    ChangeRecord,
-    ChatState,
-    CommitRecord,
-    Persistence,
-    VectorBlock,
-)
 from memgraph_plugin.storage.codec import (
     StateBuilder,
     changeset_to_change,
@@ -18,6 +11,13 @@ from memgraph_plugin.storage.codec import (
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.persistence import (
+    ChangeRecord,
+    ChatState,
+    CommitRecord,
+    Persistence,
+    VectorBlock,
+)
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
 __all__ = [
@@ -48,7 +48,7 @@ def __getattr__(name: str) -> object:
     """`PersistedChats` and `persistence_for_host` load lazily (they import the embedding package,
     which imports this package's value types)."""
     if name == "PersistedChats":
-        from memgraph_plugin.storage.chats import PersistedChats
+        from memgraph_plugin.storage.chat_cache import PersistedChats
 
         return PersistedChats
     if name == "persistence_for_host":

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memgraph_plugin.storage.base import ChangeRecord, VectorBlock
+from memgraph_plugin.storage.persistence import ChangeRecord, VectorBlock
 from memgraph_plugin.storage.shapes import (  # noqa: F401  (re-exported)
     EdgeKey,
     _plain_edge_json,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memgraph_plugin.embedding.registry import resolve_profile
-from memgraph_plugin.storage.chats import PersistedChats
+from memgraph_plugin.storage.chat_cache import PersistedChats
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
@@ -27,7 +27,7 @@ def persistence_for_host(
     )
     if profile is _FROM_SETTINGS:
         profile = resolve_profile(settings.get("embedding_profile"), getattr(host, "pm", None))
-    from memgraph_plugin.store import Store
+    from memgraph_plugin.engine.store import Store
 
     return PersistedChats(
         lambda: LanceStorage(storage_settings),

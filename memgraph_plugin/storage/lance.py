@@ -35,13 +35,7 @@ import pyarrow.compute as pc
 from lancedb.index import BTree
 
 from host.chat_ids import chat_id_problem
-from memgraph_plugin.gc_pause import gc_paused
-from memgraph_plugin.storage.base import (
-    ChangeRecord,
-    ChatState,
-    CommitRecord,
-    VectorBlock,
-)
+from memgraph_plugin.engine.gc_pause import gc_paused
 from memgraph_plugin.storage.codec import (
     change_from_payload,
     change_payload,
@@ -53,6 +47,7 @@ from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.maintenance import Maintenance, retry_conflicts
+from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
 from memgraph_plugin.storage.settings import StorageSettings
 from memgraph_plugin.storage.snapshots import SnapshotTables, new_rowset_id, vector_rows
 from memgraph_plugin.storage.tables import (

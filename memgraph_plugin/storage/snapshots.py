@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.storage.base import VectorBlock
+from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.storage.columns import merge
 from memgraph_plugin.storage.escape import where_eq
 from memgraph_plugin.storage.tables import (

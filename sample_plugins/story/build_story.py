@@ -5,6 +5,9 @@ The content is written as turns of prose plus a compact description of what the 
 record; :func:`turn_ops` expands each into batch ops in the documented shapes. Run as a script to
 rewrite ``story.json`` next to this file; it replays every turn through a real store and exits with
 an error when any op is rejected.
+
+Why ~850 lines: most of it is the story itself (prose and what each turn records), data kept
+beside the few functions that expand and check it.
 """
 
 from __future__ import annotations

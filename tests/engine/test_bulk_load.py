@@ -14,19 +14,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memgraph_plugin import MemoryGraphError, Node, Store
-from memgraph_plugin.frozen import FrozenDict
-from memgraph_plugin.gc_pause import gc_paused
-from memgraph_plugin.identity import NameIndex
-from memgraph_plugin.models import EdgeKey
-from memgraph_plugin.records import (
+from memgraph_plugin.engine.frozen import FrozenDict
+from memgraph_plugin.engine.gc_pause import gc_paused
+from memgraph_plugin.engine.json_codec import (
     _edges_from_raw,
     _plain_node,
     edge_from_dict,
     node_from_dict,
     node_to_dict,
 )
-from memgraph_plugin.store import normalize_edge
-from memgraph_plugin.views import NodeView
+from memgraph_plugin.engine.models import EdgeKey
+from memgraph_plugin.engine.name_index import NameIndex
+from memgraph_plugin.engine.store import normalize_edge
+from memgraph_plugin.engine.views import NodeView
 
 from .conftest import node, story_data
 

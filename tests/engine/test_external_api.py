@@ -5,17 +5,17 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from memgraph_plugin.batch import apply_batch
-from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.external_api import (
+from memgraph_plugin.api.external import (
     get_currently_injected_node_ids,
     get_node_by_id,
     list_recent_nodes,
     record_injected_node_ids,
     search_nodes_lexical,
 )
-from memgraph_plugin.store import Store
-from memgraph_plugin.views import InjectionState, NodeView
+from memgraph_plugin.engine.batch import apply_batch
+from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.views import InjectionState, NodeView
+from memgraph_plugin.errors import MemoryGraphError
 
 
 class Host:
@@ -89,7 +89,7 @@ def test_injected_ids_are_defensive_copies_and_per_chat():
 
 
 def test_record_notifies_listeners():
-    from memgraph_plugin.injection import hub_for
+    from memgraph_plugin.api.injection import hub_for
 
     ctx = Ctx("chat-listen", Host())
     seen = []

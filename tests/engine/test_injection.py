@@ -7,10 +7,10 @@ import logging
 import attrs
 import pytest
 
+from memgraph_plugin.api.injection import InjectionHub, hub_for
+from memgraph_plugin.engine.views import InjectionState
 from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.injection import InjectionHub, hub_for
 from memgraph_plugin.service import MemoryGraph
-from memgraph_plugin.views import InjectionState
 
 
 @attrs.frozen

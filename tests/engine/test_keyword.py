@@ -9,7 +9,15 @@ from collections import Counter
 import pytest
 
 from memgraph_plugin import DEFAULT_SCHEMA, Node
-from memgraph_plugin.keyword import K1, B, KeywordIndex, idf, node_text, token_set, tokenize
+from memgraph_plugin.engine.keyword_index import (
+    K1,
+    B,
+    KeywordIndex,
+    idf,
+    node_text,
+    token_set,
+    tokenize,
+)
 
 
 def test_tokenize_lower_cases_and_splits_on_other_characters() -> None:

@@ -7,13 +7,10 @@ import logging
 import pytest
 
 from host import Host, hookimpl
-from memgraph_plugin.external_api import (
-    get_currently_injected_node_ids,
-    record_injected_node_ids,
-)
-from memgraph_plugin.results import CommitInfo
+from memgraph_plugin.api.external import get_currently_injected_node_ids, record_injected_node_ids
+from memgraph_plugin.engine.results import CommitInfo
+from memgraph_plugin.engine.views import InjectionState
 from memgraph_plugin.service import MemoryGraph, memory_graph_for
-from memgraph_plugin.views import InjectionState
 
 
 class Recorder:
@@ -175,7 +172,7 @@ async def test_every_injection_update_fires_the_hook_no_debounce(host):
 async def test_worked_example_through_open_session(host):
     """The docs' worked example as written: a session from the registry, a story written through
     it, then schema_overview and candidateRows rebuilt from its reads alone."""
-    from memgraph_plugin.external_api import get_currently_injected_node_ids
+    from memgraph_plugin.api.external import get_currently_injected_node_ids
 
     from .test_projection import as_dict, ref_summary
     from .test_read_api import EXPECTED_SCHEMA_OVERVIEW, schema_overview

@@ -15,14 +15,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memgraph_plugin.batch import REJECTION_CODES, apply_batch
+from memgraph_plugin.api.external import list_recent_nodes, search_nodes_lexical
+from memgraph_plugin.api.read import get_read_api
+from memgraph_plugin.api.write import get_write_api
+from memgraph_plugin.engine.batch import apply_batch
+from memgraph_plugin.engine.ops import REJECTION_CODES
+from memgraph_plugin.engine.projection import nearest_visible_ancestor_id
+from memgraph_plugin.engine.schema import INTERNAL_EDGE_TYPES
+from memgraph_plugin.engine.store import Store
 from memgraph_plugin.errors import ERROR_CODES, MemoryGraphError
-from memgraph_plugin.external_api import list_recent_nodes, search_nodes_lexical
-from memgraph_plugin.projection import nearest_visible_ancestor_id
-from memgraph_plugin.read_api import get_read_api
-from memgraph_plugin.schema import INTERNAL_EDGE_TYPES
-from memgraph_plugin.store import Store
-from memgraph_plugin.write_api import get_write_api
 
 VALID_TYPES = ["event", "character_sheet", "location_state", "thread"]
 TYPES = [*VALID_TYPES, "unknown", "EVENT", ""]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memgraph_plugin import InjectionState, MemoryGraphError, Node, ReadApi, Store, get_read_api
-from memgraph_plugin.injection import InjectionHub
+from memgraph_plugin.api.injection import InjectionHub
 
 from .conftest import build_store, node
 from .test_projection import as_dict, ref_summary

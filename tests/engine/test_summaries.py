@@ -1,4 +1,5 @@
-"""The kept edge summaries (`memgraph_plugin.summaries`) and the store's change log behind them.
+"""The kept edge summaries (`memgraph_plugin.engine.edge_summaries`) and the store's change log
+behind them.
 
 The cache must always answer what a fresh computation answers: a property test throws random
 batches, rollups, reparentings, archivals, failed transactions and new visible sets at a store
@@ -15,15 +16,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memgraph_plugin import summaries as summaries_module
-from memgraph_plugin.batch import apply_batch, apply_rollup
+from memgraph_plugin.api.injection import InjectionHub
+from memgraph_plugin.api.read import ReadApi, get_read_api
+from memgraph_plugin.engine import edge_summaries as summaries_module
+from memgraph_plugin.engine.batch import apply_batch
+from memgraph_plugin.engine.edge_summaries import summaries_for
+from memgraph_plugin.engine.models import Edge, Node
+from memgraph_plugin.engine.projection import edge_summary
+from memgraph_plugin.engine.rollups import apply_rollup
+from memgraph_plugin.engine.store import Store
 from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.injection import InjectionHub
-from memgraph_plugin.models import Edge, Node
-from memgraph_plugin.projection import edge_summary
-from memgraph_plugin.read_api import ReadApi, get_read_api
-from memgraph_plugin.store import Store
-from memgraph_plugin.summaries import summaries_for
 
 from .test_properties import batches, seeded
 
@@ -233,7 +235,7 @@ def test_change_log_names_each_write_and_restarts_when_too_long(monkeypatch):
         (c0.id, "seq"), (c0.id, "edge"), ("n_4", "edge"),
         (c0.id, "edge"), ("n_4", "edge"), (c0.id, "moved"),
     ]
-    monkeypatch.setattr("memgraph_plugin.store.CHANGE_LOG_LIMIT", 3)
+    monkeypatch.setattr("memgraph_plugin.engine.store.CHANGE_LOG_LIMIT", 3)
     store.put_node(attrs.evolve(store.node(c0.id), title="C"))
     store.put_node(attrs.evolve(store.node(c0.id), title="Co"))
     assert store.changes_since(start) is None  # the log restarted: readers rebuild

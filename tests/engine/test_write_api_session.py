@@ -7,10 +7,10 @@ import logging
 import attrs
 import pytest
 
+from memgraph_plugin.api.session import Session
+from memgraph_plugin.engine.results import CommitInfo
 from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.results import CommitInfo
 from memgraph_plugin.service import MemoryGraph
-from memgraph_plugin.session import Session
 
 
 @attrs.frozen
@@ -143,8 +143,8 @@ def test_session_reads_and_writes_are_the_read_and_write_api_methods():
     """One statement of each method: the session's are the APIs' (signature and docstring)."""
     import inspect
 
-    from memgraph_plugin.read_api import ReadApi
-    from memgraph_plugin.write_api import WriteApi
+    from memgraph_plugin.api.read import ReadApi
+    from memgraph_plugin.api.write import WriteApi
 
     own = {"get_injection_state"}  # the session reads the chat's hub directly
     for api in (ReadApi, WriteApi):

@@ -55,7 +55,8 @@ def test_one_message_becomes_an_event_with_its_full_text_and_links() -> None:
     event = ops[0]
     assert event["type"] == "event" and event["fields"]["summary"] == text  # never truncated
     assert event["fields"] | {"summary": ""} == {
-        "summary": "", "speaker": "Caroline", "role": "user", "time": "8 May 2023", "message": 4
+        "summary": "", "speaker": "Caroline", "role": "user", "time": "8 May 2023", "message": 4,
+        "time_iso": "2023-05-08",  # the written time kept, its ISO 8601 form beside it
     }
     creates = {op["title"]: op for op in ops if op["op"] == "create" and op["type"] != "event"}
     assert set(creates) == {"Caroline", "Melanie", "Lantern Market"}  # Mel == Melanie

@@ -143,3 +143,26 @@ def test_cli_exit_status_and_summary(tmp_path: Path) -> None:
                          text=True, timeout=240)
     assert run.returncode == 1
     assert f"{bad}:2: not valid JSON" in run.stderr and "1 messages ingested" in run.stderr
+
+
+async def test_what_an_ingest_built_is_on_disk_for_the_next_host(tmp_path) -> None:
+    """Deferred commits persist the block's store: a new host over the same data dir loads the
+    whole graph (one journal row per block), and a re-run resumes without re-extracting."""
+    path = write_jsonl(tmp_path / "st.jsonl", ST_LINES)
+    first = Host(data_dir=tmp_path / "data", entry_points=False)
+    await first.start()
+    try:
+        report = await ingest_file(first, path, CHAT)
+        history = await first.registry.get("memory-graph").history(CHAT)
+    finally:
+        await first.stop()
+    assert report.ok and report.ingested == 4
+    assert len(history) == 1  # one block, one commit
+    second = Host(data_dir=tmp_path / "data", entry_points=False)
+    await second.start()
+    try:
+        again = await ingest_file(second, path, CHAT)
+    finally:
+        await second.stop()
+    assert (again.repaired, again.skipped, again.ingested) == (0, 4, 0)
+    assert again.nodes_by_type == report.nodes_by_type and again.edges == report.edges

@@ -5,7 +5,7 @@ from types import MappingProxyType
 
 import attrs
 
-from memgraph_plugin.graph_picture import render_graph_html, write_graph_html
+from memgraph_plugin.tools.graph_picture import render_graph_html, write_graph_html
 
 
 @attrs.frozen

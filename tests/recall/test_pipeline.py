@@ -484,7 +484,7 @@ async def test_a_regenerated_answer_replaces_the_writes_of_the_old_one(started):
 
 async def test_recall_never_scans_the_whole_store(tmp_path, monkeypatch):
     """Pool, keyword baseline, seeds and drill expansion all work from the store's indices."""
-    from memgraph_plugin.store import Store
+    from memgraph_plugin.engine.store import Store
 
     host, _ = await make_host(tmp_path, recall_recent_window=0, recall_hops=2)
     pipeline = pipeline_for(host)

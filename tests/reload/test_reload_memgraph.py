@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from host import Host
-from memgraph_plugin.external_api import record_injected_node_ids
+from memgraph_plugin.api.external import record_injected_node_ids
 from tests.reload.conftest import write
 
 WATCHER = """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from memgraph_plugin.external_api import record_injected_node_ids
+from memgraph_plugin.api.external import record_injected_node_ids
 from sample_plugins import scout
 from sample_plugins.scout import ToolError
 
@@ -239,3 +239,27 @@ async def test_candidate_rows_are_the_worked_example_after_a_recall(make_host) -
     ]
     assert scout.Scout.candidate_rows(session) == example
     assert scout.Scout.candidate_rows(_OneByOne(session)) == example
+
+
+async def test_a_long_chat_briefs_a_bounded_pool_and_still_finds_the_named(make_host) -> None:
+    """Past ``scout_pool_size`` candidates a run briefs the newest few plus the keyword hits,
+    not the whole pool, and an old node the message names is still picked."""
+    host = await make_host(scout, settings={"scout_on_recall": False, "scout_pool_size": 8})
+    ids = await _seed(host)
+    session = await open_session(host)
+    filler = [event(f"Quiet day {i}", f"Nothing happens on quiet day {i}.") for i in range(40)]
+    result = await session.apply_extraction_batch(ops=filler, max_seq=2)
+    assert not result.rejected
+    total = len(session.list_visible_candidates())
+    assert total > 40
+
+    host.chat(CHAT).add_message("user", "Is Pim still hiding near the Lantern Market?")
+    report = await host.registry.get("scout").scout(CHAT)
+    assert report.candidate_count <= 8 // 4 + 8 < total
+    assert {ids["Pim"], ids["Lantern Market"]} <= {p.id for p in report.picks[:2]}
+
+    small = await make_host(scout, settings={"scout_on_recall": False, "scout_pool_size": 64})
+    await _seed(small)
+    small.chat(CHAT).add_message("user", "Is Pim still hiding near the Lantern Market?")
+    whole = await small.registry.get("scout").scout(CHAT)
+    assert whole.candidate_count == len((await open_session(small)).list_visible_candidates())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from memgraph_plugin.frozen import FrozenDict
-from memgraph_plugin.models import Edge, Node
-from memgraph_plugin.records import edge_to_dict, node_to_dict
+from memgraph_plugin.engine.frozen import FrozenDict
+from memgraph_plugin.engine.json_codec import edge_to_dict, node_to_dict
+from memgraph_plugin.engine.models import Edge, Node
 from memgraph_plugin.storage.codec import change_payload, changeset_to_change, node_to_json, thaw
 
 

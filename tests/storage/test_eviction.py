@@ -10,12 +10,18 @@ import pytest
 
 from host import Host
 from memgraph_plugin import MemoryGraphError
-from memgraph_plugin.models import Node
+from memgraph_plugin.engine.models import Node
+from memgraph_plugin.engine.store import Store
 from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage.budget import EDGE_BYTES, MB, NODE_BYTES, MemoryBudget, chat_bytes
-from memgraph_plugin.storage.chats import PersistedChats
-from memgraph_plugin.store import Store
+from memgraph_plugin.storage.chat_cache import PersistedChats
+from memgraph_plugin.storage.memory_budget import (
+    EDGE_BYTES,
+    MB,
+    NODE_BYTES,
+    MemoryBudget,
+    chat_bytes,
+)
 
 NODES = 40  # per chat: an estimated 40 * NODE_BYTES each
 CHAT_MB = NODES * NODE_BYTES / MB
@@ -59,7 +65,7 @@ def test_the_estimate_counts_nodes_edges_and_vectors():
     assert chat_bytes(store) == 0
     store.put_node(Node("a", "event"))
     store.put_node(Node("b", "event"))
-    from memgraph_plugin.models import Edge
+    from memgraph_plugin.engine.models import Edge
 
     store.add_edge(Edge("a", "b", "related"))
     assert chat_bytes(store) == 2 * NODE_BYTES + EDGE_BYTES

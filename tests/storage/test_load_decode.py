@@ -11,16 +11,16 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memgraph_plugin.models import Node
+from memgraph_plugin.engine.models import Node
+from memgraph_plugin.engine.store import Store
 from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage.chats import PersistedChats
+from memgraph_plugin.storage.chat_cache import PersistedChats
 from memgraph_plugin.storage.codec import (
     StateBuilder,
     changeset_to_change,
     edge_key,
     edge_to_json,
 )
-from memgraph_plugin.store import Store
 
 VALUES = st.one_of(st.sampled_from(["a", "b", "related", ""]), st.none(), st.integers(0, 3))
 raw_edges = st.lists(

@@ -17,9 +17,9 @@ from pathlib import Path
 import attrs
 import pytest
 
+from memgraph_plugin.engine.store import Store
 from memgraph_plugin.storage import LanceStorage, StateBuilder, StorageSettings
 from memgraph_plugin.storage.maintenance import retry_conflicts
-from memgraph_plugin.store import Store
 from tests.storage.helpers import change, edge, node
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from memgraph_plugin.embedding import HashingProfile
-from memgraph_plugin.models import Edge, Node
+from memgraph_plugin.engine.models import Edge, Node
+from memgraph_plugin.engine.store import Store
 from memgraph_plugin.storage import ConflictError, LanceStorage, StorageSettings
-from memgraph_plugin.storage.chats import PersistedChats
-from memgraph_plugin.store import Store
+from memgraph_plugin.storage.chat_cache import PersistedChats
 from tests.storage.targets import Target
 
 

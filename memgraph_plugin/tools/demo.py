@@ -22,10 +22,10 @@ from typing import Any
 
 import attrs
 
+from ..recall.extraction import ReplayExtractor
+from ..recall.pipeline import RecallOutcome, pipeline_for
+from ..recall.story import Story, load_story
 from .graph_picture import edge_counts, write_graph_html
-from .recall.extraction import ReplayExtractor
-from .recall.pipeline import RecallOutcome, pipeline_for
-from .recall.story import Story, load_story
 
 
 def _sample_plugins_dir() -> Path:

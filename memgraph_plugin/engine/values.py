@@ -65,6 +65,8 @@ def text_problem(
     limit = MAX_NAME_CHARS if name and max_chars is None else max_chars
     if limit is not None and len(value) > limit:
         return f"{where}: {len(value)} characters, over the limit of {limit}"
+    if value.isascii() and (not name or value.isprintable()):
+        return None  # ASCII is valid Unicode; printable ASCII has no control character
     if not value.isascii():
         try:
             value.encode("utf-8")
@@ -96,6 +98,11 @@ _SCALARS = (str, int, float, bool, type(None))
 def value_problem(value: Any, where: str, limits: Limits = DEFAULT_LIMITS) -> str | None:
     """What keeps a field value from being stored, starting with its path below `where` (e.g.
     ``"fields.when[2]: ..."``); None when it is strict JSON data within ``max_field_bytes``."""
+    kind = type(value)
+    if kind is str and value.isascii() and len(value) * 6 + 2 <= limits.max_field_bytes:
+        return None  # the common case: a short ASCII text (within the limit however escaped)
+    if (kind is int or kind is bool or value is None) and limits.max_field_bytes >= 32:
+        return scalar_problem(value, where)  # at most 20 bytes as JSON
     todo: list[tuple[Any, str, int]] = [(value, where, 0)]
     while todo:
         item, path, depth = todo.pop()

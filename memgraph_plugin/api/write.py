@@ -8,17 +8,19 @@ the store; the session passes one that persists ``store.take_changeset()``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
 
-from .batch import DIRECTIONS, apply_batch, apply_rollup
-from .errors import MemoryGraphError, bad_args
-from .results import (
+from ..engine.batch import apply_batch
+from ..engine.ops import DIRECTIONS
+from ..engine.results import (
     BatchResult,
     CompactResult,
     CreateResult,
@@ -27,9 +29,11 @@ from .results import (
     EditResult,
     UpsertLinksResult,
 )
-from .schema import Schema, resolve_schema
-from .store import Store
-from .values import Limits
+from ..engine.rollups import apply_rollup
+from ..engine.schema import Schema, resolve_schema
+from ..engine.store import Store
+from ..engine.values import Limits
+from ..errors import MemoryGraphError, bad_args
 
 __all__ = ["CommitCallback", "WriteApi", "get_write_api"]
 
@@ -90,7 +94,7 @@ class WriteApi:
     @property
     def limits(self) -> Limits:
         """The size limits of this chat's writes (settings ``max_title_chars``,
-        ``max_field_bytes``; see `memgraph_plugin.values`)."""
+        ``max_field_bytes``; see `memgraph_plugin.engine.values`)."""
         if self._limits is None:
             try:
                 self._limits = Limits.from_settings(getattr(self._ctx, "settings", None))
@@ -331,8 +335,26 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
+_ARITIES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+
+
 def _arity(callback: Callable[..., Any]) -> int:
-    """How many positional arguments `callback` takes (1: the store only)."""
+    """How many positional arguments `callback` takes (1: the store only); remembered per
+    function, so a session's bound `on_commit` is inspected once, not at every write."""
+    function = getattr(callback, "__func__", None)
+    if function is None or getattr(callback, "__self__", None) is None:
+        return _signature_arity(callback)
+    try:
+        return _ARITIES[function]
+    except (KeyError, TypeError):
+        pass
+    arity = _signature_arity(callback)
+    with contextlib.suppress(TypeError):
+        _ARITIES[function] = arity
+    return arity
+
+
+def _signature_arity(callback: Callable[..., Any]) -> int:
     try:
         sig = inspect.signature(callback)
     except (TypeError, ValueError):
@@ -356,9 +378,17 @@ def _checked_call(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaita
     """``method`` with its arguments bound first: a missing or unknown argument is the contract's
     ``BAD_ARGS`` naming it, not a ``TypeError`` (issue 18.14)."""
     signature = inspect.signature(method)
+    params = list(signature.parameters.values())[1:]
+    accepted = frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
+    required = frozenset(
+        p.name for p in params
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
+    )
 
     @functools.wraps(method)
     async def checked(self: WriteApi, *args: Any, **kwargs: Any) -> Any:
+        if not args and required <= kwargs.keys() <= accepted:  # fits: no binding needed
+            return await method(self, **kwargs)
         try:
             signature.bind(self, *args, **kwargs)
         except TypeError as exc:

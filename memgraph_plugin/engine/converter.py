@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import cattrs
 
-from .errors import MemoryGraphError
+from ..errors import MemoryGraphError
 
 __all__ = ["canonical_keys", "converter", "key_spellings", "to_json_data"]
 

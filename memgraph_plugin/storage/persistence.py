@@ -6,20 +6,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
-import numpy as np
 
-
-@attrs.frozen(eq=False)
-class VectorBlock:
-    """Embeddings of some nodes: one L2-normalised float32 row per id, made by `profile`."""
-
-    profile: str
-    ids: tuple[str, ...]
-    matrix: np.ndarray  # shape (len(ids), dim), float32
-
-    @property
-    def dim(self) -> int:
-        return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
+from memgraph_plugin.embedding.profile import VectorBlock
 
 
 @attrs.frozen

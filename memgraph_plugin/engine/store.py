@@ -20,12 +20,12 @@ from typing import Any
 
 import attrs
 
-from .errors import MemoryGraphError, bad_args
+from ..errors import MemoryGraphError, bad_args
 from .gc_pause import gc_paused
-from .identity import NameIndex
-from .keyword import KeywordIndex
+from .json_codec import decode_graph, edge_to_dict, node_to_dict
+from .keyword_index import KeywordIndex
 from .models import Edge, EdgeKey, Node
-from .records import decode_graph, edge_to_dict, node_to_dict
+from .name_index import NameIndex
 from .schema import DEFAULT_SCHEMA, SYMMETRIC_RELATIONS, Schema, is_diagnostic_type, load_schema
 from .views import NodeView
 

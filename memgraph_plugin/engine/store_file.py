@@ -14,26 +14,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .converter import canonical_keys, key_spellings
+from .converter import canonical_keys
+from .json_codec import NODE_KEYS as _NODE_KEYS
 from .values import DEFAULT_LIMITS, INT_MAX, Limits, text_problem, title_problem, value_problem
 
 MAX_PROBLEMS = 20
 TOP_KEYS = frozenset({"nodes", "edges", "nodeSeq", "node_seq", "seqCounter", "seq_counter"})
-_NODE_KEYS = key_spellings(
-    "id",
-    "type",
-    "level",
-    "title",
-    "fields",
-    "parent_id",
-    "children_ids",
-    "seq_to",
-    "semantic_depth",
-    "semantic_rollup",
-    "archived",
-    "floor_range",
-    "superseded_by",
-)
 _EDGE_KEYS = frozenset({"from", "to", "source", "target", "type", "seqTo", "seq_to"})
 
 

@@ -1,6 +1,7 @@
 """Frozen results of the write API and the batch pipeline (and `CommitInfo` for `memgraph_commit`).
 
-Every class is a frozen `attrs` value; `memgraph_plugin.converter` turns each into JSON-ready data.
+Every class is a frozen `attrs` value; `memgraph_plugin.engine.converter` turns each into
+JSON-ready data.
 """
 
 from __future__ import annotations

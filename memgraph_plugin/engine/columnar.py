@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 from .frozen import EMPTY
+from .json_codec import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 from .models import Edge, EdgeKey, Node
-from .records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 
 _new = object.__new__
 _set = object.__setattr__

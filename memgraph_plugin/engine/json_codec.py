@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import bad_args
 from .converter import canonical_keys, key_spellings
-from .errors import bad_args
 from .frozen import EMPTY, FrozenDict, deep_freeze, thaw
 from .models import Edge, EdgeKey, Node
 from .schema import SYMMETRIC_RELATIONS
@@ -35,7 +35,7 @@ def decode_graph(
 
 _ID_NUM = re.compile(r"n_(\d+)")
 
-_NODE_KEYS = key_spellings(
+NODE_KEYS = key_spellings(  # every spelling of a node record's keys
     "id",
     "type",
     "level",
@@ -130,7 +130,7 @@ def _edges_from_raw(raw_edges: Any, nodes: Mapping[str, Node]) -> dict[EdgeKey, 
     return edges
 
 
-_PLAIN_NODE_KEYS = frozenset(k for k in _NODE_KEYS if "_" not in k)  # the camelCase spellings
+_PLAIN_NODE_KEYS = frozenset(k for k in NODE_KEYS if "_" not in k)  # the camelCase spellings
 _PLAIN_EDGE_KEYS = frozenset({"from", "to", "type", "seqTo"})
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 _new = object.__new__
@@ -232,7 +232,7 @@ def node_from_dict(raw: Any, *, key: str | None = None) -> Node:
     where = f"nodes[{key!r}]" if key is not None else "nodes[]"
     if not isinstance(raw, Mapping):
         raise bad_args(where, f"expected a node object, got {type(raw).__name__}")
-    d = canonical_keys(raw, _NODE_KEYS)
+    d = canonical_keys(raw, NODE_KEYS)
     nid = d.get("id", key)
     if not isinstance(nid, str) or not nid:
         raise bad_args(f"{where}.id", f"expected a non-empty string, got {nid!r}")

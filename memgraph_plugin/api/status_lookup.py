@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .errors import MemoryGraphError
+from ..errors import MemoryGraphError
 
 #: ``(chat_id, *, data_dir, settings, window) -> RetrievalStatus``
 StatusProvider = Callable[..., Any]

@@ -14,14 +14,14 @@ from typing import Any
 
 from host.commands import Command
 from host.console import print_json, print_table, progress
-from memgraph_plugin.chat_lookup import require_chat
 from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_profile
+from memgraph_plugin.engine.store_file import StoreFileError, anchor_store, read_store_file
+from memgraph_plugin.engine.values import Limits
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage.chats import PersistedChats
+from memgraph_plugin.storage.chat_cache import PersistedChats
+from memgraph_plugin.storage.chat_lookup import require_chat
 from memgraph_plugin.storage.errors import ConflictError
-from memgraph_plugin.store_file import StoreFileError, anchor_store, read_store_file
-from memgraph_plugin.values import Limits
 
 
 def _settings(host: Any) -> Mapping[str, Any]:
@@ -29,13 +29,13 @@ def _settings(host: Any) -> Mapping[str, Any]:
 
 
 def _schema(host: Any) -> Any:
-    from memgraph_plugin.schema import resolve_schema
+    from memgraph_plugin.engine.schema import resolve_schema
 
     return resolve_schema(_settings(host).get("schema"))
 
 
 def _store_cls() -> Any:
-    from memgraph_plugin.store import Store
+    from memgraph_plugin.engine.store import Store
 
     return Store
 
@@ -295,13 +295,13 @@ async def _reindex(host: Any, args: argparse.Namespace) -> int:
 
 
 def _add_serve(p: argparse.ArgumentParser) -> None:
-    from memgraph_plugin.web.command import add_serve_arguments
+    from memgraph_plugin.web.commands import add_serve_arguments
 
     add_serve_arguments(p)
 
 
 async def _serve(host: Any, args: argparse.Namespace) -> int:
-    from memgraph_plugin.web.command import serve
+    from memgraph_plugin.web.commands import serve
 
     schema, store_cls = _schema(host), _store_cls()
     return await serve(
@@ -313,13 +313,13 @@ async def _serve(host: Any, args: argparse.Namespace) -> int:
 
 
 def _add_ingest(p: argparse.ArgumentParser) -> None:
-    from memgraph_plugin.ingest.command import add_ingest_arguments
+    from memgraph_plugin.ingest.commands import add_ingest_arguments
 
     add_ingest_arguments(p)
 
 
 async def _ingest(host: Any, args: argparse.Namespace) -> int:
-    from memgraph_plugin.ingest.command import run_ingest
+    from memgraph_plugin.ingest.commands import run_ingest
 
     return await run_ingest(host, args)
 

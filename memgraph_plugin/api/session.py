@@ -12,11 +12,11 @@ import functools
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from .errors import check_int, check_str, check_str_list
-from .read_api import ReadApi
-from .results import CommitInfo
+from ..engine.results import CommitInfo
+from ..errors import check_int, check_str, check_str_list
+from .read import ReadApi
 from .status_lookup import retrieval_status_for
-from .write_api import WriteApi
+from .write import WriteApi
 
 __all__ = ["Session"]
 

@@ -21,11 +21,11 @@ from typing import Any
 
 import attrs
 
-from .errors import MemoryGraphError, bad_args, check_bool, check_int, check_str
+from ..engine.models import Node
+from ..engine.store import Store, timeline_key
+from ..engine.views import InjectionState, NodeView
+from ..errors import MemoryGraphError, bad_args, check_bool, check_int, check_str
 from .injection import hub_for
-from .models import Node
-from .store import Store, timeline_key
-from .views import InjectionState, NodeView
 
 __all__ = [
     "INJECTION_KEYS",

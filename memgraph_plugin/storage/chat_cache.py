@@ -20,18 +20,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.embedding.ann import LanceAnn, hybrid_search
-from memgraph_plugin.embedding.base import EmbeddingProfile
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.index import VectorIndex
+from memgraph_plugin.embedding.profile import EmbeddingProfile
 from memgraph_plugin.embedding.text import node_id
-from memgraph_plugin.gc_pause import gc_paused
-from memgraph_plugin.schema import is_diagnostic_type
-from memgraph_plugin.storage.base import ChatState, CommitRecord, VectorBlock
-from memgraph_plugin.storage.budget import MB, MemoryBudget, chat_bytes
+from memgraph_plugin.engine.gc_pause import gc_paused
+from memgraph_plugin.engine.schema import is_diagnostic_type
 from memgraph_plugin.storage.codec import changeset_to_change
 from memgraph_plugin.storage.errors import ConflictError
 from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.memory_budget import MB, MemoryBudget, chat_bytes
+from memgraph_plugin.storage.persistence import ChatState, CommitRecord, VectorBlock
+from memgraph_plugin.storage.vector_ann import LanceAnn, hybrid_search
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
+from ..errors import MemoryGraphError, bad_args
 from .converter import canonical_keys, key_spellings
-from .errors import MemoryGraphError, bad_args
 
 RELATIONS: tuple[str, ...] = (
     "related",
