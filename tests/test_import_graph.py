@@ -73,7 +73,6 @@ def test_the_checker_sees_deferred_and_type_checking_imports(tmp_path: Path) -> 
 PENDING_SPLITS = {
     "memgraph_plugin/engine/store.py",
     "memgraph_plugin/storage/chat_cache.py",
-    "memgraph_plugin/storage/lance.py",
 }
 MAX_LINES = 500
 

@@ -74,10 +74,19 @@ class MaintenanceProcess:
         return proc
 
     def _running(self) -> subprocess.Popen[str]:
-        """The child, started now if it is not running (caller holds the lock)."""
+        """The child, started now if there is none (caller holds the lock). One that ended on
+        its own since the last pass (killed while idle) is reported, and replaced next time."""
         if self._owner != os.getpid():
             self._proc, self._owner = None, os.getpid()
-        if self._proc is None or self._proc.poll() is not None:
+        proc = self._proc
+        if proc is not None and proc.poll() is not None:
+            self._proc = None
+            _reap(proc)
+            raise MaintenanceDied(
+                f"the maintenance process (pid {proc.pid}) ended between passes (exit code "
+                f"{proc.returncode}); the next pass starts a new one"
+            )
+        if self._proc is None:
             self._proc = self._start()
         return self._proc
 

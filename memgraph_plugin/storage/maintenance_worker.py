@@ -5,7 +5,7 @@ Reads passes (JSON lines, `maintenance_process.py`) on stdin and runs them on it
 Each step announces itself (`{"step": ..., "pid": ...}`) before it starts; the reply carries the
 checkpoint version of every chat looked at, the failures (a failed step never stops the others)
 and the log records of this package, which the parent logs as its own. The process lowers its
-scheduling priority; it exits when its stdin closes (the parent ended or let it go).
+scheduling priority; it exits when its stdin closes (the parent let it go) or its parent is gone.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import json
 import logging
 import os
 import sys
+import threading
+import time
 from collections import OrderedDict
 from typing import IO, Any
 
@@ -84,7 +86,21 @@ class Worker:
         return {"done": True, "checkpoints": checkpoints, "failures": failures}
 
 
+def _exit_with_parent(interval: float = 0.5) -> None:
+    """End this process when its parent is gone (SIGKILLed: no one closes our stdin). A pass cut
+    short is safe: every step is crash-safe, and the next maintenance redoes it."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def main() -> None:
+    _exit_with_parent()
     # answers go to a private copy of stdout; anything else printed lands on stderr
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
