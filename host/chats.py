@@ -8,12 +8,14 @@ clashes). Chats are read from disk on first use.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from host.chat_ids import check_chat_id
@@ -39,6 +41,7 @@ class Chat:
         self.path = path
         self._lock = threading.RLock()
         self._messages: list[Message] | None = None
+        self._unwritten: list[Message] | None = None  # added inside `batched_writes`, not on disk
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -59,13 +62,42 @@ class Chat:
         with self._lock:
             messages = self._loaded()
             message = _next_message(messages, role, text, name, time)
-            if not self.path.exists():
+            if self._unwritten is not None:
+                self._unwritten.append(message)
+            elif not self.path.exists():
                 self._write(messages + [message])
             else:
                 with self.path.open("a", encoding="utf-8") as handle:
                     handle.write(_line(message))
             messages.append(message)
             return message
+
+    @contextlib.contextmanager
+    def batched_writes(self) -> Iterator[None]:
+        """Messages added inside the block are in the chat at once and reach its file together
+        when the block ends, in one append (a transcript ingest: one file write per block, not
+        per message). The block's messages are written even when it raises."""
+        with self._lock:
+            outer = self._unwritten is None  # nested: the outer block writes
+            if outer:
+                self._unwritten = []
+        try:
+            yield
+        finally:
+            if outer:
+                with self._lock:
+                    self._flush()
+
+    def _flush(self) -> None:
+        """Write the messages `batched_writes` held back (call holding the lock)."""
+        unwritten, self._unwritten = self._unwritten or [], None
+        if not unwritten:
+            return
+        if not self.path.exists():
+            self._write(self._loaded())
+            return
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.writelines(_line(message) for message in unwritten)
 
     def truncate(self, after_index: int) -> int:
         """Delete every message whose index is greater than ``after_index``; returns how many.
@@ -75,6 +107,9 @@ class Chat:
         if not isinstance(after_index, int) or after_index < -1:
             raise ValueError(f"truncate: after_index must be an int >= -1, got {after_index!r}")
         with self._lock:
+            if self._unwritten is not None:  # the file first holds what was added so far
+                self._flush()
+                self._unwritten = []
             messages = self._loaded()
             removed = max(0, len(messages) - (after_index + 1))
             if removed:

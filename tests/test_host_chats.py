@@ -37,6 +37,26 @@ def test_chats_persist_and_reload_lazily(tmp_path: Path) -> None:
     assert again.chat_ids() == ["c1"]
 
 
+def test_batched_writes_reach_the_file_together_and_lose_nothing(tmp_path: Path) -> None:
+    chat = make_host(tmp_path).chat("c1")
+    with chat.batched_writes():
+        chat.add_message("user", "one")
+        chat.add_message("assistant", "two")
+        assert [m.text for m in chat.messages] == ["one", "two"]  # in the chat at once
+        assert not chat.path.exists()  # on disk when the block ends
+        with chat.batched_writes():  # nested: the outer block writes
+            chat.add_message("user", "three")
+        assert not chat.path.exists()
+    assert [m.text for m in make_host(tmp_path).chat("c1").messages] == ["one", "two", "three"]
+    with pytest.raises(RuntimeError), chat.batched_writes():
+        chat.add_message("assistant", "four")
+        chat.truncate(1)  # the file first holds what was added, then loses what is cut
+        chat.add_message("user", "five")
+        raise RuntimeError("the ingest broke")
+    again = make_host(tmp_path).chat("c1").messages
+    assert [(m.text, m.index) for m in again] == [("one", 0), ("two", 1), ("five", 2)]
+
+
 def test_truncate_for_regenerate(tmp_path: Path) -> None:
     host = make_host(tmp_path)
     chat = host.chat("c1")

@@ -12,8 +12,9 @@ people or places: its words are skipped.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -37,6 +38,7 @@ __all__ = [
     "is_cjk_text",
     "lower_case_words",
     "tokens",
+    "word_cases",
 ]
 
 _TOKEN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'’\-]*|\d+|[^\sA-Za-zÀ-ÖØ-öø-ÿ\d]")
@@ -109,6 +111,13 @@ def capitalised_inside(found: list[str]) -> set[str]:
     }
 
 
+@functools.lru_cache(maxsize=256)  # the chat's vocabulary reads the same texts right after
+def word_cases(text: str) -> tuple[tuple[str, ...], frozenset[str], frozenset[str]]:
+    """`tokens` of `text`, its `lower_case_words` and its `capitalised_inside` words."""
+    found = _TOKEN.findall(text or "")
+    return tuple(found), frozenset(lower_case_words(found)), frozenset(capitalised_inside(found))
+
+
 def find_mentions(
     text: str,
     *,
@@ -123,9 +132,7 @@ def find_mentions(
     (`vocabulary.ChatWords.ordinary`): a lone capitalised word it holds is not a new name.
     """
     known_set = _Known(known)
-    tokens = _TOKEN.findall(text or "")
-    lower_words = lower_case_words(tokens)
-    inside = capitalised_inside(tokens)
+    tokens, lower_words, inside = word_cases(text)
     found: dict[str, Mention] = {}
 
     def add(words: list[str], place_hint: bool) -> None:
@@ -211,7 +218,7 @@ def find_mentions(
     return list(found.values())
 
 
-def _quoted_titles(found: list[str]) -> set[int]:
+def _quoted_titles(found: Sequence[str]) -> set[int]:
     """Positions of the words of quoted titles: a double-quoted span of 2 to 8 words, every one
     capitalised but small joining words ("The Lord of the Rings", "Charlotte's Web")."""
     out: set[int] = set()
@@ -251,7 +258,7 @@ class _Known:
         return hit
 
 
-def _place_context(tokens: list[str], start: int) -> bool:
+def _place_context(tokens: Sequence[str], start: int) -> bool:
     """Whether the words before position `start` make the name there a place."""
     before = tokens[start - 1].lower() if start >= 1 else ""
     if before == "the" and start >= 2:

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .names import capitalised_inside, lower_case_words, tokens
+from .names import word_cases
 
 __all__ = ["ChatWords", "words_for"]
 
@@ -40,9 +40,9 @@ class ChatWords:
         if self.fed > index or (self.fed and messages[self.fed - 1] != self.last):
             self.__init__()  # type: ignore[misc]  # cut or rewritten: count again
         for message in messages[self.fed : index]:
-            found = tokens(getattr(message, "text", "") or "")
-            self.lower.update(lower_case_words(found))
-            self.capital.update(capitalised_inside(found))
+            _tokens, lower, inside = word_cases(getattr(message, "text", "") or "")
+            self.lower.update(lower)
+            self.capital.update(inside)
         if index > self.fed:
             self.fed = index
             self.last = messages[index - 1]

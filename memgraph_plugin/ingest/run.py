@@ -1,7 +1,8 @@
 """Replaying a transcript into a chat through the live pipeline: each message is appended to the
 chat and extracted (``memgraph_extract``, compaction by the same rules) exactly as a live turn.
 
-Messages are extracted one by one, and persisted in blocks (`BLOCK`, one commit each).
+Messages are extracted one by one, and persisted in blocks (`BLOCK`: the block's messages reach
+the chat file in one append, then its graph changes are one commit).
 Re-running resumes: messages the chat already holds (same role and text, in order) are skipped,
 and messages the chat holds but the graph never extracted (a run that died between the two) are
 extracted first. A bad message stops the run with its ``file:line``; every message before it is
@@ -135,6 +136,10 @@ async def ingest_messages(
     async def run_block() -> bool:
         """Up to BLOCK messages; False when the transcript is done."""
         session = await pipeline.open_session(chat_id)  # one per block: its store is pinned
+        with chat.batched_writes():  # the block's messages reach the chat file together
+            return await messages_of_block(session)
+
+    async def messages_of_block(session: Any) -> bool:
         for _ in range(BLOCK):
             item = next(items, None)
             if item is None:
