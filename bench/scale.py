@@ -42,6 +42,14 @@ WORDS = [
 ]
 
 
+_T0 = time.perf_counter()
+
+
+def _phase(name: str) -> None:
+    """A progress line on stderr (a full run takes minutes)."""
+    print(f"[scale {time.perf_counter() - _T0:7.1f} s] {name}", file=sys.stderr, flush=True)
+
+
 def _pct(times: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(times) * 1000.0, q))
 
@@ -128,6 +136,7 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
     storage = persistence.storage
 
     # 1. one-op persisted writes across maintenance cycles
+    _phase("one-op writes")
     writes = 300 if quick else 1000
     session = await api.open_session(host.get_context("writes"))
     passes0 = storage.maintenance.passes
@@ -149,6 +158,7 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
     # maintenance thread runs a pass (A's delta snapshot, pruning, compaction of every table)
     # while B keeps writing; the writes that overlap a pass are the sample
     size_a = 20_000 if quick else 100_000
+    _phase(f"writes to B while A ({size_a:,} nodes) is in maintenance")
     seed_chat(storage, "A", size_a, "hashing")
     a = await api.open_session(host.get_context("A"))
     b = await api.open_session(host.get_context("B"))
@@ -186,6 +196,7 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
 
     # 3. cold open of a 100k-node chat vs a raw pyarrow read of its tables
     size = 20_000 if quick else 100_000
+    _phase(f"cold open of {size:,} nodes")
     seed_chat(storage, "big", size, "hashing")
     raws = [raw_read(storage.settings.uri, "big", storage) for _ in range(3)]
     opens: list[float] = []
@@ -217,6 +228,7 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
 
     if million:
         n = 1_000_000
+        _phase("1M-node chat")
         seed_chat(storage, "million", n)
         persistence.forget("million")
         t0 = time.perf_counter()
@@ -231,6 +243,7 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
         out.append(("cold open_session, 1M nodes", open_s * 1000, 5000.0, "goal <= 5 s", "ms"))
         out.append(("first keyword_search, 1M nodes", kw_s * 1000, 1000.0, "goal <= 1 s", "ms"))
         out.append(("later keyword_search, 1M nodes", kw2 * 1000, None, "", "ms"))
+    _phase("done")
     await host.stop()
     return out
 

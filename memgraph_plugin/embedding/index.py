@@ -6,29 +6,40 @@ from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 
+_HEADROOM = 64  # rows of the growable part allocated at first
+
 
 class VectorIndex:
     """Rows of L2-normalised vectors with their node type and a searchable flag.
 
     Cosine similarity is a dot product of normalised rows; top-k by `argpartition`.
     Removing a row blanks it; the matrix is compacted when half of it is blank.
+
+    The rows live in two parts: a *base* taken as it is when the index is built from arrays
+    (an open adopts the stored vectors without copying them, even read-only memory) and a
+    growable part after it for rows written since. A write never changes a base row in place:
+    it blanks it and puts the new vector in the growable part, so a write costs the same at any
+    size and an open copies nothing.
     """
 
     def __init__(self, dim: int, profile: str) -> None:
         self.dim = int(dim)
         self.profile = profile
-        self._matrix = np.zeros((64, self.dim), dtype=np.float32)
+        self._base = np.zeros((0, self.dim), dtype=np.float32)  # rows 0 .. len(base) - 1
+        self._matrix = np.zeros((_HEADROOM, self.dim), dtype=np.float32)  # the rows after it
         self._ids: list[str | None] = []
         self._pos: dict[str, int] = {}
-        self._type_codes = np.zeros(64, dtype=np.int32)
-        self._live = np.zeros(64, dtype=bool)
+        self._type_codes = np.zeros(_HEADROOM, dtype=np.int32)
+        self._live = np.zeros(_HEADROOM, dtype=bool)
         self._codes: dict[str, int] = {}
         self._blank = 0
 
     @property
     def nbytes(self) -> int:
         """Bytes of its arrays (what the memory budget counts for a chat's vectors)."""
-        return int(self._matrix.nbytes + self._live.nbytes + self._type_codes.nbytes)
+        return int(
+            self._base.nbytes + self._matrix.nbytes + self._live.nbytes + self._type_codes.nbytes
+        )
 
     @classmethod
     def from_arrays(
@@ -42,15 +53,16 @@ class VectorIndex:
         *,
         headroom: float = 1.25,
     ) -> VectorIndex:
-        """An index of `ids` built in one copy of `matrix` (rows `type_names[type_of_row[i]]`,
-        `searchable[i]`), with room to grow before the next copy (for an open: no per-row
-        Python work besides the id map)."""
+        """An index of `ids` whose base is `matrix` itself (not copied: it may be read-only
+        memory, e.g. a stored column; rows `type_names[type_of_row[i]]`, `searchable[i]`); the
+        per-row flags get room to grow (no per-row Python work besides the id map)."""
         n, dim = matrix.shape
         index = cls(dim, profile)
-        cap = max(64, int(n * headroom))
-        index._matrix = np.empty((cap, dim), dtype=np.float32)
-        index._matrix[:n] = matrix  # the one copy (the stored column may be read-only memory)
-        index._matrix[n:] = 0.0
+        matrix = np.asarray(matrix, dtype=np.float32)
+        if not matrix.flags.c_contiguous:
+            matrix = np.ascontiguousarray(matrix)
+        index._base = matrix
+        cap = max(_HEADROOM, int(n * headroom))
         index._ids = list(ids)
         index._pos = {nid: i for i, nid in enumerate(index._ids)}
         codes = np.asarray([index._code(t) for t in type_names], dtype=np.int32)
@@ -74,19 +86,37 @@ class VectorIndex:
             code = self._codes[key] = len(self._codes) + 1
         return code
 
+    def _row_vector(self, row: int) -> np.ndarray:
+        nb = self._base.shape[0]
+        return self._base[row] if row < nb else self._matrix[row - nb]
+
+    def _rows(self, rows: Sequence[int]) -> np.ndarray:
+        """A copy of the given rows' vectors, in order."""
+        nb = self._base.shape[0]
+        picked = np.asarray(rows, dtype=np.int64)
+        out = np.empty((picked.shape[0], self.dim), dtype=np.float32)
+        low = picked < nb
+        out[low] = self._base[picked[low]]
+        out[~low] = self._matrix[picked[~low] - nb]
+        return out
+
     def _grow(self, need: int) -> None:
+        """Room for `need` rows in all (base included)."""
+        nb = self._base.shape[0]
         cap = self._matrix.shape[0]
-        if need <= cap:
-            return
-        new_cap = max(need, cap * 2)
-        matrix = np.zeros((new_cap, self.dim), dtype=np.float32)
-        matrix[:cap] = self._matrix
-        self._matrix = matrix
-        self._type_codes = np.resize(self._type_codes, new_cap)
-        self._type_codes[cap:] = 0
-        live = np.zeros(new_cap, dtype=bool)
-        live[:cap] = self._live
-        self._live = live
+        if need - nb > cap:
+            new_cap = max(need - nb, cap * 2)
+            matrix = np.zeros((new_cap, self.dim), dtype=np.float32)
+            matrix[:cap] = self._matrix
+            self._matrix = matrix
+        flags = self._live.shape[0]
+        if need > flags:
+            new_flags = max(need, flags * 2)
+            self._type_codes = np.resize(self._type_codes, new_flags)
+            self._type_codes[flags:] = 0
+            live = np.zeros(new_flags, dtype=bool)
+            live[:flags] = self._live
+            self._live = live
 
     def upsert(
         self,
@@ -95,24 +125,33 @@ class VectorIndex:
         types: Sequence[str],
         searchable: Sequence[bool],
     ) -> None:
-        """Insert or replace rows (one per id)."""
+        """Insert or replace rows (one per id); a replaced base row moves to the growable part."""
         if len(ids) == 0:
             return
         matrix = np.asarray(matrix, dtype=np.float32)
         if matrix.shape != (len(ids), self.dim):
             raise ValueError(f"expected a ({len(ids)}, {self.dim}) matrix, got {matrix.shape}")
-        new = [i for i in ids if i not in self._pos]
+        nb = self._base.shape[0]
+        in_base = list(dict.fromkeys(i for i in ids if self._pos.get(i, nb) < nb))
+        for node_id in in_base:  # blank the base row: the id gets a row after the base
+            row = self._pos.pop(node_id)
+            self._ids[row] = None
+            self._live[row] = False
+            self._blank += 1
+        new = list(dict.fromkeys(i for i in ids if i not in self._pos))
         self._grow(len(self._ids) + len(new))
         for node_id in new:
             self._pos[node_id] = len(self._ids)
             self._ids.append(node_id)
         rows = np.fromiter((self._pos[i] for i in ids), dtype=np.int64, count=len(ids))
-        self._matrix[rows] = matrix
+        self._matrix[rows - nb] = matrix
         codes: dict[str, int] = {}
         self._type_codes[rows] = [
             codes[t] if t in codes else codes.setdefault(t, self._code(t)) for t in types
         ]
         self._live[rows] = np.asarray(searchable, dtype=bool)
+        if in_base and self._blank > 64 and self._blank * 2 > len(self._ids):
+            self._compact()
 
     def set_flags(self, ids: Iterable[str], types: Iterable[str], searchable: Iterable[bool]):
         """Update type and searchable flag of known rows without touching their vectors."""
@@ -123,12 +162,14 @@ class VectorIndex:
                 self._live[row] = ok
 
     def remove(self, ids: Iterable[str]) -> None:
+        nb = self._base.shape[0]
         for node_id in ids:
             row = self._pos.pop(node_id, None)
             if row is not None:
                 self._ids[row] = None
                 self._live[row] = False
-                self._matrix[row] = 0.0
+                if row >= nb:
+                    self._matrix[row - nb] = 0.0
                 self._blank += 1
         if self._blank > 64 and self._blank * 2 > len(self._ids):
             self._compact()
@@ -136,15 +177,17 @@ class VectorIndex:
     def _compact(self) -> None:
         keep = [row for row, nid in enumerate(self._ids) if nid is not None]
         n = len(keep)
-        cap = max(64, n * 2)
+        cap = max(_HEADROOM, n * 2)
         matrix = np.zeros((cap, self.dim), dtype=np.float32)
-        matrix[:n] = self._matrix[keep]
+        if n:
+            matrix[:n] = self._rows(keep)
         codes = np.zeros(cap, dtype=np.int32)
         codes[:n] = self._type_codes[keep]
         live = np.zeros(cap, dtype=bool)
         live[:n] = self._live[keep]
         self._ids = [self._ids[row] for row in keep]
         self._pos = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
+        self._base = np.zeros((0, self.dim), dtype=np.float32)
         self._matrix, self._type_codes, self._live, self._blank = matrix, codes, live, 0
 
     def accepts(self, node_id: str, types: Collection[str] | None = None) -> bool:
@@ -159,17 +202,17 @@ class VectorIndex:
 
     def score(self, node_id: str, query: np.ndarray) -> float:
         row = self._pos[node_id]
-        return float(self._matrix[row] @ np.asarray(query, dtype=np.float32).reshape(-1))
+        return float(self._row_vector(row) @ np.asarray(query, dtype=np.float32).reshape(-1))
 
     def vector(self, node_id: str) -> np.ndarray | None:
         row = self._pos.get(node_id)
-        return None if row is None else self._matrix[row].copy()
+        return None if row is None else np.array(self._row_vector(row), dtype=np.float32)
 
     def items(self) -> tuple[tuple[str, ...], np.ndarray]:
         """(ids, matrix) of every row, for checkpoints."""
         rows = [row for row, nid in enumerate(self._ids) if nid is not None]
         ids = tuple(self._ids[row] for row in rows)  # type: ignore[misc]
-        return ids, self._matrix[rows].copy()
+        return ids, self._rows(rows)
 
     def search(
         self,
@@ -203,7 +246,12 @@ class VectorIndex:
         live = int(np.count_nonzero(mask))
         if live == 0:
             return []
-        scores = self._matrix[:n] @ q
+        nb = self._base.shape[0]
+        scores = self._base @ q if nb else np.zeros(0, dtype=np.float32)
+        if n > nb:
+            scores = np.concatenate([scores, self._matrix[: n - nb] @ q]) if nb else (
+                self._matrix[: n - nb] @ q
+            )
         if live != n:
             scores = np.where(mask, scores, -np.inf)
         take = min(k, live)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -61,6 +62,37 @@ class FrozenDict(Mapping[str, Any]):
 
 
 EMPTY = FrozenDict()
+_DATA_SLOT = FrozenDict.__dict__["_data"]  # the slot itself, under the property below
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+class JsonFields(FrozenDict):
+    """A `FrozenDict` read from its JSON text on first use: a chat opened from its columns
+    keeps each node's fields as the stored text until something reads them (most nodes of a
+    long chat are never read in a session). Equal, hashable and pickled like the parsed map."""
+
+    __slots__ = ("_text",)
+
+    def __init__(self, text: str) -> None:
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_hash", None)
+
+    @property  # type: ignore[override]
+    def _data(self) -> dict[str, Any]:
+        try:
+            return _DATA_SLOT.__get__(self)  # type: ignore[no-any-return]
+        except AttributeError:
+            pass
+        data = json.loads(self._text)
+        if type(data) is not dict:
+            raise ValueError(f"stored fields are not a JSON object: {self._text[:80]!r}")
+        scalar = _SCALAR_TYPES
+        out = {k: v if type(v) in scalar else deep_freeze(v) for k, v in data.items()}
+        _DATA_SLOT.__set__(self, out)
+        return out
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({self._data!r})"
 
 
 def deep_freeze(value: Any) -> Any:

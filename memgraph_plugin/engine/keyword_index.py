@@ -15,7 +15,8 @@ The index keeps one growable numpy posting array per token (document slot, slot 
 frequency). A write only appends the node's postings and retires its old slot (a generation
 bump); stale postings are skipped by a generation check and compacted away per token once they
 are half of it, so a write costs the same at any chat size. A search sums each query token's
-postings into a dense score array with numpy and partitions out the top candidates.
+postings per document (into a dense score array when they are many, else sparsely) with numpy
+and partitions out the top candidates.
 """
 
 from __future__ import annotations
@@ -302,7 +303,7 @@ class KeywordIndex:
         avg = self._total_len / docs
         gens, lens = self._gens, self._lens
         best = 0.0
-        scores: np.ndarray | None = None
+        found: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, score parts) per token
         vocab, postings = self._vocab, self._postings
         for tok in sorted(q):
             tid = vocab.get(tok)
@@ -313,14 +314,21 @@ class KeywordIndex:
                 continue
             slots, tfs = p.current(gens)
             norm = K1 * (1.0 - B + B * lens[slots] / avg)
-            part = (w * (K1 + 1.0)) * tfs / (tfs + norm)
-            if scores is None:
-                scores = np.zeros(gens.shape[0], dtype=np.float64)
-            scores[slots] += part  # one posting per document and token: no repeated slot
-        if scores is None:
+            found.append((slots, (w * (K1 + 1.0)) * tfs / (tfs + norm)))
+        if not found:
             return []
-        cand = np.flatnonzero(scores)
-        values = scores[cand]
+        hits = sum(len(slots) for slots, _ in found)
+        if 8 * hits < gens.shape[0]:  # few postings: sum them per document without a dense pass
+            all_slots = np.concatenate([slots for slots, _ in found])
+            cand, where = np.unique(all_slots, return_inverse=True)
+            # adds in token order per document, like the dense sum below (the same floats)
+            values = np.bincount(where, weights=np.concatenate([part for _, part in found]))
+        else:
+            scores = np.zeros(gens.shape[0], dtype=np.float64)
+            for slots, part in found:
+                scores[slots] += part  # one posting per document and token: no repeated slot
+            cand = np.flatnonzero(scores)
+            values = scores[cand]
         return self._top(cand, values / best, allowed, k, accept)
 
     def score_of(self, query: str, node_ids: Iterable[str]) -> dict[str, float]:

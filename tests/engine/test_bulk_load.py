@@ -417,3 +417,78 @@ def test_gc_paused_across_threads_enables_when_the_last_block_ends() -> None:
     release.set()
     worker.join(5)
     assert gc.isenabled()
+
+
+# -- a snapshot's columns: indices computed over whole columns -----------------------------------
+
+
+def _columns_of(data: dict[str, Any]) -> tuple[Any, Any]:
+    from memgraph_plugin.storage.columns import state_tables
+
+    return state_tables(Store.from_dict(data).to_dict())
+
+
+@given(data=graphs())
+def test_column_load_builds_the_indices_single_writes_build(data: dict[str, Any]) -> None:
+    nodes, edges = _columns_of(data)
+    loaded = Store.from_columns(nodes, edges, 0, 0)
+    assert_same_indices(loaded, written_one_by_one(data))
+    reference = Store.from_dict(data)
+    assert list(loaded.iter_nodes()) == list(reference.iter_nodes())
+    assert loaded.node_seq == reference.node_seq
+    assert dict(loaded.pool_anchors()) == dict(reference.pool_anchors())
+
+
+def test_column_load_of_the_story_builds_the_indices_single_writes_build() -> None:
+    data = story_data()
+    nodes, edges = _columns_of(data)
+    assert_same_indices(Store.from_columns(nodes, edges, 0, 0), written_one_by_one(data))
+
+
+def test_column_load_decodes_no_node_one_by_one_and_parses_fields_on_first_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Opening from plain columns takes no per-node decoder, and a node's fields are parsed
+    from their stored text only when something reads them (then equal to a full decode)."""
+    from memgraph_plugin.engine import columnar
+    from memgraph_plugin.engine.frozen import JsonFields
+
+    data = story_data()
+    nodes, edges = _columns_of(data)
+    calls: list[str] = []
+
+    def counted(name: str, real: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return wrapper
+
+    for name in ("node_from_dict", "_freeze_fields", "decode_columns"):
+        monkeypatch.setattr(columnar, name, counted(name, getattr(columnar, name)))
+    monkeypatch.setattr(
+        "memgraph_plugin.engine.store_loading.decode_columns",
+        counted("decode_columns", columnar.decode_columns),
+    )
+    store = Store.from_columns(nodes, edges, 0, 0)
+    assert calls == []
+    with_fields = [n for n in store.iter_nodes() if n.fields]
+    assert with_fields and all(isinstance(n.fields, JsonFields) for n in with_fields)
+    reference = Store.from_dict(data)
+    for n in with_fields:
+        assert n.fields == reference.node(n.id).fields
+        assert hash(n.fields) == hash(reference.node(n.id).fields)
+
+
+def test_column_load_takes_the_per_node_path_for_raw_rows() -> None:
+    """A row the columns cannot hold (stored as raw JSON) goes through the validating decoder,
+    with the same store as a load from the dict."""
+    data = story_data()
+    first = next(iter(data["nodes"]))
+    data["nodes"][first] = {**data["nodes"][first], "floorRange": [1, 2]}
+    nodes, edges = _columns_of(data)
+    assert nodes["raw"].null_count < nodes.num_rows
+    reference = Store.from_dict(data)
+    loaded = Store.from_columns(nodes, edges, reference.node_seq, reference.seq_counter)
+    assert loaded.to_dict() == reference.to_dict()
+    assert_same_indices(loaded, written_one_by_one(data))

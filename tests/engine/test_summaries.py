@@ -235,7 +235,7 @@ def test_change_log_names_each_write_and_restarts_when_too_long(monkeypatch):
         (c0.id, "seq"), (c0.id, "edge"), ("n_4", "edge"),
         (c0.id, "edge"), ("n_4", "edge"), (c0.id, "moved"),
     ]
-    monkeypatch.setattr("memgraph_plugin.engine.store.CHANGE_LOG_LIMIT", 3)
+    monkeypatch.setattr("memgraph_plugin.engine.store_transactions.CHANGE_LOG_LIMIT", 3)
     store.put_node(attrs.evolve(store.node(c0.id), title="C"))
     store.put_node(attrs.evolve(store.node(c0.id), title="Co"))
     assert store.changes_since(start) is None  # the log restarted: readers rebuild

@@ -136,6 +136,35 @@ def test_index_types_flags_removal_and_growth():
     assert idx.search(m[0], k=1)[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
+def test_index_from_read_only_arrays_adopts_them_and_follows_writes():
+    """An index built from stored vectors takes the matrix as it is (read-only memory, not
+    copied); replacing, adding and removing rows afterwards gives the same searches as an
+    index written row by row, through a compaction too."""
+    rng = np.random.default_rng(5)
+    m = rng.standard_normal((120, 16)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    stored = m.copy()
+    stored.flags.writeable = False
+    ids = [f"n_{i}" for i in range(120)]
+    types = np.zeros(120, dtype=np.int64)
+    built = VectorIndex.from_arrays("p", ids, stored, ["event"], types, np.ones(120, dtype=bool))
+    assert np.shares_memory(built._base, stored)  # adopted, not copied
+    plain = VectorIndex(16, "p")
+    plain.upsert(ids, m, ["event"] * 120, [True] * 120)
+    fresh = rng.standard_normal((30, 16)).astype(np.float32)
+    fresh /= np.linalg.norm(fresh, axis=1, keepdims=True)
+    for idx in (built, plain):
+        idx.upsert([f"n_{i}" for i in range(10)], fresh[:10], ["event"] * 10, [True] * 10)
+        idx.upsert([f"x_{i}" for i in range(20)], fresh[10:], ["thread"] * 20, [True] * 20)
+        idx.remove([f"n_{i}" for i in range(10, 90)])  # compacts the adopted index
+    assert np.array_equal(stored, m)  # the stored vectors were never written
+    for q in (fresh[0], fresh[15], m[100]):
+        assert built.search(q, k=12) == plain.search(q, k=12)
+        assert built.search(q, k=5, types=["thread"]) == plain.search(q, k=5, types=["thread"])
+    assert sorted(built.items()[0]) == sorted(plain.items()[0])
+    assert np.allclose(built.vector("n_3"), fresh[3]) and np.allclose(built.vector("n_95"), m[95])
+
+
 def test_node_embedder_fills_an_index():
     emb = NodeEmbedder(HashingProfile())
     nodes = [
