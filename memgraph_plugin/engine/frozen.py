@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 
@@ -52,6 +52,35 @@ class FrozenDict(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         return f"FrozenDict({self._data!r})"
+
+    @staticmethod
+    def parse_all(values: Iterable[Any]) -> None:
+        """Parse every not yet parsed `JsonFields` among `values` with one `json.loads` (a
+        whole-chat index build reads every node's fields: one parse of all is about twice as
+        fast as one per node)."""
+        todo = [
+            v for v in values if type(v) is JsonFields and not _parsed(v)
+        ]
+        if len(todo) < 2:
+            return
+        texts = [v._text for v in todo]
+        try:
+            parsed = json.loads("[" + ",".join(texts) + "]")
+        except ValueError:
+            return  # a bad text: each raises its own clear error when read
+        scalar = _SCALAR_TYPES
+        for v, data in zip(todo, parsed, strict=True):
+            if type(data) is dict:
+                out = {k: x if type(x) in scalar else deep_freeze(x) for k, x in data.items()}
+                _DATA_SLOT.__set__(v, out)
+
+
+def _parsed(value: JsonFields) -> bool:
+    try:
+        _DATA_SLOT.__get__(value)
+    except AttributeError:
+        return False
+    return True
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenDict, (self._data,))

@@ -28,6 +28,7 @@ from .candidate_pool import (
     timeline_key,
 )
 from .edge_records import EdgeRec, edge_of, normalize_edge, normalize_key
+from .frozen import JsonFields
 from .keyword_index import KeywordIndex
 from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
@@ -50,6 +51,7 @@ AdjRecord = EdgeRec
 _SortedPool = SortedPool  # the name the store's tests know
 _edge_of = edge_of
 _intern = sys.intern
+BULK_PARSE = 256  # dirty nodes past which the keyword index parses their fields at once
 
 
 class Store(StoreLoading, StoreTransactions, PoolMembership):
@@ -191,6 +193,8 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
         dirty = self._kw_dirty
         if dirty:
             index, nodes, get = self._keywords, self._nodes, self._schema.get
+            if len(dirty) > BULK_PARSE:  # e.g. the first search after a load: fields in one parse
+                JsonFields.parse_all(n.fields for nid in dirty if (n := nodes.get(nid)) is not None)
             for nid in dirty:
                 if nid not in nodes:
                     index.remove(nid)

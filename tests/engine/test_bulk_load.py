@@ -492,3 +492,34 @@ def test_column_load_takes_the_per_node_path_for_raw_rows() -> None:
     loaded = Store.from_columns(nodes, edges, reference.node_seq, reference.seq_counter)
     assert loaded.to_dict() == reference.to_dict()
     assert_same_indices(loaded, written_one_by_one(data))
+
+
+def test_json_fields_parse_all_at_once_equals_parsing_each() -> None:
+    from memgraph_plugin.engine.frozen import JsonFields
+
+    texts = ['{"a": [1, {"b": 2}]}', '{"c": "x"}', '{"d": null}']
+    one = [JsonFields(t) for t in texts]
+    each = [JsonFields(t) for t in texts]
+    one[1].get("c")  # already parsed: kept
+    JsonFields.parse_all([*one, FrozenDict({"e": 1}), None])
+    assert one == each and [dict(f) for f in one] == [dict(f) for f in each]
+    bad = [JsonFields('{"a": 1}'), JsonFields("[1, 2]")]
+    JsonFields.parse_all(bad)  # a text that is no object: left to raise when read
+    assert bad[0]["a"] == 1
+    with pytest.raises(ValueError, match="not a JSON object"):
+        bad[1].get("a")
+
+
+def test_keyword_index_of_a_column_load_equals_one_of_single_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first search after a load indexes every node (fields parsed in one go): the same
+    tokens and results as an index kept by single writes."""
+    monkeypatch.setattr("memgraph_plugin.engine.store.BULK_PARSE", 0)
+    data = story_data()
+    nodes, edges = _columns_of(data)
+    loaded, written = Store.from_columns(nodes, edges, 0, 0), written_one_by_one(data)
+    for query in ("harbor guild", "Eileen", "storm night"):
+        assert loaded.keywords.search(query, None, 10) == written.keywords.search(query, None, 10)
+    for nid in written.internals()[0]:
+        assert loaded.keywords.tokens_of(nid) == written.keywords.tokens_of(nid)
