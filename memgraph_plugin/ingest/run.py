@@ -155,6 +155,8 @@ async def ingest_messages(
                     )
                 counts[1] += 1
             else:
+                if not warming:  # the first new message: its block's commit will embed
+                    warming.append(_warm_embedding(host))
                 message = chat.add_message(item.role, item.text, name=item.name, time=item.time)
                 await pipeline.extract(chat_id, message, session=session)
                 counts[0] += 1
@@ -162,7 +164,7 @@ async def ingest_messages(
                 progress(position + 1)
         return True
 
-    warming = _warm_embedding(host)
+    warming: list[asyncio.Future[Any] | None] = []
     try:
         more = True
         while more:
@@ -172,8 +174,9 @@ async def ingest_messages(
     except TranscriptError as exc:
         error = exc
     finally:
-        if warming is not None:
-            await warming
+        for load in warming:
+            if load is not None:
+                await load
     ingested, skipped = counts
     nodes, edges = await _graph_size(host, chat_id)
     return IngestReport(

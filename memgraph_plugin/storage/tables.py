@@ -115,6 +115,21 @@ def nodes_table_name(dim: int) -> str:
     return "nodes" if dim == DEFAULT_DIM else f"nodes_d{dim}"
 
 
+def vector_table_dims(db: lancedb.DBConnection) -> list[int]:
+    """The dimensions of the vector tables in a database (written by any process)."""
+    names: list[str] = []
+    token: str | None = None
+    while True:
+        page = db.list_tables(page_token=token)
+        names.extend(page.tables)
+        token = page.page_token
+        if not token or not page.tables:
+            break
+    dims = [DEFAULT_DIM if n == "nodes" else int(n[len("nodes_d"):]) for n in names
+            if n == "nodes" or (n.startswith("nodes_d") and n[len("nodes_d"):].isdigit())]
+    return sorted(dims)
+
+
 def nodes_schema(dim: int) -> pa.Schema:
     return pa.schema(
         [

@@ -3,7 +3,8 @@
 Usage: python -m tests.storage.maintenance_child URI CHAT COUNT TAG
 Commits batches of 3 nodes + 2 edges (one node of the previous batch is renamed and one of its
 edges removed, so snapshots hold replacements and removals); prints `ok <version> <batch>` after
-each commit returned and `maint <what>` when a maintenance step starts (snapshot, compaction).
+each commit returned and `maint <pid> <what>` when a maintenance step starts in the maintenance
+process `pid` (snapshot, compaction), and `error <text>` when a pass failed.
 Snapshots are due every 3 commits, compaction every 4; conflicts are retried after a reload.
 """
 
@@ -35,16 +36,11 @@ def main() -> None:
             maintenance_seconds=0.2,
         )
     )
-    for name in ("snapshot_sync", "optimize_sync"):
-        real = getattr(st, name)
-
-        def marked(*args, _real=real, _name=name, **kwargs):
-            say(f"maint {_name}")
-            return _real(*args, **kwargs)
-
-        setattr(st, name, marked)
+    st.maintenance.on_step = lambda what, pid: say(f"maint {pid} {what}")
+    st.maintenance.start(wait=True)  # writing starts once maintenance can keep up
     say("ready")
     done = 0
+    reported: str | None = None
     while done < count:
         state = st.load_sync(chat)
         batch = f"{tag}{done}"
@@ -75,6 +71,10 @@ def main() -> None:
             continue
         say(f"ok {rec.version} {batch}")
         done += 1
+        error = st.maintenance.last_error
+        if error is not None and error != reported:
+            reported = error
+            say(f"error {error}")
     st.close()
 
 

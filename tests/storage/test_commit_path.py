@@ -38,15 +38,15 @@ def _other_process_commits(uri: str, chat: str, tag: str) -> None:
 
 
 def _count_read_backs(st: LanceStorage) -> list[str]:
-    """Record the filter of every read-back (`_first_per_version`) `st` makes."""
+    """Record the filter of every read-back (`first_per_version`) `st` makes."""
     calls: list[str] = []
-    real = st._first_per_version
+    real = st.journal.first_per_version
 
     def spy(where: str, columns: list[str]) -> Any:
         calls.append(where)
         return real(where, columns)
 
-    st._first_per_version = spy  # type: ignore[method-assign]
+    st.journal.first_per_version = spy  # type: ignore[method-assign]
     return calls
 
 
@@ -71,14 +71,14 @@ def _around_add(st: LanceStorage, *, before=None, after=None) -> None:
 def spy_rows(storage: LanceStorage, table: Any) -> list[str]:
     """The filter of every row query `storage` makes of `table` from now on."""
     seen: list[str] = []
-    real = storage._rows
+    real = storage.journal.rows
 
     def spy(t: Any, where: str, columns: list[str]) -> Any:
         if t is table:
             seen.append(where)
         return real(t, where, columns)
 
-    storage._rows = spy  # type: ignore[method-assign]
+    storage.journal.rows = spy  # type: ignore[method-assign]
     return seen
 
 def test_a_single_writer_never_reads_its_commit_back(storage):
@@ -160,7 +160,7 @@ def test_a_chat_without_checkpoint_is_not_searched_for_one_at_every_commit(stora
 def test_a_load_that_raced_a_commit_of_this_handle_does_not_vouch_for_a_stale_base(storage):
     """A load scans the journal, then this handle commits to the chat (another thread), then the
     load records what it saw: a write based on that load is stale and must conflict."""
-    real = storage._journal
+    real = storage.journal.entries
     committed: list[int] = []
 
     def journal(chat_id: str, after: int, upto: int | None = None) -> Any:
@@ -171,9 +171,9 @@ def test_a_load_that_raced_a_commit_of_this_handle_does_not_vouch_for_a_stale_ba
             )
         return entries
 
-    storage._journal = journal  # type: ignore[method-assign]
+    storage.journal.entries = journal  # type: ignore[method-assign]
     stale = storage.load_sync("c")
-    storage._journal = real  # type: ignore[method-assign]
+    storage.journal.entries = real  # type: ignore[method-assign]
     assert (stale.version, committed) == (0, [1])
     with pytest.raises(ConflictError):
         storage.commit_sync("c", change(node("b"), node_seq=1), base_version=stale.version)

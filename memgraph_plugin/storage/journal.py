@@ -1,0 +1,317 @@
+"""The journal: the append-only `commits` table, one row per committed batch of a chat.
+
+A row holds the change as JSON plus the changed nodes' vectors; one LanceDB append per batch, so
+a batch is all-or-nothing. Two writers of one chat are detected optimistically: a commit appends
+version `base + 1`; the row committed first (the smallest stable row id; scan order is not
+commit order once compaction has run) wins, a loser deletes its row and raises `ConflictError`.
+The append's own table version says whether anything but this handle's appends to other chats
+landed since the chat was last seen at `base`; only then is the version read back to find the
+winner (`_uncontested`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from host.chat_ids import chat_id_problem
+from memgraph_plugin.storage.codec import change_from_payload, change_payload
+from memgraph_plugin.storage.errors import ConflictError, StorageError
+from memgraph_plugin.storage.escape import sql_literal, where_eq
+from memgraph_plugin.storage.persistence import ChangeRecord, CommitRecord, VectorBlock
+from memgraph_plugin.storage.tables import COMMITS, COMMITS_SCHEMA, open_or_create
+
+#: Own appends remembered for `_uncontested` (a longer gap is checked by reading back).
+_OWN_COMMITS_KEPT = 4096
+
+_ENTRY_COLUMNS = [
+    *("seq", "applied", "kind", "created_at", "payload"),
+    *("vec_profile", "vec_ids", "vectors"),
+]
+
+
+def check_chat_id(chat_id: str) -> str:
+    """`chat_id`, or a `StorageError` saying what is wrong with it (the one rule of
+    `host.chat_ids`)."""
+    problem = chat_id_problem(chat_id)
+    if problem is not None:
+        raise StorageError(problem, code="BAD_ARGS")
+    return chat_id
+
+
+def _vectors_to_columns(
+    block: VectorBlock | None,
+) -> tuple[str | None, list[str] | None, bytes | None]:
+    if block is None or not block.ids:
+        return None, None, None
+    matrix = np.ascontiguousarray(block.matrix, dtype=np.float32)
+    if matrix.shape[0] != len(block.ids):
+        raise StorageError("vector block: one row per id expected", code="BAD_ARGS")
+    return block.profile, list(block.ids), matrix.tobytes()
+
+
+def _vectors_from_columns(profile: Any, ids: Any, blob: Any) -> VectorBlock | None:
+    if not profile or not ids or blob is None:
+        return None
+    matrix = np.frombuffer(blob, dtype=np.float32)
+    return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix.reshape(len(ids), -1))
+
+
+def commit_record(
+    chat_id: str, version: int, row: dict[str, Any], change: ChangeRecord
+) -> CommitRecord:
+    """A history row: journal columns `seq, applied, kind, created_at` plus the change's size."""
+    return CommitRecord(
+        chat_id=chat_id,
+        version=version,
+        seq=int(row["seq"]),
+        applied=int(row["applied"]),
+        kind=str(row["kind"]),
+        created_at=float(row["created_at"]),
+        nodes_changed=len(change.nodes) + len(change.nodes_removed),
+        edges_changed=len(change.edges_added) + len(change.edges_removed),
+        node_ids=(*(str(n["id"]) for n in change.nodes), *change.nodes_removed),
+        edges_added=len(change.edges_added),
+        edges_removed=len(change.edges_removed),
+    )
+
+
+class JournalEntry:
+    """A journal row after de-duplication."""
+
+    __slots__ = ("version", "seq", "applied", "kind", "created_at", "payload", "vectors")
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.version = int(row["version"])
+        self.seq = int(row["seq"])
+        self.applied = int(row["applied"])
+        self.kind = str(row["kind"])
+        self.created_at = float(row["created_at"])
+        self.payload = row.get("payload")
+        self.vectors = _vectors_from_columns(
+            row.get("vec_profile"), row.get("vec_ids"), row.get("vectors")
+        )
+
+    def change(self) -> ChangeRecord:
+        return change_from_payload(self.payload, applied=self.applied, kind=self.kind)
+
+
+class Journal:
+    """The `commits` table of one database, and what this handle knows of it."""
+
+    def __init__(self, db: Any) -> None:
+        self.table = open_or_create(db, COMMITS, COMMITS_SCHEMA)
+        self._lock = threading.RLock()
+        self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
+        self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
+
+    # ------------------------------------------------------------------ reads
+
+    def rows(self, table: Any, where: str, columns: list[str]) -> list[dict[str, Any]]:
+        return table.search().where(where).select(columns).limit(None).to_arrow().to_pylist()
+
+    def first_per_version(self, where: str, columns: list[str]) -> dict[int, dict[str, Any]]:
+        """Journal rows matching `where`, the first committed row of each version only.
+
+        Stable row ids grow in commit order and survive compaction: the smallest wins.
+        """
+        rows = (
+            self.table.search()
+            .where(where)
+            .select(["version", *columns])
+            .with_row_id(True)
+            .limit(None)
+            .to_arrow()
+            .to_pylist()
+        )
+        first: dict[int, dict[str, Any]] = {}
+        for row in rows:
+            v = int(row["version"])
+            if v not in first or row["_rowid"] < first[v]["_rowid"]:
+                first[v] = row
+        return first
+
+    def entries(self, chat_id: str, after: int, upto: int | None = None) -> list[JournalEntry]:
+        """Journal rows of a chat with `after < version <= upto`, first row per version wins."""
+        where = f"{where_eq(chat_id=chat_id)} AND version > {int(after)}"
+        if upto is not None:
+            where += f" AND version <= {int(upto)}"
+        first = self.first_per_version(where, _ENTRY_COLUMNS)
+        entries = [JournalEntry(first[v]) for v in sorted(first)]
+        expected = after + 1
+        for entry in entries:
+            if entry.version != expected:
+                raise StorageError(
+                    f"journal of chat {chat_id!r} has a gap: version {expected} is missing "
+                    f"(found {entry.version}); history before it was pruned?"
+                )
+            expected += 1
+        return entries
+
+    def latest_version(self, chat_id: str) -> int:
+        table_version = self.table.version
+        rows = self.rows(self.table, where_eq(chat_id=chat_id), ["version"])
+        latest = max((int(r["version"]) for r in rows), default=0)
+        self._seen[chat_id] = (table_version, latest)
+        return latest
+
+    def has_changed(self, chat_id: str, since_version: int) -> bool:
+        """Cheap freshness check: compares the journal table's version first (no scan); table
+        versions that are this handle's own appends to other chats do not count."""
+        table_version = self.table.version
+        seen = self._seen.get(chat_id)
+        if (
+            seen is not None
+            and seen[1] == since_version
+            and self._only_own_appends(chat_id, seen[0], table_version + 1)
+        ):
+            return False
+        rows = self.rows(
+            self.table,
+            f"{where_eq(chat_id=chat_id)} AND version > {int(since_version)}",
+            ["version"],
+        )
+        if rows:
+            return True
+        self._seen[chat_id] = (table_version, since_version)
+        return False
+
+    def saw(self, chat_id: str, table_version: int, version: int) -> None:
+        """Remember that the chat was at `version` as of commits table version
+        `table_version` (a load read it)."""
+        self._seen[chat_id] = (table_version, version)
+
+    def missing_version(self, chat_id: str, version: int) -> StorageError:
+        """The clear error for a version that cannot be rebuilt: never written, or pruned."""
+        kept = [int(r["version"]) for r in self.rows(
+            self.table, where_eq(chat_id=chat_id), ["version"]
+        )]
+        latest = max(kept, default=0)
+        if version > latest:
+            return StorageError(f"chat {chat_id!r} has no version {version} (latest is {latest})")
+        return StorageError(
+            f"chat {chat_id!r}: version {version} was pruned (history is kept from version "
+            f"{min(kept)}; storage_history_seconds)"
+        )
+
+    def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
+        first = self.first_per_version(
+            where_eq(chat_id=chat_id), ["seq", "applied", "kind", "created_at", "payload"]
+        )
+        out = [
+            commit_record(chat_id, v, first[v], change_from_payload(first[v]["payload"]))
+            for v in sorted(first)
+        ]
+        if limit is not None:
+            out = out[-limit:] if limit > 0 else []
+        return tuple(out)
+
+    def version_for_seq(self, chat_id: str, seq: int) -> int:
+        """The newest version whose message seq is <= `seq` (0: before the first commit).
+
+        A seq older than a pruned journal's first kept row is an error, never "before the first
+        commit" (which would empty the chat).
+        """
+        history = self.history(chat_id)
+        best = 0
+        for rec in history:
+            if rec.seq <= seq:
+                best = rec.version
+        if best == 0 and history and history[0].version > 1:
+            raise StorageError(
+                f"chat {chat_id!r}: the state after message seq {seq} was pruned (history is "
+                f"kept from version {history[0].version}; storage_history_seconds)"
+            )
+        return best
+
+    def chats(self) -> tuple[str, ...]:
+        rows = self.table.search().select(["chat_id"]).limit(None).to_arrow()
+        return tuple(sorted(set(rows.column("chat_id").to_pylist())))
+
+    # ----------------------------------------------------------------- writes
+
+    def append(self, chat_id: str, change: ChangeRecord, *, base_version: int) -> CommitRecord:
+        """Append one journal row (atomic, durable on return) for version `base_version + 1`."""
+        version = int(base_version) + 1
+        writer = uuid.uuid4().hex
+        profile, vec_ids, blob = _vectors_to_columns(change.vectors)
+        fields = {
+            "seq": int(change.seq_counter),
+            "applied": int(change.applied),
+            "kind": change.kind,
+            "created_at": time.time(),
+        }
+        row = pa.table(
+            {
+                "chat_id": [chat_id],
+                "version": [version],
+                "writer": [writer],
+                **{name: [value] for name, value in fields.items()},
+                "payload": [change_payload(change)],
+                "vec_profile": [profile],
+                "vec_ids": [vec_ids],
+                "vectors": [blob],
+            },
+            schema=COMMITS_SCHEMA,
+        )
+        with self._lock:
+            seen = self._seen.get(chat_id)
+            table_version = getattr(self.table.add(row), "version", None)
+            if not self._uncontested(chat_id, base_version, seen, table_version):
+                winner = self.first_per_version(
+                    f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]
+                ).get(version)
+                if winner is None or winner["writer"] != writer:
+                    self.table.delete(
+                        f"{where_eq(chat_id=chat_id)} AND writer = {sql_literal(writer)}"
+                    )
+                    latest = self.latest_version(chat_id)
+                    raise ConflictError(chat_id, base_version, latest)
+            self._note_own_commit(chat_id, table_version, version)
+        return commit_record(chat_id, version, fields, change)
+
+    def _uncontested(
+        self, chat_id: str, base: int, seen: tuple[int, int] | None, table_version: int | None
+    ) -> bool:
+        """Whether the append that made commits table version `table_version` is certainly the
+        first row of version `base + 1` of the chat, without reading it back.
+
+        True when this handle knew the chat at `base` as of table version `seen[0]` and every
+        table version since then, up to the append, is an append of this handle to another chat:
+        no other writer committed in between, so no row of `base + 1` can precede ours.
+        Otherwise (another writer's commit, a compaction, a delete in between) the caller reads
+        the version back.
+        """
+        if seen is None or table_version is None or seen[1] != base:
+            return False
+        return self._only_own_appends(chat_id, seen[0], table_version)
+
+    def _only_own_appends(self, chat_id: str, after: int, before: int) -> bool:
+        """Whether every commits table version strictly between `after` and `before` is an
+        append of this handle to a chat other than `chat_id` (so none touched `chat_id`)."""
+        gap = range(after + 1, before)
+        if len(gap) > len(self._own):
+            return False
+        return all(self._own.get(v, chat_id) != chat_id for v in gap)
+
+    def _note_own_commit(self, chat_id: str, table_version: int | None, version: int) -> None:
+        """Remember that table version `table_version` is this handle's winning append."""
+        if table_version is None:  # no version reported: the next commit reads back
+            self._seen.pop(chat_id, None)
+            return
+        self._seen[chat_id] = (table_version, version)
+        self._own[table_version] = chat_id
+        while len(self._own) > _OWN_COMMITS_KEPT:
+            del self._own[next(iter(self._own))]
+
+    def prune(self, chat_id: str, before_version: int, cutoff: float) -> None:
+        """Delete the chat's rows older than `before_version` and created before `cutoff`."""
+        self.table.delete(
+            f"{where_eq(chat_id=chat_id)} AND version < {int(before_version)}"
+            f" AND created_at < {cutoff!r}"
+        )

@@ -1,0 +1,133 @@
+"""The maintenance child's main loop: `python -m memgraph_plugin.storage.maintenance_worker`.
+
+Reads passes (JSON lines, `maintenance_process.py`) on stdin and runs them on its own
+`LanceStorage` handles, one per database: the snapshots due, then compaction and version cleanup.
+Each step announces itself (`{"step": ..., "pid": ...}`) before it starts; the reply carries the
+checkpoint version of every chat looked at, the failures (a failed step never stops the others)
+and the log records of this package, which the parent logs as its own. The process lowers its
+scheduling priority; it exits when its stdin closes (the parent let it go) or its parent is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from collections import OrderedDict
+from typing import IO, Any
+
+from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.maintenance import retry_conflicts
+from memgraph_plugin.storage.settings import StorageSettings
+
+#: databases kept open at once (a host has one; a test session makes many)
+_HANDLES_KEPT = 4
+#: how much lower this process's scheduling priority is than the writers' (man 2 nice)
+NICENESS = 5
+
+
+class _Collect(logging.Handler):
+    """Keeps this package's log records of one pass for the reply."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append((record.name, record.levelno, record.getMessage()))
+
+
+class Worker:
+    """Runs passes on cached storage handles and writes its answers to `out`."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.handles: OrderedDict[str, LanceStorage] = OrderedDict()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.out.write(json.dumps(message) + "\n")
+        self.out.flush()
+
+    def storage(self, settings: dict[str, Any]) -> LanceStorage:
+        key = json.dumps(settings, sort_keys=True)
+        handle = self.handles.get(key)
+        if handle is None:
+            handle = self.handles[key] = LanceStorage(StorageSettings(**settings))
+            while len(self.handles) > _HANDLES_KEPT:
+                self.handles.popitem(last=False)[1].close()
+        self.handles.move_to_end(key)
+        return handle
+
+    def run_pass(self, request: dict[str, Any]) -> dict[str, Any]:
+        failures: list[tuple[str, str]] = []
+        checkpoints: dict[str, int] = {}
+        storage = self.storage(request["settings"])
+        for chat_id, version in request.get("known", {}).items():
+            storage.note_checkpoint(chat_id, int(version))
+        for chat_id, version in request.get("due", []):
+            what = f"snapshot of chat {chat_id!r}"
+            try:
+                if storage.snapshot_due(chat_id, int(version)):
+                    self.send({"step": what, "pid": os.getpid()})
+                    retry_conflicts(lambda c=chat_id: storage.snapshot_sync(c), what)
+                checkpoints[chat_id] = storage.checkpointed_version(chat_id)
+            except Exception as exc:  # the parent reports it; the next pass tries again
+                failures.append((what, f"{type(exc).__name__}: {exc}"))
+        if request.get("optimize"):
+            self.send({"step": "compaction", "pid": os.getpid()})
+            try:
+                storage.optimize_sync()
+            except Exception as exc:
+                failures.append(("compaction", f"{type(exc).__name__}: {exc}"))
+        return {"done": True, "checkpoints": checkpoints, "failures": failures}
+
+
+def _exit_with_parent(interval: float = 0.5) -> None:
+    """End this process when its parent is gone (SIGKILLed: no one closes our stdin). A pass cut
+    short is safe: every step is crash-safe, and the next maintenance redoes it."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def main() -> None:
+    _exit_with_parent()
+    # answers go to a private copy of stdout; anything else printed lands on stderr
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    with contextlib.suppress(OSError):  # writers first: maintenance only needs to keep up
+        os.nice(NICENESS)
+    collect = _Collect()
+    package = logging.getLogger("memgraph_plugin")
+    package.addHandler(collect)
+    package.setLevel(logging.INFO)
+    package.propagate = False
+    worker = Worker(out)
+    worker.send({"ready": os.getpid()})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        collect.records.clear()
+        try:
+            reply = worker.run_pass(json.loads(line))
+        except Exception as exc:  # e.g. the database cannot be opened: reported, not fatal
+            reply = {"done": True, "checkpoints": {}, "failures": [
+                ("maintenance pass", f"{type(exc).__name__}: {exc}")
+            ]}
+        reply["logs"] = collect.records
+        worker.send(reply)
+    for handle in worker.handles.values():
+        handle.close()
+
+
+if __name__ == "__main__":
+    main()
