@@ -107,7 +107,10 @@ class LoadedColumns:
     nodes: dict[str, Node]  # by id, in row order
     kids: dict[str, list[str]]  # parent id -> children ids in row order
     visible: set[str]
-    pool: list[tuple[PoolKey, Node, str]]  # (recency key, node, lower-case type), key order
+    pool_keys: list[PoolKey]  # the pool's recency keys, in key order
+    pool_nodes: list[Node]  # its nodes, in the same order
+    pool_types: list[str]  # their lower-case types
+    type_rows: dict[str, list[int]]  # lower-case type -> positions in the pool, in order
     anchors: dict[str, str | None]
     node_seq: int
 
@@ -286,12 +289,27 @@ def load_node_columns(
     order = pc.sort_indices(
         order_tbl, sort_keys=[("s", "ascending"), ("d", "ascending"), ("i", "ascending")]
     )
-    ranked = pool_rows[np.asarray(order.to_numpy(), dtype=np.int64)].tolist()
-    neg_seq_l, neg_depth_l = neg_seq.tolist(), (-depth_np).tolist()
-    pool = [
-        ((neg_seq_l[r], neg_depth_l[r], id_list[r]), records[r], ltypes[type_code[r]])
-        for r in ranked
-    ]
+    ranked = pool_rows[np.asarray(order.to_numpy(), dtype=np.int64)]
+    record_objs = np.empty(n, dtype=object)
+    record_objs[:] = records
+    pool_keys = list(
+        zip(
+            neg_seq[ranked].tolist(),
+            (-depth_np[ranked]).tolist(),
+            id_objs[ranked].tolist(),
+            strict=True,
+        )
+    )
+    ltype_names = sorted(set(ltypes))
+    ltype_of_code = np.asarray([ltype_names.index(t) for t in ltypes] or [0], dtype=np.int64)
+    pool_ltype = ltype_of_code[type_code[ranked]] if len(ranked) else np.zeros(0, np.int64)
+    by_ltype = np.argsort(pool_ltype, kind="stable")  # positions grouped by type, in pool order
+    bounds = np.flatnonzero(np.diff(pool_ltype[by_ltype])) + 1
+    type_rows = {
+        ltype_names[int(pool_ltype[part[0]])]: part.tolist()
+        for part in np.split(by_ltype, bounds)
+        if len(part)
+    }
 
     # parents' children, in row order
     kids: dict[str, list[str]] = {}
@@ -317,7 +335,10 @@ def load_node_columns(
         nodes=node_map,
         kids=kids,
         visible=visible,
-        pool=pool,
+        pool_keys=pool_keys,
+        pool_nodes=record_objs[ranked].tolist(),
+        pool_types=[ltype_names[i] for i in pool_ltype.tolist()],
+        type_rows=type_rows,
         anchors=anchors,
         node_seq=_node_seq(ids, id_list, node_seq),
     )

@@ -356,15 +356,18 @@ class KeywordIndex:
             self._weights_memo = (key, weights, best)
         if not weights:
             return out
+        slot_of, slot_terms, lens = self._slot_of.get, self._slot_terms, self._lens
+        get = weights.get
         for node_id in out:
-            slot = self._slot_of.get(node_id)
-            flat = None if slot is None else self._slot_terms[slot]
+            slot = slot_of(node_id)
+            flat = None if slot is None else slot_terms[slot]
             if flat is None:
                 continue
-            norm = K1 * (1.0 - B + B * float(self._lens[slot]) / avg)
+            norm = K1 * (1.0 - B + B * float(lens[slot]) / avg)
             total = 0.0
-            for tid, tf in zip(flat[0::2], flat[1::2], strict=True):
-                w = weights.get(tid)
+            pairs = iter(flat)
+            for tid, tf in zip(pairs, pairs, strict=True):  # (token number, frequency)
+                w = get(tid)
                 if w is not None:
                     total += w * (K1 + 1.0) * tf / (tf + norm)
             out[node_id] = total / best

@@ -135,7 +135,17 @@ class StoreLoading:
         self._names = NameIndex(self._schema)
         self._names_dirty = dict.fromkeys(self._nodes)
         self._visible = loaded.visible
-        self._fill_pools(loaded.pool)
+        keys, pool_nodes = loaded.pool_keys, loaded.pool_nodes
+        ids = [k[2] for k in keys]
+        self._pool_of = dict(zip(ids, zip(keys, loaded.pool_types, strict=True), strict=True))
+        self._set_pools(
+            keys,
+            pool_nodes,
+            {
+                t: ([keys[i] for i in rows], [pool_nodes[i] for i in rows])
+                for t, rows in loaded.type_rows.items()
+            },
+        )
         self._anchor = loaded.anchors
         self._node_seq = loaded.node_seq
         self._seq_counter = seq_counter
@@ -262,6 +272,15 @@ class StoreLoading:
                 parts = by_type[ltype] = ([], [])
             parts[0].append(key)
             parts[1].append(node)
+        self._set_pools(keys, pool_nodes, by_type)
+
+    def _set_pools(
+        self,
+        keys: list[PoolKey],
+        pool_nodes: list[Node],
+        by_type: dict[str, tuple[list[PoolKey], list[Node]]],
+    ) -> None:
+        """The pool and the per-type pools from their entries in key order."""
         # views on the first read, through the view cache (`view` returns the same objects)
         view_of = functools.partial(cached_view, self._views)
         self._pool = SortedPool.from_sorted(keys, pool_nodes, view_of=view_of)
