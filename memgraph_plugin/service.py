@@ -330,6 +330,11 @@ class MemoryGraph:
         commit; fires ``memgraph_commit`` and returns its `CommitInfo`."""
         checked_chat_id(chat_id)
         storage = self._storage()
+        if self.persistence is not None and chat_id not in self._deferred:
+            async with self.lock(chat_id):  # the newest commits: undone in memory, no reload
+                record = await self.persistence.rollback_recent(chat_id, version=version, seq=seq)
+            if record is not None:
+                return await self._announce(chat_id, "rollback", record)
         return await self._replace(
             chat_id, "rollback", lambda: storage.rollback(chat_id, version=version, seq=seq)
         )
@@ -370,6 +375,10 @@ class MemoryGraph:
             finally:  # sessions opened from now on load the new state
                 self.persistence.forget(chat_id)
                 self._stores.pop(chat_id, None)
+        return await self._announce(chat_id, kind, record)
+
+    async def _announce(self, chat_id: str, kind: str, record: CommitRecord) -> CommitInfo:
+        """The `CommitInfo` of a commit storage made, fired as ``memgraph_commit``."""
         commit = CommitInfo(
             version=record.version,
             applied=record.applied,

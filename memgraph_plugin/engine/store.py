@@ -298,6 +298,35 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
         self._undo.append(("c", "seq_counter", self._seq_counter))
         self._seq_counter = value
 
+    def set_node_seq(self, value: int) -> None:
+        """Set the id counter (a revert restores it; `allocate_id` only ever raises it)."""
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad_args("node_seq", f"expected a non-negative integer, got {value!r}")
+        if value == self._node_seq:
+            return
+        if self._depth == 0:
+            with self.transaction():
+                self.set_node_seq(value)
+            return
+        self._undo.append(("c", "node_seq", self._node_seq))
+        self._node_seq = value
+
+    def remove_node(self, id: str) -> bool:
+        """Remove a node that has no edges left (a revert undoing its creation); False when
+        there is none. Writes never delete: they archive."""
+        old = self._nodes.get(id)
+        if old is None:
+            return False
+        if self._out.get(id) or self._in.get(id):
+            raise MemoryGraphError("BAD_ARGS", f"node {id!r} still has edges")
+        if self._depth == 0:
+            with self.transaction():
+                return self.remove_node(id)
+        self._undo.append(("n", id, old))
+        self._drop_node_raw(id)
+        self._note(id, "moved")
+        return True
+
     def put_node(self, node: Node) -> None:
         """Insert or replace a node; every index follows."""
         if not isinstance(node, Node):

@@ -8,7 +8,7 @@ failed transaction through the store's raw index maintenance (`_put_node_raw`, `
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,10 +25,22 @@ CHANGE_LOG_LIMIT = 1 << 16  # past this many entries the log restarts (readers r
 
 
 @attrs.frozen
+class Before:
+    """The state a changeset replaced: each changed node and edge as it was (None: it did not
+    exist) and the counters. What undoing the changeset restores (`store_revert.revert`)."""
+
+    nodes: Mapping[str, Node | None]
+    edges: Mapping[EdgeKey, Edge | None]
+    node_seq: int
+    seq_counter: int
+
+
+@attrs.frozen
 class Changeset:
     """What transactions changed since the last `take_changeset()`.
 
-    Apply `edges_removed` before `edges_added` (a replaced edge appears in `edges_added` only).
+    Apply `edges_removed` before `edges_added` (a replaced edge appears in `edges_added` only),
+    and `nodes_removed` last (only a revert removes nodes).
     """
 
     version: int
@@ -37,6 +49,8 @@ class Changeset:
     edges_removed: tuple[EdgeKey, ...]
     node_seq: int
     seq_counter: int
+    nodes_removed: tuple[str, ...] = ()
+    before: Before | None = attrs.field(default=None, eq=False)
 
 
 
@@ -58,8 +72,9 @@ class StoreTransactions:
         self._changes_base = 0  # the position of _changes[0]
         self._depth = 0
         self._undo: list[tuple[Any, ...]] = []
-        self._pending_nodes: dict[str, None] = {}
+        self._pending_nodes: dict[str, Node | None] = {}  # id -> the node before the window
         self._pending_edges: dict[EdgeKey, Edge | None] = {}
+        self._pending_counters: tuple[int, int] | None = None  # (node_seq, seq_counter) before
         self._pending = False
 
     # the store's raw index maintenance (no undo logging), used to undo
@@ -159,10 +174,20 @@ class StoreTransactions:
             return
         self.version += 1
         self._pending = True
+        if self._pending_counters is None:
+            self._pending_counters = (
+                first_counter.get("node_seq", self._node_seq),
+                first_counter.get("seq_counter", self._seq_counter),
+            )
         for i in changed_nodes:
-            self._pending_nodes[i] = None
+            self._pending_nodes.setdefault(i, first_node[i])
         for k in changed_edges:
             self._pending_edges.setdefault(k, first_edge[k])
+
+    @property
+    def has_changes(self) -> bool:
+        """Committed transactions changed something not yet taken by `take_changeset`."""
+        return self._pending
 
     def take_changeset(self) -> Changeset | None:
         """What committed transactions changed since the last call (None: nothing)."""
@@ -179,16 +204,28 @@ class StoreTransactions:
                 removed.append(key)
             else:
                 added.append(cur)
+        before_nodes = self._pending_nodes
+        node_seq, seq_counter = self._pending_counters or (self._node_seq, self._seq_counter)
         cs = Changeset(
             version=self.version,
-            nodes=tuple(nodes[i] for i in self._pending_nodes if i in nodes),
+            nodes=tuple(nodes[i] for i in before_nodes if i in nodes),
             edges_added=tuple(added),
             edges_removed=tuple(removed),
             node_seq=self._node_seq,
             seq_counter=self._seq_counter,
+            nodes_removed=tuple(
+                i for i, old in before_nodes.items() if i not in nodes and old is not None
+            ),
+            before=Before(
+                nodes=before_nodes,
+                edges=self._pending_edges,
+                node_seq=node_seq,
+                seq_counter=seq_counter,
+            ),
         )
         self._pending_nodes = {}
         self._pending_edges = {}
+        self._pending_counters = None
         self._pending = False
         return cs
 

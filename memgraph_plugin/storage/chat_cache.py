@@ -26,11 +26,13 @@ from memgraph_plugin.embedding.profile import EmbeddingProfile
 from memgraph_plugin.embedding.text import node_id
 from memgraph_plugin.engine.gc_pause import gc_paused
 from memgraph_plugin.engine.schema import is_diagnostic_type
+from memgraph_plugin.engine.store_revert import revert
 from memgraph_plugin.storage.codec import changeset_to_change
 from memgraph_plugin.storage.errors import ConflictError
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.memory_budget import MB, MemoryBudget, chat_bytes
 from memgraph_plugin.storage.persistence import ChatState, CommitRecord, VectorBlock
+from memgraph_plugin.storage.recent_commits import RecentCommit, RecentCommits
 from memgraph_plugin.storage.vector_ann import LanceAnn, hybrid_search
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,7 @@ class LoadedChat:
     dirty: dict[str, float] = attrs.field(factory=dict)
     unembedded: list[str] = attrs.field(factory=list)  # in the index without a stored vector
     lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
+    recent: RecentCommits = attrs.field(factory=RecentCommits)  # for rollbacks in memory
 
     def snapshot_seen(self, version: int) -> None:
         """A snapshot at `version` exists: nodes changed up to it are among its vector rows."""
@@ -325,20 +328,73 @@ class PersistedChats:
             self._used(chat)
             return record
 
-    async def _commit(self, chat: LoadedChat, changeset: Any, applied: int) -> CommitRecord:
+    async def _commit(
+        self, chat: LoadedChat, changeset: Any, applied: int, kind: str = "write"
+    ) -> CommitRecord:
         """Embed, bring the live index up to date, append the journal row (and a snapshot)."""
         vectors = self._embed_changed(chat, changeset.nodes)
+        removed = tuple(getattr(changeset, "nodes_removed", ()))
         if chat.index is not None and self.embedder is not None:
             # before the snapshot below: it must hold this write's vectors
             self.embedder.apply(chat.index, changeset.nodes, vectors)
-        change = changeset_to_change(changeset, applied=applied, vectors=vectors)
+            if removed:
+                chat.index.remove(removed)
+        change = changeset_to_change(changeset, applied=applied, kind=kind, vectors=vectors)
+        version_before = chat.version
         record = await self.storage.commit(chat.chat_id, change, base_version=chat.version)
         chat.version = record.version
         chat.seq = record.seq
         stamp = float(record.version) if vectors is not None else UNSNAPSHOTTED
         for n in changeset.nodes:
             chat.dirty[node_id(n)] = stamp
+        for nid in removed:  # stale in older snapshots' vector rows until the next one
+            chat.dirty[nid] = float(record.version)
+        before = getattr(changeset, "before", None)
+        if before is None:
+            chat.recent.clear()
+        elif kind != "rollback":  # (rollback_recent updates the recent commits itself)
+            chat.recent.note(
+                RecentCommit(version_before, record.version, before.seq_counter, record.seq, before)
+            )
         return record
+
+    async def rollback_recent(
+        self, chat_id: str, *, version: int | None = None, seq: int | None = None
+    ) -> CommitRecord | None:
+        """Roll the loaded chat back to `version` (or to after message `seq`) in memory, as one
+        journal row, when the target is among its newest commits (`RecentCommits`) and no
+        other writer has moved the chat on; None when it is not (the caller takes the storage
+        path, which reloads the chat). Costs what the undone commits changed."""
+        chat = self._chats.get(chat_id)
+        if chat is None or not len(chat.recent):
+            return None
+        async with chat.lock:
+            if self._chats.get(chat_id) is not chat:
+                return None
+            target = chat.recent.target(version=version, seq=seq)
+            if target is None or chat.store.has_changes or chat.store.in_transaction:
+                return None  # mid-write (never between writes): leave it to storage
+            if await self.storage.latest_version(chat_id) != chat.version:
+                return None  # another writer committed: the storage path sees its state
+            revert(chat.store, chat.recent.befores_after(target))
+            changeset = chat.store.take_changeset()
+            if changeset is None:
+                return None
+            applied = (
+                len(changeset.nodes)
+                + len(changeset.nodes_removed)
+                + len(changeset.edges_added)
+                + len(changeset.edges_removed)
+            )
+            try:
+                record = await self._commit(chat, changeset, applied, kind="rollback")
+            except BaseException:
+                self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
+                raise
+            chat.recent.rolled_back(target, record.version)
+            self._checked[chat_id] = time.monotonic()
+            self._used(chat)
+            return record
 
     def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
         """Vectors of the changed nodes; a failing profile is logged by name and the write goes

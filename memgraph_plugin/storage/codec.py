@@ -23,6 +23,7 @@ def changeset_to_change(
     """The engine's `Changeset` as a journal change."""
     return ChangeRecord(
         nodes=tuple(node_to_json(n) for n in changeset.nodes),
+        nodes_removed=tuple(getattr(changeset, "nodes_removed", ())),
         edges_added=tuple(edge_to_json(e) for e in changeset.edges_added),
         edges_removed=tuple((str(k[0]), str(k[1]), str(k[2])) for k in changeset.edges_removed),
         node_seq=int(changeset.node_seq),

@@ -245,7 +245,7 @@ def written_one_by_one(data: dict[str, Any]) -> Store:
 LAZY = {"_views", "_keywords", "_kw_dirty", "_names", "_names_dirty", "_pool_rank",
         "_visible_cache"}
 WRITES = {"version", "_depth", "_undo", "_pending", "_pending_nodes", "_pending_edges",
-          "_node_seq", "_seq_counter", "_changes", "_changes_base"}
+          "_pending_counters", "_node_seq", "_seq_counter", "_changes", "_changes_base"}
 ORDERED = {"_nodes", "_edges"}
 
 

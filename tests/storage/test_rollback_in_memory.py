@@ -1,0 +1,135 @@
+"""Rolling back a chat's newest commits in memory (a regenerate, an edit, a delete): the same
+state and journal as the storage path, without reloading the chat."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from host import Host
+from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.service import memory_graph_for
+from memgraph_plugin.storage.recent_commits import RECENT_COMMITS
+from tests.storage.targets import Target
+
+CHAT = "rb"
+
+
+async def _host(data_dir, target: Target | None = None, **settings: Any) -> Host:
+    settings.setdefault("embedding_profile", "hashing")
+    if target is not None:
+        settings = target.host_settings(**settings)
+    host = Host(data_dir=data_dir, settings=settings, entry_points=False)
+    await host.start()
+    return host
+
+
+def _state(data: dict[str, Any]) -> dict[str, Any]:
+    """A store dict with its edges as a set (their order follows write history)."""
+    return {
+        "nodes": data["nodes"],
+        "edges": sorted(json.dumps(e, sort_keys=True) for e in data["edges"]),
+        "nodeSeq": data.get("nodeSeq"),
+        "seqCounter": data.get("seqCounter"),
+    }
+
+
+async def _write_turns(session: Any, turns: range) -> None:
+    for t in turns:
+        await session.apply_extraction_batch(
+            ops=[
+                {
+                    "op": "create",
+                    "type": "event",
+                    "ref": "e",
+                    "title": f"turn {t}",
+                    "fields": {"summary": f"Ilya and Juno talk at turn {t}."},
+                },
+                {
+                    "op": "upsert",
+                    "type": "character_sheet",
+                    "ref": "c",
+                    "title": "Ilya Renn",
+                    "fields": {"aliases": ["Ilya"], "status": f"tired after turn {t}"},
+                },
+                {"op": "link", "source": "c", "target": "e", "relation": "involved_in"},
+            ],
+            max_seq=t,
+        )
+
+
+async def test_rollback_of_newest_commits_equals_the_storage_state_and_keeps_the_store(tmp_path):
+    host = await _host(tmp_path / "d")
+    api = host.registry.get("memory-graph")
+    session = await api.open_session(host.get_context(CHAT))
+    await _write_turns(session, range(1, 9))
+    storage = memory_graph_for(host).persistence.storage
+    store = session.store
+
+    for seq in (6, 3):
+        rolled = await api.rollback(CHAT, seq=seq)
+        assert rolled.kind == "rollback" and rolled.persisted
+        fresh = await api.open_session(host.get_context(CHAT))
+        assert fresh.store is store  # undone in memory: no reload
+        wanted = storage.state_at_sync(CHAT, seq=seq).data
+        assert _state(store.to_dict()) == _state(wanted)
+        assert _state(storage.load_sync(CHAT).data) == _state(wanted)  # the journal agrees
+        assert session.keyword_search(query="turn", k=20)  # indices follow the revert
+        titles = {n.title for n in session.read_api().list_nodes(types=["event"])}
+        assert titles == {f"turn {t}" for t in range(1, seq + 1)}
+
+    await _write_turns(session, range(4, 6))  # chatting on after a rollback
+    await host.stop()
+    again = await _host(tmp_path / "d")
+    reopened = await again.registry.get("memory-graph").open_session(again.get_context(CHAT))
+    assert _state(reopened.store.to_dict()) == _state(store.to_dict())
+    await again.stop()
+
+
+async def test_a_rollback_past_the_recent_commits_takes_the_storage_path(tmp_path):
+    host = await _host(tmp_path / "d")
+    api = host.registry.get("memory-graph")
+    session = await api.open_session(host.get_context(CHAT))
+    await _write_turns(session, range(1, RECENT_COMMITS + 4))
+    store = session.store
+    await api.rollback(CHAT, seq=1)
+    fresh = await api.open_session(host.get_context(CHAT))
+    assert fresh.store is not store  # reloaded from storage
+    assert {n.title for n in fresh.read_api().list_nodes(types=["event"])} == {"turn 1"}
+    await host.stop()
+
+
+async def test_a_regenerated_answer_is_undone_in_memory_and_extracted_once(tmp_path):
+    host = await _host(tmp_path / "d")
+    pipeline = pipeline_for(host)
+    chat = host.chat(CHAT)
+    await pipeline.add_user_message(CHAT, "Where is Ilya Renn tonight?")
+    await pipeline.add_assistant_message(CHAT, "Ilya Renn waits at the Lantern Market.")
+    api = host.registry.get("memory-graph")
+    store = (await api.open_session(host.get_context(CHAT))).store
+    before = len(store)
+    await pipeline.forget_messages_from(CHAT, len(chat.messages) - 1)  # the answer is replaced
+    await pipeline.add_assistant_message(CHAT, "Ilya Renn hides in the salt archive.")
+    session = await api.open_session(host.get_context(CHAT))
+    assert session.store is store
+    events = [n.fields.get("summary", "") for n in session.read_api().list_nodes(types=["event"])]
+    assert not any("Lantern Market" in text for text in events)
+    assert sum("salt archive" in text for text in events) == 1
+    assert len(store) <= before + 1
+    await host.stop()
+
+
+async def test_another_writer_sends_a_rollback_down_the_storage_path(tmp_path, target):
+    a = await _host(tmp_path / "a", target)
+    b = await _host(tmp_path / "b", target)
+    sa = await a.registry.get("memory-graph").open_session(a.get_context(CHAT))
+    await _write_turns(sa, range(1, 4))
+    sb = await b.registry.get("memory-graph").open_session(b.get_context(CHAT))
+    await _write_turns(sb, range(4, 5))  # b moves the chat on
+    rolled = await a.registry.get("memory-graph").rollback(CHAT, seq=2)
+    fresh = await a.registry.get("memory-graph").open_session(a.get_context(CHAT))
+    assert fresh.store is not sa.store
+    titles = {n.title for n in fresh.read_api().list_nodes(types=["event"])}
+    assert titles == {"turn 1", "turn 2"} and rolled.kind == "rollback"
+    await a.stop()
+    await b.stop()
