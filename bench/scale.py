@@ -135,23 +135,43 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
     persistence = memory_graph_for(host).persistence
     storage = persistence.storage
 
-    # 1. one-op persisted writes across maintenance cycles
+    # 1. one-op persisted writes across maintenance cycles, interleaved in blocks of 50 with the
+    # same writes on a second host whose maintenance never runs: the machine's own noise floor
+    # (a shared 2-core machine's p99 / p50 can pass 10 with no maintenance at all)
     _phase("one-op writes")
     writes = 300 if quick else 1000
+    quiet_host = Host(
+        data_dir=tmp / "quiet",
+        settings={"embedding_profile": "hashing", "storage_optimize_every": 10**9,
+                  "storage_checkpoint_every": 10**9, "storage_maintenance_seconds": 10**6},
+        entry_points=False,
+    )
+    await quiet_host.start()
+    quiet_api = quiet_host.registry.get("memory-graph")
     session = await api.open_session(host.get_context("writes"))
+    quiet = await quiet_api.open_session(quiet_host.get_context("writes"))
     passes0 = storage.maintenance.passes
     times: list[float] = []
-    for i in range(writes):
-        t0 = time.perf_counter()
-        await session.create_node(type="event", fields={"summary": f"Mira at the harbor {i}"})
-        times.append(time.perf_counter() - t0)
+    floor: list[float] = []
+    for block in range(0, writes, 50):
+        for sample, target in ((times, session), (floor, quiet)):
+            for i in range(block, min(block + 50, writes)):
+                t0 = time.perf_counter()
+                await target.create_node(
+                    type="event", fields={"summary": f"Mira at the harbor {i}"}
+                )
+                sample.append(time.perf_counter() - t0)
     storage.maintenance.wait_idle(120)
+    await quiet_host.stop()
     passes = storage.maintenance.passes - passes0
     p50, p99 = _pct(times, 50), _pct(times, 99)
     note = f"{writes} writes, {passes} maintenance passes (snapshot every 200, compact every 50)"
     out.append(("persisted 1-op write p50", p50, None, note, "ms"))
     out.append(("persisted 1-op write p99", p99, None, f"max {max(times) * 1000:.1f} ms", "ms"))
     out.append(("write p99 / p50", p99 / p50, 10.0, "across maintenance cycles", "x"))
+    f50, f99 = _pct(floor, 50), _pct(floor, 99)
+    out.append(("same writes, no maintenance at all: p99 / p50", f99 / f50, None,
+                f"noise floor of this machine now (p50 {f50:.1f} ms, p99 {f99:.1f} ms)", "x"))
 
     # 2. writes to chat B while chat A is in maintenance: A holds 100k nodes; each cycle puts
     # `storage_checkpoint_every` commits on it, the last one making its snapshot due, and the
@@ -171,7 +191,7 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
         for i in range(every - 1):
             await a.create_node(type="event", fields={"summary": f"A {cycle} {i}"})
         storage.maintenance.wait_idle(300)
-        for i in range(20):
+        for i in range(max(20, len(during) // max(cycle, 1))):  # as many as a pass overlaps
             t0 = time.perf_counter()
             await b.create_node(type="event", fields={"summary": f"quiet {cycle} {i}"})
             baseline.append(time.perf_counter() - t0)
@@ -191,8 +211,11 @@ async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
         f"{len(during)} writes to B over {maint_s:.1f} s of {cycles} passes (A's"
         f" {size_a // 1000}k-node chat: snapshot, pruning, compaction of every table)"
     )
-    out.append(("write to B, no maintenance running, p50", _pct(baseline, 50), None,
-                f"{len(baseline)} writes", "ms"))
+    b50, b99 = _pct(baseline, 50), _pct(baseline, 99)
+    out.append(("write to B, no maintenance running, p50", b50, None,
+                f"{len(baseline)} writes between the passes", "ms"))
+    out.append(("write to B, no maintenance running, p99 / p50", b99 / b50, None,
+                "noise floor of this machine now", "x"))
     out.append(("write to B during A's maintenance p50", p50, None, note, "ms"))
     out.append(("write to B during A's maintenance p99", p99, None, "", "ms"))
     out.append(("B write p99 / p50 during A's maintenance", p99 / p50, 3.0, "", "x"))

@@ -269,7 +269,7 @@ class Maintenance:
             storage._commits_since_optimize = 0
         try:
             reply = shared_process().run(request, self._step)
-        except MaintenanceDied as exc:
+        except Exception as exc:  # died, or could not start: reported, retried, writes go on
             if optimize:  # compaction is owed still
                 storage._commits_since_optimize = max(
                     storage._commits_since_optimize, storage.settings.optimize_every

@@ -297,3 +297,36 @@ def test_two_writers_keep_fragments_and_versions_bounded_and_log_no_errors(tmp_p
     assert len(acked) == 120
     _check_batches(st, "shared", acked)
     st.close()
+
+
+def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
+    tmp_path, monkeypatch
+):
+    """The maintenance process fails to start (its module is missing): every write still
+    returns, the failure is reported (`last_error`, a warning), and once it can start again the
+    next pass does the work that was due."""
+    from memgraph_plugin.storage import maintenance_process
+
+    process = maintenance_process.MaintenanceProcess()
+    monkeypatch.setattr(maintenance_process, "_SHARED", process)
+    monkeypatch.setattr(maintenance_process, "_WORKER_MODULE", "memgraph_plugin.no_such_module")
+    st = LanceStorage(
+        StorageSettings(
+            uri=str(tmp_path / "db"), checkpoint_every=3, optimize_every=4, maintenance_seconds=0.2
+        )
+    )
+    try:
+        for i in range(1, 7):
+            st.commit_sync("c", change(node(f"n_{i}"), node_seq=i), base_version=i - 1)
+        assert not st.maintenance.wait_idle(3)  # due, and failing
+        assert "did not start" in (st.maintenance.last_error or "")
+        assert st.checkpointed_version("c") == 0
+        monkeypatch.setattr(
+            maintenance_process, "_WORKER_MODULE", "memgraph_plugin.storage.maintenance_worker"
+        )
+        assert st.maintenance.wait_idle(120)
+        assert st.checkpointed_version("c") == 6
+        assert LanceStorage(st.settings).load_sync("c").checkpoint_version == 6
+    finally:
+        st.close()
+        process.close()
