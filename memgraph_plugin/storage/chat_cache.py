@@ -22,6 +22,7 @@ from memgraph_plugin.embedding.profile import EmbeddingProfile
 from memgraph_plugin.embedding.text import node_id
 from memgraph_plugin.engine.gc_pause import gc_paused
 from memgraph_plugin.engine.store_revert import revert
+from memgraph_plugin.engine.store_transactions import Changeset
 from memgraph_plugin.storage.chat_vectors import ChatVectors
 from memgraph_plugin.storage.codec import changeset_to_change
 from memgraph_plugin.storage.errors import ConflictError
@@ -249,7 +250,7 @@ class PersistedChats(ChatVectors):
     # --------------------------------------------------------------- commit
 
     async def persist(
-        self, chat_id: str, changeset: Any, *, applied: int, store: Any = None
+        self, chat_id: str, changeset: Changeset, *, applied: int, store: Any = None
     ) -> CommitRecord:
         """Make `changeset` (already applied to the cached store) durable as one journal row.
 
@@ -280,11 +281,11 @@ class PersistedChats(ChatVectors):
             return record
 
     async def _commit(
-        self, chat: LoadedChat, changeset: Any, applied: int, kind: str = "write"
+        self, chat: LoadedChat, changeset: Changeset, applied: int, kind: str = "write"
     ) -> CommitRecord:
         """Embed, bring the live index up to date, append the journal row (and a snapshot)."""
         vectors = self._embed_changed(chat, changeset.nodes)
-        removed = tuple(getattr(changeset, "nodes_removed", ()))
+        removed = changeset.nodes_removed
         if chat.index is not None and self.embedder is not None:
             # before the snapshot below: it must hold this write's vectors
             self.embedder.apply(chat.index, changeset.nodes, vectors)
@@ -300,7 +301,7 @@ class PersistedChats(ChatVectors):
             chat.dirty[node_id(n)] = stamp
         for nid in removed:  # stale in older snapshots' vector rows until the next one
             chat.dirty[nid] = float(record.version)
-        before = getattr(changeset, "before", None)
+        before = changeset.before
         if before is None:
             chat.recent.clear()
         elif kind != "rollback":  # (rollback_recent updates the recent commits itself)
