@@ -41,13 +41,17 @@ class Chat:
         self.path = path
         self._lock = threading.RLock()
         self._messages: list[Message] | None = None
+        self._frozen: tuple[Message, ...] | None = None  # `messages` until the next change
         self._unwritten: list[Message] | None = None  # added inside `batched_writes`, not on disk
 
     @property
     def messages(self) -> tuple[Message, ...]:
-        """Every message, oldest first."""
+        """Every message, oldest first (one tuple kept until the chat changes: a turn asks for
+        the context several times, and a long chat's copy per call grew with the chat)."""
         with self._lock:
-            return tuple(self._loaded())
+            if self._frozen is None:
+                self._frozen = tuple(self._loaded())
+            return self._frozen
 
     def add_message(self, role: Role, text: str, *, name: str = "", time: str = "") -> Message:
         """Append a message and persist it; returns it with its ``seq`` and ``index``.
@@ -70,6 +74,7 @@ class Chat:
                 with self.path.open("a", encoding="utf-8") as handle:
                     handle.write(_line(message))
             messages.append(message)
+            self._frozen = None
             return message
 
     @contextlib.contextmanager
@@ -114,6 +119,7 @@ class Chat:
             removed = max(0, len(messages) - (after_index + 1))
             if removed:
                 del messages[after_index + 1 :]
+                self._frozen = None
                 self._write(messages)
             return removed
 

@@ -26,6 +26,8 @@ from memgraph_plugin.storage.vector_ann import LanceAnn, hybrid_search
 
 log = logging.getLogger(__name__)
 
+DEFAULT_COARSE_THRESHOLD = 32_768
+
 Progress = Callable[[int, int], None]
 
 __all__ = ["ChatVectors", "Progress"]
@@ -38,6 +40,9 @@ class ChatVectors:
     _ann: LanceAnn | None
     _ann_build: asyncio.Future[bool] | None
     ann_threshold: int
+    #: rows from which a chat's index gets coarse lists (built in the background, then a search
+    #: reads a bounded number of rows; `embedding/coarse.py`); the factory sets it from settings
+    coarse_threshold: int = DEFAULT_COARSE_THRESHOLD
     last_search_mode: str
     storage: LanceStorage
     embedder: NodeEmbedder | None
@@ -176,8 +181,26 @@ class ChatVectors:
                 )
             if ann is not None:
                 self._build_ann(ann)
-        self.last_search_mode = "exact"
+        self._maybe_build_coarse(index)
+        self.last_search_mode = "exact" if index.coarse is None else "coarse"
         return index.search(q, k=k, types=types)
+
+    def _maybe_build_coarse(self, index: VectorIndex) -> None:
+        """Build the index's coarse lists on a worker thread once it is large (and again when
+        a quarter of its rows came since); searches stay exact until they are ready."""
+        if len(index) < self.coarse_threshold or index.coarse_task is not None:
+            return
+        if not index.coarse_stale():
+            return
+        task = asyncio.ensure_future(asyncio.to_thread(index.build_coarse))
+        index.coarse_task = task
+
+        def done(finished: asyncio.Future[bool]) -> None:
+            index.coarse_task = None
+            if not finished.cancelled() and finished.exception() is not None:
+                log.error("building coarse vector lists failed", exc_info=finished.exception())
+
+        task.add_done_callback(done)
 
     def _build_ann(self, ann: LanceAnn) -> None:
         """Build LanceDB's vector index in the background (minutes at 100k+ rows); searches
