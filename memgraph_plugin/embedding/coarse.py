@@ -29,7 +29,7 @@ class CoarseLists:
     def __init__(self, centroids: np.ndarray, assignment: np.ndarray) -> None:
         self.centroids = centroids
         self.rows = int(assignment.shape[0])
-        self._order = np.argsort(assignment, kind="stable").astype(np.int64)
+        self._order = np.argsort(assignment, kind="stable").astype(np.int32)
         counts = np.bincount(assignment, minlength=centroids.shape[0])
         self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
 
@@ -51,8 +51,11 @@ class CoarseLists:
         centroids = sample[rng.choice(sample.shape[0], size=count, replace=False)].copy()
         for _ in range(ITERATIONS):
             nearest = np.argmax(sample @ centroids.T, axis=1)
+            counts = np.bincount(nearest, minlength=count)
+            full = counts > 0
+            starts = (np.cumsum(counts) - counts)[full]
             sums = np.zeros_like(centroids)
-            np.add.at(sums, nearest, sample)
+            sums[full] = np.add.reduceat(sample[np.argsort(nearest, kind="stable")], starts, axis=0)
             norms = np.linalg.norm(sums, axis=1)
             empty = norms == 0
             sums[empty] = centroids[empty]  # a centroid nothing chose stays where it was
@@ -64,6 +67,10 @@ class CoarseLists:
             assignment[start : start + block.shape[0]] = np.argmax(block @ centroids.T, axis=1)
         return cls(np.ascontiguousarray(centroids, dtype=np.float32), assignment)
 
+    @property
+    def nbytes(self) -> int:
+        return int(self.centroids.nbytes + self._order.nbytes + self._starts.nbytes)
+
     def probe(self, query: np.ndarray, budget: int = ROW_BUDGET) -> np.ndarray:
         """Row numbers of the lists nearest to `query`, nearest list first, until `budget` rows
         (and at least `MIN_PROBE` lists) are taken."""
@@ -73,4 +80,5 @@ class CoarseLists:
         lists = max(MIN_PROBE, int(np.searchsorted(taken, budget, side="left")) + 1)
         picked = order[:lists]
         starts, ends = self._starts[picked], self._starts[picked + 1]
-        return np.concatenate([self._order[s:e] for s, e in zip(starts, ends, strict=True)])
+        parts = [self._order[s:e] for s, e in zip(starts, ends, strict=True)]
+        return np.concatenate(parts).astype(np.int64)

@@ -51,9 +51,10 @@ class VectorIndex:
     @property
     def nbytes(self) -> int:
         """Bytes of its arrays (what the memory budget counts for a chat's vectors)."""
+        coarse = self._coarse
         return int(
             self._base.nbytes + self._matrix.nbytes + self._live.nbytes + self._type_codes.nbytes
-        )
+        ) + (0 if coarse is None else coarse.nbytes)
 
     @classmethod
     def from_arrays(
