@@ -15,8 +15,8 @@ import numpy as np
 
 ROW_BUDGET = 8192  # rows a search reads at most from the probed lists (plus rows written since)
 MIN_PROBE = 8  # lists probed at least
-SAMPLE = 16_384  # rows k-means trains on
-ITERATIONS = 6
+SAMPLE = 8192  # rows k-means trains on
+ITERATIONS = 5
 _CHUNK = 8192  # rows assigned per matrix product (bounds the temporary)
 
 

@@ -46,7 +46,7 @@ class VectorIndex:
         self._recording: list[np.ndarray] | None = None  # rows written while a build runs
         self._layout = 0  # bumped when rows are renumbered (compaction)
         self._coarse_lock = threading.Lock()
-        self.coarse_task: object | None = None  # the owner's handle on a build in flight
+        self.coarse_task: threading.Thread | None = None  # a build in flight (the owner's)
 
     @property
     def nbytes(self) -> int:
