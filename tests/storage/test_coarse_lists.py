@@ -88,8 +88,8 @@ def test_rows_written_after_the_build_are_found_and_removed_ones_never():
     index.upsert(["new"], target[None, :], ["event"], [True])  # added after the lists
     assert index.search(target, k=1)[0][0] == "new"
     index.upsert(["n7"], target[None, :], ["event"], [True])  # a base row rewritten
-    top = {i for i, _ in index.search(target, k=2)}
-    assert top == {"new", "n7"}
+    top = [i for i, _ in index.search(target, k=5)]
+    assert set(top[:2]) == {"new", "n7"} and len(set(top)) == 5  # each row once
     index.remove(["new"])
     assert index.search(target, k=1)[0][0] == "n7"
     assert index.coarse is not None  # still in use; nothing renumbered
