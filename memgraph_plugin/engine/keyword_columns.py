@@ -117,8 +117,8 @@ class Vocabulary:
             for t in missing:
                 self.get(t)
             return
-        wanted = pa.array(missing, pa.string())
         for first, part in self._parts:
+            wanted = pa.array(missing, part.type)
             at = pc.index_in(wanted, value_set=part).to_pylist()
             for token, i in zip(missing, at, strict=True):
                 if i is not None:
