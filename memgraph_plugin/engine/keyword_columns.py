@@ -4,9 +4,8 @@ A snapshot stores, per node, its distinct token ids in order of first occurrence
 frequencies (what `KeywordIndex` would compute from the node's text), plus the vocabulary: the
 token of each id, as parts that are each sorted (a full snapshot's vocabulary, then the tokens
 each delta added, their ids continuing). `KeywordColumns` is that data as loaded (pyarrow);
-`Vocabulary` looks tokens up in it without a Python dict of every token, and `BasePostings` turns
-the per-node lists into token-major postings with one sort of packed integers, so an index of a
-million nodes is ready in a fraction of a second with no per-node Python work.
+`Vocabulary` looks tokens up in it without a Python dict of every token (`keyword_postings.py`
+turns the per-node lists into postings).
 """
 
 from __future__ import annotations
@@ -15,11 +14,10 @@ import bisect
 from collections.abc import Sequence
 
 import attrs
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["BasePostings", "KeywordColumns", "Vocabulary"]
+__all__ = ["KeywordColumns", "Vocabulary"]
 
 _MANY = 4096  # uncached look-ups past which a hash join over the vocabulary beats bisecting
 
@@ -154,60 +152,5 @@ class _Strings:
         return str(self._arr[i].as_py())
 
 
-@attrs.frozen(eq=False)
-class BasePostings:
-    """Postings of the nodes loaded from columns (slot i = row i), node-major and token-major.
-
-    Node-major: row `s` holds `tids[off[s]:off[s + 1]]` with frequencies `tfs[...]`; token-major:
-    token `t` is in the rows `slots[ptr[t]:ptr[t + 1]]` with frequencies `freqs[...]`; `df[t]`:
-    how many rows hold it; `lens[s]`: row `s`'s length in tokens.
-    """
-
-    off: np.ndarray
-    tids: np.ndarray
-    tfs: np.ndarray
-    ptr: np.ndarray
-    slots: np.ndarray
-    freqs: np.ndarray
-    df: np.ndarray
-    lens: np.ndarray
-
-    @classmethod
-    def from_lists(cls, tids: pa.Array, tfs: pa.Array, vocab_size: int) -> BasePostings:
-        """From per-row token id and frequency lists (nulls count as empty)."""
-        counts = pc.fill_null(pc.list_value_length(tids), 0).to_numpy(zero_copy_only=False)
-        flat_t = _int32(tids.flatten())
-        flat_f = _int32(tfs.flatten())
-        n = len(counts)
-        off = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(counts, out=off[1:])
-        csum = np.zeros(len(flat_f) + 1, dtype=np.int64)
-        np.cumsum(flat_f, out=csum[1:])
-        lens = (csum[off[1:]] - csum[off[:-1]]).astype(np.float32)
-        df = np.bincount(flat_t, minlength=vocab_size).astype(np.int64)
-        ptr = np.zeros(vocab_size + 1, dtype=np.int64)
-        np.cumsum(df, out=ptr[1:])
-        rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-        if vocab_size < 1 << 23 and n < 1 << 24 and (not len(flat_f) or flat_f.max() < 1 << 16):
-            # one sort of (token << 40 | row << 16 | frequency): several times faster than an
-            # argsort, and the order within a token (by row) does not change any score
-            key = flat_t.astype(np.int64) << 40
-            key |= rows << 16
-            key |= flat_f
-            key.sort()
-            slots = ((key >> 16) & 0xFFFFFF).astype(np.int32)
-            freqs = (key & 0xFFFF).astype(np.int32)
-        else:
-            order = np.argsort(flat_t, kind="stable")
-            slots = rows[order].astype(np.int32)
-            freqs = flat_f[order]
-        return cls(off, flat_t, flat_f, ptr, slots, freqs, df.astype(np.int32), lens)
-
-
 def _array(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-
-
-def _int32(values: pa.Array) -> np.ndarray:
-    arr = values.to_numpy(zero_copy_only=False)
-    return arr if arr.dtype == np.int32 else arr.astype(np.int32)

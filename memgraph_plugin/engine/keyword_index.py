@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .keyword_columns import BasePostings, KeywordColumns, Vocabulary
+from .keyword_columns import KeywordColumns, Vocabulary
+from .keyword_postings import BasePostings, Postings
 from .keyword_text import keyword_fingerprint, node_text, token_set, tokenize
 from .models import Node
 from .schema import NodeTypeSpec, Schema
@@ -50,58 +51,12 @@ __all__ = [
 
 K1 = 1.2
 B = 0.75
-_MIN_POSTINGS = 2  # least capacity of a token's posting array
 _CHUNK = 4096  # nodes tokenized before their tokens are looked up in a stored vocabulary
 
 
 def idf(docs: int, df: int) -> float:
     """Lucene's BM25 IDF: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, never negative."""
     return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
-
-
-class _Postings:
-    """One token's postings: a growable ``(n, 3)`` int32 array of slot, slot generation and
-    term frequency (one array per token keeps a rare token's cost near its few postings)."""
-
-    __slots__ = ("data", "size", "live", "dead")
-
-    def __init__(self, capacity: int) -> None:
-        self.data = np.empty((max(capacity, _MIN_POSTINGS), 3), dtype=np.int32)
-        self.size = 0  # used rows (live + dead)
-        self.live = 0  # documents holding the token now (its document frequency)
-        self.dead = 0
-
-    def extend(self, flat: list[int]) -> None:
-        """Append postings given as flat ``slot, generation, frequency`` triples."""
-        n = len(flat) // 3
-        end = self.size + n
-        if end > self.data.shape[0]:
-            grown = np.empty((max(end, 2 * self.data.shape[0]), 3), dtype=np.int32)
-            grown[: self.size] = self.data[: self.size]
-            self.data = grown
-        if n == 1:
-            self.data[self.size] = flat
-        else:
-            self.data[self.size : end] = np.array(flat, dtype=np.int32).reshape(n, 3)
-        self.size = end
-        self.live += n
-
-    def retire_one(self, slot_gens: np.ndarray) -> None:
-        """One of its documents left; compact once stale rows are half of the array."""
-        self.live -= 1
-        self.dead += 1
-        if self.dead > 8 and 2 * self.dead > self.size:
-            rows = self.data[: self.size]
-            kept = rows[slot_gens[rows[:, 0]] == rows[:, 1]]
-            self.size, self.dead = kept.shape[0], 0
-            self.data[: self.size] = kept
-
-    def current(self, slot_gens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(slots, term frequencies) of the documents holding the token now."""
-        rows = self.data[: self.size]
-        if self.dead:
-            rows = rows[slot_gens[rows[:, 0]] == rows[:, 1]]
-        return rows[:, 0], rows[:, 2]
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -123,7 +78,7 @@ class KeywordIndex:
     def clear(self) -> None:
         self._weights_memo: tuple[Any, dict[int, float], float] | None = None  # score_of's last
         self._vocab = Vocabulary()
-        self._postings: dict[int, _Postings] = {}  # token number -> postings added in memory
+        self._postings: dict[int, Postings] = {}  # token number -> postings added in memory
         self._pending: KeywordColumns | None = None  # adopted columns, built on first use
         self._base: BasePostings | None = None
         self._base_ids: pa.Array | None = None  # slot -> node id of the base slots
@@ -372,7 +327,7 @@ class KeywordIndex:
         for tid, flat in pending.items():
             p = postings.get(tid)
             if p is None:
-                p = postings[tid] = _Postings(len(flat) // 3)
+                p = postings[tid] = Postings(len(flat) // 3)
             p.extend(flat)
 
     def remove(self, node_id: str) -> None:
