@@ -28,15 +28,15 @@ class KeywordColumns:
 
     `fingerprint`: the tokenizer and searchable fields that made it (`keyword_fingerprint`);
     `vocab`: the vocabulary parts in id order (each a sorted string array); `ids`, `tids`,
-    `tfs`: per node its id, distinct token ids (first occurrence first) and their frequencies; a
-    null list means "not known" (the node is indexed from its text).
+    `tfs`: per node its id, distinct token ids (first occurrence first) and their frequencies
+    (chunked as read); a null list means "not known" (the node is indexed from its text).
     """
 
     fingerprint: str
     vocab: tuple[pa.Array, ...] = attrs.field(converter=lambda v: tuple(_array(p) for p in v))
-    ids: pa.Array = attrs.field(converter=lambda v: _array(v))
-    tids: pa.Array = attrs.field(converter=lambda v: _array(v))
-    tfs: pa.Array = attrs.field(converter=lambda v: _array(v))
+    ids: pa.ChunkedArray = attrs.field(converter=lambda v: _chunked(v))
+    tids: pa.ChunkedArray = attrs.field(converter=lambda v: _chunked(v))
+    tfs: pa.ChunkedArray = attrs.field(converter=lambda v: _chunked(v))
 
     def fits(self, nodes: int) -> bool:
         """Whether the columns are whole: one row per node of the `nodes` loaded, frequency
@@ -49,7 +49,7 @@ class KeywordColumns:
         lengths = pc.fill_null(pc.list_value_length(tids), 0)
         if not lengths.equals(pc.fill_null(pc.list_value_length(tfs), 0)):
             return False
-        flat = tids.flatten()
+        flat = pc.list_flatten(tids)
         if not len(flat):
             return True
         lo_hi = pc.min_max(flat)
@@ -57,7 +57,7 @@ class KeywordColumns:
         return bool(
             lo_hi["min"].as_py() >= 0
             and lo_hi["max"].as_py() < size
-            and pc.min(tfs.flatten()).as_py() >= 1
+            and pc.min(pc.list_flatten(tfs)).as_py() >= 1
         )
 
     @property
@@ -150,6 +150,11 @@ class _Strings:
 
     def __getitem__(self, i: int) -> str:
         return str(self._arr[i].as_py())
+
+
+def _chunked(values: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
+    """As a chunked array (a table's column as read: its chunks are not copied together)."""
+    return values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
 
 
 def _array(values: pa.Array | pa.ChunkedArray) -> pa.Array:

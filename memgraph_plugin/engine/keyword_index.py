@@ -24,6 +24,7 @@ in the same token order).
 
 from __future__ import annotations
 
+import heapq
 import math
 from array import array
 from collections import Counter
@@ -81,7 +82,7 @@ class KeywordIndex:
         self._postings: dict[int, Postings] = {}  # token number -> postings added in memory
         self._pending: KeywordColumns | None = None  # adopted columns, built on first use
         self._base: BasePostings | None = None
-        self._base_ids: pa.Array | None = None  # slot -> node id of the base slots
+        self._base_ids: pa.ChunkedArray | None = None  # slot -> node id of the base slots
         self._base_n = 0
         self._bdf = np.zeros(0, dtype=np.int32)  # token number -> live base documents
         self._bdead = np.zeros(0, dtype=np.int32)  # token number -> retired base postings
@@ -122,8 +123,7 @@ class KeywordIndex:
         vocab = Vocabulary(cols.vocab)
         base = BasePostings.from_lists(cols.tids, cols.tfs, len(vocab))
         n = len(cols.ids)
-        ids = cols.ids
-        self._base_ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+        self._base_ids = cols.ids
         self._vocab, self._base, self._base_n = vocab, base, n
         self._bdf = base.df.copy()
         self._bdead = np.zeros(len(vocab), dtype=np.int32)
@@ -136,7 +136,7 @@ class KeywordIndex:
         self._free = empty.tolist()
         self._slot_ids = [None] * n
         self._slot_terms = [None] * n
-        self._total_len = int(base.tfs.sum(dtype=np.int64))
+        self._total_len = int(base.lens.sum(dtype=np.float64))  # whole numbers: exact
         self._docs = n - len(empty)
         self._slot_of = None
 
@@ -454,27 +454,52 @@ class KeywordIndex:
         accept: Callable[[str], bool] | None,
     ) -> list[tuple[str, float]]:
         """The best `k` admitted candidates: take the top `m` by score (with every candidate
-        tied at the cut), keep the admitted ones, and widen `m` until `k` are found."""
+        tied at the cut), keep the admitted ones, and widen `m` until `k` are found. Candidates
+        tied at the cut all score the same, so of those only the best few by key are ordered
+        (a synthetic chat can tie a fifth of its nodes)."""
         total = cand.shape[0]
         m = total if k is None else min(total, max(4 * k, 64))
         while True:
             if m < total:
                 top = np.argpartition(-values, m - 1)[:m]
                 floor = values[top].min()
-                sel = np.flatnonzero(values >= floor)
+                above = np.flatnonzero(values > floor)
+                tied = np.flatnonzero(values == floor)
             else:
-                sel = np.arange(total)
-            hits = []
-            for i, nid in zip(sel.tolist(), self._ids_of(cand[sel]), strict=True):
-                if nid is None or (allowed is not None and nid not in allowed):
-                    continue
-                if accept is not None and not accept(nid):
-                    continue
-                hits.append((-float(values[i]), nid if allowed is None else allowed[nid], nid))
-            if k is None or len(hits) >= k or sel.shape[0] >= total:
+                above, tied = np.arange(total), np.arange(0)
+            hits = [
+                (-float(values[i]), key, nid)
+                for i, key, nid in self._admitted(above, cand, allowed, accept)
+            ]
+            found = len(hits)
+            if k is not None and found < k and len(tied):
+                score = -float(values[tied[0]])
+                best = heapq.nsmallest(
+                    k - found, ((key, nid) for _, key, nid in self._admitted(
+                        tied, cand, allowed, accept
+                    ))
+                )
+                hits.extend((score, key, nid) for key, nid in best)
+            if k is None or len(hits) >= k or len(above) + len(tied) >= total:
                 break
             m = min(total, m * 4)
         hits.sort()
         if k is not None:
             hits = hits[:k]
         return [(nid, -s) for s, _, nid in hits]
+
+    def _admitted(
+        self,
+        sel: np.ndarray,
+        cand: np.ndarray,
+        allowed: Mapping[str, Any] | None,
+        accept: Callable[[str], bool] | None,
+    ) -> Iterator[tuple[int, Any, str]]:
+        """(position, tie-break key, id) of the candidates at `sel` that `allowed` and
+        `accept` admit."""
+        for i, nid in zip(sel.tolist(), self._ids_of(cand[sel]), strict=True):
+            if nid is None or (allowed is not None and nid not in allowed):
+                continue
+            if accept is not None and not accept(nid):
+                continue
+            yield i, (nid if allowed is None else allowed[nid]), nid

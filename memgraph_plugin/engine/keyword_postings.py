@@ -82,30 +82,38 @@ class BasePostings:
     lens: np.ndarray
 
     @classmethod
-    def from_lists(cls, tids: pa.Array, tfs: pa.Array, vocab_size: int) -> BasePostings:
+    def from_lists(
+        cls, tids: pa.Array | pa.ChunkedArray, tfs: pa.Array | pa.ChunkedArray, vocab_size: int
+    ) -> BasePostings:
         """From per-row token id and frequency lists (nulls count as empty)."""
         counts = pc.fill_null(pc.list_value_length(tids), 0).to_numpy(zero_copy_only=False)
-        flat_t = _int32(tids.flatten())
-        flat_f = _int32(tfs.flatten())
+        flat_t = _int32(pc.list_flatten(tids))
+        flat_f = _int32(pc.list_flatten(tfs))
         n = len(counts)
         off = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=off[1:])
-        csum = np.zeros(len(flat_f) + 1, dtype=np.int64)
-        np.cumsum(flat_f, out=csum[1:])
-        lens = (csum[off[1:]] - csum[off[:-1]]).astype(np.float32)
-        df = np.bincount(flat_t, minlength=vocab_size).astype(np.int64)
+        lens = np.zeros(n, dtype=np.float32)
+        full = np.flatnonzero(counts)
+        if len(full):  # per-row sums of the frequencies (reduceat needs non-empty segments)
+            lens[full] = np.add.reduceat(flat_f, off[full])
+        df = np.bincount(flat_t, minlength=vocab_size)
         ptr = np.zeros(vocab_size + 1, dtype=np.int64)
         np.cumsum(df, out=ptr[1:])
         rows = np.repeat(np.arange(n, dtype=np.int64), counts)
         if vocab_size < 1 << 23 and n < 1 << 24 and (not len(flat_f) or flat_f.max() < 1 << 16):
             # one sort of (token << 40 | row << 16 | frequency): several times faster than an
             # argsort, and the order within a token (by row) does not change any score
-            key = flat_t.astype(np.int64) << 40
-            key |= rows << 16
+            key = flat_t.astype(np.int64)
+            key <<= 40
+            rows <<= 16
+            key |= rows
             key |= flat_f
+            del rows
             key.sort()
-            slots = ((key >> 16) & 0xFFFFFF).astype(np.int32)
             freqs = (key & 0xFFFF).astype(np.int32)
+            key >>= 16
+            key &= 0xFFFFFF
+            slots = key.astype(np.int32)
         else:
             order = np.argsort(flat_t, kind="stable")
             slots = rows[order].astype(np.int32)
@@ -113,6 +121,6 @@ class BasePostings:
         return cls(off, flat_t, flat_f, ptr, slots, freqs, df.astype(np.int32), lens)
 
 
-def _int32(values: pa.Array) -> np.ndarray:
+def _int32(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     arr = values.to_numpy(zero_copy_only=False)
     return arr if arr.dtype == np.int32 else arr.astype(np.int32)

@@ -104,7 +104,11 @@ class Checkpoints:
         profile = profile or (head.get("vec_profile") if head is not None else None)
         chain = [int(v) for v in head["chain"]] if head is not None else []
         spec = self._keyword_spec()
-        known = self.snaps.keyword_rows(chat_id, chain) if spec is not None and chain else None
+        known = (
+            self.snaps.keyword_rows(chat_id, chain, lists=False)
+            if spec is not None and chain
+            else None
+        )
         full_rows = int(head["node_count"]) + int(head["edge_count"]) if head is not None else 0
         delta_rows = (int(head["delta_rows"]) if head is not None else 0) + len(delta)
         if (

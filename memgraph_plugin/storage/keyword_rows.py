@@ -70,6 +70,8 @@ class KeywordRows:
         )
 
         def blob(name: str) -> np.ndarray:
+            if name not in row.column_names:  # read without the lists
+                return np.zeros(0, dtype="<i4")
             return np.frombuffer(row[name][0].as_buffer(), dtype="<i4")
 
         return cls(
@@ -160,7 +162,7 @@ def full_rows(
         kept is None
         or kept.fingerprint != fingerprint
         or not kept.fits(n)
-        or not kept.ids.equals(nodes["id"].combine_chunks())
+        or not kept.ids.equals(nodes["id"])
     ):
         tokens = node_tokens(nodes, schema)
         terms = sorted({w for t in tokens if t for w, _ in t})
@@ -172,7 +174,7 @@ def full_rows(
     old_vocab = pa.concat_arrays([p.cast(pa.string()) for p in kept.vocab]) if kept.vocab else (
         pa.array([], pa.string())
     )
-    flat = kept.tids.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    flat = pc.list_flatten(kept.tids).to_numpy(zero_copy_only=False).astype(np.int64)
     used = np.flatnonzero(np.bincount(flat, minlength=len(old_vocab)))
     words = set(old_vocab.take(pa.array(used)).to_pylist())
     words.update(w for t in fresh if t for w, _ in t)
@@ -194,7 +196,7 @@ def full_rows(
     start[unknown] = len(flat) + fresh_off[:-1]
     source_tids = np.concatenate([remap[flat], f_tids.astype(np.int64)])
     source_tfs = np.concatenate([
-        kept.tfs.flatten().to_numpy(zero_copy_only=False).astype(np.int32), f_tfs
+        pc.list_flatten(kept.tfs).to_numpy(zero_copy_only=False).astype(np.int32), f_tfs
     ])
     new_off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     gather = np.repeat(start - new_off[:-1], counts) + np.arange(int(new_off[-1]))

@@ -142,15 +142,18 @@ class SnapshotTables:
             result.append(state)
         return result[0], result[1], vocab
 
-    def keyword_rows(self, chat_id: str, chain: Sequence[int]) -> list[KeywordRows] | None:
+    def keyword_rows(
+        self, chat_id: str, chain: Sequence[int], *, lists: bool = True
+    ) -> list[KeywordRows] | None:
         """The keyword rows of a chain's row sets, oldest first; None unless every row set has
-        one, all of one fingerprint, their vocabularies' ids following each other."""
-        rows = (
-            self.keywords.search()
-            .where(f"{where_eq(chat_id=chat_id)} AND {in_list('snap', chain)}")
-            .limit(None)
-            .to_arrow()
+        one, all of one fingerprint, their vocabularies' ids following each other. `lists`
+        False: without the per-node lists (fingerprint and vocabulary only)."""
+        query = self.keywords.search().where(
+            f"{where_eq(chat_id=chat_id)} AND {in_list('snap', chain)}"
         )
+        if not lists:
+            query = query.select(["snap", "fingerprint", "first_tid", "terms"])
+        rows = query.limit(None).to_arrow()
         at = {snap: i for i, snap in enumerate(rows["snap"].to_pylist())}
         if any(int(snap) not in at for snap in chain):
             return None
