@@ -41,14 +41,7 @@ from .keyword_text import keyword_fingerprint, node_text, token_set, tokenize
 from .models import Node
 from .schema import NodeTypeSpec, Schema
 
-__all__ = [
-    "KeywordIndex",
-    "idf",
-    "keyword_fingerprint",
-    "node_text",
-    "token_set",
-    "tokenize",
-]
+__all__ = ["KeywordIndex", "idf", "keyword_fingerprint", "node_text", "token_set", "tokenize"]
 
 K1 = 1.2
 B = 0.75
@@ -467,10 +460,8 @@ class KeywordIndex:
                 tied = np.flatnonzero(values == floor)
             else:
                 above, tied = np.arange(total), np.arange(0)
-            hits = [
-                (-float(values[i]), key, nid)
-                for i, key, nid in self._admitted(above, cand, allowed, accept)
-            ]
+            admitted = self._admitted(above, cand, allowed, accept)
+            hits = [(-float(values[i]), key, nid) for i, key, nid in admitted]
             found = len(hits)
             if k is not None and found < k and len(tied):
                 score = -float(values[tied[0]])
