@@ -20,6 +20,8 @@ from .columnar import LoadedColumns, decode_columns, decode_edge_columns, load_n
 from .edge_records import EdgeRec, edge_of
 from .gc_pause import gc_paused
 from .json_codec import decode_graph, edge_to_dict, node_to_dict
+from .keyword_columns import KeywordColumns
+from .keyword_index import KeywordIndex
 from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
 from .schema import Schema, is_diagnostic_type
@@ -87,6 +89,7 @@ class StoreLoading:
     _type_pools: dict[str, SortedPool]
     _views: dict[str, NodeView]
     _kw_dirty: dict[str, None]
+    _keywords: KeywordIndex
     _names: NameIndex
     _names_dirty: dict[str, None]
     _node_seq: int
@@ -109,11 +112,19 @@ class StoreLoading:
 
     @classmethod
     def from_columns(
-        cls, nodes: Any, edges: Any, node_seq: int, seq_counter: int, *, schema: Any = None
+        cls,
+        nodes: Any,
+        edges: Any,
+        node_seq: int,
+        seq_counter: int,
+        *,
+        schema: Any = None,
+        keywords: KeywordColumns | None = None,
     ) -> Self:
         """A store from a snapshot's node and edge state tables (pyarrow, `storage/columns.py`):
         the same store `from_dict` builds from the same graph, without a JSON dict per node
-        (indices computed over whole columns: `columnar.load_node_columns`)."""
+        (indices computed over whole columns: `columnar.load_node_columns`). `keywords`: the
+        snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text."""
         store = cls(schema=schema)
         with gc_paused():
             loaded = load_node_columns(nodes, node_seq, store._schema)
@@ -121,6 +132,9 @@ class StoreLoading:
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
                 store._load_columns(loaded, decode_edge_columns(edges, loaded.nodes), seq_counter)
+                unknown = store._keywords.adopt(keywords, store._schema, len(store._nodes))
+                if unknown is not None:  # the rest is indexed from the columns
+                    store._kw_dirty = dict.fromkeys(unknown)
         return store
 
     def _load_columns(
