@@ -30,6 +30,7 @@ from .candidate_pool import (
 from .edge_records import EdgeRec, edge_of, normalize_edge, normalize_key
 from .frozen import JsonFields
 from .keyword_index import KeywordIndex
+from .lazy_nodes import LazyNodes
 from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
 from .schema import DEFAULT_SCHEMA, Schema, load_schema
@@ -59,6 +60,7 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
 
     def __init__(self, *, schema: Schema | Any = None) -> None:
         self._schema: Schema = load_schema(schema) if schema is not None else DEFAULT_SCHEMA
+        self._deferred: dict[str, Any] = {}  # attributes a columnar load left to first read
         self._nodes: dict[str, Node] = {}
         self._edges: dict[EdgeKey, EdgeRec] = {}  # in serial (insertion) order
         self._next_serial = 0
@@ -123,7 +125,19 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
         return self._nodes.get(id)
 
     def iter_nodes(self) -> Iterator[Node]:
+        """Every node (a loaded store makes the records it has not made yet, once)."""
         return iter(tuple(self._nodes.values()))
+
+    def column_ids(self) -> tuple[list[str], Mapping[str, int]] | None:
+        """The id column of the snapshot this store was loaded from and its id -> row map (read
+        only), while the node map still reads from those columns; else None."""
+        nodes = self._nodes
+        return nodes.column_ids() if isinstance(nodes, LazyNodes) else None
+
+    def node_ids(self) -> Iterator[str]:
+        """Every node id, in `iter_nodes` order, without making records."""
+        nodes = self._nodes
+        return nodes.ids() if isinstance(nodes, LazyNodes) else iter(tuple(nodes))
 
     def edge(self, key: tuple[str, str, str]) -> Edge | None:
         rec = self._edges.get(normalize_key(key))
