@@ -120,8 +120,11 @@ class LoadedColumns:
         pool_ltype: np.ndarray,
         ltype_names: list[str],
         anchor_rows: np.ndarray,
+        id_array: Any,
     ) -> None:
         self.nodes = nodes  # by id, in row order, each made on its first read
+        self.id_array = id_array  # the id column (pyarrow)
+        self.id_objs = id_objs  # row -> id (the node map's own strings)
         self.kids = kids  # parent id -> children ids in row order
         self.node_seq = node_seq
         self._ids = id_objs  # row -> id (the node map's own strings)
@@ -335,6 +338,7 @@ def load_node_columns(
         pool_ltype=pool_ltype,
         ltype_names=ltype_names,
         anchor_rows=_anchor_rows(parent_rows, archived_np, in_pool),
+        id_array=ids,
     )
 
 

@@ -66,6 +66,10 @@ class NodeColumns:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def release(self) -> None:
+        """Drop the columns (every record is made: only the ids and their rows are read)."""
+        self._cols = {}
+
     def records(self, lo: int, hi: int) -> list[Node]:
         """The `Node`s of rows ``lo:hi`` (fields left as their JSON text: `JsonFields`)."""
         cols = self._cols
@@ -164,6 +168,9 @@ class LazyNodes(dict[str, Node]):
             b = row // BLOCK
             if source is None or self._made[b]:
                 return
+            if self._pending == 0:  # every record of it was written before being read
+                self._made[b] = 1
+                return
             lo = b * BLOCK
             hi = min(lo + BLOCK, len(source))
             moved, has, put = self._moved, dict.__contains__, dict.__setitem__
@@ -176,6 +183,8 @@ class LazyNodes(dict[str, Node]):
                 made += 1
             self._pending -= made
             self._made[b] = 1
+            if self._pending == 0:  # every loaded record made or replaced: columns unneeded
+                source.release()
 
     def get(self, key: Any, default: Any = None) -> Any:
         value = dict.get(self, key, _MISS)
@@ -205,6 +214,8 @@ class LazyNodes(dict[str, Node]):
     def __setitem__(self, key: str, value: Node) -> None:
         if self._unread_row(key) is not None:
             self._pending -= 1  # written before its first read: the write's record wins
+            if self._pending == 0:
+                self._source.release()  # type: ignore[union-attr]
         dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:

@@ -48,7 +48,6 @@ __all__ = [
     "timeline_key",
 ]
 
-AdjRecord = EdgeRec
 _SortedPool = SortedPool  # the name the store's tests know
 _edge_of = edge_of
 _intern = sys.intern
@@ -124,15 +123,12 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
     def node(self, id: str) -> Node | None:
         return self._nodes.get(id)
 
-    def iter_nodes(self) -> Iterator[Node]:
-        """Every node (a loaded store makes the records it has not made yet, once)."""
+    def iter_nodes(self) -> Iterator[Node]:  # a loaded store makes every record, once
         return iter(tuple(self._nodes.values()))
 
     def column_ids(self) -> tuple[list[str], Mapping[str, int]] | None:
-        """The id column of the snapshot this store was loaded from and its id -> row map (read
-        only), while the node map still reads from those columns; else None."""
-        nodes = self._nodes
-        return nodes.column_ids() if isinstance(nodes, LazyNodes) else None
+        """`LazyNodes.column_ids` of a store loaded from columns (read only); else None."""
+        return self._nodes.column_ids() if isinstance(self._nodes, LazyNodes) else None
 
     def node_ids(self) -> Iterator[str]:
         """Every node id, in `iter_nodes` order, without making records."""

@@ -18,6 +18,7 @@ from ..errors import bad_args
 from .candidate_pool import PoolKey, SortedPool, cached_view
 from .columnar import LoadedColumns, decode_columns, decode_edge_columns, load_node_columns
 from .deferred import Deferred, defer
+from .edge_columns import EdgeMaps, load_edge_columns
 from .edge_records import EdgeRec, edge_of
 from .gc_pause import gc_paused
 from .json_codec import decode_graph, edge_to_dict, node_to_dict
@@ -125,11 +126,16 @@ class StoreLoading:
             if loaded is None:  # raw JSON rows or repeated ids: node by node
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
-                store._load_columns(loaded, decode_edge_columns(edges, loaded.nodes), seq_counter)
+                maps = load_edge_columns(edges, loaded.id_array, loaded.id_objs)
+                store._load_columns(
+                    loaded,
+                    maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
+                    seq_counter,
+                )
         return store
 
     def _load_columns(
-        self, loaded: LoadedColumns, edges: dict[EdgeKey, Edge], seq_counter: int
+        self, loaded: LoadedColumns, edges: EdgeMaps | dict[EdgeKey, Edge], seq_counter: int
     ) -> None:
         """Fill an empty store from indices computed over columns (what `_bulk_load` of the
         same records leaves). The node map makes records on first read (`LazyNodes`), and the
@@ -137,7 +143,11 @@ class StoreLoading:
         nodes pays for those only."""
         nodes = self._nodes = loaded.nodes
         self._kids = loaded.kids
-        self._load_edges(edges)
+        if isinstance(edges, tuple):  # the edge map and adjacency, from the edge columns
+            self._edges, self._out, self._in = edges
+            self._next_serial = len(self._edges)
+        else:
+            self._load_edges(edges)
         self._names = NameIndex(self._schema)
         views = self._views
         node_of = nodes.__getitem__  # the node map, not the store: no cycle through the pools

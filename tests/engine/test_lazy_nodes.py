@@ -196,3 +196,43 @@ def test_lazy_nodes_behave_like_the_dict_an_eager_load_fills(ops: list, block: i
         assert lazy == reference and lazy.complete
     finally:
         lazy_nodes.BLOCK = old
+
+
+def test_every_record_written_before_its_first_read(small_blocks: None) -> None:
+    """Writes that replace every loaded record before any read leave no block to make: the
+    columns are dropped and the map is the written records, in row order."""
+    data = story_data()
+    nodes, _edges = _tables(data)
+    loaded = load_node_columns(nodes, 0, DEFAULT_SCHEMA)
+    assert loaded is not None
+    lazy, reference = loaded.nodes, dict(Store.from_dict(data).internals()[0])
+    for key in reversed(list(reference)):
+        lazy[key] = reference[key] = attrs.evolve(reference[key], title="rewritten")
+    assert dict.__len__(lazy) == len(lazy) == len(reference)
+    assert lazy.get("n_3") is reference["n_3"]
+    assert list(lazy.items()) == list(reference.items())
+
+
+def test_edge_columns_normalise_like_the_dict_load() -> None:
+    """Edge rows as an import may have stored them (upper-case types, a symmetric relation the
+    larger id first, duplicates once normalised, self-edges, a missing end) load into the same edge map,
+    adjacency and order as `from_dict` gives."""
+    data = story_data()
+    data["edges"] = [
+        {"from": "n_2", "to": "n_1", "type": "allied_with", "seqTo": 4},  # symmetric, reversed
+        {"from": "n_1", "to": "n_2", "type": "Allied_With"},  # its duplicate once normalised
+        {"from": "n_9", "to": "n_1", "type": "Mentions", "seqTo": 6},
+        {"from": "n_9", "to": "n_9", "type": "related"},  # self-edge
+        {"from": "ghost", "to": "n_1", "type": "related"},  # missing end
+        {"from": "n_8", "to": "n_4", "type": "advances", "seqTo": 5},
+        {"from": "n_4", "to": "n_8", "type": "ADVANCES", "seqTo": 7},  # not symmetric: kept
+        {"from": "n_8", "to": "n_4", "type": "Advances", "seqTo": 8},  # duplicate: first wins
+        {"from": "n_11", "to": "n_5", "type": "contains"},
+    ]
+    nodes, edges = state_tables(data)
+    lazy = Store.from_columns(nodes, edges, data["nodeSeq"], data["seqCounter"])
+    eager = Store.from_dict(data)
+    assert list(lazy.iter_edges()) == list(eager.iter_edges())
+    assert lazy.internals()[1:4] == eager.internals()[1:4]
+    assert list(lazy.internals()[2]) == list(eager.internals()[2])  # adjacency key order
+    assert lazy.edge(("n_2", "allied_with", "n_1")).seq_to == 4
