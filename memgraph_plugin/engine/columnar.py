@@ -315,16 +315,19 @@ def load_node_columns(
 
     # parents' children, in row order (keyed by the parent node's own id string)
     kids: dict[str, list[str]] = {}
-    if len(with_parent):
+    if len(with_parent):  # grouped by parent with numpy; a list slice per parent
         pcodes, _values = _codes(pc.take(parent_col, with_parent))
-        grouped = with_parent[np.argsort(pcodes, kind="stable")]
-        bounds = np.flatnonzero(np.diff(np.sort(pcodes, kind="stable"))) + 1
-        parts = np.split(grouped, bounds)
-        firsts = np.asarray([part[0] for part in parts], dtype=np.int64)
+        order = np.argsort(pcodes, kind="stable")
+        grouped = with_parent[order]
+        codes = pcodes[order]
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        ends = np.append(starts[1:], len(codes)).tolist()
+        firsts = grouped[starts]
         texts = pc.take(parent_col, firsts).to_pylist()
         owner = parent_rows[firsts].tolist()
-        for part, text, prow in zip(parts, texts, owner, strict=True):
-            kids[id_list[prow] if prow >= 0 else text] = id_objs[part].tolist()
+        members = id_objs[grouped].tolist()
+        for a, b, text, prow in zip(starts.tolist(), ends, texts, owner, strict=True):
+            kids[id_list[prow] if prow >= 0 else text] = members[a:b]
 
     return LoadedColumns(
         nodes=node_map,

@@ -42,7 +42,7 @@ def _grouped(
     if not len(rows):
         return {}
     order = np.argsort(rows, kind="stable")
-    ordered = [recs[i] for i in order.tolist()]
+    ordered = list(map(recs.__getitem__, order.tolist()))
     by_row = rows[order]
     starts = np.flatnonzero(np.concatenate(([True], by_row[1:] != by_row[:-1])))
     ends = np.append(starts[1:], len(by_row))

@@ -215,8 +215,8 @@ def test_every_record_written_before_its_first_read(small_blocks: None) -> None:
 
 def test_edge_columns_normalise_like_the_dict_load() -> None:
     """Edge rows as an import may have stored them (upper-case types, a symmetric relation the
-    larger id first, duplicates once normalised, self-edges, a missing end) load into the same edge map,
-    adjacency and order as `from_dict` gives."""
+    larger id first, duplicates once normalised, self-edges, a missing end) load into the same
+    edge map, adjacency and order as `from_dict` gives."""
     data = story_data()
     data["edges"] = [
         {"from": "n_2", "to": "n_1", "type": "allied_with", "seqTo": 4},  # symmetric, reversed
