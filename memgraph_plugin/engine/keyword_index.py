@@ -1,9 +1,4 @@
-"""Keyword search: the tokenizer (ASCII words + CJK character bigrams) and the BM25 index.
-
-A CJK run has no word breaks, so besides the rule "tokens are runs of ASCII letters/digits or CJK
-ideographs, length >= 2" a CJK run is cut into overlapping character bigrams: the query "艾琳"
-becomes the bigram "艾琳", which is also one of the bigrams of "我看见艾琳走进花园". Query and node
-text are tokenized the same way.
+"""Keyword search: the BM25 index (the tokenizer and what it reads of a node: `keyword_text.py`).
 
 Scoring is Okapi BM25 (k1 1.2, b 0.75, Lucene's always-positive IDF) over the distinct query
 tokens, divided by the best a document could score for that query (``Σ idf · (k1 + 1)`` over
@@ -17,75 +12,40 @@ bump); stale postings are skipped by a generation check and compacted away per t
 are half of it, so a write costs the same at any chat size. A search sums each query token's
 postings per document (into a dense score array when they are many, else sparsely) with numpy
 and partitions out the top candidates.
+
+A store loaded from a snapshot hands the index the snapshot's keyword columns (`adopt`): they
+become a *base* (`keyword_columns.BasePostings`: token-major postings of slots 0..n-1 built
+with one sort, generation 0), built on first use, with no tokenizing and no Python object per
+node; later writes go to the growable arrays as above and retire base slots by the same
+generation bump. Node ids of base slots stay in the snapshot's id column until a write needs the
+id -> slot map. Scores are the same floats either way (the same postings, summed per document
+in the same token order).
 """
 
 from __future__ import annotations
 
+import heapq
 import math
-import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import islice
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
+from .keyword_columns import KeywordColumns, Vocabulary
+from .keyword_postings import BasePostings, Postings
+from .keyword_text import keyword_fingerprint, node_text, token_set, tokenize
 from .models import Node
-from .schema import NodeTypeSpec
+from .schema import NodeTypeSpec, Schema
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
-_SEGMENT = re.compile(rf"[a-z0-9]+|[{_CJK}]+")
-_IS_CJK = re.compile(rf"[{_CJK}]")
+__all__ = ["KeywordIndex", "idf", "keyword_fingerprint", "node_text", "token_set", "tokenize"]
 
 K1 = 1.2
 B = 0.75
-_MIN_POSTINGS = 2  # least capacity of a token's posting array
-
-
-def tokenize(text: str) -> list[str]:
-    """Tokens of `text` in order (duplicates kept): ASCII words and CJK bigrams, length >= 2."""
-    out: list[str] = []
-    for seg in _SEGMENT.findall(text.lower()):
-        if len(seg) < 2:
-            continue
-        if _IS_CJK.match(seg):
-            out.extend(seg[i : i + 2] for i in range(len(seg) - 1))
-        else:
-            out.append(seg)
-    return out
-
-
-def token_set(text: str) -> frozenset[str]:
-    return frozenset(tokenize(text))
-
-
-def _flatten(value: Any, out: list[str]) -> None:
-    if value is None or isinstance(value, bool):
-        return
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, (int, float)):
-        out.append(str(value))
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            _flatten(v, out)
-    elif isinstance(value, Iterable):
-        for v in value:
-            _flatten(v, out)
-
-
-def node_text(node: Node, spec: NodeTypeSpec | None) -> str:
-    """What keyword search reads of a node: title, its schema columns, its type's keywords."""
-    parts: list[str] = [node.title]
-    fields = node.fields
-    if spec is not None:
-        for column in spec.table_columns:
-            if column in fields:
-                _flatten(fields[column], parts)
-        parts.extend(spec.keywords)
-    else:
-        _flatten(fields, parts)
-    return " ".join(parts)
+_CHUNK = 4096  # nodes tokenized before their tokens are looked up in a stored vocabulary
 
 
 def idf(docs: int, df: int) -> float:
@@ -93,55 +53,16 @@ def idf(docs: int, df: int) -> float:
     return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
 
 
-class _Postings:
-    """One token's postings: a growable ``(n, 3)`` int32 array of slot, slot generation and
-    term frequency (one array per token keeps a rare token's cost near its few postings)."""
-
-    __slots__ = ("data", "size", "live", "dead")
-
-    def __init__(self, capacity: int) -> None:
-        self.data = np.empty((max(capacity, _MIN_POSTINGS), 3), dtype=np.int32)
-        self.size = 0  # used rows (live + dead)
-        self.live = 0  # documents holding the token now (its document frequency)
-        self.dead = 0
-
-    def extend(self, flat: list[int]) -> None:
-        """Append postings given as flat ``slot, generation, frequency`` triples."""
-        n = len(flat) // 3
-        end = self.size + n
-        if end > self.data.shape[0]:
-            grown = np.empty((max(end, 2 * self.data.shape[0]), 3), dtype=np.int32)
-            grown[: self.size] = self.data[: self.size]
-            self.data = grown
-        if n == 1:
-            self.data[self.size] = flat
-        else:
-            self.data[self.size : end] = np.array(flat, dtype=np.int32).reshape(n, 3)
-        self.size = end
-        self.live += n
-
-    def retire_one(self, slot_gens: np.ndarray) -> None:
-        """One of its documents left; compact once stale rows are half of the array."""
-        self.live -= 1
-        self.dead += 1
-        if self.dead > 8 and 2 * self.dead > self.size:
-            rows = self.data[: self.size]
-            kept = rows[slot_gens[rows[:, 0]] == rows[:, 1]]
-            self.size, self.dead = kept.shape[0], 0
-            self.data[: self.size] = kept
-
-    def current(self, slot_gens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(slots, term frequencies) of the documents holding the token now."""
-        rows = self.data[: self.size]
-        if self.dead:
-            rows = rows[slot_gens[rows[:, 0]] == rows[:, 1]]
-        return rows[:, 0], rows[:, 2]
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
 
 
 class KeywordIndex:
     """token -> postings with term frequencies, kept current node by node (`update` / `remove`).
 
-    Tokens are numbered once (`_vocab`); a node keeps only its slot and a compact array of
+    Tokens are numbered once (`Vocabulary`); a node keeps only its slot and a compact array of
     (token number, frequency) pairs, so an index costs about its postings, not a string per token.
     """
 
@@ -150,32 +71,140 @@ class KeywordIndex:
 
     def clear(self) -> None:
         self._weights_memo: tuple[Any, dict[int, float], float] | None = None  # score_of's last
-        self._vocab: dict[str, int] = {}  # token -> token number
-        self._terms: list[str] = []  # token number -> token
-        self._postings: dict[int, _Postings] = {}  # token number -> postings (df > 0)
-        self._slot_of: dict[str, int] = {}  # node id -> slot
-        self._slot_ids: list[str | None] = []  # slot -> node id (None: free)
+        self._vocab = Vocabulary()
+        self._postings: dict[int, Postings] = {}  # token number -> postings added in memory
+        self._pending: KeywordColumns | None = None  # adopted columns, built on first use
+        self._base: BasePostings | None = None
+        self._base_ids: pa.ChunkedArray | None = None  # slot -> node id of the base slots
+        self._base_n = 0
+        self._bdf = np.zeros(0, dtype=np.int32)  # token number -> live base documents
+        self._bdead = np.zeros(0, dtype=np.int32)  # token number -> retired base postings
+        #: node id -> slot; None while only the base's id column knows the base slots (then
+        #: no slot but base ones is in use)
+        self._slot_of: dict[str, int] | None = {}
+        self._slot_ids: list[str | None] = []  # slot -> node id (None: free, or a base slot)
         self._slot_terms: list[array[int] | None] = []  # slot -> flat token number, frequency
         self._free: list[int] = []
         self._gens = np.zeros(64, dtype=np.int32)  # slot -> generation (bumped on retiring)
         self._lens = np.zeros(64, dtype=np.float32)  # slot -> document length in tokens
         self._total_len = 0
+        self._docs = 0
+
+    # -- loading from columns ----------------------------------------------------------------
+
+    def adopt(self, columns: KeywordColumns | None, schema: Schema, nodes: int) -> list[str] | None:
+        """Take a snapshot's keyword columns as the (empty) index, built on first use. Returns
+        the ids of nodes still to index from their text; None when the columns do not fit (no
+        columns, another tokenizer or schema, not one row per node of the `nodes` loaded):
+        then every node is indexed from its text, as without columns."""
+        if columns is None or self._docs or self._pending is not None:
+            return None
+        if columns.fingerprint != keyword_fingerprint(schema) or len(columns.ids) != nodes:
+            return None
+        if not columns.fits(nodes):
+            return None
+        self.clear()
+        self._pending = columns
+        return columns.unknown_ids
+
+    def _ready(self) -> None:
+        """Build the adopted columns into the base (once)."""
+        cols = self._pending
+        if cols is None:
+            return
+        self._pending = None
+        vocab = Vocabulary(cols.vocab)
+        base = BasePostings.from_lists(cols.tids, cols.tfs, len(vocab))
+        n = len(cols.ids)
+        self._base_ids = cols.ids
+        self._vocab, self._base, self._base_n = vocab, base, n
+        self._bdf = base.df.copy()
+        self._bdead = np.zeros(len(vocab), dtype=np.int32)
+        cap = max(n, 64)
+        self._gens = np.zeros(cap, dtype=np.int32)
+        self._lens = np.zeros(cap, dtype=np.float32)
+        self._lens[:n] = base.lens
+        empty = np.flatnonzero(base.off[1:] == base.off[:-1])  # no tokens: not a document
+        self._gens[empty] = 1
+        self._free = empty.tolist()
+        self._slot_ids = [None] * n
+        self._slot_terms = [None] * n
+        self._total_len = int(base.lens.sum(dtype=np.float64))  # whole numbers: exact
+        self._docs = n - len(empty)
+        self._slot_of = None
+
+    def _held(self, slot: int) -> bool:
+        """Whether a slot is a base slot still holding its loaded node."""
+        return slot < self._base_n and self._gens[slot] == 0
+
+    def _base_pairs(self, slot: int) -> tuple[list[int], list[int]]:
+        base = self._base
+        assert base is not None
+        lo, hi = int(base.off[slot]), int(base.off[slot + 1])
+        return base.tids[lo:hi].tolist(), base.tfs[lo:hi].tolist()
+
+    def _slot_map(self) -> dict[str, int]:
+        """node id -> slot, made from the base's id column the first time it is needed."""
+        self._ready()
+        slot_of = self._slot_of
+        if slot_of is None:
+            assert self._base_ids is not None
+            ids = self._base_ids.to_pylist()
+            live = np.flatnonzero(self._gens[: self._base_n] == 0)
+            if len(live) == self._base_n:
+                slot_of = dict(zip(ids, range(self._base_n), strict=True))
+            else:
+                slot_of = {ids[i]: i for i in live.tolist()}
+            self._slot_of = slot_of
+        return slot_of
+
+    def _ids_of(self, slots: np.ndarray) -> list[str | None]:
+        """The node ids of live slots."""
+        if self._slot_of is None:  # only base slots are in use
+            assert self._base_ids is not None
+            return self._base_ids.take(pa.array(slots, pa.int64())).to_pylist()
+        ids = self._slot_ids
+        out: list[str | None] = []
+        for s in slots.tolist():
+            nid = ids[s]
+            if nid is None and self._held(s):
+                assert self._base_ids is not None
+                nid = self._base_ids[s].as_py()
+            out.append(nid)
+        return out
+
+    # -- reads -------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._slot_of)
+        self._ready()
+        return self._docs
+
+    def _df(self, tid: int) -> int:
+        """How many documents hold token number `tid` now."""
+        df = int(self._bdf[tid]) if tid < self._bdf.shape[0] else 0
+        p = self._postings.get(tid)
+        return df if p is None else df + p.live
 
     def knows(self, token: str) -> bool:
         """Whether some indexed node holds `token` (a word variant worth searching for)."""
+        self._ready()
         tid = self._vocab.get(token)
-        p = None if tid is None else self._postings.get(tid)
-        return p is not None and p.live > 0
+        return tid is not None and self._df(tid) > 0
+
+    def _pairs(self, slot: int) -> tuple[list[int], list[int]] | None:
+        """(token numbers, frequencies) of a live slot, in first-occurrence order."""
+        if self._held(slot):
+            return self._base_pairs(slot)
+        flat = self._slot_terms[slot]
+        return None if flat is None else (list(flat[0::2]), list(flat[1::2]))
 
     def tokens_of(self, node_id: str) -> frozenset[str]:
-        slot = self._slot_of.get(node_id)
-        if slot is None:
+        slot = self._slot_map().get(node_id)
+        pairs = None if slot is None else self._pairs(slot)
+        if pairs is None:
             return frozenset()
-        terms, flat = self._terms, self._slot_terms[slot]
-        return frozenset(terms[t] for t in flat[0::2]) if flat is not None else frozenset()
+        term = self._vocab.term
+        return frozenset(term(t) for t in pairs[0])
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -190,12 +219,22 @@ class KeywordIndex:
 
     def _retire(self, node_id: str) -> bool:
         self._weights_memo = None
-        slot = self._slot_of.pop(node_id, None)
+        slot = self._slot_map().pop(node_id, None)
         if slot is None:
             return False
-        flat = self._slot_terms[slot]
+        self._docs -= 1
         self._total_len -= int(self._lens[slot])
         self._lens[slot] = 0.0
+        if self._held(slot):
+            base = self._base
+            assert base is not None
+            tids = base.tids[int(base.off[slot]) : int(base.off[slot + 1])]
+            self._bdf[tids] -= 1  # distinct token numbers: no repeated index
+            self._bdead[tids] += 1
+            self._gens[slot] += 1
+            self._free.append(slot)
+            return True
+        flat = self._slot_terms[slot]
         self._slot_ids[slot] = None
         self._slot_terms[slot] = None
         self._gens[slot] += 1  # its postings are stale from now on
@@ -215,53 +254,59 @@ class KeywordIndex:
     def update_many(self, items: Iterable[tuple[Node, NodeTypeSpec | None]]) -> None:
         """Index many nodes at once (a load): postings are appended once per token."""
         self._weights_memo = None
-        slot_of, slot_ids, slot_terms, free = (
-            self._slot_of, self._slot_ids, self._slot_terms, self._free
-        )
-        vocab, terms_list = self._vocab, self._terms
+        slot_of = self._slot_map()
+        slot_ids, slot_terms, free = self._slot_ids, self._slot_terms, self._free
+        vocab = self._vocab
+        known = vocab.ids
         pending: dict[int, list[int]] = {}  # token number -> flat slot, generation, frequency
         placed: list[tuple[int, int]] = []  # (slot, length) of the documents in `pending`
-        for node, spec in items:
-            toks = tokenize(node_text(node, spec))
-            flat = array("i")
-            for tok, tf in Counter(toks).items():
-                tid = vocab.get(tok)
-                if tid is None:
-                    tid = vocab[tok] = len(terms_list)
-                    terms_list.append(tok)
-                flat.append(tid)
-                flat.append(tf)
-            old = slot_of.get(node.id)
-            if old is not None:
-                if slot_terms[old] == flat:
-                    continue  # the same tokens and frequencies as indexed
-                self._flush(pending, placed)
-                pending, placed = {}, []
-                self._retire(node.id)
-            if not flat:
-                continue
-            if free:  # a retired slot: its generation was bumped when it was retired
-                slot = free.pop()
-                gen = int(self._gens[slot])
-                slot_ids[slot] = node.id
-                slot_terms[slot] = flat
-            else:
-                slot, gen = len(slot_ids), 0
-                slot_ids.append(node.id)
-                slot_terms.append(flat)
-            placed.append((slot, len(toks)))
-            slot_of[node.id] = slot
-            for i in range(0, len(flat), 2):
-                entry = pending.get(flat[i])
-                if entry is None:
-                    pending[flat[i]] = [slot, gen, flat[i + 1]]
+        for chunk in _chunks(items, _CHUNK):
+            tokenized = [(node, tokenize(node_text(node, spec))) for node, spec in chunk]
+            if vocab.stored:  # stored tokens looked up at once (then all new ones are new)
+                vocab.resolve(list({t for _, toks in tokenized for t in toks}))
+            for node, toks in tokenized:
+                flat = array("i")
+                for tok, tf in Counter(toks).items():
+                    tid = known.get(tok)
+                    if tid is None:
+                        tid = vocab.add_new(tok)
+                    flat.append(tid)
+                    flat.append(tf)
+                old = slot_of.get(node.id)
+                if old is not None:
+                    pairs = self._pairs(old)
+                    if pairs is not None and list(flat[0::2]) == pairs[0] and (
+                        list(flat[1::2]) == pairs[1]
+                    ):
+                        continue  # the same tokens and frequencies as indexed
+                    self._flush(pending, placed)
+                    pending, placed = {}, []
+                    self._retire(node.id)
+                if not flat:
+                    continue
+                if free:  # a retired slot: its generation was bumped when it was retired
+                    slot = free.pop()
+                    gen = int(self._gens[slot])
+                    slot_ids[slot] = node.id
+                    slot_terms[slot] = flat
                 else:
-                    entry += (slot, gen, flat[i + 1])
+                    slot, gen = len(slot_ids), 0
+                    slot_ids.append(node.id)
+                    slot_terms.append(flat)
+                placed.append((slot, len(toks)))
+                slot_of[node.id] = slot
+                for i in range(0, len(flat), 2):
+                    entry = pending.get(flat[i])
+                    if entry is None:
+                        pending[flat[i]] = [slot, gen, flat[i + 1]]
+                    else:
+                        entry += (slot, gen, flat[i + 1])
         self._flush(pending, placed)
 
     def _flush(self, pending: dict[int, list[int]], placed: list[tuple[int, int]]) -> None:
         if not placed:
             return
+        self._docs += len(placed)
         self._reserve(len(self._slot_ids))
         if len(placed) == 1:
             slot, length = placed[0]
@@ -275,13 +320,32 @@ class KeywordIndex:
         for tid, flat in pending.items():
             p = postings.get(tid)
             if p is None:
-                p = postings[tid] = _Postings(len(flat) // 3)
+                p = postings[tid] = Postings(len(flat) // 3)
             p.extend(flat)
 
     def remove(self, node_id: str) -> None:
         self._retire(node_id)
 
     # -- search ------------------------------------------------------------------------------
+
+    def _current(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, term frequencies) of the documents holding token number `tid` now."""
+        gens = self._gens
+        parts: list[tuple[np.ndarray, np.ndarray]] = []
+        base = self._base
+        if base is not None and tid < self._bdf.shape[0] and self._bdf[tid]:
+            lo, hi = int(base.ptr[tid]), int(base.ptr[tid + 1])
+            slots, tfs = base.slots[lo:hi], base.freqs[lo:hi]
+            if self._bdead[tid]:
+                keep = gens[slots] == 0
+                slots, tfs = slots[keep], tfs[keep]
+            parts.append((slots, tfs))
+        p = self._postings.get(tid)
+        if p is not None and p.live:
+            parts.append(p.current(gens))
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate([s for s, _ in parts]), np.concatenate([f for _, f in parts])
 
     def search(
         self,
@@ -296,23 +360,24 @@ class KeywordIndex:
 
         Only scores > 0; score descending, then `allowed` key; cut to `k`.
         """
+        self._ready()
         q = token_set(query)
-        if not q or not self._slot_of:
+        if not q or not self._docs:
             return []
-        docs = len(self._slot_of)
+        docs = self._docs
         avg = self._total_len / docs
         gens, lens = self._gens, self._lens
         best = 0.0
         found: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, score parts) per token
-        vocab, postings = self._vocab, self._postings
+        vocab = self._vocab
         for tok in sorted(q):
             tid = vocab.get(tok)
-            p = None if tid is None else postings.get(tid)
-            w = idf(docs, 0 if p is None else p.live)
+            df = 0 if tid is None else self._df(tid)
+            w = idf(docs, df)
             best += w * (K1 + 1.0)
-            if p is None:
+            if tid is None or not df:
                 continue
-            slots, tfs = p.current(gens)
+            slots, tfs = self._current(tid)
             norm = K1 * (1.0 - B + B * lens[slots] / avg)
             found.append((slots, (w * (K1 + 1.0)) * tfs / (tfs + norm)))
         if not found:
@@ -335,9 +400,10 @@ class KeywordIndex:
         """The `search` score of each given node for `query` (0.0 when it matches nothing or
         is not indexed), reading only those nodes: for re-scoring a few known ids."""
         out = dict.fromkeys(node_ids, 0.0)
-        if not self._slot_of:
+        self._ready()
+        if not self._docs:
             return out
-        docs = len(self._slot_of)
+        docs = self._docs
         avg = self._total_len / docs
         key = (query, docs, self._total_len)
         cached = self._weights_memo
@@ -348,25 +414,24 @@ class KeywordIndex:
             best = 0.0
             for tok in token_set(query):
                 tid = self._vocab.get(tok)
-                p = None if tid is None else self._postings.get(tid)
-                w = idf(docs, 0 if p is None else p.live)
+                df = 0 if tid is None else self._df(tid)
+                w = idf(docs, df)
                 best += w * (K1 + 1.0)
-                if tid is not None and p is not None:
+                if tid is not None and df:
                     weights[tid] = w
             self._weights_memo = (key, weights, best)
         if not weights:
             return out
-        slot_of, slot_terms, lens = self._slot_of.get, self._slot_terms, self._lens
+        slot_of, lens = self._slot_map().get, self._lens
         get = weights.get
         for node_id in out:
             slot = slot_of(node_id)
-            flat = None if slot is None else slot_terms[slot]
-            if flat is None:
+            pairs = None if slot is None else self._pairs(slot)
+            if pairs is None:
                 continue
             norm = K1 * (1.0 - B + B * float(lens[slot]) / avg)
             total = 0.0
-            pairs = iter(flat)
-            for tid, tf in zip(pairs, pairs, strict=True):  # (token number, frequency)
+            for tid, tf in zip(pairs[0], pairs[1], strict=True):  # (token number, frequency)
                 w = get(tid)
                 if w is not None:
                     total += w * (K1 + 1.0) * tf / (tf + norm)
@@ -382,29 +447,50 @@ class KeywordIndex:
         accept: Callable[[str], bool] | None,
     ) -> list[tuple[str, float]]:
         """The best `k` admitted candidates: take the top `m` by score (with every candidate
-        tied at the cut), keep the admitted ones, and widen `m` until `k` are found."""
-        ids = self._slot_ids
+        tied at the cut), keep the admitted ones, and widen `m` until `k` are found. Candidates
+        tied at the cut all score the same, so of those only the best few by key are ordered
+        (a synthetic chat can tie a fifth of its nodes)."""
         total = cand.shape[0]
         m = total if k is None else min(total, max(4 * k, 64))
         while True:
             if m < total:
                 top = np.argpartition(-values, m - 1)[:m]
                 floor = values[top].min()
-                sel = np.flatnonzero(values >= floor)
+                above = np.flatnonzero(values > floor)
+                tied = np.flatnonzero(values == floor)
             else:
-                sel = np.arange(total)
-            hits = []
-            for i in sel.tolist():
-                nid = ids[int(cand[i])]
-                if nid is None or (allowed is not None and nid not in allowed):
-                    continue
-                if accept is not None and not accept(nid):
-                    continue
-                hits.append((-float(values[i]), nid if allowed is None else allowed[nid], nid))
-            if k is None or len(hits) >= k or sel.shape[0] >= total:
+                above, tied = np.arange(total), np.arange(0)
+            admitted = self._admitted(above, cand, allowed, accept)
+            hits = [(-float(values[i]), key, nid) for i, key, nid in admitted]
+            found = len(hits)
+            if k is not None and found < k and len(tied):
+                score = -float(values[tied[0]])
+                best = heapq.nsmallest(
+                    k - found, ((key, nid) for _, key, nid in self._admitted(
+                        tied, cand, allowed, accept
+                    ))
+                )
+                hits.extend((score, key, nid) for key, nid in best)
+            if k is None or len(hits) >= k or len(above) + len(tied) >= total:
                 break
             m = min(total, m * 4)
         hits.sort()
         if k is not None:
             hits = hits[:k]
         return [(nid, -s) for s, _, nid in hits]
+
+    def _admitted(
+        self,
+        sel: np.ndarray,
+        cand: np.ndarray,
+        allowed: Mapping[str, Any] | None,
+        accept: Callable[[str], bool] | None,
+    ) -> Iterator[tuple[int, Any, str]]:
+        """(position, tie-break key, id) of the candidates at `sel` that `allowed` and
+        `accept` admit."""
+        for i, nid in zip(sel.tolist(), self._ids_of(cand[sel]), strict=True):
+            if nid is None or (allowed is not None and nid not in allowed):
+                continue
+            if accept is not None and not accept(nid):
+                continue
+            yield i, (nid if allowed is None else allowed[nid]), nid

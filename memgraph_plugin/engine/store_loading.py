@@ -22,6 +22,8 @@ from .edge_columns import EdgeMaps, load_edge_columns
 from .edge_records import EdgeRec, edge_of
 from .gc_pause import gc_paused
 from .json_codec import decode_graph, edge_to_dict, node_to_dict
+from .keyword_columns import KeywordColumns
+from .keyword_index import KeywordIndex
 from .lazy_nodes import LazyNodes
 from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
@@ -94,6 +96,7 @@ class StoreLoading:
     _in: dict[str, list[EdgeRec]]
     _kids: dict[str, list[str]]
     _views: dict[str, NodeView]
+    _keywords: KeywordIndex
     _names: NameIndex
     _node_seq: int
     _seq_counter: int
@@ -115,11 +118,19 @@ class StoreLoading:
 
     @classmethod
     def from_columns(
-        cls, nodes: Any, edges: Any, node_seq: int, seq_counter: int, *, schema: Any = None
+        cls,
+        nodes: Any,
+        edges: Any,
+        node_seq: int,
+        seq_counter: int,
+        *,
+        schema: Any = None,
+        keywords: KeywordColumns | None = None,
     ) -> Self:
         """A store from a snapshot's node and edge state tables (pyarrow, `storage/columns.py`):
         the same store `from_dict` builds from the same graph, without a JSON dict per node
-        (indices computed over whole columns: `columnar.load_node_columns`)."""
+        (indices computed over whole columns: `columnar.load_node_columns`). `keywords`: the
+        snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text."""
         store = cls(schema=schema)
         with gc_paused():
             loaded = load_node_columns(nodes, node_seq, store._schema)
@@ -132,6 +143,10 @@ class StoreLoading:
                     maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
                     seq_counter,
                 )
+                unknown = store._keywords.adopt(keywords, store._schema, len(store._nodes))
+                if unknown is not None:  # the rest is indexed from the columns
+                    store._deferred.pop("_kw_dirty", None)
+                    store._kw_dirty = dict.fromkeys(unknown)
         return store
 
     def _load_columns(

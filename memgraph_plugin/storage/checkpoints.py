@@ -1,17 +1,24 @@
 """Writing snapshots (checkpoints) of chats from storage alone, and pruning what they replace.
 
 A snapshot is built from the newest one plus the journal after it (no loaded store is read): a
-delta of the rows changed since, or a full one when the chain is long, the delta large or the
-vector profile changed (`snapshots.py` has the tables and the crash-safe write order). After a
+delta of the rows changed since, or a full one when the chain is long, the delta large, the
+vector profile changed or the keyword fingerprint did (`snapshots.py` has the tables and the
+crash-safe write order). With `keyword_schema` set, each row set also gets the keyword index's
+token lists of its nodes (`keyword_rows.py`): a delta tokenizes its changed nodes, a full one
+reuses the lists it loaded and tokenizes only nodes without them. After a
 snapshot, older ones are pruned, and with `storage_history_seconds` so is the journal before the
 oldest kept one. This runs in the maintenance process (`maintenance.py`), never in a commit.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 
+from memgraph_plugin.engine.keyword_text import keyword_fingerprint
+from memgraph_plugin.engine.schema import Schema, load_schema
+from memgraph_plugin.storage import keyword_rows
 from memgraph_plugin.storage.columns import DeltaBuilder
 from memgraph_plugin.storage.journal import Journal
 from memgraph_plugin.storage.maintenance import retry_conflicts
@@ -44,6 +51,7 @@ class Checkpoints:
         self._load_vectors = load_vectors
         self._last: dict[str, int] = {}  # chat -> newest checkpoint version known
         self._chains: dict[tuple[str, int], tuple[int, ...]] = {}  # (chat, snapshot) -> chain
+        self._spec: tuple[str, tuple[Schema, str]] | None = None  # keyword_schema, parsed
 
     # ------------------------------------------------------------------ what is known
 
@@ -95,6 +103,12 @@ class Checkpoints:
         profile = next((e.vectors.profile for e in reversed(entries) if e.vectors), None)
         profile = profile or (head.get("vec_profile") if head is not None else None)
         chain = [int(v) for v in head["chain"]] if head is not None else []
+        spec = self._keyword_spec()
+        known = (
+            self.snaps.keyword_rows(chat_id, chain, lists=False)
+            if spec is not None and chain
+            else None
+        )
         full_rows = int(head["node_count"]) + int(head["edge_count"]) if head is not None else 0
         delta_rows = (int(head["delta_rows"]) if head is not None else 0) + len(delta)
         if (
@@ -102,6 +116,7 @@ class Checkpoints:
             or len(chain) >= self.settings.snapshot_chain
             or 2 * delta_rows > max(full_rows, 1000)
             or (profile is not None and head.get("vec_profile") != profile)
+            or (spec is not None and (known is None or known[0].fingerprint != spec[1]))
         ):
             state = self._load(chat_id, entries[-1].version)
             vectors = self._load_vectors(chat_id, state, profile) if profile else None
@@ -116,12 +131,18 @@ class Checkpoints:
             rows = delta_vector_rows(chat_id, rowset, dim, profile, entries, delta, nodes)
             vectors = (profile, dim, rows)
         node_seq, seq_counter = int(delta.node_seq or 0), int(delta.seq_counter or 0)
+        keywords = None
+        if spec is not None and known is not None:
+            keywords = keyword_rows.delta_rows(
+                keyword_rows.node_tokens(nodes, spec[0]), spec[1], [k.terms for k in known]
+            )
         self.snaps.write(
             chat_id,
             rowset,
             nodes=nodes,
             edges=edges,
             vectors=vectors,
+            keywords=keywords,
             head={
                 "version": version,
                 "seq": entries[-1].seq,
@@ -152,12 +173,17 @@ class Checkpoints:
         rows = None
         if vectors is not None and vectors.ids and vectors.dim:
             rows = snapshot_vector_rows(chat_id, rowset, vectors, nodes)
+        spec = self._keyword_spec()
+        keywords = None
+        if spec is not None:
+            keywords = keyword_rows.full_rows(nodes, state.keywords, spec[0], spec[1])
         self.snaps.write(
             chat_id,
             rowset,
             nodes=nodes,
             edges=edges,
             vectors=rows,
+            keywords=keywords,
             head={
                 "version": state.version,
                 "seq": state.seq,
@@ -172,6 +198,17 @@ class Checkpoints:
             },
         )
         self._after(chat_id, state.version)
+
+    def _keyword_spec(self) -> tuple[Schema, str] | None:
+        """The schema the keyword index reads nodes by, and its fingerprint (None: snapshots
+        carry no keyword data)."""
+        text = self.settings.keyword_schema
+        if text is None:
+            return None
+        if self._spec is None or self._spec[0] != text:
+            schema = load_schema(json.loads(text))
+            self._spec = (text, (schema, keyword_fingerprint(schema)))
+        return self._spec[1]
 
     def _after(self, chat_id: str, version: int) -> None:
         self.note(chat_id, version)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import attrs
 
 from memgraph_plugin.embedding.registry import resolve_profile
 from memgraph_plugin.storage.chat_cache import PersistedChats
@@ -29,11 +32,21 @@ def persistence_for_host(
         profile = resolve_profile(settings.get("embedding_profile"), getattr(host, "pm", None))
     from memgraph_plugin.engine.store import Store
 
+    def storage() -> LanceStorage:
+        # snapshots carry the keyword index's token lists, made by the schema the stores use
+        keyword_schema = json.dumps(service.schema.to_list(), ensure_ascii=False)
+        return LanceStorage(attrs.evolve(storage_settings, keyword_schema=keyword_schema))
+
     return PersistedChats(
-        lambda: LanceStorage(storage_settings),
+        storage,
         store_from_dict=lambda data: Store.from_dict(data, schema=service.schema),
         store_from_state=lambda state: Store.from_columns(
-            state.nodes, state.edges, state.node_seq, state.seq_counter, schema=service.schema
+            state.nodes,
+            state.edges,
+            state.node_seq,
+            state.seq_counter,
+            schema=service.schema,
+            keywords=state.keywords,
         ),
         schema=lambda: service.schema,
         profile=profile,

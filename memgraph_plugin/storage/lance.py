@@ -30,6 +30,7 @@ from memgraph_plugin.storage.columns import DeltaBuilder, empty_edges, empty_nod
 from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.journal import Journal, JournalEntry, check_chat_id
+from memgraph_plugin.storage.keyword_rows import split_keywords, with_unknown_keywords
 from memgraph_plugin.storage.maintenance import Maintenance
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
 from memgraph_plugin.storage.settings import StorageSettings
@@ -109,11 +110,12 @@ class LanceStorage:
         """`load_sync`, with the snapshot head and the journal entries it read."""
         check_chat_id(chat_id)
         table_version = self.journal.table.version
+        vocab: tuple[str, list[Any]] | None = None
         for _attempt in range(5):
             head = self._snaps.head(chat_id, upto)
             if head is None:
                 break
-            nodes, edges = self._snaps.read(chat_id, head)
+            nodes, edges, vocab = self._snaps.read_with_keywords(chat_id, head)
             if self._snaps.still_there(chat_id, head):
                 break  # else pruned by another process while read: read the newer one
         base_version = int(head["version"]) if head is not None else 0
@@ -130,8 +132,11 @@ class LanceStorage:
                 seq = entry.seq
             if entries:
                 dn, de = delta.tables()
+                if vocab is not None:  # journal rows: no token lists (indexed from text)
+                    dn = with_unknown_keywords(dn)
                 nodes, edges = merge(nodes, dn), merge(edges, de)
                 node_seq, seq_counter = int(delta.node_seq or 0), int(delta.seq_counter or 0)
+            nodes, keywords = split_keywords(nodes, vocab)
         version = entries[-1].version if entries else base_version
         if upto is not None and version < upto:
             raise self.journal.missing_version(chat_id, upto)
@@ -149,6 +154,7 @@ class LanceStorage:
             node_seq=node_seq,
             seq_counter=seq_counter,
             chain=tuple(int(v) for v in head["chain"]) if head is not None else (),
+            keywords=keywords,
         )
         return state, head, entries
 

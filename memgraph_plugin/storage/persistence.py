@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from memgraph_plugin.embedding.profile import VectorBlock
+from memgraph_plugin.engine.keyword_columns import KeywordColumns
 
 
 @attrs.frozen
@@ -69,6 +70,7 @@ class ChatState:
     node_seq: int = 0
     seq_counter: int = 0
     chain: tuple[int, ...] = ()
+    keywords: KeywordColumns | None = attrs.field(default=None, repr=False)
 
     @property
     def data(self) -> dict[str, Any]:

@@ -22,6 +22,8 @@ class StorageSettings:
     - `keep_checkpoints`: snapshots kept per chat (older ones are deleted).
     - `history_seconds`: journal rows older than this and older than the oldest kept snapshot are
       deleted; `None` keeps the whole history.
+    - `keyword_schema`: the node-type specs (JSON of `Schema.to_list()`) the keyword index reads
+      nodes by; snapshots then carry the index's token lists (`keyword_rows.py`). None: they don't.
     """
 
     uri: str
@@ -33,6 +35,7 @@ class StorageSettings:
     maintenance_seconds: float = 30.0
     snapshot_chain: int = 8
     storage_options: Mapping[str, str] = attrs.field(factory=dict)
+    keyword_schema: str | None = None
 
     @classmethod
     def from_settings(

@@ -27,9 +27,12 @@ import pyarrow.compute as pc
 from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.storage.columns import merge
 from memgraph_plugin.storage.escape import where_eq
+from memgraph_plugin.storage.keyword_rows import KW_TF, KW_TID, KeywordRows
 from memgraph_plugin.storage.tables import (
     SNAP_EDGES,
     SNAP_EDGES_SCHEMA,
+    SNAP_KEYWORDS,
+    SNAP_KEYWORDS_SCHEMA,
     SNAP_NODES,
     SNAP_NODES_SCHEMA,
     SNAPSHOTS,
@@ -60,10 +63,11 @@ class SnapshotTables:
         self.heads = open_or_create(db, SNAPSHOTS, SNAPSHOTS_SCHEMA)
         self.nodes = open_or_create(db, SNAP_NODES, SNAP_NODES_SCHEMA)
         self.edges = open_or_create(db, SNAP_EDGES, SNAP_EDGES_SCHEMA)
+        self.keywords = open_or_create(db, SNAP_KEYWORDS, SNAP_KEYWORDS_SCHEMA)
         self.vector_table = vector_table
 
     def tables(self) -> list[Any]:
-        return [self.heads, self.nodes, self.edges]
+        return [self.heads, self.nodes, self.edges, self.keywords]
 
     # ------------------------------------------------------------------ reads
 
@@ -91,8 +95,12 @@ class SnapshotTables:
             .limit(None)
             .to_arrow()
         )
-        rows = rows.sort_by([("snap", "ascending"), ("pos", "ascending")])
         snaps = rows["snap"].to_numpy()
+        pos = rows["pos"].to_numpy()
+        ds, dp = np.diff(snaps), np.diff(pos)
+        if not np.all((ds > 0) | ((ds == 0) & (dp > 0))):  # as written, almost always: no copy
+            rows = rows.sort_by([("snap", "ascending"), ("pos", "ascending")])
+            snaps = rows["snap"].to_numpy()
         out = []
         for snap in chain:
             lo, hi = np.searchsorted(snaps, [snap, snap + 1])
@@ -110,15 +118,56 @@ class SnapshotTables:
 
     def read(self, chat_id: str, head: dict[str, Any]) -> tuple[pa.Table, pa.Table]:
         """The node and edge state tables of a snapshot: its chain merged."""
+        nodes, edges, _ = self.read_with_keywords(chat_id, head)
+        return nodes.drop_columns([c for c in (KW_TID, KW_TF) if c in nodes.column_names]), edges
+
+    def read_with_keywords(
+        self, chat_id: str, head: dict[str, Any]
+    ) -> tuple[pa.Table, pa.Table, tuple[str, list[pa.Array]] | None]:
+        """`read`, plus the chain's keyword data when it is whole: the node table then has the
+        `kw_tid` / `kw_tf` list columns, and the third item is `(fingerprint, vocabulary parts)`
+        (None: no keyword data; the node table has no such columns)."""
         chain = [int(v) for v in head["chain"]]
+        node_parts = self._chain_rows(self.nodes, chat_id, chain)
+        keywords = self.keyword_rows(chat_id, chain)
+        vocab = None
+        if keywords is not None and all(
+            len(k.counts) == p.num_rows for k, p in zip(keywords, node_parts, strict=True)
+        ):
+            vocab = (keywords[0].fingerprint, [k.terms for k in keywords])
+            for i, k in enumerate(keywords):
+                tids, tfs = k.lists()
+                node_parts[i] = node_parts[i].append_column(KW_TID, tids).append_column(KW_TF, tfs)
         result = []
-        for table in (self.nodes, self.edges):
-            parts = self._chain_rows(table, chat_id, chain)
+        for parts in (node_parts, self._chain_rows(self.edges, chat_id, chain)):
             state = parts[0]
             for delta in parts[1:]:
                 state = merge(state, delta)
             result.append(state)
-        return result[0], result[1]
+        return result[0], result[1], vocab
+
+    def keyword_rows(
+        self, chat_id: str, chain: Sequence[int], *, lists: bool = True
+    ) -> list[KeywordRows] | None:
+        """The keyword rows of a chain's row sets, oldest first; None unless every row set has
+        one, all of one fingerprint, their vocabularies' ids following each other. `lists`
+        False: without the per-node lists (fingerprint and vocabulary only)."""
+        query = self.keywords.search().where(
+            f"{where_eq(chat_id=chat_id)} AND {in_list('snap', chain)}"
+        )
+        if not lists:
+            query = query.select(["snap", "fingerprint", "first_tid", "terms"])
+        rows = query.limit(None).to_arrow()
+        at = {snap: i for i, snap in enumerate(rows["snap"].to_pylist())}
+        if any(int(snap) not in at for snap in chain):
+            return None
+        out = [KeywordRows.from_row(rows, at[int(snap)]) for snap in chain]
+        size = 0
+        for k in out:
+            if k.fingerprint != out[0].fingerprint or k.first_tid != size:
+                return None
+            size += len(k.terms)
+        return out
 
     def read_vectors(self, chat_id: str, head: dict[str, Any]) -> VectorBlock | None:
         """The vectors of a snapshot (its profile's rows along the chain, the newest per id)."""
@@ -164,6 +213,7 @@ class SnapshotTables:
         edges: pa.Table,
         vectors: tuple[str, int, pa.Table] | None,
         head: dict[str, Any],
+        keywords: KeywordRows | None = None,
     ) -> None:
         """Write a snapshot's row sets, then its head row (the commit point)."""
         for table, rows in ((self.nodes, nodes), (self.edges, edges)):
@@ -181,6 +231,10 @@ class SnapshotTables:
             profile, dim, rows = vectors
             if rows.num_rows:
                 self.vector_table(dim).add(rows.cast(nodes_schema(dim)))
+        if keywords is not None:
+            self.keywords.add(
+                pa.Table.from_pylist([keywords.to_row(chat_id, rowset)], SNAP_KEYWORDS_SCHEMA)
+            )
         row = {"chat_id": chat_id, "created_at": time.time(), **head}
         self.heads.add(pa.Table.from_pylist([row], schema=SNAPSHOTS_SCHEMA))
 
@@ -197,7 +251,7 @@ class SnapshotTables:
         needed = sorted({int(v) for r in heads if int(r["version"]) in kept for v in r["chain"]})
         dropped = {int(v) for r in heads for v in r["chain"]} - set(needed)
         orphan_before = new_rowset_id(time.time() - ORPHAN_GRACE_SECONDS) & ~0xFFFFF
-        for table, column in [(self.nodes, "snap"), (self.edges, "snap")] + [
+        for table, column in [(t, "snap") for t in (self.nodes, self.edges, self.keywords)] + [
             (self.vector_table(dim), "ckpt_version")
             for dim in {int(r["vec_dim"]) for r in heads if r.get("vec_dim")}
         ]:

@@ -110,6 +110,25 @@ SNAP_EDGES_SCHEMA = pa.schema(
 )
 
 
+SNAP_KEYWORDS = "snap_keywords"
+
+#: The keyword index's data of a snapshot row set, one row per row set (`keyword_rows.py`):
+#: the tokenizer/schema fingerprint, the row set's new vocabulary (sorted, newline-separated, ids
+#: from `first_tid`), and per node row (`pos` order) its token count, ids and frequencies.
+SNAP_KEYWORDS_SCHEMA = pa.schema(
+    [
+        pa.field("chat_id", pa.string(), nullable=False),
+        pa.field("snap", pa.int64(), nullable=False),
+        pa.field("fingerprint", pa.string(), nullable=False),
+        pa.field("first_tid", pa.int64(), nullable=False),
+        pa.field("terms", pa.large_string(), nullable=False),
+        pa.field("counts", pa.large_binary(), nullable=False),
+        pa.field("tids", pa.large_binary(), nullable=False),
+        pa.field("tfs", pa.large_binary(), nullable=False),
+    ]
+)
+
+
 def nodes_table_name(dim: int) -> str:
     """Materialised nodes with their vectors; one table per vector dimension."""
     return "nodes" if dim == DEFAULT_DIM else f"nodes_d{dim}"
