@@ -121,6 +121,7 @@ class LoadedColumns:
         ltype_names: list[str],
         anchor_rows: np.ndarray,
         id_array: Any,
+        types: tuple[list[Any], np.ndarray, np.ndarray],
     ) -> None:
         self.nodes = nodes  # by id, in row order, each made on its first read
         self.id_array = id_array  # the id column (pyarrow)
@@ -134,6 +135,17 @@ class LoadedColumns:
         self._pool_ltype, self._ltype_names = pool_ltype, ltype_names  # pool position -> type
         self._anchor_rows = anchor_rows  # row -> its anchor's row (_NONE: none)
         self._keys: list[PoolKey] | None = None
+        self._types = types  # (distinct types, row -> type code, row -> archived)
+
+    def named_ids(self, schema: Schema) -> list[str]:
+        """Ids of the active nodes of latest-only types: the ones a name index holds."""
+        values, code, archived = self._types
+        wanted = np.asarray(
+            [isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only
+             for t in values] or [False],
+            dtype=bool,
+        )
+        return self._ids[wanted[code] & ~archived].tolist()  # type: ignore[no-any-return]
 
     def visible(self) -> set[str]:
         return set(self._ids[self._visible].tolist())
@@ -342,6 +354,7 @@ def load_node_columns(
         ltype_names=ltype_names,
         anchor_rows=_anchor_rows(parent_rows, archived_np, in_pool),
         id_array=ids,
+        types=(type_values, type_code, archived_np),
     )
 
 

@@ -167,6 +167,7 @@ class StoreLoading:
         views = self._views
         node_of = nodes.__getitem__  # the node map, not the store: no cycle through the pools
         view_of = functools.partial(cached_view, views)
+        schema = self._schema  # builders hold no reference to the store (no cycle)
 
         def all_ids() -> dict[str, None]:
             return dict.fromkeys(nodes.ids())
@@ -188,7 +189,7 @@ class StoreLoading:
         defer(
             self,
             _kw_dirty=all_ids,
-            _names_dirty=all_ids,
+            _names_dirty=lambda: dict.fromkeys(loaded.named_ids(schema)),
             _visible=loaded.visible,
             _pool_of=loaded.pool_of,
             _pool=pool,

@@ -236,3 +236,20 @@ def test_edge_columns_normalise_like_the_dict_load() -> None:
     assert lazy.internals()[1:4] == eager.internals()[1:4]
     assert list(lazy.internals()[2]) == list(eager.internals()[2])  # adjacency key order
     assert lazy.edge(("n_2", "allied_with", "n_1")).seq_to == 4
+
+
+def test_a_dropped_opened_store_is_freed_without_a_collection() -> None:
+    """Deferred builders and the pools read the node map, never the store: no reference cycle
+    keeps an evicted chat's store alive until the cyclic collector runs."""
+    import gc
+    import weakref
+
+    store = _opened(story_data())
+    store.node("n_3")
+    gone = weakref.ref(store)
+    gc.disable()
+    try:
+        del store
+        assert gone() is None
+    finally:
+        gc.enable()
