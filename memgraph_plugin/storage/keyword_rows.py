@@ -6,7 +6,8 @@ One row per row set: the fingerprint of the tokenizer and searchable fields
 (`keyword_fingerprint`), the row set's new vocabulary (`terms`: sorted, newline-separated, ids
 from `first_tid` on: a full snapshot starts at 0, a delta continues its chain's ids), and per node
 row in `pos` order the number of its distinct tokens (`counts`; -1: none known, e.g. a removed
-row), their ids in first-occurrence order and their frequencies (`tids`, `tfs`: int32 blobs).
+row), their ids in first-occurrence order and their frequencies (`tids`, `tfs`: int32 blobs;
+`tfs` one byte each when every frequency is below 256, known by its length).
 A chain's keyword data is used only when every row set of it has its row with one fingerprint.
 """
 
@@ -55,7 +56,10 @@ class KeywordRows:
             "terms": "\n".join(self.terms.to_pylist()),
             "counts": np.ascontiguousarray(self.counts, dtype="<i4").tobytes(),
             "tids": np.ascontiguousarray(self.tids, dtype="<i4").tobytes(),
-            "tfs": np.ascontiguousarray(self.tfs, dtype="<i4").tobytes(),
+            # frequencies as bytes when they all fit (the usual case): a quarter of the read
+            "tfs": np.ascontiguousarray(
+                self.tfs, dtype="u1" if not len(self.tfs) or self.tfs.max() < 256 else "<i4"
+            ).tobytes(),
         }
 
     @classmethod
@@ -74,13 +78,19 @@ class KeywordRows:
                 return np.zeros(0, dtype="<i4")
             return np.frombuffer(row[name][0].as_buffer(), dtype="<i4")
 
+        tids = blob("tids")
+        tfs = np.zeros(0, dtype="<i4")
+        if "tfs" in row.column_names:
+            raw = row["tfs"][0].as_buffer()
+            narrow = raw.size == len(tids) and raw.size != 4 * len(tids)
+            tfs = np.frombuffer(raw, dtype="u1" if narrow else "<i4").astype(np.int32)
         return cls(
             fingerprint=str(row["fingerprint"][0].as_py()),
             first_tid=int(row["first_tid"][0].as_py()),
             terms=terms,
             counts=blob("counts"),
-            tids=blob("tids"),
-            tfs=blob("tfs"),
+            tids=tids,
+            tfs=tfs,
         )
 
     def lists(self) -> tuple[pa.Array, pa.Array]:

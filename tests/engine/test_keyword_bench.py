@@ -19,4 +19,7 @@ def test_keyword_bench_compares_the_three_systems_on_a_small_chat() -> None:
         assert any(system in n for n in names), names
     ours = rows[0]
     assert ours[2] == rows[1][1]  # our limit is LanceDB's figure from the same run
+    snap = next(r for r in rows if "index from a snapshot" in r[0])  # opened from LanceDB
+    assert snap[2] == rows[1][1]
+    assert any("first keyword search after load" in n for n in names)
     assert all(ms >= 0 for _, ms, _, _ in rows)
