@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from host.chat_ids import check_chat_id
@@ -41,13 +41,43 @@ class Chat:
         self.path = path
         self._lock = threading.RLock()
         self._messages: list[Message] | None = None
+        self._frozen: tuple[Message, ...] | None = None  # `messages` until the next change
         self._unwritten: list[Message] | None = None  # added inside `batched_writes`, not on disk
 
     @property
     def messages(self) -> tuple[Message, ...]:
-        """Every message, oldest first."""
+        """Every message, oldest first (one tuple kept until the chat changes: a turn asks for
+        the context several times, and a long chat's copy per call grew with the chat)."""
         with self._lock:
-            return tuple(self._loaded())
+            if self._frozen is None:
+                self._frozen = tuple(self._loaded())
+            return self._frozen
+
+    def snapshot(self) -> Callable[[], tuple[Message, ...]]:
+        """The messages as they are now, made into a tuple only when called (cheap to take:
+        the list only ever grows in place, `truncate` replaces it)."""
+        with self._lock:
+            frozen = self._frozen
+            if frozen is not None:
+                return lambda: frozen
+            messages = self._loaded()
+            count = len(messages)
+
+        def load() -> tuple[Message, ...]:
+            with self._lock:
+                if self._messages is messages and len(messages) == count:
+                    return self.messages
+            return tuple(messages[:count])
+
+        return load
+
+    def newest(self, role: Role | None = None) -> Message | None:
+        """The newest message (of `role`, when given), without copying the chat."""
+        with self._lock:
+            for message in reversed(self._loaded()):
+                if role is None or message.role == role:
+                    return message
+        return None
 
     def add_message(self, role: Role, text: str, *, name: str = "", time: str = "") -> Message:
         """Append a message and persist it; returns it with its ``seq`` and ``index``.
@@ -70,6 +100,7 @@ class Chat:
                 with self.path.open("a", encoding="utf-8") as handle:
                     handle.write(_line(message))
             messages.append(message)
+            self._frozen = None
             return message
 
     @contextlib.contextmanager
@@ -112,8 +143,9 @@ class Chat:
                 self._unwritten = []
             messages = self._loaded()
             removed = max(0, len(messages) - (after_index + 1))
-            if removed:
-                del messages[after_index + 1 :]
+            if removed:  # a new list: snapshots taken before keep the old one
+                self._messages = messages = messages[: after_index + 1]
+                self._frozen = None
                 self._write(messages)
             return removed
 

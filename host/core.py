@@ -518,7 +518,7 @@ class Host:
 
     def get_context(self, chat_id: str | None = None) -> ChatContext:
         """What a plugin is handed for one chat; ``chat_id`` None gives a context with no chat."""
-        messages = self.chat(chat_id).messages if chat_id is not None else ()
+        messages = self.chat(chat_id).snapshot() if chat_id is not None else ()
         return ChatContext(
             chat_id=chat_id,
             messages=messages,

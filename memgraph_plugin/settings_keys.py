@@ -116,6 +116,15 @@ VECTOR_ANN_THRESHOLD = declare(
     "Vector search builds an approximate (ANN) index once a table holds this many vectors.",
     minimum=1,
 )
+VECTOR_COARSE_THRESHOLD = declare(
+    "vector_coarse_threshold",
+    Kind.INTEGER,
+    32_768,
+    """From this many vectors a chat's in-memory index gets coarse lists (built in the
+    background): a vector search then scores a bounded number of rows instead of all of them
+    (docs/search.md).""",
+    minimum=1,
+)
 
 # recall_* keys: memgraph_plugin/recall/setting_keys.py (beside the code, from its constants)
 

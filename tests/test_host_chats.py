@@ -126,6 +126,28 @@ def test_get_context(tmp_path: Path) -> None:
         ctx.chat_id = "other"  # type: ignore[misc]
 
 
+def test_a_context_is_a_snapshot_made_without_copying_the_chat(tmp_path: Path) -> None:
+    host = make_host(tmp_path)
+    chat = host.chat("c1")
+    for n in range(3):
+        chat.add_message("user", f"q{n}")
+        chat.add_message("assistant", f"a{n}")
+    assert chat.messages is chat.messages  # one tuple until the chat changes
+    kept = chat.messages
+    ctx = host.get_context("c1")  # taken before the changes below; read after them
+    chat.add_message("user", "later")
+    assert chat.messages is not kept and len(chat.messages) == 7
+    assert [m.text for m in ctx.messages] == ["q0", "a0", "q1", "a1", "q2", "a2"]
+    cut = host.get_context("c1")
+    chat.truncate(1)  # regenerate: the chat loses messages; an earlier context does not
+    chat.add_message("assistant", "other")
+    assert [m.text for m in cut.messages][-1] == "later" and len(cut.messages) == 7
+    assert [m.text for m in host.get_context("c1").messages] == ["q0", "a0", "other"]
+    assert chat.newest().text == "other" and chat.newest("user").text == "q0"
+    assert host.get_context("c1") == host.get_context("c1")  # equality compares the messages
+    assert cut != host.get_context("c1")
+
+
 def test_settings_merge_file_and_explicit(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()

@@ -1,10 +1,14 @@
-"""The per-chat in-memory vector index: an exact float32 matrix searched with numpy."""
+"""The per-chat in-memory vector index: a float32 matrix searched with numpy, exactly or,
+once coarse lists are built for a large index (`coarse.py`), over a bounded set of rows."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
+
+from memgraph_plugin.embedding.coarse import ROW_BUDGET, CoarseLists
 
 _HEADROOM = 64  # rows of the growable part allocated at first
 
@@ -20,6 +24,10 @@ class VectorIndex:
     growable part after it for rows written since. A write never changes a base row in place:
     it blanks it and puts the new vector in the growable part, so a write costs the same at any
     size and an open copies nothing.
+
+    Coarse lists (`build_coarse`, run off the event loop by the caller) make a search read a
+    bounded number of rows: the probed lists' rows plus every row written since the lists were
+    made (`_fresh`), all scored exactly. A compaction renumbers the rows and drops the lists.
     """
 
     def __init__(self, dim: int, profile: str) -> None:
@@ -33,13 +41,20 @@ class VectorIndex:
         self._live = np.zeros(_HEADROOM, dtype=bool)
         self._codes: dict[str, int] = {}
         self._blank = 0
+        self._coarse: CoarseLists | None = None
+        self._fresh: dict[int, None] = {}  # rows written since the coarse lists' snapshot
+        self._recording: list[np.ndarray] | None = None  # rows written while a build runs
+        self._layout = 0  # bumped when rows are renumbered (compaction)
+        self._coarse_lock = threading.Lock()
+        self.coarse_task: threading.Thread | None = None  # a build in flight (the owner's)
 
     @property
     def nbytes(self) -> int:
         """Bytes of its arrays (what the memory budget counts for a chat's vectors)."""
+        coarse = self._coarse
         return int(
             self._base.nbytes + self._matrix.nbytes + self._live.nbytes + self._type_codes.nbytes
-        )
+        ) + (0 if coarse is None else coarse.nbytes)
 
     @classmethod
     def from_arrays(
@@ -90,14 +105,22 @@ class VectorIndex:
         nb = self._base.shape[0]
         return self._base[row] if row < nb else self._matrix[row - nb]
 
-    def _rows(self, rows: Sequence[int]) -> np.ndarray:
-        """A copy of the given rows' vectors, in order."""
+    def _rows(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        """A copy of the given rows' vectors, in order (`np.take`: a boolean-mask copy costs
+        ten times more)."""
         nb = self._base.shape[0]
         picked = np.asarray(rows, dtype=np.int64)
+        if picked.shape[0] == 0:
+            return np.empty((0, self.dim), dtype=np.float32)
+        if picked.max() < nb:
+            return np.take(self._base, picked, axis=0)
+        if picked.min() >= nb:
+            return np.take(self._matrix, picked - nb, axis=0)
         out = np.empty((picked.shape[0], self.dim), dtype=np.float32)
-        low = picked < nb
-        out[low] = self._base[picked[low]]
-        out[~low] = self._matrix[picked[~low] - nb]
+        low = np.flatnonzero(picked < nb)
+        high = np.flatnonzero(picked >= nb)
+        out[low] = np.take(self._base, picked[low], axis=0)
+        out[high] = np.take(self._matrix, picked[high] - nb, axis=0)
         return out
 
     def _grow(self, need: int) -> None:
@@ -145,6 +168,7 @@ class VectorIndex:
             self._ids.append(node_id)
         rows = np.fromiter((self._pos[i] for i in ids), dtype=np.int64, count=len(ids))
         self._matrix[rows - nb] = matrix
+        self._written(rows)
         codes: dict[str, int] = {}
         self._type_codes[rows] = [
             codes[t] if t in codes else codes.setdefault(t, self._code(t)) for t in types
@@ -174,7 +198,20 @@ class VectorIndex:
         if self._blank > 64 and self._blank * 2 > len(self._ids):
             self._compact()
 
+    def _written(self, rows: np.ndarray) -> None:
+        """Note rows whose vector changed: the coarse lists do not know where they belong."""
+        if self._coarse is None and self._recording is None:
+            return
+        with self._coarse_lock:
+            if self._recording is not None:
+                self._recording.append(rows)
+            if self._coarse is not None:
+                self._fresh.update(dict.fromkeys(rows.tolist()))
+
     def _compact(self) -> None:
+        with self._coarse_lock:
+            self._layout += 1
+            self._coarse, self._fresh = None, {}
         keep = [row for row, nid in enumerate(self._ids) if nid is not None]
         n = len(keep)
         cap = max(_HEADROOM, n * 2)
@@ -189,6 +226,56 @@ class VectorIndex:
         self._pos = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
         self._base = np.zeros((0, self.dim), dtype=np.float32)
         self._matrix, self._type_codes, self._live, self._blank = matrix, codes, live, 0
+
+    # -- coarse lists -----------------------------------------------------------------------
+
+    @property
+    def coarse(self) -> CoarseLists | None:
+        """The coarse lists searches use (None: exact search)."""
+        return self._coarse
+
+    def coarse_stale(self) -> bool:
+        """Whether the lists miss many rows (written since they were made: over a quarter)."""
+        coarse = self._coarse
+        if coarse is None:
+            return True
+        return len(self._fresh) + len(self._ids) - coarse.rows > coarse.rows // 4
+
+    def build_coarse(self) -> bool:
+        """Make coarse lists from the rows as they are now and start using them; safe to run
+        on another thread while the index is searched and written (rows written meanwhile are
+        searched exactly). False when a compaction renumbered the rows meanwhile."""
+        with self._coarse_lock:
+            layout, n = self._layout, len(self._ids)
+            self._recording = []
+        try:  # blank rows train nothing (and searches never return them)
+            coarse = CoarseLists.build(self._rows, self._live[:n].copy())
+        except BaseException:
+            with self._coarse_lock:
+                self._recording = None
+            raise
+        with self._coarse_lock:
+            recorded, self._recording = self._recording, None
+            if layout != self._layout:
+                return False
+            fresh = np.concatenate(recorded).tolist() if recorded else []
+            self._coarse = coarse
+            self._fresh = dict.fromkeys(r for r in fresh if r < n)
+        return True
+
+    def _candidate_rows(self, query: np.ndarray, n: int) -> np.ndarray | None:
+        """Rows a coarse search reads (None: search exactly): the probed lists' rows, the rows
+        added since the lists were made, and rows rewritten since (each once)."""
+        coarse = self._coarse
+        if coarse is None or coarse.rows > n:
+            return None
+        probed = coarse.probe(query, ROW_BUDGET)
+        with self._coarse_lock:
+            fresh = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
+        if fresh.shape[0]:  # rows past the lists' snapshot are all read below anyway
+            fresh = fresh[fresh < coarse.rows]
+            fresh = fresh[~np.isin(fresh, probed)]
+        return np.concatenate([probed, fresh, np.arange(coarse.rows, n, dtype=np.int64)])
 
     def accepts(self, node_id: str, types: Collection[str] | None = None) -> bool:
         """Whether a search with `types` may return `node_id` (searchable, type allowed)."""
@@ -246,11 +333,15 @@ class VectorIndex:
         live = int(np.count_nonzero(mask))
         if live == 0:
             return []
+        if only is None:
+            found = self._coarse_search(q, k, mask, live)
+            if found is not None:
+                return found
         nb = self._base.shape[0]
-        scores = self._base @ q if nb else np.zeros(0, dtype=np.float32)
+        scores = _dot(self._base, q) if nb else np.zeros(0, dtype=np.float32)
         if n > nb:
-            scores = np.concatenate([scores, self._matrix[: n - nb] @ q]) if nb else (
-                self._matrix[: n - nb] @ q
+            scores = np.concatenate([scores, _dot(self._matrix[: n - nb], q)]) if nb else (
+                _dot(self._matrix[: n - nb], q)
             )
         if live != n:
             scores = np.where(mask, scores, -np.inf)
@@ -259,3 +350,28 @@ class VectorIndex:
         out = [(self._ids[int(r)], float(scores[r])) for r in top if mask[r]]
         out.sort(key=lambda item: (-item[1], item[0]))  # type: ignore[arg-type,operator]
         return out[:take]  # type: ignore[return-value]
+
+    def _coarse_search(
+        self, q: np.ndarray, k: int, mask: np.ndarray, live: int
+    ) -> list[tuple[str, float]] | None:
+        """Top-k over the coarse lists' candidate rows; None when there are no lists or too
+        few candidates pass `mask` (the caller then searches exactly)."""
+        rows = self._candidate_rows(q, mask.shape[0])
+        if rows is None:
+            return None
+        rows = np.sort(rows[mask[rows]])  # in memory order: the gather reads forward
+        take = min(k, live)
+        if rows.shape[0] < take:
+            return None
+        scores = _dot(self._rows(rows), q)
+        top = np.argpartition(-scores, take - 1)[:take] if take < rows.shape[0] else None
+        picked = range(rows.shape[0]) if top is None else top.tolist()
+        out = [(self._ids[int(rows[i])], float(scores[i])) for i in picked]
+        out.sort(key=lambda item: (-item[1], item[0]))  # type: ignore[arg-type,operator]
+        return out  # type: ignore[return-value]
+
+
+def _dot(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """`matrix @ q` on one thread (einsum, not BLAS): the product is bound by memory, and on a
+    busy machine BLAS's hand-off to its threads cost more than the arithmetic."""
+    return np.einsum("ij,j->i", matrix, q)

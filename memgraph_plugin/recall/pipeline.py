@@ -256,9 +256,10 @@ class TurnPipeline:
 
     def anchor(self, chat_id: str) -> tuple[int, int]:
         """(index of the last user message or -1, seq the next assistant message will have)."""
-        messages = self.host.get_context(chat_id).messages
-        last_user = next((m.index for m in reversed(messages) if m.role == "user"), -1)
-        answered = messages[-1].seq if messages else 0  # a message's seq counts the answers
+        chat = self.host.chat(chat_id)  # the newest messages only: no copy of a long chat
+        user, newest = chat.newest("user"), chat.newest()
+        last_user = -1 if user is None else user.index
+        answered = newest.seq if newest is not None else 0  # a message's seq counts the answers
         return last_user, answered + 1
 
     def last_recall(self, chat_id: str) -> RecallOutcome | None:
@@ -363,11 +364,9 @@ class TurnPipeline:
         )
 
     def _query(self, chat_id: str) -> str:
-        messages = self.host.get_context(chat_id).messages
-        for m in reversed(messages):
-            if m.role == "user":
-                return m.text
-        return messages[-1].text if messages else ""
+        chat = self.host.chat(chat_id)
+        message = chat.newest("user") or chat.newest()
+        return message.text if message is not None else ""
 
     async def _route(self, request: RouteRequest, builtin: RouteResult) -> RouteResult:
         """A plugin's ``memgraph_route`` answer (drilled from its ``drill`` seeds), else the

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+import time
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -26,6 +28,8 @@ from memgraph_plugin.storage.vector_ann import LanceAnn, hybrid_search
 
 log = logging.getLogger(__name__)
 
+DEFAULT_COARSE_THRESHOLD = 32_768
+
 Progress = Callable[[int, int], None]
 
 __all__ = ["ChatVectors", "Progress"]
@@ -38,6 +42,9 @@ class ChatVectors:
     _ann: LanceAnn | None
     _ann_build: asyncio.Future[bool] | None
     ann_threshold: int
+    #: rows from which a chat's index gets coarse lists (built in the background, then a search
+    #: reads a bounded number of rows; `embedding/coarse.py`); the factory sets it from settings
+    coarse_threshold: int = DEFAULT_COARSE_THRESHOLD
     last_search_mode: str
     storage: LanceStorage
     embedder: NodeEmbedder | None
@@ -63,6 +70,7 @@ class ChatVectors:
         if len(index) != len(nodes):
             chat.unembedded = [n.id for n in nodes.iter_nodes() if n.id not in index]
         chat.index = index
+        self._maybe_build_coarse(index)
 
     def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
         """Vectors of the changed nodes; a failing profile is logged by name and the write goes
@@ -176,8 +184,37 @@ class ChatVectors:
                 )
             if ann is not None:
                 self._build_ann(ann)
-        self.last_search_mode = "exact"
-        return index.search(q, k=k, types=types)
+        self.last_search_mode = "exact" if index.coarse is None else "coarse"
+        found = index.search(q, k=k, types=types)
+        self._maybe_build_coarse(index)  # after: this search ran as `last_search_mode` says
+        return found
+
+    def _maybe_build_coarse(self, index: VectorIndex) -> None:
+        """Build the index's coarse lists on a thread of their own once it is large (and again
+        when a quarter of its rows came since); searches stay exact until they are ready.
+        Called at open (from a worker thread) and by searches."""
+        if len(index) < self.coarse_threshold or index.coarse_task is not None:
+            return
+        if not index.coarse_stale():
+            return
+
+        def build() -> None:
+            started = time.perf_counter()
+            try:
+                if index.build_coarse():
+                    log.info(
+                        "vector index of %d rows: coarse lists built in %.2f s",
+                        len(index),
+                        time.perf_counter() - started,
+                    )
+            except Exception:
+                log.exception("building coarse vector lists failed")
+            finally:
+                index.coarse_task = None
+
+        task = threading.Thread(target=build, name="coarse-vector-lists", daemon=True)
+        index.coarse_task = task
+        task.start()
 
     def _build_ann(self, ann: LanceAnn) -> None:
         """Build LanceDB's vector index in the background (minutes at 100k+ rows); searches

@@ -9,6 +9,7 @@ import attrs
 
 from memgraph_plugin.embedding.registry import resolve_profile
 from memgraph_plugin.storage.chat_cache import PersistedChats
+from memgraph_plugin.storage.chat_vectors import DEFAULT_COARSE_THRESHOLD
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
@@ -37,7 +38,7 @@ def persistence_for_host(
         keyword_schema = json.dumps(service.schema.to_list(), ensure_ascii=False)
         return LanceStorage(attrs.evolve(storage_settings, keyword_schema=keyword_schema))
 
-    return PersistedChats(
+    chats = PersistedChats(
         storage,
         store_from_dict=lambda data: Store.from_dict(data, schema=service.schema),
         store_from_state=lambda state: Store.from_columns(
@@ -54,3 +55,7 @@ def persistence_for_host(
         refresh_interval=number_setting(settings, "storage_refresh_seconds", 0.0, 0),
         memory_budget_mb=number_setting(settings, "memory_budget_mb", 1024.0, 0.001),
     )
+    chats.coarse_threshold = int(
+        number_setting(settings, "vector_coarse_threshold", DEFAULT_COARSE_THRESHOLD, 1)
+    )
+    return chats

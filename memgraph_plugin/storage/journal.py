@@ -24,6 +24,7 @@ from memgraph_plugin.storage.codec import change_from_payload, change_payload
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.persistence import ChangeRecord, CommitRecord, VectorBlock
+from memgraph_plugin.storage.table_head import NextVersionProbe
 from memgraph_plugin.storage.tables import COMMITS, COMMITS_SCHEMA, open_or_create
 
 #: Own appends remembered for `_uncontested` (a longer gap is checked by reading back).
@@ -109,6 +110,8 @@ class Journal:
         self._lock = threading.RLock()
         self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
+        self._head = 0  # the newest commits table version this handle knows of
+        self._probe = NextVersionProbe(self.table)
 
     # ------------------------------------------------------------------ reads
 
@@ -154,7 +157,7 @@ class Journal:
         return entries
 
     def latest_version(self, chat_id: str) -> int:
-        table_version = self.table.version
+        table_version = self._knew(self.table.version)
         rows = self.rows(self.table, where_eq(chat_id=chat_id), ["version"])
         latest = max((int(r["version"]) for r in rows), default=0)
         self._seen[chat_id] = (table_version, latest)
@@ -162,9 +165,17 @@ class Journal:
 
     def has_changed(self, chat_id: str, since_version: int) -> bool:
         """Cheap freshness check: compares the journal table's version first (no scan); table
-        versions that are this handle's own appends to other chats do not count."""
-        table_version = self.table.version
+        versions that are this handle's own appends to other chats do not count. On a local
+        table, "no version after the newest one known" is one file lookup (`table_head.py`)
+        instead of LanceDB's listing of every kept version."""
         seen = self._seen.get(chat_id)
+        if seen is not None and seen[1] == since_version:
+            known = max(seen[0], self._head)
+            if self._probe.newer_than(known) is False and self._only_own_appends(
+                chat_id, seen[0], known + 1
+            ):
+                return False
+        table_version = self._knew(self.table.version)
         if (
             seen is not None
             and seen[1] == since_version
@@ -185,6 +196,13 @@ class Journal:
         """Remember that the chat was at `version` as of commits table version
         `table_version` (a load read it)."""
         self._seen[chat_id] = (table_version, version)
+        self._knew(table_version)
+
+    def _knew(self, table_version: int) -> int:
+        """Note a commits table version this handle saw exist; returns it."""
+        if table_version > self._head:
+            self._head = table_version
+        return table_version
 
     def missing_version(self, chat_id: str, version: int) -> StorageError:
         """The clear error for a version that cannot be rebuilt: never written, or pruned."""
@@ -306,6 +324,7 @@ class Journal:
             return
         self._seen[chat_id] = (table_version, version)
         self._own[table_version] = chat_id
+        self._knew(table_version)
         while len(self._own) > _OWN_COMMITS_KEPT:
             del self._own[next(iter(self._own))]
 

@@ -504,6 +504,28 @@ async def test_recall_never_scans_the_whole_store(tmp_path, monkeypatch):
     assert any(i.why == "graph_expansion" for i in outcome.route.selected)
 
 
+async def test_recall_copies_no_message_list(tmp_path, monkeypatch):
+    """The recall reads the newest messages only: no tuple of every message of a long chat
+    (gen-0 collections walked one per call at 100k nodes)."""
+    from host.chats import Chat
+
+    host, _ = await make_host(tmp_path)
+    pipeline = pipeline_for(host)
+    for turn in fixture_story().turns[:2]:
+        await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await pipeline.add_user_message(CHAT, "Mara and the lantern market smuggler")
+
+    def no_copy(self):
+        raise AssertionError("the recall path copied every message of the chat")
+
+    monkeypatch.setattr(Chat, "messages", property(no_copy))
+    outcome = await pipeline.recall(CHAT)
+    await host.drain(CHAT)
+    monkeypatch.undo()
+    await host.stop()
+    assert outcome is not None and outcome.query == "Mara and the lantern market smuggler"
+
+
 async def test_each_answer_is_one_batch_at_its_seq(started):
     """The extraction of answer k is one commit of every op, its nodes stamped with seq k."""
     host, _, pipeline = started

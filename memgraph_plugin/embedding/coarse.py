@@ -1,0 +1,84 @@
+"""Coarse lists (IVF) over a vector index's rows: a query reads a bounded number of rows.
+
+The exact search reads every row, so its cost grows with the chat. `CoarseLists` groups the rows
+by their nearest of about ``sqrt(n) / 2`` centroids (spherical k-means on a sample); a search
+scores the centroids, then only the rows of the nearest lists until `ROW_BUDGET` rows are
+gathered, and scores those exactly. Scores stay exact; only which rows are read is approximate
+(`tests/embedding/test_coarse.py` checks its recall against the exact search).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+ROW_BUDGET = 8192  # rows a search reads at most from the probed lists (plus rows written since)
+MIN_PROBE = 8  # lists probed at least
+SAMPLE = 8192  # rows k-means trains on
+ITERATIONS = 5
+_CHUNK = 8192  # rows assigned per matrix product (bounds the temporary)
+
+
+class CoarseLists:
+    """Centroids and, per centroid, the rows (row numbers of the index) nearest to it; made
+    from rows ``0 .. rows - 1`` of an index at one moment."""
+
+    __slots__ = ("centroids", "rows", "_order", "_starts")
+
+    def __init__(self, centroids: np.ndarray, assignment: np.ndarray) -> None:
+        self.centroids = centroids
+        self.rows = int(assignment.shape[0])
+        self._order = np.argsort(assignment, kind="stable").astype(np.int32)
+        counts = np.bincount(assignment, minlength=centroids.shape[0])
+        self._starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    @classmethod
+    def build(
+        cls, rows_of: Callable[[np.ndarray], np.ndarray], live: np.ndarray, *, seed: int = 0
+    ) -> CoarseLists:
+        """Train centroids on a sample of the live rows and assign every row (`live` has one
+        flag per row; `rows_of(row numbers)` gives their L2-normalised vectors) to its nearest
+        centroid by cosine. Reads the rows in chunks: no copy of the whole matrix."""
+        n = int(live.shape[0])
+        alive = np.flatnonzero(live)
+        if alive.shape[0] == 0:
+            alive = np.arange(n)
+        rng = np.random.default_rng(seed)
+        count = max(1, min(alive.shape[0], int(np.sqrt(alive.shape[0]) / 2)))
+        picked = np.sort(rng.choice(alive, size=min(alive.shape[0], SAMPLE), replace=False))
+        sample = rows_of(picked)
+        centroids = sample[rng.choice(sample.shape[0], size=count, replace=False)].copy()
+        for _ in range(ITERATIONS):
+            nearest = np.argmax(sample @ centroids.T, axis=1)
+            counts = np.bincount(nearest, minlength=count)
+            full = counts > 0
+            starts = (np.cumsum(counts) - counts)[full]
+            sums = np.zeros_like(centroids)
+            sums[full] = np.add.reduceat(sample[np.argsort(nearest, kind="stable")], starts, axis=0)
+            norms = np.linalg.norm(sums, axis=1)
+            empty = norms == 0
+            sums[empty] = centroids[empty]  # a centroid nothing chose stays where it was
+            norms[empty] = np.maximum(np.linalg.norm(centroids[empty], axis=1), 1e-12)
+            centroids = (sums / norms[:, None]).astype(np.float32)
+        assignment = np.empty(n, dtype=np.int64)
+        for start in range(0, n, _CHUNK):
+            block = rows_of(np.arange(start, min(n, start + _CHUNK)))
+            assignment[start : start + block.shape[0]] = np.argmax(block @ centroids.T, axis=1)
+        return cls(np.ascontiguousarray(centroids, dtype=np.float32), assignment)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.centroids.nbytes + self._order.nbytes + self._starts.nbytes)
+
+    def probe(self, query: np.ndarray, budget: int = ROW_BUDGET) -> np.ndarray:
+        """Row numbers of the lists nearest to `query`, nearest list first, until `budget` rows
+        (and at least `MIN_PROBE` lists) are taken."""
+        order = np.argsort(-(self.centroids @ query), kind="stable")
+        sizes = np.diff(self._starts)[order]
+        taken = np.cumsum(sizes)
+        lists = max(MIN_PROBE, int(np.searchsorted(taken, budget, side="left")) + 1)
+        picked = order[:lists]
+        starts, ends = self._starts[picked], self._starts[picked + 1]
+        parts = [self._order[s:e] for s, e in zip(starts, ends, strict=True)]
+        return np.concatenate(parts).astype(np.int64)
