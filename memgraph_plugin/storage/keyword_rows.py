@@ -83,7 +83,7 @@ class KeywordRows:
         if "tfs" in row.column_names:
             raw = row["tfs"][0].as_buffer()
             narrow = raw.size == len(tids) and raw.size != 4 * len(tids)
-            tfs = np.frombuffer(raw, dtype="u1" if narrow else "<i4").astype(np.int32)
+            tfs = np.frombuffer(raw, dtype="u1" if narrow else "<i4").astype(np.int32, copy=False)
         return cls(
             fingerprint=str(row["fingerprint"][0].as_py()),
             first_tid=int(row["first_tid"][0].as_py()),
