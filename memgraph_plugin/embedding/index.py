@@ -4,7 +4,7 @@ once coarse lists are built for a large index (`coarse.py`), over a bounded set 
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -67,10 +67,12 @@ class VectorIndex:
         searchable: np.ndarray,
         *,
         headroom: float = 1.25,
+        pos: Mapping[str, int] | None = None,
     ) -> VectorIndex:
         """An index of `ids` whose base is `matrix` itself (not copied: it may be read-only
         memory, e.g. a stored column; rows `type_names[type_of_row[i]]`, `searchable[i]`); the
-        per-row flags get room to grow (no per-row Python work besides the id map)."""
+        per-row flags get room to grow (no per-row Python work besides the id map; `pos`, when
+        given, is that map, id -> position in `ids`, and is copied)."""
         n, dim = matrix.shape
         index = cls(dim, profile)
         matrix = np.asarray(matrix, dtype=np.float32)
@@ -79,7 +81,9 @@ class VectorIndex:
         index._base = matrix
         cap = max(_HEADROOM, int(n * headroom))
         index._ids = list(ids)
-        index._pos = {nid: i for i, nid in enumerate(index._ids)}
+        index._pos = (
+            dict(pos) if pos is not None else dict(zip(index._ids, range(n), strict=True))
+        )
         codes = np.asarray([index._code(t) for t in type_names], dtype=np.int32)
         index._type_codes = np.zeros(cap, dtype=np.int32)
         index._live = np.zeros(cap, dtype=bool)

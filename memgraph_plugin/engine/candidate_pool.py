@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -42,43 +43,50 @@ class SortedPool:
 
     A pool made by `from_sorted` without views holds None in their place until the first
     `frozen()` asks its `view_of` for them (a loaded chat's pool is read well after the load,
-    if at all); writes always bring their views.
+    if at all); without nodes, likewise None until `frozen()` or `head()` reads them through
+    `node_of` (the store's lazy node map, by id); writes always bring their nodes and views.
     """
 
     CHUNK = 256  # a chunk splits in two when it grows past twice this
 
-    __slots__ = ("_chunks", "_firsts", "_size", "_frozen", "_view_of")
+    __slots__ = ("_chunks", "_firsts", "_size", "_frozen", "_view_of", "_node_of")
 
     def __init__(self) -> None:
-        self._chunks: list[tuple[list[PoolKey], list[Node], list[NodeView | None]]] = []
+        self._chunks: list[tuple[list[PoolKey], list[Node | None], list[NodeView | None]]] = []
         self._firsts: list[PoolKey] = []  # each chunk's first key, for bisecting
         self._size = 0
         self._frozen: TypePool | None = None
         self._view_of: Callable[[Node], NodeView] | None = None  # set while views are missing
+        self._node_of: Callable[[str], Node] | None = None  # set while nodes are missing
 
     @classmethod
     def from_sorted(
         cls,
         keys: list[PoolKey],
-        nodes: list[Node],
+        nodes: list[Node] | None,
         views: list[NodeView] | None = None,
         *,
         view_of: Callable[[Node], NodeView] | None = None,
+        node_of: Callable[[str], Node] | None = None,
     ) -> SortedPool:
         """A pool from entries already in key order; without `views`, `view_of` makes them on
-        the first `frozen()`."""
+        the first `frozen()`; without `nodes`, `node_of` reads them by id on first use."""
         pool = cls()
         step = cls.CHUNK
-        missing: list[NodeView | None] = [None] * step if views is None else []
+        missing: list[Any] = [None] * step
         for i in range(0, len(keys), step):
             part = keys[i : i + step]
             chunk_views = views[i : i + step] if views is not None else missing[: len(part)]
-            pool._chunks.append((part, nodes[i : i + step], chunk_views))
+            chunk_nodes = nodes[i : i + step] if nodes is not None else missing[: len(part)]
+            pool._chunks.append((part, chunk_nodes, chunk_views))
             pool._firsts.append(keys[i])
         pool._size = len(keys)
         if views is None and keys:
             assert view_of is not None
             pool._view_of = view_of
+        if nodes is None and keys:
+            assert node_of is not None
+            pool._node_of = node_of
         return pool
 
     def __len__(self) -> int:
@@ -135,30 +143,45 @@ class SortedPool:
         views[i] = view
         self._frozen = None
 
+    def _fill_nodes(self, chunk: tuple[list[PoolKey], list[Node | None], Any], upto: int) -> None:
+        """Read the missing nodes among a chunk's first `upto` entries."""
+        node_of = self._node_of
+        if node_of is None:
+            return
+        keys, nodes, _views = chunk
+        for i in range(min(upto, len(nodes))):
+            if nodes[i] is None:
+                nodes[i] = node_of(keys[i][2])
+
     def head(self, n: int) -> list[Node]:
         """The first (newest) `n` nodes, read from the chunks without a snapshot."""
         out: list[Node] = []
-        for _keys, nodes, _views in self._chunks:
+        for chunk in self._chunks:
             if len(out) >= n:
                 break
-            out.extend(nodes[: n - len(out)])
+            self._fill_nodes(chunk, n - len(out))
+            out.extend(chunk[1][: n - len(out)])  # type: ignore[arg-type]
         return out
 
     def frozen(self) -> TypePool:
         f = self._frozen
         if f is None:
             chunks = self._chunks
+            if self._node_of is not None:  # nodes left to the first read
+                for chunk in chunks:
+                    self._fill_nodes(chunk, len(chunk[0]))
+                self._node_of = None
             view_of = self._view_of
             if view_of is not None:  # views left to the first read
                 for _keys, nodes, views in chunks:
                     for i, view in enumerate(views):
                         if view is None:
-                            views[i] = view_of(nodes[i])
+                            views[i] = view_of(nodes[i])  # type: ignore[arg-type]
                 self._view_of = None
             join = itertools.chain.from_iterable
             f = self._frozen = TypePool(
-                nodes=tuple(join([c[1] for c in chunks])),
-                views=tuple(join([c[2] for c in chunks])),
+                nodes=tuple(join([c[1] for c in chunks])),  # type: ignore[arg-type]
+                views=tuple(join([c[2] for c in chunks])),  # type: ignore[arg-type]
                 keys=tuple(join([c[0] for c in chunks])),
             )
         return f

@@ -3,10 +3,12 @@
 without a JSON dict per node.
 
 `load_node_columns` is the open's quick path: the indices (visibility, the pool order, parents'
-children, pool anchors) are computed over whole columns with pyarrow and numpy, Python only
-makes each `Node` (a few attribute writes) and each index's entries; a node's fields stay their
-stored JSON text until first read (`frozen.JsonFields`). A table with rows stored as raw JSON
-(values the columns cannot hold) or repeated ids takes the per-node path, `decode_columns`.
+children, pool anchors) are computed over whole columns with pyarrow and numpy as arrays
+(`LoadedColumns`, whose methods make their Python containers when the store first reads them),
+and no `Node` is made: the store's node map (`lazy_nodes.LazyNodes`) makes each on the first
+read of its id, its fields left as their stored JSON text until read (`frozen.JsonFields`). A
+table with rows stored as raw JSON (values the columns cannot hold) or repeated ids takes the
+per-node path, `decode_columns`.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ import json
 import sys
 from typing import Any
 
-import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .candidate_pool import PoolKey
-from .frozen import EMPTY, JsonFields
+from .frozen import EMPTY
 from .json_codec import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
+from .lazy_nodes import LazyNodes, NodeColumns
 from .models import Edge, EdgeKey, Node
 from .schema import Schema, is_diagnostic_type
 
@@ -100,19 +102,95 @@ def decode_edge_columns(edges: Any, nodes: dict[str, Node]) -> dict[EdgeKey, Edg
     return _edges_from_raw(raw_edges, nodes)
 
 
-@attrs.frozen
 class LoadedColumns:
-    """A graph's records and the indices the bulk load fills, computed from its columns."""
+    """A graph's lazy node map and the indices the bulk load fills, computed from its columns
+    as arrays; the indices' Python containers are made by the methods below when the store
+    first reads them (`StoreLoading._load_columns` defers them)."""
 
-    nodes: dict[str, Node]  # by id, in row order
-    kids: dict[str, list[str]]  # parent id -> children ids in row order
-    visible: set[str]
-    pool_keys: list[PoolKey]  # the pool's recency keys, in key order
-    pool_nodes: list[Node]  # its nodes, in the same order
-    pool_types: list[str]  # their lower-case types
-    type_rows: dict[str, list[int]]  # lower-case type -> positions in the pool, in order
-    anchors: dict[str, str | None]
-    node_seq: int
+    def __init__(
+        self,
+        nodes: LazyNodes,
+        kids: dict[str, list[str]],
+        node_seq: int,
+        id_objs: np.ndarray,
+        visible: np.ndarray,
+        ranked: np.ndarray,
+        neg_seq: np.ndarray,
+        neg_depth: np.ndarray,
+        pool_ltype: np.ndarray,
+        ltype_names: list[str],
+        anchor_rows: np.ndarray,
+        id_array: Any,
+        types: tuple[list[Any], np.ndarray, np.ndarray],
+    ) -> None:
+        self.nodes = nodes  # by id, in row order, each made on its first read
+        self.id_array = id_array  # the id column (pyarrow)
+        self.id_objs = id_objs  # row -> id (the node map's own strings)
+        self.kids = kids  # parent id -> children ids in row order
+        self.node_seq = node_seq
+        self._ids = id_objs  # row -> id (the node map's own strings)
+        self._visible = visible  # row -> visible
+        self._ranked = ranked  # the pool's rows in recency order
+        self._neg_seq, self._neg_depth = neg_seq, neg_depth  # row -> recency key parts
+        self._pool_ltype, self._ltype_names = pool_ltype, ltype_names  # pool position -> type
+        self._anchor_rows = anchor_rows  # row -> its anchor's row (_NONE: none)
+        self._keys: list[PoolKey] | None = None
+        self._types = types  # (distinct types, row -> type code, row -> archived)
+
+    def named_ids(self, schema: Schema) -> list[str]:
+        """Ids of the active nodes of latest-only types: the ones a name index holds."""
+        values, code, archived = self._types
+        wanted = np.asarray(
+            [isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only
+             for t in values] or [False],
+            dtype=bool,
+        )
+        return self._ids[wanted[code] & ~archived].tolist()  # type: ignore[no-any-return]
+
+    def visible(self) -> set[str]:
+        return set(self._ids[self._visible].tolist())
+
+    def pool_keys(self) -> list[PoolKey]:
+        """The pool's recency keys, in key order (made once)."""
+        keys = self._keys
+        if keys is None:
+            ranked = self._ranked
+            keys = self._keys = list(
+                zip(
+                    self._neg_seq[ranked].tolist(),
+                    self._neg_depth[ranked].tolist(),
+                    self._ids[ranked].tolist(),
+                    strict=True,
+                )
+            )
+        return keys
+
+    def pool_of(self) -> dict[str, tuple[PoolKey, str]]:
+        """id -> (recency key, lower-case type) of every pool member, in pool order."""
+        keys = self.pool_keys()
+        names = self._ltype_names
+        types = [names[i] for i in self._pool_ltype.tolist()]
+        return dict(zip([k[2] for k in keys], zip(keys, types, strict=True), strict=True))
+
+    def type_rows(self) -> dict[str, list[int]]:
+        """Lower-case type -> positions in the pool, in order."""
+        pool_ltype = self._pool_ltype
+        by_ltype = np.argsort(pool_ltype, kind="stable")  # grouped by type, in pool order
+        bounds = np.flatnonzero(np.diff(pool_ltype[by_ltype])) + 1
+        return {
+            self._ltype_names[int(pool_ltype[part[0]])]: part.tolist()
+            for part in np.split(by_ltype, bounds)
+            if len(part)
+        }
+
+    def anchors(self) -> dict[str, str | None]:
+        """id -> its nearest pool member upwards (None: none), in row order."""
+        ids, rows = self._ids, self._anchor_rows
+        n = len(ids)
+        objs = np.empty(n + 1, dtype=object)
+        objs[:n] = ids
+        objs[n] = None
+        return dict(zip(ids.tolist(), objs[np.where(rows >= 0, rows, n)].tolist(), strict=True))
 
 
 def _flat(column: Any) -> Any:
@@ -127,21 +205,6 @@ def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
         np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
         enc.dictionary.to_pylist(),
     )
-
-
-def _rows_of(values: Any, ids: Any) -> np.ndarray:
-    """The row in `ids` of each value (`_NONE`: not an id, or null)."""
-    idx = pc.fill_null(pc.index_in(values, value_set=ids), _NONE)
-    return np.asarray(idx.to_numpy(zero_copy_only=False), dtype=np.int64)
-
-
-def _shared(rows: np.ndarray, own: list[Any], id_objs: np.ndarray) -> list[Any]:
-    """Each value as the node's own id string where it names a node (one string object per id
-    in the loaded store), else as read."""
-    if not len(rows):
-        return []
-    picked = id_objs[np.maximum(rows, 0)]
-    return np.where(rows >= 0, picked, np.asarray(own, dtype=object)).tolist()  # type: ignore[no-any-return]
 
 
 def _node_seq(ids: Any, id_list: list[str], start: int) -> int:
@@ -190,74 +253,42 @@ def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) 
 def load_node_columns(
     nodes: Any, node_seq: int, schema: Schema
 ) -> LoadedColumns | None:
-    """The records and indices of a node state table; None when it needs the per-node path
-    (rows stored as raw JSON, or an id twice)."""
+    """The lazy node map and the indices of a node state table; None when it needs the per-node
+    path (rows stored as raw JSON, or an id twice). No `Node` is made here: `LazyNodes` makes
+    each on the first read of its id."""
     n = nodes.num_rows
     if n and pc.any(pc.is_valid(nodes["raw"])).as_py():
         return None
     ids = _flat(nodes["id"])
     id_list: list[str] = ids.to_pylist()
+    row_of = dict(zip(id_list, range(n), strict=True))
+    if len(row_of) != n:
+        return None
     id_objs = np.empty(n, dtype=object)
     id_objs[:] = id_list
     type_code, type_values = _codes(nodes["type"])
     type_values = [_intern(t) if isinstance(t, str) else t for t in type_values]
     level_code, level_values = _codes(nodes["level"])
     level_values = [_intern(v or "semantic") for v in level_values]
-    types = np.asarray(type_values, dtype=object)[type_code].tolist() if n else []
-    levels = np.asarray(level_values, dtype=object)[level_code].tolist() if n else []
-    parent_rows = _rows_of(_flat(nodes["parent_id"]), ids)
-    parent_list = nodes["parent_id"].to_pylist()
-    parents = _shared(parent_rows, parent_list, id_objs)
-    kids_col = _flat(nodes["children_ids"])
-    offsets = np.asarray(kids_col.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
-    flat_kids = pc.list_flatten(kids_col)
-    kid_ids = _shared(_rows_of(flat_kids, ids), flat_kids.to_pylist(), id_objs)
+    parent_col = _flat(nodes["parent_id"])
+    named = pc.fill_null(pc.not_equal(parent_col, ""), False)
+    with_parent = np.flatnonzero(np.asarray(named.to_numpy(zero_copy_only=False), dtype=bool))
+    parent_rows = np.full(n, _NONE, dtype=np.int64)
+    if len(with_parent):  # the row of each named parent (`_NONE`: not a node)
+        found = row_of.get
+        parent_rows[with_parent] = [
+            found(p, _NONE) for p in pc.take(parent_col, with_parent).to_pylist()
+        ]
     seq_col = _flat(nodes["seq_to"])
     seq_np = np.asarray(pc.fill_null(seq_col, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
     has_seq = np.asarray(seq_col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    uniq, inverse = np.unique(seq_np, return_inverse=True)  # one int object per value
-    seq_objs = np.asarray(uniq.tolist() + [None], dtype=object)
-    seqs = seq_objs[np.where(has_seq, inverse, len(uniq))].tolist()
     depth_np = np.asarray(nodes["semantic_depth"].to_numpy(), dtype=np.int64)
-    depths = depth_np.tolist()
-    rollups = nodes["semantic_rollup"].to_pylist()
     archived_np = np.asarray(nodes["archived"].to_numpy(), dtype=bool)
-    archived = archived_np.tolist()
-    sups = nodes["superseded_by"].to_pylist()
-    texts = nodes["fields"].to_pylist()
-    titles = nodes["title"].to_pylist()
-
-    records: list[Node] = []
-    append = records.append
-    lens = np.diff(offsets)
-    for i in range(n):
-        node = _new(Node)
-        _set(node, "id", id_list[i])
-        _set(node, "type", types[i])
-        _set(node, "level", levels[i])
-        _set(node, "title", titles[i])
-        text = texts[i]
-        if text is None or text == "{}":
-            _set(node, "fields", EMPTY)
-        else:  # JsonFields(text), without the call
-            fields = _new(JsonFields)
-            _set(fields, "_text", text)
-            _set(fields, "_hash", None)
-            _set(node, "fields", fields)
-        _set(node, "parent_id", parents[i])
-        _set(node, "children_ids", ())
-        _set(node, "seq_to", seqs[i])
-        _set(node, "semantic_depth", depths[i])
-        _set(node, "semantic_rollup", rollups[i])
-        _set(node, "archived", archived[i])
-        _set(node, "floor_range", None)
-        _set(node, "superseded_by", sups[i] or None)
-        append(node)
-    for i in np.flatnonzero(lens).tolist():
-        _set(records[i], "children_ids", tuple(kid_ids[offsets[i] : offsets[i + 1]]))
-    node_map = dict(zip(id_list, records, strict=True))
-    if len(node_map) != n:
-        return None
+    node_map = LazyNodes(
+        NodeColumns(
+            nodes, id_list, row_of, type_values, type_code, level_values, level_code, parent_rows
+        )
+    )
 
     # visibility: active, and not below an active parent of its own hierarchical type
     hier = np.zeros(len(type_values) + 1, dtype=bool)
@@ -290,57 +321,40 @@ def load_node_columns(
         order_tbl, sort_keys=[("s", "ascending"), ("d", "ascending"), ("i", "ascending")]
     )
     ranked = pool_rows[np.asarray(order.to_numpy(), dtype=np.int64)]
-    record_objs = np.empty(n, dtype=object)
-    record_objs[:] = records
-    pool_keys = list(
-        zip(
-            neg_seq[ranked].tolist(),
-            (-depth_np[ranked]).tolist(),
-            id_objs[ranked].tolist(),
-            strict=True,
-        )
-    )
     ltype_names = sorted(set(ltypes))
     ltype_of_code = np.asarray([ltype_names.index(t) for t in ltypes] or [0], dtype=np.int64)
     pool_ltype = ltype_of_code[type_code[ranked]] if len(ranked) else np.zeros(0, np.int64)
-    by_ltype = np.argsort(pool_ltype, kind="stable")  # positions grouped by type, in pool order
-    bounds = np.flatnonzero(np.diff(pool_ltype[by_ltype])) + 1
-    type_rows = {
-        ltype_names[int(pool_ltype[part[0]])]: part.tolist()
-        for part in np.split(by_ltype, bounds)
-        if len(part)
-    }
 
-    # parents' children, in row order
+    # parents' children, in row order (keyed by the parent node's own id string)
     kids: dict[str, list[str]] = {}
-    named = pc.fill_null(pc.not_equal(_flat(nodes["parent_id"]), ""), False)
-    with_parent = np.flatnonzero(np.asarray(named.to_numpy(zero_copy_only=False), dtype=bool))
-    if len(with_parent):
-        pcodes, _values = _codes(pc.take(_flat(nodes["parent_id"]), with_parent))
-        grouped = with_parent[np.argsort(pcodes, kind="stable")]
-        bounds = np.flatnonzero(np.diff(np.sort(pcodes, kind="stable"))) + 1
-        for part in np.split(grouped, bounds):
-            rows = part.tolist()
-            kids[parents[rows[0]]] = [id_list[r] for r in rows]
+    if len(with_parent):  # grouped by parent with numpy; a list slice per parent
+        pcodes, _values = _codes(pc.take(parent_col, with_parent))
+        order = np.argsort(pcodes, kind="stable")
+        grouped = with_parent[order]
+        codes = pcodes[order]
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        ends = np.append(starts[1:], len(codes)).tolist()
+        firsts = grouped[starts]
+        texts = pc.take(parent_col, firsts).to_pylist()
+        owner = parent_rows[firsts].tolist()
+        members = id_objs[grouped].tolist()
+        for a, b, text, prow in zip(starts.tolist(), ends, texts, owner, strict=True):
+            kids[id_list[prow] if prow >= 0 else text] = members[a:b]
 
-    anchor_rows = _anchor_rows(parent_rows, archived_np, in_pool)
-    anchor_objs = np.empty(n + 1, dtype=object)
-    anchor_objs[:n] = id_objs
-    anchor_objs[n] = None
-    anchors = dict(
-        zip(id_list, anchor_objs[np.where(anchor_rows >= 0, anchor_rows, n)].tolist(), strict=True)
-    )
-    visible = set(id_objs[visible_np].tolist())
     return LoadedColumns(
         nodes=node_map,
         kids=kids,
-        visible=visible,
-        pool_keys=pool_keys,
-        pool_nodes=record_objs[ranked].tolist(),
-        pool_types=[ltype_names[i] for i in pool_ltype.tolist()],
-        type_rows=type_rows,
-        anchors=anchors,
         node_seq=_node_seq(ids, id_list, node_seq),
+        id_objs=id_objs,
+        visible=visible_np,
+        ranked=ranked,
+        neg_seq=neg_seq,
+        neg_depth=-depth_np,
+        pool_ltype=pool_ltype,
+        ltype_names=ltype_names,
+        anchor_rows=_anchor_rows(parent_rows, archived_np, in_pool),
+        id_array=ids,
+        types=(type_values, type_code, archived_np),
     )
 
 

@@ -30,6 +30,7 @@ from .candidate_pool import (
 from .edge_records import EdgeRec, edge_of, normalize_edge, normalize_key
 from .frozen import JsonFields
 from .keyword_index import KeywordIndex
+from .lazy_nodes import LazyNodes
 from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
 from .schema import DEFAULT_SCHEMA, Schema, load_schema
@@ -47,7 +48,6 @@ __all__ = [
     "timeline_key",
 ]
 
-AdjRecord = EdgeRec
 _SortedPool = SortedPool  # the name the store's tests know
 _edge_of = edge_of
 _intern = sys.intern
@@ -59,6 +59,7 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
 
     def __init__(self, *, schema: Schema | Any = None) -> None:
         self._schema: Schema = load_schema(schema) if schema is not None else DEFAULT_SCHEMA
+        self._deferred: dict[str, Any] = {}  # attributes a columnar load left to first read
         self._nodes: dict[str, Node] = {}
         self._edges: dict[EdgeKey, EdgeRec] = {}  # in serial (insertion) order
         self._next_serial = 0
@@ -122,8 +123,17 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
     def node(self, id: str) -> Node | None:
         return self._nodes.get(id)
 
-    def iter_nodes(self) -> Iterator[Node]:
+    def iter_nodes(self) -> Iterator[Node]:  # a loaded store makes every record, once
         return iter(tuple(self._nodes.values()))
+
+    def column_ids(self) -> tuple[list[str], Mapping[str, int]] | None:
+        """`LazyNodes.column_ids` of a store loaded from columns (read only); else None."""
+        return self._nodes.column_ids() if isinstance(self._nodes, LazyNodes) else None
+
+    def node_ids(self) -> Iterator[str]:
+        """Every node id, in `iter_nodes` order, without making records."""
+        nodes = self._nodes
+        return nodes.ids() if isinstance(nodes, LazyNodes) else iter(tuple(nodes))
 
     def edge(self, key: tuple[str, str, str]) -> Edge | None:
         rec = self._edges.get(normalize_key(key))

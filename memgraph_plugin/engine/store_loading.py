@@ -17,11 +17,14 @@ from typing import Any, Self
 from ..errors import bad_args
 from .candidate_pool import PoolKey, SortedPool, cached_view
 from .columnar import LoadedColumns, decode_columns, decode_edge_columns, load_node_columns
+from .deferred import Deferred, defer
+from .edge_columns import EdgeMaps, load_edge_columns
 from .edge_records import EdgeRec, edge_of
 from .gc_pause import gc_paused
 from .json_codec import decode_graph, edge_to_dict, node_to_dict
 from .keyword_columns import KeywordColumns
 from .keyword_index import KeywordIndex
+from .lazy_nodes import LazyNodes
 from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
 from .schema import Schema, is_diagnostic_type
@@ -75,6 +78,16 @@ def share_strings(nodes: dict[str, Node]) -> None:
 class StoreLoading:
     """Bulk loading and `to_dict` of a `Store` (a mixin: the store provides the attributes)."""
 
+    # indices a columnar load leaves to their first read (`_load_columns`)
+    _kw_dirty = Deferred()
+    _names_dirty = Deferred()
+    _visible = Deferred()
+    _pool_of = Deferred()
+    _pool = Deferred()
+    _type_pools = Deferred()
+    _anchor = Deferred()
+    _deferred: dict[str, Callable[[], Any]]
+
     _schema: Schema
     _nodes: dict[str, Node]
     _edges: dict[EdgeKey, EdgeRec]
@@ -82,16 +95,9 @@ class StoreLoading:
     _out: dict[str, list[EdgeRec]]
     _in: dict[str, list[EdgeRec]]
     _kids: dict[str, list[str]]
-    _visible: set[str]
-    _pool_of: dict[str, tuple[PoolKey, str]]
-    _anchor: dict[str, str | None]
-    _pool: SortedPool
-    _type_pools: dict[str, SortedPool]
     _views: dict[str, NodeView]
-    _kw_dirty: dict[str, None]
     _keywords: KeywordIndex
     _names: NameIndex
-    _names_dirty: dict[str, None]
     _node_seq: int
     _seq_counter: int
     _visible_cache: frozenset[str] | None
@@ -131,36 +137,65 @@ class StoreLoading:
             if loaded is None:  # raw JSON rows or repeated ids: node by node
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
-                store._load_columns(loaded, decode_edge_columns(edges, loaded.nodes), seq_counter)
+                maps = load_edge_columns(edges, loaded.id_array, loaded.id_objs)
+                store._load_columns(
+                    loaded,
+                    maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
+                    seq_counter,
+                )
                 unknown = store._keywords.adopt(keywords, store._schema, len(store._nodes))
                 if unknown is not None:  # the rest is indexed from the columns
+                    store._deferred.pop("_kw_dirty", None)
                     store._kw_dirty = dict.fromkeys(unknown)
         return store
 
     def _load_columns(
-        self, loaded: LoadedColumns, edges: dict[EdgeKey, Edge], seq_counter: int
+        self, loaded: LoadedColumns, edges: EdgeMaps | dict[EdgeKey, Edge], seq_counter: int
     ) -> None:
         """Fill an empty store from indices computed over columns (what `_bulk_load` of the
-        same records leaves)."""
-        self._nodes = loaded.nodes
+        same records leaves). The node map makes records on first read (`LazyNodes`), and the
+        indices' containers are made on first read too (`Deferred`): an open that reads a few
+        nodes pays for those only."""
+        nodes = self._nodes = loaded.nodes
         self._kids = loaded.kids
-        self._load_edges(edges)
-        self._kw_dirty = dict.fromkeys(self._nodes)
+        if isinstance(edges, tuple):  # the edge map and adjacency, from the edge columns
+            self._edges, self._out, self._in = edges
+            self._next_serial = len(self._edges)
+        else:
+            self._load_edges(edges)
         self._names = NameIndex(self._schema)
-        self._names_dirty = dict.fromkeys(self._nodes)
-        self._visible = loaded.visible
-        keys, pool_nodes = loaded.pool_keys, loaded.pool_nodes
-        ids = [k[2] for k in keys]
-        self._pool_of = dict(zip(ids, zip(keys, loaded.pool_types, strict=True), strict=True))
-        self._set_pools(
-            keys,
-            pool_nodes,
-            {
-                t: ([keys[i] for i in rows], [pool_nodes[i] for i in rows])
-                for t, rows in loaded.type_rows.items()
-            },
+        views = self._views
+        node_of = nodes.__getitem__  # the node map, not the store: no cycle through the pools
+        view_of = functools.partial(cached_view, views)
+        schema = self._schema  # builders hold no reference to the store (no cycle)
+
+        def all_ids() -> dict[str, None]:
+            return dict.fromkeys(nodes.ids())
+
+        def pool() -> SortedPool:
+            return SortedPool.from_sorted(
+                loaded.pool_keys(), None, view_of=view_of, node_of=node_of
+            )
+
+        def type_pools() -> dict[str, SortedPool]:
+            keys = loaded.pool_keys()
+            return {
+                t: SortedPool.from_sorted(
+                    [keys[i] for i in rows], None, view_of=view_of, node_of=node_of
+                )
+                for t, rows in loaded.type_rows().items()
+            }
+
+        defer(
+            self,
+            _kw_dirty=all_ids,
+            _names_dirty=lambda: dict.fromkeys(loaded.named_ids(schema)),
+            _visible=loaded.visible,
+            _pool_of=loaded.pool_of,
+            _pool=pool,
+            _type_pools=type_pools,
+            _anchor=loaded.anchors,
         )
-        self._anchor = loaded.anchors
         self._node_seq = loaded.node_seq
         self._seq_counter = seq_counter
         self._clear_pool_caches()
@@ -202,6 +237,7 @@ class StoreLoading:
         table: dict[EdgeKey, EdgeRec] = {}
         self._next_serial = len(edges)
         out_of, in_of, nodes = self._out, self._in, self._nodes
+        own_id = nodes.own_id if isinstance(nodes, LazyNodes) else lambda k: nodes[k].id
         ids: dict[str, str] = {}  # decoded id text -> the node's own id string
         types: dict[str, str] = {}
         seqs: dict[int, int] = {}
@@ -209,10 +245,10 @@ class StoreLoading:
             source, etype, target = key
             s = ids.get(source)
             if s is None:
-                s = ids[source] = nodes[source].id
+                s = ids[source] = own_id(source)
             t = ids.get(target)
             if t is None:
-                t = ids[target] = nodes[target].id
+                t = ids[target] = own_id(target)
             e = types.get(etype)
             if e is None:
                 e = types[etype] = _intern(etype)

@@ -222,10 +222,11 @@ class PersistedChats(ChatVectors):
         collection walks them. The index is built here from the stored vectors (a numpy copy
         of a column), so the first search after an open costs what later ones do."""
         with gc_paused():
-            state = storage.load_sync(chat_id)
+            if self.embedder is None:
+                return self._from_state(storage.load_sync(chat_id))
+            state, block = storage.load_with_vectors_sync(chat_id, profile=self.embedder.name)
             chat = self._from_state(state)
-            if self.embedder is not None:
-                self._load_index(storage, chat, state)
+            self._load_index(storage, chat, state, block)
             return chat
 
     def _from_state(self, state: ChatState) -> LoadedChat:

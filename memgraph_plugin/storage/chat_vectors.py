@@ -53,22 +53,31 @@ class ChatVectors:
     async def open(self, chat_id: str) -> LoadedChat:
         raise NotImplementedError
 
-    def _load_index(self, storage: LanceStorage, chat: LoadedChat, state: ChatState) -> None:
-        """The chat's vector index from its stored vectors; nodes without one are noted in
-        `unembedded` (embedded by the first search)."""
+    def _load_index(
+        self, storage: LanceStorage, chat: LoadedChat, state: ChatState, block: VectorBlock | None
+    ) -> None:
+        """The chat's vector index from its stored vectors `block` (`load_with_vectors_sync`);
+        nodes without one are noted in `unembedded` (embedded by the first search)."""
         assert self.embedder is not None
-        block = storage.load_vectors_sync(chat.chat_id, state, profile=self.embedder.name)
         index = self.embedder.new_index()
         nodes = chat.store
         if block is not None and block.dim == index.dim:  # every id is a node of `state`
-            names, type_of_row, archived = _types_and_flags(state, block.ids, nodes)
+            loaded = nodes.column_ids()
+            if loaded is not None and len(loaded[0]) == len(block.ids) and (
+                list(block.ids) == loaded[0]
+            ):  # one vector per node row, in row order (the usual snapshot): no lookups
+                ids, pos = loaded
+                names, type_of_row, archived = _types_and_flags_in_order(state)
+            else:
+                ids, pos = list(block.ids), None
+                names, type_of_row, archived = _types_and_flags(state, block.ids, nodes)
             diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
             searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
             index = VectorIndex.from_arrays(
-                index.profile, block.ids, block.matrix, names, type_of_row, searchable
+                index.profile, ids, block.matrix, names, type_of_row, searchable, pos=pos
             )
         if len(index) != len(nodes):
-            chat.unembedded = [n.id for n in nodes.iter_nodes() if n.id not in index]
+            chat.unembedded = [nid for nid in nodes.node_ids() if nid not in index]
         chat.index = index
         self._maybe_build_coarse(index)
 
@@ -263,6 +272,16 @@ class ChatVectors:
             else:
                 self.forget(chat_id)  # another writer moved on: reload next time
             return len(nodes)
+
+
+def _types_and_flags_in_order(state: ChatState) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """`_types_and_flags` of every row of the state's node columns, in row order (no row of
+    them is raw JSON: the store was loaded from its columns)."""
+    encoded = pc.dictionary_encode(state.nodes["type"]).combine_chunks()
+    names = encoded.dictionary.to_pylist()
+    type_of_row = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    flags = np.asarray(state.nodes["archived"].to_numpy(), dtype=bool)
+    return names, type_of_row, flags
 
 
 def _types_and_flags(

@@ -94,6 +94,20 @@ class LanceStorage:
     def load_sync(self, chat_id: str, *, upto: int | None = None) -> ChatState:
         """The chat at its latest version (or `upto`): the newest snapshot's columns with the
         journal rows after it merged in."""
+        return self._read_state(chat_id, upto)[0]
+
+    def load_with_vectors_sync(
+        self, chat_id: str, *, profile: str | None
+    ) -> tuple[ChatState, VectorBlock | None]:
+        """`load_sync` and `load_vectors_sync` of its state, with one read of the snapshot head
+        and of the journal rows after it (an open's reads)."""
+        state, head, entries = self._read_state(chat_id, None)
+        return state, load_vectors(self._snaps, head, entries, state, profile)
+
+    def _read_state(
+        self, chat_id: str, upto: int | None
+    ) -> tuple[ChatState, dict[str, Any] | None, list[JournalEntry]]:
+        """`load_sync`, with the snapshot head and the journal entries it read."""
         check_chat_id(chat_id)
         table_version = self.journal.table.version
         vocab: tuple[str, list[Any]] | None = None
@@ -129,7 +143,7 @@ class LanceStorage:
         if upto is None:
             self.journal.saw(chat_id, table_version, version)
             self.checkpoints.note(chat_id, base_version)
-        return ChatState(
+        state = ChatState(
             chat_id=chat_id,
             version=version,
             checkpoint_version=base_version,
@@ -142,6 +156,7 @@ class LanceStorage:
             chain=tuple(int(v) for v in head["chain"]) if head is not None else (),
             keywords=keywords,
         )
+        return state, head, entries
 
     def _journal(self, chat_id: str, after: int, upto: int | None = None) -> list[JournalEntry]:
         """Journal rows of a chat with `after < version <= upto` (tests replay them)."""

@@ -104,8 +104,12 @@ class SnapshotTables:
             .where(f"{where_eq(chat_id=chat_id)} AND {in_list('snap', chain)}")
             .limit(None)
         )
-        rows = rows.sort_by([("snap", "ascending"), ("pos", "ascending")])
         snaps = rows["snap"].to_numpy()
+        pos = rows["pos"].to_numpy()
+        ds, dp = np.diff(snaps), np.diff(pos)
+        if not np.all((ds > 0) | ((ds == 0) & (dp > 0))):  # as written, almost always: no copy
+            rows = rows.sort_by([("snap", "ascending"), ("pos", "ascending")])
+            snaps = rows["snap"].to_numpy()
         out = []
         for snap in chain:
             lo, hi = np.searchsorted(snaps, [snap, snap + 1])

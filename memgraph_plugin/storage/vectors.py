@@ -88,6 +88,13 @@ def load_vectors(
             r = rows.get(nid)
             later[nid] = None if r is None or block is None else (block.matrix, r)
     live_ids = _node_id_array(state)
+    if (
+        stored is not None
+        and not later
+        and len(stored.ids) == len(live_ids)
+        and list(stored.ids) == live_ids.to_pylist()
+    ):  # one stored row per node, in node order: nothing to drop
+        return stored
     ids: list[str] = []
     parts: list[np.ndarray] = []
     if stored is not None:  # vectorised: no Python work per stored row

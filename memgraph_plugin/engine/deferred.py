@@ -1,0 +1,56 @@
+"""`Deferred`: a store attribute that a bulk load leaves to its first read.
+
+A columnar open computes its indices as arrays; turning them into the Python containers the
+store keeps (sets and dicts of every id) costs more than the rest of the open, and many opens
+read a few nodes and leave. The load hands each such attribute a builder instead; the first
+read builds it and stores it in the instance, so every later read is a plain attribute read.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Deferred", "defer", "realize_all"]
+
+_lock = threading.RLock()  # one builder at a time (a builder may read another deferred one)
+
+
+class Deferred:
+    """A non-data descriptor: the instance's own value once set; before that, the value its
+    pending builder (in the instance's ``_deferred`` dict) makes, stored on first read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: type | None = None) -> Any:
+        if obj is None:
+            return self
+        with _lock:
+            values = obj.__dict__
+            if self.name in values:  # built by another thread meanwhile
+                return values[self.name]
+            build = obj._deferred.pop(self.name, None)
+            if build is None:
+                raise AttributeError(self.name)
+            value = values[self.name] = build()
+            return value
+
+
+def defer(obj: Any, **builders: Callable[[], Any]) -> None:
+    """Replace the given attributes of `obj` (each a `Deferred` of its class) by builders."""
+    values = obj.__dict__
+    for name, build in builders.items():
+        values.pop(name, None)
+        obj._deferred[name] = build
+
+
+def realize_all(obj: Any) -> None:
+    """Build every deferred attribute of `obj` now (dropping builders of attributes that were
+    set meanwhile)."""
+    for name in list(obj._deferred):
+        if name in obj.__dict__:
+            obj._deferred.pop(name, None)
+        else:
+            getattr(obj, name)
