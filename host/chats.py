@@ -15,8 +15,9 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import overload
 
 from host.chat_ids import check_chat_id
 from host.context import ROLES, Message, Role
@@ -70,6 +71,12 @@ class Chat:
             return tuple(messages[:count])
 
         return load
+
+    def view(self) -> Sequence[Message]:
+        """The messages as they are now, read in place (no copy; a slice copies its range)."""
+        with self._lock:
+            messages = self._loaded()
+            return MessagesView(messages, len(messages))
 
     def newest(self, role: Role | None = None) -> Message | None:
         """The newest message (of `role`, when given), without copying the chat."""
@@ -192,6 +199,36 @@ class Chat:
             handle.write(json.dumps({"chat_id": self.chat_id, "format": FORMAT}) + "\n")
             handle.writelines(_line(message) for message in messages)
         os.replace(tmp, self.path)
+
+
+class MessagesView(Sequence[Message]):
+    """The first `count` messages of a chat's list, read in place: the list only grows in
+    place (`Chat.truncate` replaces it), so the view never changes."""
+
+    __slots__ = ("_messages", "_count")
+
+    def __init__(self, messages: list[Message], count: int) -> None:
+        self._messages = messages
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._count)
+            return tuple(self._messages[start:stop:step])
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("message index out of range")
+        return self._messages[index]
 
 
 def _next_message(

@@ -144,6 +144,13 @@ def test_a_context_is_a_snapshot_made_without_copying_the_chat(tmp_path: Path) -
     assert [m.text for m in cut.messages][-1] == "later" and len(cut.messages) == 7
     assert [m.text for m in host.get_context("c1").messages] == ["q0", "a0", "other"]
     assert chat.newest().text == "other" and chat.newest("user").text == "q0"
+    view = chat.view()  # read in place, never changed by later writes
+    chat.add_message("user", "after the view")
+    assert len(view) == 3 and view[-1].text == "other" and view[1:] == tuple(chat.messages[1:3])
+    chat.truncate(0)
+    assert [m.text for m in view] == ["q0", "a0", "other"]
+    with pytest.raises(IndexError):
+        view[3]
     assert host.get_context("c1") == host.get_context("c1")  # equality compares the messages
     assert cut != host.get_context("c1")
 

@@ -57,8 +57,10 @@ async def offline_extract(chat_id: str, message: Any, context: Any) -> list[dict
     previous = newest_event(store)
     index = getattr(message, "index", None)
     chat_words = words_for(host, chat_id)
-    if isinstance(index, int):
-        chat_words.feed_until(getattr(context, "messages", None) or (), index)
+    if isinstance(index, int):  # the chat read in place when the host has it: no copy of it
+        chat = getattr(host, "chat", None)
+        messages = chat(chat_id).view() if chat is not None else None
+        chat_words.feed_until(messages or getattr(context, "messages", None) or (), index)
     return extract_message_ops(
         message.text,
         speaker=getattr(message, "name", "") or "",

@@ -81,7 +81,6 @@ class ChatVectors:
         elif len(index) != len(nodes):
             chat.unembedded = [nid for nid in nodes.node_ids() if nid not in index]
         chat.index = index
-        self._maybe_build_coarse(index)
 
     def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
         """Vectors of the changed nodes; a failing profile is logged by name and the write goes
@@ -203,7 +202,7 @@ class ChatVectors:
     def _maybe_build_coarse(self, index: VectorIndex) -> None:
         """Build the index's coarse lists on a thread of their own once it is large (and again
         when a quarter of its rows came since); searches stay exact until they are ready.
-        Called at open (from a worker thread) and by searches."""
+        Started by a search, not at open: an open costs no more for it."""
         if len(index) < self.coarse_threshold or index.coarse_task is not None:
             return
         if not index.coarse_stale():
