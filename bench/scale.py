@@ -33,7 +33,8 @@ if str(ROOT) not in sys.path:
 from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
 from memgraph_plugin.storage.columns import NODE_SCHEMA, empty_edges  # noqa: E402
 from memgraph_plugin.storage.escape import where_eq  # noqa: E402
-from memgraph_plugin.storage.snapshots import in_list  # noqa: E402
+from memgraph_plugin.storage.snapshots import in_list, read_all  # noqa: E402
+from memgraph_plugin.storage.tables import SNAP_KEYWORDS  # noqa: E402
 
 Row = tuple[str, float, float | None, str, str]
 MB = 1 << 20
@@ -119,20 +120,22 @@ def seed_chat(storage: Any, chat: str, n: int, profile: str | None = None) -> No
 
 def raw_read(uri: str, chat: str, storage: Any) -> float:
     """Seconds to open the chat's snapshot tables on a fresh connection and read its rows
-    (nodes, edges, vectors) into pyarrow: the floor a columnar open can reach."""
+    (nodes, edges, keyword rows, vectors) into pyarrow, each in the faster of LanceDB's default
+    batches and the large ones storage reads with: the floor a columnar open can reach."""
     head = storage._snaps.head(chat)
     chain = [int(v) for v in head["chain"]]
-    t0 = time.perf_counter()
-    db = lancedb.connect(uri)
-    where = f"{where_eq(chat_id=chat)} AND {in_list('snap', chain)}"
-    for name in ("snap_nodes", "snap_edges"):
-        db.open_table(name).search().where(where).limit(None).to_arrow()
-    if head.get("vec_dim"):
-        vwhere = f"{where_eq(chat_id=chat)} AND {in_list('ckpt_version', chain)}"
-        db.open_table("nodes").search().where(vwhere).select(["id", "vector"]).limit(
-            None
-        ).to_arrow()
-    return time.perf_counter() - t0
+    best = float("inf")
+    for read in (lambda q: q.to_arrow(), read_all):
+        t0 = time.perf_counter()
+        db = lancedb.connect(uri)
+        where = f"{where_eq(chat_id=chat)} AND {in_list('snap', chain)}"
+        for name in ("snap_nodes", "snap_edges", SNAP_KEYWORDS):
+            read(db.open_table(name).search().where(where).limit(None))
+        if head.get("vec_dim"):
+            vwhere = f"{where_eq(chat_id=chat)} AND {in_list('ckpt_version', chain)}"
+            read(db.open_table("nodes").search().where(vwhere).select(["id", "vector"]).limit(None))
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:

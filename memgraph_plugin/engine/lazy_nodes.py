@@ -8,7 +8,8 @@ write are its entries; the rows not yet read are counted, found and made on dema
 (`get`, `[]`, `in`, `len`) never make more than the read id's block; iterating it (`keys`,
 `values`, `items`, `iter`, comparisons, copies) makes every record once and puts the entries in
 the order a `dict` filled row by row and then written would have, after which the columns are
-dropped and it is a plain dict in all but type.
+dropped and it is a plain dict in all but type. Reads that have made 7/8 of the blocks do that
+too, so a chat read almost whole holds its nodes once, not also their columns.
 """
 
 from __future__ import annotations
@@ -127,15 +128,18 @@ class LazyNodes(dict[str, Node]):
     """id -> `Node` of a store loaded from columns: records are made on first read of their id
     (see the module docstring). Writes (`[k] = v`, `del`, `pop`) act as on a dict."""
 
-    __slots__ = ("_source", "_made", "_pending", "_moved", "_lock")
+    __slots__ = ("_source", "_made", "_blocks", "_pending", "_moved", "_lock")
 
     def __init__(self, source: NodeColumns) -> None:
         super().__init__()
         self._source: NodeColumns | None = source if len(source) else None
         self._made = bytearray(-(-len(source) // BLOCK))  # blocks whose records exist
+        self._blocks = 0  # how many
         self._pending = len(source)  # loaded ids neither made, written nor deleted yet
         self._moved: set[str] = set()  # loaded ids deleted since (their row order is gone)
-        self._lock = threading.Lock()
+        # held while records are made and by `materialize` (which empties and refills the
+        # dict): a read that misses the dict waits for it, so it never sees that half done
+        self._lock = threading.RLock()
 
     # -- reads by id -----------------------------------------------------------------------------
 
@@ -151,16 +155,38 @@ class LazyNodes(dict[str, Node]):
             return None
         return row
 
+    def _read(self, key: Any) -> Any:
+        """The record of `key` after the dict missed it: made with its block, or `_MISS`.
+        Once 7/8 of the blocks are made, the rest are made too and the columns dropped
+        (`materialize`): a chat read that widely keeps no second copy of its nodes."""
+        with self._lock:
+            value = dict.get(self, key, _MISS)
+            if value is not _MISS:
+                return value
+            row = self._unread_row(key)
+            if row is None:
+                return _MISS
+            self._make_block(row)
+            value = dict.get(self, key, _MISS)
+            ripe = self._source is not None and self._blocks * 8 >= len(self._made) * 7
+        if ripe:
+            self.materialize()
+        return value
+
     def own_id(self, key: str) -> str:
         """The id string the store keeps for node `key` (the same object everywhere), without
         making its record; KeyError when there is no such node."""
         node = dict.get(self, key)
         if node is not None:
             return node.id
-        row = self._unread_row(key)
-        if row is None:
-            raise KeyError(key)
-        return self._source.ids[row]  # type: ignore[union-attr]
+        with self._lock:
+            node = dict.get(self, key)
+            if node is not None:
+                return node.id
+            row = self._unread_row(key)
+            if row is None:
+                raise KeyError(key)
+            return self._source.ids[row]  # type: ignore[union-attr]
 
     def _make_block(self, row: int) -> None:
         with self._lock:  # two threads reading one block make it once
@@ -168,8 +194,9 @@ class LazyNodes(dict[str, Node]):
             b = row // BLOCK
             if source is None or self._made[b]:
                 return
+            self._made[b] = 1
+            self._blocks += 1
             if self._pending == 0:  # every record of it was written before being read
-                self._made[b] = 1
                 return
             lo = b * BLOCK
             hi = min(lo + BLOCK, len(source))
@@ -182,7 +209,6 @@ class LazyNodes(dict[str, Node]):
                 put(self, nid, node)
                 made += 1
             self._pending -= made
-            self._made[b] = 1
             if self._pending == 0:  # every loaded record made or replaced: columns unneeded
                 source.release()
 
@@ -190,21 +216,20 @@ class LazyNodes(dict[str, Node]):
         value = dict.get(self, key, _MISS)
         if value is not _MISS:
             return value
-        row = self._unread_row(key)
-        if row is None:
-            return default
-        self._make_block(row)
-        return dict.get(self, key, default)
+        value = self._read(key)
+        return default if value is _MISS else value
 
     def __missing__(self, key: Any) -> Node:
-        row = self._unread_row(key)
-        if row is None:
+        value = self._read(key)
+        if value is _MISS:
             raise KeyError(key)
-        self._make_block(row)
-        return dict.__getitem__(self, key)  # type: ignore[no-any-return]
+        return value  # type: ignore[no-any-return]
 
     def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key) or self._unread_row(key) is not None
+        if dict.__contains__(self, key):
+            return True
+        with self._lock:
+            return dict.__contains__(self, key) or self._unread_row(key) is not None
 
     def __len__(self) -> int:
         return dict.__len__(self) + self._pending
@@ -212,29 +237,30 @@ class LazyNodes(dict[str, Node]):
     # -- writes ----------------------------------------------------------------------------------
 
     def __setitem__(self, key: str, value: Node) -> None:
-        if self._unread_row(key) is not None:
-            self._pending -= 1  # written before its first read: the write's record wins
-            if self._pending == 0:
-                self._source.release()  # type: ignore[union-attr]
-        dict.__setitem__(self, key, value)
+        with self._lock:
+            if self._unread_row(key) is not None:
+                self._pending -= 1  # written before its first read: the write's record wins
+                if self._pending == 0:
+                    self._source.release()  # type: ignore[union-attr]
+            dict.__setitem__(self, key, value)
 
     def __delitem__(self, key: str) -> None:
         if self.pop(key, _MISS) is _MISS:
             raise KeyError(key)
 
     def pop(self, key: str, default: Any = _MISS) -> Any:
-        if dict.__contains__(self, key):
-            value = dict.pop(self, key)
-        elif self._unread_row(key) is not None:
-            value = self[key]
-            dict.pop(self, key)
-        elif default is _MISS:
-            raise KeyError(key)
-        else:
-            return default
-        if self._source is not None and key in self._source.row_of:
-            self._moved.add(key)
-        return value
+        with self._lock:
+            if not dict.__contains__(self, key) and self._unread_row(key) is not None:
+                self._make_block(self._unread_row(key))  # type: ignore[arg-type]
+            if dict.__contains__(self, key):
+                value = dict.pop(self, key)
+            elif default is _MISS:
+                raise KeyError(key)
+            else:
+                return default
+            if self._source is not None and key in self._source.row_of:
+                self._moved.add(key)
+            return value
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         value = self.get(key, _MISS)
@@ -251,15 +277,15 @@ class LazyNodes(dict[str, Node]):
     def materialize(self) -> None:
         """Make every record not read yet and put the entries in the order of a dict filled row
         by row and then written to; then drop the columns."""
-        source = self._source
-        if source is None:
+        if self._source is None:
             return
-        for b in range(len(self._made)):
-            if not self._made[b]:
-                self._make_block(b * BLOCK)
         with self._lock:
-            if self._source is None:
+            source = self._source
+            if source is None:
                 return
+            for b in range(len(self._made)):
+                if not self._made[b]:
+                    self._make_block(b * BLOCK)
             row_of, moved = source.row_of, self._moved
             get = dict.get
             ordered = [

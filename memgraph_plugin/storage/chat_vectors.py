@@ -76,7 +76,9 @@ class ChatVectors:
             index = VectorIndex.from_arrays(
                 index.profile, ids, block.matrix, names, type_of_row, searchable, pos=pos
             )
-        if len(index) != len(nodes):
+        if not len(index):  # no stored vectors: every node waits for the first search
+            chat.unembedded = list(nodes.node_ids())
+        elif len(index) != len(nodes):
             chat.unembedded = [nid for nid in nodes.node_ids() if nid not in index]
         chat.index = index
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from host import Host
+from memgraph_plugin.engine import lazy_nodes
 from memgraph_plugin.engine.lazy_nodes import LazyNodes
 from memgraph_plugin.service import memory_graph_for
 
@@ -39,7 +40,10 @@ async def _reads(session: Any) -> dict[str, Any]:
     }
 
 
-async def test_a_lazily_opened_chat_reads_writes_and_rolls_back_like_an_eager_one(tmp_path):
+async def test_a_lazily_opened_chat_reads_writes_and_rolls_back_like_an_eager_one(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(lazy_nodes, "BLOCK", 1)  # a small chat of many blocks
     data = tmp_path / "d"
     host = await _host(data)
     api = host.registry.get("memory-graph")
