@@ -17,8 +17,7 @@ A store loaded from a snapshot hands the index the snapshot's keyword columns (`
 become a *base* (`keyword_postings.BasePostings`: token-major postings of slots 0..n-1 built
 with one sort, generation 0), built as the store loads, with no tokenizing and no Python object
 per node; later writes go to the growable arrays as above and retire base slots by the same
-generation bump. Node ids of base slots stay in the snapshot's id column until a write needs the
-id -> slot map. Scores are the same floats either way (the same postings, summed per document
+generation bump. Scores are the same floats either way (the same postings, summed per document
 in the same token order).
 """
 
@@ -82,7 +81,7 @@ class KeywordIndex:
         #: node id -> slot; None while only the base's id column knows the base slots (then
         #: no slot but base ones is in use)
         self._slot_of: dict[str, int] | None = {}
-        self._slot_ids: list[str | None] = []  # slot -> node id (None: free, or a base slot)
+        self._slot_ids: list[str | None] = []  # slot -> node id (None: free, or not listed yet)
         self._slot_terms: list[array[int] | None] = []  # slot -> flat token number, frequency
         self._free: list[int] = []
         self._gens = np.zeros(64, dtype=np.int32)  # slot -> generation (bumped on retiring)
@@ -105,8 +104,7 @@ class KeywordIndex:
             return None
         self.clear()
         self._pending = columns
-        # built now: a store is loaded off the event loop, a search runs on it
-        self._ready()
+        self._slot_map()  # built now, id map too: loads run off the event loop, searches on it
         return columns.unknown_ids
 
     def _ready(self) -> None:
@@ -151,13 +149,15 @@ class KeywordIndex:
         slot_of = self._slot_of
         if slot_of is None:
             assert self._base_ids is not None
-            ids = self._base_ids.to_pylist()
+            ids: list[str | None] = self._base_ids.to_pylist()
             live = np.flatnonzero(self._gens[: self._base_n] == 0)
             if len(live) == self._base_n:
-                slot_of = dict(zip(ids, range(self._base_n), strict=True))
+                slot_of = dict(zip(ids, range(self._base_n), strict=True))  # type: ignore[arg-type]
             else:
-                slot_of = {ids[i]: i for i in live.tolist()}
-            self._slot_of = slot_of
+                slot_of = {ids[i]: i for i in live.tolist()}  # type: ignore[misc]
+                for i in np.flatnonzero(self._gens[: self._base_n] != 0).tolist():
+                    ids[i] = None
+            self._slot_of, self._slot_ids = slot_of, ids  # no slot but base ones in use yet
         return slot_of
 
     def _ids_of(self, slots: np.ndarray) -> list[str | None]:
@@ -233,6 +233,7 @@ class KeywordIndex:
             tids = base.tids[int(base.off[slot]) : int(base.off[slot + 1])]
             self._bdf[tids] -= 1  # distinct token numbers: no repeated index
             self._bdead[tids] += 1
+            self._slot_ids[slot] = None
             self._gens[slot] += 1
             self._free.append(slot)
             return True
