@@ -15,10 +15,10 @@ and partitions out the top candidates.
 
 A store loaded from a snapshot hands the index the snapshot's keyword columns (`adopt`): they
 become a *base* (`keyword_postings.BasePostings`: token-major postings of slots 0..n-1 built
-with one sort, generation 0), built as the store loads, with no tokenizing and no Python object
-per node; later writes go to the growable arrays as above and retire base slots by the same
-generation bump. Scores are the same floats either way (the same postings, summed per document
-in the same token order).
+with one sort, generation 0), built as the store loads with no tokenizing (the id -> slot map
+is its one Python structure per node); later writes go to the growable arrays as above and
+retire base slots by the same generation bump. Scores are the same floats either way (the
+same postings, summed per document in the same token order).
 """
 
 from __future__ import annotations
