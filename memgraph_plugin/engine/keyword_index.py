@@ -14,9 +14,9 @@ postings per document (into a dense score array when they are many, else sparsel
 and partitions out the top candidates.
 
 A store loaded from a snapshot hands the index the snapshot's keyword columns (`adopt`): they
-become a *base* (`keyword_columns.BasePostings`: token-major postings of slots 0..n-1 built
-with one sort, generation 0), built on first use, with no tokenizing and no Python object per
-node; later writes go to the growable arrays as above and retire base slots by the same
+become a *base* (`keyword_postings.BasePostings`: token-major postings of slots 0..n-1 built
+with one sort, generation 0), built as the store loads, with no tokenizing and no Python object
+per node; later writes go to the growable arrays as above and retire base slots by the same
 generation bump. Node ids of base slots stay in the snapshot's id column until a write needs the
 id -> slot map. Scores are the same floats either way (the same postings, summed per document
 in the same token order).
@@ -73,7 +73,7 @@ class KeywordIndex:
         self._weights_memo: tuple[Any, dict[int, float], float] | None = None  # score_of's last
         self._vocab = Vocabulary()
         self._postings: dict[int, Postings] = {}  # token number -> postings added in memory
-        self._pending: KeywordColumns | None = None  # adopted columns, built on first use
+        self._pending: KeywordColumns | None = None  # adopted columns not built yet
         self._base: BasePostings | None = None
         self._base_ids: pa.ChunkedArray | None = None  # slot -> node id of the base slots
         self._base_n = 0
@@ -93,7 +93,7 @@ class KeywordIndex:
     # -- loading from columns ----------------------------------------------------------------
 
     def adopt(self, columns: KeywordColumns | None, schema: Schema, nodes: int) -> list[str] | None:
-        """Take a snapshot's keyword columns as the (empty) index, built on first use. Returns
+        """Take a snapshot's keyword columns as the (empty) index, built here. Returns
         the ids of nodes still to index from their text; None when the columns do not fit (no
         columns, another tokenizer or schema, not one row per node of the `nodes` loaded):
         then every node is indexed from its text, as without columns."""
@@ -105,6 +105,8 @@ class KeywordIndex:
             return None
         self.clear()
         self._pending = columns
+        # built now: a store is loaded off the event loop, a search runs on it
+        self._ready()
         return columns.unknown_ids
 
     def _ready(self) -> None:
