@@ -1,10 +1,11 @@
 """The memory budget of loaded chats: least-recently-used order and an estimate of each chat's
 resident size, so `PersistedChats` can evict the coldest chats when the host holds too much.
 
-The estimate is a per-node and per-edge constant (calibrated by `bench/memory.py`, which measures
-a loaded chat's real allocations after a recall turn: store, indices, views, summaries, keyword
-index) plus the exact bytes of the chat's vector matrix. Computing it costs O(1), so it is
-refreshed on every open and commit.
+The estimate is a per-chat, a per-node and a per-edge constant (calibrated by `bench/memory.py`,
+which measures a loaded chat's real allocations after a recall turn: store, indices, views,
+summaries, keyword index; and a host serving many chats, whose heap showed a fixed ~0.35 MB per
+loaded chat the per-node figure missed) plus the exact bytes of the chat's vector matrix.
+Computing it costs O(1), so it is refreshed on every open and commit.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from typing import Any
 #: bytes a loaded node / edge holds once every index a turn builds is built (bench/memory.py)
 NODE_BYTES = 2_200
 EDGE_BYTES = 330
+#: bytes a loaded chat holds whatever its size: its session state, caches and index shells
+#: (bench/memory.py: a host's heap exceeded the per-node estimate by 0.33-0.40 MB per loaded chat)
+CHAT_BYTES = 384 << 10
 MB = 1 << 20
 
 
@@ -24,7 +28,7 @@ def chat_bytes(store: Any, index: Any = None) -> int:
     nodes = len(store)
     edges = int(getattr(store, "edge_count", 0))
     vectors = int(getattr(index, "nbytes", 0)) if index is not None else 0
-    return nodes * NODE_BYTES + edges * EDGE_BYTES + vectors
+    return CHAT_BYTES + nodes * NODE_BYTES + edges * EDGE_BYTES + vectors
 
 
 class MemoryBudget:

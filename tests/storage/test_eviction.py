@@ -16,6 +16,7 @@ from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.storage import LanceStorage, StorageSettings
 from memgraph_plugin.storage.chat_cache import PersistedChats
 from memgraph_plugin.storage.memory_budget import (
+    CHAT_BYTES,
     EDGE_BYTES,
     MB,
     NODE_BYTES,
@@ -23,8 +24,8 @@ from memgraph_plugin.storage.memory_budget import (
     chat_bytes,
 )
 
-NODES = 40  # per chat: an estimated 40 * NODE_BYTES each
-CHAT_MB = NODES * NODE_BYTES / MB
+NODES = 40  # per chat: an estimated CHAT_BYTES + 40 * NODE_BYTES each
+CHAT_MB = (CHAT_BYTES + NODES * NODE_BYTES) / MB
 
 
 def _chats(uri: str, budget_mb: float | None) -> PersistedChats:
@@ -62,18 +63,18 @@ def test_budget_names_the_coldest_chats_and_never_the_one_in_use():
 
 def test_the_estimate_counts_nodes_edges_and_vectors():
     store = Store()
-    assert chat_bytes(store) == 0
+    assert chat_bytes(store) == CHAT_BYTES  # a loaded chat's fixed share
     store.put_node(Node("a", "event"))
     store.put_node(Node("b", "event"))
     from memgraph_plugin.engine.models import Edge
 
     store.add_edge(Edge("a", "b", "related"))
-    assert chat_bytes(store) == 2 * NODE_BYTES + EDGE_BYTES
+    assert chat_bytes(store) == CHAT_BYTES + 2 * NODE_BYTES + EDGE_BYTES
 
     class Index:
         nbytes = 4096
 
-    assert chat_bytes(store, Index()) == 2 * NODE_BYTES + EDGE_BYTES + 4096
+    assert chat_bytes(store, Index()) == CHAT_BYTES + 2 * NODE_BYTES + EDGE_BYTES + 4096
 
 
 async def test_least_recently_used_chats_are_evicted_and_reopen_transparently(tmp_path):
