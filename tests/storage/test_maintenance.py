@@ -292,7 +292,10 @@ def test_two_writers_keep_fragments_and_versions_bounded_and_log_no_errors(tmp_p
     }
     for name, (fragments, versions) in worst.items():
         assert fragments <= 25, (name, worst)  # measured: <= 9
-        assert versions <= 100, (name, worst)  # measured: <= 40
+        # measured: <= 40 on a quiet machine, up to 107 under load 10 (versions newer than the
+        # 1 s retention pile up while compactions queue); with no cleanup at all the commits
+        # table keeps a version per commit (120), per compaction (~24) and per prune (~17)
+        assert versions <= 150, (name, worst)
     acked = [b for o in outs for b in o.acked()]
     assert len(acked) == 120
     _check_batches(st, "shared", acked)

@@ -243,7 +243,8 @@ function listen() {
     const { version } = JSON.parse(evt.data);
     if (version === explorer.version) return;
     const { added } = await loadGraph(explorer.selected ? [explorer.selected] : []);
-    toast(`commit: version ${version}${added > 0 ? `, ${added} new nodes` : ""}`);
+    // the graph loaded is the newest (a later commit may already be in it): name its version
+    toast(`commit: version ${explorer.version}${added > 0 ? `, ${added} new nodes` : ""}`);
     if (explorer.selected) showNode(explorer.selected).catch(() => {});
   });
   explorer.events = source;
