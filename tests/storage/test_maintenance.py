@@ -130,7 +130,9 @@ def test_incremental_snapshots_load_exactly_what_a_journal_replay_gives(tmp_path
             fresh.close()
             chains.append(len(st._snaps.head(c := "c")["chain"]))
             assert len(st._snaps.head_rows(c)) <= 2
-    assert max(chains) == 3 and chains[chains.index(3) + 1] == 1  # deltas, then full again
+    # deltas up to the chain limit, then a full snapshot again: the chain after a 3 is shorter
+    # (1, or 2 when the maintenance thread also took a pass between two samples)
+    assert max(chains) == 3 and chains[chains.index(3) + 1] < 3
     st.close()
 
 
