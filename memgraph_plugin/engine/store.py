@@ -297,29 +297,26 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
                 return new_id
 
     def set_seq_counter(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise bad_args("seq_counter", f"expected a non-negative integer, got {value!r}")
-        if value == self._seq_counter:
-            return
-        if self._depth == 0:
-            with self.transaction():
-                self.set_seq_counter(value)
-            return
-        self._undo.append(("c", "seq_counter", self._seq_counter))
-        self._seq_counter = value
+        self._set_counter("seq_counter", value)
 
     def set_node_seq(self, value: int) -> None:
         """Set the id counter (a revert restores it; `allocate_id` only ever raises it)."""
+        self._set_counter("node_seq", value)
+
+    def _set_counter(self, name: str, value: int) -> None:
+        """Set `node_seq` or `seq_counter` inside a transaction (one of its own when none is
+        open), recording the old value for a revert."""
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise bad_args("node_seq", f"expected a non-negative integer, got {value!r}")
-        if value == self._node_seq:
+            raise bad_args(name, f"expected a non-negative integer, got {value!r}")
+        attr = f"_{name}"
+        if value == getattr(self, attr):
             return
         if self._depth == 0:
             with self.transaction():
-                self.set_node_seq(value)
+                self._set_counter(name, value)
             return
-        self._undo.append(("c", "node_seq", self._node_seq))
-        self._node_seq = value
+        self._undo.append(("c", name, getattr(self, attr)))
+        setattr(self, attr, value)
 
     def remove_node(self, id: str) -> bool:
         """Remove a node that has no edges left (a revert undoing its creation); False when
