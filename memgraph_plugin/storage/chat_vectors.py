@@ -74,7 +74,7 @@ class ChatVectors:
             diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
             searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
             index = VectorIndex.from_arrays(
-                index.profile, ids, block.matrix, names, type_of_row, searchable, pos=pos
+                index.profile, ids, block.rows, names, type_of_row, searchable, pos=pos
             )
         if not len(index):  # no stored vectors: every node waits for the first search
             chat.unembedded = list(nodes.node_ids())

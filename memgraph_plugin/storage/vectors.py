@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.columns import DeltaBuilder
 from memgraph_plugin.storage.journal import JournalEntry
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
@@ -96,7 +97,7 @@ def load_vectors(
     ):  # one stored row per node, in node order: nothing to drop
         return stored
     ids: list[str] = []
-    parts: list[np.ndarray] = []
+    parts: list[RowBlocks] = []  # joined without copying the stored rows
     if stored is not None:  # vectorised: no Python work per stored row
         sids = pa.array(stored.ids, pa.string())
         keep = pc.and_(
@@ -105,19 +106,19 @@ def load_vectors(
         ).to_numpy(zero_copy_only=False)
         keep = np.asarray(keep, dtype=bool)
         ids.extend(pc.filter(sids, pa.array(keep)).to_pylist())
-        parts.append(stored.matrix[keep] if not keep.all() else stored.matrix)
+        parts.append(stored.rows.filter(keep) if not keep.all() else stored.rows)
     fresh = [nid for nid, v in later.items() if v is not None]
     if fresh:
         alive = pc.is_in(pa.array(fresh, pa.string()), value_set=live_ids).to_pylist()
         fresh = [nid for nid, ok in zip(fresh, alive, strict=True) if ok]
         if fresh:
             picked = [later[nid] for nid in fresh]
-            parts.append(np.stack([p[0][p[1]] for p in picked if p is not None]))
+            parts.append(RowBlocks.of(np.stack([p[0][p[1]] for p in picked if p is not None])))
             ids.extend(fresh)
     if not ids:
         return None
-    matrix = parts[0] if len(parts) == 1 else np.vstack(parts)
-    return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix)
+    rows = parts[0] if len(parts) == 1 else parts[0] + parts[1]  # stored, then journal rows
+    return VectorBlock(profile=profile, ids=tuple(ids), matrix=rows)
 
 
 def delta_vector_rows(
