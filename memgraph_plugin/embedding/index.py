@@ -49,6 +49,7 @@ class VectorIndex:
         self._layout = 0  # bumped when rows are renumbered (compaction)
         self._coarse_lock = threading.Lock()
         self.coarse_task: threading.Thread | None = None  # a build in flight (the owner's)
+        self._abandoned = False  # no search reads this index again (`abandon`)
 
     @property
     def nbytes(self) -> int:
@@ -246,15 +247,37 @@ class VectorIndex:
             return True
         return len(self._fresh) + len(self._ids) - coarse.rows > coarse.rows // 4
 
+    def abandon(self) -> None:
+        """Note that no search will read this index again (its chat was unloaded): a coarse
+        build in flight stops at its next block of rows, and none starts."""
+        self._abandoned = True
+
+    @property
+    def abandoned(self) -> bool:
+        return self._abandoned
+
     def build_coarse(self) -> bool:
         """Make coarse lists from the rows as they are now and start using them; safe to run
         on another thread while the index is searched and written (rows written meanwhile are
-        searched exactly). False when a compaction renumbered the rows meanwhile."""
+        searched exactly). False when a compaction renumbered the rows meanwhile, or the index
+        was abandoned (`abandon`)."""
+        if self._abandoned:
+            return False
         with self._coarse_lock:
             layout, n = self._layout, len(self._ids)
             self._recording = []
+
+        def rows_of(rows: np.ndarray) -> np.ndarray:
+            if self._abandoned:  # the build reads the rows block by block: stop here
+                raise _Abandoned
+            return self._rows(rows)
+
         try:  # blank rows train nothing (and searches never return them)
-            coarse = CoarseLists.build(self._rows, self._live[:n].copy())
+            coarse = CoarseLists.build(rows_of, self._live[:n].copy())
+        except _Abandoned:
+            with self._coarse_lock:
+                self._recording = None
+            return False
         except BaseException:
             with self._coarse_lock:
                 self._recording = None
@@ -373,6 +396,10 @@ class VectorIndex:
         out = [(self._ids[int(rows[i])], float(scores[i])) for i in picked]
         out.sort(key=lambda item: (-item[1], item[0]))  # type: ignore[arg-type,operator]
         return out  # type: ignore[return-value]
+
+
+class _Abandoned(Exception):
+    """Raised inside a coarse build of an abandoned index (caught by `build_coarse`)."""
 
 
 def _dot(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:

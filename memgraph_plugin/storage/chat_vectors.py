@@ -205,6 +205,8 @@ class ChatVectors:
         Started by a search, not at open: an open costs no more for it."""
         if len(index) < self.coarse_threshold or index.coarse_task is not None:
             return
+        if index.abandoned:  # its chat was unloaded meanwhile
+            return
         if not index.coarse_stale():
             return
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import attrs
@@ -101,8 +103,17 @@ class LanceStorage:
     ) -> tuple[ChatState, VectorBlock | None]:
         """`load_sync` and `load_vectors_sync` of its state, with one read of the snapshot head
         and of the journal rows after it (an open's reads)."""
+        state, vectors = self.open_sync(chat_id, profile=profile)
+        return state, vectors.result()
+
+    def open_sync(
+        self, chat_id: str, *, profile: str | None
+    ) -> tuple[ChatState, Future[VectorBlock | None]]:
+        """`load_with_vectors_sync`, its vectors still being read (on a thread of their own)
+        when it returns: the caller builds the store meanwhile (CPU) while LanceDB reads and
+        decodes the vector rows (its own threads, mostly)."""
         state, head, entries = self._read_state(chat_id, None)
-        return state, load_vectors(self._snaps, head, entries, state, profile)
+        return state, _on_own_thread(load_vectors, self._snaps, head, entries, state, profile)
 
     def _read_state(
         self, chat_id: str, upto: int | None
@@ -391,6 +402,22 @@ class LanceStorage:
 
     async def stats(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.stats_sync)
+
+
+def _on_own_thread(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
+    done: Future[Any] = Future()
+
+    def run() -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller by `result()`
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name="vector-read", daemon=True).start()
+    return done
 
 
 def _retry_conflict(

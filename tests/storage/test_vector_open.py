@@ -1,6 +1,7 @@
-"""The vector index over a base held as row blocks (`RowBlocks`, how an open adopts the stored
-vector batches without joining them): every operation agrees with the same index over one
-matrix, and an open from storage keeps the batches as they were read."""
+"""The vector side of an open: the index's base held as row blocks (`RowBlocks`, how an open
+adopts the stored vector batches without joining them) agrees with the same index over one
+matrix, an open from storage keeps the batches as they were read, and the coarse-list build of
+an unloaded chat's index stops."""
 
 from __future__ import annotations
 
@@ -164,3 +165,48 @@ async def test_an_open_adopts_the_stored_vector_batches_without_joining_them(tmp
     assert np.allclose([[s for _, s in g] for g in got], [[s for _, s in w] for w in want],
                        atol=1e-5)
 
+
+
+def test_an_abandoned_index_stops_its_coarse_build_at_the_next_block():
+    matrix = _unit(20_000, 8, 12)  # the build assigns rows 8,192 at a time: three blocks
+    index = _index(_split(matrix, [1024, 10_000, 8976]), 20_000)
+    reads = []
+    rows = index._rows
+
+    def rows_then_abandon(picked: np.ndarray) -> np.ndarray:
+        reads.append(len(picked))
+        if len(reads) == 2:  # the sample, then the first block of the assignment
+            index.abandon()
+        return rows(picked)
+
+    index._rows = rows_then_abandon  # type: ignore[method-assign]
+    assert not index.build_coarse()
+    assert len(reads) == 2 and index.coarse is None and index._recording is None
+    assert not index.build_coarse() and len(reads) == 2  # none starts again
+    assert index.search(matrix[5], k=1)[0][0] == "n5"  # still searched exactly
+
+
+async def test_forgetting_a_chat_abandons_its_index(tmp_path):
+    from memgraph_plugin.engine.models import Node
+    from memgraph_plugin.engine.store import Store
+    from memgraph_plugin.storage import LanceStorage, StorageSettings
+    from memgraph_plugin.storage.chat_cache import PersistedChats
+
+    chats = PersistedChats(
+        LanceStorage(StorageSettings(uri=str(tmp_path / "db"))),
+        store_from_dict=lambda data: Store.from_dict(data),
+        profile=HashingProfile(dim=16),
+    )
+    chats.coarse_threshold = 10**9  # no build started here
+    chat = await chats.open("c")
+    with chat.store.transaction():
+        chat.store.put_node(Node(id="n_1", type="event", title="storm", fields={}))
+    await chats.persist("c", chat.store.take_changeset(), applied=1)
+    await chats.vector_search("c", query="storm", types=None, k=1)
+    index = chat.index
+    assert index is not None and not index.abandoned
+    chats.forget("c")
+    assert index.abandoned
+    chats.coarse_threshold = 1
+    chats._maybe_build_coarse(index)
+    assert index.coarse_task is None  # an unloaded chat's index builds nothing
