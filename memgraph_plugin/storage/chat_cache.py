@@ -231,7 +231,7 @@ class PersistedChats(ChatVectors):
                 return self._from_state(storage.load_sync(chat_id))
             state, vectors = storage.open_sync(chat_id, profile=self.embedder.name)
             chat = self._from_state(state)  # while the vectors are read (on their own thread)
-            self._load_index(storage, chat, state, vectors.result())
+            self._load_index(storage, chat, state, vectors())
             return chat
 
     def _from_state(self, state: ChatState) -> LoadedChat:

@@ -7,6 +7,7 @@ changed after its last vector of a profile (by a writer with another or no profi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -62,10 +63,14 @@ def load_vectors(
     entries: list[JournalEntry],
     state: ChatState,
     profile: str | None,
+    *,
+    read: Callable[[], VectorBlock | None] | None = None,
 ) -> VectorBlock | None:
     """Vectors of the nodes of `state` made by `profile`: the rows of snapshot `head`, then
     those of the journal `entries` after it. With `profile=None`, the profile of the newest
-    stored vectors. Nodes without one are left out (the caller embeds them)."""
+    stored vectors. Nodes without one are left out (the caller embeds them). `read`: gives
+    the snapshot's rows (`SnapshotTables.read_vectors` of `head`) when they are being read
+    already."""
     chat_id = state.chat_id
     ckpt_profile = head.get("vec_profile") if head is not None and head.get("vec_dim") else None
     if profile is None:
@@ -75,7 +80,7 @@ def load_vectors(
             return None
     stored = None
     if head is not None and ckpt_profile == profile:
-        stored = snaps.read_vectors(chat_id, head)
+        stored = read() if read is not None else snaps.read_vectors(chat_id, head)
     later: dict[str, tuple[np.ndarray, int] | None] = {}  # journal: id -> (matrix, row)
     for entry in entries:
         block = entry.vectors
