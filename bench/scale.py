@@ -8,8 +8,7 @@
 - with `--million`: open and first keyword search of a 1M-node chat (goals 5 s and 1 s).
 
 `rows(quick=...)` returns `(name, value, limit | None, note, unit)` rows for `bench/run.py` (the
-`scale` section). Run alone: `python bench/scale.py [--quick] [--million] [--only PART ...]`
-(parts: `writes`, `maintenance`, `open`, `million`; `--only million` implies `--million`).
+`scale` section). Run alone: `python bench/scale.py [--quick] [--million]`.
 """
 
 from __future__ import annotations
@@ -139,12 +138,7 @@ def raw_read(uri: str, chat: str, storage: Any) -> float:
     return best
 
 
-PARTS = ("writes", "maintenance", "open", "million")
-
-
-async def _bench(
-    tmp: Path, *, quick: bool, million: bool, only: frozenset[str] = frozenset()
-) -> list[Row]:
+async def _bench(tmp: Path, *, quick: bool, million: bool) -> list[Row]:
     from host import Host
     from memgraph_plugin.service import memory_graph_for
 
@@ -157,26 +151,6 @@ async def _bench(
     persistence = memory_graph_for(host).persistence
     storage = persistence.storage
 
-    def wanted(part: str) -> bool:
-        return not only or part in only
-
-    if wanted("writes"):
-        out += await _writes(tmp, host, api, storage, quick=quick)
-    if wanted("maintenance"):
-        out += await _maintenance(host, api, storage, quick=quick)
-    if wanted("open"):
-        out += await _open(host, api, persistence, storage, quick=quick)
-    if million or "million" in only:
-        out += await _million(host, api, persistence, storage)
-    _phase("done")
-    await host.stop()
-    return out
-
-
-async def _writes(tmp: Path, host: Any, api: Any, storage: Any, *, quick: bool) -> list[Row]:
-    from host import Host
-
-    out: list[Row] = []
     # 1. one-op persisted writes across maintenance cycles, interleaved in blocks of 50 with the
     # same writes on a second host whose maintenance never runs: the machine's own noise floor
     # (a shared 2-core machine's p99 / p50 can pass 10 with no maintenance at all)
@@ -215,11 +189,6 @@ async def _writes(tmp: Path, host: Any, api: Any, storage: Any, *, quick: bool) 
     out.append(("same writes, no maintenance at all: p99 / p50", f99 / f50, None,
                 f"noise floor of this machine now (p50 {f50:.1f} ms, p99 {f99:.1f} ms)", "x"))
 
-    return out
-
-
-async def _maintenance(host: Any, api: Any, storage: Any, *, quick: bool) -> list[Row]:
-    out: list[Row] = []
     # 2. writes to chat B while chat A is in maintenance: A holds 100k nodes; each cycle puts
     # `storage_checkpoint_every` commits on it, the last one making its snapshot due, and the
     # maintenance process runs a pass (A's delta snapshot, pruning, compaction of every table)
@@ -274,11 +243,6 @@ async def _maintenance(host: Any, api: Any, storage: Any, *, quick: bool) -> lis
     out.append((f"maintenance writes per pass, A at {size_a // 1000}k", written / cycles / MB,
                 None, "the maintenance process's write_bytes (/proc), mean of the passes", "MB"))
 
-    return out
-
-
-async def _open(host: Any, api: Any, persistence: Any, storage: Any, *, quick: bool) -> list[Row]:
-    out: list[Row] = []
     # 3. cold open of a 100k-node chat vs a raw pyarrow read of its tables
     size = 20_000 if quick else 100_000
     _phase(f"cold open of {size:,} nodes")
@@ -311,49 +275,40 @@ async def _open(host: Any, api: Any, persistence: Any, storage: Any, *, quick: b
     out.append(("later vector_search", later_ms, None, "k=20", "ms"))
     out.append(("first / later vector_search", first_ms / later_ms, 2.0, "", "x"))
 
+    if million:
+        n = 1_000_000
+        _phase("1M-node chat")
+        seed_chat(storage, "million", n)
+        persistence.forget("million")
+        t0 = time.perf_counter()
+        s = await api.open_session(host.get_context("million"))
+        open_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        s.keyword_search(query="harbor guild betrayal", k=20)
+        kw_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        s.keyword_search(query="dragon castle", k=20)
+        kw2 = time.perf_counter() - t0
+        out.append(("cold open_session, 1M nodes", open_s * 1000, 5000.0, "goal <= 5 s", "ms"))
+        out.append(("first keyword_search, 1M nodes", kw_s * 1000, 1000.0, "goal <= 1 s", "ms"))
+        out.append(("later keyword_search, 1M nodes", kw2 * 1000, None, "", "ms"))
+    _phase("done")
+    await host.stop()
     return out
 
 
-async def _million(host: Any, api: Any, persistence: Any, storage: Any) -> list[Row]:
-    out: list[Row] = []
-    n = 1_000_000
-    _phase("1M-node chat")
-    seed_chat(storage, "million", n)
-    persistence.forget("million")
-    t0 = time.perf_counter()
-    s = await api.open_session(host.get_context("million"))
-    open_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    s.keyword_search(query="harbor guild betrayal", k=20)
-    kw_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    s.keyword_search(query="dragon castle", k=20)
-    kw2 = time.perf_counter() - t0
-    out.append(("cold open_session, 1M nodes", open_s * 1000, 5000.0, "goal <= 5 s", "ms"))
-    out.append(("first keyword_search, 1M nodes", kw_s * 1000, 1000.0, "goal <= 1 s", "ms"))
-    out.append(("later keyword_search, 1M nodes", kw2 * 1000, None, "", "ms"))
-    return out
-
-
-def rows(
-    *, quick: bool = False, million: bool = False, only: frozenset[str] = frozenset()
-) -> list[Row]:
+def rows(*, quick: bool = False, million: bool = False) -> list[Row]:
     with tempfile.TemporaryDirectory(prefix="memgraph-scale-") as tmp:
-        return asyncio.run(_bench(Path(tmp), quick=quick, million=million, only=only))
+        return asyncio.run(_bench(Path(tmp), quick=quick, million=million))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smaller chats, fewer writes")
     parser.add_argument("--million", action="store_true", help="also a 1M-node chat (minutes)")
-    parser.add_argument(
-        "--only", action="append", choices=PARTS, default=[],
-        help="run only this part (repeatable; default: all but million)",
-    )
     args = parser.parse_args(argv)
     print(f"{'measure':<52} {'value':>10} {'unit':<4} {'target':>8}  note")
-    parts = frozenset(args.only)
-    for name, value, limit, note, unit in rows(quick=args.quick, million=args.million, only=parts):
+    for name, value, limit, note, unit in rows(quick=args.quick, million=args.million):
         lim = f"<= {limit:g}" if limit is not None else "-"
         flag = "" if limit is None or value <= limit else "  OVER"
         print(f"{name:<52} {value:>10.2f} {unit:<4} {lim:>8}  {note}{flag}")
