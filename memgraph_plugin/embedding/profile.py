@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
@@ -37,6 +37,9 @@ class VectorBlock:
     profile: str
     ids: tuple[str, ...]
     rows: RowBlocks = attrs.field(alias="matrix", converter=RowBlocks.of)  # (len(ids), dim)
+    #: the ids as read from storage (a pyarrow string array), when they were: compared with a
+    #: loaded node column in C, not string by string
+    id_column: Any = attrs.field(default=None, kw_only=True)
 
     @functools.cached_property
     def matrix(self) -> np.ndarray:

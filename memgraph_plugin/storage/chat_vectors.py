@@ -25,6 +25,7 @@ from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.loaded_chat import UNSNAPSHOTTED, LoadedChat
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
 from memgraph_plugin.storage.vector_ann import LanceAnn, hybrid_search
+from memgraph_plugin.storage.vectors import same_ids
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,9 @@ class ChatVectors:
         index = self.embedder.new_index()
         nodes = chat.store
         if block is not None and block.dim == index.dim:  # every id is a node of `state`
-            loaded = nodes.column_ids()
-            if loaded is not None and len(loaded[0]) == len(block.ids) and (
-                list(block.ids) == loaded[0]
+            loaded = nodes.column_ids()  # the store's ids: those of `state.nodes`, in order
+            if loaded is not None and state.nodes is not None and (
+                same_ids(block, state.nodes["id"])
             ):  # one vector per node row, in row order (the usual snapshot): no lookups
                 ids, pos = loaded
                 names, type_of_row, archived = _types_and_flags_in_order(state)

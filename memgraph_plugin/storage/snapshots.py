@@ -214,7 +214,8 @@ class SnapshotTables:
         if not pc.all(ours).as_py():
             mask = np.asarray(ours.to_numpy(zero_copy_only=False), dtype=bool)
             matrix, ids = matrix.filter(mask), ids.filter(ours)
-        return VectorBlock(profile, tuple(ids.to_pylist()), matrix)
+        ids = ids.combine_chunks()
+        return VectorBlock(profile, tuple(ids.to_pylist()), matrix, id_column=ids)
 
     # ----------------------------------------------------------------- writes
 

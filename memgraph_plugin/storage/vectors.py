@@ -94,13 +94,8 @@ def load_vectors(
             r = rows.get(nid)
             later[nid] = None if r is None or block is None else (block.matrix, r)
     live_ids = _node_id_array(state)
-    if (
-        stored is not None
-        and not later
-        and len(stored.ids) == len(live_ids)
-        and list(stored.ids) == live_ids.to_pylist()
-    ):  # one stored row per node, in node order: nothing to drop
-        return stored
+    if stored is not None and not later and same_ids(stored, live_ids):
+        return stored  # one stored row per node, in node order: nothing to drop
     ids: list[str] = []
     parts: list[RowBlocks] = []  # joined without copying the stored rows
     if stored is not None:  # vectorised: no Python work per stored row
@@ -124,6 +119,19 @@ def load_vectors(
         return None
     rows = parts[0] if len(parts) == 1 else parts[0] + parts[1]  # stored, then journal rows
     return VectorBlock(profile=profile, ids=tuple(ids), matrix=rows)
+
+
+def same_ids(block: VectorBlock, ids: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether `block` holds one row per id of `ids`, in that order (compared as columns when
+    the block's ids were read as one)."""
+    if len(block.ids) != len(ids):
+        return False
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    column = block.id_column
+    if column is not None and column.type == ids.type:
+        return bool(column.equals(ids))
+    return list(block.ids) == ids.to_pylist()
 
 
 def delta_vector_rows(

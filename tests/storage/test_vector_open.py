@@ -210,3 +210,19 @@ async def test_forgetting_a_chat_abandons_its_index(tmp_path):
     chats.coarse_threshold = 1
     chats._maybe_build_coarse(index)
     assert index.coarse_task is None  # an unloaded chat's index builds nothing
+
+
+def test_same_ids_compares_read_id_columns_like_the_id_tuples():
+    import pyarrow as pa
+
+    from memgraph_plugin.storage.vectors import same_ids
+
+    m = _unit(3, 4, 13)
+    for column in (None, pa.array(["a", "b", "c"])):
+        block = VectorBlock("p", ("a", "b", "c"), m, id_column=column)
+        assert same_ids(block, pa.array(["a", "b", "c"]))
+        assert same_ids(block, pa.chunked_array([["a"], ["b", "c"]]))
+        assert not same_ids(block, pa.array(["a", "c", "b"]))
+        assert not same_ids(block, pa.array(["a", "b"]))
+    block = VectorBlock("p", ("a", "b"), m[:2], id_column=pa.array(["a", "b"], pa.large_string()))
+    assert same_ids(block, pa.array(["a", "b"]))  # another string type: compared as tuples
