@@ -201,3 +201,22 @@ def test_damaged_columns_are_not_adopted(tmp_path, bad: str) -> None:
                                keywords=damaged)
     assert len(store._kw_dirty) == len(store)  # from text, as without columns
     _assert_same(store, _stores(state)[1])
+
+
+def test_cli_storage_without_the_service_writes_keyword_columns(tmp_path) -> None:
+    """`memgraph-host` commands on a host whose plugin has not started open their own storage;
+    its snapshots carry keyword columns too (readers need not index text)."""
+    from types import SimpleNamespace
+
+    from memgraph_plugin.tools.commands import open_storage
+
+    host = SimpleNamespace(settings={}, data_dir=tmp_path / "h", registry=None)
+    storage = open_storage(host)
+    _chat(storage)
+    storage.checkpoint_sync("c", storage.load_sync("c"))
+    state = storage.load_sync("c")
+    assert state.keywords is not None
+    persisted, text = _stores(state)
+    assert not persisted._kw_dirty or len(persisted._kw_dirty) < len(persisted)
+    _assert_same(persisted, text)
+    storage.close()
