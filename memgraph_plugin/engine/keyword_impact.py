@@ -24,12 +24,10 @@ import numpy as np
 
 from .keyword_postings import BasePostings
 
-__all__ = ["BIG", "FIRST_READ", "ImpactClasses", "bounded_scores", "contribution"]
+__all__ = ["BIG", "ImpactClasses", "bounded_scores", "contribution"]
 
 #: base postings of a token from which a bounded search reads it by impact (below: all of them)
 BIG = 4096
-#: postings of a common token a bounded search reads first, at least (and 8 per result asked)
-FIRST_READ = 512
 
 
 def contribution(

@@ -43,7 +43,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from . import keyword_impact
 from .keyword_columns import KeywordColumns, Vocabulary
 from .keyword_impact import ImpactClasses, bounded_scores, contribution
 from .keyword_postings import BasePostings, Postings
@@ -395,7 +394,7 @@ class KeywordIndex:
         if not terms:
             return []
         if k is not None and self._base is not None:  # common tokens: their best postings
-            m = max(8 * k, keyword_impact.FIRST_READ)
+            m = max(8 * k, 512)
             while (got := self._bounded(terms, m, avg)) is not None:
                 cand, values, bound = got
                 hits = self._top(cand, values / best, allowed, k, accept)
