@@ -19,15 +19,6 @@ with one sort, generation 0), built as the store loads with no tokenizing (the i
 is its one Python structure per node); later writes go to the growable arrays as above and
 retire base slots by the same generation bump. Scores are the same floats either way (the
 same postings, summed per document in the same token order).
-
-A bounded search (`k` given) over a base reads a common token (`keyword_impact.BIG` base postings
-or more) by impact: only its postings of the best (frequency, length) classes, plus every posting
-of the rarer tokens and of the in-memory part; its top k is exact because it stops only once the
-k-th score is above what any unread document could score (`keyword_impact.py`), so its cost
-follows k and the classes, not how many documents hold the word.
-
-Why one module over 500 lines: the slots, generations, base and growable postings are one
-invariant that every read and write keeps; split, each half would reach into the other's state.
 """
 
 from __future__ import annotations
@@ -44,7 +35,6 @@ import numpy as np
 import pyarrow as pa
 
 from .keyword_columns import KeywordColumns, Vocabulary
-from .keyword_impact import ImpactClasses, bounded_scores, contribution
 from .keyword_postings import BasePostings, Postings
 from .keyword_text import keyword_fingerprint, node_text, token_set, tokenize
 from .models import Node
@@ -88,7 +78,6 @@ class KeywordIndex:
         self._base_n = 0
         self._bdf = np.zeros(0, dtype=np.int32)  # token number -> live base documents
         self._bdead = np.zeros(0, dtype=np.int32)  # token number -> retired base postings
-        self._classes: dict[int, ImpactClasses] = {}  # token number -> its base postings' classes
         #: node id -> slot; None while only the base's id column knows the base slots (then
         #: no slot but base ones is in use)
         self._slot_of: dict[str, int] | None = {}
@@ -382,29 +371,20 @@ class KeywordIndex:
         avg = self._total_len / docs
         gens, lens = self._gens, self._lens
         best = 0.0
-        terms: list[tuple[int, float]] = []  # (token number, IDF) of the tokens found
+        found: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, score parts) per token
         vocab = self._vocab
         for tok in sorted(q):
             tid = vocab.get(tok)
             df = 0 if tid is None else self._df(tid)
             w = idf(docs, df)
             best += w * (K1 + 1.0)
-            if tid is not None and df:
-                terms.append((tid, w))
-        if not terms:
-            return []
-        if k is not None and self._base is not None:  # common tokens: their best postings
-            m = max(8 * k, 512)
-            while (got := self._bounded(terms, m, avg)) is not None:
-                cand, values, bound = got
-                hits = self._top(cand, values / best, allowed, k, accept)
-                if len(hits) >= k and hits[k - 1][1] > bound / best * (1.0 + 1e-9):
-                    return hits  # no document left unread can score as much
-                m *= 4
-        found: list[tuple[np.ndarray, np.ndarray]] = []  # (slots, score parts) per token
-        for tid, w in terms:
+            if tid is None or not df:
+                continue
             slots, tfs = self._current(tid)
-            found.append((slots, contribution(w, tfs, lens[slots], avg, K1, B)))
+            norm = K1 * (1.0 - B + B * lens[slots] / avg)
+            found.append((slots, (w * (K1 + 1.0)) * tfs / (tfs + norm)))
+        if not found:
+            return []
         hits = sum(len(slots) for slots, _ in found)
         if 8 * hits < gens.shape[0]:  # few postings: sum them per document without a dense pass
             all_slots = np.concatenate([slots for slots, _ in found])
@@ -418,31 +398,6 @@ class KeywordIndex:
             cand = np.flatnonzero(scores)
             values = scores[cand]
         return self._top(cand, values / best, allowed, k, accept)
-
-    def _bounded(
-        self, terms: list[tuple[int, float]], m: int, avg: float
-    ) -> tuple[np.ndarray, np.ndarray, float] | None:
-        """`keyword_impact.bounded_scores` over this index's arrays."""
-        base = self._base
-        assert base is not None
-        gens, postings, classes = self._gens, self._postings, self._classes
-
-        def growable(tid: int) -> tuple[np.ndarray, np.ndarray] | None:
-            p = postings.get(tid)
-            return None if p is None or not p.live else p.current(gens)
-
-        def classes_of(tid: int) -> ImpactClasses:
-            found = classes.get(tid)
-            if found is None:
-                lo, hi = int(base.ptr[tid]), int(base.ptr[tid + 1])
-                found = ImpactClasses(base.freqs[lo:hi], base.lens[base.slots[lo:hi]])
-                classes[tid] = found
-            return found
-
-        return bounded_scores(
-            terms, m, base=base, gens=gens, lens=self._lens, bdead=self._bdead,
-            growable=growable, classes_of=classes_of, avg=avg, k1=K1, b=B,
-        )
 
     def score_of(self, query: str, node_ids: Iterable[str]) -> dict[str, float]:
         """The `search` score of each given node for `query` (0.0 when it matches nothing or
