@@ -19,6 +19,10 @@ with one sort, generation 0), built as the store loads with no tokenizing (the i
 is its one Python structure per node); later writes go to the growable arrays as above and
 retire base slots by the same generation bump. Scores are the same floats either way (the
 same postings, summed per document in the same token order).
+
+Why one module past 500 lines: the base postings, the growable per-token postings and the slot
+maps share one numbering (slots and their generations) that every write and search reads; apart,
+each half would reach into the other's arrays.
 """
 
 from __future__ import annotations
