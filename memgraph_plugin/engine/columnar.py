@@ -173,6 +173,11 @@ class LoadedColumns:
         types = [names[i] for i in self._pool_ltype.tolist()]
         return dict(zip([k[2] for k in keys], zip(keys, types, strict=True), strict=True))
 
+    def same_ids(self, column: Any) -> bool:
+        """Whether `column` (pyarrow) holds the loaded ids, in row order."""
+        flat = _flat(column)
+        return bool(flat.type == self.id_array.type and flat.equals(self.id_array))
+
     def order_view(self) -> LoadedPoolOrder | None:
         """`pool_of` as a read-only map over these arrays (nothing built per member); None
         once the node map dropped its columns (`LazyNodes.materialize`)."""

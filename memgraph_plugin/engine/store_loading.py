@@ -145,7 +145,14 @@ class StoreLoading:
                     maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
                     seq_counter,
                 )
-                unknown = store._keywords.adopt(keywords, store._schema, len(store._nodes))
+                shared = (  # the keyword columns' ids are the node rows' (the usual case)
+                    loaded.nodes.column_ids()
+                    if keywords is not None and loaded.same_ids(keywords.ids)
+                    else None
+                )
+                unknown = store._keywords.adopt(
+                    keywords, store._schema, len(store._nodes), ids=shared
+                )
                 if unknown is not None:  # the rest is indexed from the columns
                     store._deferred.pop("_kw_dirty", None)
                     store._kw_dirty = dict.fromkeys(unknown)

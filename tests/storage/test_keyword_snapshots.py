@@ -12,6 +12,7 @@ import attrs
 import pytest
 
 from memgraph_plugin.engine.keyword_index import keyword_fingerprint
+from memgraph_plugin.engine.models import Node
 from memgraph_plugin.engine.schema import DEFAULT_SCHEMA, extend_schema, load_schema
 from memgraph_plugin.engine.store import Store
 from memgraph_plugin.storage import ChangeRecord, LanceStorage, StorageSettings
@@ -114,6 +115,31 @@ def test_index_from_snapshot_columns_equals_index_from_text(tmp_path) -> None:
     assert again.keywords is not None and len(again.keywords.vocab) == 1
     assert not again.keywords.unknown_ids
     _assert_same(*_stores(again))
+
+
+def test_the_adopted_index_shares_the_stores_id_map_until_it_is_written(tmp_path) -> None:
+    """An open builds no second id -> slot map for the keyword base: it uses the store's loaded
+    ids (read only) and copies them before its first write, leaving the store's map as it was."""
+    storage = _storage(tmp_path)
+    _chat(storage)
+    storage.checkpoint_sync("c", storage.load_sync("c"))  # no journal rows after it
+    state = storage.load_sync("c")
+    persisted, text = _stores(state)
+    index = persisted._keywords
+    ids, row_of = persisted.column_ids()  # type: ignore[misc]
+    assert index._slots_shared and index._slot_of is row_of and index._slot_ids is ids
+    before = dict(row_of)
+    _assert_same(persisted, text)  # reads only: still shared
+    assert index._slot_of is row_of
+    for store in (persisted, text):
+        with store.transaction():
+            store.put_node(attrs.evolve(store.node("n_9"), title="lantern harbor guild"))
+            store.remove_node("n_11")
+            store.put_node(Node(id="n_70", type="event", title="harbor lantern", seq_to=70))
+        store.take_changeset()
+    _assert_same(persisted, text)  # the writes reach the index by its next search
+    assert not index._slots_shared and index._slot_of is not row_of
+    assert row_of == before and "n_70" not in row_of  # the store's map was not written to
 
 
 def test_fingerprint_mismatch_falls_back_to_text(tmp_path) -> None:
