@@ -27,7 +27,6 @@ each half would reach into the other's arrays.
 
 from __future__ import annotations
 
-import heapq
 import math
 from array import array
 from collections import Counter
@@ -483,7 +482,8 @@ class KeywordIndex:
         """The best `k` admitted candidates: take the top `m` by score (with every candidate
         tied at the cut), keep the admitted ones, and widen `m` until `k` are found. Candidates
         tied at the cut all score the same, so of those only the best few by key are ordered
-        (a synthetic chat can tie a fifth of its nodes)."""
+        (a synthetic chat can tie a fifth of its nodes). `accept` (a node read) is asked in rank
+        order only until `k` are admitted: the ties at the cut grow with the chat."""
         total = cand.shape[0]
         m = total if k is None else min(total, max(4 * k, 64))
         while True:
@@ -494,17 +494,18 @@ class KeywordIndex:
                 tied = np.flatnonzero(values == floor)
             else:
                 above, tied = np.arange(total), np.arange(0)
-            admitted = self._admitted(above, cand, allowed, accept)
-            hits = [(-float(values[i]), key, nid) for i, key, nid in admitted]
-            found = len(hits)
-            if k is not None and found < k and len(tied):
-                score = -float(values[tied[0]])
-                best = heapq.nsmallest(
-                    k - found, ((key, nid) for _, key, nid in self._admitted(
-                        tied, cand, allowed, accept
-                    ))
+            ranked = sorted(
+                (-float(values[i]), key, nid) for i, key, nid in self._admitted(
+                    above, cand, allowed, None
                 )
-                hits.extend((score, key, nid) for key, nid in best)
+            )
+            hits = self._accepted(ranked, accept, k)
+            if k is not None and len(hits) < k and len(tied):
+                score = -float(values[tied[0]])
+                keyed = sorted(
+                    (score, key, nid) for _, key, nid in self._admitted(tied, cand, allowed, None)
+                )
+                hits += self._accepted(keyed, accept, k - len(hits))
             if k is None or len(hits) >= k or len(above) + len(tied) >= total:
                 break
             m = min(total, m * 4)
@@ -512,6 +513,21 @@ class KeywordIndex:
         if k is not None:
             hits = hits[:k]
         return [(nid, -s) for s, _, nid in hits]
+
+    @staticmethod
+    def _accepted(
+        ranked: list[tuple[float, Any, str]], accept: Callable[[str], bool] | None, k: int | None
+    ) -> list[tuple[float, Any, str]]:
+        """The first `k` (None: all) of `ranked` that `accept` admits, in order."""
+        if accept is None:
+            return ranked if k is None else ranked[:k]
+        out = []
+        for hit in ranked:
+            if accept(hit[2]):
+                out.append(hit)
+                if k is not None and len(out) >= k:
+                    break
+        return out
 
     def _admitted(
         self,
