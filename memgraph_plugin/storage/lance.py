@@ -137,7 +137,7 @@ class LanceStorage:
         """`load_sync`, with the snapshot head and the journal entries it read (`on_head` is
         told each head before its rows are read)."""
         check_chat_id(chat_id)
-        table_version = self.journal.table.version
+        table_version = self.journal.current_version()
         vocab: tuple[str, list[Any]] | None = None
         for _attempt in range(5):
             head = self._snaps.head(chat_id, upto)
