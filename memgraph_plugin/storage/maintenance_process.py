@@ -3,14 +3,16 @@ passes (snapshots, compaction, version cleanup) sent to it by `maintenance.py`.
 
 Why a process and not a thread: a pass is seconds of CPU (building a snapshot's columns in
 Python, LanceDB rewriting fragments), and on a thread it holds the GIL in slices that writers to
-other chats queue behind (their p99 grew several-fold while a pass ran). The child runs at a
-lower scheduling priority with LanceDB's compute pool at one thread, so writers keep the CPU.
+other chats queue behind (their p99 grew several-fold while a pass ran). The child's main thread
+runs at a lower scheduling priority (its LanceDB threads keep the writers': see
+`maintenance_worker.NICENESS`) with LanceDB's compute pool at one thread, and a pass compacts only
+the tables that need it (`table_compaction.py`), so writers keep most of the CPU and the disk.
 
 Protocol (JSON lines): a request `{"settings", "due", "known", "optimize"}` on the child's stdin;
 the child answers `{"step": what, "pid": pid}` lines as each step starts, then one reply line
-`{"done": true, "checkpoints", "failures", "logs"}` (`maintenance_worker.py`). The child is
-started on first use and again after it died; a death mid-pass is a failure of that pass only
-(every step is crash-safe: see `snapshots.py`), reported through `MaintenanceDied`.
+`{"done": true, "checkpoints", "failures", "compacted", "logs"}` (`maintenance_worker.py`). The
+child is started on first use and again after it died; a death mid-pass is a failure of that pass
+only (every step is crash-safe: see `snapshots.py`), reported through `MaintenanceDied`.
 """
 
 from __future__ import annotations
