@@ -2,7 +2,7 @@
 
 - p99 / p50 of 1,000 one-op persisted writes spanning several maintenance cycles (target <= 10);
 - p99 / p50 of writes to chat B while chat A is in maintenance (A's snapshot, pruning and the
-  compaction of every table, in the maintenance process) (target <= 3);
+  compaction of the tables that need it, in the maintenance process) (target <= 3);
 - cold open of a 100k-node chat / a raw pyarrow read of its tables (target <= 1.5);
 - first vector search after an open / a later one (target <= 2);
 - with `--million`: open and first keyword search of a 1M-node chat (goals 5 s and 1 s).
@@ -219,8 +219,8 @@ async def _writes_during_maintenance(
 ) -> list[Row]:
     """Section 2: writes to chat B while chat A is in maintenance. A holds 100k nodes; each
     cycle puts `storage_checkpoint_every` commits on it, the last one making its snapshot due,
-    and the maintenance process runs a pass (A's delta snapshot, pruning, compaction of every
-    table) while B keeps writing; the writes that overlap a pass are the sample."""
+    and the maintenance process runs a pass (A's delta snapshot, pruning, compaction of the tables
+    that need it) while B keeps writing; the writes that overlap a pass are the sample."""
     out: list[Row] = []
     size_a = 20_000 if quick else 100_000
     _phase(f"writes to B while A ({size_a:,} nodes) is in maintenance")
@@ -259,7 +259,7 @@ async def _writes_during_maintenance(
     p50, p99 = _pct(during, 50), _pct(during, 99)
     note = (
         f"{len(during)} writes to B over {maint_s:.1f} s of {cycles} passes (A's"
-        f" {size_a // 1000}k-node chat: snapshot, pruning, compaction of every table)"
+        f" {size_a // 1000}k-node chat: snapshot, pruning, compaction where needed)"
     )
     b50, b99 = _pct(baseline, 50), _pct(baseline, 99)
     out.append(("write to B, no maintenance running, p50", b50, None,

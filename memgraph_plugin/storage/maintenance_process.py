@@ -6,8 +6,8 @@ Python, LanceDB rewriting fragments), and on a thread it holds the GIL in slices
 other chats queue behind (their p99 grew several-fold while a pass ran). The child's main thread
 runs at a lower scheduling priority (its LanceDB threads keep the writers': see
 `maintenance_worker.NICENESS`) with LanceDB's compute pool and async runtime at one thread each
-(about one core at most), and a pass compacts only
-the tables that need it (`table_compaction.py`), so writers keep most of the CPU and the disk.
+(about one core at most), and a pass compacts only the tables that need it
+(`table_compaction.py`), so writers keep most of the CPU and the disk.
 
 Protocol (JSON lines): a request `{"settings", "due", "known", "optimize"}` on the child's stdin;
 the child answers `{"step": what, "pid": pid}` lines as each step starts, then one reply line
