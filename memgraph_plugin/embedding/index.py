@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 import numpy as np
 
 from memgraph_plugin.embedding.coarse import ROW_BUDGET, CoarseLists
+from memgraph_plugin.embedding.row_blocks import RowBlocks
 
 _HEADROOM = 64  # rows of the growable part allocated at first
 
@@ -20,8 +21,9 @@ class VectorIndex:
     Removing a row blanks it; the matrix is compacted when half of it is blank.
 
     The rows live in two parts: a *base* taken as it is when the index is built from arrays
-    (an open adopts the stored vectors without copying them, even read-only memory) and a
-    growable part after it for rows written since. A write never changes a base row in place:
+    (an open adopts the stored vectors without copying them, even read-only memory, and even
+    as the record batches they were read in: `RowBlocks`) and a growable part after it for
+    rows written since. A write never changes a base row in place:
     it blanks it and puts the new vector in the growable part, so a write costs the same at any
     size and an open copies nothing.
 
@@ -33,7 +35,7 @@ class VectorIndex:
     def __init__(self, dim: int, profile: str) -> None:
         self.dim = int(dim)
         self.profile = profile
-        self._base = np.zeros((0, self.dim), dtype=np.float32)  # rows 0 .. len(base) - 1
+        self._base = RowBlocks([], self.dim)  # rows 0 .. len(base) - 1
         self._matrix = np.zeros((_HEADROOM, self.dim), dtype=np.float32)  # the rows after it
         self._ids: list[str | None] = []
         self._pos: dict[str, int] = {}
@@ -47,6 +49,7 @@ class VectorIndex:
         self._layout = 0  # bumped when rows are renumbered (compaction)
         self._coarse_lock = threading.Lock()
         self.coarse_task: threading.Thread | None = None  # a build in flight (the owner's)
+        self._abandoned = False  # no search reads this index again (`abandon`)
 
     @property
     def nbytes(self) -> int:
@@ -61,7 +64,7 @@ class VectorIndex:
         cls,
         profile: str,
         ids: Sequence[str],
-        matrix: np.ndarray,
+        matrix: np.ndarray | RowBlocks,
         type_names: Sequence[str],
         type_of_row: np.ndarray,
         searchable: np.ndarray,
@@ -70,15 +73,14 @@ class VectorIndex:
         pos: Mapping[str, int] | None = None,
     ) -> VectorIndex:
         """An index of `ids` whose base is `matrix` itself (not copied: it may be read-only
-        memory, e.g. a stored column; rows `type_names[type_of_row[i]]`, `searchable[i]`); the
+        memory, e.g. a stored column, or the blocks it was read in; rows
+        `type_names[type_of_row[i]]`, `searchable[i]`); the
         per-row flags get room to grow (no per-row Python work besides the id map; `pos`, when
         given, is that map, id -> position in `ids`, and is copied)."""
-        n, dim = matrix.shape
+        base = RowBlocks.of(matrix)
+        n, dim = base.shape
         index = cls(dim, profile)
-        matrix = np.asarray(matrix, dtype=np.float32)
-        if not matrix.flags.c_contiguous:
-            matrix = np.ascontiguousarray(matrix)
-        index._base = matrix
+        index._base = base
         cap = max(_HEADROOM, int(n * headroom))
         index._ids = list(ids)
         index._pos = (
@@ -106,30 +108,30 @@ class VectorIndex:
         return code
 
     def _row_vector(self, row: int) -> np.ndarray:
-        nb = self._base.shape[0]
-        return self._base[row] if row < nb else self._matrix[row - nb]
+        nb = len(self._base)
+        return self._base.row(row) if row < nb else self._matrix[row - nb]
 
     def _rows(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
         """A copy of the given rows' vectors, in order (`np.take`: a boolean-mask copy costs
         ten times more)."""
-        nb = self._base.shape[0]
+        nb = len(self._base)
         picked = np.asarray(rows, dtype=np.int64)
         if picked.shape[0] == 0:
             return np.empty((0, self.dim), dtype=np.float32)
         if picked.max() < nb:
-            return np.take(self._base, picked, axis=0)
+            return self._base.take(picked)
         if picked.min() >= nb:
             return np.take(self._matrix, picked - nb, axis=0)
         out = np.empty((picked.shape[0], self.dim), dtype=np.float32)
         low = np.flatnonzero(picked < nb)
         high = np.flatnonzero(picked >= nb)
-        out[low] = np.take(self._base, picked[low], axis=0)
+        out[low] = self._base.take(picked[low])
         out[high] = np.take(self._matrix, picked[high] - nb, axis=0)
         return out
 
     def _grow(self, need: int) -> None:
         """Room for `need` rows in all (base included)."""
-        nb = self._base.shape[0]
+        nb = len(self._base)
         cap = self._matrix.shape[0]
         if need - nb > cap:
             new_cap = max(need - nb, cap * 2)
@@ -158,7 +160,7 @@ class VectorIndex:
         matrix = np.asarray(matrix, dtype=np.float32)
         if matrix.shape != (len(ids), self.dim):
             raise ValueError(f"expected a ({len(ids)}, {self.dim}) matrix, got {matrix.shape}")
-        nb = self._base.shape[0]
+        nb = len(self._base)
         in_base = list(dict.fromkeys(i for i in ids if self._pos.get(i, nb) < nb))
         for node_id in in_base:  # blank the base row: the id gets a row after the base
             row = self._pos.pop(node_id)
@@ -190,7 +192,7 @@ class VectorIndex:
                 self._live[row] = ok
 
     def remove(self, ids: Iterable[str]) -> None:
-        nb = self._base.shape[0]
+        nb = len(self._base)
         for node_id in ids:
             row = self._pos.pop(node_id, None)
             if row is not None:
@@ -228,7 +230,7 @@ class VectorIndex:
         live[:n] = self._live[keep]
         self._ids = [self._ids[row] for row in keep]
         self._pos = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
-        self._base = np.zeros((0, self.dim), dtype=np.float32)
+        self._base = RowBlocks([], self.dim)
         self._matrix, self._type_codes, self._live, self._blank = matrix, codes, live, 0
 
     # -- coarse lists -----------------------------------------------------------------------
@@ -245,15 +247,37 @@ class VectorIndex:
             return True
         return len(self._fresh) + len(self._ids) - coarse.rows > coarse.rows // 4
 
+    def abandon(self) -> None:
+        """Note that no search will read this index again (its chat was unloaded): a coarse
+        build in flight stops at its next block of rows, and none starts."""
+        self._abandoned = True
+
+    @property
+    def abandoned(self) -> bool:
+        return self._abandoned
+
     def build_coarse(self) -> bool:
         """Make coarse lists from the rows as they are now and start using them; safe to run
         on another thread while the index is searched and written (rows written meanwhile are
-        searched exactly). False when a compaction renumbered the rows meanwhile."""
+        searched exactly). False when a compaction renumbered the rows meanwhile, or the index
+        was abandoned (`abandon`)."""
+        if self._abandoned:
+            return False
         with self._coarse_lock:
             layout, n = self._layout, len(self._ids)
             self._recording = []
+
+        def rows_of(rows: np.ndarray) -> np.ndarray:
+            if self._abandoned:  # the build reads the rows block by block: stop here
+                raise _Abandoned
+            return self._rows(rows)
+
         try:  # blank rows train nothing (and searches never return them)
-            coarse = CoarseLists.build(self._rows, self._live[:n].copy())
+            coarse = CoarseLists.build(rows_of, self._live[:n].copy())
+        except _Abandoned:
+            with self._coarse_lock:
+                self._recording = None
+            return False
         except BaseException:
             with self._coarse_lock:
                 self._recording = None
@@ -341,12 +365,11 @@ class VectorIndex:
             found = self._coarse_search(q, k, mask, live)
             if found is not None:
                 return found
-        nb = self._base.shape[0]
-        scores = _dot(self._base, q) if nb else np.zeros(0, dtype=np.float32)
+        nb = len(self._base)
+        scores = np.empty(n, dtype=np.float32)
+        self._base.dot(q, out=scores[:nb])
         if n > nb:
-            scores = np.concatenate([scores, _dot(self._matrix[: n - nb], q)]) if nb else (
-                _dot(self._matrix[: n - nb], q)
-            )
+            np.einsum("ij,j->i", self._matrix[: n - nb], q, out=scores[nb:])  # as `_dot`
         if live != n:
             scores = np.where(mask, scores, -np.inf)
         take = min(k, live)
@@ -373,6 +396,10 @@ class VectorIndex:
         out = [(self._ids[int(rows[i])], float(scores[i])) for i in picked]
         out.sort(key=lambda item: (-item[1], item[0]))  # type: ignore[arg-type,operator]
         return out  # type: ignore[return-value]
+
+
+class _Abandoned(Exception):
+    """Raised inside a coarse build of an abandoned index (caught by `build_coarse`)."""
 
 
 def _dot(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:

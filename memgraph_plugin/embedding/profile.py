@@ -3,11 +3,14 @@ and `VectorBlock`, the vectors a profile makes for some nodes."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
+
+from memgraph_plugin.embedding.row_blocks import RowBlocks
 
 
 @runtime_checkable
@@ -26,12 +29,23 @@ class EmbeddingProfile(Protocol):
 
 @attrs.frozen(eq=False)
 class VectorBlock:
-    """Embeddings of some nodes: one L2-normalised float32 row per id, made by `profile`."""
+    """Embeddings of some nodes: one L2-normalised float32 row per id, made by `profile`.
+
+    Made from a matrix (`VectorBlock(profile, ids, matrix)`) or from `RowBlocks` (vectors as
+    read, not joined: `rows`); `matrix` is the rows as one array, joined on first read."""
 
     profile: str
     ids: tuple[str, ...]
-    matrix: np.ndarray  # shape (len(ids), dim), float32
+    rows: RowBlocks = attrs.field(alias="matrix", converter=RowBlocks.of)  # (len(ids), dim)
+    #: the ids as read from storage (a pyarrow string array), when they were: compared with a
+    #: loaded node column in C, not string by string
+    id_column: Any = attrs.field(default=None, kw_only=True)
+
+    @functools.cached_property
+    def matrix(self) -> np.ndarray:
+        """The rows as one float32 matrix (a copy when they are held in several blocks)."""
+        return self.rows.array()
 
     @property
     def dim(self) -> int:
-        return int(self.matrix.shape[1]) if self.matrix.ndim == 2 else 0
+        return self.rows.dim

@@ -25,6 +25,7 @@ from .candidate_pool import PoolKey
 from .frozen import EMPTY
 from .json_codec import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 from .lazy_nodes import LazyNodes, NodeColumns
+from .loaded_order import LoadedPoolOrder
 from .models import Edge, EdgeKey, Node
 from .schema import Schema, is_diagnostic_type
 
@@ -171,6 +172,22 @@ class LoadedColumns:
         names = self._ltype_names
         types = [names[i] for i in self._pool_ltype.tolist()]
         return dict(zip([k[2] for k in keys], zip(keys, types, strict=True), strict=True))
+
+    def same_ids(self, column: Any) -> bool:
+        """Whether `column` (pyarrow) holds the loaded ids, in row order."""
+        flat = _flat(column)
+        return bool(flat.type == self.id_array.type and flat.equals(self.id_array))
+
+    def order_view(self) -> LoadedPoolOrder | None:
+        """`pool_of` as a read-only map over these arrays (nothing built per member); None
+        once the node map dropped its columns (`LazyNodes.materialize`)."""
+        columns = self.nodes.column_ids()
+        if columns is None:
+            return None
+        return LoadedPoolOrder(
+            columns[1], self._ids, self._ranked, self._neg_seq, self._neg_depth,
+            self._pool_ltype, self._ltype_names,
+        )
 
     def type_rows(self) -> dict[str, list[int]]:
         """Lower-case type -> positions in the pool, in order."""

@@ -19,6 +19,10 @@ with one sort, generation 0), built as the store loads with no tokenizing (the i
 is its one Python structure per node); later writes go to the growable arrays as above and
 retire base slots by the same generation bump. Scores are the same floats either way (the
 same postings, summed per document in the same token order).
+
+Why one module past 500 lines: the base postings, the growable per-token postings and the slot
+maps share one numbering (slots and their generations) that every write and search reads; apart,
+each half would reach into the other's arrays.
 """
 
 from __future__ import annotations
@@ -82,6 +86,10 @@ class KeywordIndex:
         #: no slot but base ones is in use)
         self._slot_of: dict[str, int] | None = {}
         self._slot_ids: list[str | None] = []  # slot -> node id (None: free, or not listed yet)
+        #: the loaded store's (id list, id -> row map) given to `adopt` (read only), and whether
+        #: `_slot_ids` / `_slot_of` are those very objects (copied before the first write)
+        self._shared_ids: tuple[list[str], dict[str, int]] | None = None
+        self._slots_shared = False
         self._slot_terms: list[array[int] | None] = []  # slot -> flat token number, frequency
         self._free: list[int] = []
         self._gens = np.zeros(64, dtype=np.int32)  # slot -> generation (bumped on retiring)
@@ -91,11 +99,19 @@ class KeywordIndex:
 
     # -- loading from columns ----------------------------------------------------------------
 
-    def adopt(self, columns: KeywordColumns | None, schema: Schema, nodes: int) -> list[str] | None:
+    def adopt(
+        self,
+        columns: KeywordColumns | None,
+        schema: Schema,
+        nodes: int,
+        ids: tuple[list[str], dict[str, int]] | None = None,
+    ) -> list[str] | None:
         """Take a snapshot's keyword columns as the (empty) index, built here. Returns
         the ids of nodes still to index from their text; None when the columns do not fit (no
         columns, another tokenizer or schema, not one row per node of the `nodes` loaded):
-        then every node is indexed from its text, as without columns."""
+        then every node is indexed from its text, as without columns. `ids`: the columns' ids
+        as a list and an id -> row map (the loaded store's, read only): the base slots' map is
+        then those, not a copy (copied before the index's first write)."""
         if columns is None or self._docs or self._pending is not None:
             return None
         if columns.fingerprint != keyword_fingerprint(schema) or len(columns.ids) != nodes:
@@ -104,6 +120,7 @@ class KeywordIndex:
             return None
         self.clear()
         self._pending = columns
+        self._shared_ids = ids if ids is not None and len(ids[0]) == nodes else None
         self._slot_map()  # built now, id map too: loads run off the event loop, searches on it
         return columns.unknown_ids
 
@@ -149,8 +166,13 @@ class KeywordIndex:
         slot_of = self._slot_of
         if slot_of is None:
             assert self._base_ids is not None
-            ids: list[str | None] = self._base_ids.to_pylist()
             live = np.flatnonzero(self._gens[: self._base_n] == 0)
+            shared, self._shared_ids = self._shared_ids, None
+            if shared is not None and len(live) == self._base_n:  # each base slot its node's
+                self._slot_ids, self._slot_of = shared  # type: ignore[assignment]
+                self._slots_shared = True
+                return shared[1]
+            ids: list[str | None] = self._base_ids.to_pylist()
             if len(live) == self._base_n:
                 slot_of = dict(zip(ids, range(self._base_n), strict=True))  # type: ignore[arg-type]
             else:
@@ -158,6 +180,15 @@ class KeywordIndex:
                 for i in np.flatnonzero(self._gens[: self._base_n] != 0).tolist():
                     ids[i] = None
             self._slot_of, self._slot_ids = slot_of, ids  # no slot but base ones in use yet
+        return slot_of
+
+    def _own_slots(self) -> dict[str, int]:
+        """`_slot_map`, made this index's own (a copy of the store's) before it is written."""
+        slot_of = self._slot_map()
+        if self._slots_shared:
+            self._slots_shared = False
+            slot_of = self._slot_of = dict(slot_of)
+            self._slot_ids = list(self._slot_ids)
         return slot_of
 
     def _ids_of(self, slots: np.ndarray) -> list[str | None]:
@@ -221,7 +252,7 @@ class KeywordIndex:
 
     def _retire(self, node_id: str) -> bool:
         self._weights_memo = None
-        slot = self._slot_map().pop(node_id, None)
+        slot = self._own_slots().pop(node_id, None)
         if slot is None:
             return False
         self._docs -= 1
@@ -257,7 +288,7 @@ class KeywordIndex:
     def update_many(self, items: Iterable[tuple[Node, NodeTypeSpec | None]]) -> None:
         """Index many nodes at once (a load): postings are appended once per token."""
         self._weights_memo = None
-        slot_of = self._slot_map()
+        slot_of = self._own_slots()
         slot_ids, slot_terms, free = self._slot_ids, self._slot_terms, self._free
         vocab = self._vocab
         known = vocab.ids

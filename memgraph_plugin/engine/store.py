@@ -70,6 +70,7 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
         self._kids: dict[str, list[str]] = {}  # parent -> children (lists: most have a few)
         self._visible: set[str] = set()
         self._pool_of: dict[str, tuple[PoolKey, str]] = {}  # id -> (key, lower-case type)
+        self._loaded_order: Any = None  # `StoreLoading._order_as_loaded`
         self._anchor: dict[str, str | None] = {}  # id -> nearest pool member up from it
         self._pool = SortedPool()
         self._type_pools: dict[str, SortedPool] = {}
@@ -263,8 +264,10 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
     def pool_order(self) -> Mapping[str, tuple[PoolKey, str]]:
         """id -> (recency key, lower-case type) of every pool member: a read-only live view
         (no copy), its values ordered like the pool; for bounded searches that break ties by
-        recency without building `pool_rank`."""
-        return MappingProxyType(self._pool_of)
+        recency without building `pool_rank` (after a columnar load, until the pool changes,
+        from the load's arrays: `_order_as_loaded`)."""
+        loaded = self._order_as_loaded()
+        return MappingProxyType(self._pool_of) if loaded is None else loaded
 
     def type_pool(self, type_id: str) -> TypePool:
         """The candidate pool of one type, matched case-insensitively (kept per type)."""

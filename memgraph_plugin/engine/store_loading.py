@@ -25,6 +25,7 @@ from .json_codec import decode_graph, edge_to_dict, node_to_dict
 from .keyword_columns import KeywordColumns
 from .keyword_index import KeywordIndex
 from .lazy_nodes import LazyNodes
+from .loaded_order import LoadedPoolOrder
 from .models import Edge, EdgeKey, Node
 from .name_index import NameIndex
 from .schema import Schema, is_diagnostic_type
@@ -101,6 +102,7 @@ class StoreLoading:
     _node_seq: int
     _seq_counter: int
     _visible_cache: frozenset[str] | None
+    _loaded_order: Callable[[], LoadedPoolOrder | None] | LoadedPoolOrder | None
     _clear_pool_caches: Callable[[], None]
 
     @classmethod
@@ -143,7 +145,14 @@ class StoreLoading:
                     maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
                     seq_counter,
                 )
-                unknown = store._keywords.adopt(keywords, store._schema, len(store._nodes))
+                shared = (  # the keyword columns' ids are the node rows' (the usual case)
+                    loaded.nodes.column_ids()
+                    if keywords is not None and loaded.same_ids(keywords.ids)
+                    else None
+                )
+                unknown = store._keywords.adopt(
+                    keywords, store._schema, len(store._nodes), ids=shared
+                )
                 if unknown is not None:  # the rest is indexed from the columns
                     store._deferred.pop("_kw_dirty", None)
                     store._kw_dirty = dict.fromkeys(unknown)
@@ -196,10 +205,27 @@ class StoreLoading:
             _type_pools=type_pools,
             _anchor=loaded.anchors,
         )
+        self._loaded_order = loaded.order_view
         self._node_seq = loaded.node_seq
         self._seq_counter = seq_counter
         self._clear_pool_caches()
         self._visible_cache = None
+
+    def _order_as_loaded(self) -> LoadedPoolOrder | None:
+        """`_pool_of` read from a columnar load's arrays while it is not built (the pool is
+        still the load's: a write to the pool builds `_pool_of` first) and the node map still
+        holds its columns; None otherwise (then `_pool_of` answers). Nothing per pool member:
+        the first keyword search after an open breaks its ties with this."""
+        loaded = self._loaded_order
+        if loaded is None:
+            return None
+        nodes = self._nodes
+        if "_pool_of" in self.__dict__ or (isinstance(nodes, LazyNodes) and nodes.complete):
+            self._loaded_order = None  # built, or the columns are gone
+            return None
+        if not isinstance(loaded, LoadedPoolOrder):  # made on first use
+            loaded = self._loaded_order = loaded()
+        return loaded
 
     def _bulk_load(
         self, nodes: dict[str, Node], edges: dict[EdgeKey, Edge], node_seq: int, seq_counter: int

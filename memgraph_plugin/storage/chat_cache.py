@@ -110,8 +110,12 @@ class PersistedChats(ChatVectors):
         return self._chats.get(chat_id)
 
     def forget(self, chat_id: str) -> None:
-        """Drop a chat from the cache (the next open reloads it from storage)."""
-        self._chats.pop(chat_id, None)
+        """Drop a chat from the cache (the next open reloads it from storage); its vector
+        index is never searched again (searches go through the cache), so its background
+        coarse-list build stops."""
+        chat = self._chats.pop(chat_id, None)
+        if chat is not None and chat.index is not None:
+            chat.index.abandon()
         self._checked.pop(chat_id, None)
         self.budget.drop(chat_id)
 
@@ -219,14 +223,15 @@ class PersistedChats(ChatVectors):
     def _load(self, storage: LanceStorage, chat_id: str) -> LoadedChat:
         """Read a chat's columns, build its store and its vector index, off the event loop.
         One collector pause spans it all: the decoded columns are garbage by its end, so no
-        collection walks them. The index is built here from the stored vectors (a numpy copy
-        of a column), so the first search after an open costs what later ones do."""
+        collection walks them. The index is built here from the stored vectors (adopted as
+        read, no copy: `RowBlocks`), so the first search after an open costs what later ones
+        do; they are read while the store is built."""
         with gc_paused():
             if self.embedder is None:
                 return self._from_state(storage.load_sync(chat_id))
-            state, block = storage.load_with_vectors_sync(chat_id, profile=self.embedder.name)
-            chat = self._from_state(state)
-            self._load_index(storage, chat, state, block)
+            state, vectors = storage.open_sync(chat_id, profile=self.embedder.name)
+            chat = self._from_state(state)  # while the vectors are read (on their own thread)
+            self._load_index(storage, chat, state, vectors())
             return chat
 
     def _from_state(self, state: ChatState) -> LoadedChat:

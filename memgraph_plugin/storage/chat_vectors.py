@@ -25,6 +25,7 @@ from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.loaded_chat import UNSNAPSHOTTED, LoadedChat
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
 from memgraph_plugin.storage.vector_ann import LanceAnn, hybrid_search
+from memgraph_plugin.storage.vectors import same_ids
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,9 @@ class ChatVectors:
         index = self.embedder.new_index()
         nodes = chat.store
         if block is not None and block.dim == index.dim:  # every id is a node of `state`
-            loaded = nodes.column_ids()
-            if loaded is not None and len(loaded[0]) == len(block.ids) and (
-                list(block.ids) == loaded[0]
+            loaded = nodes.column_ids()  # the store's ids: those of `state.nodes`, in order
+            if loaded is not None and state.nodes is not None and (
+                same_ids(block, state.nodes["id"])
             ):  # one vector per node row, in row order (the usual snapshot): no lookups
                 ids, pos = loaded
                 names, type_of_row, archived = _types_and_flags_in_order(state)
@@ -74,7 +75,7 @@ class ChatVectors:
             diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
             searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
             index = VectorIndex.from_arrays(
-                index.profile, ids, block.matrix, names, type_of_row, searchable, pos=pos
+                index.profile, ids, block.rows, names, type_of_row, searchable, pos=pos
             )
         if not len(index):  # no stored vectors: every node waits for the first search
             chat.unembedded = list(nodes.node_ids())
@@ -204,6 +205,8 @@ class ChatVectors:
         when a quarter of its rows came since); searches stay exact until they are ready.
         Started by a search, not at open: an open costs no more for it."""
         if len(index) < self.coarse_threshold or index.coarse_task is not None:
+            return
+        if index.abandoned:  # its chat was unloaded meanwhile
             return
         if not index.coarse_stale():
             return

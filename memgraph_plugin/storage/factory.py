@@ -16,6 +16,12 @@ from memgraph_plugin.storage.settings import StorageSettings, number_setting
 _FROM_SETTINGS = object()
 
 
+def with_keyword_schema(settings: StorageSettings, schema: Any) -> StorageSettings:
+    """`settings` whose snapshots carry the keyword index's token lists, made by `schema` (the
+    node-type specs the chats' stores use); without it a snapshot is read back by indexing text."""
+    return attrs.evolve(settings, keyword_schema=json.dumps(schema.to_list(), ensure_ascii=False))
+
+
 def persistence_for_host(
     host: Any, service: Any, *, profile: Any = _FROM_SETTINGS
 ) -> PersistedChats:
@@ -34,9 +40,7 @@ def persistence_for_host(
     from memgraph_plugin.engine.store import Store
 
     def storage() -> LanceStorage:
-        # snapshots carry the keyword index's token lists, made by the schema the stores use
-        keyword_schema = json.dumps(service.schema.to_list(), ensure_ascii=False)
-        return LanceStorage(attrs.evolve(storage_settings, keyword_schema=keyword_schema))
+        return LanceStorage(with_keyword_schema(storage_settings, service.schema))
 
     chats = PersistedChats(
         storage,

@@ -192,6 +192,15 @@ class Journal:
         self._seen[chat_id] = (table_version, since_version)
         return False
 
+    def current_version(self) -> int:
+        """The commits table's version now: the newest this handle knows of when no manifest
+        after it exists (one file lookup, `table_head.py`), else LanceDB's answer (which lists
+        every kept version)."""
+        head = self._head
+        if head and self._probe.newer_than(head) is False:
+            return head
+        return self._knew(self.table.version)
+
     def saw(self, chat_id: str, table_version: int, version: int) -> None:
         """Remember that the chat was at `version` as of commits table version
         `table_version` (a load read it)."""

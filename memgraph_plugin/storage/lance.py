@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import attrs
@@ -101,20 +103,48 @@ class LanceStorage:
     ) -> tuple[ChatState, VectorBlock | None]:
         """`load_sync` and `load_vectors_sync` of its state, with one read of the snapshot head
         and of the journal rows after it (an open's reads)."""
-        state, head, entries = self._read_state(chat_id, None)
-        return state, load_vectors(self._snaps, head, entries, state, profile)
+        state, vectors = self.open_sync(chat_id, profile=profile)
+        return state, vectors()
+
+    def open_sync(
+        self, chat_id: str, *, profile: str | None
+    ) -> tuple[ChatState, Callable[[], VectorBlock | None]]:
+        """`load_with_vectors_sync` with its vectors still being read when it returns, and a
+        function that waits for them. The snapshot's vector rows are read on a thread of their
+        own from the moment its head is known: alongside its node and edge rows, then while the
+        caller builds the store (LanceDB decodes on its own threads, mostly)."""
+        early: list[tuple[dict[str, Any], Future[VectorBlock | None]]] = []
+
+        def read_early(head: dict[str, Any]) -> None:
+            if profile is not None and head.get("vec_dim") and head.get("vec_profile") == profile:
+                early.append((head, _on_own_thread(self._snaps.read_vectors, chat_id, head)))
+
+        state, head, entries = self._read_state(chat_id, None, on_head=read_early)
+        stored = next((f for h, f in early if h is head), None)  # not a head read before it
+
+        def vectors() -> VectorBlock | None:
+            read = None if stored is None else stored.result
+            return load_vectors(self._snaps, head, entries, state, profile, read=read)
+
+        return state, vectors
 
     def _read_state(
-        self, chat_id: str, upto: int | None
+        self,
+        chat_id: str,
+        upto: int | None,
+        on_head: Callable[[dict[str, Any]], None] | None = None,
     ) -> tuple[ChatState, dict[str, Any] | None, list[JournalEntry]]:
-        """`load_sync`, with the snapshot head and the journal entries it read."""
+        """`load_sync`, with the snapshot head and the journal entries it read (`on_head` is
+        told each head before its rows are read)."""
         check_chat_id(chat_id)
-        table_version = self.journal.table.version
+        table_version = self.journal.current_version()
         vocab: tuple[str, list[Any]] | None = None
         for _attempt in range(5):
             head = self._snaps.head(chat_id, upto)
             if head is None:
                 break
+            if on_head is not None:
+                on_head(head)
             nodes, edges, vocab = self._snaps.read_with_keywords(chat_id, head)
             if self._snaps.still_there(chat_id, head):
                 break  # else pruned by another process while read: read the newer one
@@ -393,6 +423,22 @@ class LanceStorage:
 
     async def stats(self) -> dict[str, Any]:
         return await asyncio.to_thread(self.stats_sync)
+
+
+def _on_own_thread(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
+    done: Future[Any] = Future()
+
+    def run() -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller by `result()`
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name="vector-read", daemon=True).start()
+    return done
 
 
 def _retry_conflict(

@@ -25,6 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memgraph_plugin.embedding.profile import VectorBlock
+from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.columns import merge
 from memgraph_plugin.storage.escape import where_eq
 from memgraph_plugin.storage.keyword_rows import KW_TF, KW_TID, KeywordRows
@@ -200,16 +201,21 @@ class SnapshotTables:
         ours = pc.equal(rows["profile"], profile)
         if rows.num_rows == 0 or not pc.any(ours).as_py():
             return None
-        # the vectors as one numpy matrix, copied once at most (zero-copy for a single chunk);
+        # the vectors as the record batches hold them (zero-copy views, not joined: `RowBlocks`);
         # rows of other profiles (placeholders) dropped by a numpy mask, not a table filter
-        chunks = [c.flatten().to_numpy(zero_copy_only=False) for c in rows["vector"].chunks]
-        flat = chunks[0] if len(chunks) == 1 else np.concatenate(chunks)
-        matrix = flat.reshape(rows.num_rows, int(dim))
+        matrix = RowBlocks(
+            [
+                c.flatten().to_numpy(zero_copy_only=False).reshape(len(c), int(dim))
+                for c in rows["vector"].chunks
+            ],
+            int(dim),
+        )
         ids = rows["id"]
         if not pc.all(ours).as_py():
             mask = np.asarray(ours.to_numpy(zero_copy_only=False), dtype=bool)
-            matrix, ids = matrix[mask], ids.filter(ours)
-        return VectorBlock(profile, tuple(ids.to_pylist()), matrix)
+            matrix, ids = matrix.filter(mask), ids.filter(ours)
+        ids = ids.combine_chunks()
+        return VectorBlock(profile, tuple(ids.to_pylist()), matrix, id_column=ids)
 
     # ----------------------------------------------------------------- writes
 

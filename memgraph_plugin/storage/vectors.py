@@ -7,12 +7,14 @@ changed after its last vector of a profile (by a writer with another or no profi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.columns import DeltaBuilder
 from memgraph_plugin.storage.journal import JournalEntry
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
@@ -61,10 +63,14 @@ def load_vectors(
     entries: list[JournalEntry],
     state: ChatState,
     profile: str | None,
+    *,
+    read: Callable[[], VectorBlock | None] | None = None,
 ) -> VectorBlock | None:
     """Vectors of the nodes of `state` made by `profile`: the rows of snapshot `head`, then
     those of the journal `entries` after it. With `profile=None`, the profile of the newest
-    stored vectors. Nodes without one are left out (the caller embeds them)."""
+    stored vectors. Nodes without one are left out (the caller embeds them). `read`: gives
+    the snapshot's rows (`SnapshotTables.read_vectors` of `head`) when they are being read
+    already."""
     chat_id = state.chat_id
     ckpt_profile = head.get("vec_profile") if head is not None and head.get("vec_dim") else None
     if profile is None:
@@ -74,7 +80,7 @@ def load_vectors(
             return None
     stored = None
     if head is not None and ckpt_profile == profile:
-        stored = snaps.read_vectors(chat_id, head)
+        stored = read() if read is not None else snaps.read_vectors(chat_id, head)
     later: dict[str, tuple[np.ndarray, int] | None] = {}  # journal: id -> (matrix, row)
     for entry in entries:
         block = entry.vectors
@@ -88,15 +94,10 @@ def load_vectors(
             r = rows.get(nid)
             later[nid] = None if r is None or block is None else (block.matrix, r)
     live_ids = _node_id_array(state)
-    if (
-        stored is not None
-        and not later
-        and len(stored.ids) == len(live_ids)
-        and list(stored.ids) == live_ids.to_pylist()
-    ):  # one stored row per node, in node order: nothing to drop
-        return stored
+    if stored is not None and not later and same_ids(stored, live_ids):
+        return stored  # one stored row per node, in node order: nothing to drop
     ids: list[str] = []
-    parts: list[np.ndarray] = []
+    parts: list[RowBlocks] = []  # joined without copying the stored rows
     if stored is not None:  # vectorised: no Python work per stored row
         sids = pa.array(stored.ids, pa.string())
         keep = pc.and_(
@@ -105,19 +106,32 @@ def load_vectors(
         ).to_numpy(zero_copy_only=False)
         keep = np.asarray(keep, dtype=bool)
         ids.extend(pc.filter(sids, pa.array(keep)).to_pylist())
-        parts.append(stored.matrix[keep] if not keep.all() else stored.matrix)
+        parts.append(stored.rows.filter(keep) if not keep.all() else stored.rows)
     fresh = [nid for nid, v in later.items() if v is not None]
     if fresh:
         alive = pc.is_in(pa.array(fresh, pa.string()), value_set=live_ids).to_pylist()
         fresh = [nid for nid, ok in zip(fresh, alive, strict=True) if ok]
         if fresh:
             picked = [later[nid] for nid in fresh]
-            parts.append(np.stack([p[0][p[1]] for p in picked if p is not None]))
+            parts.append(RowBlocks.of(np.stack([p[0][p[1]] for p in picked if p is not None])))
             ids.extend(fresh)
     if not ids:
         return None
-    matrix = parts[0] if len(parts) == 1 else np.vstack(parts)
-    return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix)
+    rows = parts[0] if len(parts) == 1 else parts[0] + parts[1]  # stored, then journal rows
+    return VectorBlock(profile=profile, ids=tuple(ids), matrix=rows)
+
+
+def same_ids(block: VectorBlock, ids: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether `block` holds one row per id of `ids`, in that order (compared as columns when
+    the block's ids were read as one)."""
+    if len(block.ids) != len(ids):
+        return False
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    column = block.id_column
+    if column is not None and column.type == ids.type:
+        return bool(column.equals(ids))
+    return list(block.ids) == ids.to_pylist()
 
 
 def delta_vector_rows(

@@ -22,6 +22,7 @@ from memgraph_plugin.storage import LanceStorage, StorageSettings
 from memgraph_plugin.storage.chat_cache import PersistedChats
 from memgraph_plugin.storage.chat_lookup import require_chat
 from memgraph_plugin.storage.errors import ConflictError
+from memgraph_plugin.storage.factory import with_keyword_schema
 
 
 def _settings(host: Any) -> Mapping[str, Any]:
@@ -47,7 +48,8 @@ def open_storage(host: Any) -> LanceStorage:
     persistence = getattr(memory_graph_for(host), "persistence", None)
     if isinstance(persistence, PersistedChats):
         return persistence.storage
-    return LanceStorage(StorageSettings.from_settings(_settings(host), data_dir=host.data_dir))
+    settings = StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
+    return LanceStorage(with_keyword_schema(settings, _schema(host)))
 
 
 def _normalise(host: Any, data: Any) -> dict[str, Any]:

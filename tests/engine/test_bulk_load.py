@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgraph_plugin import MemoryGraphError, Node, Store
@@ -24,6 +24,7 @@ from memgraph_plugin.engine.json_codec import (
     node_from_dict,
     node_to_dict,
 )
+from memgraph_plugin.engine.loaded_order import LoadedPoolOrder
 from memgraph_plugin.engine.models import EdgeKey
 from memgraph_plugin.engine.name_index import NameIndex
 from memgraph_plugin.engine.store import normalize_edge
@@ -244,7 +245,7 @@ def written_one_by_one(data: dict[str, Any]) -> Store:
 
 # built on first use (compared through their results below), or bookkeeping of writes
 LAZY = {"_views", "_keywords", "_kw_dirty", "_names", "_names_dirty", "_pool_rank",
-        "_visible_cache"}
+        "_visible_cache", "_loaded_order"}
 WRITES = {"version", "_depth", "_undo", "_pending", "_pending_nodes", "_pending_edges",
           "_pending_counters", "_node_seq", "_seq_counter", "_changes", "_changes_base"}
 ORDERED = {"_nodes", "_edges"}
@@ -441,6 +442,38 @@ def test_column_load_builds_the_indices_single_writes_build(data: dict[str, Any]
     assert list(loaded.iter_nodes()) == list(reference.iter_nodes())
     assert loaded.node_seq == reference.node_seq
     assert dict(loaded.pool_anchors()) == dict(reference.pool_anchors())
+
+
+@settings(max_examples=60)
+@given(data=graphs(), victim=st.integers(0, 8))
+def test_pool_order_of_a_column_load_reads_its_arrays_until_the_pool_changes(
+    data: dict[str, Any], victim: int
+) -> None:
+    """The first keyword search after an open breaks ties through `pool_order()` without the
+    deferred id -> (key, type) map being built; it answers what that map answers, and a write
+    to the pool switches to the map (built, then written to)."""
+    nodes, edges = _columns_of(data)
+    loaded, reference = Store.from_columns(nodes, edges, 0, 0), Store.from_dict(data)
+    order, want = loaded.pool_order(), reference.pool_order()
+    assert isinstance(order, LoadedPoolOrder) and "_pool_of" in loaded._deferred
+    assert list(order.items()) == list(want.items()) and len(order) == len(want)
+    for nid in [*IDS, "ghost", 3, None]:
+        assert (nid in order) == (nid in want)
+        assert order.get(nid) == want.get(nid)  # type: ignore[arg-type]
+    for query in ("harbor storm", "eileen", "qel guild"):
+        assert loaded.keywords.search(query, order, 3) == reference.keywords.search(
+            query, want, 3
+        )
+    assert "_pool_of" in loaded._deferred  # none of that built it
+    members = list(want)
+    if members:
+        nid = members[victim % len(members)]
+        for store in (loaded, reference):
+            with store.transaction():
+                store.put_node(attrs.evolve(store.node(nid), archived=True))
+        after = loaded.pool_order()
+        assert not isinstance(after, LoadedPoolOrder) and nid not in after
+        assert list(after.items()) == list(reference.pool_order().items())
 
 
 def test_column_load_of_the_story_builds_the_indices_single_writes_build() -> None:

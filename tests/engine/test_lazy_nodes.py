@@ -15,6 +15,7 @@ from memgraph_plugin import Edge, Node, Store
 from memgraph_plugin.engine import lazy_nodes
 from memgraph_plugin.engine.columnar import load_node_columns
 from memgraph_plugin.engine.lazy_nodes import LazyNodes
+from memgraph_plugin.engine.loaded_order import LoadedPoolOrder
 from memgraph_plugin.engine.schema import DEFAULT_SCHEMA
 from memgraph_plugin.engine.store_revert import revert
 from memgraph_plugin.storage.columns import state_tables
@@ -71,6 +72,20 @@ def test_reads_equal_an_eager_store(small_blocks: None) -> None:
     )
     assert snapshot(lazy) == snapshot(eager)
     assert lazy.internals()[0].complete  # iterating made every record, then dropped columns
+
+
+def test_pool_order_reads_the_load_until_the_node_map_drops_its_columns(
+    small_blocks: None,
+) -> None:
+    data = story_data()
+    lazy, eager = _opened(data), Store.from_dict(data)
+    assert isinstance(lazy.pool_order(), LoadedPoolOrder)
+    assert dict(lazy.pool_order()) == dict(eager.pool_order())
+    list(lazy.iter_nodes())  # every record made: the columns are dropped
+    assert lazy.internals()[0].complete
+    order = lazy.pool_order()
+    assert not isinstance(order, LoadedPoolOrder) and lazy._loaded_order is None
+    assert list(order.items()) == list(eager.pool_order().items())
 
 
 def _writes_on_unread_nodes(store: Store) -> list[Any]:

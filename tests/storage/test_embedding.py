@@ -148,7 +148,7 @@ def test_index_from_read_only_arrays_adopts_them_and_follows_writes():
     ids = [f"n_{i}" for i in range(120)]
     types = np.zeros(120, dtype=np.int64)
     built = VectorIndex.from_arrays("p", ids, stored, ["event"], types, np.ones(120, dtype=bool))
-    assert np.shares_memory(built._base, stored)  # adopted, not copied
+    assert np.shares_memory(built._base.blocks[0], stored)  # adopted, not copied
     plain = VectorIndex(16, "p")
     plain.upsert(ids, m, ["event"] * 120, [True] * 120)
     fresh = rng.standard_normal((30, 16)).astype(np.float32)

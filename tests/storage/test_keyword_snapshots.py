@@ -12,6 +12,7 @@ import attrs
 import pytest
 
 from memgraph_plugin.engine.keyword_index import keyword_fingerprint
+from memgraph_plugin.engine.models import Node
 from memgraph_plugin.engine.schema import DEFAULT_SCHEMA, extend_schema, load_schema
 from memgraph_plugin.engine.store import Store
 from memgraph_plugin.storage import ChangeRecord, LanceStorage, StorageSettings
@@ -116,6 +117,31 @@ def test_index_from_snapshot_columns_equals_index_from_text(tmp_path) -> None:
     _assert_same(*_stores(again))
 
 
+def test_the_adopted_index_shares_the_stores_id_map_until_it_is_written(tmp_path) -> None:
+    """An open builds no second id -> slot map for the keyword base: it uses the store's loaded
+    ids (read only) and copies them before its first write, leaving the store's map as it was."""
+    storage = _storage(tmp_path)
+    _chat(storage)
+    storage.checkpoint_sync("c", storage.load_sync("c"))  # no journal rows after it
+    state = storage.load_sync("c")
+    persisted, text = _stores(state)
+    index = persisted._keywords
+    ids, row_of = persisted.column_ids()  # type: ignore[misc]
+    assert index._slots_shared and index._slot_of is row_of and index._slot_ids is ids
+    before = dict(row_of)
+    _assert_same(persisted, text)  # reads only: still shared
+    assert index._slot_of is row_of
+    for store in (persisted, text):
+        with store.transaction():
+            store.put_node(attrs.evolve(store.node("n_9"), title="lantern harbor guild"))
+            store.remove_node("n_11")
+            store.put_node(Node(id="n_70", type="event", title="harbor lantern", seq_to=70))
+        store.take_changeset()
+    _assert_same(persisted, text)  # the writes reach the index by its next search
+    assert not index._slots_shared and index._slot_of is not row_of
+    assert row_of == before and "n_70" not in row_of  # the store's map was not written to
+
+
 def test_fingerprint_mismatch_falls_back_to_text(tmp_path) -> None:
     storage = _storage(tmp_path)
     _chat(storage)
@@ -201,3 +227,22 @@ def test_damaged_columns_are_not_adopted(tmp_path, bad: str) -> None:
                                keywords=damaged)
     assert len(store._kw_dirty) == len(store)  # from text, as without columns
     _assert_same(store, _stores(state)[1])
+
+
+def test_cli_storage_without_the_service_writes_keyword_columns(tmp_path) -> None:
+    """`memgraph-host` commands on a host whose plugin has not started open their own storage;
+    its snapshots carry keyword columns too (readers need not index text)."""
+    from types import SimpleNamespace
+
+    from memgraph_plugin.tools.commands import open_storage
+
+    host = SimpleNamespace(settings={}, data_dir=tmp_path / "h", registry=None)
+    storage = open_storage(host)
+    _chat(storage)
+    storage.checkpoint_sync("c", storage.load_sync("c"))
+    state = storage.load_sync("c")
+    assert state.keywords is not None
+    persisted, text = _stores(state)
+    assert not persisted._kw_dirty or len(persisted._kw_dirty) < len(persisted)
+    _assert_same(persisted, text)
+    storage.close()

@@ -48,3 +48,19 @@ def test_freshness_check_sees_another_handles_commit_and_skips_own(tmp_path):
     assert not mine.has_changed_sync("a", 2)
     theirs.commit_sync("b", _change(2), base_version=1)  # another chat: "a" did not change
     assert not mine.has_changed_sync("a", 2)
+
+
+def test_the_journals_current_version_follows_every_handles_commits(tmp_path):
+    """A load notes the commits table version it read at (`Journal.current_version`, by a file
+    lookup when nothing came after the newest version known): always LanceDB's answer."""
+    uri = str(tmp_path / "db")
+    mine, other = LanceStorage(StorageSettings(uri=uri)), LanceStorage(StorageSettings(uri=uri))
+    journal = mine.journal
+    assert journal.current_version() == journal.table.version
+    for seq in range(1, 4):
+        mine.commit_sync("a", _change(seq), base_version=seq - 1)
+        assert journal.current_version() == journal.table.version
+    other.commit_sync("b", _change(1), base_version=0)  # another handle: a newer manifest
+    assert journal.current_version() == journal.table.version
+    mine.load_sync("a")
+    assert journal.current_version() == journal.table.version
