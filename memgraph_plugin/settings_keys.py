@@ -52,7 +52,8 @@ STORAGE_OPTIMIZE_EVERY = declare(
     Kind.INTEGER,
     50,
     """After this many commits by this process, the next background maintenance pass compacts
-    and cleans up every table.""",
+    and cleans up the tables that need it (8 small fragments, or 16 versions since their last
+    compaction); a table that needs none is not rewritten.""",
     minimum=1,
 )
 STORAGE_CHECKPOINT_EVERY = declare(

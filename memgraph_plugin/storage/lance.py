@@ -328,12 +328,14 @@ class LanceStorage:
         """Run a maintenance pass now, on this thread: the snapshots due, then compaction."""
         self.maintenance.run_now(optimize=optimize)
 
-    def optimize_sync(self) -> None:
+    def optimize_sync(self, *, force: bool = True) -> list[str]:
         """Compact every table (`table_compaction.py`), vector tables other processes made
-        included."""
+        included; without `force` (a background pass) only those that need it. Returns the
+        names of the tables compacted."""
         self._commits_since_optimize = 0
-        self._compactor.compact(
-            [self.journal.table, *self._snaps.tables(), *self.vectors.all().values()]
+        return self._compactor.compact(
+            [self.journal.table, *self._snaps.tables(), *self.vectors.all().values()],
+            force=force,
         )
 
     def stats_sync(self) -> dict[str, Any]:

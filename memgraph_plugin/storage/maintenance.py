@@ -84,6 +84,9 @@ class Maintenance:
         self._retry_at = 0.0
         self.passes = 0  # completed passes (tests and the bench wait on it)
         self.last_error: str | None = None
+        #: the tables the last pass compacted (a background pass compacts only those that need
+        #: it: `table_compaction.py`)
+        self.last_compacted: tuple[str, ...] = ()
         #: called on the maintenance thread as each step starts in the maintenance process,
         #: with what it is and that process's pid (tests, the bench)
         self.on_step: Callable[[str, int], None] | None = None
@@ -249,7 +252,7 @@ class Maintenance:
                 self._failed(f"snapshot of chat {chat_id!r}", exc)
         if optimize:
             try:
-                storage.optimize_sync()
+                self.last_compacted = tuple(storage.optimize_sync())
             except Exception as exc:
                 failed.add("")
                 self._failed("compaction", exc)
@@ -276,6 +279,8 @@ class Maintenance:
                 )
             self._failed("maintenance pass", exc)
             return {"", *due}
+        if optimize:
+            self.last_compacted = tuple(reply.get("compacted", ()))
         for name, level, message in reply.get("logs", ()):
             logging.getLogger(name).log(level, "%s (maintenance process)", message)
         for chat_id, version in reply.get("checkpoints", {}).items():

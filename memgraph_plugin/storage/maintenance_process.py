@@ -3,14 +3,17 @@ passes (snapshots, compaction, version cleanup) sent to it by `maintenance.py`.
 
 Why a process and not a thread: a pass is seconds of CPU (building a snapshot's columns in
 Python, LanceDB rewriting fragments), and on a thread it holds the GIL in slices that writers to
-other chats queue behind (their p99 grew several-fold while a pass ran). The child runs at a
-lower scheduling priority with LanceDB's compute pool at one thread, so writers keep the CPU.
+other chats queue behind (their p99 grew several-fold while a pass ran). The child's main thread
+runs at a lower scheduling priority (its LanceDB threads keep the writers': see
+`maintenance_worker.NICENESS`) with LanceDB's compute pool and async runtime at one thread each
+(about one core at most), and a pass compacts only the tables that need it
+(`table_compaction.py`), so writers keep most of the CPU and the disk.
 
 Protocol (JSON lines): a request `{"settings", "due", "known", "optimize"}` on the child's stdin;
 the child answers `{"step": what, "pid": pid}` lines as each step starts, then one reply line
-`{"done": true, "checkpoints", "failures", "logs"}` (`maintenance_worker.py`). The child is
-started on first use and again after it died; a death mid-pass is a failure of that pass only
-(every step is crash-safe: see `snapshots.py`), reported through `MaintenanceDied`.
+`{"done": true, "checkpoints", "failures", "compacted", "logs"}` (`maintenance_worker.py`). The
+child is started on first use and again after it died; a death mid-pass is a failure of that pass
+only (every step is crash-safe: see `snapshots.py`), reported through `MaintenanceDied`.
 """
 
 from __future__ import annotations
@@ -54,6 +57,12 @@ class MaintenanceProcess:
             p for p in (_ROOT, env.get("PYTHONPATH", "")) if p
         )
         env.setdefault("LANCE_CPU_THREADS", "1")  # compaction: one core, the writers keep theirs
+        # LanceDB's async runtime (where its rewriting, encoding and commits run) on one worker
+        # thread too: the pass keeps its priority (a lower one loses the commit race on the
+        # journal, `maintenance_worker.NICENESS`) but takes at most about one core; with a
+        # worker per core, B's writes during A's pass waited for the CPU (bench/scale.py
+        # section 2: p99/p50 5.2x and 3.4x with one worker, 19x and 13x without, load ~10)
+        env.setdefault("TOKIO_WORKER_THREADS", "1")
         proc = subprocess.Popen(
             [sys.executable, "-m", _WORKER_MODULE],
             stdin=subprocess.PIPE,

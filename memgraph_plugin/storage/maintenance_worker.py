@@ -1,7 +1,8 @@
 """The maintenance child's main loop: `python -m memgraph_plugin.storage.maintenance_worker`.
 
 Reads passes (JSON lines, `maintenance_process.py`) on stdin and runs them on its own
-`LanceStorage` handles, one per database: the snapshots due, then compaction and version cleanup.
+`LanceStorage` handles, one per database: the snapshots due, then compaction and version cleanup
+of the tables that need it (`table_compaction.py`).
 Each step announces itself (`{"step": ..., "pid": ...}`) before it starts; the reply carries the
 checkpoint version of every chat looked at, the failures (a failed step never stops the others)
 and the log records of this package, which the parent logs as its own. The process lowers its
@@ -26,7 +27,12 @@ from memgraph_plugin.storage.settings import StorageSettings
 
 #: databases kept open at once (a host has one; a test session makes many)
 _HANDLES_KEPT = 4
-#: how much lower this process's scheduling priority is than the writers' (man 2 nice)
+#: how much lower this process's main thread's scheduling priority is than the writers' (man 2
+#: nice). Only that thread (a snapshot's Python work): LanceDB's runtime threads, which do the
+#: rewriting and the commits, keep the writers' priority. Lowered too (nice 5 or 19 on every
+#: thread, or SCHED_BATCH), a compaction of the `commits` table loses LanceDB's commit race
+#: against a host that writes continuously and fails after LanceDB's 30 s retry ("Too many
+#: concurrent writers"), pass after pass (measured with bench/scale.py --section 2).
 NICENESS = 5
 
 
@@ -65,6 +71,7 @@ class Worker:
     def run_pass(self, request: dict[str, Any]) -> dict[str, Any]:
         failures: list[tuple[str, str]] = []
         checkpoints: dict[str, int] = {}
+        compacted: list[str] = []
         storage = self.storage(request["settings"])
         for chat_id, version in request.get("known", {}).items():
             storage.note_checkpoint(chat_id, int(version))
@@ -80,10 +87,11 @@ class Worker:
         if request.get("optimize"):
             self.send({"step": "compaction", "pid": os.getpid()})
             try:
-                storage.optimize_sync()
+                compacted = storage.optimize_sync(force=False)
             except Exception as exc:
                 failures.append(("compaction", f"{type(exc).__name__}: {exc}"))
-        return {"done": True, "checkpoints": checkpoints, "failures": failures}
+        return {"done": True, "checkpoints": checkpoints, "failures": failures,
+                "compacted": compacted}
 
 
 def _exit_with_parent(interval: float = 0.5) -> None:

@@ -1,5 +1,15 @@
 """Compaction of the LanceDB tables: small fragments merged, `chat_id` indices brought up to date,
-table versions older than the retention deleted (run by the maintenance process)."""
+table versions older than the retention deleted (run by the maintenance process).
+
+A background pass compacts only the tables that need it (`Compactor.needs`): LanceDB's
+`optimize()` rewrites every fragment under 1M rows that sits next to another one, so compacting
+`snap_nodes` after a 200-row delta snapshot rewrote the chat's whole 100k-row snapshot fragment
+(tens of MB a pass, while other chats' writes competed for the disk and the CPU). A table is
+compacted once it holds `SMALL_FRAGMENTS` small fragments (reads open each fragment; appends add
+one each) or `VERSIONS` table versions were made since this handle last compacted it (its old
+versions are deleted only by `optimize()`): the large rewrites come every several snapshots, not
+every pass, and fragments and versions stay bounded.
+"""
 
 from __future__ import annotations
 
@@ -15,25 +25,60 @@ from memgraph_plugin.storage.maintenance import retry_conflicts
 
 log = logging.getLogger(__name__)
 
+#: a table is compacted once it has this many small fragments (LanceDB's `num_small_fragments`)
+SMALL_FRAGMENTS = 8
+#: ... or this many versions were committed since this handle compacted it
+VERSIONS = 16
+
 
 class Compactor:
     """Compacts tables, making each one's `chat_id` index once."""
 
-    def __init__(self, retention_seconds: float) -> None:
+    def __init__(
+        self,
+        retention_seconds: float,
+        *,
+        small_fragments: int = SMALL_FRAGMENTS,
+        versions: int = VERSIONS,
+    ) -> None:
         self.retention = timedelta(seconds=retention_seconds)
+        self.small_fragments = small_fragments
+        self.versions = versions
         self._indexed: set[str] = set()  # tables known to have their chat_id index
+        self._compacted_at: dict[str, int] = {}  # table -> its version after our compaction
+        #: names of the tables the last `compact` call compacted (tests, the bench)
+        self.last_compacted: list[str] = []
 
-    def compact(self, tables: Iterable[Any]) -> None:
-        """A commit conflict with another process's compaction or delete is retried with
+    def compact(self, tables: Iterable[Any], *, force: bool = False) -> list[str]:
+        """Compact the tables that need it (every one with `force`); returns their names.
+
+        A commit conflict with another process's compaction or delete is retried with
         backoff (logged at debug level), then left to the next run."""
+        done: list[str] = []
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             for table in tables:
                 self.ensure_chat_index(table)
+                if not force and not self.needs(table):
+                    continue
                 retry_conflicts(
                     lambda table=table: table.optimize(cleanup_older_than=self.retention),
                     f"compacting table {table.name!r}",
                 )
+                self._compacted_at[table.name] = int(table.version)
+                done.append(table.name)
+        self.last_compacted = done
+        return done
+
+    def needs(self, table: Any) -> bool:
+        """Whether `table` holds `small_fragments` small fragments, or `versions` versions were
+        made since this handle compacted it (a table first seen counts from its version now)."""
+        version = int(table.version)
+        since = self._compacted_at.setdefault(table.name, version)
+        if version - since >= self.versions:
+            return True
+        stats = table.stats()["fragment_stats"]
+        return int(stats.get("num_small_fragments", 0)) >= self.small_fragments
 
     def ensure_chat_index(self, table: Any) -> None:
         """A BTREE index on `chat_id`: every query filters by chat, and without it each one scans
