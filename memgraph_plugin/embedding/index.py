@@ -29,7 +29,9 @@ class VectorIndex:
 
     Coarse lists (`build_coarse`, run off the event loop by the caller) make a search read a
     bounded number of rows: the probed lists' rows plus every row written since the lists were
-    made (`_fresh`), all scored exactly. A compaction renumbers the rows and drops the lists.
+    made (`_fresh`), all scored exactly: the probed lists from their list-ordered copy (one
+    contiguous slice per list), rows written since from the matrix. A compaction renumbers the
+    rows and drops the lists.
     """
 
     def __init__(self, dim: int, profile: str) -> None:
@@ -45,6 +47,8 @@ class VectorIndex:
         self._blank = 0
         self._coarse: CoarseLists | None = None
         self._fresh: dict[int, None] = {}  # rows written since the coarse lists' snapshot
+        #: per row of the lists' snapshot: written since (its list-ordered copy is stale)
+        self._stale = np.zeros(0, dtype=bool)
         self._recording: list[np.ndarray] | None = None  # rows written while a build runs
         self._layout = 0  # bumped when rows are renumbered (compaction)
         self._coarse_lock = threading.Lock()
@@ -213,11 +217,13 @@ class VectorIndex:
                 self._recording.append(rows)
             if self._coarse is not None:
                 self._fresh.update(dict.fromkeys(rows.tolist()))
+                stale = self._stale
+                stale[rows[rows < stale.shape[0]]] = True
 
     def _compact(self) -> None:
         with self._coarse_lock:
             self._layout += 1
-            self._coarse, self._fresh = None, {}
+            self._coarse, self._fresh, self._stale = None, {}, np.zeros(0, dtype=bool)
         keep = [row for row, nid in enumerate(self._ids) if nid is not None]
         n = len(keep)
         cap = max(_HEADROOM, n * 2)
@@ -286,24 +292,34 @@ class VectorIndex:
             recorded, self._recording = self._recording, None
             if layout != self._layout:
                 return False
-            fresh = np.concatenate(recorded).tolist() if recorded else []
-            self._coarse = coarse
-            self._fresh = dict.fromkeys(r for r in fresh if r < n)
+            fresh = np.concatenate(recorded) if recorded else np.zeros(0, dtype=np.int64)
+            fresh = fresh[fresh < n]
+            stale = np.zeros(n, dtype=bool)
+            stale[fresh] = True
+            self._coarse, self._stale = coarse, stale
+            self._fresh = dict.fromkeys(fresh.tolist())
         return True
 
-    def _candidate_rows(self, query: np.ndarray, n: int) -> np.ndarray | None:
-        """Rows a coarse search reads (None: search exactly): the probed lists' rows, the rows
-        added since the lists were made, and rows rewritten since (each once)."""
+    def _coarse_scored(self, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(rows, dot products with `query`) a coarse search reads (None: search exactly):
+        the probed lists' rows from their list-ordered copy, minus rows written since the
+        lists were made, plus those and the rows added since, from the matrix (each once)."""
         coarse = self._coarse
         if coarse is None or coarse.rows > n:
             return None
-        probed = coarse.probe(query, ROW_BUDGET)
+        rows, scores = coarse.scored(query, ROW_BUDGET)
         with self._coarse_lock:
             fresh = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
-        if fresh.shape[0]:  # rows past the lists' snapshot are all read below anyway
-            fresh = fresh[fresh < coarse.rows]
-            fresh = fresh[~np.isin(fresh, probed)]
-        return np.concatenate([probed, fresh, np.arange(coarse.rows, n, dtype=np.int64)])
+            if fresh.shape[0]:  # their copy is stale: read from the matrix below instead
+                keep = ~self._stale[rows]
+                rows, scores = rows[keep], scores[keep]
+                fresh = fresh[fresh < coarse.rows]
+        extra = np.concatenate([fresh, np.arange(coarse.rows, n, dtype=np.int64)])
+        if not extra.shape[0]:
+            return rows, scores
+        extra.sort()  # in memory order: the gather reads forward
+        more = _dot(self._rows(extra), query)
+        return np.concatenate([rows, extra]), np.concatenate([scores, more])
 
     def accepts(self, node_id: str, types: Collection[str] | None = None) -> bool:
         """Whether a search with `types` may return `node_id` (searchable, type allowed)."""
@@ -383,14 +399,15 @@ class VectorIndex:
     ) -> list[tuple[str, float]] | None:
         """Top-k over the coarse lists' candidate rows; None when there are no lists or too
         few candidates pass `mask` (the caller then searches exactly)."""
-        rows = self._candidate_rows(q, mask.shape[0])
-        if rows is None:
+        found = self._coarse_scored(q, mask.shape[0])
+        if found is None:
             return None
-        rows = np.sort(rows[mask[rows]])  # in memory order: the gather reads forward
+        rows, scores = found
+        passed = mask[rows]
+        rows, scores = rows[passed], scores[passed]
         take = min(k, live)
         if rows.shape[0] < take:
             return None
-        scores = _dot(self._rows(rows), q)
         top = np.argpartition(-scores, take - 1)[:take] if take < rows.shape[0] else None
         picked = range(rows.shape[0]) if top is None else top.tolist()
         out = [(self._ids[int(rows[i])], float(scores[i])) for i in picked]

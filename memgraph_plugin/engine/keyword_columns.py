@@ -14,12 +14,14 @@ import bisect
 from collections.abc import Sequence
 
 import attrs
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = ["KeywordColumns", "Vocabulary"]
 
 _MANY = 4096  # uncached look-ups past which a hash join over the vocabulary beats bisecting
+_ABSENT = 65536  # tokens remembered as not stored, at most (then forgotten and counted anew)
 
 
 @attrs.frozen(eq=False)
@@ -71,7 +73,8 @@ class KeywordColumns:
 
 class Vocabulary:
     """token <-> token id: sorted parts looked up by bisection (ids `first .. first + len`),
-    and a dict for tokens added in memory and the ones already looked up."""
+    and a dict for tokens added in memory and the ones already looked up. A token the parts do
+    not hold is remembered too (a recall asks for the same word forms turn after turn)."""
 
     def __init__(self, parts: Sequence[pa.Array] = ()) -> None:
         self._parts: list[tuple[int, pa.Array]] = []
@@ -84,6 +87,8 @@ class Vocabulary:
         self._stored = first  # ids below this are in the parts
         self.ids: dict[str, int] = {}  # tokens added or looked up (read-only outside)
         self._added: list[str] = []  # token of id `_stored + i`
+        self._absent: set[str] = set()  # tokens the parts do not hold (and not added since)
+        self._sorted: list[tuple[int, _Strings]] | None = None  # the parts, bisectable
 
     def __len__(self) -> int:
         return self._stored + len(self._added)
@@ -95,16 +100,23 @@ class Vocabulary:
 
     def get(self, token: str) -> int | None:
         tid = self.ids.get(token)
-        if tid is None and self._parts:
+        if tid is None and self._parts and token not in self._absent:
             tid = self._find(token)
             if tid is not None:
                 self.ids[token] = tid
+            else:
+                if len(self._absent) >= _ABSENT:
+                    self._absent.clear()
+                self._absent.add(token)
         return tid
 
     def _find(self, token: str) -> int | None:
-        for first, part in self._parts:
-            i = bisect.bisect_left(_Strings(part), token)
-            if i < len(part) and part[i].as_py() == token:
+        if self._sorted is None:
+            self._sorted = [(first, _Strings(part)) for first, part in self._parts]
+        key = token.encode("utf-8")  # the parts are sorted by code point: UTF-8 byte order
+        for first, part in self._sorted:
+            i = bisect.bisect_left(part, key)
+            if i < len(part) and part[i] == key:
                 return first + i
         return None
 
@@ -126,6 +138,7 @@ class Vocabulary:
         """A new id for `token`, known not to have one (`resolve` said so)."""
         tid = self.ids[token] = self._stored + len(self._added)
         self._added.append(token)
+        self._absent.discard(token)
         return tid
 
     def term(self, tid: int) -> str:
@@ -138,18 +151,29 @@ class Vocabulary:
 
 
 class _Strings:
-    """A string array indexable like a list (for `bisect`)."""
+    """A string array indexable like a list of its UTF-8 bytes (for `bisect`), read from its
+    buffers: no pyarrow scalar per probe (a look-up of a word not in the vocabulary cost ~80 µs
+    that way)."""
 
-    __slots__ = ("_arr",)
+    __slots__ = ("_offsets", "_data", "_n")
 
     def __init__(self, arr: pa.Array) -> None:
-        self._arr = arr
+        if arr.null_count:
+            arr = pc.fill_null(arr, "")
+        if not pa.types.is_large_string(arr.type):
+            arr = arr.cast(pa.string())
+        wide = pa.types.is_large_string(arr.type)
+        buffers = arr.buffers()
+        offsets = np.frombuffer(buffers[1], dtype=np.int64 if wide else np.int32)
+        self._n = len(arr)
+        self._offsets = offsets[arr.offset : arr.offset + self._n + 1]
+        self._data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
 
     def __len__(self) -> int:
-        return len(self._arr)
+        return self._n
 
-    def __getitem__(self, i: int) -> str:
-        return str(self._arr[i].as_py())
+    def __getitem__(self, i: int) -> bytes:
+        return bytes(self._data[int(self._offsets[i]) : int(self._offsets[i + 1])])
 
 
 def _chunked(values: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:

@@ -27,7 +27,6 @@ each half would reach into the other's arrays.
 
 from __future__ import annotations
 
-import heapq
 import math
 from array import array
 from collections import Counter
@@ -82,6 +81,9 @@ class KeywordIndex:
         self._base_n = 0
         self._bdf = np.zeros(0, dtype=np.int32)  # token number -> live base documents
         self._bdead = np.zeros(0, dtype=np.int32)  # token number -> retired base postings
+        #: a search's dense score sums and slot marks, kept zeroed between searches (a fresh
+        #: array per search cost page faults and a pass over every slot)
+        self._scratch: tuple[np.ndarray, np.ndarray] | None = None
         #: node id -> slot; None while only the base's id column knows the base slots (then
         #: no slot but base ones is in use)
         self._slot_of: dict[str, int] | None = {}
@@ -422,12 +424,21 @@ class KeywordIndex:
             cand, where = np.unique(all_slots, return_inverse=True)
             # adds in token order per document, like the dense sum below (the same floats)
             values = np.bincount(where, weights=np.concatenate([part for _, part in found]))
-        else:
-            scores = np.zeros(gens.shape[0], dtype=np.float64)
+        else:  # summed in a kept dense array; only the slots the postings name are read
+            scratch, self._scratch = self._scratch, None  # a concurrent search makes its own
+            n = gens.shape[0]
+            if scratch is None or scratch[0].shape[0] < n:
+                scratch = (np.zeros(n, dtype=np.float64), np.zeros(n, dtype=np.int32))
+            scores, owner = scratch
             for slots, part in found:
                 scores[slots] += part  # one posting per document and token: no repeated slot
-            cand = np.flatnonzero(scores)
+            all_slots = np.concatenate([slots for slots, _ in found])
+            at = np.arange(all_slots.shape[0], dtype=np.int32)
+            owner[all_slots] = at  # each slot once: where its last posting is
+            cand = all_slots[owner[all_slots] == at]
             values = scores[cand]
+            scores[cand] = 0.0  # zero again for the next search
+            self._scratch = scratch
         return self._top(cand, values / best, allowed, k, accept)
 
     def score_of(self, query: str, node_ids: Iterable[str]) -> dict[str, float]:
@@ -483,7 +494,8 @@ class KeywordIndex:
         """The best `k` admitted candidates: take the top `m` by score (with every candidate
         tied at the cut), keep the admitted ones, and widen `m` until `k` are found. Candidates
         tied at the cut all score the same, so of those only the best few by key are ordered
-        (a synthetic chat can tie a fifth of its nodes)."""
+        (a synthetic chat can tie a fifth of its nodes). `accept` (a node read) is asked in rank
+        order only until `k` are admitted: the ties at the cut grow with the chat."""
         total = cand.shape[0]
         m = total if k is None else min(total, max(4 * k, 64))
         while True:
@@ -494,17 +506,24 @@ class KeywordIndex:
                 tied = np.flatnonzero(values == floor)
             else:
                 above, tied = np.arange(total), np.arange(0)
-            admitted = self._admitted(above, cand, allowed, accept)
-            hits = [(-float(values[i]), key, nid) for i, key, nid in admitted]
-            found = len(hits)
-            if k is not None and found < k and len(tied):
-                score = -float(values[tied[0]])
-                best = heapq.nsmallest(
-                    k - found, ((key, nid) for _, key, nid in self._admitted(
-                        tied, cand, allowed, accept
-                    ))
+            ranked = sorted(
+                (-float(values[i]), key, nid) for i, key, nid in self._admitted(
+                    above, cand, allowed, None
                 )
-                hits.extend((score, key, nid) for key, nid in best)
+            )
+            hits = self._accepted(ranked, accept, k)
+            if k is not None and len(hits) < k and len(tied):
+                score = -float(values[tied[0]])
+                if allowed is None:  # the key is the id: sort the ids alone
+                    ids = [nid for nid in self._ids_of(cand[tied]) if nid is not None]
+                    ids.sort()
+                    keyed = [(score, nid, nid) for nid in ids]
+                else:
+                    keyed = sorted(
+                        (score, key, nid)
+                        for _, key, nid in self._admitted(tied, cand, allowed, None)
+                    )
+                hits += self._accepted(keyed, accept, k - len(hits))
             if k is None or len(hits) >= k or len(above) + len(tied) >= total:
                 break
             m = min(total, m * 4)
@@ -512,6 +531,21 @@ class KeywordIndex:
         if k is not None:
             hits = hits[:k]
         return [(nid, -s) for s, _, nid in hits]
+
+    @staticmethod
+    def _accepted(
+        ranked: list[tuple[float, Any, str]], accept: Callable[[str], bool] | None, k: int | None
+    ) -> list[tuple[float, Any, str]]:
+        """The first `k` (None: all) of `ranked` that `accept` admits, in order."""
+        if accept is None:
+            return ranked if k is None else ranked[:k]
+        out = []
+        for hit in ranked:
+            if accept(hit[2]):
+                out.append(hit)
+                if k is not None and len(out) >= k:
+                    break
+        return out
 
     def _admitted(
         self,

@@ -282,8 +282,8 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
         views = (self.view(node.id) for node in pool.head(n))
         return [v for v in views if v is not None]
 
-    def in_pool(self, id: str) -> bool:
-        return id in self._pool_of
+    def in_pool(self, id: str) -> bool:  # after an open: from the load's arrays (pool_order)
+        return id in (self._pool_of if (loaded := self._order_as_loaded()) is None else loaded)
 
     # -- writes ------------------------------------------------------------------------------
 

@@ -460,6 +460,8 @@ def test_pool_order_of_a_column_load_reads_its_arrays_until_the_pool_changes(
     for nid in [*IDS, "ghost", 3, None]:
         assert (nid in order) == (nid in want)
         assert order.get(nid) == want.get(nid)  # type: ignore[arg-type]
+        if isinstance(nid, str):
+            assert loaded.in_pool(nid) == reference.in_pool(nid)
     for query in ("harbor storm", "eileen", "qel guild"):
         assert loaded.keywords.search(query, order, 3) == reference.keywords.search(
             query, want, 3

@@ -146,6 +146,26 @@ def test_a_bounded_search_widens_until_k_admitted_hits_are_found() -> None:
         assert idx.search("harbor", allowed, k, accept=accept) == full[:k]
 
 
+def test_accept_is_asked_in_rank_order_only_until_k_are_admitted() -> None:
+    """Hundreds of nodes tie at the cut: `accept` (a node read per call) is asked about the best
+    few by rank, not about every tied node; the answer is the full search's first k."""
+    idx = _index(*(Node(f"n{i:04d}", "thread", title="harbor") for i in range(600)),
+                 *(Node(f"s{i}", "thread", title="harbor storm") for i in range(30)))
+    asked: list[str] = []
+
+    def accept(node_id: str) -> bool:
+        asked.append(node_id)
+        return not node_id.endswith("3")
+
+    full = idx.search("harbor storm", None, accept=accept)
+    for k in (5, 40):
+        asked.clear()
+        got = idx.search("harbor storm", None, k, accept=accept)
+        assert got == full[:k]
+        assert len(asked) < 2 * k + 10  # not the 600 tied at the cut
+    assert [i for i, _ in full[:3]] == ["s0", "s1", "s10"] and full[27][0] == "n0000"
+
+
 def test_cjk_word_matches_inside_a_longer_run() -> None:
     idx = _index(Node("e", "event", fields={"summary": "我看见艾琳走进花园"}),
                  Node("f", "event", fields={"summary": "没有人"}))

@@ -137,3 +137,36 @@ async def test_a_large_chat_searches_through_coarse_lists(tmp_path):
     got = await chats.vector_search("big", query="dragon castle gold", types=None, k=5)
     assert chats.last_search_mode == "coarse"
     assert got[0] == first[0]
+
+
+def test_the_list_ordered_copy_scores_what_the_rows_hold():
+    """A coarse search reads each probed list as one slice of its list-ordered copy: the rows
+    and dot products it gives are those of the rows themselves, and every probed row once."""
+    matrix = _clustered(5000, 32, clusters=25, noise=0.5, seed=8)
+    lists = CoarseLists.build(_index(matrix)._rows, np.ones(5000, dtype=bool))
+    assert lists.packed is not None and lists.packed.shape == (5000, 32)
+    for q in _queries(matrix, 10, 9):
+        rows, scores = lists.scored(q, budget=600)
+        assert sorted(rows.tolist()) == sorted(lists.probe(q, budget=600).tolist())
+        assert np.allclose(scores, matrix[rows] @ q, atol=1e-5)
+
+
+def test_a_row_rewritten_in_place_after_the_build_is_scored_by_its_new_vector():
+    """Rows of the growable part are rewritten in place; the list-ordered copy still holds the
+    old vector, so the search must read the new one (and list the row once)."""
+    matrix = _clustered(2000, 32, clusters=10, noise=0.5, seed=10)
+    index = VectorIndex(32, "test")
+    index.upsert([f"n{i}" for i in range(2000)], matrix, ["event"] * 2000, [True] * 2000)
+    assert index.build_coarse()
+    old = matrix[42]
+    far = -old  # the opposite direction: its old score for `old` was 1.0, now -1.0
+    index.upsert(["n42"], far[None, :], ["event"], [True])
+    assert index.search(old, k=1)[0][0] != "n42"
+    ranked = index.search(old, k=2000)
+    assert [i for i, _ in ranked].count("n42") == 1
+    assert abs(dict(ranked)["n42"] + 1.0) < 1e-5
+    top = index.search(far, k=3)
+    assert top[0][0] == "n42" and abs(top[0][1] - 1.0) < 1e-5
+    assert len({i for i, _ in index.search(far, k=50)}) == 50  # each row once
+    index.remove(["n42"])
+    assert "n42" not in {i for i, _ in index.search(far, k=50)}
