@@ -53,7 +53,7 @@ STORAGE_OPTIMIZE_EVERY = declare(
     50,
     """After this many commits by this process, the next background maintenance pass compacts
     and cleans up the tables that need it (8 small fragments, or 16 versions since their last
-    compaction); a table that needs none is not rewritten.""",
+    compaction; up to 8x that for tables past 64 MB); a table that needs none is not rewritten.""",
     minimum=1,
 )
 STORAGE_CHECKPOINT_EVERY = declare(

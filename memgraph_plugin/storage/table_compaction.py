@@ -8,7 +8,10 @@ A background pass compacts only the tables that need it (`Compactor.needs`): Lan
 compacted once it holds `SMALL_FRAGMENTS` small fragments (reads open each fragment; appends add
 one each) or `VERSIONS` table versions were made since this handle last compacted it (its old
 versions are deleted only by `optimize()`): the large rewrites come every several snapshots, not
-every pass, and fragments and versions stay bounded.
+every pass, and fragments and versions stay bounded. Both thresholds grow with the table's size
+past `SCALE_BYTES` (up to `MAX_SCALE` times): a rewrite of S bytes then comes once per ~S/8 MB of
+small appends, so the bytes rewritten per append stay bounded as a table grows (a 100k-node chat's
+384-d vectors are 150 MB).
 """
 
 from __future__ import annotations
@@ -29,6 +32,9 @@ log = logging.getLogger(__name__)
 SMALL_FRAGMENTS = 8
 #: ... or this many versions were committed since this handle compacted it
 VERSIONS = 16
+#: both thresholds are multiplied by the table's bytes / this (at least 1, at most `MAX_SCALE`)
+SCALE_BYTES = 64 << 20
+MAX_SCALE = 8
 
 
 class Compactor:
@@ -40,10 +46,12 @@ class Compactor:
         *,
         small_fragments: int = SMALL_FRAGMENTS,
         versions: int = VERSIONS,
+        scale_bytes: int = SCALE_BYTES,
     ) -> None:
         self.retention = timedelta(seconds=retention_seconds)
         self.small_fragments = small_fragments
         self.versions = versions
+        self.scale_bytes = scale_bytes
         self._indexed: set[str] = set()  # tables known to have their chat_id index
         self._compacted_at: dict[str, int] = {}  # table -> its version after our compaction
         #: names of the tables the last `compact` call compacted (tests, the bench)
@@ -72,13 +80,16 @@ class Compactor:
 
     def needs(self, table: Any) -> bool:
         """Whether `table` holds `small_fragments` small fragments, or `versions` versions were
-        made since this handle compacted it (a table first seen counts from its version now)."""
+        made since this handle compacted it (a table first seen counts from its version now),
+        each threshold times the table's size scale."""
         version = int(table.version)
         since = self._compacted_at.setdefault(table.name, version)
-        if version - since >= self.versions:
+        stats = table.stats()
+        scale = min(MAX_SCALE, max(1, int(stats.get("total_bytes", 0)) // self.scale_bytes))
+        if version - since >= self.versions * scale:
             return True
-        stats = table.stats()["fragment_stats"]
-        return int(stats.get("num_small_fragments", 0)) >= self.small_fragments
+        small = int(stats["fragment_stats"].get("num_small_fragments", 0))
+        return small >= self.small_fragments * scale
 
     def ensure_chat_index(self, table: Any) -> None:
         """A BTREE index on `chat_id`: every query filters by chat, and without it each one scans

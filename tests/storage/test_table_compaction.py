@@ -110,3 +110,28 @@ def test_versions_piling_up_make_a_table_with_few_fragments_compacted(tmp_path):
     assert compactor.compact([table]) == ["heads"]
     assert compactor.compact([table]) == []  # counts again from the compaction
     assert table.count_rows() == 4
+
+
+def test_a_bigger_table_takes_more_small_fragments_before_it_is_rewritten(tmp_path):
+    """The thresholds grow with the table's bytes: a table 3 size units big is compacted at 3x
+    the small fragments (bytes rewritten per small append stay bounded); a small one at 1x."""
+    db = lancedb.connect(str(tmp_path))
+    schema = pa.schema([("chat_id", pa.string()), ("text", pa.string())])
+    big = db.create_table("big", schema=schema, storage_options=TABLE_OPTIONS)
+    rng = np.random.default_rng(0)
+    words = [rng.bytes(48).hex() for _ in range(4000)]
+    big.add(pa.table({"chat_id": ["a"] * len(words), "text": words}, schema=schema))
+    unit = int(big.stats()["total_bytes"]) // 3
+    scaled = Compactor(0, small_fragments=2, versions=1000, scale_bytes=unit)
+    plain = Compactor(0, small_fragments=2, versions=1000, scale_bytes=1 << 40)
+    for compactor in (scaled, plain):
+        compactor.needs(big)  # first seen
+    one = pa.table({"chat_id": ["a"], "text": ["x"]}, schema=schema)
+    big.add(one)  # 2 small fragments: the big one (under LanceDB's 100k rows) and this
+    assert plain.needs(big)
+    for _ in range(4):  # 2 .. 5 small fragments
+        assert not scaled.needs(big)
+        big.add(one)
+    assert scaled.needs(big)  # 6 small fragments = 2 x 3
+    assert scaled.compact([big]) == ["big"]
+    assert big.count_rows() == len(words) + 5
