@@ -51,6 +51,7 @@ WRITE_METHODS: tuple[str, ...] = (
     "delete_links",
     "compact_nodes",
     "apply_extraction_batch",
+    "compact_groups",
 )
 
 

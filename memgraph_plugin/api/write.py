@@ -331,6 +331,42 @@ class WriteApi:
         return CompactResult(rollup_node_id=rollup_id)
 
 
+    async def compact_groups(
+        self, *, type: str, groups: Iterable[tuple[Iterable[str], str]]
+    ) -> tuple[CompactResult | MemoryGraphError, ...]:
+        """Roll each `(child_ids, summary)` group up as `compact_nodes` does (all or nothing per
+        group), in one commit: a catch-up over thousands of groups (a large imported graph) is
+        one journal row, not one per group. One outcome per group, in order: its result, or
+        the error that left it out (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
+        store = self._require_store()
+        if type is None:
+            raise bad_args("type", "is required")
+        outcomes: list[CompactResult | MemoryGraphError] = []
+        applied: list[dict[str, Any]] = []
+        changed = False
+        for child_ids, summary in groups:
+            children = list(child_ids)
+            try:
+                rollup_id, did = apply_rollup(
+                    store, type, children, summary, None, schema=self._schema, limits=self.limits
+                )
+            except MemoryGraphError as exc:
+                outcomes.append(exc)
+                continue
+            changed = changed or did
+            applied.append({"op": "compact", "type": type, "child_ids": children})
+            outcomes.append(CompactResult(rollup_node_id=rollup_id))
+        result = BatchResult(
+            applied=tuple(applied),
+            node_ids=tuple(o.rollup_node_id for o in outcomes if isinstance(o, CompactResult)),
+            changed=changed,
+            version=store.version,
+            seq=store.seq_counter,
+        )
+        await self._commit(result, "compact_nodes")
+        return tuple(outcomes)
+
+
 def type_name(value: Any) -> str:
     return type(value).__name__
 

@@ -44,7 +44,9 @@ def hierarchical_types(session: Any) -> list[str]:
 
 
 async def compact_leftovers(host: Any, session: Any) -> list[str]:
-    """Compact every group still eligible, depth by depth; returns the new rollup ids."""
+    """Compact every group still eligible, depth by depth; returns the new rollup ids. The
+    groups of one type and depth are written as one commit (`compact_groups`): after a large
+    import thousands of groups are due at once."""
     if str(host.settings.get(COMPACTION_SETTING, "auto")).lower() == "off":
         return []
     created: list[str] = []
@@ -54,18 +56,20 @@ async def compact_leftovers(host: Any, session: Any) -> list[str]:
             groups = session.compaction_candidates(type=type_name, depth=depth).groups
             if not groups and depth > 0 and depth not in made_at:
                 break
+            summarised: list[tuple[list[str], str]] = []
             for group in groups:
                 briefs = [
                     session.get_node_brief(i, include_edge_summary=False) for i in group.child_ids
                 ]
                 text = await summarise(host, type_name, briefs)
-                try:
-                    result = await session.compact_nodes(
-                        type=type_name, child_ids=list(group.child_ids), summary=text
-                    )
-                except Exception as exc:  # e.g. CHILD_HAS_PARENT: someone compacted meanwhile
-                    log.warning("pipeline compaction of %s skipped: %r", type_name, exc)
+                summarised.append((list(group.child_ids), text))
+            if not summarised:
+                continue
+            outcomes = await session.compact_groups(type=type_name, groups=summarised)
+            for group, outcome in zip(groups, outcomes, strict=True):
+                if isinstance(outcome, Exception):  # e.g. CHILD_HAS_PARENT
+                    log.warning("pipeline compaction of %s skipped: %r", type_name, outcome)
                     continue
-                created.append(result.rollup_node_id)
+                created.append(outcome.rollup_node_id)
                 made_at.add(group.depth)
     return created

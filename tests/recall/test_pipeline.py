@@ -617,3 +617,33 @@ async def test_a_regenerated_answers_rollback_fires_memgraph_commit_once(started
     assert ("batch", rollback.version + 1) in fired  # the new answer, committed after it
     (commit,) = [c for _, c in spy.seen if c.kind == "rollback"]
     assert (commit.seq, commit.persisted, commit.applied) == (2, True, rollback.applied)
+
+
+async def test_catch_up_compaction_after_an_import_is_one_commit_per_depth(tmp_path):
+    """An imported graph of 60 loose events: the next message's extraction compacts every due
+    group, depth by depth, one commit per depth (not one per group), and leaves the same shape
+    the per-group rule does: nothing left to compact, every rollup over 3 children."""
+    from memgraph_plugin.service import memory_graph_for
+
+    from .test_ranking import CHAT as RANKED
+    from .test_ranking import _event, _graph, _host
+
+    graph = _graph([_event(i, f"the lantern festival day {i} at the harbor") for i in
+                    range(1, 61)], [])
+    host, pipeline = await _host(tmp_path, graph)
+    spy = CommitSpy()
+    host.register_plugin(spy, name="spy")
+    message = host.chat(RANKED).add_message("user", "what happened at the harbor?")
+    out = await pipeline.extract(RANKED, message)
+    session = await memory_graph_for(host).open_session(host.get_context(RANKED))
+    rollups = [session.get_node(i) for i in out.compacted]
+    # 61 events (the message's own one too), 3 held back: 19 groups at depth 0, then their
+    # rollups' groups at depths 1 and 2
+    assert len(rollups) == 19 + 6 + 2 and all(r is not None for r in rollups)
+    for depth in range(4):
+        assert not session.compaction_candidates(type="event", depth=depth).groups
+    for rollup in rollups:
+        assert len(session.get_descendants(rollup.id, max_depth=1)) == 3
+    kinds = Counter(c.kind for _, c in spy.seen)
+    assert kinds["compact_nodes"] == 3  # one per depth that had groups (was one per group)
+    await host.stop()
