@@ -149,8 +149,8 @@ def measure(size: int, *, repeat: int = 5) -> list[Row]:
          "incremental"),
         (f"first keyword search after load: memgraph {where}", first_ms, None,
          f"index built from the snapshot's keyword columns as the store loads (store from"
-         f" columns {build_ms:.0f} ms; the search builds the pool order, deferred by the"
-         f" load); from node text: {text_first_ms:.0f} ms"),
+         f" columns {build_ms:.0f} ms; ties broken by recency read from the load's arrays);"
+         f" from node text: {text_first_ms:.0f} ms"),
         (f"keyword write: LanceDB add 1 row {where}", _median(lance_writes), None,
          f"unindexed tail: search {lance_tail:.2f} ms; optimize() {lance_opt_ms:.0f} ms"),
         (f"keyword write: bm25s (full rebuild) {where}", bm25s_build_ms, None,
