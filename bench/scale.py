@@ -301,6 +301,8 @@ async def _open_and_search(
     opens: list[float] = []
     firsts: list[float] = []
     later: list[float] = []
+    settled: list[float] = []  # searches once the coarse lists are built
+    built: list[float] = []  # how long after the later searches the lists were ready
     queries = ["who met the guild", "storm at the harbor", "Mira", "dragon over the castle"]
     for round_no in range(3):
         persistence.forget("big")
@@ -314,6 +316,19 @@ async def _open_and_search(
             t0 = time.perf_counter()
             await s.vector_search(query=q, k=20)
             later.append(time.perf_counter() - t0)
+        # the same searches once the index's coarse lists (built on a thread after the open)
+        # are ready: what every search costs from then on
+        loaded = persistence.cached("big")
+        index = None if loaded is None else loaded.index
+        t_wait = time.perf_counter()
+        while index is not None and index.coarse is None and time.perf_counter() - t_wait < 60:
+            await asyncio.sleep(0.05)
+        if index is not None and index.coarse is not None:
+            built.append(time.perf_counter() - t_wait)
+            for q in queries * 3:
+                t0 = time.perf_counter()
+                await s.vector_search(query=q, k=20)
+                settled.append(time.perf_counter() - t0)
     raw_ms, open_ms = statistics.median(raws) * 1000, statistics.median(opens) * 1000
     out.append((f"raw pyarrow read of a {size // 1000}k chat's tables", raw_ms, None,
                 "nodes, edges, vectors", "ms"))
@@ -328,7 +343,14 @@ async def _open_and_search(
     first_ms, later_ms = statistics.median(firsts) * 1000, statistics.median(later) * 1000
     out.append(("first vector_search after open", first_ms, None, "k=20, median of 3", "ms"))
     out.append(("later vector_search", later_ms, None, "k=20", "ms"))
-    out.append(("first / later vector_search", first_ms / later_ms, 2.0, "", "x"))
+    out.append(("first / later vector_search", first_ms / later_ms, 2.0,
+                "later: the 12 searches right after the first", "x"))
+    if settled:
+        settled_ms = statistics.median(settled) * 1000
+        out.append(("vector_search once the coarse lists are built", settled_ms, None,
+                    f"ready {statistics.median(built):.1f} s after those 12 searches", "ms"))
+        out.append(("first / that vector_search", first_ms / settled_ms, 2.0,
+                    "the first search after an open is exact: the lists are not persisted", "x"))
     return out
 
 
