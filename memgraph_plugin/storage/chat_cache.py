@@ -224,8 +224,9 @@ class PersistedChats(ChatVectors):
         """Read a chat's columns, build its store and its vector index, off the event loop.
         One collector pause spans it all: the decoded columns are garbage by its end, so no
         collection walks them. The index is built here from the stored vectors (adopted as
-        read, no copy: `RowBlocks`), so the first search after an open costs what later ones
-        do; they are read while the store is built."""
+        read, no copy: `RowBlocks`), so the first search after an open embeds nothing (it is
+        exact until a large index's coarse lists are built); they are read while the store is
+        built."""
         with gc_paused():
             if self.embedder is None:
                 return self._from_state(storage.load_sync(chat_id))
