@@ -137,16 +137,18 @@ def raw_read(uri: str, chat: str, storage: Any, *, concurrent: bool = False) -> 
         vectors = None
         if head.get("vec_dim"):
             vwhere = f"{where_eq(chat_id=chat)} AND {in_list('ckpt_version', chain)}"
-            query = db.open_table("nodes").search().where(vwhere).select(["id", "vector"])
-            vectors = threading.Thread(target=read, args=(query.limit(None),))
-            if concurrent:
-                vectors.start()
+            vectors = db.open_table("nodes").search().where(vwhere).select(["id", "vector"])
+            vectors = vectors.limit(None)
+        beside = None
+        if concurrent and vectors is not None:
+            beside = threading.Thread(target=read, args=(vectors,))
+            beside.start()
         for name in ("snap_nodes", "snap_edges", SNAP_KEYWORDS):
             read(db.open_table(name).search().where(where).limit(None))
-        if vectors is not None:
-            if not concurrent:
-                vectors.start()
-            vectors.join()
+        if beside is not None:
+            beside.join()
+        elif vectors is not None:
+            read(vectors)
         best = min(best, time.perf_counter() - t0)
     return best
 

@@ -308,28 +308,17 @@ class WriteApi:
         fields: Mapping[str, Any] | None = None,
     ) -> CompactResult:
         """Roll `child_ids` up into a new rollup node of `type` (BAD_ARGS / CHILD_* errors)."""
-        store = self._require_store()
+        self._require_store()
         if type is None:
             raise bad_args("type", "is required")
         if child_ids is None:
             raise bad_args("child_ids", "is required")
         if summary is None:
             raise bad_args("summary", "is required")
-        if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
-            child_ids = list(child_ids)
-        rollup_id, changed = apply_rollup(
-            store, type, child_ids, summary, fields, schema=self._schema, limits=self.limits
-        )
-        result = BatchResult(
-            applied=({"op": "compact", "type": type, "child_ids": list(child_ids)},),
-            node_ids=(rollup_id,),
-            changed=changed,
-            version=store.version,
-            seq=store.seq_counter,
-        )
-        await self._commit(result, "compact_nodes")
-        return CompactResult(rollup_node_id=rollup_id)
-
+        (outcome,) = await self._roll_up(type, [(child_ids, summary, fields)])
+        if isinstance(outcome, MemoryGraphError):
+            raise outcome
+        return outcome
 
     async def compact_groups(
         self, *, type: str, groups: Iterable[tuple[Iterable[str], str]]
@@ -338,32 +327,43 @@ class WriteApi:
         group), in one commit: a catch-up over thousands of groups (a large imported graph) is
         one journal row, not one per group. One outcome per group, in order: its result, or
         the error that left it out (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
-        store = self._require_store()
+        self._require_store()
         if type is None:
             raise bad_args("type", "is required")
+        return await self._roll_up(type, [(c, summary, None) for c, summary in groups])
+
+    async def _roll_up(
+        self, type: str, groups: Iterable[tuple[Any, Any, Mapping[str, Any] | None]]
+    ) -> tuple[CompactResult | MemoryGraphError, ...]:
+        """`apply_rollup` per `(child_ids, summary, fields)` group, then one commit of those
+        that applied (none: no commit)."""
+        store = self._require_store()
         outcomes: list[CompactResult | MemoryGraphError] = []
         applied: list[dict[str, Any]] = []
         changed = False
-        for child_ids, summary in groups:
-            children = list(child_ids)
+        for child_ids, summary, fields in groups:
+            if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
+                child_ids = list(child_ids)
             try:
                 rollup_id, did = apply_rollup(
-                    store, type, children, summary, None, schema=self._schema, limits=self.limits
+                    store, type, child_ids, summary, fields, schema=self._schema,
+                    limits=self.limits,
                 )
             except MemoryGraphError as exc:
                 outcomes.append(exc)
                 continue
             changed = changed or did
-            applied.append({"op": "compact", "type": type, "child_ids": children})
+            applied.append({"op": "compact", "type": type, "child_ids": list(child_ids)})
             outcomes.append(CompactResult(rollup_node_id=rollup_id))
-        result = BatchResult(
-            applied=tuple(applied),
-            node_ids=tuple(o.rollup_node_id for o in outcomes if isinstance(o, CompactResult)),
-            changed=changed,
-            version=store.version,
-            seq=store.seq_counter,
-        )
-        await self._commit(result, "compact_nodes")
+        if applied:
+            result = BatchResult(
+                applied=tuple(applied),
+                node_ids=tuple(o.rollup_node_id for o in outcomes if isinstance(o, CompactResult)),
+                changed=changed,
+                version=store.version,
+                seq=store.seq_counter,
+            )
+            await self._commit(result, "compact_nodes")
         return tuple(outcomes)
 
 
