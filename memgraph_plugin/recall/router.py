@@ -29,6 +29,7 @@ from .routes import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from .signals import (
     GRAPH_SCAN,
     Hit,
+    TermScorer,
     drill_down,
     entity_events,
     keyword_hits,
@@ -276,7 +277,9 @@ class HybridRouter:
         if not ctx.terms:
             return [], [], "keyword+recency"
         context = float_setting(request.settings, CONTEXT_SETTING, DEFAULT_CONTEXT)
-        keyword = ctx.allowed(keyword_hits(request.session, ctx.terms, ctx.k, context=context))
+        keyword = ctx.allowed(
+            keyword_hits(request.session, ctx.terms, ctx.k, context=context, scorer=ctx.scorer)
+        )
         if profile_name(request.settings) is None:  # "none": vectors off
             return keyword, [], "keyword+recency"
         vector, used = await vector_hits(request.session, request.query, ctx.k)
@@ -369,6 +372,8 @@ class _Turn:
         self.terms = expand_terms(words, self.store.keywords.knows)
         self.cut = self.store.seq_counter - recent + 1 if recent else None
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
+        self.scorer = TermScorer(self.store, self.terms)  # each node scored once per recall
+        self._drilled: dict[str, list[str]] = {}  # rollup id -> its best leaves (this recall)
 
     def _now(self) -> Any:
         """The newest event time the graph knows (relative cues count back from it)."""
@@ -400,7 +405,7 @@ class _Turn:
         for f in fused:
             node = self.store.node(f.id)
             if node is not None and node.semantic_rollup and node.children_ids:
-                for leaf in drill_down(self.request.session, f.id, self.terms, DRILL_WIDTH):
+                for leaf in self._drill(f.id):
                     if leaf not in out and self.ok(leaf):
                         detail = f"under {f.id}: {f.detail()}"
                         score = round(f.score, 4)
@@ -415,6 +420,16 @@ class _Turn:
             attrs.evolve(inc, why="seed") if i < n_seeds and inc.why == "baseline" else inc
             for i, inc in enumerate(ranked)
         ]
+
+    def _drill(self, rollup_id: str) -> list[str]:
+        """`drill_down` of a rollup, once per recall (the baseline and the fused ranking both
+        drill the rollups they hold)."""
+        leaves = self._drilled.get(rollup_id)
+        if leaves is None:
+            leaves = self._drilled[rollup_id] = drill_down(
+                self.request.session, rollup_id, self.terms, DRILL_WIDTH, scorer=self.scorer
+            )
+        return leaves
 
     @staticmethod
     def _inclusion(f: Fused, graph: Mapping[str, Inclusion] | None) -> Inclusion:

@@ -50,17 +50,45 @@ def usable(node: Any) -> bool:
 # -- keyword --------------------------------------------------------------------------------------
 
 
-def keyword_hits(session: Any, terms: Sequence[str], k: int, *, context: float = 0.0) -> list[Hit]:
+class TermScorer:
+    """The BM25 scores of nodes for one query's terms (``keywords.score_of``), each node scored
+    once: a recall re-scores the same nodes for the neighbour context and again at every level
+    of every drill (twice per rollup hit: the baseline and the fused ranking). Made per recall,
+    it holds only the nodes it was asked about."""
+
+    def __init__(self, store: Any, terms: Sequence[str]) -> None:
+        self._index = store.keywords
+        self.query = " ".join(terms)
+        self._memo: dict[str, float] = {}
+
+    def __call__(self, node_ids: Iterable[str]) -> dict[str, float]:
+        memo = self._memo
+        ids = list(node_ids)
+        missing = [i for i in dict.fromkeys(ids) if i not in memo]
+        if missing:
+            memo.update(self._index.score_of(self.query, missing))
+        return {i: memo[i] for i in ids}
+
+
+def keyword_hits(
+    session: Any,
+    terms: Sequence[str],
+    k: int,
+    *,
+    context: float = 0.0,
+    scorer: TermScorer | None = None,
+) -> list[Hit]:
     """The `k` best nodes for the query terms by Okapi BM25 over every active node (leaves
     under rollups included), from the store's index (``keywords.search``, a bounded `k`).
 
     ``context`` > 0: a node also gains that share of its best neighbour's score (the message
     before or after it, over ``follows`` edges, else its siblings under the same rollup), so a
-    reply is found by the question it answers; neighbours of the hits join the ranking."""
+    reply is found by the question it answers; neighbours of the hits join the ranking.
+    ``scorer``: the recall's `TermScorer` for `terms` (its memo is shared with the drill)."""
     store = session.store
     index = store.keywords
-    query = " ".join(terms)
-    found = index.search(query, None, k, accept=lambda i: usable(store.node(i)))
+    scorer = scorer or TermScorer(store, terms)
+    found = index.search(scorer.query, None, k, accept=lambda i: usable(store.node(i)))
     hits = [Hit(i, s) for i, s in found]
     if not context or not hits:
         return hits
@@ -73,7 +101,7 @@ def keyword_hits(session: Any, terms: Sequence[str], k: int, *, context: float =
         if node_id not in near_of:
             near_of[node_id] = neighbours(store, node_id)
     unknown = {n for ns in near_of.values() for n in ns} | set(pool)
-    own.update(index.score_of(query, [i for i in unknown if i not in own]))
+    own.update(scorer([i for i in unknown if i not in own]))
     scored = []
     for node_id in pool:
         near = max((own.get(n, 0.0) for n in near_of[node_id]), default=0.0)
@@ -204,18 +232,27 @@ def entity_events(
 # -- drill down from a rollup ---------------------------------------------------------------------
 
 
-def drill_down(session: Any, rollup_id: str, terms: Sequence[str], width: int = 2) -> list[str]:
+def drill_down(
+    session: Any,
+    rollup_id: str,
+    terms: Sequence[str],
+    width: int = 2,
+    *,
+    scorer: TermScorer | None = None,
+) -> list[str]:
     """The best leaves under a rollup for the query: at each level the child holding most of
     the terms (IDF-weighted; ties: the newest), down to a leaf; ``width`` leaves at most (the
-    best child's leaf, then the runner-up's). Reads only the rollup's own subtree path."""
+    best child's leaf, then the runner-up's). Reads only the rollup's own subtree path.
+    ``scorer``: the recall's `TermScorer` for `terms` (nodes scored once per recall)."""
     store = session.store
+    scorer = scorer or TermScorer(store, terms)
 
     def best_children(node_id: str) -> list[str]:
         node = store.node(node_id)
         if node is None:
             return []
         kids = [c for c in node.children_ids if usable(store.node(c))]
-        score = term_scores(session, kids, terms)
+        score = scorer(kids)
         kids.sort(key=lambda c: (-score[c], -(store.node(c).seq_to or 0), c))
         return kids
 
