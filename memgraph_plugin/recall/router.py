@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -228,14 +228,24 @@ class HybridRouter:
             return result
         lists = {"keyword": keyword, "vector": vector, "graph": [h for h, _ in graph]}
         how = {h.id: inc for h, inc in graph}
-        fused = ctx.rank(lists, graph=how)
         base_ids = {i.id for i in base}
-        expansion = tuple(i for i in fused if i.why == "graph_expansion")[:max_expanded]
+        # the fused ranking read only as far as the selection and the expansion need: the
+        # first `max_expanded` nodes only the graph found join the baseline's nodes, and the
+        # first `top_k` of those not pinned are selected (the rest is never drilled)
+        expansion: list[Inclusion] = []
+        selected: list[Inclusion] = []
+        wanted = top_k if decision.apply_expansion else 0
+        for inc in ctx.ranked(lists, graph=how):
+            grown = inc.why == "graph_expansion" and len(expansion) < max_expanded
+            if grown:
+                expansion.append(inc)
+            if (grown or inc.id in base_ids) and inc.id not in always and len(selected) < wanted:
+                selected.append(inc)
+            if len(selected) >= wanted and len(expansion) >= max_expanded:
+                break
         if decision.apply_expansion:
-            keep = base_ids | {i.id for i in expansion}
-            selected = tuple(i for i in fused if i.id in keep and i.id not in always)
-            return attrs.evolve(result, selected=selected[:top_k])
-        return attrs.evolve(result, shadow=expansion)
+            return attrs.evolve(result, selected=tuple(selected))
+        return attrs.evolve(result, shadow=tuple(expansion))
 
     async def drill(self, request: RouteRequest, result: RouteResult) -> RouteResult:
         """Drill expansion from the seeds a router plugin asked for (``result.drill``), under
@@ -400,26 +410,39 @@ class _Turn:
         self, lists: Mapping[str, Sequence[Hit]], graph: Mapping[str, Inclusion] | None = None
     ) -> list[Inclusion]:
         """Fuse the lists; a rollup is replaced by its best leaves (``drill_down``)."""
+        return list(self.ranked(lists, graph))
+
+    def ranked(
+        self, lists: Mapping[str, Sequence[Hit]], graph: Mapping[str, Inclusion] | None = None
+    ) -> Iterator[Inclusion]:
+        """`rank`, best first, made as it is read: a rollup is drilled when the reader gets to
+        it, so a reader that stops early drills no rollup below where it stopped."""
         fused = fuse(lists, store=self.store, time_range=self.time_range)
-        out: dict[str, Inclusion] = {}
+        seen: set[str] = set()
+        yielded = 0
+        n_seeds = int_setting(self.request.settings, SEEDS_SETTING, DEFAULT_SEEDS)
         for f in fused:
             node = self.store.node(f.id)
             if node is not None and node.semantic_rollup and node.children_ids:
+                made: list[Inclusion] = []
                 for leaf in self._drill(f.id):
-                    if leaf not in out and self.ok(leaf):
+                    if leaf not in seen and self.ok(leaf):
                         detail = f"under {f.id}: {f.detail()}"
                         score = round(f.score, 4)
-                        out[leaf] = Inclusion(
-                            leaf, "drill_down", score, f.id, "contains", 1, detail
+                        made.append(
+                            Inclusion(leaf, "drill_down", score, f.id, "contains", 1, detail)
                         )
+                        seen.add(leaf)
+            elif f.id not in seen:
+                made = [self._inclusion(f, graph)]
+                seen.add(f.id)
+            else:
                 continue
-            out.setdefault(f.id, self._inclusion(f, graph))
-        ranked = list(out.values())
-        n_seeds = int_setting(self.request.settings, SEEDS_SETTING, DEFAULT_SEEDS)
-        return [
-            attrs.evolve(inc, why="seed") if i < n_seeds and inc.why == "baseline" else inc
-            for i, inc in enumerate(ranked)
-        ]
+            for inc in made:
+                if yielded < n_seeds and inc.why == "baseline":
+                    inc = attrs.evolve(inc, why="seed")
+                yielded += 1
+                yield inc
 
     def _drill(self, rollup_id: str) -> list[str]:
         """`drill_down` of a rollup, once per recall (the baseline and the fused ranking both
