@@ -25,7 +25,7 @@ class StorageSettings:
     - `keyword_schema`: the node-type specs (JSON of `Schema.to_list()`) the keyword index reads
       nodes by; snapshots then carry the index's token lists (`keyword_rows.py`). None: they don't.
     - `vector_coarse_threshold`: vector rows from which a full snapshot stores coarse lists with
-      them (`vector_lists.py`), as the in-memory index makes them from that many rows.
+      them (`vector_lists.py`); the host's vector index uses lists from the same count.
     """
 
     uri: str
