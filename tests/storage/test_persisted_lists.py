@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 
-import lancedb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -18,6 +17,7 @@ from memgraph_plugin.engine.store import Store
 from memgraph_plugin.storage import ChangeRecord, ChatState, LanceStorage, VectorBlock
 from memgraph_plugin.storage.chat_cache import PersistedChats
 from memgraph_plugin.storage.columns import NODE_SCHEMA, empty_edges
+from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.tables import LIST_COLUMN, nodes_schema
 from tests.storage.targets import Target, local_target
 
@@ -234,13 +234,12 @@ async def test_stores_without_stored_lists_open_and_build_them_as_before(tmp_pat
     assert reader.last_search_mode == "coarse" and again[0] == first[0]
 
 
-def test_a_vector_table_made_before_the_list_column_gets_it(tmp_path):
+def test_a_vector_table_made_before_the_list_column_gets_it(target):
     """An old `nodes` table (no `coarse_list` column) is read as before and gets the column
-    (all null for its old rows) when a snapshot with lists is written to it."""
+    (all null for its old rows) when a snapshot with lists is written to it (on a folder and
+    on S3)."""
     old_schema = pa.schema([f for f in nodes_schema(DIM) if f.name != LIST_COLUMN])
-    db = lancedb.connect(str(tmp_path / "db"))
-    db.create_table(f"nodes_d{DIM}", schema=old_schema)
-    target = local_target(tmp_path)
+    connect_database(target.settings()).create_table(f"nodes_d{DIM}", schema=old_schema)
     storage = target.storage(checkpoint_every=10_000, vector_coarse_threshold=10_000)
     matrix = _clustered(400, seed=6)
     _seed(storage, "small", matrix, "hashing")  # below the threshold: no lists, no column
@@ -277,3 +276,28 @@ async def test_an_unloaded_chat_reopens_with_its_lists(tmp_path, evict):
     index = chats._chats["big"].index
     assert chats.last_search_mode == "coarse" and index is not None and index is not old
     assert index.coarse_task is None and after == before
+
+
+async def test_the_maintenance_process_stores_the_lists(tmp_path):
+    """Snapshots written by the maintenance process (a child process, given the storage
+    settings) carry the lists: a second host's open adopts them."""
+    target = local_target(tmp_path)
+    writer = PersistedChats(
+        target.storage(checkpoint_every=2, vector_coarse_threshold=300),
+        store_from_dict=lambda data: Store.from_dict(data),
+        profile=HashingProfile(dim=DIM),
+    )
+    rng = np.random.default_rng(9)
+    for batch in range(2):  # the second commit makes the chat due for a snapshot
+        texts = {f"n{batch}_{i}": " ".join(rng.choice(WORDS, size=4)) for i in range(200)}
+        await _put(writer, "big", texts)
+        assert writer.storage.maintenance.wait_idle()
+    assert writer.storage.checkpointed_version("big") == 2
+    reader = _chats(target)
+    first = await reader.vector_search("big", query="harbor storm gold", types=None, k=5)
+    index = reader._chats["big"].index
+    assert reader.last_search_mode == "coarse" and index is not None
+    assert index.coarse is not None and not index.coarse.owns_packed
+    exact = await writer.vector_search("big", query="harbor storm gold", types=None, k=5)
+    assert writer.last_search_mode == "exact" and first == exact
+    writer.storage.close()
