@@ -129,7 +129,9 @@ class Checkpoints:
         vectors = None
         if profile is not None:
             dim = int(head["vec_dim"])
-            centroids = self.snaps.centroids(chat_id, chain[0])  # the chain's coarse lists
+            centroids = None  # the chain's coarse lists (only a full row set this large has)
+            if int(head["node_count"]) >= self.settings.vector_coarse_threshold:
+                centroids = self.snaps.centroids(chat_id, chain[0])
             rows = delta_vector_rows(
                 chat_id, rowset, dim, profile, entries, delta, nodes, centroids
             )
