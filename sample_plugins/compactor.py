@@ -2,9 +2,10 @@
 
 On ``memgraph_commit`` it asks ``compaction_candidates`` depth by depth, summarises each group with
 the ``memgraph_summarise`` hook (this module also answers that hook, last, with an offline
-extractive summariser) and installs the rollup with ``compact_nodes``, until no group is left.
-Its own ``compact_nodes`` commits fire ``memgraph_commit`` again; those re-entrant calls only mark
-the chat for one more pass. Published as ``compactor``: ``compact(chat)``, ``last_report(chat_id)``.
+extractive summariser) and installs all groups found at one depth with ``compact_groups``, one
+commit per depth (after a large import thousands of groups are due at once), until no group is
+left. Its own commits fire ``memgraph_commit`` again; those re-entrant calls only mark the chat
+for one more pass. Published as ``compactor``: ``compact(chat)``, ``last_report(chat_id)``.
 """
 
 from __future__ import annotations
@@ -201,24 +202,28 @@ class Compactor(Worker[CompactionReport]):
                 if not groups:
                     break
                 any_group = True
+                todo: list[tuple[Any, tuple[str, ...], str]] = []
                 for group in groups:
                     child_ids = tuple(group.child_ids)
                     tried.add(child_ids)
                     briefs = [
                         session.get_node_brief(i, include_edge_summary=False) for i in child_ids
                     ]
-                    summary = await self._summarise(type_name, briefs)
-                    try:
-                        result = await session.compact_nodes(
-                            type=type_name, child_ids=list(child_ids), summary=summary
+                    todo.append((group, child_ids, await self._summarise(type_name, briefs)))
+                # every group found at this depth in one commit (a big import makes thousands)
+                outcomes = await session.compact_groups(
+                    type=type_name, groups=[(ids, summary) for _, ids, summary in todo]
+                )
+                for (group, child_ids, summary), outcome in zip(todo, outcomes, strict=True):
+                    if isinstance(outcome, Exception):  # CHILD_HAS_PARENT: another writer first
+                        errors.append(f"{type_name} {list(child_ids)}: {outcome}")
+                        log.warning(
+                            "compactor: %s group %s skipped: %r", type_name, child_ids, outcome
                         )
-                    except Exception as exc:  # CHILD_HAS_PARENT: another writer was first
-                        errors.append(f"{type_name} {list(child_ids)}: {exc}")
-                        log.warning("compactor: %s group %s skipped: %r", type_name, child_ids, exc)
                         continue
                     rollups.append(
                         Rollup(
-                            type_name, int(group.depth), result.rollup_node_id, child_ids, summary
+                            type_name, int(group.depth), outcome.rollup_node_id, child_ids, summary
                         )
                     )
                     made_at.add(int(group.depth))

@@ -121,3 +121,24 @@ async def test_a_failing_summariser_is_logged_and_skipped(make_host, caplog) -> 
     rollups = [r for rep in host.registry.get("compactor").reports(CHAT) for r in rep.rollups]
     assert len(rollups) == 1 and rollups[0].summary.startswith("Ilya does thing 1.")
     assert any("BrokenSummariser" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_large_import_is_compacted_in_one_commit_per_depth(make_host) -> None:
+    spy = CommitSpy()
+    host = await make_host(compactor, spy)
+    session = await open_session(host)
+    ops = [event(f"Event {i}", f"Ilya does thing {i}. The ledger moves on {i}.") for i in range(31)]
+    result = await session.apply_extraction_batch(ops=ops, max_seq=31)
+    assert not result.rejected
+    await settle(host)
+
+    session = await open_session(host)
+    rollups = [r for rep in host.registry.get("compactor").reports(CHAT) for r in rep.rollups]
+    by_depth: dict[int, int] = {}
+    for rollup in rollups:
+        by_depth[rollup.depth] = by_depth.get(rollup.depth, 0) + 1
+    assert by_depth[1] > 1  # several groups were due at once at depth 0
+    # the import, then one commit per depth that made rollups (not one per group)
+    assert len(spy.seen) == 1 + len(by_depth)
+    for depth in (0, 1, 2):
+        assert session.compaction_candidates(type="event", depth=depth).groups == ()
