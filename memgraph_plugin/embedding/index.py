@@ -52,6 +52,7 @@ class VectorIndex:
         self._recording: list[np.ndarray] | None = None  # rows written while a build runs
         self._layout = 0  # bumped when rows are renumbered (compaction)
         self._coarse_lock = threading.Lock()
+        self._pos_lock = threading.Lock()
         self.coarse_task: threading.Thread | None = None  # a build in flight (the owner's)
         self._abandoned = False  # no search reads this index again (`abandon`)
 
@@ -108,11 +109,14 @@ class VectorIndex:
         """id -> row of every id (made from the rows' ids on first use)."""
         pos = self._pos_map
         if pos is None:
-            if self._blank:
-                pos = {nid: row for row, nid in enumerate(self._ids) if nid is not None}
-            else:
-                pos = dict(zip(self._ids, range(len(self._ids)), strict=True))
-            self._pos_map = pos
+            with self._pos_lock:  # made once: a search thread and a write may both ask
+                pos = self._pos_map
+                if pos is None:
+                    ids = self._ids
+                    pos = dict(zip(ids, range(len(ids)), strict=True)) if not self._blank else {
+                        nid: row for row, nid in enumerate(ids) if nid is not None
+                    }
+                    self._pos_map = pos
         return pos
 
     def __len__(self) -> int:
