@@ -46,6 +46,12 @@ WORDS = [
 ]
 
 
+QUERY_WORDS = [
+    *("healer", "ship", "spice", "winter", "letter", "sword", "bridge", "lantern"),
+    *("wolf", "bakery", "tower", "oath", "rain", "market", "song", "island"),
+]
+
+
 _T0 = time.perf_counter()
 SECTIONS = frozenset({1, 2, 3})
 
@@ -314,10 +320,12 @@ async def _open_and_search(
     index_settled: list[float] = []
     modes: set[str] = set()
     fresh = iter(range(10**6))
+    rng = np.random.default_rng(11)
+    vocabulary = [*WORDS, *QUERY_WORDS]
 
-    def query() -> str:  # never asked before: its hits' records are not made yet
-        n = next(fresh)
-        return f"{WORDS[n % len(WORDS)]} and {WORDS[(n // 7) % len(WORDS)]} at the inn {n}"
+    def query() -> str:  # never asked before (its hits' records are not made yet), and words
+        n = next(fresh)  # drawn at random: the lists it probes are not those of the last one
+        return " ".join([*rng.choice(vocabulary, size=3, replace=False), str(n)])
 
     async def settle() -> None:  # no coarse-list build running (none starts with stored lists)
         loaded = persistence.cached("big")
