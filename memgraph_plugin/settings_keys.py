@@ -121,9 +121,9 @@ VECTOR_COARSE_THRESHOLD = declare(
     "vector_coarse_threshold",
     Kind.INTEGER,
     32_768,
-    """From this many vectors a chat's in-memory index gets coarse lists (built in the
-    background): a vector search then scores a bounded number of rows instead of all of them
-    (docs/search.md).""",
+    """From this many vectors a chat's in-memory index gets coarse lists (stored with each
+    snapshot, so an open has them at once; else built in the background): a vector search then
+    scores a bounded number of rows instead of all of them (docs/search.md).""",
     minimum=1,
 )
 

@@ -40,7 +40,7 @@ class VectorIndex:
         self._base = RowBlocks([], self.dim)  # rows 0 .. len(base) - 1
         self._matrix = np.zeros((_HEADROOM, self.dim), dtype=np.float32)  # the rows after it
         self._ids: list[str | None] = []
-        self._pos: dict[str, int] = {}
+        self._pos_map: dict[str, int] | None = {}  # id -> row; None: made on first use
         self._type_codes = np.zeros(_HEADROOM, dtype=np.int32)
         self._live = np.zeros(_HEADROOM, dtype=bool)
         self._codes: dict[str, int] = {}
@@ -52,6 +52,7 @@ class VectorIndex:
         self._recording: list[np.ndarray] | None = None  # rows written while a build runs
         self._layout = 0  # bumped when rows are renumbered (compaction)
         self._coarse_lock = threading.Lock()
+        self._pos_lock = threading.Lock()
         self.coarse_task: threading.Thread | None = None  # a build in flight (the owner's)
         self._abandoned = False  # no search reads this index again (`abandon`)
 
@@ -75,31 +76,51 @@ class VectorIndex:
         *,
         headroom: float = 1.25,
         pos: Mapping[str, int] | None = None,
+        lists: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> VectorIndex:
         """An index of `ids` whose base is `matrix` itself (not copied: it may be read-only
         memory, e.g. a stored column, or the blocks it was read in; rows
         `type_names[type_of_row[i]]`, `searchable[i]`); the
         per-row flags get room to grow (no per-row Python work besides the id map; `pos`, when
-        given, is that map, id -> position in `ids`, and is copied)."""
+        given, is that map, id -> position in `ids`, and is copied; `lists`: stored coarse
+        lists to adopt, see `adopt_coarse`)."""
         base = RowBlocks.of(matrix)
         n, dim = base.shape
         index = cls(dim, profile)
         index._base = base
         cap = max(_HEADROOM, int(n * headroom))
         index._ids = list(ids)
-        index._pos = (
-            dict(pos) if pos is not None else dict(zip(index._ids, range(n), strict=True))
-        )
+        # without `pos`, the map is made on its first use (a write, a lookup): a search does
+        # not need it, and building it for ids in another order than the store's costs ~30 ms
+        # at 100k (`_pos`)
+        index._pos_map = dict(pos) if pos is not None else None
         codes = np.asarray([index._code(t) for t in type_names], dtype=np.int32)
         index._type_codes = np.zeros(cap, dtype=np.int32)
         index._live = np.zeros(cap, dtype=bool)
         if n:
             index._type_codes[:n] = codes[np.asarray(type_of_row, dtype=np.int64)]
             index._live[:n] = np.asarray(searchable, dtype=bool)
+        if lists is not None:
+            index.adopt_coarse(*lists)
         return index
 
+    @property
+    def _pos(self) -> dict[str, int]:
+        """id -> row of every id (made from the rows' ids on first use)."""
+        pos = self._pos_map
+        if pos is None:
+            with self._pos_lock:  # made once: a search thread and a write may both ask
+                pos = self._pos_map
+                if pos is None:
+                    ids = self._ids
+                    pos = dict(zip(ids, range(len(ids)), strict=True)) if not self._blank else {
+                        nid: row for row, nid in enumerate(ids) if nid is not None
+                    }
+                    self._pos_map = pos
+        return pos
+
     def __len__(self) -> int:
-        return len(self._pos)
+        return len(self._ids) - self._blank
 
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._pos
@@ -235,7 +256,7 @@ class VectorIndex:
         live = np.zeros(cap, dtype=bool)
         live[:n] = self._live[keep]
         self._ids = [self._ids[row] for row in keep]
-        self._pos = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
+        self._pos_map = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
         self._base = RowBlocks([], self.dim)
         self._matrix, self._type_codes, self._live, self._blank = matrix, codes, live, 0
 
@@ -252,6 +273,30 @@ class VectorIndex:
         if coarse is None:
             return True
         return len(self._fresh) + len(self._ids) - coarse.rows > coarse.rows // 4
+
+    def adopt_coarse(self, centroids: np.ndarray, assignment: np.ndarray) -> bool:
+        """Use stored coarse lists (`storage/vector_lists.py`) from now on: `assignment` gives
+        the list of each leading base row (-1 from the first row without one: rows after it
+        are searched exactly, as rows written since). When the rows are stored in list order
+        the lists read them in place (no copy); else they gather them. False (nothing adopted)
+        when the arrays do not fit the index."""
+        assignment = np.asarray(assignment)
+        nb = len(self._base)
+        if assignment.ndim != 1 or assignment.shape[0] > nb or centroids.ndim != 2:
+            return False
+        if centroids.shape[1] != self.dim or not centroids.shape[0]:
+            return False
+        missing = np.flatnonzero(assignment < 0)
+        m = int(missing[0]) if missing.shape[0] else int(assignment.shape[0])
+        if not m or np.any(assignment[m:] >= 0) or int(assignment[:m].max()) >= len(centroids):
+            return False
+        head = assignment[:m].astype(np.int64)
+        ordered = bool(np.all(head[1:] >= head[:-1]))
+        centroids = np.ascontiguousarray(centroids, dtype=np.float32)
+        coarse = CoarseLists(centroids, head, ordered=self._base if ordered else None)
+        with self._coarse_lock:
+            self._coarse, self._stale, self._fresh = coarse, np.zeros(m, dtype=bool), {}
+        return True
 
     def abandon(self) -> None:
         """Note that no search will read this index again (its chat was unloaded): a coarse
@@ -307,7 +352,7 @@ class VectorIndex:
         coarse = self._coarse
         if coarse is None or coarse.rows > n:
             return None
-        rows, scores = coarse.scored(query, ROW_BUDGET)
+        rows, scores = coarse.scored(query, ROW_BUDGET, self._rows)
         with self._coarse_lock:
             fresh = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
             if fresh.shape[0]:  # their copy is stale: read from the matrix below instead

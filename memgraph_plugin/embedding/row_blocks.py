@@ -106,6 +106,21 @@ class RowBlocks:
             np.einsum("ij,j->i", block, q, out=out[starts[b] : starts[b + 1]])
         return out
 
+    def dot_range(self, start: int, end: int, q: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """`matrix[start:end] @ q` into `out` (its `end - start` items), block by block."""
+        if not 0 <= start <= end <= len(self):
+            raise IndexError(f"rows {start}:{end} of {len(self)}")
+        starts = self._starts
+        b = int(np.searchsorted(starts, start, side="right")) - 1
+        at = start
+        while at < end:
+            lo, hi = int(starts[b]), int(starts[b + 1])
+            stop = min(end, hi)
+            np.einsum("ij,j->i", self._blocks[b][at - lo : stop - lo], q,
+                      out=out[at - start : stop - start])
+            at, b = stop, b + 1
+        return out
+
     def array(self) -> np.ndarray:
         """The rows as one matrix: the block itself when there is one, else a copy."""
         if len(self._blocks) == 1:

@@ -9,6 +9,7 @@ the changed nodes, appends one journal row, then updates the index.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 import weakref
@@ -224,16 +225,20 @@ class PersistedChats(ChatVectors):
         """Read a chat's columns, build its store and its vector index, off the event loop.
         One collector pause spans it all: the decoded columns are garbage by its end, so no
         collection walks them. The index is built here from the stored vectors (adopted as
-        read, no copy: `RowBlocks`), so the first search after an open embeds nothing (it is
-        exact until a large index's coarse lists are built); they are read while the store is
-        built."""
+        read, no copy: `RowBlocks`, with the coarse lists stored with them), so the first search
+        after an open embeds and builds nothing; they are read while the store is built. The
+        young objects the load made are then collected once, here: left to the collector,
+        the first collections after the load (on the event loop, in the chat's first reads)
+        traversed them twice (young, then middle generation)."""
         with gc_paused():
             if self.embedder is None:
-                return self._from_state(storage.load_sync(chat_id))
-            state, vectors = storage.open_sync(chat_id, profile=self.embedder.name)
-            chat = self._from_state(state)  # while the vectors are read (on their own thread)
-            self._load_index(storage, chat, state, vectors())
-            return chat
+                chat = self._from_state(storage.load_sync(chat_id))
+            else:
+                state, vectors = storage.open_sync(chat_id, profile=self.embedder.name)
+                chat = self._from_state(state)  # while the vectors are read (own thread)
+                self._load_index(storage, chat, state, vectors())
+        gc.collect(1)
+        return chat
 
     def _from_state(self, state: ChatState) -> LoadedChat:
         if self.store_from_state is not None and state.nodes is not None:

@@ -64,18 +64,29 @@ class ChatVectors:
         nodes = chat.store
         if block is not None and block.dim == index.dim:  # every id is a node of `state`
             loaded = nodes.column_ids()  # the store's ids: those of `state.nodes`, in order
+            at = block.state_rows  # each vector's node row in `state.nodes`, when known
             if loaded is not None and state.nodes is not None and (
                 same_ids(block, state.nodes["id"])
-            ):  # one vector per node row, in row order (the usual snapshot): no lookups
+            ):  # one vector per node row, in row order: no lookups
                 ids, pos = loaded
                 names, type_of_row, archived = _types_and_flags_in_order(state)
+            elif loaded is not None and state.nodes is not None and at is not None:
+                # the node rows' arrays taken in the vectors' order (coarse lists' order)
+                ids, pos = np.asarray(loaded[0], dtype=object)[at].tolist(), None
+                names, type_of_row, archived = _types_and_flags_in_order(state)
+                type_of_row, archived = type_of_row[at], archived[at]
             else:
                 ids, pos = list(block.ids), None
                 names, type_of_row, archived = _types_and_flags(state, block.ids, nodes)
             diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
             searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
+            lists = None  # the snapshot's coarse lists: searches read lists from the first one
+            stored = block.lists is not None and block.centroids is not None
+            if stored and len(ids) >= self.coarse_threshold:
+                lists = (block.centroids, block.lists)
             index = VectorIndex.from_arrays(
-                index.profile, ids, block.rows, names, type_of_row, searchable, pos=pos
+                index.profile, ids, block.rows, names, type_of_row, searchable, pos=pos,
+                lists=lists,
             )
         if not len(index):  # no stored vectors: every node waits for the first search
             chat.unembedded = list(nodes.node_ids())

@@ -7,7 +7,8 @@ crash-safe write order). With `keyword_schema` set, each row set also gets the k
 token lists of its nodes (`keyword_rows.py`): a delta tokenizes its changed nodes, a full one
 reuses the lists it loaded and tokenizes only nodes without them. After a
 snapshot, older ones are pruned, and with `storage_history_seconds` so is the journal before the
-oldest kept one. This runs in the maintenance process (`maintenance.py`), never in a commit.
+oldest kept one. A large chat's vector rows get coarse lists (`vector_lists.py`). This runs in
+the maintenance process (`maintenance.py`), never in a commit.
 """
 
 from __future__ import annotations
@@ -128,7 +129,12 @@ class Checkpoints:
         vectors = None
         if profile is not None:
             dim = int(head["vec_dim"])
-            rows = delta_vector_rows(chat_id, rowset, dim, profile, entries, delta, nodes)
+            centroids = None  # the chain's coarse lists (only a full row set this large has)
+            if int(head["node_count"]) >= self.settings.vector_coarse_threshold:
+                centroids = self.snaps.centroids(chat_id, chain[0])
+            rows = delta_vector_rows(
+                chat_id, rowset, dim, profile, entries, delta, nodes, centroids
+            )
             vectors = (profile, dim, rows)
         node_seq, seq_counter = int(delta.node_seq or 0), int(delta.seq_counter or 0)
         keywords = None
@@ -170,9 +176,11 @@ class Checkpoints:
         nodes, edges = state.tables()
         node_seq, seq_counter = state.counters
         rowset = new_rowset_id()
-        rows = None
+        rows = centroids = None
         if vectors is not None and vectors.ids and vectors.dim:
-            rows = snapshot_vector_rows(chat_id, rowset, vectors, nodes)
+            rows, centroids = snapshot_vector_rows(
+                chat_id, rowset, vectors, nodes, self.settings.vector_coarse_threshold
+            )
         spec = self._keyword_spec()
         keywords = None
         if spec is not None:
@@ -184,6 +192,7 @@ class Checkpoints:
             edges=edges,
             vectors=rows,
             keywords=keywords,
+            centroids=centroids,
             head={
                 "version": state.version,
                 "seq": state.seq,

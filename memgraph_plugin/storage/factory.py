@@ -9,7 +9,6 @@ import attrs
 
 from memgraph_plugin.embedding.registry import resolve_profile
 from memgraph_plugin.storage.chat_cache import PersistedChats
-from memgraph_plugin.storage.chat_vectors import DEFAULT_COARSE_THRESHOLD
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
@@ -59,7 +58,5 @@ def persistence_for_host(
         refresh_interval=number_setting(settings, "storage_refresh_seconds", 0.0, 0),
         memory_budget_mb=number_setting(settings, "memory_budget_mb", 1024.0, 0.001),
     )
-    chats.coarse_threshold = int(
-        number_setting(settings, "vector_coarse_threshold", DEFAULT_COARSE_THRESHOLD, 1)
-    )
+    chats.coarse_threshold = storage_settings.vector_coarse_threshold  # snapshots' lists too
     return chats

@@ -10,7 +10,9 @@ unfinished snapshot (a crash) are never read, and a prune deletes them once they
 `ORPHAN_GRACE_SECONDS` (an unfinished one may belong to a writer still at work). A loader checks
 the head still exists after reading its rows (a prune deletes heads before rows). Vector rows
 follow the same chain: a delta holds the changed nodes' vectors, and a row with an empty
-`profile` stands for a node removed or changed without a vector of the snapshot's profile.
+`profile` stands for a node removed or changed without a vector of the snapshot's profile. A
+chain of a large chat also has coarse lists: each vector row's list (`coarse_list`, rows written
+in list order) and its full row set's centroids in `snap_coarse` (`vector_lists.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from memgraph_plugin.storage.columns import merge
 from memgraph_plugin.storage.escape import where_eq
 from memgraph_plugin.storage.keyword_rows import KW_TF, KW_TID, KeywordRows
 from memgraph_plugin.storage.tables import (
+    LIST_COLUMN,
+    SNAP_COARSE,
+    SNAP_COARSE_SCHEMA,
     SNAP_EDGES,
     SNAP_EDGES_SCHEMA,
     SNAP_KEYWORDS,
@@ -40,6 +45,13 @@ from memgraph_plugin.storage.tables import (
     SNAPSHOTS_SCHEMA,
     nodes_schema,
     open_or_create,
+)
+from memgraph_plugin.storage.vector_lists import (
+    centroid_row,
+    centroids_from,
+    ensure_list_column,
+    list_array,
+    lists_of,
 )
 
 _HEAD_COLUMNS = [f.name for f in SNAPSHOTS_SCHEMA if f.name != "chat_id"]
@@ -75,10 +87,11 @@ class SnapshotTables:
         self.nodes = open_or_create(db, SNAP_NODES, SNAP_NODES_SCHEMA)
         self.edges = open_or_create(db, SNAP_EDGES, SNAP_EDGES_SCHEMA)
         self.keywords = open_or_create(db, SNAP_KEYWORDS, SNAP_KEYWORDS_SCHEMA)
+        self.coarse = open_or_create(db, SNAP_COARSE, SNAP_COARSE_SCHEMA)
         self.vector_table = vector_table
 
     def tables(self) -> list[Any]:
-        return [self.heads, self.nodes, self.edges, self.keywords]
+        return [self.heads, self.nodes, self.edges, self.keywords, self.coarse]
 
     # ------------------------------------------------------------------ reads
 
@@ -179,17 +192,28 @@ class SnapshotTables:
             size += len(k.terms)
         return out
 
+    def centroids(self, chat_id: str, snap: int) -> np.ndarray | None:
+        """The coarse lists' centroids of a chain whose full row set is `snap` (None: none)."""
+        return centroids_from(
+            self.coarse.search()
+            .where(f"{where_eq(chat_id=chat_id)} AND snap = {int(snap)}")
+            .limit(None)
+            .to_arrow()
+        )
+
     def read_vectors(self, chat_id: str, head: dict[str, Any]) -> VectorBlock | None:
-        """The vectors of a snapshot (its profile's rows along the chain, the newest per id)."""
+        """The vectors of a snapshot (its profile's rows along the chain, the newest per id),
+        with their coarse lists when every row has one (the rows then in list order)."""
         profile, dim = head.get("vec_profile"), head.get("vec_dim")
         if not profile or not dim:
             return None
         chain = [int(v) for v in head["chain"]]
+        table = self.vector_table(int(dim))
+        with_lists = LIST_COLUMN in table.schema.names
         rows = (  # LanceDB's default batches: 3-4x faster than `read_all`'s for vector rows
-            self.vector_table(int(dim))
-            .search()
+            table.search()
             .where(f"{where_eq(chat_id=chat_id)} AND {in_list('ckpt_version', chain)}")
-            .select(["ckpt_version", "id", "profile", "vector"])
+            .select(["ckpt_version", "id", "profile", "vector"] + [LIST_COLUMN] * with_lists)
             .limit(None)
             .to_arrow()
         )
@@ -197,6 +221,9 @@ class SnapshotTables:
             rank = pc.index_in(rows["ckpt_version"], value_set=pa.array(chain, pa.int64()))
             rows = rows.append_column("rank", rank).sort_by([("rank", "descending")])
             first = pc.index_in(pc.unique(rows["id"]), value_set=rows["id"])
+            if with_lists:  # taken in list order (this take copies the rows anyway)
+                lists = lists_of(rows[LIST_COLUMN].take(first))
+                first = first.take(pa.array(np.argsort(lists, kind="stable")))
             rows = rows.take(first)
         ours = pc.equal(rows["profile"], profile)
         if rows.num_rows == 0 or not pc.any(ours).as_py():
@@ -211,11 +238,27 @@ class SnapshotTables:
             int(dim),
         )
         ids = rows["id"]
+        lists = lists_of(rows[LIST_COLUMN]) if with_lists else None
         if not pc.all(ours).as_py():
             mask = np.asarray(ours.to_numpy(zero_copy_only=False), dtype=bool)
             matrix, ids = matrix.filter(mask), ids.filter(ours)
+            lists = None if lists is None else lists[mask]
+        centroids = None
+        if lists is not None and lists.shape[0] and int(lists.min()) >= 0:
+            centroids = self.centroids(chat_id, chain[0])
+            if centroids is None or centroids.shape[1] != int(dim) or (
+                int(lists.max()) >= centroids.shape[0]
+            ):
+                centroids = None
         ids = ids.combine_chunks()
-        return VectorBlock(profile, tuple(ids.to_pylist()), matrix, id_column=ids)
+        return VectorBlock(
+            profile,
+            tuple(ids.to_pylist()),
+            matrix,
+            id_column=ids,
+            lists=lists if centroids is not None else None,
+            centroids=centroids,
+        )
 
     # ----------------------------------------------------------------- writes
 
@@ -229,8 +272,10 @@ class SnapshotTables:
         vectors: tuple[str, int, pa.Table] | None,
         head: dict[str, Any],
         keywords: KeywordRows | None = None,
+        centroids: np.ndarray | None = None,
     ) -> None:
-        """Write a snapshot's row sets, then its head row (the commit point)."""
+        """Write a snapshot's row sets, then its head row (the commit point). `centroids`: those
+        of the coarse lists in the vector rows' `coarse_list` column (a full row set's)."""
         for table, rows in ((self.nodes, nodes), (self.edges, edges)):
             if rows.num_rows:
                 n = rows.num_rows
@@ -245,7 +290,18 @@ class SnapshotTables:
         if vectors is not None:
             profile, dim, rows = vectors
             if rows.num_rows:
-                self.vector_table(dim).add(rows.cast(nodes_schema(dim)))
+                table = self.vector_table(dim)
+                schema = nodes_schema(dim)
+                has_lists = LIST_COLUMN in table.schema.names
+                if not has_lists and rows[LIST_COLUMN].null_count < rows.num_rows:
+                    has_lists = ensure_list_column(table)  # a table made before the column
+                if not has_lists:  # rows without lists (and no centroids: none to use)
+                    centroids = None
+                    rows = rows.drop_columns([LIST_COLUMN])
+                    schema = schema.remove(schema.get_field_index(LIST_COLUMN))
+                table.add(rows.cast(schema))
+        if centroids is not None:
+            self.coarse.add(centroid_row(chat_id, rowset, centroids))
         if keywords is not None:
             self.keywords.add(
                 pa.Table.from_pylist([keywords.to_row(chat_id, rowset)], SNAP_KEYWORDS_SCHEMA)
@@ -266,7 +322,8 @@ class SnapshotTables:
         needed = sorted({int(v) for r in heads if int(r["version"]) in kept for v in r["chain"]})
         dropped = {int(v) for r in heads for v in r["chain"]} - set(needed)
         orphan_before = new_rowset_id(time.time() - ORPHAN_GRACE_SECONDS) & ~0xFFFFF
-        for table, column in [(t, "snap") for t in (self.nodes, self.edges, self.keywords)] + [
+        snap_tables = (self.nodes, self.edges, self.keywords, self.coarse)
+        for table, column in [(t, "snap") for t in snap_tables] + [
             (self.vector_table(dim), "ckpt_version")
             for dim in {int(r["vec_dim"]) for r in heads if r.get("vec_dim")}
         ]:
@@ -286,10 +343,12 @@ def vector_rows(
     ids: Sequence[str],
     matrix: np.ndarray | None,
     nodes: pa.Table,
+    lists: np.ndarray | None = None,
 ) -> pa.Table:
     """Rows of the vector table: `matrix` row i is the vector of `ids[i]`; a None matrix (or a
     NaN row) makes placeholder rows (empty profile). `nodes`: a node state table holding the ids
-    (their type, title and archived flag are copied)."""
+    (their type, title and archived flag are copied). `lists`: each row's coarse list (-1:
+    none)."""
     n = len(ids)
     if matrix is None:
         matrix = np.full((n, dim), np.nan, dtype=np.float32)
@@ -310,6 +369,7 @@ def vector_rows(
             "archived": pc.fill_null(meta["archived"], False),
             "profile": pa.array(np.where(blank, "", profile).tolist(), pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim),
+            LIST_COLUMN: list_array(lists, n),
         },
         schema=nodes_schema(dim),
     )

@@ -8,8 +8,10 @@ changed after its last vector of a profile (by a writer with another or no profi
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import compress
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,6 +27,7 @@ from memgraph_plugin.storage.tables import (
     open_or_create,
     vector_table_dims,
 )
+from memgraph_plugin.storage.vector_lists import delta_lists, full_lists
 
 
 class VectorTables:
@@ -98,27 +101,49 @@ def load_vectors(
         return stored  # one stored row per node, in node order: nothing to drop
     ids: list[str] = []
     parts: list[RowBlocks] = []  # joined without copying the stored rows
+    lists: list[np.ndarray] = []  # the stored rows' coarse lists (journal rows: none, -1)
+    at: list[np.ndarray] = []  # each row's node row in `state` (`VectorBlock.state_rows`)
     if stored is not None:  # vectorised: no Python work per stored row
-        sids = pa.array(stored.ids, pa.string())
-        keep = pc.and_(
-            pc.is_in(sids, value_set=live_ids),
-            pc.invert(pc.is_in(sids, value_set=pa.array(list(later), pa.string()))),
-        ).to_numpy(zero_copy_only=False)
-        keep = np.asarray(keep, dtype=bool)
-        ids.extend(pc.filter(sids, pa.array(keep)).to_pylist())
-        parts.append(stored.rows.filter(keep) if not keep.all() else stored.rows)
+        sids = stored.id_column
+        if sids is None or len(sids) != len(stored.ids):
+            sids = pa.array(stored.ids, pa.string())
+        where = pc.index_in(sids, value_set=live_ids)  # null: the node is gone
+        keep = np.asarray(where.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        if later:
+            changed = pc.is_in(sids, value_set=pa.array(list(later), pa.string()))
+            keep &= ~np.asarray(changed.to_numpy(zero_copy_only=False), dtype=bool)
+        every = bool(keep.all())
+        node_rows = np.asarray(where.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
+        if every and not later:  # the nodes' vectors, in another order (coarse lists')
+            return attrs.evolve(stored, state_rows=node_rows)
+        ids.extend(stored.ids if every else compress(stored.ids, keep.tolist()))
+        parts.append(stored.rows if every else stored.rows.filter(keep))
+        at.append(node_rows if every else node_rows[keep])
+        if stored.lists is not None:
+            lists.append(stored.lists if every else stored.lists[keep])
     fresh = [nid for nid, v in later.items() if v is not None]
     if fresh:
-        alive = pc.is_in(pa.array(fresh, pa.string()), value_set=live_ids).to_pylist()
+        where = pc.index_in(pa.array(fresh, pa.string()), value_set=live_ids)
+        alive = where.is_valid().to_pylist()
         fresh = [nid for nid, ok in zip(fresh, alive, strict=True) if ok]
         if fresh:
             picked = [later[nid] for nid in fresh]
             parts.append(RowBlocks.of(np.stack([p[0][p[1]] for p in picked if p is not None])))
             ids.extend(fresh)
+            at.append(np.asarray(where.drop_null().to_numpy(zero_copy_only=False), np.int64))
+            lists.append(np.full(len(fresh), -1, dtype=np.int32))
     if not ids:
         return None
     rows = parts[0] if len(parts) == 1 else parts[0] + parts[1]  # stored, then journal rows
-    return VectorBlock(profile=profile, ids=tuple(ids), matrix=rows)
+    with_lists = stored is not None and stored.lists is not None
+    return VectorBlock(
+        profile=profile,
+        ids=tuple(ids),
+        matrix=rows,
+        lists=np.concatenate(lists) if with_lists else None,
+        centroids=stored.centroids if with_lists and stored is not None else None,
+        state_rows=np.concatenate(at),
+    )
 
 
 def same_ids(block: VectorBlock, ids: pa.Array | pa.ChunkedArray) -> bool:
@@ -142,9 +167,11 @@ def delta_vector_rows(
     entries: list[JournalEntry],
     delta: DeltaBuilder,
     nodes: pa.Table,
+    centroids: np.ndarray | None = None,
 ) -> pa.Table:
     """Vector rows for the nodes a delta touches: each one's vector from its last journal
-    change when that carried one of `profile`, else a placeholder (no vector)."""
+    change when that carried one of `profile`, else a placeholder (no vector); with its
+    chain's `centroids`, each vector's coarse list."""
     last: dict[str, np.ndarray | None] = {}
     for entry in entries:
         block = entry.vectors
@@ -163,17 +190,33 @@ def delta_vector_rows(
         vec = last.get(nid)
         if vec is not None and delta.nodes[nid][0] is not None:
             matrix[row] = vec
-    return vector_rows(chat_id, rowset, dim, profile, ids, matrix, nodes)
+    lists = None
+    if centroids is not None:
+        lists = delta_lists(centroids, matrix, np.isnan(matrix).any(axis=1))
+    return vector_rows(chat_id, rowset, dim, profile, ids, matrix, nodes, lists)
 
 
 def snapshot_vector_rows(
-    chat_id: str, rowset: int, vectors: VectorBlock, nodes: pa.Table
-) -> tuple[str, int, pa.Table]:
-    """The vector rows of a full snapshot: those of `vectors` whose node is in `nodes`."""
+    chat_id: str, rowset: int, vectors: VectorBlock, nodes: pa.Table, coarse_rows: int = 0
+) -> tuple[tuple[str, int, pa.Table], np.ndarray | None]:
+    """The vector rows of a full snapshot: those of `vectors` whose node is in `nodes`; from
+    `coarse_rows` rows on (0: never) in coarse-list order with their lists, and the lists'
+    centroids (`vector_lists.full_lists`; else None)."""
     dim = vectors.dim
-    present = pc.is_in(pa.array(vectors.ids, pa.string()), value_set=nodes["id"])
-    keep = np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool)
-    ids = [nid for nid, ok in zip(vectors.ids, keep, strict=True) if ok]
-    matrix = vectors.matrix[keep] if not keep.all() else vectors.matrix
-    return vectors.profile, dim, vector_rows(chat_id, rowset, dim, vectors.profile, ids, matrix,
-                                             nodes)
+    id_array = vectors.id_column
+    if id_array is None or len(id_array) != len(vectors.ids):
+        id_array = pa.array(vectors.ids, pa.string())
+    present = pc.is_in(id_array, value_set=nodes["id"])
+    keep = np.flatnonzero(np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool))
+    everything = keep.shape[0] == len(vectors.ids)
+    centroids = lists = None
+    if coarse_rows and keep.shape[0] >= coarse_rows:
+        prior = None if vectors.lists is None else vectors.lists[keep]
+        rows = vectors.rows if everything else RowBlocks.of(vectors.rows.take(keep))
+        centroids, lists = full_lists(rows, prior, vectors.centroids)
+        order = np.argsort(lists, kind="stable")
+        keep, lists, everything = keep[order], lists[order], False
+    ids = [vectors.ids[i] for i in keep.tolist()]
+    matrix = vectors.matrix if everything else vectors.rows.take(keep)
+    rows_table = vector_rows(chat_id, rowset, dim, vectors.profile, ids, matrix, nodes, lists)
+    return (vectors.profile, dim, rows_table), centroids

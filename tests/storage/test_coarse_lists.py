@@ -170,3 +170,25 @@ def test_a_row_rewritten_in_place_after_the_build_is_scored_by_its_new_vector():
     assert len({i for i, _ in index.search(far, k=50)}) == 50  # each row once
     index.remove(["n42"])
     assert "n42" not in {i for i, _ in index.search(far, k=50)}
+
+
+def test_stored_lists_out_of_row_order_gather_their_rows():
+    """Lists adopted for rows not stored in list order (`adopt_coarse`) keep no ordered rows
+    and gather the probed ones: with a budget of every row, the exact answer."""
+    matrix = _clustered(2000, 32, clusters=12, noise=0.5, seed=10)
+    built = CoarseLists.build(_index(matrix)._rows, np.ones(2000, dtype=bool))
+    assignment = np.empty(2000, dtype=np.int64)
+    for lst in range(built.centroids.shape[0]):
+        s, e = built._starts[lst], built._starts[lst + 1]
+        assignment[built._order[s:e]] = lst
+    index = _index(matrix)
+    exact = [index.search(q, k=10) for q in _queries(matrix, 10, 11)]
+    assert index.adopt_coarse(built.centroids, assignment)
+    assert index.coarse is not None and index.coarse.packed is None
+    for q, want in zip(_queries(matrix, 10, 11), exact, strict=True):
+        rows, scores = index.coarse.scored(q, 2000, index._rows)
+        assert sorted(rows.tolist()) == list(range(2000))
+        assert np.allclose(scores, matrix[rows] @ q, atol=1e-5)
+        got = index._coarse_search(q, 10, index._live[:2000], 2000)
+        assert got is not None and [i for i, _ in got] == [i for i, _ in want]
+    assert not index.adopt_coarse(built.centroids, assignment[:10] + 999)  # does not fit
