@@ -64,10 +64,12 @@ def _summary(exc: BaseException) -> str:
     return "; ".join(parts) if parts else (text if len(text) <= 300 else text[:300] + "...")
 
 
-def connect_database(settings: StorageSettings) -> Any:
+def connect_database(settings: StorageSettings, *, consistent: bool = True) -> Any:
     """`lancedb.connect` with every read seeing the newest commit (`read_consistency_interval`
-    0). On an object store a failure becomes a `StorageError` naming the URI and the settings
-    to check (bucket, endpoint, region, credentials)."""
+    0), or, with `consistent=False`, tables that stay at the version they were last moved to
+    (the journal's inspector travels to old versions: `Journal._added_no_rows`). On an object
+    store a failure becomes a `StorageError` naming the URI and the settings to check (bucket,
+    endpoint, region, credentials)."""
     options = dict(settings.storage_options)
     remote = _is_object_store(settings.uri)
     if remote:
@@ -75,7 +77,7 @@ def connect_database(settings: StorageSettings) -> Any:
     try:
         return lancedb.connect(
             settings.uri,
-            read_consistency_interval=timedelta(0),
+            read_consistency_interval=timedelta(0) if consistent else None,
             storage_options=options or None,
         )
     except (OSError, ValueError, RuntimeError) as exc:

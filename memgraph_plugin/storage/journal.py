@@ -7,6 +7,10 @@ commit order once compaction has run) wins, a loser deletes its row and raises `
 The append's own table version says whether anything but this handle's appends to other chats
 landed since the chat was last seen at `base`; only then is the version read back to find the
 winner (`_uncontested`).
+
+Versions other writers made in such a gap are checked for having added rows at all, by their
+row counts (`_added_no_rows`): the maintenance process's compactions and pruning add none, so a
+commit after them is not read back.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ from memgraph_plugin.storage.tables import COMMITS, COMMITS_SCHEMA, open_or_crea
 
 #: Own appends remembered for `_uncontested` (a longer gap is checked by reading back).
 _OWN_COMMITS_KEPT = 4096
+#: At most this many other writers' versions in a gap are checked for having added no rows.
+_FOREIGN_VERSIONS_CHECKED = 8
+#: `classify_foreign` looks at most this many versions back.
+_CLASSIFIED_PER_CALL = 64
 
 _ENTRY_COLUMNS = [
     *("seq", "applied", "kind", "created_at", "payload"),
@@ -105,8 +113,16 @@ class JournalEntry:
 class Journal:
     """The `commits` table of one database, and what this handle knows of it."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, inspect_db: Any | None = None) -> None:
+        """`db`: a connection whose reads see the newest commit; `inspect_db`: one that is not
+        kept consistent (its handle travels to old versions; none: gaps are read back)."""
         self.table = open_or_create(db, COMMITS, COMMITS_SCHEMA)
+        #: a handle that travels to old versions to count their rows (`_added_no_rows`)
+        self._inspector = None if inspect_db is None else inspect_db.open_table(COMMITS)
+        self._inspect_lock = threading.Lock()
+        self._no_rows: set[int] = set()  # other writers' versions known to have added no rows
+        self._classified_upto = 0  # `classify_foreign` looked at the versions up to this one
+        self._appender_at: int | None = None  # the appender's version, when it is not consistent
         self._lock = threading.RLock()
         self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
@@ -319,12 +335,67 @@ class Journal:
         return self._only_own_appends(chat_id, seen[0], table_version)
 
     def _only_own_appends(self, chat_id: str, after: int, before: int) -> bool:
-        """Whether every commits table version strictly between `after` and `before` is an
-        append of this handle to a chat other than `chat_id` (so none touched `chat_id`)."""
+        """Whether no commits table version strictly between `after` and `before` added a row
+        of `chat_id`: each one is an append of this handle to another chat, or another
+        writer's version that added no rows at all (the maintenance process's compaction,
+        pruning and index updates; `_added_no_rows`)."""
         gap = range(after + 1, before)
-        if len(gap) > len(self._own):
+        if len(gap) > len(self._own) + _FOREIGN_VERSIONS_CHECKED:
             return False
-        return all(self._own.get(v, chat_id) != chat_id for v in gap)
+        foreign = [v for v in gap if v not in self._own]
+        if any(self._own.get(v) == chat_id for v in gap):
+            return False
+        return not foreign or self._added_no_rows(foreign)
+
+    def _added_no_rows(self, versions: list[int]) -> bool:
+        """Whether each of these commits table versions holds no more rows than the version
+        before it: so none is an append (our journal's rows are only ever appended, deleted by
+        pruning, or rewritten by compaction; never updated in place). A row count is read off a
+        version's manifest (~1 ms, against ~10 ms for reading the rows back); versions already
+        classified (`classify_foreign`) cost nothing. False when it cannot tell (too many
+        versions, or one already cleaned up)."""
+        unknown = [v for v in versions if v not in self._no_rows]
+        if not unknown:
+            return True
+        if self._inspector is None or len(unknown) > _FOREIGN_VERSIONS_CHECKED:
+            return False
+        with self._inspect_lock:
+            try:
+                counts = {v: self._count_at(v) for v in {u - d for u in unknown for d in (0, 1)}}
+            except Exception:  # a version cleaned up meanwhile, say: read back instead
+                return False
+        grew = [v for v in unknown if counts[v] > counts[v - 1]]
+        self._remember_no_rows(v for v in unknown if v not in grew)
+        return not grew
+
+    def _count_at(self, version: int) -> int:
+        assert self._inspector is not None
+        self._inspector.checkout(version)
+        return int(self._inspector.count_rows())
+
+    def _remember_no_rows(self, versions: Any) -> None:
+        self._no_rows.update(versions)
+        while len(self._no_rows) > _OWN_COMMITS_KEPT:
+            self._no_rows.discard(min(self._no_rows))
+
+    def classify_foreign(self) -> None:
+        """Classify the commits table versions other writers made since the last call (the
+        maintenance process's compactions and pruning, mostly), so that a later commit finds
+        them known. Called off the write path, after each maintenance pass; at most
+        `_CLASSIFIED_PER_CALL` versions, the newest."""
+        if self._inspector is None:
+            return
+        head = self.current_version()
+        low = max(self._classified_upto, head - _CLASSIFIED_PER_CALL)
+        versions = [v for v in range(low + 1, head + 1) if v not in self._own]
+        self._classified_upto = head
+        with self._inspect_lock:
+            try:
+                counts = {v: self._count_at(v) for v in {u - d for u in versions for d in (0, 1)}}
+            except Exception:  # cleaned up, or gone: commits read back as before
+                return
+        grew = {v for v in versions if counts[v] > counts[v - 1]}
+        self._remember_no_rows(v for v in versions if v not in grew)
 
     def _note_own_commit(self, chat_id: str, table_version: int | None, version: int) -> None:
         """Remember that table version `table_version` is this handle's winning append."""

@@ -67,7 +67,7 @@ class LanceStorage:
         self.settings = settings
         self.embedder = embedder
         self._db = connect_database(settings)
-        self.journal = Journal(self._db)
+        self.journal = Journal(self._db, connect_database(settings, consistent=False))
         self.vectors = VectorTables(self._db)
         self._snaps = SnapshotTables(self._db, self.vectors.table)
         self.checkpoints = Checkpoints(

@@ -281,6 +281,10 @@ class Maintenance:
             return {"", *due}
         if optimize:
             self.last_compacted = tuple(reply.get("compacted", ()))
+        try:  # the pass's own journal versions, known before a commit meets them
+            storage.journal.classify_foreign()
+        except Exception as exc:  # only an optimisation: commits read back instead
+            log.debug("classifying the journal's new versions failed: %s", exc)
         for name, level, message in reply.get("logs", ()):
             logging.getLogger(name).log(level, "%s (maintenance process)", message)
         for chat_id, version in reply.get("checkpoints", {}).items():

@@ -107,8 +107,28 @@ def _exit_with_parent(interval: float = 0.5) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+def _one_core() -> None:
+    """Keep every thread of this process (LanceDB's, started at import, and those to come) on
+    one core, the last one, when the machine has more than one: the writers keep the others.
+    With LanceDB's compute pool and its async runtime each on a thread of their own, a pass
+    otherwise ran on two cores at once, and on a 2-core machine writers to other chats waited
+    for the CPU inside their appends (bench/scale.py section 2: appends of 10 ms of CPU took
+    25-45 ms)."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return
+    if len(cores) < 2:
+        return
+    keep = {cores[-1]}
+    for tid in os.listdir("/proc/self/task"):
+        with contextlib.suppress(OSError, ValueError):
+            os.sched_setaffinity(int(tid), keep)
+
+
 def main() -> None:
     _exit_with_parent()
+    _one_core()
     # answers go to a private copy of stdout; anything else printed lands on stderr
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
