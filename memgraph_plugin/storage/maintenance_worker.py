@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from typing import IO, Any
 
 from memgraph_plugin.storage.lance import LanceStorage
@@ -75,15 +76,16 @@ class Worker:
         storage = self.storage(request["settings"])
         for chat_id, version in request.get("known", {}).items():
             storage.note_checkpoint(chat_id, int(version))
-        for chat_id, version in request.get("due", []):
-            what = f"snapshot of chat {chat_id!r}"
-            try:
-                if storage.snapshot_due(chat_id, int(version)):
-                    self.send({"step": what, "pid": os.getpid()})
-                    retry_conflicts(lambda c=chat_id: storage.snapshot_sync(c), what)
-                checkpoints[chat_id] = storage.checkpointed_version(chat_id)
-            except Exception as exc:  # the parent reports it; the next pass tries again
-                failures.append((what, f"{type(exc).__name__}: {exc}"))
+        with _one_core():
+            for chat_id, version in request.get("due", []):
+                what = f"snapshot of chat {chat_id!r}"
+                try:
+                    if storage.snapshot_due(chat_id, int(version)):
+                        self.send({"step": what, "pid": os.getpid()})
+                        retry_conflicts(lambda c=chat_id: storage.snapshot_sync(c), what)
+                    checkpoints[chat_id] = storage.checkpointed_version(chat_id)
+                except Exception as exc:  # the parent reports it; the next pass tries again
+                    failures.append((what, f"{type(exc).__name__}: {exc}"))
         if request.get("optimize"):
             self.send({"step": "compaction", "pid": os.getpid()})
             try:
@@ -107,28 +109,47 @@ def _exit_with_parent(interval: float = 0.5) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _one_core() -> None:
-    """Keep every thread of this process (LanceDB's, started at import, and those to come) on
-    one core, the last one, when the machine has more than one: the writers keep the others.
-    With LanceDB's compute pool and its async runtime each on a thread of their own, a pass
-    otherwise ran on two cores at once, and on a 2-core machine writers to other chats waited
-    for the CPU inside their appends (bench/scale.py section 2: appends of 10 ms of CPU took
-    25-45 ms)."""
+def _all_cores() -> list[int]:
     try:
-        cores = sorted(os.sched_getaffinity(0))
+        return sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
-        return
-    if len(cores) < 2:
-        return
-    keep = {cores[-1]}
+        return []
+
+
+#: the cores this process may use: all of them at start
+_CORES = _all_cores()
+
+
+def _keep_to(cores: list[int]) -> None:
+    """Move every thread of this process (LanceDB's, started at import, and those to come) to
+    `cores`."""
     for tid in os.listdir("/proc/self/task"):
         with contextlib.suppress(OSError, ValueError):
-            os.sched_setaffinity(int(tid), keep)
+            os.sched_setaffinity(int(tid), cores)
+
+
+@contextlib.contextmanager
+def _one_core() -> Iterator[None]:
+    """The snapshots of a pass on one core, the last, when the machine has more than one: the
+    writers keep the others. With LanceDB's compute pool and its async runtime each on a thread
+    of their own, a pass otherwise ran on two cores at once, and on a 2-core machine writers to
+    other chats waited for the CPU inside their appends (bench/scale.py section 2: appends of
+    10 ms of CPU took 25-45 ms; p99/p50 4.5x, 2.3-2.6x on one core). Compaction keeps every
+    core: a compaction of the `commits` table must win LanceDB's commit race against hosts
+    appending to it, and on one core its commit lost pass after pass ("Too many concurrent
+    writers" after LanceDB's 30 s of retries)."""
+    if len(_CORES) < 2:
+        yield
+        return
+    _keep_to(_CORES[-1:])
+    try:
+        yield
+    finally:
+        _keep_to(_CORES)
 
 
 def main() -> None:
     _exit_with_parent()
-    _one_core()
     # answers go to a private copy of stdout; anything else printed lands on stderr
     out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)

@@ -195,3 +195,46 @@ def test_freshness_checks_skip_this_handles_own_commits_to_other_chats(storage):
     assert storage.has_changed_sync("a", 1) is False and len(scans) == 2
     LanceStorage(storage.settings).commit_sync("a", change(node("y")), base_version=1)
     assert storage.has_changed_sync("a", 1) is True
+
+
+def test_other_writers_compaction_and_pruning_are_not_read_back(storage):
+    """Versions that added no rows (the maintenance process's pruning and compaction, here made
+    by another handle) are told apart by their row counts: neither a commit nor the freshness
+    check reads rows back for them; versions classified after a pass are not counted again."""
+    for i in range(1, 4):
+        storage.commit_sync("old", change(node(f"o{i}"), node_seq=i), base_version=i - 1)
+    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    other = LanceStorage(storage.settings)
+    reads = _count_read_backs(storage)
+    queries = spy_rows(storage, storage._commits)
+    counted: list[int] = []
+    real_count = storage.journal._count_at
+    storage.journal._count_at = lambda v: counted.append(v) or real_count(v)  # type: ignore[method-assign]
+
+    other.journal.prune("old", before_version=3, cutoff=1e18)  # a delete
+    other.optimize_sync()  # a compaction (and the chat_id index)
+    assert storage.has_changed_sync("c", 1) is False
+    assert storage.commit_sync("c", change(node("b"), node_seq=2), base_version=1).version == 2
+    assert reads == [] and queries == []
+    assert counted  # the versions in between were looked at, by their row counts
+
+    other.optimize_sync()
+    storage.journal.classify_foreign()  # what the host does after each maintenance pass
+    counted.clear()
+    assert storage.commit_sync("c", change(node("d"), node_seq=3), base_version=2).version == 3
+    assert reads == [] and counted == []
+    fresh = LanceStorage(storage.settings)
+    assert sorted(fresh.load_sync("c").data["nodes"]) == ["a", "b", "d"]
+    assert [r.version for r in fresh.history_sync("old")] == [3]
+
+
+def test_a_version_that_added_rows_is_still_read_back(storage):
+    """Another handle's append, even to another chat, is an append: the commit after it reads
+    its version back (row counts never pass an append for a delete or a compaction)."""
+    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    other = LanceStorage(storage.settings)
+    other.optimize_sync()
+    other.commit_sync("z", change(node("z"), node_seq=1), base_version=0)
+    reads = _count_read_backs(storage)
+    assert storage.commit_sync("c", change(node("b"), node_seq=2), base_version=1).version == 2
+    assert len(reads) == 1

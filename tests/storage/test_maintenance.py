@@ -4,6 +4,7 @@ writer processes keeping fragments and versions bounded."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import random
@@ -340,3 +341,23 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
     finally:
         st.close()
         process.close()
+
+
+def test_a_pass_keeps_its_snapshots_to_one_core_and_gives_them_back():
+    """The maintenance process moves all its threads to the last core for the snapshots (the
+    writers keep the others) and back to every core for compaction."""
+    from memgraph_plugin.storage import maintenance_worker
+
+    def affinities() -> set[frozenset[int]]:
+        seen = set()
+        for tid in os.listdir("/proc/self/task"):
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                seen.add(frozenset(os.sched_getaffinity(int(tid))))
+        return seen
+
+    cores = sorted(os.sched_getaffinity(0))
+    with maintenance_worker._one_core():
+        inside = affinities()
+    expected = {cores[-1]} if len(cores) > 1 else set(cores)
+    assert inside == {frozenset(expected)}
+    assert affinities() == {frozenset(cores)}
