@@ -15,6 +15,7 @@ commit after them is not read back.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -27,6 +28,7 @@ from host.chat_ids import chat_id_problem
 from memgraph_plugin.storage.codec import change_from_payload, change_payload
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
+from memgraph_plugin.storage.journal_compaction import JournalGate
 from memgraph_plugin.storage.persistence import ChangeRecord, CommitRecord, VectorBlock
 from memgraph_plugin.storage.table_head import NextVersionProbe
 from memgraph_plugin.storage.tables import COMMITS, COMMITS_SCHEMA, open_or_create
@@ -113,10 +115,14 @@ class JournalEntry:
 class Journal:
     """The `commits` table of one database, and what this handle knows of it."""
 
-    def __init__(self, db: Any, inspect_db: Any | None = None) -> None:
+    def __init__(
+        self, db: Any, inspect_db: Any | None = None, gate: JournalGate | None = None
+    ) -> None:
         """`db`: a connection whose reads see the newest commit; `inspect_db`: one that is not
-        kept consistent (its handle travels to old versions; none: gaps are read back)."""
+        kept consistent (its handle travels to old versions; none: gaps are read back);
+        `gate`: held shared around each append (`journal_compaction.py`)."""
         self.table = open_or_create(db, COMMITS, COMMITS_SCHEMA)
+        self._gate = gate
         #: a handle that travels to old versions to count their rows (`_added_no_rows`)
         self._inspector = None if inspect_db is None else inspect_db.open_table(COMMITS)
         self._inspect_lock = threading.Lock()
@@ -304,7 +310,9 @@ class Journal:
         )
         with self._lock:
             seen = self._seen.get(chat_id)
-            table_version = getattr(self.table.add(row), "version", None)
+            with self._gate.shared() if self._gate is not None else contextlib.nullcontext():
+                added = self.table.add(row)
+            table_version = getattr(added, "version", None)
             if not self._uncontested(chat_id, base_version, seen, table_version):
                 winner = self.first_per_version(
                     f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]

@@ -32,6 +32,7 @@ from memgraph_plugin.storage.columns import DeltaBuilder, empty_edges, empty_nod
 from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.journal import Journal, JournalEntry, check_chat_id
+from memgraph_plugin.storage.journal_compaction import JournalGate
 from memgraph_plugin.storage.keyword_rows import split_keywords, with_unknown_keywords
 from memgraph_plugin.storage.maintenance import Maintenance
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
@@ -67,7 +68,9 @@ class LanceStorage:
         self.settings = settings
         self.embedder = embedder
         self._db = connect_database(settings)
-        self.journal = Journal(self._db, connect_database(settings, consistent=False))
+        self.journal = Journal(
+            self._db, connect_database(settings, consistent=False), JournalGate(settings.uri)
+        )
         self.vectors = VectorTables(self._db)
         self._snaps = SnapshotTables(self._db, self.vectors.table)
         self.checkpoints = Checkpoints(
@@ -79,7 +82,9 @@ class LanceStorage:
                 chat, state, profile=profile
             ),
         )
-        self._compactor = Compactor(settings.retention_seconds)
+        self._compactor = Compactor(
+            settings.retention_seconds, journal_gate=JournalGate(settings.uri)
+        )
         self._commits_since_optimize = 0
         self.maintenance = Maintenance(self)
 

@@ -24,7 +24,9 @@ from typing import Any
 
 from lancedb.index import BTree
 
+from memgraph_plugin.storage.journal_compaction import JournalGate, compact_journal
 from memgraph_plugin.storage.maintenance import retry_conflicts
+from memgraph_plugin.storage.tables import COMMITS
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +49,12 @@ class Compactor:
         small_fragments: int = SMALL_FRAGMENTS,
         versions: int = VERSIONS,
         scale_bytes: int = SCALE_BYTES,
+        journal_gate: JournalGate | None = None,
     ) -> None:
         self.retention = timedelta(seconds=retention_seconds)
+        #: with a gate, the journal is compacted by `journal_compaction.py` (only its new
+        #: fragments, committed under the gate), not by `optimize()`
+        self.journal_gate = journal_gate
         self.small_fragments = small_fragments
         self.versions = versions
         self.scale_bytes = scale_bytes
@@ -67,6 +73,16 @@ class Compactor:
             warnings.simplefilter("ignore", UserWarning)
             for table in tables:
                 self.ensure_chat_index(table)
+                if table.name == COMMITS and self.journal_gate is not None:
+                    if retry_conflicts(
+                        lambda table=table, gate=self.journal_gate: compact_journal(
+                            table, gate, self.retention,
+                            small_fragments=self.small_fragments, force=force,
+                        ),
+                        "compacting the journal",
+                    ):
+                        done.append(table.name)
+                    continue
                 if not force and not self.needs(table):
                     continue
                 retry_conflicts(
