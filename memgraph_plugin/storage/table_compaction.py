@@ -11,7 +11,8 @@ versions are deleted only by `optimize()`): the large rewrites come every severa
 every pass, and fragments and versions stay bounded. Both thresholds grow with the table's size
 past `SCALE_BYTES` (up to `MAX_SCALE` times): a rewrite of S bytes then comes once per ~S/8 MB of
 small appends, so the bytes rewritten per append stay bounded as a table grows (a 100k-node chat's
-384-d vectors are 150 MB).
+384-d vectors are 150 MB). The journal (`commits`), which hosts append to while a pass runs, is
+compacted by `journal_compaction.py` instead (only its new fragments; its commits under a lock).
 """
 
 from __future__ import annotations
