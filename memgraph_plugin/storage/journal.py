@@ -128,7 +128,6 @@ class Journal:
         self._inspect_lock = threading.Lock()
         self._no_rows: set[int] = set()  # other writers' versions known to have added no rows
         self._classified_upto = 0  # `classify_foreign` looked at the versions up to this one
-        self._appender_at: int | None = None  # the appender's version, when it is not consistent
         self._lock = threading.RLock()
         self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
@@ -367,19 +366,27 @@ class Journal:
             return True
         if self._inspector is None or len(unknown) > _FOREIGN_VERSIONS_CHECKED:
             return False
-        with self._inspect_lock:
-            try:
-                counts = {v: self._count_at(v) for v in {u - d for u in unknown for d in (0, 1)}}
-            except Exception:  # a version cleaned up meanwhile, say: read back instead
-                return False
+        counts = self._row_counts(unknown)
+        if counts is None:  # a version cleaned up meanwhile, say: read back instead
+            return False
         grew = [v for v in unknown if counts[v] > counts[v - 1]]
         self._remember_no_rows(v for v in unknown if v not in grew)
         return not grew
 
-    def _count_at(self, version: int) -> int:
+    def _row_counts(self, versions: list[int]) -> dict[int, int] | None:
+        """The row count of each of `versions` and of the version before each (None when one
+        cannot be read: cleaned up, say). The inspector is locked per version, so a commit never
+        waits for a whole `classify_foreign`."""
         assert self._inspector is not None
-        self._inspector.checkout(version)
-        return int(self._inspector.count_rows())
+        counts: dict[int, int] = {}
+        try:
+            for v in sorted({u - d for u in versions for d in (0, 1)}):
+                with self._inspect_lock:
+                    self._inspector.checkout(v)
+                    counts[v] = int(self._inspector.count_rows())
+        except Exception:
+            return None
+        return counts
 
     def _remember_no_rows(self, versions: Any) -> None:
         self._no_rows.update(versions)
@@ -397,11 +404,9 @@ class Journal:
         low = max(self._classified_upto, head - _CLASSIFIED_PER_CALL)
         versions = [v for v in range(low + 1, head + 1) if v not in self._own]
         self._classified_upto = head
-        with self._inspect_lock:
-            try:
-                counts = {v: self._count_at(v) for v in {u - d for u in versions for d in (0, 1)}}
-            except Exception:  # cleaned up, or gone: commits read back as before
-                return
+        counts = self._row_counts(versions)
+        if counts is None:  # cleaned up, or gone: commits read back as before
+            return
         grew = {v for v in versions if counts[v] > counts[v - 1]}
         self._remember_no_rows(v for v in versions if v not in grew)
 
