@@ -421,6 +421,11 @@ class Journal:
         while len(self._own) > _OWN_COMMITS_KEPT:
             del self._own[next(iter(self._own))]
 
+    def close(self) -> None:
+        """Let go of the gate's lock file (the handle is not used again)."""
+        if self._gate is not None:
+            self._gate.close()
+
     def prune(self, chat_id: str, before_version: int, cutoff: float) -> None:
         """Delete the chat's rows older than `before_version` and created before `cutoff`."""
         self.table.delete(

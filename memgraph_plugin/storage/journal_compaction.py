@@ -79,6 +79,7 @@ class JournalGate:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
+        """Close the lock file (a later hold opens it again)."""
         if self._file is not None:
             self._file.close()
             self._file = None

@@ -366,6 +366,9 @@ class LanceStorage:
         """Stop the maintenance thread (a pass under way finishes first)."""
         self.maintenance.stop()
         self.vectors.clear()
+        self.journal.close()
+        if self._compactor.journal_gate is not None:
+            self._compactor.journal_gate.close()
 
     # ----------------------------------------------------------- async twins
 
