@@ -8,6 +8,7 @@ wrong and which `storage_options` to look at.
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import lancedb
@@ -22,6 +23,13 @@ _TRUE = {"1", "true", "yes", "on", "y"}
 
 def _is_object_store(uri: str) -> bool:
     return "://" in uri and not uri.startswith("file://")
+
+
+def local_folder(uri: str) -> Path | None:
+    """The folder a local database URI names (None for an object store)."""
+    if _is_object_store(uri):
+        return None
+    return Path(uri[len("file://") :] if uri.startswith("file://") else uri)
 
 
 def check_options(uri: str, options: dict[str, str]) -> None:

@@ -366,17 +366,13 @@ class Journal:
             return True
         if self._inspector is None or len(unknown) > _FOREIGN_VERSIONS_CHECKED:
             return False
-        counts = self._row_counts(unknown)
-        if counts is None:  # a version cleaned up meanwhile, say: read back instead
-            return False
-        grew = [v for v in unknown if counts[v] > counts[v - 1]]
-        self._remember_no_rows(v for v in unknown if v not in grew)
-        return not grew
+        return self._classify(unknown) is False
 
-    def _row_counts(self, versions: list[int]) -> dict[int, int] | None:
-        """The row count of each of `versions` and of the version before each (None when one
-        cannot be read: cleaned up, say). The inspector is locked per version, so a commit never
-        waits for a whole `classify_foreign`."""
+    def _classify(self, versions: list[int]) -> bool | None:
+        """Whether any of `versions` grew the table (an append), by the row counts of each and
+        of the version before it; the others are remembered as having added no rows. None when
+        a count cannot be read (cleaned up, say). The inspector is locked per version, so a
+        commit never waits for a whole `classify_foreign`."""
         assert self._inspector is not None
         counts: dict[int, int] = {}
         try:
@@ -386,7 +382,9 @@ class Journal:
                     counts[v] = int(self._inspector.count_rows())
         except Exception:
             return None
-        return counts
+        grew = {v for v in versions if counts[v] > counts[v - 1]}
+        self._remember_no_rows(v for v in versions if v not in grew)
+        return bool(grew)
 
     def _remember_no_rows(self, versions: Any) -> None:
         self._no_rows.update(versions)
@@ -401,14 +399,10 @@ class Journal:
         if self._inspector is None:
             return
         head = self.current_version()
-        low = max(self._classified_upto, head - _CLASSIFIED_PER_CALL)
+        low = max(self._classified_upto, head - _CLASSIFIED_PER_CALL, 1)  # v1: no v0 to compare
         versions = [v for v in range(low + 1, head + 1) if v not in self._own]
-        self._classified_upto = head
-        counts = self._row_counts(versions)
-        if counts is None:  # cleaned up, or gone: commits read back as before
-            return
-        grew = {v for v in versions if counts[v] > counts[v - 1]}
-        self._remember_no_rows(v for v in versions if v not in grew)
+        if self._classify(versions) is not None:  # else (cleaned up, say): the next call
+            self._classified_upto = max(self._classified_upto, head)
 
     def _note_own_commit(self, chat_id: str, table_version: int | None, version: int) -> None:
         """Remember that table version `table_version` is this handle's winning append."""

@@ -24,8 +24,9 @@ import contextlib
 import fcntl
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import IO, Any
+
+from memgraph_plugin.storage.connect import local_folder
 
 #: fragments with at least this many rows are never rewritten again
 FRAGMENT_ROWS = 1024
@@ -42,7 +43,7 @@ class JournalGate:
     def __init__(self, uri: str) -> None:
         """One gate per user (a journal, a compactor): `flock` locks belong to an open file, so
         two gates of one folder exclude each other even in one process."""
-        self.path = _local_folder(uri)
+        self.path = local_folder(uri)
         self._file: IO[bytes] | None = None
 
     def _fd(self) -> int | None:
@@ -85,27 +86,19 @@ class JournalGate:
             self._file = None
 
 
-def _local_folder(uri: str) -> Path | None:
-    if uri.startswith("file://"):
-        uri = uri[len("file://") :]
-    elif "://" in uri:
-        return None
-    return Path(uri)
-
-
 def compact_journal(
     table: Any,
     gate: JournalGate,
     retention: timedelta,
     *,
-    small_fragments: int = 8,
+    small_fragments: int = 2,
     force: bool = False,
 ) -> bool:
     """Merge the journal's small fragments once `small_fragments` piled up (each append adds
-    one), bring its `chat_id` index up to date once `INDEX_ROWS` rows are outside it, delete
-    versions older than `retention`; with `force`, merge and index whatever there is. True when
-    anything was merged or indexed, or with `force`. The rewrite runs unlocked; each commit
-    holds `gate`."""
+    one; `Compactor.needs` decides when a pass compacts the journal at all), bring its
+    `chat_id` index up to date once `INDEX_ROWS` rows are outside it, delete versions older
+    than `retention`; with `force`, merge and index whatever there is. True when anything was
+    merged or indexed, or with `force`. The rewrite runs unlocked; each commit holds `gate`."""
     from lance.optimize import Compaction, CompactionOptions  # only where compaction runs
 
     dataset = table.to_lance()
@@ -119,12 +112,12 @@ def compact_journal(
             with gate.exclusive():
                 Compaction.commit(dataset, rewrites)
             merged = True
-    indexed = False
-    if _unindexed_rows(table.to_lance()) >= (1 if force else INDEX_ROWS):
+    indexed = False  # `dataset` is at the compaction's version once it committed
+    if _unindexed_rows(dataset) >= (1 if force else INDEX_ROWS):
         with gate.exclusive():
-            table.to_lance().optimize.optimize_indices()
+            dataset.optimize.optimize_indices()
         indexed = True
-    table.to_lance().cleanup_old_versions(older_than=retention)
+    dataset.cleanup_old_versions(older_than=retention)
     return merged or indexed or force
 
 

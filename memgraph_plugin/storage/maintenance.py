@@ -225,6 +225,10 @@ class Maintenance:
             failed = self._remote(storage, due, optimize) if remote else self._local(
                 storage, due, optimize
             )
+            try:  # the pass's own journal versions, known before a commit meets them
+                storage.journal.classify_foreign()
+            except Exception as exc:  # only an optimisation: commits read back instead
+                log.debug("classifying the journal's new versions failed: %s", exc)
             with self._cond:
                 for chat_id, version in due.items():
                     if chat_id not in failed and self._due.get(chat_id) == version:
@@ -281,10 +285,6 @@ class Maintenance:
             return {"", *due}
         if optimize:
             self.last_compacted = tuple(reply.get("compacted", ()))
-        try:  # the pass's own journal versions, known before a commit meets them
-            storage.journal.classify_foreign()
-        except Exception as exc:  # only an optimisation: commits read back instead
-            log.debug("classifying the journal's new versions failed: %s", exc)
         for name, level, message in reply.get("logs", ()):
             logging.getLogger(name).log(level, "%s (maintenance process)", message)
         for chat_id, version in reply.get("checkpoints", {}).items():

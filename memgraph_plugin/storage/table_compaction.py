@@ -74,22 +74,20 @@ class Compactor:
             warnings.simplefilter("ignore", UserWarning)
             for table in tables:
                 self.ensure_chat_index(table)
-                if table.name == COMMITS and self.journal_gate is not None:
-                    if retry_conflicts(
-                        lambda table=table, gate=self.journal_gate: compact_journal(
-                            table, gate, self.retention,
-                            small_fragments=self.small_fragments, force=force,
-                        ),
-                        "compacting the journal",
-                    ):
-                        done.append(table.name)
-                    continue
                 if not force and not self.needs(table):
                     continue
-                retry_conflicts(
-                    lambda table=table: table.optimize(cleanup_older_than=self.retention),
-                    f"compacting table {table.name!r}",
-                )
+                if table.name == COMMITS and self.journal_gate is not None:
+                    retry_conflicts(
+                        lambda table=table, gate=self.journal_gate: compact_journal(
+                            table, gate, self.retention, force=force
+                        ),
+                        "compacting the journal",
+                    )
+                else:
+                    retry_conflicts(
+                        lambda table=table: table.optimize(cleanup_older_than=self.retention),
+                        f"compacting table {table.name!r}",
+                    )
                 self._compacted_at[table.name] = int(table.version)
                 done.append(table.name)
         self.last_compacted = done

@@ -208,13 +208,13 @@ def test_other_writers_compaction_and_pruning_are_not_read_back(storage):
     reads = _count_read_backs(storage)
     queries = spy_rows(storage, storage._commits)
     counted: list[int] = []
-    real_counts = storage.journal._row_counts
+    real_counts = storage.journal._classify
 
     def counts(versions: list[int]) -> Any:
         counted.extend(versions)
         return real_counts(versions)
 
-    storage.journal._row_counts = counts  # type: ignore[method-assign]
+    storage.journal._classify = counts  # type: ignore[method-assign]
 
     other.journal.prune("old", before_version=3, cutoff=1e18)  # a delete
     other.optimize_sync()  # a compaction (and the chat_id index)
