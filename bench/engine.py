@@ -231,7 +231,7 @@ def _batch_figure(store: Any, rng: random.Random) -> tuple[str, str]:
 def _batch_round(
     store: Any, rng: random.Random, chars: list[str], events: list[str], *, first: bool
 ) -> float | str:
-    from memgraph_plugin.engine.batch import apply_batch
+    from memgraph_plugin.engine.write.batch import apply_batch
 
     total_ops = 0
     elapsed = 0.0

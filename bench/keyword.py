@@ -66,7 +66,7 @@ def measure(size: int, *, repeat: int = 5) -> list[Row]:
     from lancedb.index import FTS
 
     from memgraph_plugin import Store, get_read_api
-    from memgraph_plugin.engine.keyword_index import node_text, tokenize
+    from memgraph_plugin.engine.keyword.keyword_index import node_text, tokenize
 
     data = _engine().build_chat(size)
     store = Store.from_dict(data)
@@ -165,7 +165,7 @@ def _from_snapshot(data: dict[str, Any]) -> tuple[Any, float, float]:
     import json
 
     from memgraph_plugin import Store, get_read_api
-    from memgraph_plugin.engine.schema import DEFAULT_SCHEMA
+    from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
     from memgraph_plugin.storage import ChangeRecord, ChatState, LanceStorage, StorageSettings
 
     with tempfile.TemporaryDirectory(prefix="memgraph-bench-kwsnap-") as folder:

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from host import Host
-from host.reload import Reloader
+from host.reload.reload import Reloader
 
 PLUGIN = """
 from host import hookimpl
@@ -98,7 +98,7 @@ SAVE_TO_SWAP_LIMIT_MS = 1000.0
 
 def rows(*, quick: bool = False) -> list[tuple[str, float, float | None, str]]:
     """The ``make bench`` section (``bench/run.py``): ``(measure, p50 ms, limit ms, note)``."""
-    logging.getLogger("host.reload").setLevel(logging.CRITICAL)  # failed reloads are on purpose
+    logging.getLogger("host.reload").setLevel(logging.CRITICAL)  # on purpose
     out = []
     for count in (1, 10) if quick else (1, 10, 50):
         figures = asyncio.run(_measure(count, 5 if quick else 20))
@@ -115,7 +115,7 @@ def main() -> None:
     parser.add_argument("--plugins", default="1,10,50", help="plugin counts in the folder")
     parser.add_argument("--edits", type=int, default=20, help="edits measured per figure")
     args = parser.parse_args()
-    logging.getLogger("host.reload").setLevel(logging.CRITICAL)  # the failed reloads are on purpose
+    logging.getLogger("host.reload").setLevel(logging.CRITICAL)  # on purpose
     counts = [int(part) for part in args.plugins.split(",") if part]
     rows = [(count, asyncio.run(_measure(count, args.edits))) for count in counts]
     columns = list(rows[0][1])

@@ -33,9 +33,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
-from memgraph_plugin.storage.columns import NODE_SCHEMA, empty_edges  # noqa: E402
 from memgraph_plugin.storage.escape import where_eq  # noqa: E402
-from memgraph_plugin.storage.snapshots import in_list, read_all  # noqa: E402
+from memgraph_plugin.storage.snapshots.graph_columns import NODE_SCHEMA, empty_edges  # noqa: E402
+from memgraph_plugin.storage.snapshots.snapshots import in_list, read_all  # noqa: E402
 from memgraph_plugin.storage.tables import SNAP_KEYWORDS  # noqa: E402
 
 Row = tuple[str, float, float | None, str, str]
@@ -300,7 +300,8 @@ async def _open_and_search(
     vector search after an open vs searches once everything is settled.
 
     The chat is seeded as the maintenance process leaves it: a full snapshot whose vector rows
-    carry their coarse lists (written in list order, `storage/vector_lists.py`). A first search
+    carry their coarse lists (written in list order, `storage/vectors/vector_lists.py`). A first
+    search
     right after a cold open and a settled one (no coarse-list build running, the lists in use)
     each ask a query never asked before, so both make the store records of their hits (the
     store makes records on first read, 64 rows at a time), as a turn's search does. Measured

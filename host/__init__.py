@@ -1,18 +1,40 @@
-"""host: a pluggy plugin host with one PluginManager per `Host`, discovery, chats and a CLI."""
+"""host: a pluggy plugin host with one PluginManager per `Host`, discovery, chats and a CLI.
 
-from host.chats import Chat
-from host.commands import Command
-from host.context import ChatContext, Message
-from host.core import Host
-from host.errors import CommandError, PluginError, SettingsError
-from host.markers import PROJECT_NAME, hookimpl, hookspec
-from host.notify import HookFailure, HookResult
-from host.records import PluginRecord
-from host.reload import Reloader, ReloadReport
+The public names load on first use (PEP 562), so ``import host`` and ``memgraph-host --help`` stay
+cheap and a module deep in the host imports only what it needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from host.module_aliases import HOST_MOVES, keep_importable
 from host.version import __version__ as __version__
 
+keep_importable(HOST_MOVES)
+
+#: public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    "PROJECT_NAME": "host.markers",
+    "Chat": "host.chats.chats",
+    "ChatContext": "host.chats.context",
+    "Command": "host.cli.commands",
+    "CommandError": "host.errors",
+    "HookFailure": "host.plugins.notify",
+    "HookResult": "host.plugins.notify",
+    "Host": "host.host",
+    "Message": "host.chats.context",
+    "PluginError": "host.errors",
+    "PluginRecord": "host.plugins.records",
+    "ReloadReport": "host.reload.reload",
+    "Reloader": "host.reload.reload",
+    "SettingsError": "host.errors",
+    "hookimpl": "host.markers",
+    "hookspec": "host.markers",
+}
+
 __all__ = [
-    "PROJECT_NAME",
     "Chat",
     "ChatContext",
     "Command",
@@ -21,6 +43,7 @@ __all__ = [
     "HookResult",
     "Host",
     "Message",
+    "PROJECT_NAME",
     "PluginError",
     "PluginRecord",
     "ReloadReport",
@@ -29,3 +52,27 @@ __all__ = [
     "hookimpl",
     "hookspec",
 ]
+
+if TYPE_CHECKING:
+    from host.chats.chats import Chat
+    from host.chats.context import ChatContext, Message
+    from host.cli.commands import Command
+    from host.errors import CommandError, PluginError, SettingsError
+    from host.host import Host
+    from host.markers import PROJECT_NAME, hookimpl, hookspec
+    from host.plugins.notify import HookFailure, HookResult
+    from host.plugins.records import PluginRecord
+    from host.reload.reload import Reloader, ReloadReport
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'host' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -7,7 +7,7 @@ class PluginError(Exception):
     """A plugin failed to load, to validate, or in a hook, and the host is strict about it.
 
     ``plugin`` is the plugin's name, ``origin`` where it came from (path or entry-point spec)
-    when known, and ``failures`` the `host.notify.HookFailure` list for hook failures.
+    when known, and ``failures`` the `host.plugins.notify.HookFailure` list for hook failures.
     """
 
     def __init__(

@@ -2,7 +2,7 @@
 
 Call order is pluggy's: the implementation registered last runs first, adjusted by ``tryfirst`` /
 ``trylast``. The host registers plugins in tiers (built-in, entry points, folders, explicit) and
-keeps that order (see `host.core.Host`), so a user's plugin runs before the built-in one.
+keeps that order (see `host.host.Host`), so a user's plugin runs before the built-in one.
 Notification hooks (``host_startup``, ``host_shutdown``) are called through ``host.notify`` /
 ``host.anotify``: every implementation runs even when one raises, and async ones are awaited.
 """
@@ -16,7 +16,7 @@ import pluggy
 from host.markers import hookspec
 
 if TYPE_CHECKING:
-    from host.commands import Command
+    from host.cli.commands import Command
     from host.protocols import HostLike as Host
 
 
@@ -44,7 +44,7 @@ def host_shutdown(host: Host) -> None:
 
 @hookspec
 def host_cli_commands(host: Host) -> list[Command] | None:
-    """Return the `host.commands.Command` objects this plugin adds to ``memgraph-host``."""
+    """Return the `host.cli.commands.Command` objects this plugin adds to ``memgraph-host``."""
 
 
 @hookspec

@@ -1,8 +1,8 @@
 """`HostLike`: the host as the rest of the host package sees it (a Protocol, in a leaf module).
 
 Hook specs, the chat context, commands and hot reload are typed against this Protocol rather than
-`host.core.Host`, so no module that `core` imports needs `core` back, not even for type checking.
-`host.core.Host` satisfies it.
+`host.host.Host`, so no module that `core` imports needs `core` back, not even for type checking.
+`host.host.Host` satisfies it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from extension_registry import ExtensionRegistry
-    from host.records import PluginRecord
+    from host.plugins.records import PluginRecord
 
 
 class HostLike(Protocol):

@@ -1,63 +1,80 @@
-"""memgraph_plugin: the long-term memory graph (schema, store + indices, views, read/write API)."""
+"""memgraph_plugin: the long-term memory graph (schema, store + indices, views, read/write API).
 
-from .api.injection import InjectionHub, hub_for
-from .api.read import ReadApi, get_read_api
-from .api.session import Session
-from .api.write import WriteApi, get_write_api
-from .engine.batch import apply_batch
-from .engine.converter import converter
-from .engine.frozen import FrozenDict, deep_freeze, thaw
-from .engine.models import Edge, EdgeKey, Node
-from .engine.results import (
-    BatchResult,
-    CommitInfo,
-    CompactResult,
-    CreateResult,
-    DeleteLinksResult,
-    DeleteResult,
-    EditResult,
-    Rejection,
-    RejectionError,
-    UpsertLinksResult,
-)
-from .engine.rollups import build_rollup
-from .engine.schema import (
-    DEFAULT_SCHEMA,
-    INTERNAL_EDGE_TYPES,
-    RELATIONS,
-    SYMMETRIC_RELATIONS,
-    Compression,
-    NodeTypeSpec,
-    Schema,
-    extend_schema,
-    load_schema,
-    normalize_schema,
-)
-from .engine.store import Changeset, Store
-from .engine.views import (
-    CompactionCandidates,
-    CompactionGroup,
-    EdgeSummaryView,
-    EdgeView,
-    FindResult,
-    InjectionState,
-    NeighborView,
-    NodeBriefView,
-    NodeView,
-    RankedView,
-    RelationCount,
-    SampleNeighbor,
-    SchemaSpecView,
-    SchemaView,
-)
-from .errors import MemoryGraphError
-from .service import MemoryGraph, memory_graph_for
+The public names load on first use (PEP 562): importing engine code (``memgraph_plugin.engine...``)
+loads neither the host nor the service. Former module paths stay importable
+(`memgraph_plugin.former_paths`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from host.module_aliases import keep_importable
+from memgraph_plugin.former_paths import FORMER_PATHS
+
+keep_importable(FORMER_PATHS)
+
+#: public name -> the module that defines it
+_EXPORTS: dict[str, str] = {
+    "BatchResult": "memgraph_plugin.engine.model.results",
+    "Changeset": "memgraph_plugin.engine.graph.store",
+    "CommitInfo": "memgraph_plugin.engine.model.results",
+    "CompactResult": "memgraph_plugin.engine.model.results",
+    "CompactionCandidates": "memgraph_plugin.engine.model.views",
+    "CompactionGroup": "memgraph_plugin.engine.model.views",
+    "Compression": "memgraph_plugin.engine.model.schema",
+    "CreateResult": "memgraph_plugin.engine.model.results",
+    "DEFAULT_SCHEMA": "memgraph_plugin.engine.model.schema",
+    "DeleteLinksResult": "memgraph_plugin.engine.model.results",
+    "DeleteResult": "memgraph_plugin.engine.model.results",
+    "Edge": "memgraph_plugin.engine.model.models",
+    "EdgeKey": "memgraph_plugin.engine.model.models",
+    "EdgeSummaryView": "memgraph_plugin.engine.model.views",
+    "EdgeView": "memgraph_plugin.engine.model.views",
+    "EditResult": "memgraph_plugin.engine.model.results",
+    "FindResult": "memgraph_plugin.engine.model.views",
+    "FrozenDict": "memgraph_plugin.engine.model.frozen",
+    "INTERNAL_EDGE_TYPES": "memgraph_plugin.engine.model.schema",
+    "InjectionHub": "memgraph_plugin.api.injection",
+    "InjectionState": "memgraph_plugin.engine.model.views",
+    "MemoryGraph": "memgraph_plugin.service",
+    "MemoryGraphError": "memgraph_plugin.errors",
+    "NeighborView": "memgraph_plugin.engine.model.views",
+    "Node": "memgraph_plugin.engine.model.models",
+    "NodeBriefView": "memgraph_plugin.engine.model.views",
+    "NodeTypeSpec": "memgraph_plugin.engine.model.schema",
+    "NodeView": "memgraph_plugin.engine.model.views",
+    "RELATIONS": "memgraph_plugin.engine.model.schema",
+    "RankedView": "memgraph_plugin.engine.model.views",
+    "ReadApi": "memgraph_plugin.api.read",
+    "Rejection": "memgraph_plugin.engine.model.results",
+    "RejectionError": "memgraph_plugin.engine.model.results",
+    "RelationCount": "memgraph_plugin.engine.model.views",
+    "SYMMETRIC_RELATIONS": "memgraph_plugin.engine.model.schema",
+    "SampleNeighbor": "memgraph_plugin.engine.model.views",
+    "Schema": "memgraph_plugin.engine.model.schema",
+    "SchemaSpecView": "memgraph_plugin.engine.model.views",
+    "SchemaView": "memgraph_plugin.engine.model.views",
+    "Session": "memgraph_plugin.api.session",
+    "Store": "memgraph_plugin.engine.graph.store",
+    "UpsertLinksResult": "memgraph_plugin.engine.model.results",
+    "WriteApi": "memgraph_plugin.api.write",
+    "apply_batch": "memgraph_plugin.engine.write.batch",
+    "build_rollup": "memgraph_plugin.engine.write.rollups",
+    "converter": "memgraph_plugin.engine.model.converter",
+    "deep_freeze": "memgraph_plugin.engine.model.frozen",
+    "extend_schema": "memgraph_plugin.engine.model.schema",
+    "get_read_api": "memgraph_plugin.api.read",
+    "get_write_api": "memgraph_plugin.api.write",
+    "hub_for": "memgraph_plugin.api.injection",
+    "load_schema": "memgraph_plugin.engine.model.schema",
+    "memory_graph_for": "memgraph_plugin.service",
+    "normalize_schema": "memgraph_plugin.engine.model.schema",
+    "thaw": "memgraph_plugin.engine.model.frozen",
+}
 
 __all__ = [
-    "DEFAULT_SCHEMA",
-    "INTERNAL_EDGE_TYPES",
-    "RELATIONS",
-    "SYMMETRIC_RELATIONS",
     "BatchResult",
     "Changeset",
     "CommitInfo",
@@ -66,6 +83,7 @@ __all__ = [
     "CompactionGroup",
     "Compression",
     "CreateResult",
+    "DEFAULT_SCHEMA",
     "DeleteLinksResult",
     "DeleteResult",
     "Edge",
@@ -75,6 +93,7 @@ __all__ = [
     "EditResult",
     "FindResult",
     "FrozenDict",
+    "INTERNAL_EDGE_TYPES",
     "InjectionHub",
     "InjectionState",
     "MemoryGraph",
@@ -84,11 +103,13 @@ __all__ = [
     "NodeBriefView",
     "NodeTypeSpec",
     "NodeView",
+    "RELATIONS",
     "RankedView",
     "ReadApi",
     "Rejection",
     "RejectionError",
     "RelationCount",
+    "SYMMETRIC_RELATIONS",
     "SampleNeighbor",
     "Schema",
     "SchemaSpecView",
@@ -110,3 +131,70 @@ __all__ = [
     "normalize_schema",
     "thaw",
 ]
+
+if TYPE_CHECKING:
+    from memgraph_plugin.api.injection import InjectionHub, hub_for
+    from memgraph_plugin.api.read import ReadApi, get_read_api
+    from memgraph_plugin.api.session import Session
+    from memgraph_plugin.api.write import WriteApi, get_write_api
+    from memgraph_plugin.engine.graph.store import Changeset, Store
+    from memgraph_plugin.engine.model.converter import converter
+    from memgraph_plugin.engine.model.frozen import FrozenDict, deep_freeze, thaw
+    from memgraph_plugin.engine.model.models import Edge, EdgeKey, Node
+    from memgraph_plugin.engine.model.results import (
+        BatchResult,
+        CommitInfo,
+        CompactResult,
+        CreateResult,
+        DeleteLinksResult,
+        DeleteResult,
+        EditResult,
+        Rejection,
+        RejectionError,
+        UpsertLinksResult,
+    )
+    from memgraph_plugin.engine.model.schema import (
+        DEFAULT_SCHEMA,
+        INTERNAL_EDGE_TYPES,
+        RELATIONS,
+        SYMMETRIC_RELATIONS,
+        Compression,
+        NodeTypeSpec,
+        Schema,
+        extend_schema,
+        load_schema,
+        normalize_schema,
+    )
+    from memgraph_plugin.engine.model.views import (
+        CompactionCandidates,
+        CompactionGroup,
+        EdgeSummaryView,
+        EdgeView,
+        FindResult,
+        InjectionState,
+        NeighborView,
+        NodeBriefView,
+        NodeView,
+        RankedView,
+        RelationCount,
+        SampleNeighbor,
+        SchemaSpecView,
+        SchemaView,
+    )
+    from memgraph_plugin.engine.write.batch import apply_batch
+    from memgraph_plugin.engine.write.rollups import build_rollup
+    from memgraph_plugin.errors import MemoryGraphError
+    from memgraph_plugin.service import MemoryGraph, memory_graph_for
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memgraph_plugin' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,7 +1,8 @@
 """The memory graph's hook specs, added to a host through ``host_addhooks(pm)``.
 
 ``memgraph_injection_changed`` and ``memgraph_commit`` are notifications: the service calls them
-through ``host.notify`` / ``host.anotify``, so every implementation runs, an implementation that
+through ``host.notify`` / ``host.anotify``, so every implementation runs, an implementation
+that
 raises is logged with its plugin's name, and the write or update that fired it is never undone.
 """
 
@@ -21,7 +22,7 @@ except ImportError:  # pragma: no cover - the same marker, by project name
 def memgraph_injection_changed(chat_id: str, state: Any) -> None:
     """A chat's injection state was updated (no debounce: several times a turn is normal).
 
-    `state` is the frozen `memgraph_plugin.engine.views.InjectionState` (`always_inject_ids`,
+    `state` is the frozen `memgraph_plugin.engine.model.views.InjectionState` (`always_inject_ids`,
     `recall_selected_ids`, `visible_ids`).
     """
 
@@ -30,7 +31,8 @@ def memgraph_injection_changed(chat_id: str, state: Any) -> None:
 def memgraph_commit(chat_id: str, commit: Any) -> Any:
     """A write to a chat's memory graph changed it and was committed (persisted when storage is on).
 
-    `commit` is a `memgraph_plugin.engine.results.CommitInfo` (`version`, `applied`, `chat_id`,
+    `commit` is a `memgraph_plugin.engine.model.results.CommitInfo` (`version`, `applied`,
+    `chat_id`,
     ...). An implementation may return an awaitable; ``host.anotify`` awaits it.
     """
 

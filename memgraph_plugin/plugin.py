@@ -56,8 +56,8 @@ def _plugin_name(host: Any) -> str:
 def make_service(host: Any) -> MemoryGraph:
     """The service this plugin runs on `host`, persisted in the host's LanceDB (`storage_uri`)."""
     service = MemoryGraph(host)
+    from .chats.factory import persistence_for_host
     from .embedding.registry import UnknownProfileError
-    from .storage.factory import persistence_for_host
 
     try:
         service.persistence = persistence_for_host(host, service)

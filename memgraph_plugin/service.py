@@ -15,21 +15,21 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-from host.chat_ids import chat_id_problem
+from host.chats.chat_ids import chat_id_problem
 
 if TYPE_CHECKING:
     from host.protocols import HostLike
 
     from .api.session import Session
-    from .engine.store import Changeset
-    from .storage.chat_cache import PersistedChats
+    from .chats.chat_cache import PersistedChats
+    from .engine.graph.store import Changeset
     from .storage.persistence import CommitRecord, Persistence
 
 from .api.injection import InjectionHub, use_service_lookup
-from .engine.results import CommitInfo
-from .engine.schema import Schema, resolve_schema
-from .engine.store import Store
-from .engine.views import InjectionState
+from .engine.graph.store import Store
+from .engine.model.results import CommitInfo
+from .engine.model.schema import Schema, resolve_schema
+from .engine.model.views import InjectionState
 from .errors import MemoryGraphError, check_str_list
 
 __all__ = ["SERVICE_NAME", "MemoryGraph", "memory_graph_for", "notify_hook"]
@@ -344,8 +344,8 @@ class MemoryGraph:
         whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
         the chat's newest message seq (`store_file.anchor_store`: chatting on never reads it
         as deleted messages); fires ``memgraph_commit``, returns its `CommitInfo`."""
-        from .engine.store_file import anchor_store, store_problems
-        from .engine.values import Limits
+        from .engine.load.store_file import anchor_store, store_problems
+        from .engine.model.values import Limits
 
         checked_chat_id(chat_id)
         storage = self._storage()
@@ -401,7 +401,7 @@ class MemoryGraph:
         """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
         wanted = check_str_list("types", types)  # as keyword_search: a list, never a bare str
         if getattr(self.persistence, "embedder", None) is not None:  # storage's vector index
-            from .engine.views import RankedView
+            from .engine.model.views import RankedView
 
             if not query.strip():
                 return ()

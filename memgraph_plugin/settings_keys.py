@@ -1,16 +1,17 @@
 """The memory graph's setting keys (``memgraph-host.toml``), declared in the host's schema.
 
 Imported by the plugin module, so the keys are known whenever the plugin loads. A subsystem may
-instead declare its keys beside its own code with `host.settings_schema.declare`, as long as that
+instead declare its keys beside its own code with `host.settings.settings_schema.declare`, as long
+as that
 module is imported when the plugin loads (import it here otherwise). The code reading a key keeps
 its default equal to the declared one (``tests/test_settings_schema.py`` checks the built-ins).
 """
 
 from __future__ import annotations
 
-from host.settings_schema import Kind, declare
+from host.settings.settings_schema import Kind, declare
 
-from .engine.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+from .engine.model.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
 
 # ---------------------------------------------------------------- graph and embedding
 EMBEDDING_PROFILE = declare(

@@ -90,12 +90,13 @@ def run_soon(coro: Any, tasks: set[Any]) -> Any:
 
     In a running loop it becomes a task (kept in ``tasks`` until done) that is returned, so a
     host that awaits hook results waits for it. On the worker thread a guarded hook call runs
-    sync implementations on (`host.hook_guard`), it starts on the caller's loop and a future of it
+    sync implementations on (`host.plugins.hook_guard`), it starts on the caller's loop and a
+    future of it
     is returned. Without a loop it is closed and ``None`` returned.
     """
     import asyncio
 
-    from host.hook_guard import caller_loop
+    from host.plugins.hook_guard import caller_loop
 
     loop = caller_loop()
     if loop is None:

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from host import hookimpl
-from host.settings_schema import Kind, declare
+from host.settings.settings_schema import Kind, declare
 from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
 from sample_plugins._text import ASCII_WORD, CJK_CHAR, CJK_RUN, split_values
 from sample_plugins._worker import Worker

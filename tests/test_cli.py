@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from host.cli import main
+from host.cli.cli import main
 
 GOOD = """
 from host import hookimpl
@@ -214,7 +214,7 @@ def test_every_command_and_option_has_help_text(tmp_path: Path, plugins: Path, c
     import argparse
 
     from host import Host
-    from host.cli import _plugin_commands, build_parser
+    from host.cli.cli import _plugin_commands, build_parser
 
     host = Host(data_dir=tmp_path / "d", plugin_dirs=[plugins])
     host.load_plugins()
@@ -237,7 +237,7 @@ def test_hooks_shows_implementation_flags_in_call_order(tmp_path: Path) -> None:
     import io
 
     from host import Host, hookimpl
-    from host.cli import cmd_hooks
+    from host.cli.cli import cmd_hooks
 
     class Early:
         @hookimpl(tryfirst=True)

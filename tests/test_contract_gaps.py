@@ -10,7 +10,7 @@ import pytest
 from host import Host
 from memgraph_plugin import MemoryGraphError, Store, get_read_api, get_write_api
 from memgraph_plugin.api import external as ext
-from memgraph_plugin.engine.schema import normalize_schema
+from memgraph_plugin.engine.model.schema import normalize_schema
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -173,7 +173,7 @@ async def test_retrieval_status_per_chat(tmp_path: Path) -> None:
 
 
 def test_status_command(tmp_path: Path, capsys) -> None:
-    from host.cli import main
+    from host.cli.cli import main
 
     data = tmp_path / "d"
     _write_traces(data, [_trace(1, None), _trace(2, "rollout_off", mode="off")])

@@ -169,7 +169,7 @@ def test_the_story_ships_as_package_data():
 
 
 def test_demo_command_refuses_bad_turns_and_a_missing_story(tmp_path, capsys):
-    from host.cli import main
+    from host.cli.cli import main
 
     data = tmp_path / "d"
     assert main(["demo", "--data", str(data), "--turns", "0"]) == 2
@@ -198,7 +198,7 @@ def test_demo_takes_the_global_data_dir_and_plugin_folders(tmp_path, monkeypatch
     """``memgraph-host --data-dir D --plugins-dir P demo``: the demo writes into D (not
     ./demo-data), loads the plugins of P beside the samples, and names the trace command
     that reads its traces back."""
-    from host.cli import main
+    from host.cli.cli import main
     from memgraph_plugin.tools.demo import CHAT_ID, PICTURE
 
     monkeypatch.chdir(tmp_path)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pluggy
 
 from host import Host, hookimpl, hookspec
-from host.cli import cmd_hooks, hook_rows
-from host.discovery import BUILTIN_NAME
+from host.cli.cli import cmd_hooks, hook_rows
+from host.plugins.discovery import BUILTIN_NAME
 
 
 class Specs:

@@ -37,7 +37,7 @@ async def test_readme_storage_examples_work_on_the_demo_data(tmp_path, monkeypat
     """Issue 18.2: the README's storage commands name the demo's data dir and chat, and work."""
     import shlex
 
-    from host.cli import main
+    from host.cli.cli import main
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     block = readme.split("## Storage", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from host import Host
-from host.cli import main
+from host.cli.cli import main
 from host.errors import SettingsError
-from host.settings_doc import import_doc_modules, settings_markdown
-from host.settings_schema import SCHEMA, Kind, Setting
+from host.settings.settings_doc import import_doc_modules, settings_markdown
+from host.settings.settings_schema import SCHEMA, Kind, Setting
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def test_a_plugin_declares_its_own_keys(tmp_path: Path) -> None:
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "tidy.py").write_text(
-        "from host.settings_schema import declare\n"
+        "from host.settings.settings_schema import declare\n"
         "TIDY = declare('tidy_every', 'integer', 5, 'How often tidy runs.', minimum=1)\n"
     )
     host = _host(tmp_path, "tidy_every = 7\n", plugin_dirs=[plugins])

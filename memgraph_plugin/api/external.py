@@ -21,9 +21,9 @@ from typing import Any
 
 import attrs
 
-from ..engine.models import Node
-from ..engine.store import Store, timeline_key
-from ..engine.views import InjectionState, NodeView
+from ..engine.graph.store import Store, timeline_key
+from ..engine.model.models import Node
+from ..engine.model.views import InjectionState, NodeView
 from ..errors import MemoryGraphError, bad_args, check_bool, check_int, check_str
 from .injection import hub_for
 

@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..engine.views import EMPTY_INJECTION_STATE, InjectionState
+from ..engine.model.views import EMPTY_INJECTION_STATE, InjectionState
 from ..errors import bad_args, check_id_set
 
 __all__ = ["InjectionHub", "Listener", "hub_for"]

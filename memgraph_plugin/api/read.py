@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.store import Store
-from ..engine.views import InjectionState
+from ..engine.graph.store import Store
+from ..engine.model.views import InjectionState
 from ..errors import bad_args
 from .read_data import DataAccess
 from .read_recall import RecallPrimitives

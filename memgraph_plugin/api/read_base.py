@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from typing import Any
 
-from ..engine.frozen import FrozenDict
-from ..engine.models import Node
-from ..engine.projection import Lifter, PoolLifter
-from ..engine.schema import Schema, resolve_schema
-from ..engine.store import Store
-from ..engine.views import InjectionState
+from ..engine.graph.store import Store
+from ..engine.model.frozen import FrozenDict
+from ..engine.model.models import Node
+from ..engine.model.schema import Schema, resolve_schema
+from ..engine.model.views import InjectionState
+from ..engine.read.projection import Lifter, PoolLifter
 from ..errors import bad_args, check_choice, check_id_container, check_id_set, check_str_list
 
 __all__ = ["ReadBase"]

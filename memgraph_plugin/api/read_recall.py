@@ -7,14 +7,11 @@ import bisect
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
-from ..engine.edge_summaries import summaries_for
-from ..engine.frozen import FrozenDict
-from ..engine.models import Node
-from ..engine.projection import edge_summary as _edge_summary
-from ..engine.projection import expand_from_seeds as _expand
-from ..engine.schema import DEFAULT_DRILL_EDGE_TYPES, Schema, is_diagnostic_type
-from ..engine.store import timeline_key
-from ..engine.views import (
+from ..engine.graph.store import timeline_key
+from ..engine.model.frozen import FrozenDict
+from ..engine.model.models import Node
+from ..engine.model.schema import DEFAULT_DRILL_EDGE_TYPES, Schema, is_diagnostic_type
+from ..engine.model.views import (
     EMPTY_EDGE_SUMMARY,
     CompactionCandidates,
     CompactionGroup,
@@ -24,6 +21,9 @@ from ..engine.views import (
     NodeView,
     RankedView,
 )
+from ..engine.read.edge_summaries import summaries_for
+from ..engine.read.projection import edge_summary as _edge_summary
+from ..engine.read.projection import expand_from_seeds as _expand
 from ..errors import (
     check_bool,
     check_id_container,
@@ -310,7 +310,8 @@ class RecallPrimitives(ReadBase):
     def keyword_search(
         self, *, query: str, types: list[str] | None = None, k: int = 20
     ) -> tuple[RankedView, ...]:
-        """BM25 over the candidate pool (`engine/keyword_index.py`): score = BM25 / the best a
+        """BM25 over the candidate pool (`engine/keyword/keyword_index.py`): score = BM25 / the
+        best a
         node could score for this query, in (0, 1]; score descending, ties in pool (recency)
         order; cut to `k`. Blank query: ()."""
         check_str("query", query)

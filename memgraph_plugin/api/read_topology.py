@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..engine.models import Node
-from ..engine.projection import Lifter, nearest_visible_ancestor_id
-from ..engine.projection import project_edges as _project_edges
-from ..engine.views import EdgeView, NeighborView, NodeView
+from ..engine.model.models import Node
+from ..engine.model.views import EdgeView, NeighborView, NodeView
+from ..engine.read.projection import Lifter, nearest_visible_ancestor_id
+from ..engine.read.projection import project_edges as _project_edges
 from ..errors import (
     bad_args,
     check_bool,

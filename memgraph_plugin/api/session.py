@@ -12,7 +12,7 @@ import functools
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
-from ..engine.results import CommitInfo
+from ..engine.model.results import CommitInfo
 from ..errors import check_int, check_str, check_str_list
 from .read import ReadApi
 from .status_lookup import retrieval_status_for

@@ -18,9 +18,8 @@ from typing import Any
 
 import attrs
 
-from ..engine.batch import apply_batch
-from ..engine.ops import DIRECTIONS
-from ..engine.results import (
+from ..engine.graph.store import Store
+from ..engine.model.results import (
     BatchResult,
     CompactResult,
     CreateResult,
@@ -29,10 +28,11 @@ from ..engine.results import (
     EditResult,
     UpsertLinksResult,
 )
-from ..engine.rollups import apply_rollup
-from ..engine.schema import Schema, resolve_schema
-from ..engine.store import Store
-from ..engine.values import Limits
+from ..engine.model.schema import Schema, resolve_schema
+from ..engine.model.values import Limits
+from ..engine.write.batch import apply_batch
+from ..engine.write.ops import DIRECTIONS
+from ..engine.write.rollups import apply_rollup
 from ..errors import MemoryGraphError, bad_args
 
 __all__ = ["CommitCallback", "WriteApi", "get_write_api"]
@@ -94,7 +94,7 @@ class WriteApi:
     @property
     def limits(self) -> Limits:
         """The size limits of this chat's writes (settings ``max_title_chars``,
-        ``max_field_bytes``; see `memgraph_plugin.engine.values`)."""
+        ``max_field_bytes``; see `memgraph_plugin.engine.model.values`)."""
         if self._limits is None:
             try:
                 self._limits = Limits.from_settings(getattr(self._ctx, "settings", None))

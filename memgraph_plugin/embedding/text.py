@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memgraph_plugin.engine.schema import is_diagnostic_type
+from memgraph_plugin.engine.model.schema import is_diagnostic_type
 
 
 def embedding_columns_of(schema: Any) -> dict[str, tuple[str, ...]]:

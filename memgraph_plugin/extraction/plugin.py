@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from host import hookimpl
-from host.hook_guard import inline
+from host.plugins.hook_guard import inline
 
 from .graph import newest_event
 from .offline import extract_message_ops

@@ -22,9 +22,9 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.engine.gc_pause import gc_paused
+from memgraph_plugin.engine.load.gc_pause import gc_paused
 from memgraph_plugin.extraction.graph import message_index, newest_event
-from memgraph_plugin.recall.pipeline import pipeline_for
+from memgraph_plugin.turn.pipeline import pipeline_for
 
 from .transcripts import TranscriptError, TranscriptMessage, read_transcript
 

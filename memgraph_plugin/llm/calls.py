@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from host.hook_guard import Guard
+from host.plugins.hook_guard import Guard
 
 from .provider import Completion, LlmError, LlmProvider
 from .settings import LlmSettings, LlmSettingsError

@@ -9,9 +9,9 @@ import sys
 import time
 from typing import Any
 
-from host.cli import CliError
-from host.commands import Command
-from host.console import add_json_option, print_json, print_table
+from host.cli.cli import CliError
+from host.cli.commands import Command
+from host.cli.console import add_json_option, print_json, print_table
 
 from .prompts import clip
 from .provider import JsonSchema, LlmError

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from host import hookimpl
-from memgraph_plugin.engine.schema import DEFAULT_SCHEMA
+from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
 
 from .calls import LlmHookPlugin, call_deadline, traced
 from .ops_schema import EVENT, ops_json_schema, relations, validate_ops

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import cattrs
 
-from memgraph_plugin.engine.schema import INTERNAL_EDGE_TYPES, RELATIONS, is_diagnostic_type
+from memgraph_plugin.engine.model.schema import INTERNAL_EDGE_TYPES, RELATIONS, is_diagnostic_type
 
 from .provider import JsonSchema
 

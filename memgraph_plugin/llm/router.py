@@ -18,6 +18,7 @@ import attrs
 import cattrs
 
 from host import hookimpl
+from memgraph_plugin.hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from memgraph_plugin.recall.router import (
     DEFAULT_SEEDS,
     DEFAULT_TOP_K,
@@ -25,7 +26,6 @@ from memgraph_plugin.recall.router import (
     TOP_K_SETTING,
     int_setting,
 )
-from memgraph_plugin.recall.routes import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 
 from .calls import LlmHookPlugin, call_deadline, traced
 from .ops_schema import InvalidOutput, converter

@@ -1,12 +1,18 @@
 """Recall: the turn pipeline, the built-in hybrid router, rollout modes, rendering and traces."""
 
-from .extraction import ReplayExtractor, extract_ops
-from .pipeline import ExtractionOutcome, RecallOutcome, TurnOutcome, TurnPipeline, pipeline_for
+from ..hook_contract import Inclusion, RouteRequest, RouteResult
+from ..turn.message_extraction import ReplayExtractor, extract_ops
+from ..turn.pipeline import (
+    ExtractionOutcome,
+    RecallOutcome,
+    TurnOutcome,
+    TurnPipeline,
+    pipeline_for,
+)
+from ..turn.story import Story, StoryError, Turn, load_story
 from .render import render_injection, render_table
 from .rollout import FallbackReason, QualityGate, RolloutDecision, RolloutMode, decide
 from .router import HybridRouter
-from .routes import Inclusion, RouteRequest, RouteResult
-from .story import Story, StoryError, Turn, load_story
 from .trace import RecallTrace, TraceLog
 
 __all__ = [

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from host.commands import Command
-from host.console import add_json_option, print_json, print_table
+from host.cli.commands import Command
+from host.cli.console import add_json_option, print_json, print_table
 from host.errors import CommandError
 
 from .trace import TRACE_DIR, TraceLog, format_table
@@ -23,8 +23,8 @@ def _trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _require_known(host: Any, chat_id: str) -> None:
     """Traces or commits or messages make a chat known; anything else is ``unknown chat``."""
+    from memgraph_plugin.chats.chat_lookup import require_chat
     from memgraph_plugin.storage import LanceStorage, StorageSettings
-    from memgraph_plugin.storage.chat_lookup import require_chat
 
     storage = LanceStorage(StorageSettings.from_settings(host.settings, data_dir=host.data_dir))
     require_chat(host, storage, chat_id)

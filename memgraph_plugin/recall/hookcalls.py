@@ -1,9 +1,9 @@
 """Collecting and first-result hook calls for recall, each plugin isolated.
 
-Built on the host's own helpers (`host.notify`): implementations run in pluggy's call order,
+Built on the host's own helpers (`host.plugins.notify`): implementations run in pluggy's call order,
 async ones are awaited, and one that raises becomes a `HookFailure` naming its plugin, logged
 and recorded on its plugin record (`Host.record_failures`), without stopping the others. Calls
-are guarded like the host's notifications (`host.hook_guard`): sync implementations run on
+are guarded like the host's notifications (`host.plugins.hook_guard`): sync implementations run on
 worker threads and each has a deadline; one past it is a `HookTimeout` failure, and the turn
 goes on without it.
 """
@@ -13,9 +13,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from host.hook_guard import Guard
-from host.notify import PLUGIN_FAILURES, HookFailure, HookResult, acall, failure, implementations
-from host.notify import invoke as invoke_impl
+from host.plugins.hook_guard import Guard
+from host.plugins.notify import (
+    PLUGIN_FAILURES,
+    HookFailure,
+    HookResult,
+    acall,
+    failure,
+    implementations,
+)
+from host.plugins.notify import invoke as invoke_impl
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.engine.keyword_index import tokenize
+from memgraph_plugin.engine.keyword.keyword_index import tokenize
 
 # Words that match nearly every node and say nothing about what the turn is about.
 _STOP_TEXT = """

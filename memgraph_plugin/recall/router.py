@@ -19,13 +19,13 @@ from typing import Any
 import attrs
 
 from memgraph_plugin.embedding.registry import profile_name
-from memgraph_plugin.engine.projection import expand_from_seeds
-from memgraph_plugin.engine.schema import DEFAULT_DRILL_EDGE_TYPES
+from memgraph_plugin.engine.model.schema import DEFAULT_DRILL_EDGE_TYPES
+from memgraph_plugin.engine.read.projection import expand_from_seeds
 
+from ..hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
-from .routes import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from .signals import (
     GRAPH_SCAN,
     Hit,

@@ -6,9 +6,9 @@ Imported by the plugin module, so the keys are known whenever the plugin loads.
 
 from __future__ import annotations
 
-from host.settings_schema import Kind, declare
+from host.settings.settings_schema import Kind, declare
 
-from .compaction import COMPACTION_SETTING
+from ..turn.auto_compaction import COMPACTION_SETTING
 from .injection_budget import (
     BUDGET_SETTING,
     DEFAULT_BUDGET,

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.engine.schema import is_diagnostic_type
+from memgraph_plugin.engine.model.schema import is_diagnostic_type
 
 from .query import STOP_WORDS
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import attrs
 
-from host.console import table_text
+from host.cli.console import table_text
 
-from .routes import Inclusion
+from ..hook_contract import Inclusion
 
 TRACE_DIR = "traces"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")

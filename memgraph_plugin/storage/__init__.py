@@ -1,6 +1,8 @@
 """Persistence of chats: the `Persistence` interface and its LanceDB implementation."""
 
-from memgraph_plugin.storage.codec import (
+from memgraph_plugin.storage.errors import ConflictError, StorageError
+from memgraph_plugin.storage.escape import sql_literal, where_eq
+from memgraph_plugin.storage.journal.change_codec import (
     StateBuilder,
     changeset_to_change,
     diff_states,
@@ -8,8 +10,6 @@ from memgraph_plugin.storage.codec import (
     empty_state,
     node_to_json,
 )
-from memgraph_plugin.storage.errors import ConflictError, StorageError
-from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.persistence import (
     ChangeRecord,
@@ -48,11 +48,11 @@ def __getattr__(name: str) -> object:
     """`PersistedChats` and `persistence_for_host` load lazily (they import the embedding package,
     which imports this package's value types)."""
     if name == "PersistedChats":
-        from memgraph_plugin.storage.chat_cache import PersistedChats
+        from memgraph_plugin.chats.chat_cache import PersistedChats
 
         return PersistedChats
     if name == "persistence_for_host":
-        from memgraph_plugin.storage.factory import persistence_for_host
+        from memgraph_plugin.chats.factory import persistence_for_host
 
         return persistence_for_host
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

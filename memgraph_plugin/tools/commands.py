@@ -12,17 +12,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from host.commands import Command
-from host.console import print_json, print_table, progress
+from host.cli.commands import Command
+from host.cli.console import print_json, print_table, progress
+from memgraph_plugin.chats.chat_cache import PersistedChats
+from memgraph_plugin.chats.chat_lookup import require_chat
+from memgraph_plugin.chats.factory import with_keyword_schema
 from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_profile
-from memgraph_plugin.engine.store_file import StoreFileError, anchor_store, read_store_file
-from memgraph_plugin.engine.values import Limits
+from memgraph_plugin.engine.load.store_file import StoreFileError, anchor_store, read_store_file
+from memgraph_plugin.engine.model.values import Limits
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage.chat_cache import PersistedChats
-from memgraph_plugin.storage.chat_lookup import require_chat
 from memgraph_plugin.storage.errors import ConflictError
-from memgraph_plugin.storage.factory import with_keyword_schema
 
 
 def _settings(host: Any) -> Mapping[str, Any]:
@@ -30,13 +30,13 @@ def _settings(host: Any) -> Mapping[str, Any]:
 
 
 def _schema(host: Any) -> Any:
-    from memgraph_plugin.engine.schema import resolve_schema
+    from memgraph_plugin.engine.model.schema import resolve_schema
 
     return resolve_schema(_settings(host).get("schema"))
 
 
 def _store_cls() -> Any:
-    from memgraph_plugin.engine.store import Store
+    from memgraph_plugin.engine.graph.store import Store
 
     return Store
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import attrs
 
-from ..recall.extraction import ReplayExtractor
-from ..recall.pipeline import RecallOutcome, pipeline_for
-from ..recall.story import Story, load_story
+from ..turn.message_extraction import ReplayExtractor
+from ..turn.pipeline import RecallOutcome, pipeline_for
+from ..turn.story import Story, load_story
 from .graph_picture import edge_counts, write_graph_html
 
 

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from host.commands import Command
+from host.cli.commands import Command
 
 from .demo import DEFAULT_DATA, STORY_PATH, DemoError, run_demo
 
-CLI_DEFAULT_DATA_DIR = ".memgraph"  # the global --data-dir's default (host/cli.py)
+CLI_DEFAULT_DATA_DIR = ".memgraph"  # the global --data-dir's default (host/cli/cli.py)
 
 
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +37,7 @@ def demo_folder(args: argparse.Namespace) -> Path:
     """``--data``, else the global ``--data-dir`` when it was given on the command line (it
     differs from the CLI's default), else ``./demo-data``: the demo never silently writes
     somewhere other than the folder the user named."""
-    from host.cli import DATA_DIR_ENV
+    from host.cli.cli import DATA_DIR_ENV
 
     if args.data is not None:
         return args.data
@@ -49,7 +49,7 @@ def demo_folder(args: argparse.Namespace) -> Path:
 
 async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
     """Run the demo on its own host (the CLI's host is not started for it)."""
-    from memgraph_plugin.recall.story import StoryError
+    from memgraph_plugin.turn.story import StoryError
 
     if args.turns is not None and args.turns < 1:
         print("memgraph-host demo: --turns must be at least 1", file=sys.stderr)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memgraph_plugin.engine.models import Node
+from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
 
 GRAPH_LIMIT = 1500  # nodes drawn at once: cytoscape stays responsive; the rest is found by search

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
 
 
 def node(id: str, type: str, title: str = "", seq: int | None = None, **extra: Any) -> dict:

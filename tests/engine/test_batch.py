@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from memgraph_plugin.engine.batch import apply_batch
-from memgraph_plugin.engine.frozen import json_problem
-from memgraph_plugin.engine.models import Edge, EdgeKey, Node
-from memgraph_plugin.engine.name_index import split_aliases
-from memgraph_plugin.engine.ops import normalize_op
-from memgraph_plugin.engine.rollups import build_rollup
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.name_index import split_aliases
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.frozen import json_problem
+from memgraph_plugin.engine.model.models import Edge, EdgeKey, Node
+from memgraph_plugin.engine.write.batch import apply_batch
+from memgraph_plugin.engine.write.ops import normalize_op
+from memgraph_plugin.engine.write.rollups import build_rollup
 from memgraph_plugin.errors import MemoryGraphError
 
 
@@ -655,7 +655,7 @@ def test_the_sample_story_applies_cleanly_and_merges_entities():
     import json
     from pathlib import Path
 
-    from memgraph_plugin.engine.name_index import primary_key_values
+    from memgraph_plugin.engine.graph.name_index import primary_key_values
 
     path = Path(__file__).resolve().parents[2] / "sample_plugins" / "story" / "story.json"
     turns = json.loads(path.read_text(encoding="utf-8"))["turns"]
@@ -677,7 +677,7 @@ def test_the_sample_story_applies_cleanly_and_merges_entities():
 
 
 def test_name_index_lives_in_the_store_and_is_never_rebuilt_by_writes(store, monkeypatch):
-    from memgraph_plugin.engine.name_index import NameIndex
+    from memgraph_plugin.engine.graph.name_index import NameIndex
 
     index = store.name_index()
     assert index.find(store.schema.get("character_sheet"), ["艾琳"]) == "n_1"
@@ -729,7 +729,7 @@ def test_name_index_follows_rollback_archive_and_schema_change(store, monkeypatc
     again = make(store, {"op": "create", "type": "character_sheet", "title": "mira"})
     assert again.node_ids[0] != mira  # an archived node is no merge target
     # a schema without latest-only character sheets: the index follows it
-    from memgraph_plugin.engine.schema import extend_schema
+    from memgraph_plugin.engine.model.schema import extend_schema
 
     plain = extend_schema(
         store.schema, [{"id": "character_sheet", "tableColumns": ["title"], "latestOnly": False}]

@@ -14,21 +14,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgraph_plugin import MemoryGraphError, Node, Store
-from memgraph_plugin.engine.deferred import realize_all
-from memgraph_plugin.engine.frozen import FrozenDict
-from memgraph_plugin.engine.gc_pause import gc_paused
-from memgraph_plugin.engine.json_codec import (
+from memgraph_plugin.engine.graph.deferred import realize_all
+from memgraph_plugin.engine.graph.name_index import NameIndex
+from memgraph_plugin.engine.graph.store import normalize_edge
+from memgraph_plugin.engine.load.gc_pause import gc_paused
+from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
+from memgraph_plugin.engine.model.frozen import FrozenDict
+from memgraph_plugin.engine.model.json_records import (
     _edges_from_raw,
     _plain_node,
     edge_from_dict,
     node_from_dict,
     node_to_dict,
 )
-from memgraph_plugin.engine.loaded_order import LoadedPoolOrder
-from memgraph_plugin.engine.models import EdgeKey
-from memgraph_plugin.engine.name_index import NameIndex
-from memgraph_plugin.engine.store import normalize_edge
-from memgraph_plugin.engine.views import NodeView
+from memgraph_plugin.engine.model.models import EdgeKey
+from memgraph_plugin.engine.model.views import NodeView
 
 from .conftest import node, story_data
 
@@ -428,7 +428,7 @@ def test_gc_paused_across_threads_enables_when_the_last_block_ends() -> None:
 
 
 def _columns_of(data: dict[str, Any]) -> tuple[Any, Any]:
-    from memgraph_plugin.storage.columns import state_tables
+    from memgraph_plugin.storage.snapshots.graph_columns import state_tables
 
     return state_tables(Store.from_dict(data).to_dict())
 
@@ -489,8 +489,8 @@ def test_column_load_decodes_no_node_one_by_one_and_parses_fields_on_first_read(
 ) -> None:
     """Opening from plain columns takes no per-node decoder, and a node's fields are parsed
     from their stored text only when something reads them (then equal to a full decode)."""
-    from memgraph_plugin.engine import columnar
-    from memgraph_plugin.engine.frozen import JsonFields
+    from memgraph_plugin.engine.load import column_loader as columnar
+    from memgraph_plugin.engine.model.frozen import JsonFields
 
     data = story_data()
     nodes, edges = _columns_of(data)
@@ -506,7 +506,7 @@ def test_column_load_decodes_no_node_one_by_one_and_parses_fields_on_first_read(
     for name in ("node_from_dict", "_freeze_fields", "decode_columns"):
         monkeypatch.setattr(columnar, name, counted(name, getattr(columnar, name)))
     monkeypatch.setattr(
-        "memgraph_plugin.engine.store_loading.decode_columns",
+        "memgraph_plugin.engine.load.store_loading.decode_columns",
         counted("decode_columns", columnar.decode_columns),
     )
     store = Store.from_columns(nodes, edges, 0, 0)
@@ -534,7 +534,7 @@ def test_column_load_takes_the_per_node_path_for_raw_rows() -> None:
 
 
 def test_json_fields_parse_all_at_once_equals_parsing_each() -> None:
-    from memgraph_plugin.engine.frozen import JsonFields
+    from memgraph_plugin.engine.model.frozen import JsonFields
 
     texts = ['{"a": [1, {"b": 2}]}', '{"c": "x"}', '{"d": null}']
     one = [JsonFields(t) for t in texts]
@@ -554,7 +554,7 @@ def test_keyword_index_of_a_column_load_equals_one_of_single_writes(
 ) -> None:
     """The first search after a load indexes every node (fields parsed in one go): the same
     tokens and results as an index kept by single writes."""
-    monkeypatch.setattr("memgraph_plugin.engine.store.BULK_PARSE", 0)
+    monkeypatch.setattr("memgraph_plugin.engine.graph.store.BULK_PARSE", 0)
     data = story_data()
     nodes, edges = _columns_of(data)
     loaded, written = Store.from_columns(nodes, edges, 0, 0), written_one_by_one(data)

@@ -12,9 +12,9 @@ from memgraph_plugin.api.external import (
     record_injected_node_ids,
     search_nodes_lexical,
 )
-from memgraph_plugin.engine.batch import apply_batch
-from memgraph_plugin.engine.store import Store
-from memgraph_plugin.engine.views import InjectionState, NodeView
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.views import InjectionState, NodeView
+from memgraph_plugin.engine.write.batch import apply_batch
 from memgraph_plugin.errors import MemoryGraphError
 
 

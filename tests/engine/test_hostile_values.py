@@ -8,8 +8,8 @@ import json
 import pytest
 
 from memgraph_plugin.api.write import get_write_api
-from memgraph_plugin.engine.store import Store
-from memgraph_plugin.engine.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
 from memgraph_plugin.errors import MemoryGraphError
 
 

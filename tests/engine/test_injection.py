@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from memgraph_plugin.api.injection import InjectionHub, hub_for
-from memgraph_plugin.engine.views import InjectionState
+from memgraph_plugin.engine.model.views import InjectionState
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.service import MemoryGraph
 

@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from memgraph_plugin import DEFAULT_SCHEMA, Node
-from memgraph_plugin.engine.keyword_index import (
+from memgraph_plugin.engine.keyword.keyword_index import (
     K1,
     B,
     KeywordIndex,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from memgraph_plugin.engine.keyword_columns import Vocabulary
+from memgraph_plugin.engine.keyword.keyword_columns import Vocabulary
 
 
 def test_lookups_find_every_stored_token_and_no_other() -> None:

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgraph_plugin import Edge, Node, Store
-from memgraph_plugin.engine import lazy_nodes
-from memgraph_plugin.engine.columnar import load_node_columns
-from memgraph_plugin.engine.lazy_nodes import LazyNodes
-from memgraph_plugin.engine.loaded_order import LoadedPoolOrder
-from memgraph_plugin.engine.schema import DEFAULT_SCHEMA
-from memgraph_plugin.engine.store_revert import revert
-from memgraph_plugin.storage.columns import state_tables
+from memgraph_plugin.engine.graph.store_revert import revert
+from memgraph_plugin.engine.load import lazy_nodes
+from memgraph_plugin.engine.load.column_loader import load_node_columns
+from memgraph_plugin.engine.load.lazy_nodes import LazyNodes
+from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
+from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
+from memgraph_plugin.storage.snapshots.graph_columns import state_tables
 
 from .conftest import story_data
 from .test_store import snapshot

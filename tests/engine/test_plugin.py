@@ -8,8 +8,8 @@ import pytest
 
 from host import Host, hookimpl
 from memgraph_plugin.api.external import get_currently_injected_node_ids, record_injected_node_ids
-from memgraph_plugin.engine.results import CommitInfo
-from memgraph_plugin.engine.views import InjectionState
+from memgraph_plugin.engine.model.results import CommitInfo
+from memgraph_plugin.engine.model.views import InjectionState
 from memgraph_plugin.service import MemoryGraph, memory_graph_for
 
 

@@ -6,14 +6,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgraph_plugin import Edge, Node, Store
-from memgraph_plugin.engine.projection import (
+from memgraph_plugin.engine.model.schema import SYMMETRIC_RELATIONS
+from memgraph_plugin.engine.read.projection import (
     Lifter,
     edge_summary,
     expand_from_seeds,
     nearest_visible_ancestor_id,
     project_edges,
 )
-from memgraph_plugin.engine.schema import SYMMETRIC_RELATIONS
 
 from .conftest import build_store, node
 

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from memgraph_plugin.api.external import list_recent_nodes, search_nodes_lexical
 from memgraph_plugin.api.read import get_read_api
 from memgraph_plugin.api.write import get_write_api
-from memgraph_plugin.engine.batch import apply_batch
-from memgraph_plugin.engine.ops import REJECTION_CODES
-from memgraph_plugin.engine.projection import nearest_visible_ancestor_id
-from memgraph_plugin.engine.schema import INTERNAL_EDGE_TYPES
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.schema import INTERNAL_EDGE_TYPES
+from memgraph_plugin.engine.read.projection import nearest_visible_ancestor_id
+from memgraph_plugin.engine.write.batch import apply_batch
+from memgraph_plugin.engine.write.ops import REJECTION_CODES
 from memgraph_plugin.errors import ERROR_CODES, MemoryGraphError
 
 VALID_TYPES = ["event", "character_sheet", "location_state", "thread"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memgraph_plugin import DEFAULT_SCHEMA, MemoryGraphError
-from memgraph_plugin.engine.schema import (
+from memgraph_plugin.engine.model.schema import (
     DEFAULT_DRILL_EDGE_TYPES,
     INTERNAL_EDGE_TYPES,
     RELATIONS,

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memgraph_plugin import DEFAULT_SCHEMA, Edge, EdgeKey, MemoryGraphError, Node, Store
-from memgraph_plugin.engine.frozen import FrozenDict
-from memgraph_plugin.engine.store import recency_key
+from memgraph_plugin.engine.graph.store import recency_key
+from memgraph_plugin.engine.model.frozen import FrozenDict
 
 from .conftest import build_store, node
 
@@ -358,7 +358,7 @@ def test_put_node_rejects_non_nodes(story: Store) -> None:
 
 
 def test_set_schema_rebuilds_keyword_index(story: Store) -> None:
-    from memgraph_plugin.engine.schema import extend_schema
+    from memgraph_plugin.engine.model.schema import extend_schema
 
     assert "stubborn" in story.keywords.tokens_of("n_1")
     story.set_schema(extend_schema(story.schema, [
@@ -453,7 +453,7 @@ def test_sorted_pool_chunks_keep_key_order_through_random_changes(monkeypatch):
     """The chunked pool behaves like one sorted list (inserts at the front, removals, splits)."""
     import random
 
-    from memgraph_plugin.engine.store import _SortedPool
+    from memgraph_plugin.engine.graph.store import _SortedPool
 
     rng = random.Random(5)
     monkeypatch.setattr(_SortedPool, "CHUNK", 4)  # tiny chunks: many splits and emptied chunks
@@ -487,8 +487,8 @@ def test_pool_anchors_follow_compaction_archive_and_rollback():
     """Each node's nearest pool member is kept current: a rollup takes its leaves, archiving
     the rollup hands them back, a failed batch restores the anchors it moved."""
     from memgraph_plugin.api.read import get_read_api
-    from memgraph_plugin.engine.batch import apply_batch
-    from memgraph_plugin.engine.rollups import apply_rollup
+    from memgraph_plugin.engine.write.batch import apply_batch
+    from memgraph_plugin.engine.write.rollups import apply_rollup
     from memgraph_plugin.errors import MemoryGraphError
 
     store = Store()

@@ -1,4 +1,4 @@
-"""The kept edge summaries (`memgraph_plugin.engine.edge_summaries`) and the store's change log
+"""The kept edge summaries (`memgraph_plugin.engine.read.edge_summaries`) and the store's change log
 behind them.
 
 The cache must always answer what a fresh computation answers: a property test throws random
@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 
 from memgraph_plugin.api.injection import InjectionHub
 from memgraph_plugin.api.read import ReadApi, get_read_api
-from memgraph_plugin.engine import edge_summaries as summaries_module
-from memgraph_plugin.engine.batch import apply_batch
-from memgraph_plugin.engine.edge_summaries import summaries_for
-from memgraph_plugin.engine.models import Edge, Node
-from memgraph_plugin.engine.projection import edge_summary
-from memgraph_plugin.engine.rollups import apply_rollup
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.models import Edge, Node
+from memgraph_plugin.engine.read import edge_summaries as summaries_module
+from memgraph_plugin.engine.read.edge_summaries import summaries_for
+from memgraph_plugin.engine.read.projection import edge_summary
+from memgraph_plugin.engine.write.batch import apply_batch
+from memgraph_plugin.engine.write.rollups import apply_rollup
 from memgraph_plugin.errors import MemoryGraphError
 
 from .test_properties import batches, seeded
@@ -235,7 +235,7 @@ def test_change_log_names_each_write_and_restarts_when_too_long(monkeypatch):
         (c0.id, "seq"), (c0.id, "edge"), ("n_4", "edge"),
         (c0.id, "edge"), ("n_4", "edge"), (c0.id, "moved"),
     ]
-    monkeypatch.setattr("memgraph_plugin.engine.store_transactions.CHANGE_LOG_LIMIT", 3)
+    monkeypatch.setattr("memgraph_plugin.engine.graph.store_transactions.CHANGE_LOG_LIMIT", 3)
     store.put_node(attrs.evolve(store.node(c0.id), title="C"))
     store.put_node(attrs.evolve(store.node(c0.id), title="Co"))
     assert store.changes_since(start) is None  # the log restarted: readers rebuild

@@ -17,8 +17,8 @@ from memgraph_plugin import (
     get_read_api,
 )
 from memgraph_plugin.api.injection import InjectionHub
-from memgraph_plugin.engine.frozen import FrozenDict, deep_freeze, thaw
-from memgraph_plugin.engine.views import (
+from memgraph_plugin.engine.model.frozen import FrozenDict, deep_freeze, thaw
+from memgraph_plugin.engine.model.views import (
     CompactionCandidates,
     CompactionGroup,
     EdgeSummaryView,
@@ -109,7 +109,7 @@ def test_a_later_write_does_not_change_an_old_view(story: Store) -> None:
 
 
 def test_converter_gives_plain_json_data_for_every_view(story: Store) -> None:
-    import memgraph_plugin.engine.views as views_module
+    import memgraph_plugin.engine.model.views as views_module
 
     hub = InjectionHub("c")
     hub.set(always_inject_ids={"n_8", "n_4"}, visible_ids={"n_1"})
@@ -166,7 +166,7 @@ def test_converter_gives_plain_json_data_for_every_view(story: Store) -> None:
 def test_a_result_holding_junk_ops_still_unstructures_to_json() -> None:
     """A rejected op is kept as the caller gave it, which may be anything; the converter gives
     such values their repr, so the whole result stays JSON-ready."""
-    from memgraph_plugin.engine.batch import apply_batch
+    from memgraph_plugin.engine.write.batch import apply_batch
 
     junk = object()
     result = apply_batch(Store(), [junk, {"op": b"raw"}, {"op": "create", "type": "event",

@@ -7,8 +7,9 @@ import copy
 import pytest
 
 from memgraph_plugin.api.write import get_write_api
-from memgraph_plugin.engine.models import EdgeKey
-from memgraph_plugin.engine.results import (
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.models import EdgeKey
+from memgraph_plugin.engine.model.results import (
     BatchResult,
     CompactResult,
     CreateResult,
@@ -17,7 +18,6 @@ from memgraph_plugin.engine.results import (
     EditResult,
     UpsertLinksResult,
 )
-from memgraph_plugin.engine.store import Store
 from memgraph_plugin.errors import MemoryGraphError
 
 
@@ -371,8 +371,8 @@ async def test_a_child_leaving_an_old_rollup_takes_no_hierarchy_edge_along(api, 
 async def test_results_unstructure_to_plain_data(api, store):
     import json
 
-    from memgraph_plugin.engine.converter import converter
-    from memgraph_plugin.engine.results import CommitInfo
+    from memgraph_plugin.engine.model.converter import converter
+    from memgraph_plugin.engine.model.results import CommitInfo
 
     result = await api.apply_extraction_batch(
         ops=[
@@ -454,8 +454,8 @@ async def test_primitives_are_one_op_batches(primitive, kwargs, op):
 
 
 async def test_a_store_of_the_wrong_kind_is_bad_args():
-    from memgraph_plugin.engine.batch import apply_batch
-    from memgraph_plugin.engine.rollups import apply_rollup
+    from memgraph_plugin.engine.write.batch import apply_batch
+    from memgraph_plugin.engine.write.rollups import apply_rollup
 
     with pytest.raises(MemoryGraphError) as err:
         get_write_api({"nodes": {}})

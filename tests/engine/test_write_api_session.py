@@ -8,7 +8,7 @@ import attrs
 import pytest
 
 from memgraph_plugin.api.session import Session
-from memgraph_plugin.engine.results import CommitInfo
+from memgraph_plugin.engine.model.results import CommitInfo
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.service import MemoryGraph
 

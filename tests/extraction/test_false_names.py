@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from host import Host
-from host.context import Message
+from host.chats.context import Message
 from memgraph_plugin.extraction import find_mentions
 from memgraph_plugin.extraction.vocabulary import ChatWords
 from memgraph_plugin.recall import pipeline_for

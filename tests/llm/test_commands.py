@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host.cli import main
+from host.cli.cli import main
 from memgraph_plugin.llm.trace import LlmCall, LlmTraceLog
 
 from .conftest import MODEL, answer, status

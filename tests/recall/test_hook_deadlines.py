@@ -14,8 +14,8 @@ import io
 import threading
 
 from host import Host, hookimpl
-from host.cli import cmd_plugins, plugin_rows
-from memgraph_plugin.recall.pipeline import pipeline_for
+from host.cli.cli import cmd_plugins, plugin_rows
+from memgraph_plugin.turn.pipeline import pipeline_for
 
 SAFETY = 20.0  # seconds after which a blocker gives up on its own (only on a regression)
 

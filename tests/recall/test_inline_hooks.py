@@ -10,8 +10,8 @@ import threading
 import pluggy
 
 from host import hookimpl
-from host.hook_guard import Guard, guarded_call, inline
-from host.notify import acall
+from host.plugins.hook_guard import Guard, guarded_call, inline
+from host.plugins.notify import acall
 from memgraph_plugin.extraction import plugin as offline_plugin
 
 spec = pluggy.HookspecMarker("memgraph_host")

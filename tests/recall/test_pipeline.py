@@ -484,7 +484,7 @@ async def test_a_regenerated_answer_replaces_the_writes_of_the_old_one(started):
 
 async def test_recall_never_scans_the_whole_store(tmp_path, monkeypatch):
     """Pool, keyword baseline, seeds and drill expansion all work from the store's indices."""
-    from memgraph_plugin.engine.store import Store
+    from memgraph_plugin.engine.graph.store import Store
 
     host, _ = await make_host(tmp_path, recall_recent_window=0, recall_hops=2)
     pipeline = pipeline_for(host)
@@ -507,7 +507,7 @@ async def test_recall_never_scans_the_whole_store(tmp_path, monkeypatch):
 async def test_recall_copies_no_message_list(tmp_path, monkeypatch):
     """The recall reads the newest messages only: no tuple of every message of a long chat
     (gen-0 collections walked one per call at 100k nodes)."""
-    from host.chats import Chat
+    from host.chats.chats import Chat
 
     host, _ = await make_host(tmp_path)
     pipeline = pipeline_for(host)

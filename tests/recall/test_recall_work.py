@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from host import Host
-from memgraph_plugin.engine.keyword_index import KeywordIndex
+from memgraph_plugin.engine.keyword.keyword_index import KeywordIndex
 from memgraph_plugin.recall import pipeline_for
 from memgraph_plugin.recall import router as router_module
 from memgraph_plugin.recall.router import _Turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from host.cli import main
+from host.cli.cli import main
 from memgraph_plugin.recall import Inclusion, pipeline_for
 
 from .conftest import CHAT, fixture_story, make_host

@@ -12,8 +12,8 @@ import pluggy
 import pytest
 
 from host import Host, hookimpl
-from host.fresh_import import purge_modules
-from host.reload import Reloader, ReloadReport
+from host.plugins.fresh_import import purge_modules
+from host.reload.reload import Reloader, ReloadReport
 
 hookspec = pluggy.HookspecMarker("memgraph_host")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from host.fresh_import import FRESH_PREFIX
+from host.plugins.fresh_import import FRESH_PREFIX
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "hot-reload.md"
 FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)

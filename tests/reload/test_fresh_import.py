@@ -1,4 +1,5 @@
-"""`host.fresh_import`: fresh module names, and which callbacks belong to a plugin's code."""
+"""`host.plugins.fresh_import`: fresh module names, and which callbacks belong to a plugin's
+code."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from host.fresh_import import (
+from host.plugins.fresh_import import (
     FRESH_PREFIX,
     PluginLoadError,
     SourceLocation,

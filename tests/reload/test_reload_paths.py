@@ -9,8 +9,8 @@ import pytest
 from watchfiles import Change
 
 from host import Host, hookimpl
-from host.plugin_folder import PluginFolderFilter
-from host.reload import Reloader
+from host.reload.plugin_folder import PluginFolderFilter
+from host.reload.reload import Reloader
 from tests.reload.conftest import greeter_source, write
 
 

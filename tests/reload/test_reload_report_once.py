@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from host import Host
-from host.reload import Reloader
+from host.reload.reload import Reloader
 
 from .conftest import write
 

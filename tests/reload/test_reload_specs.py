@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from host import Host, hookimpl
-from host.reload import Reloader
+from host.reload.reload import Reloader
 from tests.reload.conftest import write
 
 SPEC_OWNER = """

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from host import Host
-from host.fresh_import import FRESH_PREFIX
+from host.plugins.fresh_import import FRESH_PREFIX
 from tests.reload.conftest import TIMEOUT, Running, greeter_source, write, write_in_place
 
 QUIET_MS = 2000  # the quiet time that ends a group in the grouping tests: generous under load
@@ -65,7 +65,7 @@ BROKEN = {
 async def test_broken_code_keeps_old_version_then_fix_recovers(
     host: Host, plugins_dir: Path, start_reloader, case: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="host.reload")
+    caplog.set_level(logging.INFO, logger="host.reload.reload")
     source, error, line = BROKEN[case]
     path = plugins_dir / "greeter.py"
     write(path, greeter_source("v1"))
@@ -85,7 +85,7 @@ async def test_broken_code_keeps_old_version_then_fix_recovers(
     assert greetings(host) == ["v2 x"]
     assert "greeter" not in run.reloader.failures
     # the log says the same as the CLI: what failed where, what was reloaded and how fast
-    logged = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "host.reload"]
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "host.reload.reload"]
     assert (logging.ERROR, failed.describe()) in logged
     assert any(level == logging.INFO and "reloaded greeter in" in text for level, text in logged)
 

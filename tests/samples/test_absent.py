@@ -47,7 +47,7 @@ async def test_without_builtins(make_host, caplog) -> None:
 
 
 async def test_with_memory_graph_blocked(make_host, caplog) -> None:
-    from host.discovery import BUILTIN_NAME
+    from host.plugins.discovery import BUILTIN_NAME
 
     with caplog.at_level(logging.INFO):
         host = await make_host(*PLUGINS, blocked=[BUILTIN_NAME])

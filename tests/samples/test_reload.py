@@ -7,7 +7,7 @@ from pathlib import Path
 
 import sample_plugins
 from host import Host
-from host.reload import Reloader
+from host.reload.reload import Reloader
 
 from .conftest import CHAT, open_session
 

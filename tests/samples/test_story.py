@@ -7,8 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 from memgraph_plugin.api.write import get_write_api
-from memgraph_plugin.engine.store import Store
-from memgraph_plugin.recall.story import load_story
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.turn.story import load_story
 from sample_plugins import compactor, curator
 from sample_plugins.story import build_story
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from host import Host
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from memgraph_plugin.embedding import HashingProfile, NodeEmbedder
 from memgraph_plugin.storage import ChatState, LanceStorage, StorageSettings
-from memgraph_plugin.storage.vector_ann import LanceAnn, hybrid_search
+from memgraph_plugin.storage.vectors.vector_ann import LanceAnn, hybrid_search
 from tests.storage.helpers import node
 
 WORDS = [
@@ -100,9 +100,9 @@ def test_ann_needs_256_rows(tmp_path):
 
 
 async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
-    from memgraph_plugin.engine.models import Node
-    from memgraph_plugin.engine.store import Store
-    from memgraph_plugin.storage.chat_cache import PersistedChats
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.engine.graph.store import Store
+    from memgraph_plugin.engine.model.models import Node
 
     def chats(threshold: int) -> PersistedChats:
         return PersistedChats(
@@ -146,9 +146,9 @@ async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
 async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path):
     """A reloaded chat whose journal has commits after its checkpoint: those nodes are searched
     exactly (they are not in the checkpoint's vector rows, or only with their old text)."""
-    from memgraph_plugin.engine.models import Node
-    from memgraph_plugin.engine.store import Store
-    from memgraph_plugin.storage.chat_cache import PersistedChats
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.engine.graph.store import Store
+    from memgraph_plugin.engine.model.models import Node
 
     def chats(threshold: int) -> PersistedChats:
         return PersistedChats(
@@ -193,9 +193,9 @@ async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path
 async def test_ann_never_takes_candidates_of_another_profile(tmp_path):
     """The checkpoint's vector rows were made by another profile of the same dimension: the
     search must not trust them (every node is searched exactly instead)."""
-    from memgraph_plugin.engine.models import Node
-    from memgraph_plugin.engine.store import Store
-    from memgraph_plugin.storage.chat_cache import PersistedChats
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.engine.graph.store import Store
+    from memgraph_plugin.engine.model.models import Node
 
     def chats(name: str, threshold: int) -> PersistedChats:
         return PersistedChats(

@@ -1,4 +1,4 @@
-"""Chat ids are checked in one place (`host.chat_ids`), with the same clear error at every
+"""Chat ids are checked in one place (`host.chats.chat_ids`), with the same clear error at every
 entry point: the host's context, the memory-graph API, storage and the CLI (issue 17.4)."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from host import Host
-from host.chat_ids import ChatIdError, check_chat_id
-from host.cli import main
-from host.context import ChatContext
+from host.chats.chat_ids import ChatIdError, check_chat_id
+from host.chats.context import ChatContext
+from host.cli.cli import main
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage
 

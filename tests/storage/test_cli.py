@@ -152,7 +152,7 @@ async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
 
 def test_progress_bar_renders(capsys):
     """Progress goes through rich on stderr (issue 18.10: no hand-made bar)."""
-    from host.console import progress
+    from host.cli.console import progress
 
     with progress("x") as update:
         update(0, 4)
@@ -170,8 +170,8 @@ async def test_rollback_needs_exactly_one_target(tmp_path, argv):
 
 
 def test_commands_through_the_real_cli_entry(tmp_path, capsys):
-    """`memgraph-host` itself (host.cli.main): import, export, history, rollback, reindex."""
-    from host.cli import main
+    """`memgraph-host` itself (host.cli.cli.main): import, export, history, rollback, reindex."""
+    from host.cli.cli import main
 
     data = tmp_path / "cli-data"
     data.mkdir()

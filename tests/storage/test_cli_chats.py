@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from host.cli import main
+from host.cli.cli import main
 
 from .test_cli import STORE
 

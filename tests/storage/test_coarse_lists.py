@@ -108,9 +108,9 @@ def test_a_compaction_drops_the_lists_and_search_stays_right():
 async def test_a_large_chat_searches_through_coarse_lists(tmp_path):
     """Past `coarse_threshold` the first search is exact and builds the lists in the
     background; later searches read the lists and agree with the exact top hit."""
-    from memgraph_plugin.engine.models import Node
-    from memgraph_plugin.engine.store import Store
-    from memgraph_plugin.storage.chat_cache import PersistedChats
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.engine.graph.store import Store
+    from memgraph_plugin.engine.model.models import Node
 
     chats = PersistedChats(
         LanceStorage(StorageSettings(uri=str(tmp_path / "db"))),

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 
-from memgraph_plugin.engine.frozen import FrozenDict
-from memgraph_plugin.engine.json_codec import edge_to_dict, node_to_dict
-from memgraph_plugin.engine.models import Edge, Node
-from memgraph_plugin.storage.codec import change_payload, changeset_to_change, node_to_json, thaw
+from memgraph_plugin.engine.model.frozen import FrozenDict
+from memgraph_plugin.engine.model.json_records import edge_to_dict, node_to_dict
+from memgraph_plugin.engine.model.models import Edge, Node
+from memgraph_plugin.storage.journal.change_codec import (
+    change_payload,
+    changeset_to_change,
+    node_to_json,
+    thaw,
+)
 
 
 def _nodes() -> list[Node]:

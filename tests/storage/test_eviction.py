@@ -10,12 +10,8 @@ import pytest
 
 from host import Host
 from memgraph_plugin import MemoryGraphError
-from memgraph_plugin.engine.models import Node
-from memgraph_plugin.engine.store import Store
-from memgraph_plugin.service import memory_graph_for
-from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage.chat_cache import PersistedChats
-from memgraph_plugin.storage.memory_budget import (
+from memgraph_plugin.chats.chat_cache import PersistedChats
+from memgraph_plugin.chats.memory_budget import (
     CHAT_BYTES,
     EDGE_BYTES,
     MB,
@@ -23,6 +19,10 @@ from memgraph_plugin.storage.memory_budget import (
     MemoryBudget,
     chat_bytes,
 )
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.models import Node
+from memgraph_plugin.service import memory_graph_for
+from memgraph_plugin.storage import LanceStorage, StorageSettings
 
 NODES = 40  # per chat: an estimated CHAT_BYTES + 40 * NODE_BYTES each
 CHAT_MB = (CHAT_BYTES + NODES * NODE_BYTES) / MB
@@ -66,7 +66,7 @@ def test_the_estimate_counts_nodes_edges_and_vectors():
     assert chat_bytes(store) == CHAT_BYTES  # a loaded chat's fixed share
     store.put_node(Node("a", "event"))
     store.put_node(Node("b", "event"))
-    from memgraph_plugin.engine.models import Edge
+    from memgraph_plugin.engine.model.models import Edge
 
     store.add_edge(Edge("a", "b", "related"))
     assert chat_bytes(store) == CHAT_BYTES + 2 * NODE_BYTES + EDGE_BYTES

@@ -10,10 +10,10 @@ import json
 import pytest
 
 from host import Host
-from host.cli import main
-from memgraph_plugin.recall.pipeline import pipeline_for
+from host.cli.cli import main
 from memgraph_plugin.storage import LanceStorage
 from memgraph_plugin.storage.errors import ConflictError
+from memgraph_plugin.turn.pipeline import pipeline_for
 
 
 def _node(nid: str, summary: str, seq: int | None = None) -> dict:

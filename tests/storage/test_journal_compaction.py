@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage import journal_compaction as jc
-from memgraph_plugin.storage.maintenance import retry_conflicts
+from memgraph_plugin.storage.journal import journal_compaction as jc
+from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
 from tests.storage.helpers import change, node
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def test_full_fragments_are_never_rewritten_and_small_ones_wait_to_pile_up(stora
 
 _HOLD_SHARED = """
 import sys, time
-from memgraph_plugin.storage.journal_compaction import JournalGate
+from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 gate = JournalGate(sys.argv[1])
 print("asking", flush=True)
 t0 = time.monotonic()

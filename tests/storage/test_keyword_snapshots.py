@@ -11,10 +11,10 @@ import json
 import attrs
 import pytest
 
-from memgraph_plugin.engine.keyword_index import keyword_fingerprint
-from memgraph_plugin.engine.models import Node
-from memgraph_plugin.engine.schema import DEFAULT_SCHEMA, extend_schema, load_schema
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.keyword.keyword_index import keyword_fingerprint
+from memgraph_plugin.engine.model.models import Node
+from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA, extend_schema, load_schema
 from memgraph_plugin.storage import ChangeRecord, LanceStorage, StorageSettings
 
 from .helpers import node

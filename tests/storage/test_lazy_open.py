@@ -1,4 +1,4 @@
-"""A chat opened from its snapshot columns makes no `Node` at open (`engine/lazy_nodes.py`) and
+"""A chat opened from its snapshot columns makes no `Node` at open (`engine/load/lazy_nodes.py`) and
 answers, writes and rolls back exactly like the same chat loaded eagerly (every record made at
 open, through `Store.from_dict`)."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from host import Host
-from memgraph_plugin.engine import lazy_nodes
-from memgraph_plugin.engine.lazy_nodes import LazyNodes
+from memgraph_plugin.engine.load import lazy_nodes
+from memgraph_plugin.engine.load.lazy_nodes import LazyNodes
 from memgraph_plugin.service import memory_graph_for
 
 from .test_rollback_in_memory import _state, _write_turns

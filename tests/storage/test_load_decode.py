@@ -11,11 +11,11 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memgraph_plugin.engine.models import Node
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.chats.chat_cache import PersistedChats
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage.chat_cache import PersistedChats
-from memgraph_plugin.storage.codec import (
+from memgraph_plugin.storage.journal.change_codec import (
     StateBuilder,
     changeset_to_change,
     edge_key,

@@ -18,9 +18,9 @@ from pathlib import Path
 import attrs
 import pytest
 
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.storage import LanceStorage, StateBuilder, StorageSettings
-from memgraph_plugin.storage.maintenance import retry_conflicts
+from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
 from tests.storage.helpers import change, edge, node
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,7 +138,7 @@ def test_incremental_snapshots_load_exactly_what_a_journal_replay_gives(tmp_path
 
 
 def test_conflicts_are_retried_quietly_with_backoff(caplog):
-    name = "memgraph_plugin.storage.maintenance"
+    name = "memgraph_plugin.storage.maintenance.maintenance"
     caplog.set_level(logging.DEBUG, logger=name)
     calls = []
 
@@ -316,7 +316,7 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
     """The maintenance process fails to start (its module is missing): every write still
     returns, the failure is reported (`last_error`, a warning), and once it can start again the
     next pass does the work that was due."""
-    from memgraph_plugin.storage import maintenance_process
+    from memgraph_plugin.storage.maintenance import maintenance_process
 
     process = maintenance_process.MaintenanceProcess()
     monkeypatch.setattr(maintenance_process, "_SHARED", process)
@@ -333,7 +333,9 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
         assert "did not start" in (st.maintenance.last_error or "")
         assert st.checkpointed_version("c") == 0
         monkeypatch.setattr(
-            maintenance_process, "_WORKER_MODULE", "memgraph_plugin.storage.maintenance_worker"
+            maintenance_process,
+            "_WORKER_MODULE",
+            "memgraph_plugin.storage.maintenance.maintenance_worker",
         )
         assert st.maintenance.wait_idle(120)
         assert st.checkpointed_version("c") == 6
@@ -346,7 +348,7 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
 def test_a_pass_keeps_its_snapshots_to_one_core_and_gives_them_back():
     """The maintenance process moves all its threads to the last core for the snapshots (the
     writers keep the others) and back to every core for compaction."""
-    from memgraph_plugin.storage import maintenance_worker
+    from memgraph_plugin.storage.maintenance import maintenance_worker
 
     def affinities() -> set[frozenset[int]]:
         seen = set()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from memgraph_plugin.chats.chat_cache import PersistedChats
 from memgraph_plugin.embedding import HashingProfile
-from memgraph_plugin.engine.models import Edge, Node
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.models import Edge, Node
 from memgraph_plugin.storage import ConflictError, LanceStorage, StorageSettings
-from memgraph_plugin.storage.chat_cache import PersistedChats
 from tests.storage.targets import Target
 
 

@@ -1,4 +1,5 @@
-"""Coarse lists stored with a snapshot's vector rows (`storage/vector_lists.py`): a chat reopened
+"""Coarse lists stored with a snapshot's vector rows (`storage/vectors/vector_lists.py`): a chat
+reopened
 after a snapshot searches through them at once (no build), finds what was written since, and
 stores written before them (or below the threshold) still open and search as before."""
 
@@ -10,14 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from memgraph_plugin.chats.chat_cache import PersistedChats
 from memgraph_plugin.embedding import HashingProfile
 from memgraph_plugin.embedding.index import VectorIndex
-from memgraph_plugin.engine.models import Node
-from memgraph_plugin.engine.store import Store
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.storage import ChangeRecord, ChatState, LanceStorage, VectorBlock
-from memgraph_plugin.storage.chat_cache import PersistedChats
-from memgraph_plugin.storage.columns import NODE_SCHEMA, empty_edges
 from memgraph_plugin.storage.connect import connect_database
+from memgraph_plugin.storage.snapshots.graph_columns import NODE_SCHEMA, empty_edges
 from memgraph_plugin.storage.tables import LIST_COLUMN, nodes_schema
 from tests.storage.targets import Target, local_target
 

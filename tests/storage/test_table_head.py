@@ -7,8 +7,8 @@ import lancedb
 import pyarrow as pa
 
 from memgraph_plugin.storage import LanceStorage, StorageSettings
+from memgraph_plugin.storage.journal.table_head import NextVersionProbe
 from memgraph_plugin.storage.persistence import ChangeRecord
-from memgraph_plugin.storage.table_head import NextVersionProbe
 
 
 def test_probe_answers_from_the_manifest_files(tmp_path):

@@ -124,10 +124,10 @@ def test_coarse_lists_over_blocks_probe_every_row_once():
 async def test_an_open_adopts_the_stored_vector_batches_without_joining_them(tmp_path):
     """A chat of more rows than one LanceDB batch: its index's base is the batches as read, and
     searches answer what an index built from the nodes' own vectors answers."""
-    from memgraph_plugin.engine.models import Node
-    from memgraph_plugin.engine.store import Store
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.engine.graph.store import Store
+    from memgraph_plugin.engine.model.models import Node
     from memgraph_plugin.storage import LanceStorage, StorageSettings
-    from memgraph_plugin.storage.chat_cache import PersistedChats
 
     profile = HashingProfile(dim=32)
 
@@ -187,10 +187,10 @@ def test_an_abandoned_index_stops_its_coarse_build_at_the_next_block():
 
 
 async def test_forgetting_a_chat_abandons_its_index(tmp_path):
-    from memgraph_plugin.engine.models import Node
-    from memgraph_plugin.engine.store import Store
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.engine.graph.store import Store
+    from memgraph_plugin.engine.model.models import Node
     from memgraph_plugin.storage import LanceStorage, StorageSettings
-    from memgraph_plugin.storage.chat_cache import PersistedChats
 
     chats = PersistedChats(
         LanceStorage(StorageSettings(uri=str(tmp_path / "db"))),
@@ -215,7 +215,7 @@ async def test_forgetting_a_chat_abandons_its_index(tmp_path):
 def test_same_ids_compares_read_id_columns_like_the_id_tuples():
     import pyarrow as pa
 
-    from memgraph_plugin.storage.vectors import same_ids
+    from memgraph_plugin.storage.vectors.vectors import same_ids
 
     m = _unit(3, 4, 13)
     for column in (None, pa.array(["a", "b", "c"])):

@@ -126,7 +126,7 @@ def test_the_event_stream_reports_another_writers_commit(served: str, data_dir: 
 def test_odd_chat_ids_round_trip_through_the_url(tmp_path: Path, chat: str) -> None:
     from urllib.parse import quote
 
-    from memgraph_plugin.engine.store import Store
+    from memgraph_plugin.engine.graph.store import Store
     from memgraph_plugin.storage import LanceStorage, StorageSettings
     from memgraph_plugin.web import GraphExplorer, start_server
 

@@ -1,0 +1,279 @@
+"""Chats the host keeps: messages per chat, persisted as JSONL under ``<data_dir>/chats/``.
+
+Each file starts with a header line ``{"chat_id": ...}`` followed by one ``{"role", "text"}``
+line per message (plus ``name`` and ``time`` when the message has them). File names are a
+readable slug plus a hash of the chat id, so any chat id is safe (no path separators, no case
+clashes). Chats are read from disk on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import overload
+
+from host.chats.chat_ids import check_chat_id
+from host.chats.context import ROLES, Message, Role
+
+log = logging.getLogger("host.chats.chats")
+
+FORMAT = 1
+
+
+def chat_file_name(chat_id: str) -> str:
+    """A file name for ``chat_id`` that is safe on every file system and unique per id."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", chat_id).strip("_")[:40] or "chat"
+    digest = hashlib.sha256(chat_id.encode("utf-8")).hexdigest()[:16]
+    return f"{slug}-{digest}.jsonl"
+
+
+class Chat:
+    """The messages of one chat; ``add_message`` appends, ``truncate`` cuts (regenerate/swipe)."""
+
+    def __init__(self, chat_id: str, path: Path) -> None:
+        self.chat_id = check_chat_id(chat_id)
+        self.path = path
+        self._lock = threading.RLock()
+        self._messages: list[Message] | None = None
+        self._frozen: tuple[Message, ...] | None = None  # `messages` until the next change
+        self._unwritten: list[Message] | None = None  # added inside `batched_writes`, not on disk
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Every message, oldest first (one tuple kept until the chat changes: a turn asks for
+        the context several times, and a long chat's copy per call grew with the chat)."""
+        with self._lock:
+            if self._frozen is None:
+                self._frozen = tuple(self._loaded())
+            return self._frozen
+
+    def snapshot(self) -> Callable[[], tuple[Message, ...]]:
+        """The messages as they are now, made into a tuple only when called (cheap to take:
+        the list only ever grows in place, `truncate` replaces it)."""
+        with self._lock:
+            frozen = self._frozen
+            if frozen is not None:
+                return lambda: frozen
+            messages = self._loaded()
+            count = len(messages)
+
+        def load() -> tuple[Message, ...]:
+            with self._lock:
+                if self._messages is messages and len(messages) == count:
+                    return self.messages
+            return tuple(messages[:count])
+
+        return load
+
+    def view(self) -> Sequence[Message]:
+        """The messages as they are now, read in place (no copy; a slice copies its range)."""
+        with self._lock:
+            messages = self._loaded()
+            return MessagesView(messages, len(messages))
+
+    def newest(self, role: Role | None = None) -> Message | None:
+        """The newest message (of `role`, when given), without copying the chat."""
+        with self._lock:
+            for message in reversed(self._loaded()):
+                if role is None or message.role == role:
+                    return message
+        return None
+
+    def add_message(self, role: Role, text: str, *, name: str = "", time: str = "") -> Message:
+        """Append a message and persist it; returns it with its ``seq`` and ``index``.
+
+        ``name`` (the speaker) and ``time`` are kept when given (transcript ingest)."""
+        if role not in ROLES:
+            raise ValueError(f"message role must be one of {', '.join(ROLES)}; got {role!r}")
+        if not isinstance(text, str):
+            raise TypeError(f"message text must be a str, got {type(text).__name__}")
+        if not isinstance(name, str) or not isinstance(time, str):
+            raise TypeError("message name and time must be strings")
+        with self._lock:
+            messages = self._loaded()
+            message = _next_message(messages, role, text, name, time)
+            if self._unwritten is not None:
+                self._unwritten.append(message)
+            elif not self.path.exists():
+                self._write(messages + [message])
+            else:
+                with self.path.open("a", encoding="utf-8") as handle:
+                    handle.write(_line(message))
+            messages.append(message)
+            self._frozen = None
+            return message
+
+    @contextlib.contextmanager
+    def batched_writes(self) -> Iterator[None]:
+        """Messages added inside the block are in the chat at once and reach its file together
+        when the block ends, in one append (a transcript ingest: one file write per block, not
+        per message). The block's messages are written even when it raises."""
+        with self._lock:
+            outer = self._unwritten is None  # nested: the outer block writes
+            if outer:
+                self._unwritten = []
+        try:
+            yield
+        finally:
+            if outer:
+                with self._lock:
+                    self._flush()
+
+    def _flush(self) -> None:
+        """Write the messages `batched_writes` held back (call holding the lock)."""
+        unwritten, self._unwritten = self._unwritten or [], None
+        if not unwritten:
+            return
+        if not self.path.exists():
+            self._write(self._loaded())
+            return
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.writelines(_line(message) for message in unwritten)
+
+    def truncate(self, after_index: int) -> int:
+        """Delete every message whose index is greater than ``after_index``; returns how many.
+
+        ``truncate(-1)`` empties the chat. Used when a reply is regenerated or swiped.
+        """
+        if not isinstance(after_index, int) or after_index < -1:
+            raise ValueError(f"truncate: after_index must be an int >= -1, got {after_index!r}")
+        with self._lock:
+            if self._unwritten is not None:  # the file first holds what was added so far
+                self._flush()
+                self._unwritten = []
+            messages = self._loaded()
+            removed = max(0, len(messages) - (after_index + 1))
+            if removed:  # a new list: snapshots taken before keep the old one
+                self._messages = messages = messages[: after_index + 1]
+                self._frozen = None
+                self._write(messages)
+            return removed
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._loaded())
+
+    # ------------------------------------------------------------------ storage
+
+    def _loaded(self) -> list[Message]:
+        if self._messages is None:
+            self._messages = self._read()
+        return self._messages
+
+    def _read(self) -> list[Message]:
+        if not self.path.exists():
+            return []
+        messages: list[Message] = []
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines[1:], start=2):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+                role, text = raw["role"], raw["text"]
+                name, when = raw.get("name", ""), raw.get("time", "")
+                if role not in ROLES or not isinstance(text, str):
+                    raise ValueError(f"bad role or text: {raw!r}")
+                if not isinstance(name, str) or not isinstance(when, str):
+                    raise ValueError(f"bad name or time: {raw!r}")
+            except (ValueError, KeyError, TypeError) as exc:
+                if number == len(lines):  # a line cut short by a crash: the write never finished
+                    log.warning("%s:%d: ignoring an incomplete last line", self.path, number)
+                    break
+                raise ValueError(f"{self.path}:{number}: malformed chat line: {exc}") from exc
+            messages.append(_next_message(messages, role, text, name, when))
+        return messages
+
+    def _write(self, messages: list[Message]) -> None:
+        """Rewrite the whole file atomically (write a temporary file, then rename)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(json.dumps({"chat_id": self.chat_id, "format": FORMAT}) + "\n")
+            handle.writelines(_line(message) for message in messages)
+        os.replace(tmp, self.path)
+
+
+class MessagesView(Sequence[Message]):
+    """The first `count` messages of a chat's list, read in place: the list only grows in
+    place (`Chat.truncate` replaces it), so the view never changes."""
+
+    __slots__ = ("_messages", "_count")
+
+    def __init__(self, messages: list[Message], count: int) -> None:
+        self._messages = messages
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(self._count)
+            return tuple(self._messages[start:stop:step])
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError("message index out of range")
+        return self._messages[index]
+
+
+def _next_message(
+    messages: list[Message], role: str, text: str, name: str = "", time: str = ""
+) -> Message:
+    seq = messages[-1].seq if messages else 0
+    if role == "assistant":
+        seq += 1
+    return Message(seq, role, text, len(messages), name, time)  # type: ignore[arg-type]
+
+
+def _line(message: Message) -> str:
+    raw: dict[str, str] = {"role": message.role, "text": message.text}
+    if message.name:
+        raw["name"] = message.name
+    if message.time:
+        raw["time"] = message.time
+    return json.dumps(raw, ensure_ascii=False) + "\n"
+
+
+class ChatStore:
+    """The chats of one host, each loaded on first use and then kept."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+        self._chats: dict[str, Chat] = {}
+
+    def chat(self, chat_id: str) -> Chat:
+        check_chat_id(chat_id)
+        with self._lock:
+            chat = self._chats.get(chat_id)
+            if chat is None:
+                chat = Chat(chat_id, self.folder / chat_file_name(chat_id))
+                self._chats[chat_id] = chat
+            return chat
+
+    def chat_ids(self) -> list[str]:
+        """Every chat stored on disk or opened in this process, sorted."""
+        ids = set(self._chats)
+        if self.folder.is_dir():
+            for path in self.folder.glob("*.jsonl"):
+                try:
+                    with path.open(encoding="utf-8") as handle:
+                        ids.add(json.loads(handle.readline())["chat_id"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    log.warning("%s: unreadable chat header", path)
+        return sorted(ids)

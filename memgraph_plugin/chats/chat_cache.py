@@ -1,0 +1,361 @@
+"""`PersistedChats`: the service's per-host cache of loaded chats, kept in step with storage.
+
+A loaded chat is an engine `Store`, the journal version it reflects, and (when an embedding
+profile is configured) its in-memory `VectorIndex`. Opening a cached chat costs one cheap
+freshness check; a chat another writer has moved on is reloaded. Every persisted change embeds
+the changed nodes, appends one journal row, then updates the index.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from memgraph_plugin.chats.chat_vectors import ChatVectors
+from memgraph_plugin.chats.loaded_chat import UNSNAPSHOTTED, LoadedChat
+from memgraph_plugin.chats.memory_budget import MB, MemoryBudget, chat_bytes
+from memgraph_plugin.chats.recent_commits import RecentCommit
+from memgraph_plugin.embedding.embedder import NodeEmbedder
+from memgraph_plugin.embedding.profile import EmbeddingProfile
+from memgraph_plugin.embedding.text import node_id
+from memgraph_plugin.engine.graph.store_revert import revert
+from memgraph_plugin.engine.graph.store_transactions import Changeset
+from memgraph_plugin.engine.load.gc_pause import gc_paused
+from memgraph_plugin.storage.errors import ConflictError
+from memgraph_plugin.storage.journal.change_codec import changeset_to_change
+from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.persistence import ChatState, CommitRecord
+from memgraph_plugin.storage.vectors.vector_ann import LanceAnn
+
+log = logging.getLogger(__name__)
+
+StoreFactory = Callable[[Mapping[str, Any]], Any]
+
+
+class PersistedChats(ChatVectors):
+    """Loaded chats of one host over one `LanceStorage`."""
+
+    def __init__(
+        self,
+        storage: LanceStorage | Callable[[], LanceStorage],
+        *,
+        store_from_dict: StoreFactory,
+        store_from_state: Callable[[ChatState], Any] | None = None,
+        schema: Any = None,
+        profile: EmbeddingProfile | None = None,
+        ann_threshold: int = 250_000,
+        refresh_interval: float = 0.0,
+        memory_budget_mb: float | None = None,
+    ) -> None:
+        """`storage` and `schema` may be zero-argument factories, resolved on first use.
+        `memory_budget_mb`: loaded chats beyond it are evicted, least recently used first."""
+        self._storage = storage if isinstance(storage, LanceStorage) else None
+        self._storage_factory = None if isinstance(storage, LanceStorage) else storage
+        self.store_from_dict = store_from_dict
+        self.store_from_state = store_from_state
+        self._schema = schema
+        self._profile = profile
+        self._embedder: NodeEmbedder | None = None
+        self.ann_threshold = ann_threshold
+        self.refresh_interval = refresh_interval
+        self._chats: dict[str, LoadedChat] = {}
+        self._checked: dict[str, float] = {}
+        self._ann: LanceAnn | None = None
+        self._ann_build: asyncio.Future[bool] | None = None
+        self.last_search_mode = "exact"  # how the last vector_search ran: "exact" or "ann"
+        self._loading: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
+            weakref.WeakKeyDictionary()
+        )
+        self.budget = MemoryBudget(None if memory_budget_mb is None else int(memory_budget_mb * MB))
+        #: store of an evicted chat -> the chat as it was, without store and index (a session
+        #: still holding the store can make it the loaded chat again: `_readopt`)
+        self._evicted: weakref.WeakKeyDictionary[Any, LoadedChat] = weakref.WeakKeyDictionary()
+
+    @property
+    def storage(self) -> LanceStorage:
+        """The database handle (connected on first use; a bad URI raises here)."""
+        if self._storage is None:
+            assert self._storage_factory is not None
+            self._storage = self._storage_factory()
+            if self.embedder is not None and self._storage.embedder is None:
+                self._storage.embedder = self.embedder
+        return self._storage
+
+    @property
+    def embedder(self) -> NodeEmbedder | None:
+        if self._embedder is None and self._profile is not None:
+            schema = self._schema() if callable(self._schema) else self._schema
+            self._embedder = NodeEmbedder(self._profile, schema)
+            if self._storage is not None and self._storage.embedder is None:
+                self._storage.embedder = self._embedder
+        return self._embedder
+
+    @property
+    def profile(self) -> EmbeddingProfile | None:
+        return self._profile
+
+    def close(self) -> None:
+        self._chats.clear()
+        self.budget = MemoryBudget(self.budget.limit)
+        if self._storage is not None:
+            self._storage.close()
+
+    def cached(self, chat_id: str) -> LoadedChat | None:
+        return self._chats.get(chat_id)
+
+    def forget(self, chat_id: str) -> None:
+        """Drop a chat from the cache (the next open reloads it from storage); its vector
+        index is never searched again (searches go through the cache), so its background
+        coarse-list build stops."""
+        chat = self._chats.pop(chat_id, None)
+        if chat is not None and chat.index is not None:
+            chat.index.abandon()
+        self._checked.pop(chat_id, None)
+        self.budget.drop(chat_id)
+
+    # ------------------------------------------------------------- memory budget
+
+    def _used(self, chat: LoadedChat) -> None:
+        """`chat` was just used: most recent in the LRU order, its size re-estimated; then the
+        coldest chats are evicted while the loaded ones exceed the budget."""
+        if self._chats.get(chat.chat_id) is not chat:
+            return
+        self.budget.use(chat.chat_id, chat_bytes(chat.store, chat.index))
+        for chat_id in self.budget.victims(self._busy):
+            self.evict(chat_id)
+
+    def _busy(self, chat_id: str) -> bool:
+        """A commit of the chat is in flight (it must not be unloaded under it)."""
+        chat = self._chats.get(chat_id)
+        return chat is not None and chat.lock.locked()
+
+    def evict(self, chat_id: str) -> bool:
+        """Unload a chat to free its memory; the next open loads it again from storage.
+
+        A session that still holds the chat's store keeps it (and its memory) alive: its reads
+        see the chat as it was, and its next write commits normally when no commit reached the
+        chat meanwhile (`_readopt`), else it gets `CONFLICT` like any stale session.
+        """
+        chat = self._chats.get(chat_id)
+        if chat is None or chat.lock.locked():
+            return False
+        self.forget(chat_id)
+        self._evicted[chat.store] = attrs.evolve(chat, store=None, index=None)
+        self.budget.evictions += 1
+        log.debug("chat %r evicted (memory budget)", chat_id)
+        return True
+
+    def _readopt(self, chat_id: str, store: Any, current: LoadedChat | None) -> LoadedChat | None:
+        """The chat again, with `store` (a session's store of an evicted chat) as its store,
+        when nothing was committed to the chat since the eviction; None when something was (or
+        `store` is not an evicted store of this chat)."""
+        was = self._evicted.get(store)
+        if was is None or was.chat_id != chat_id:
+            return None
+        if current is not None and (current.version != was.version or current.lock.locked()):
+            return None
+        if current is not None:  # reopened since: its store's sessions are now the stale ones
+            self._evicted[current.store] = attrs.evolve(current, store=None, index=None)
+        del self._evicted[store]
+        chat = attrs.evolve(was, store=store, index=None, unembedded=[], lock=asyncio.Lock())
+        self._chats[chat_id] = chat
+        self._checked[chat_id] = 0.0
+        return chat
+
+    # ----------------------------------------------------------------- open
+
+    async def open(self, chat_id: str) -> LoadedChat:
+        """The chat, loaded or cached; reloaded when another writer committed since.
+
+        Openers of one chat load it once (the others wait and share it), and an open waits for a
+        commit of this process in flight: a session holding the store it replaced would
+        otherwise get a needless `ConflictError` on its next write.
+        """
+        chat = await self._fresh_cached(chat_id)
+        if chat is not None:
+            self._used(chat)
+            return chat
+        async with self._load_lock(chat_id):
+            chat = await self._fresh_cached(chat_id)  # another opener may have loaded it
+            if chat is not None:
+                self._used(chat)
+                return chat
+            chat = await asyncio.to_thread(self._load, self.storage, chat_id)
+            self._chats[chat_id] = chat
+            self._checked[chat_id] = time.monotonic()
+            self._used(chat)
+            return chat
+
+    async def _fresh_cached(self, chat_id: str) -> LoadedChat | None:
+        """The cached chat if no other writer moved it on (None: load it)."""
+        chat = self._chats.get(chat_id)
+        if chat is None:
+            return None
+        if chat.lock.locked():  # a commit of ours is in flight: its row is not another writer's
+            async with chat.lock:
+                pass
+            chat = self._chats.get(chat_id)
+            if chat is None:
+                return None
+        now = time.monotonic()
+        if now - self._checked.get(chat_id, 0.0) < self.refresh_interval:
+            return chat
+        if not self.storage.has_changed_sync(chat_id, chat.version):
+            self._checked[chat_id] = now
+            return chat
+        log.info("chat %r changed in storage since version %s: reloading", chat_id, chat.version)
+        return None
+
+    def _load_lock(self, chat_id: str) -> asyncio.Lock:
+        """One lock per chat and event loop, held while the chat loads."""
+        locks = self._loading.setdefault(asyncio.get_running_loop(), {})
+        lock = locks.get(chat_id)
+        if lock is None:
+            lock = locks[chat_id] = asyncio.Lock()
+        return lock
+
+    def _load(self, storage: LanceStorage, chat_id: str) -> LoadedChat:
+        """Read a chat's columns, build its store and its vector index, off the event loop.
+        One collector pause spans it all: the decoded columns are garbage by its end, so no
+        collection walks them. The index is built here from the stored vectors (adopted as
+        read, no copy: `RowBlocks`, with the coarse lists stored with them), so the first search
+        after an open embeds and builds nothing; they are read while the store is built. The
+        young objects the load made are then collected once, here: left to the collector,
+        the first collections after the load (on the event loop, in the chat's first reads)
+        traversed them twice (young, then middle generation)."""
+        with gc_paused():
+            if self.embedder is None:
+                chat = self._from_state(storage.load_sync(chat_id))
+            else:
+                state, vectors = storage.open_sync(chat_id, profile=self.embedder.name)
+                chat = self._from_state(state)  # while the vectors are read (own thread)
+                self._load_index(storage, chat, state, vectors())
+        gc.collect(1)
+        return chat
+
+    def _from_state(self, state: ChatState) -> LoadedChat:
+        if self.store_from_state is not None and state.nodes is not None:
+            store = self.store_from_state(state)
+        else:
+            store = self.store_from_dict(state.data)
+        return LoadedChat(
+            chat_id=state.chat_id,
+            store=store,
+            version=state.version,
+            checkpoint_version=state.checkpoint_version,
+            seq=state.seq,
+            dirty=dict.fromkeys(state.changed_since_checkpoint, float(state.version)),
+        )
+
+    async def refresh(self, chat_id: str) -> LoadedChat:
+        """Reload unconditionally (after a conflict, a rollback or an import)."""
+        self.forget(chat_id)
+        return await self.open(chat_id)
+
+    # --------------------------------------------------------------- commit
+
+    async def persist(
+        self, chat_id: str, changeset: Changeset, *, applied: int, store: Any = None
+    ) -> CommitRecord:
+        """Make `changeset` (already applied to the cached store) durable as one journal row.
+
+        On a conflict (another writer got there first) the cached chat is dropped, so the next
+        open sees the other writer's state, and `ConflictError` propagates for a retry.
+        """
+        chat = self._chats.get(chat_id)
+        if store is not None and (chat is None or store is not chat.store):
+            # a session holding the store of an evicted chat: its store is the chat again
+            chat = self._readopt(chat_id, store, chat) or chat
+        if chat is None or (store is not None and store is not chat.store):
+            # a session still holding a store that was dropped or replaced: it is stale
+            raise ConflictError(
+                chat_id,
+                -1 if chat is None else chat.version,
+                await self.storage.latest_version(chat_id),
+            )
+        async with chat.lock:
+            if self._chats.get(chat_id) is not chat:  # an earlier commit failed meanwhile
+                raise ConflictError(chat_id, chat.version, chat.version)
+            try:
+                record = await self._commit(chat, changeset, applied)
+            except BaseException:
+                self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
+                raise
+            self._checked[chat_id] = time.monotonic()
+            self._used(chat)
+            return record
+
+    async def _commit(
+        self, chat: LoadedChat, changeset: Changeset, applied: int, kind: str = "write"
+    ) -> CommitRecord:
+        """Embed, bring the live index up to date, append the journal row (and a snapshot)."""
+        vectors = self._embed_changed(chat, changeset.nodes)
+        removed = changeset.nodes_removed
+        if chat.index is not None and self.embedder is not None:
+            # before the snapshot below: it must hold this write's vectors
+            self.embedder.apply(chat.index, changeset.nodes, vectors)
+            if removed:
+                chat.index.remove(removed)
+        change = changeset_to_change(changeset, applied=applied, kind=kind, vectors=vectors)
+        version_before = chat.version
+        record = await self.storage.commit(chat.chat_id, change, base_version=chat.version)
+        chat.version = record.version
+        chat.seq = record.seq
+        stamp = float(record.version) if vectors is not None else UNSNAPSHOTTED
+        for n in changeset.nodes:
+            chat.dirty[node_id(n)] = stamp
+        for nid in removed:  # stale in older snapshots' vector rows until the next one
+            chat.dirty[nid] = float(record.version)
+        before = changeset.before
+        if before is None:
+            chat.recent.clear()
+        elif kind != "rollback":  # (rollback_recent updates the recent commits itself)
+            chat.recent.note(
+                RecentCommit(version_before, record.version, before.seq_counter, record.seq, before)
+            )
+        return record
+
+    async def rollback_recent(
+        self, chat_id: str, *, version: int | None = None, seq: int | None = None
+    ) -> CommitRecord | None:
+        """Roll the loaded chat back to `version` (or to after message `seq`) in memory, as one
+        journal row, when the target is among its newest commits (`RecentCommits`) and no
+        other writer has moved the chat on; None when it is not (the caller takes the storage
+        path, which reloads the chat). Costs what the undone commits changed."""
+        chat = self._chats.get(chat_id)
+        if chat is None or not len(chat.recent):
+            return None
+        async with chat.lock:
+            if self._chats.get(chat_id) is not chat:
+                return None
+            target = chat.recent.target(version=version, seq=seq)
+            if target is None or chat.store.has_changes or chat.store.in_transaction:
+                return None  # mid-write (never between writes): leave it to storage
+            if await self.storage.latest_version(chat_id) != chat.version:
+                return None  # another writer committed: the storage path sees its state
+            revert(chat.store, chat.recent.befores_after(target))
+            changeset = chat.store.take_changeset()
+            if changeset is None:
+                return None
+            applied = (
+                len(changeset.nodes)
+                + len(changeset.nodes_removed)
+                + len(changeset.edges_added)
+                + len(changeset.edges_removed)
+            )
+            try:
+                record = await self._commit(chat, changeset, applied, kind="rollback")
+            except BaseException:
+                self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
+                raise
+            chat.recent.rolled_back(target, record.version)
+            self._checked[chat_id] = time.monotonic()
+            self._used(chat)
+            return record

@@ -1,0 +1,340 @@
+"""The vector side of the loaded chats: embedding what a commit changed, the live index (built
+or adopted on first search), vector search with the ANN path for very large chats, reindex.
+
+`ChatVectors` is a mixin of `PersistedChats`, which holds the loaded chats and the storage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from memgraph_plugin.chats.loaded_chat import UNSNAPSHOTTED, LoadedChat
+from memgraph_plugin.embedding.embedder import NodeEmbedder
+from memgraph_plugin.embedding.index import VectorIndex
+from memgraph_plugin.embedding.profile import EmbeddingProfile
+from memgraph_plugin.engine.model.schema import is_diagnostic_type
+from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.persistence import ChatState, VectorBlock
+from memgraph_plugin.storage.vectors.vector_ann import LanceAnn, hybrid_search
+from memgraph_plugin.storage.vectors.vectors import same_ids
+
+log = logging.getLogger(__name__)
+
+DEFAULT_COARSE_THRESHOLD = 32_768
+
+Progress = Callable[[int, int], None]
+
+__all__ = ["ChatVectors", "Progress"]
+
+
+class ChatVectors:
+    """Embeddings and vector search of loaded chats (a mixin of `PersistedChats`)."""
+
+    _chats: dict[str, LoadedChat]
+    _ann: LanceAnn | None
+    _ann_build: asyncio.Future[bool] | None
+    ann_threshold: int
+    #: rows from which a chat's index gets coarse lists (built in the background, then a search
+    #: reads a bounded number of rows; `embedding/coarse.py`); the factory sets it from settings
+    coarse_threshold: int = DEFAULT_COARSE_THRESHOLD
+    last_search_mode: str
+    storage: LanceStorage
+    embedder: NodeEmbedder | None
+    profile: EmbeddingProfile | None
+
+    async def open(self, chat_id: str) -> LoadedChat:
+        raise NotImplementedError
+
+    def _load_index(
+        self, storage: LanceStorage, chat: LoadedChat, state: ChatState, block: VectorBlock | None
+    ) -> None:
+        """The chat's vector index from its stored vectors `block` (`load_with_vectors_sync`);
+        nodes without one are noted in `unembedded` (embedded by the first search)."""
+        assert self.embedder is not None
+        index = self.embedder.new_index()
+        nodes = chat.store
+        if block is not None and block.dim == index.dim:  # every id is a node of `state`
+            loaded = nodes.column_ids()  # the store's ids: those of `state.nodes`, in order
+            at = block.state_rows  # each vector's node row in `state.nodes`, when known
+            if loaded is not None and state.nodes is not None and (
+                same_ids(block, state.nodes["id"])
+            ):  # one vector per node row, in row order: no lookups
+                ids, pos = loaded
+                names, type_of_row, archived = _types_and_flags_in_order(state)
+            elif loaded is not None and state.nodes is not None and at is not None:
+                # the node rows' arrays taken in the vectors' order (coarse lists' order)
+                ids, pos = np.asarray(loaded[0], dtype=object)[at].tolist(), None
+                names, type_of_row, archived = _types_and_flags_in_order(state)
+                type_of_row, archived = type_of_row[at], archived[at]
+            else:
+                ids, pos = list(block.ids), None
+                names, type_of_row, archived = _types_and_flags(state, block.ids, nodes)
+            diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
+            searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
+            lists = None  # the snapshot's coarse lists: searches read lists from the first one
+            stored = block.lists is not None and block.centroids is not None
+            if stored and len(ids) >= self.coarse_threshold:
+                lists = (block.centroids, block.lists)
+            index = VectorIndex.from_arrays(
+                index.profile, ids, block.rows, names, type_of_row, searchable, pos=pos,
+                lists=lists,
+            )
+        if not len(index):  # no stored vectors: every node waits for the first search
+            chat.unembedded = list(nodes.node_ids())
+        elif len(index) != len(nodes):
+            chat.unembedded = [nid for nid in nodes.node_ids() if nid not in index]
+        chat.index = index
+
+    def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
+        """Vectors of the changed nodes; a failing profile is logged by name and the write goes
+        on without them (the live index is dropped, so the next search re-embeds)."""
+        if self.embedder is None:
+            return None
+        try:
+            return self.embedder(nodes)
+        except Exception:
+            log.exception(
+                "embedding profile %r failed; chat %r commits without vectors",
+                self.embedder.name,
+                chat.chat_id,
+            )
+            chat.index = None
+            return None
+
+    # --------------------------------------------------------------- vectors
+
+    async def ensure_index(self, chat: LoadedChat, progress: Progress | None = None) -> VectorIndex:
+        """Build the chat's vector index: stored vectors of this profile, the rest embedded.
+
+        Built under the chat's commit lock: a write landing meanwhile waits, then puts its
+        vectors into the new index (loaded before it, the index would keep the old ones).
+        """
+        assert self.embedder is not None
+        if chat.index is not None and not chat.unembedded:
+            return chat.index
+        async with chat.lock:
+            if chat.index is not None and chat.unembedded:  # nodes stored without a vector
+                missing = [n for n in map(chat.store.node, chat.unembedded) if n is not None]
+                chat.unembedded = []
+                await self._embed_into(chat.index, missing, progress, total=len(missing))
+                chat.dirty.update(dict.fromkeys((n.id for n in missing), UNSNAPSHOTTED))
+            if chat.index is not None:  # built at load, or by another search meanwhile
+                return chat.index
+            state = ChatState(chat.chat_id, chat.version, {"nodes": {}}, chat.checkpoint_version)
+            nodes = list(chat.store.iter_nodes())
+            state.data["nodes"] = {n.id: None for n in nodes}
+            block = await self.storage.load_vectors(chat.chat_id, state, profile=self.embedder.name)
+            index = self.embedder.new_index()
+            have = set(block.ids) if block is not None else set()
+            if block is not None and block.dim == index.dim:
+                self.embedder.apply(index, nodes, block)
+            else:
+                have = set()
+            missing = [n for n in nodes if n.id not in have]
+            if len(missing) > 1000 and len(missing) * 2 > len(nodes):
+                # stored with another profile (or none): embedded now, kept at the next snapshot
+                log.warning(
+                    "chat %r: embedding %d of %d nodes with profile %r (no stored vectors of it; "
+                    "`memgraph-host reindex %s` does this ahead of time)",
+                    chat.chat_id,
+                    len(missing),
+                    len(nodes),
+                    self.embedder.name,
+                    chat.chat_id,
+                )
+            await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
+            # not among the snapshot's vector rows
+            chat.dirty.update(dict.fromkeys((n.id for n in missing), UNSNAPSHOTTED))
+            chat.index = index
+            return index
+
+    async def _embed_into(
+        self,
+        index: VectorIndex,
+        nodes: list[Any],
+        progress: Progress | None,
+        *,
+        total: int,
+        done: int = 0,
+        chunk: int = 512,
+    ) -> None:
+        assert self.embedder is not None
+        if progress is not None:
+            progress(done, total)
+        for start in range(0, len(nodes), chunk):
+            part = nodes[start : start + chunk]
+            self.embedder.apply(index, part, self.embedder(part))
+            done += len(part)
+            if progress is not None:
+                progress(done, total)
+            await asyncio.sleep(0)
+
+    async def vector_search(
+        self, chat_id: str, *, query: str, types: Collection[str] | None, k: int
+    ) -> list[tuple[str, float]]:
+        """(node id, cosine) pairs, best first."""
+        assert self.embedder is not None
+        chat = self._chats.get(chat_id) or await self.open(chat_id)
+        index = await self.ensure_index(chat)
+        self._used(chat)  # its vectors count from now on
+        chat.snapshot_seen(self.storage.checkpointed_version(chat_id))
+        q = self.embedder.embed_query(query)
+        if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:
+            ann = self._ann_for(index.dim)
+            if ann is not None and await asyncio.to_thread(ann.ready):
+                self.last_search_mode = "ann"
+                return await asyncio.to_thread(
+                    hybrid_search,
+                    index,
+                    ann,
+                    chat_id=chat_id,
+                    ckpt_version=self.storage.snapshot_chain(chat_id, chat.checkpoint_version),
+                    profile=self.embedder.name,
+                    dirty=set(chat.dirty),
+                    query=q,
+                    k=k,
+                    types=types,
+                )
+            if ann is not None:
+                self._build_ann(ann)
+        self.last_search_mode = "exact" if index.coarse is None else "coarse"
+        found = index.search(q, k=k, types=types)
+        self._maybe_build_coarse(index)  # after: this search ran as `last_search_mode` says
+        return found
+
+    def _maybe_build_coarse(self, index: VectorIndex) -> None:
+        """Build the index's coarse lists on a thread of their own once it is large (and again
+        when a quarter of its rows came since); searches stay exact until they are ready.
+        Started by a search, not at open: an open costs no more for it."""
+        if len(index) < self.coarse_threshold or index.coarse_task is not None:
+            return
+        if index.abandoned:  # its chat was unloaded meanwhile
+            return
+        if not index.coarse_stale():
+            return
+
+        def build() -> None:
+            started = time.perf_counter()
+            try:
+                if index.build_coarse():
+                    log.info(
+                        "vector index of %d rows: coarse lists built in %.2f s",
+                        len(index),
+                        time.perf_counter() - started,
+                    )
+            except Exception:
+                log.exception("building coarse vector lists failed")
+            finally:
+                index.coarse_task = None
+
+        task = threading.Thread(target=build, name="coarse-vector-lists", daemon=True)
+        index.coarse_task = task
+        task.start()
+
+    def _build_ann(self, ann: LanceAnn) -> None:
+        """Build LanceDB's vector index in the background (minutes at 100k+ rows); searches
+        stay exact meanwhile instead of waiting for it."""
+        if self._ann_build is not None and not self._ann_build.done():
+            return
+        self._ann_build = asyncio.ensure_future(asyncio.to_thread(ann.ensure_index))
+        self._ann_build.add_done_callback(_log_build_failure)
+
+    async def ann_built(self) -> bool:
+        """Wait for a background vector-index build (if one runs); whether the index is ready."""
+        if self._ann_build is not None:
+            try:
+                await asyncio.shield(self._ann_build)
+            except Exception:  # logged by _log_build_failure
+                return False
+        return self._ann is not None and await asyncio.to_thread(self._ann.ready)
+
+    def _ann_for(self, dim: int) -> LanceAnn | None:
+        if self._ann is None or self._ann.dim != dim:
+            self._ann = LanceAnn(self.storage._nodes_table(dim), dim, threshold=self.ann_threshold)
+        return self._ann
+
+    async def reindex(self, chat_id: str, progress: Progress | None = None) -> int:
+        """Re-embed every node of a chat with the current profile and checkpoint the vectors.
+
+        The snapshot is the chat as stored (the cached store may already hold a session's change
+        that is still waiting to commit, and may never commit).
+        """
+        assert self.embedder is not None
+        chat = await self.open(chat_id)
+        async with chat.lock:
+            state = await self.storage.load(chat_id)
+            nodes = list(state.data["nodes"].values())
+            index = self.embedder.new_index()
+            await self._embed_into(index, nodes, progress, total=len(nodes))
+            ids, matrix = index.items()
+            await self.storage.checkpoint(
+                chat_id, state, VectorBlock(self.embedder.name, ids, matrix)
+            )
+            if state.version == chat.version and self._chats.get(chat_id) is chat:
+                chat.index = index  # a change still waiting to commit adds its vectors next
+                chat.checkpoint_version = state.version
+                chat.dirty.clear()
+                chat.unembedded = []
+            else:
+                self.forget(chat_id)  # another writer moved on: reload next time
+            return len(nodes)
+
+
+def _types_and_flags_in_order(state: ChatState) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """`_types_and_flags` of every row of the state's node columns, in row order (no row of
+    them is raw JSON: the store was loaded from its columns)."""
+    encoded = pc.dictionary_encode(state.nodes["type"]).combine_chunks()
+    names = encoded.dictionary.to_pylist()
+    type_of_row = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    flags = np.asarray(state.nodes["archived"].to_numpy(), dtype=bool)
+    return names, type_of_row, flags
+
+
+def _types_and_flags(
+    state: ChatState, ids: tuple[str, ...], store: Any
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """`(type names, type of each id as an index into them, archived flag of each id)`, from
+    the state's columns (vectorised); from the store for nodes held as raw JSON, or for all of
+    them when the state has no columns."""
+    if state.nodes is None:
+        recs = [store.node(i) for i in ids]
+        names = sorted({n.type for n in recs})
+        at = {t: k for k, t in enumerate(names)}
+        return (
+            names,
+            np.asarray([at[n.type] for n in recs], dtype=np.int64),
+            np.asarray([n.archived for n in recs], dtype=bool),
+        )
+    rows = pc.index_in(pa.array(ids, pa.string()), value_set=state.nodes["id"])
+    types = state.nodes["type"].take(rows)
+    archived = state.nodes["archived"].take(rows)
+    raw = [i for i, t in enumerate(types.to_pylist()) if t is None] if types.null_count else []
+    if raw:  # raw rows: their records know
+        fixed_t, fixed_a = types.to_pylist(), archived.to_pylist()
+        for i in raw:
+            rec = store.node(ids[i])
+            fixed_t[i], fixed_a[i] = rec.type, rec.archived
+        types, archived = pa.array(fixed_t, pa.string()), pa.array(fixed_a, pa.bool_())
+    encoded = (
+        pc.dictionary_encode(types).combine_chunks()
+        if hasattr(types, "chunks")
+        else (pc.dictionary_encode(types))
+    )
+    names = encoded.dictionary.to_pylist()
+    type_of_row = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    flags = np.asarray(archived.to_numpy(zero_copy_only=False), dtype=bool)
+    return names, type_of_row, flags
+
+
+def _log_build_failure(task: asyncio.Future[bool]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("building the LanceDB vector index failed", exc_info=task.exception())

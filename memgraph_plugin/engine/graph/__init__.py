@@ -1,0 +1,1 @@
+"""The in-memory `Store`: nodes, edges, transactions, the identity index and the candidate pool."""

@@ -1,0 +1,155 @@
+"""Identity of latest-only nodes: the names a node is known by and an index from name to node.
+
+A `create` of a latest-only type (character sheets, places, threads) merges into the active node
+that shares one of its primary-key names. The `NameIndex` answers that lookup without a scan; the
+`Store` builds one on the first lookup after it loads and brings it up to date lazily (only nodes
+written since the last lookup are re-read), so a write pays one dict entry and a batch never
+rescans the store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..model.models import Node
+from ..model.schema import NodeTypeSpec, Schema
+
+__all__ = [
+    "NameIndex",
+    "merge_names",
+    "name_items",
+    "primary_key_values",
+    "short_forms",
+    "split_aliases",
+]
+
+_ALIAS_SPLIT = re.compile(r"[,;|]")
+
+
+def name_items(value: Any) -> list[str]:
+    """Names in a primary-key value as written: strings split on ``, ; |`` and stripped."""
+    out: list[str] = []
+    if value is None:
+        return out
+    if isinstance(value, str):
+        out.extend(p.strip() for p in _ALIAS_SPLIT.split(value) if p.strip())
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            out.extend(name_items(item))
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append(str(value))
+    return out
+
+
+def split_aliases(value: Any) -> list[str]:
+    """Names in a primary-key value: strings split on ``, ; |``, stripped, lower-cased."""
+    return [name.lower() for name in name_items(value)]
+
+
+def merge_names(old: Any, new: Any, *extra: str) -> Any:
+    """`old`'s names plus those of `new` and `extra` it lacks (compared lower-case), as a tuple;
+    `old` itself when nothing is new, so a latest-only merge never drops a name it knew."""
+    known = {name.lower() for name in name_items(old)}
+    added = []
+    for name in (*name_items(new), *extra):
+        if name.lower() not in known:
+            known.add(name.lower())
+            added.append(name)
+    if not added:
+        return old
+    return (*name_items(old), *added)
+
+
+def primary_key_values(spec: NodeTypeSpec, title: str, fields: Mapping[str, Any]) -> frozenset[str]:
+    """Every normalised name a node of a latest-only type is known by (title included)."""
+    names: set[str] = set()
+    for column in spec.primary_key_columns:
+        if column == "title":
+            names.update(split_aliases(title))
+        names.update(split_aliases(fields.get(column)))
+    return frozenset(names)
+
+
+def id_order(node_id: str) -> tuple[int, str]:
+    """Creation order of ids: ``n_<k>`` by number, anything else after them by text."""
+    tail = node_id[2:] if node_id.startswith("n_") else ""
+    return (int(tail), node_id) if tail.isdigit() else (1 << 62, node_id)
+
+
+def short_forms(name: str) -> set[str]:
+    """The short forms a normalised name answers to: its first word's prefixes of 3 letters or
+    more ("mel" for "melanie"), and for a name of several words its first and last word."""
+    words = name.split()
+    if not words:
+        return set()
+    first = words[0]
+    forms = {first[:k] for k in range(3, len(first))}
+    if len(words) > 1:
+        forms.update((first, words[-1]))
+    forms.discard(name)
+    return forms
+
+
+class NameIndex:
+    """(type, normalised name) -> ids of the active latest-only nodes known by that name, and
+    (type, short form) -> ids known by a longer name with that short form (`short_forms`)."""
+
+    __slots__ = ("schema", "ids", "names", "shorts")
+
+    def __init__(self, schema: Schema, nodes: Iterable[tuple[str, Node | None]] = ()) -> None:
+        self.schema = schema
+        self.ids: dict[tuple[str, str], set[str]] = {}
+        self.names: dict[str, tuple[str, frozenset[str]]] = {}
+        self.shorts: dict[tuple[str, str], set[str]] = {}
+        self.note_all(nodes)
+
+    def note(self, node_id: str, node: Node | None) -> None:
+        """Index `node_id` as it is now (`node` None, archived or not latest-only: forgotten)."""
+        old = self.names.pop(node_id, None)
+        if old is not None:
+            for name in old[1]:
+                ids = self.ids.get((old[0], name))
+                if ids is not None:
+                    ids.discard(node_id)
+                    if not ids:
+                        del self.ids[(old[0], name)]
+                for form in short_forms(name):
+                    ids = self.shorts.get((old[0], form))
+                    if ids is not None:
+                        ids.discard(node_id)
+                        if not ids:
+                            del self.shorts[(old[0], form)]
+        if node is None or node.archived:
+            return
+        spec = self.schema.get(node.type)
+        if spec is None or not spec.latest_only:
+            return
+        names = primary_key_values(spec, node.title, node.fields)
+        if not names:
+            return
+        self.names[node_id] = (spec.type, names)
+        for name in names:
+            self.ids.setdefault((spec.type, name), set()).add(node_id)
+            for form in short_forms(name):
+                self.shorts.setdefault((spec.type, form), set()).add(node_id)
+
+    def note_all(self, nodes: Iterable[tuple[str, Node | None]]) -> None:
+        for node_id, node in nodes:
+            self.note(node_id, node)
+
+    def find(self, spec: NodeTypeSpec, names: Iterable[str]) -> str | None:
+        """The oldest active node id of `spec`'s type known by one of `names`."""
+        found: set[str] = set()
+        for name in names:
+            found.update(self.ids.get((spec.type, name), ()))
+        return min(found, key=id_order, default=None)
+
+    def known_as(self, type_id: str, name: str) -> frozenset[str]:
+        """Ids of `type_id` known by exactly `name` (normalised)."""
+        return frozenset(self.ids.get((type_id, name), ()))
+
+    def known_short(self, type_id: str, form: str) -> frozenset[str]:
+        """Ids of `type_id` with a longer name whose short form is `form` ("mel" -> Melanie)."""
+        return frozenset(self.shorts.get((type_id, form), ()))

@@ -1,0 +1,379 @@
+"""A store's records and indices straight from a snapshot's columns (pyarrow tables, see
+`storage/snapshots/graph_columns.py`): what `json_codec.decode_graph` plus the bulk load give for
+the same graph,
+without a JSON dict per node.
+
+`load_node_columns` is the open's quick path: the indices (visibility, the pool order, parents'
+children, pool anchors) are computed over whole columns with pyarrow and numpy as arrays
+(`LoadedColumns`, whose methods make their Python containers when the store first reads them),
+and no `Node` is made: the store's node map (`lazy_nodes.LazyNodes`) makes each on the first
+read of its id, its fields left as their stored JSON text until read (`frozen.JsonFields`). A
+table with rows stored as raw JSON (values the columns cannot hold) or repeated ids takes the
+per-node path, `decode_columns`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..graph.candidate_pool import PoolKey
+from ..model.frozen import EMPTY
+from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
+from ..model.models import Edge, EdgeKey, Node
+from ..model.schema import Schema, is_diagnostic_type
+from .lazy_nodes import LazyNodes, NodeColumns
+from .loaded_order import LoadedPoolOrder
+
+_new = object.__new__
+_set = object.__setattr__
+_intern = sys.intern
+_ASCII_ID = r"^n_[0-9]{1,18}$"  # cast to int64 in pyarrow; any other n_<digits> id: Python's re
+_NONE = -1  # "no row" in row-index arrays
+
+
+def _column(table: Any, name: str) -> list[Any]:
+    return table[name].to_pylist()  # type: ignore[no-any-return]
+
+
+def _parse_all(texts: list[str | None]) -> list[Any]:
+    present = [t for t in texts if t is not None]
+    if not present:
+        return [None] * len(texts)
+    values = iter(json.loads("[" + ",".join(present) + "]"))
+    return [None if t is None else next(values) for t in texts]
+
+
+def decode_columns(
+    nodes: Any, edges: Any, node_seq: int, seq_counter: int
+) -> tuple[dict[str, Node], dict[EdgeKey, Edge], int, int]:
+    """`decode_graph` of the graph held by a node and an edge state table (node by node)."""
+    ids = _column(nodes, "id")
+    types, levels, titles = _column(nodes, "type"), _column(nodes, "level"), _column(nodes, "title")
+    parents, children = _column(nodes, "parent_id"), _column(nodes, "children_ids")
+    seqs, depths = _column(nodes, "seq_to"), _column(nodes, "semantic_depth")
+    rollups, archived = _column(nodes, "semantic_rollup"), _column(nodes, "archived")
+    sups, raws = _column(nodes, "superseded_by"), _column(nodes, "raw")
+    fields = _parse_all(_column(nodes, "fields"))
+    out: dict[str, Node] = {}
+    for i, nid in enumerate(ids):
+        raw = raws[i]
+        if raw is not None:
+            out[nid] = node_from_dict(json.loads(raw), key=nid)
+            continue
+        f = fields[i]
+        node = _new(Node)
+        _set(node, "id", nid)
+        _set(node, "type", types[i])
+        _set(node, "level", levels[i] or "semantic")
+        _set(node, "title", titles[i])
+        _set(node, "fields", _freeze_fields(f) if f else EMPTY)
+        _set(node, "parent_id", parents[i])
+        _set(node, "children_ids", tuple(children[i]))
+        _set(node, "seq_to", seqs[i])
+        _set(node, "semantic_depth", depths[i])
+        _set(node, "semantic_rollup", rollups[i])
+        _set(node, "archived", archived[i])
+        _set(node, "floor_range", None)
+        _set(node, "superseded_by", sups[i] or None)
+        out[nid] = node
+    for nid in out:
+        m = _ID_NUM.fullmatch(nid)
+        if m:
+            node_seq = max(node_seq, int(m.group(1)))
+    return out, decode_edge_columns(edges, out), node_seq, seq_counter
+
+
+def decode_edge_columns(edges: Any, nodes: dict[str, Node]) -> dict[EdgeKey, Edge]:
+    """The edges of an edge state table, normalised and by key (as `decode_graph` gives them)."""
+    src, etype, dst = _column(edges, "src"), _column(edges, "type"), _column(edges, "dst")
+    eseq, eraw = _column(edges, "seq_to"), _column(edges, "raw")
+    raw_edges: list[dict[str, Any]] = []
+    for i in range(len(src)):
+        if eraw[i] is not None:
+            raw_edges.append(json.loads(eraw[i]))
+        elif eseq[i] is None:
+            raw_edges.append({"from": src[i], "to": dst[i], "type": etype[i]})
+        else:
+            raw_edges.append({"from": src[i], "to": dst[i], "type": etype[i], "seqTo": eseq[i]})
+    return _edges_from_raw(raw_edges, nodes)
+
+
+class LoadedColumns:
+    """A graph's lazy node map and the indices the bulk load fills, computed from its columns
+    as arrays; the indices' Python containers are made by the methods below when the store
+    first reads them (`StoreLoading._load_columns` defers them)."""
+
+    def __init__(
+        self,
+        nodes: LazyNodes,
+        kids: dict[str, list[str]],
+        node_seq: int,
+        id_objs: np.ndarray,
+        visible: np.ndarray,
+        ranked: np.ndarray,
+        neg_seq: np.ndarray,
+        neg_depth: np.ndarray,
+        pool_ltype: np.ndarray,
+        ltype_names: list[str],
+        anchor_rows: np.ndarray,
+        id_array: Any,
+        types: tuple[list[Any], np.ndarray, np.ndarray],
+    ) -> None:
+        self.nodes = nodes  # by id, in row order, each made on its first read
+        self.id_array = id_array  # the id column (pyarrow)
+        self.id_objs = id_objs  # row -> id (the node map's own strings)
+        self.kids = kids  # parent id -> children ids in row order
+        self.node_seq = node_seq
+        self._ids = id_objs  # row -> id (the node map's own strings)
+        self._visible = visible  # row -> visible
+        self._ranked = ranked  # the pool's rows in recency order
+        self._neg_seq, self._neg_depth = neg_seq, neg_depth  # row -> recency key parts
+        self._pool_ltype, self._ltype_names = pool_ltype, ltype_names  # pool position -> type
+        self._anchor_rows = anchor_rows  # row -> its anchor's row (_NONE: none)
+        self._keys: list[PoolKey] | None = None
+        self._types = types  # (distinct types, row -> type code, row -> archived)
+
+    def named_ids(self, schema: Schema) -> list[str]:
+        """Ids of the active nodes of latest-only types: the ones a name index holds."""
+        values, code, archived = self._types
+        wanted = np.asarray(
+            [isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only
+             for t in values] or [False],
+            dtype=bool,
+        )
+        return self._ids[wanted[code] & ~archived].tolist()  # type: ignore[no-any-return]
+
+    def visible(self) -> set[str]:
+        return set(self._ids[self._visible].tolist())
+
+    def pool_keys(self) -> list[PoolKey]:
+        """The pool's recency keys, in key order (made once)."""
+        keys = self._keys
+        if keys is None:
+            ranked = self._ranked
+            keys = self._keys = list(
+                zip(
+                    self._neg_seq[ranked].tolist(),
+                    self._neg_depth[ranked].tolist(),
+                    self._ids[ranked].tolist(),
+                    strict=True,
+                )
+            )
+        return keys
+
+    def pool_of(self) -> dict[str, tuple[PoolKey, str]]:
+        """id -> (recency key, lower-case type) of every pool member, in pool order."""
+        keys = self.pool_keys()
+        names = self._ltype_names
+        types = [names[i] for i in self._pool_ltype.tolist()]
+        return dict(zip([k[2] for k in keys], zip(keys, types, strict=True), strict=True))
+
+    def same_ids(self, column: Any) -> bool:
+        """Whether `column` (pyarrow) holds the loaded ids, in row order."""
+        flat = _flat(column)
+        return bool(flat.type == self.id_array.type and flat.equals(self.id_array))
+
+    def order_view(self) -> LoadedPoolOrder | None:
+        """`pool_of` as a read-only map over these arrays (nothing built per member); None
+        once the node map dropped its columns (`LazyNodes.materialize`)."""
+        columns = self.nodes.column_ids()
+        if columns is None:
+            return None
+        return LoadedPoolOrder(
+            columns[1], self._ids, self._ranked, self._neg_seq, self._neg_depth,
+            self._pool_ltype, self._ltype_names,
+        )
+
+    def type_rows(self) -> dict[str, list[int]]:
+        """Lower-case type -> positions in the pool, in order."""
+        pool_ltype = self._pool_ltype
+        by_ltype = np.argsort(pool_ltype, kind="stable")  # grouped by type, in pool order
+        bounds = np.flatnonzero(np.diff(pool_ltype[by_ltype])) + 1
+        return {
+            self._ltype_names[int(pool_ltype[part[0]])]: part.tolist()
+            for part in np.split(by_ltype, bounds)
+            if len(part)
+        }
+
+    def anchors(self) -> dict[str, str | None]:
+        """id -> its nearest pool member upwards (None: none), in row order."""
+        ids, rows = self._ids, self._anchor_rows
+        n = len(ids)
+        objs = np.empty(n + 1, dtype=object)
+        objs[:n] = ids
+        objs[n] = None
+        return dict(zip(ids.tolist(), objs[np.where(rows >= 0, rows, n)].tolist(), strict=True))
+
+
+def _flat(column: Any) -> Any:
+    """One pyarrow array from a table column (a chunked array)."""
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+
+
+def _codes(column: Any) -> tuple[np.ndarray, list[Any]]:
+    """Dictionary codes per row and the distinct values (a null is a value of its own)."""
+    enc = pc.dictionary_encode(_flat(column), null_encoding="encode")
+    return (
+        np.asarray(enc.indices.to_numpy(zero_copy_only=False), dtype=np.int64),
+        enc.dictionary.to_pylist(),
+    )
+
+
+def _node_seq(ids: Any, id_list: list[str], start: int) -> int:
+    """At least `start` and every ``n_<k>`` id's k (ASCII ids in pyarrow, others with `re`)."""
+    best = start
+    ascii_ids = pc.match_substring_regex(ids, _ASCII_ID)
+    numbers = pc.filter(ids, ascii_ids)
+    if len(numbers):
+        value = pc.max(pc.cast(pc.utf8_slice_codeunits(numbers, 2), pa.int64())).as_py()
+        best = max(best, int(value))
+    others = pc.and_(pc.starts_with(ids, "n_"), pc.invert(ascii_ids))
+    for i in np.flatnonzero(np.asarray(others.to_numpy(zero_copy_only=False), dtype=bool)):
+        m = _ID_NUM.fullmatch(id_list[int(i)])
+        if m:
+            best = max(best, int(m.group(1)))
+    return best
+
+
+def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) -> np.ndarray:
+    """Each row's nearest pool member upwards (itself included) as a row, `_NONE` when an
+    archived or missing node comes first or the walk loops: pointer jumping over the parent
+    column (`Store._anchor_walk` of every node at once)."""
+    n = parent.shape[0]
+    unknown = -2
+    anchor = np.full(n, unknown, dtype=np.int64)
+    anchor[in_pool] = np.flatnonzero(in_pool)
+    anchor[archived] = _NONE
+    todo = anchor == unknown
+    anchor[todo & (parent < 0)] = _NONE  # no parent, or a parent that is not a node
+    step = parent.copy()  # the row each unresolved row reads its answer from
+    for _ in range(64):  # doubles the reach each round: 64 rounds pass any chain
+        todo = anchor == unknown
+        if not todo.any():
+            break
+        rows = np.flatnonzero(todo)
+        via = step[rows]
+        answer = anchor[via]
+        done = answer != unknown
+        anchor[rows[done]] = answer[done]
+        jump = rows[~done]
+        step[jump] = step[step[jump]]
+    anchor[anchor == unknown] = _NONE  # a parent loop with no pool member on it
+    return anchor
+
+
+def load_node_columns(
+    nodes: Any, node_seq: int, schema: Schema
+) -> LoadedColumns | None:
+    """The lazy node map and the indices of a node state table; None when it needs the per-node
+    path (rows stored as raw JSON, or an id twice). No `Node` is made here: `LazyNodes` makes
+    each on the first read of its id."""
+    n = nodes.num_rows
+    if n and pc.any(pc.is_valid(nodes["raw"])).as_py():
+        return None
+    ids = _flat(nodes["id"])
+    id_list: list[str] = ids.to_pylist()
+    row_of = dict(zip(id_list, range(n), strict=True))
+    if len(row_of) != n:
+        return None
+    id_objs = np.empty(n, dtype=object)
+    id_objs[:] = id_list
+    type_code, type_values = _codes(nodes["type"])
+    type_values = [_intern(t) if isinstance(t, str) else t for t in type_values]
+    level_code, level_values = _codes(nodes["level"])
+    level_values = [_intern(v or "semantic") for v in level_values]
+    parent_col = _flat(nodes["parent_id"])
+    named = pc.fill_null(pc.not_equal(parent_col, ""), False)
+    with_parent = np.flatnonzero(np.asarray(named.to_numpy(zero_copy_only=False), dtype=bool))
+    parent_rows = np.full(n, _NONE, dtype=np.int64)
+    if len(with_parent):  # the row of each named parent (`_NONE`: not a node)
+        found = row_of.get
+        parent_rows[with_parent] = [
+            found(p, _NONE) for p in pc.take(parent_col, with_parent).to_pylist()
+        ]
+    seq_col = _flat(nodes["seq_to"])
+    seq_np = np.asarray(pc.fill_null(seq_col, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    has_seq = np.asarray(seq_col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    depth_np = np.asarray(nodes["semantic_depth"].to_numpy(), dtype=np.int64)
+    archived_np = np.asarray(nodes["archived"].to_numpy(), dtype=bool)
+    node_map = LazyNodes(
+        NodeColumns(
+            nodes, id_list, row_of, type_values, type_code, level_values, level_code, parent_rows
+        )
+    )
+
+    # visibility: active, and not below an active parent of its own hierarchical type
+    hier = np.zeros(len(type_values) + 1, dtype=bool)
+    diag = np.zeros(len(type_values) + 1, dtype=bool)
+    ltypes: list[str] = []
+    for code, t in enumerate(type_values):
+        spec = schema.get(t) if isinstance(t, str) else None
+        hier[code] = spec is not None and spec.compression.hierarchical
+        diag[code] = isinstance(t, str) and is_diagnostic_type(t)
+        ltypes.append(t.lower() if isinstance(t, str) else t)
+    has_parent = parent_rows >= 0
+    p = np.maximum(parent_rows, 0)
+    hidden = (
+        has_parent
+        & ~archived_np[p]
+        & (type_code[p] == type_code)
+        & hier[type_code]
+    ) if n else np.zeros(0, dtype=bool)
+    visible_np = ~archived_np & ~hidden
+    episodic = np.asarray([v == "episodic" for v in level_values], dtype=bool)
+    in_pool = visible_np & ~(episodic[level_code] if n else visible_np) & ~diag[type_code]
+
+    # the pool in recency order: seq_to descending (missing first), depth descending, then id
+    pool_rows = np.flatnonzero(in_pool)
+    neg_seq = np.where(has_seq, -seq_np, 1)
+    order_tbl = pa.table(
+        {"s": neg_seq[pool_rows], "d": -depth_np[pool_rows], "i": pc.take(ids, pool_rows)}
+    )
+    order = pc.sort_indices(
+        order_tbl, sort_keys=[("s", "ascending"), ("d", "ascending"), ("i", "ascending")]
+    )
+    ranked = pool_rows[np.asarray(order.to_numpy(), dtype=np.int64)]
+    ltype_names = sorted(set(ltypes))
+    ltype_of_code = np.asarray([ltype_names.index(t) for t in ltypes] or [0], dtype=np.int64)
+    pool_ltype = ltype_of_code[type_code[ranked]] if len(ranked) else np.zeros(0, np.int64)
+
+    # parents' children, in row order (keyed by the parent node's own id string)
+    kids: dict[str, list[str]] = {}
+    if len(with_parent):  # grouped by parent with numpy; a list slice per parent
+        pcodes, _values = _codes(pc.take(parent_col, with_parent))
+        order = np.argsort(pcodes, kind="stable")
+        grouped = with_parent[order]
+        codes = pcodes[order]
+        starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+        ends = np.append(starts[1:], len(codes)).tolist()
+        firsts = grouped[starts]
+        texts = pc.take(parent_col, firsts).to_pylist()
+        owner = parent_rows[firsts].tolist()
+        members = id_objs[grouped].tolist()
+        for a, b, text, prow in zip(starts.tolist(), ends, texts, owner, strict=True):
+            kids[id_list[prow] if prow >= 0 else text] = members[a:b]
+
+    return LoadedColumns(
+        nodes=node_map,
+        kids=kids,
+        node_seq=_node_seq(ids, id_list, node_seq),
+        id_objs=id_objs,
+        visible=visible_np,
+        ranked=ranked,
+        neg_seq=neg_seq,
+        neg_depth=-depth_np,
+        pool_ltype=pool_ltype,
+        ltype_names=ltype_names,
+        anchor_rows=_anchor_rows(parent_rows, archived_np, in_pool),
+        id_array=ids,
+        types=(type_values, type_code, archived_np),
+    )
+
+
+__all__ = ["LoadedColumns", "decode_columns", "decode_edge_columns", "load_node_columns"]

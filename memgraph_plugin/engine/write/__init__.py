@@ -1,0 +1,1 @@
+"""The one write pipeline: ops, the batch that applies them, rollups."""

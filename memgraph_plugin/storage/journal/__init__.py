@@ -1,0 +1,1 @@
+"""The journal: the append-only `commits` table, its change rows and its compaction."""

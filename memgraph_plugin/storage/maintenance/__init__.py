@@ -1,0 +1,1 @@
+"""Background maintenance: the child process, its loop, table compaction."""

@@ -1,0 +1,1 @@
+"""Columnar snapshots of chats: the column format, keyword rows, checkpoints."""

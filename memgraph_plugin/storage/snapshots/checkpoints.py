@@ -1,0 +1,235 @@
+"""Writing snapshots (checkpoints) of chats from storage alone, and pruning what they replace.
+
+A snapshot is built from the newest one plus the journal after it (no loaded store is read): a
+delta of the rows changed since, or a full one when the chain is long, the delta large, the
+vector profile changed or the keyword fingerprint did (`snapshots.py` has the tables and the
+crash-safe write order). With `keyword_schema` set, each row set also gets the keyword index's
+token lists of its nodes (`keyword_rows.py`): a delta tokenizes its changed nodes, a full one
+reuses the lists it loaded and tokenizes only nodes without them. After a
+snapshot, older ones are pruned, and with `storage_history_seconds` so is the journal before the
+oldest kept one. A large chat's vector rows get coarse lists (`vector_lists.py`). This runs in
+the maintenance process (`maintenance.py`), never in a commit.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+
+from memgraph_plugin.engine.keyword.keyword_text import keyword_fingerprint
+from memgraph_plugin.engine.model.schema import Schema, load_schema
+from memgraph_plugin.storage.journal.journal import Journal
+from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
+from memgraph_plugin.storage.persistence import ChatState, VectorBlock
+from memgraph_plugin.storage.settings import StorageSettings
+from memgraph_plugin.storage.snapshots import keyword_rows
+from memgraph_plugin.storage.snapshots.graph_columns import DeltaBuilder
+from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables, new_rowset_id
+from memgraph_plugin.storage.vectors.vectors import delta_vector_rows, snapshot_vector_rows
+
+Loader = Callable[[str, int], ChatState]
+"""The chat's state at a version (for a full snapshot)."""
+VectorLoader = Callable[[str, ChatState, str], VectorBlock | None]
+"""The vectors of a state made by a profile (for a full snapshot)."""
+
+
+class Checkpoints:
+    """The snapshots of one database, and the newest one of each chat this handle knows."""
+
+    def __init__(
+        self,
+        settings: StorageSettings,
+        journal: Journal,
+        snaps: SnapshotTables,
+        load: Loader,
+        load_vectors: VectorLoader,
+    ) -> None:
+        self.settings = settings
+        self.journal = journal
+        self.snaps = snaps
+        self._load = load
+        self._load_vectors = load_vectors
+        self._last: dict[str, int] = {}  # chat -> newest checkpoint version known
+        self._chains: dict[tuple[str, int], tuple[int, ...]] = {}  # (chat, snapshot) -> chain
+        self._spec: tuple[str, tuple[Schema, str]] | None = None  # keyword_schema, parsed
+
+    # ------------------------------------------------------------------ what is known
+
+    def note(self, chat_id: str, version: int) -> None:
+        """Remember the newest checkpoint of a chat seen on disk or written by this process
+        (0 too: "none" is known, so the maintenance does not look for one again)."""
+        self._last[chat_id] = max(version, self._last.get(chat_id, 0))
+
+    def version(self, chat_id: str) -> int:
+        """The newest checkpoint of `chat_id` this handle wrote or loaded (0: none known)."""
+        return self._last.get(chat_id, 0)
+
+    def known(self, chat_id: str) -> bool:
+        """Whether this handle knows the chat's newest checkpoint (or that it has none)."""
+        return chat_id in self._last
+
+    def chain(self, chat_id: str, version: int) -> tuple[int, ...]:
+        """The row set ids of the chat's snapshot at `version` (`(-1,)`: no such snapshot)."""
+        key = (chat_id, int(version))
+        chain = self._chains.get(key)
+        if chain is None:
+            head = self.snaps.head(chat_id, upto=version)
+            if head is None or int(head["version"]) != version:
+                return (-1,)
+            chain = self._chains[key] = tuple(int(v) for v in head["chain"])
+        return chain
+
+    def due(self, chat_id: str, version: int) -> bool:
+        """Whether the chat's journal since its newest snapshot reached `checkpoint_every`."""
+        if chat_id not in self._last:
+            head = self.snaps.head(chat_id)
+            self.note(chat_id, int(head["version"]) if head is not None else 0)
+        return version - self.version(chat_id) >= self.settings.checkpoint_every
+
+    # ------------------------------------------------------------------ writing
+
+    def snapshot(self, chat_id: str) -> int | None:
+        """Snapshot a chat at its latest version: a delta or a full one (see the module doc).
+        Returns the version snapshotted (None: nothing new)."""
+        head = self.snaps.head(chat_id)
+        base = int(head["version"]) if head is not None else 0
+        entries = self.journal.entries(chat_id, base)
+        if not entries:
+            self.note(chat_id, base)
+            return None
+        delta = DeltaBuilder()
+        for entry in entries:
+            delta.apply(entry.change())
+        profile = next((e.vectors.profile for e in reversed(entries) if e.vectors), None)
+        profile = profile or (head.get("vec_profile") if head is not None else None)
+        chain = [int(v) for v in head["chain"]] if head is not None else []
+        spec = self._keyword_spec()
+        known = (
+            self.snaps.keyword_rows(chat_id, chain, lists=False)
+            if spec is not None and chain
+            else None
+        )
+        full_rows = int(head["node_count"]) + int(head["edge_count"]) if head is not None else 0
+        delta_rows = (int(head["delta_rows"]) if head is not None else 0) + len(delta)
+        if (
+            head is None
+            or len(chain) >= self.settings.snapshot_chain
+            or 2 * delta_rows > max(full_rows, 1000)
+            or (profile is not None and head.get("vec_profile") != profile)
+            or (spec is not None and (known is None or known[0].fingerprint != spec[1]))
+        ):
+            state = self._load(chat_id, entries[-1].version)
+            vectors = self._load_vectors(chat_id, state, profile) if profile else None
+            self.write_full(chat_id, state, vectors)
+            return state.version
+        version = entries[-1].version
+        rowset = new_rowset_id()
+        nodes, edges = delta.tables()
+        vectors = None
+        if profile is not None:
+            dim = int(head["vec_dim"])
+            centroids = None  # the chain's coarse lists (only a full row set this large has)
+            if int(head["node_count"]) >= self.settings.vector_coarse_threshold:
+                centroids = self.snaps.centroids(chat_id, chain[0])
+            rows = delta_vector_rows(
+                chat_id, rowset, dim, profile, entries, delta, nodes, centroids
+            )
+            vectors = (profile, dim, rows)
+        node_seq, seq_counter = int(delta.node_seq or 0), int(delta.seq_counter or 0)
+        keywords = None
+        if spec is not None and known is not None:
+            keywords = keyword_rows.delta_rows(
+                keyword_rows.node_tokens(nodes, spec[0]), spec[1], [k.terms for k in known]
+            )
+        self.snaps.write(
+            chat_id,
+            rowset,
+            nodes=nodes,
+            edges=edges,
+            vectors=vectors,
+            keywords=keywords,
+            head={
+                "version": version,
+                "seq": entries[-1].seq,
+                "node_count": int(head["node_count"]),
+                "edge_count": int(head["edge_count"]),
+                "delta_rows": delta_rows,
+                "node_seq": node_seq,
+                "seq_counter": seq_counter,
+                "chain": [*chain, rowset],
+                "vec_profile": profile,
+                "vec_dim": int(head["vec_dim"]) if profile is not None else None,
+            },
+        )
+        self._after(chat_id, version)
+        return version
+
+    def write_full(
+        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
+    ) -> None:
+        """Write a full snapshot of `state` (and its vectors); then prune older snapshots.
+
+        Crash-safe ordering: node, edge and vector rows first (tagged with the row set), the
+        head row last; a loader only ever reads rows of a head that exists.
+        """
+        nodes, edges = state.tables()
+        node_seq, seq_counter = state.counters
+        rowset = new_rowset_id()
+        rows = centroids = None
+        if vectors is not None and vectors.ids and vectors.dim:
+            rows, centroids = snapshot_vector_rows(
+                chat_id, rowset, vectors, nodes, self.settings.vector_coarse_threshold
+            )
+        spec = self._keyword_spec()
+        keywords = None
+        if spec is not None:
+            keywords = keyword_rows.full_rows(nodes, state.keywords, spec[0], spec[1])
+        self.snaps.write(
+            chat_id,
+            rowset,
+            nodes=nodes,
+            edges=edges,
+            vectors=rows,
+            keywords=keywords,
+            centroids=centroids,
+            head={
+                "version": state.version,
+                "seq": state.seq,
+                "node_count": nodes.num_rows,
+                "edge_count": edges.num_rows,
+                "delta_rows": 0,
+                "node_seq": node_seq,
+                "seq_counter": seq_counter,
+                "chain": [rowset],
+                "vec_profile": rows[0] if rows is not None else None,
+                "vec_dim": rows[1] if rows is not None else None,
+            },
+        )
+        self._after(chat_id, state.version)
+
+    def _keyword_spec(self) -> tuple[Schema, str] | None:
+        """The schema the keyword index reads nodes by, and its fingerprint (None: snapshots
+        carry no keyword data)."""
+        text = self.settings.keyword_schema
+        if text is None:
+            return None
+        if self._spec is None or self._spec[0] != text:
+            schema = load_schema(json.loads(text))
+            self._spec = (text, (schema, keyword_fingerprint(schema)))
+        return self._spec[1]
+
+    def _after(self, chat_id: str, version: int) -> None:
+        self.note(chat_id, version)
+        oldest = retry_conflicts(
+            lambda: self.snaps.prune(chat_id, self.settings.keep_checkpoints),
+            f"pruning snapshots of chat {chat_id!r}",
+        )
+        if self.settings.history_seconds is not None and oldest is not None:
+            cutoff = time.time() - self.settings.history_seconds
+            # the oldest kept snapshot's own row stays: history starts there, never empty
+            retry_conflicts(
+                lambda: self.journal.prune(chat_id, oldest, cutoff),
+                f"pruning the journal of chat {chat_id!r}",
+            )
+

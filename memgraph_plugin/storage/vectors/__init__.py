@@ -1,0 +1,1 @@
+"""Node vectors in storage: vector tables, coarse lists, the ANN index."""

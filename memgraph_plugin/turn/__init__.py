@@ -1,0 +1,1 @@
+"""The turn pipeline: messages in, extraction + batch + compaction, recall before each answer."""

@@ -1,0 +1,75 @@
+"""Compaction the pipeline runs itself when no plugin did it after a commit.
+
+Rule (``recall_compaction`` setting): ``auto`` (default) — after a batch's commit hooks have run
+(the compactor sample plugin compacts there), any hierarchical type still over its threshold is
+compacted here; ``off`` — the pipeline never compacts. Summaries come from the
+``memgraph_summarise`` hook (the built-in offline extractor plugin answers it with the most
+informative sentences of the children), else from the same extractive summary below.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from memgraph_plugin.extraction.summary import SUMMARY_BUDGET, informative_summary
+
+from ..recall.hookcalls import first
+
+log = logging.getLogger(__name__)
+
+COMPACTION_SETTING = "recall_compaction"
+MAX_DEPTH_SCAN = 16
+SUMMARY_LIMIT = SUMMARY_BUDGET
+
+
+def extractive_summary(briefs: Sequence[Any]) -> str:
+    """Offline fallback: the children's most informative sentences within the rollup budget
+    (`memgraph_plugin.extraction.summary.informative_summary`: names, numbers, dates, rare
+    words; was: the first sentence of each child)."""
+    return informative_summary(briefs, budget=SUMMARY_LIMIT)
+
+
+async def summarise(host: Any, type_name: str, briefs: Sequence[Any]) -> str:
+    """The summary of one group: the first plugin's answer, else the extractive fallback."""
+    answer, _failures = await first(host, "memgraph_summarise", type=type_name, briefs=list(briefs))
+    if answer is not None and isinstance(answer.value, str) and answer.value.strip():
+        return answer.value
+    return extractive_summary(briefs) or f"{len(briefs)} {type_name} nodes"
+
+
+def hierarchical_types(session: Any) -> list[str]:
+    return [s.type for s in session.get_schema().types if s.compression_mode == "hierarchical"]
+
+
+async def compact_leftovers(host: Any, session: Any) -> list[str]:
+    """Compact every group still eligible, depth by depth; returns the new rollup ids. The
+    groups of one type and depth are written as one commit (`compact_groups`): after a large
+    import thousands of groups are due at once."""
+    if str(host.settings.get(COMPACTION_SETTING, "auto")).lower() == "off":
+        return []
+    created: list[str] = []
+    for type_name in hierarchical_types(session):
+        made_at: set[int] = set()
+        for depth in range(MAX_DEPTH_SCAN):
+            groups = session.compaction_candidates(type=type_name, depth=depth).groups
+            if not groups and depth > 0 and depth not in made_at:
+                break
+            summarised: list[tuple[list[str], str]] = []
+            for group in groups:
+                briefs = [
+                    session.get_node_brief(i, include_edge_summary=False) for i in group.child_ids
+                ]
+                text = await summarise(host, type_name, briefs)
+                summarised.append((list(group.child_ids), text))
+            if not summarised:
+                continue
+            outcomes = await session.compact_groups(type=type_name, groups=summarised)
+            for group, outcome in zip(groups, outcomes, strict=True):
+                if isinstance(outcome, Exception):  # e.g. CHILD_HAS_PARENT
+                    log.warning("pipeline compaction of %s skipped: %r", type_name, outcome)
+                    continue
+                created.append(outcome.rollup_node_id)
+                made_at.add(group.depth)
+    return created

@@ -1,0 +1,433 @@
+"""The turn pipeline: messages in, extraction + batch + compaction, recall before each answer.
+
+One ``TurnPipeline`` per host (``pipeline_for(host)``). Per turn:
+
+1. ``add_user_message`` appends the user's message and extracts it (like step 3).
+2. ``recall`` picks the small always-inject set (newest nodes of each always-inject type), lets
+   the built-in hybrid router rank bounded candidates for the user's message, offers that
+   ranking to ``memgraph_route`` (a plugin may rerank or replace it), fits pinned and recalled
+   nodes into ``recall_budget_chars``, records the injection state (which fires
+   ``memgraph_injection_changed``), renders the prompt block and appends a trace. The same
+   anchor (last user message index, seq of the answer to come) reuses the last result: a
+   regenerate or swipe fires nothing.
+3. ``add_assistant_message`` appends the answer, collects ``memgraph_extract`` ops, applies them as
+   one batch with the message's seq, and compacts what the commit hooks left over (every message
+   is extracted; the built-in offline extractor answers when no other extractor is installed).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from host.plugins.notify import HookFailure
+
+from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
+from ..recall.hookcalls import first
+from ..recall.injection_budget import (
+    BUDGET_SETTING,
+    DEFAULT_BUDGET,
+    DEFAULT_ITEM,
+    DEFAULT_PINNED,
+    ITEM_SETTING,
+    PINNED_SETTING,
+    fit,
+    pinned_nodes,
+)
+from ..recall.router import DEFAULT_RECENT, RECENT_SETTING, HybridRouter, int_setting
+from ..recall.signals import usable
+from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
+from .auto_compaction import compact_leftovers
+from .message_extraction import already_extracted, extract_ops
+
+log = logging.getLogger(__name__)
+
+MEMORY_GRAPH = "memory-graph"
+
+
+@attrs.frozen
+class RecallOutcome:
+    """What one recall injected, why, and the prompt text it rendered."""
+
+    route: RouteResult
+    recall_selected_ids: tuple[str, ...]
+    visible_ids: tuple[str, ...]  # the candidates the router ranked (and what it picked)
+    pinned: tuple[Any, ...]  # NodeViews, timeline order
+    recalled: tuple[Any, ...]  # NodeViews, in router (relevance) order, within the budget
+    pool: tuple[Any, ...]  # the ranked candidates the router saw (NodeViews, best first)
+    prompt: str
+    trace: RecallTrace  # also holds the chat, the anchor and the always-inject ids
+    reused: bool = False
+    query: str = ""  # the whole query (the trace keeps the first 300 characters)
+
+    @property
+    def chat_id(self) -> str:
+        return self.trace.chat_id
+
+    @property
+    def anchor(self) -> tuple[int, int]:
+        return self.trace.anchor
+
+    @property
+    def always_inject_ids(self) -> tuple[str, ...]:
+        return self.trace.always_inject_ids
+
+    @property
+    def why(self) -> dict[str, Inclusion]:
+        return {i.id: i for i in self.route.selected}
+
+    @property
+    def injected(self) -> tuple[Any, ...]:
+        """Every injected node in prompt order: recalled (most relevant first), then pinned."""
+        return (*self.recalled, *self.pinned)
+
+
+@attrs.frozen
+class ExtractionOutcome:
+    """What the extraction of one message wrote."""
+
+    chat_id: str
+    seq: int
+    ops: tuple[dict[str, Any], ...]
+    applied: int
+    rejected: tuple[tuple[Any, str, str], ...]  # (op, code, message)
+    compacted: tuple[str, ...]  # rollups the pipeline made itself (none when a plugin did it)
+    failures: tuple[HookFailure, ...] = ()  # extractors that raised or answered junk
+    replaced: bool = False  # the message replaced one the graph held (regenerate/swipe/edit)
+    index: int = -1  # the message's index in the chat
+
+
+@attrs.frozen
+class TurnOutcome:
+    recall: RecallOutcome | None
+    extraction: ExtractionOutcome | None
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class TurnPipeline:
+    """Drives chats of one host through extraction and recall."""
+
+    def __init__(self, host: Any, *, router: HybridRouter | None = None) -> None:
+        self.host = host
+        self.router = router or HybridRouter()
+        self.traces = TraceLog(host.data_dir / TRACE_DIR)
+        self._last: dict[str, RecallOutcome] = {}
+        self._warned_disabled = False
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    async def open_session(self, chat_id: str) -> Any | None:
+        """A memory-graph session for the chat, or ``None`` (logged once) when it is unavailable."""
+        api = self.host.registry.get(MEMORY_GRAPH)
+        session = None
+        if api is not None:
+            session = await _maybe_await(api.open_session(self.host.get_context(chat_id)))
+        if session is None and not self._warned_disabled:
+            self._warned_disabled = True
+            log.warning("memory-graph is not available: recall and extraction do nothing")
+        return session
+
+    # -- messages -----------------------------------------------------------------------------
+
+    async def add_user_message(
+        self, chat_id: str, text: str, *, name: str = "", time: str = ""
+    ) -> Any:
+        """Append the user's message and extract it (like every message); returns the message."""
+        message = self.host.chat(chat_id).add_message("user", text, name=name, time=time)
+        await self.extract(chat_id, message)
+        return message
+
+    async def add_assistant_message(
+        self, chat_id: str, text: str, *, name: str = "", time: str = ""
+    ) -> ExtractionOutcome | None:
+        message = self.host.chat(chat_id).add_message("assistant", text, name=name, time=time)
+        return await self.extract(chat_id, message)
+
+    async def run_turn(self, chat_id: str, user: str, assistant: str) -> TurnOutcome:
+        """User message, recall, assistant message with its extraction."""
+        await self.add_user_message(chat_id, user)
+        recall = await self.recall(chat_id)
+        extraction = await self.add_assistant_message(chat_id, assistant)
+        return TurnOutcome(recall, extraction)
+
+    async def extract(
+        self, chat_id: str, message: Any, *, session: Any = None
+    ) -> ExtractionOutcome | None:
+        """Ops from ``memgraph_extract`` for one message (user or assistant), applied as one
+        batch at the message's seq, then compaction.
+
+        Idempotent per message: a message the graph already holds (regenerated, swiped or edited
+        at the same place) first rolls the graph back through its per-seq history to before that
+        message, re-extracting the earlier messages of the same seq (`already_extracted`).
+        `session`: an open session of the chat to write through (a transcript ingest opens one
+        per block of deferred commits); by default one is opened for the message.
+        """
+        if message.role not in ("user", "assistant"):
+            return None
+        if session is None:
+            session = await self.open_session(chat_id)
+        if session is None:
+            return None
+        replaced = False
+        if already_extracted(session.store, message):
+            replaced = await self._undo_from(chat_id, message)
+            session = await self.open_session(chat_id) if replaced else session
+            if session is None:
+                return None
+        context = self.host.get_context(chat_id)
+        ops, failures = await extract_ops(self.host, chat_id, message, context)
+        result = await session.apply_extraction_batch(ops=ops, max_seq=message.seq)
+        rejected = tuple((r.op, r.error.code, r.error.message) for r in result.rejected)
+        for op, code, text in rejected:
+            log.info("chat %s seq %s: rejected %s: %s (%r)", chat_id, message.seq, code, text, op)
+        compacted = await compact_leftovers(self.host, session)
+        return ExtractionOutcome(
+            chat_id,
+            message.seq,
+            tuple(ops),
+            len(result.applied),
+            rejected,
+            tuple(compacted),
+            tuple(failures),
+            replaced,
+            message.index,
+        )
+
+    async def forget_messages_from(self, chat_id: str, index: int) -> int:
+        """Delete the chat's messages from `index` on and what the graph learnt from them;
+        returns how many messages went."""
+        chat = self.host.chat(chat_id)
+        messages = chat.messages
+        if index < 0 or index >= len(messages):
+            return 0
+        first = messages[index]
+        removed = chat.truncate(index - 1)
+        session = await self.open_session(chat_id)
+        if session is not None and already_extracted(session.store, first):
+            await self._undo_from(chat_id, first)
+        return removed
+
+    async def _undo_from(self, chat_id: str, message: Any) -> bool:
+        """Roll the chat's graph back to its state before `message` (persisted graphs only):
+        to after seq ``message.seq - 1``, then the chat's earlier messages of the same seq are
+        extracted again. False when it cannot, and the replaced writes stay (logged).
+
+        Through the service's `rollback`: it takes the chat's write lock itself (so not here:
+        an asyncio lock is not re-entrant), drops the cached store, and fires
+        ``memgraph_commit`` for the rollback commit like for any other persisted change.
+        """
+        from memgraph_plugin.service import memory_graph_for
+
+        seq = message.seq
+        service = memory_graph_for(self.host)
+        persistence = getattr(service, "persistence", None)
+        storage = getattr(persistence, "storage", None)
+        if service is None or storage is None or not hasattr(storage, "rollback"):
+            log.warning("chat %s: message %s replaced; its writes stay (no storage)", chat_id, seq)
+            return False
+        await service.rollback(chat_id, seq=seq - 1)
+        log.info(
+            "chat %s: message %s (seq %s) replaced; graph rolled back to after seq %s",
+            chat_id,
+            message.index,
+            seq,
+            seq - 1,
+        )
+        for earlier in self.host.chat(chat_id).messages[: message.index]:
+            if earlier.seq == seq:
+                await self.extract(chat_id, earlier)
+        return True
+
+    # -- recall -------------------------------------------------------------------------------
+
+    def anchor(self, chat_id: str) -> tuple[int, int]:
+        """(index of the last user message or -1, seq the next assistant message will have)."""
+        chat = self.host.chat(chat_id)  # the newest messages only: no copy of a long chat
+        user, newest = chat.newest("user"), chat.newest()
+        last_user = -1 if user is None else user.index
+        answered = newest.seq if newest is not None else 0  # a message's seq counts the answers
+        return last_user, answered + 1
+
+    def last_recall(self, chat_id: str) -> RecallOutcome | None:
+        return self._last.get(chat_id)
+
+    async def recall(self, chat_id: str) -> RecallOutcome | None:
+        """Recall for the answer to come; ``None`` when memory-graph is unavailable."""
+        started = time.perf_counter()
+        anchor = self.anchor(chat_id)
+        previous = self._last.get(chat_id)
+        # same anchor and same user message: a regenerate or swipe (an edited message is new)
+        if previous is not None and (previous.anchor, previous.query) == (
+            anchor,
+            self._query(chat_id),
+        ):
+            trace = attrs.evolve(
+                previous.trace,
+                reused=True,
+                duration_ms=round((time.perf_counter() - started) * 1000, 3),
+                time=time.time(),
+            )
+            self.traces.append(trace)
+            return attrs.evolve(previous, reused=True, trace=trace)
+        session = await self.open_session(chat_id)
+        if session is None:
+            return None
+        outcome = await self._fresh_recall(chat_id, session, anchor, started)
+        self._last[chat_id] = outcome
+        return outcome
+
+    async def _fresh_recall(
+        self, chat_id: str, session: Any, anchor: tuple[int, int], started: float
+    ) -> RecallOutcome:
+        settings = self.host.settings
+        recent = int_setting(settings, RECENT_SETTING, DEFAULT_RECENT)
+        per_type = int_setting(settings, PINNED_SETTING, DEFAULT_PINNED)
+        budget = int_setting(settings, BUDGET_SETTING, DEFAULT_BUDGET, minimum=1)
+        max_cell = int_setting(settings, ITEM_SETTING, DEFAULT_ITEM, minimum=8)
+        specs = session.get_schema().types
+        pinned = pinned_nodes(session, per_type)
+        always_ids = tuple(n.id for n in pinned)
+        request = RouteRequest(
+            chat_id=chat_id,
+            query=self._query(chat_id),
+            candidates=LazyPool(session, recent),
+            always_inject_ids=always_ids,
+            session=session,
+            settings=settings,
+            seq=anchor[1],
+        )
+        builtin = await self.router.route(request)  # bounded: the ranking a plugin may rerank
+        request = attrs.evolve(request, ranked=builtin.selected)
+        route = await self._route(request, builtin)
+        get = session.store.view
+        always = set(always_ids)
+        chosen: dict[str, Any] = {}
+        for inc in route.selected:
+            node = get(inc.id)
+            if inc.id not in always and inc.id not in chosen and usable(node):
+                chosen[inc.id] = node
+        fitted = fit(pinned, list(chosen.values()), specs, budget=budget, max_cell=max_cell)
+        selected = [n.id for n in fitted.recalled]
+        ranked_views = tuple(v for v in (get(i.id) for i in request.ranked) if v is not None)
+        visible_ids = tuple(dict.fromkeys([*(v.id for v in ranked_views), *selected]))
+        await _maybe_await(self._record(chat_id, always_ids, selected, visible_ids))
+        drain = getattr(self.host, "drain", None)
+        if drain is not None:  # the injection hooks have heard this recall when it returns
+            await drain(chat_id)
+        kept = set(selected)
+        trace = RecallTrace(
+            chat_id=chat_id,
+            seq=anchor[1],
+            anchor=anchor,
+            query=request.query[:300],
+            router=route.router,
+            mode=route.mode,
+            score_mode=route.score_mode,
+            fallback_reason=route.fallback_reason,
+            pool_size=len(ranked_views),
+            recent_window=recent,
+            always_inject_ids=always_ids,
+            seeds=route.seeds,
+            selected=tuple(i for i in route.selected if i.id in kept),
+            shadow=route.shadow,
+            error=route.error,
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+            budget_chars=budget,
+            injected_chars=len(fitted.prompt),
+            cut=fitted.cut,
+        )
+        self.traces.append(trace)
+        return RecallOutcome(
+            route,
+            tuple(selected),
+            visible_ids,
+            fitted.pinned,
+            fitted.recalled,
+            ranked_views,
+            fitted.prompt,
+            trace,
+            query=request.query,
+        )
+
+    def _query(self, chat_id: str) -> str:
+        chat = self.host.chat(chat_id)
+        message = chat.newest("user") or chat.newest()
+        return message.text if message is not None else ""
+
+    async def _route(self, request: RouteRequest, builtin: RouteResult) -> RouteResult:
+        """A plugin's ``memgraph_route`` answer (drilled from its ``drill`` seeds), else the
+        built-in router's ranking."""
+        answer, failures = await first(self.host, "memgraph_route", request=request)
+        error = None
+        if answer is not None:
+            try:
+                result = coerce_route_result(answer.value, router=answer.plugin)
+            except TypeError as exc:
+                log.warning("%s", exc)
+                error = str(exc)
+            else:  # the seeds the router asked to dig into: drill expansion from them
+                return await self.router.drill(request, result)
+        if failures:
+            error = "; ".join(f.describe() for f in failures)
+        return attrs.evolve(builtin, error=error) if error else builtin
+
+    def _record(
+        self, chat_id: str, always: Sequence[str], selected: Sequence[str], visible: Sequence[str]
+    ) -> Any:
+        from memgraph_plugin.api.external import record_injected_node_ids
+
+        return record_injected_node_ids(
+            self.host.get_context(chat_id),
+            always_inject_ids=list(always),
+            recall_selected_ids=list(selected),
+            visible_ids=list(visible),
+        )
+
+
+class LazyPool(Sequence[Any]):
+    """The candidate pool (visible minus the recent window, recency order) read on first use:
+    the built-in path never reads it, a router plugin that iterates it pays the pool's size."""
+
+    def __init__(self, session: Any, recent: int) -> None:
+        self._session = session
+        self._recent = recent
+        self._views: tuple[Any, ...] | None = None
+
+    def _all(self) -> tuple[Any, ...]:
+        if self._views is None:
+            self._views = tuple(
+                self._session.list_visible_candidates(exclude_recent_messages=self._recent)
+            )
+        return self._views
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __iter__(self) -> Any:
+        return iter(self._all())
+
+    def __repr__(self) -> str:
+        return "LazyPool(read)" if self._views is not None else "LazyPool(not read)"
+
+
+_PIPELINES: weakref.WeakKeyDictionary[Any, TurnPipeline] = weakref.WeakKeyDictionary()
+
+
+def pipeline_for(host: Any) -> TurnPipeline:
+    """The host's pipeline, created on first use."""
+    pipeline = _PIPELINES.get(host)
+    if pipeline is None:
+        pipeline = _PIPELINES[host] = TurnPipeline(host)
+    return pipeline
