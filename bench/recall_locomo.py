@@ -43,9 +43,9 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from host import hookimpl  # noqa: E402
-from memgraph_plugin.recall import pipeline_for  # noqa: E402
 from memgraph_plugin.recall.injection_budget import DEFAULT_ITEM, ITEM_SETTING  # noqa: E402
 from memgraph_plugin.recall.render import item_text  # noqa: E402
+from memgraph_plugin.turn import pipeline_for  # noqa: E402
 
 # ``../shared/data/locomo-dev.json`` from the repository root (from a worktree one level deeper,
 # such as /work/wt/<branch>, the same folder is two levels up)

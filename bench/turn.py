@@ -43,8 +43,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from host import Host, hookimpl  # noqa: E402
-from memgraph_plugin.recall import pipeline_for  # noqa: E402
 from memgraph_plugin.service import memory_graph_for  # noqa: E402
+from memgraph_plugin.turn import pipeline_for  # noqa: E402
 
 TURNS = 40
 CHAT = "bench"

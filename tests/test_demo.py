@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memgraph_plugin.recall import load_story
 from memgraph_plugin.tools.demo import MARKER, STORY_PATH, DemoError, run_demo
+from memgraph_plugin.turn import load_story
 
 FIXTURE = Path(__file__).parent / "recall" / "fixture_story.json"
 

@@ -74,3 +74,22 @@ def test_every_named_module_path_resolves(dotted: str) -> None:
 @pytest.mark.parametrize(("old", "new"), sorted({**FORMER_PATHS, **HOST_MOVES}.items()))
 def test_a_former_path_is_the_module_at_its_new_path(old: str, new: str) -> None:
     assert importlib.import_module(old) is importlib.import_module(new)
+
+
+def test_the_project_itself_imports_only_new_paths() -> None:
+    """Former paths are for outside code: inside, every import names where a module lives now."""
+    import ast
+
+    former = {**FORMER_PATHS, **HOST_MOVES}
+    found = []
+    for folder in (*PACKAGES, "tests", "bench"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                found += [f"{where} {name}" for name in names if name in former]
+    assert found == []

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from host.settings.settings_schema import Kind, declare
 
-from ..turn.auto_compaction import COMPACTION_SETTING
 from .injection_budget import (
     BUDGET_SETTING,
     DEFAULT_BUDGET,
@@ -45,6 +44,9 @@ from .router import (
     TOP_K_SETTING,
     VECTOR_MIN_SETTING,
 )
+
+#: read by the turn pipeline's own compaction (`turn/auto_compaction.py`)
+COMPACTION_SETTING = "recall_compaction"
 
 declare(
     TOP_K_SETTING,

@@ -16,10 +16,10 @@ from typing import Any
 from memgraph_plugin.extraction.summary import SUMMARY_BUDGET, informative_summary
 
 from ..recall.hookcalls import first
+from ..recall.setting_keys import COMPACTION_SETTING
 
 log = logging.getLogger(__name__)
 
-COMPACTION_SETTING = "recall_compaction"
 MAX_DEPTH_SCAN = 16
 SUMMARY_LIMIT = SUMMARY_BUDGET
 

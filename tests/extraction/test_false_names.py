@@ -11,7 +11,7 @@ from host import Host
 from host.chats.context import Message
 from memgraph_plugin.extraction import find_mentions
 from memgraph_plugin.extraction.vocabulary import ChatWords
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 CHAT = "false-names"
 

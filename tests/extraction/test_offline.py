@@ -10,7 +10,7 @@ import pytest
 
 from host import Host
 from memgraph_plugin.extraction import extract_message_ops, find_mentions
-from memgraph_plugin.recall import ReplayExtractor, pipeline_for
+from memgraph_plugin.turn import ReplayExtractor, pipeline_for
 
 CHAT = "talk"
 

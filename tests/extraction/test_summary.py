@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 from host import Host
 from memgraph_plugin.extraction.summary import informative_summary
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 
 def brief(text: str, speaker: str = "") -> SimpleNamespace:

@@ -11,7 +11,7 @@ from memgraph_plugin.llm import llm_settings
 from memgraph_plugin.llm.extractor import LlmExtractor
 from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider
 from memgraph_plugin.llm.trace import LlmTraceLog
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 from .conftest import answer, slow, started_host, status
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from memgraph_plugin.llm.trace import LlmTraceLog
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 from .conftest import answer, started_host, status
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from host import hookimpl
 from memgraph_plugin.llm.trace import LlmTraceLog
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 from .conftest import answer, started_host, status
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from host import Host
-from memgraph_plugin.recall import ReplayExtractor, load_story, pipeline_for
+from memgraph_plugin.turn import ReplayExtractor, load_story, pipeline_for
 from tests.spies import Companion
 
 __all__ = ["CHAT", "Companion", "fixture_data", "fixture_story", "make_host"]

@@ -7,7 +7,8 @@ from collections import Counter
 import pytest
 
 from host import Host, hookimpl
-from memgraph_plugin.recall import HybridRouter, Inclusion, pipeline_for
+from memgraph_plugin.recall import HybridRouter, Inclusion
+from memgraph_plugin.turn import pipeline_for
 from tests.spies import CommitSpy
 
 from .conftest import CHAT, fixture_data, fixture_story, make_host
@@ -263,7 +264,7 @@ class DrillingRouter:
 
 
 async def _drilled_recall(tmp_path, router, pipeline_router=None, **settings):
-    from memgraph_plugin.recall import TurnPipeline
+    from memgraph_plugin.turn import TurnPipeline
 
     host, _ = await make_host(tmp_path, recall_recent_window=0, **settings)
     host.register_plugin(router, name="drilling-router")
@@ -565,8 +566,8 @@ async def test_recent_window_keeps_the_last_answer_out_of_the_pool(tmp_path):
 async def test_quality_gate_holds_canary_back_after_failures_then_reopens(tmp_path):
     """Failed expansions fill the rolling window and close the gate: expansion then runs in
     the shadow (``quality_gate_blocked``) until the window's error rate is back to the limit."""
-    from memgraph_plugin.recall import TurnPipeline
     from memgraph_plugin.recall.router import default_expander
+    from memgraph_plugin.turn import TurnPipeline
 
     failing = [False]
 

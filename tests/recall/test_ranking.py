@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from host import Host, hookimpl
-from memgraph_plugin.recall import pipeline_for
 from memgraph_plugin.recall.query import time_cue
 from memgraph_plugin.service import memory_graph_for
+from memgraph_plugin.turn import pipeline_for
 
 CHAT = "r1"
 WORDS = ["harbor", "lantern", "ledger", "storm", "tower", "market", "bridge", "garden", "wolf",

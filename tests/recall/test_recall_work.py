@@ -11,10 +11,10 @@ import pytest
 
 from host import Host
 from memgraph_plugin.engine.keyword.keyword_index import KeywordIndex
-from memgraph_plugin.recall import pipeline_for
 from memgraph_plugin.recall import router as router_module
 from memgraph_plugin.recall.router import _Turn
 from memgraph_plugin.service import memory_graph_for
+from memgraph_plugin.turn import pipeline_for
 
 CHAT = "w1"
 WORDS = ["harbor", "market", "lantern", "ledger", "storm", "tower", "bridge", "garden"]

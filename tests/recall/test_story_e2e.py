@@ -17,9 +17,9 @@ import attrs
 import pytest
 
 from host import Host
-from memgraph_plugin.recall import ReplayExtractor, load_story, pipeline_for
 from memgraph_plugin.recall.injection_budget import DEFAULT_PINNED
 from memgraph_plugin.tools.demo import between_turns
+from memgraph_plugin.turn import ReplayExtractor, load_story, pipeline_for
 
 from .conftest import Companion
 

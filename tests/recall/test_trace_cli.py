@@ -6,7 +6,8 @@ import asyncio
 import json
 
 from host.cli.cli import main
-from memgraph_plugin.recall import Inclusion, pipeline_for
+from memgraph_plugin.recall import Inclusion
+from memgraph_plugin.turn import pipeline_for
 
 from .conftest import CHAT, fixture_story, make_host
 

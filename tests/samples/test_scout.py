@@ -206,7 +206,7 @@ async def test_the_exclusion_set_comes_from_the_injection_hook(make_host, monkey
 async def test_candidate_rows_are_the_worked_example_after_a_recall(make_host) -> None:
     """Once a recall has recorded the chat's visible set (the router's pool, without the recent
     window), the rows still equal the docs' worked example call for call."""
-    from memgraph_plugin.recall import pipeline_for
+    from memgraph_plugin.turn import pipeline_for
 
     host = await make_host(scout, settings={"scout_on_recall": False})
     pipeline = pipeline_for(host)

@@ -8,8 +8,8 @@ from typing import Any
 
 from host import Host
 from memgraph_plugin.chats.recent_commits import RECENT_COMMITS
-from memgraph_plugin.recall import pipeline_for
 from memgraph_plugin.service import memory_graph_for
+from memgraph_plugin.turn import pipeline_for
 from tests.storage.targets import Target
 
 CHAT = "rb"
