@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
 
 from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
 from memgraph_plugin.storage.escape import where_eq  # noqa: E402
-from memgraph_plugin.storage.snapshots.graph_columns import NODE_SCHEMA, empty_edges  # noqa: E402
+from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, empty_edges  # noqa: E402
 from memgraph_plugin.storage.snapshots.snapshots import in_list, read_all  # noqa: E402
 from memgraph_plugin.storage.tables import SNAP_KEYWORDS  # noqa: E402
 
@@ -300,7 +300,7 @@ async def _open_and_search(
     vector search after an open vs searches once everything is settled.
 
     The chat is seeded as the maintenance process leaves it: a full snapshot whose vector rows
-    carry their coarse lists (written in list order, `storage/vectors/vector_lists.py`). A first
+    carry their coarse lists (written in list order, `storage/snapshots/vector_lists.py`). A first
     search
     right after a cold open and a settled one (no coarse-list build running, the lists in use)
     each ask a query never asked before, so both make the store records of their hits (the

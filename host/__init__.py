@@ -19,7 +19,7 @@ _EXPORTS: dict[str, str] = {
     "PROJECT_NAME": "host.markers",
     "Chat": "host.chats.chats",
     "ChatContext": "host.chats.context",
-    "Command": "host.cli.commands",
+    "Command": "host.commands",
     "CommandError": "host.errors",
     "HookFailure": "host.plugins.notify",
     "HookResult": "host.plugins.notify",
@@ -56,7 +56,7 @@ __all__ = [
 if TYPE_CHECKING:
     from host.chats.chats import Chat
     from host.chats.context import ChatContext, Message
-    from host.cli.commands import Command
+    from host.commands import Command
     from host.errors import CommandError, PluginError, SettingsError
     from host.host import Host
     from host.markers import PROJECT_NAME, hookimpl, hookspec

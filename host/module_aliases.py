@@ -78,7 +78,6 @@ HOST_MOVES: dict[str, str] = {
     "host.settings_schema": "host.settings.settings_schema",
     "host.chat_ids": "host.chats.chat_ids",
     "host.context": "host.chats.context",
-    "host.commands": "host.cli.commands",
     "host.console": "host.cli.console",
     "host.listings": "host.cli.listings",
 }

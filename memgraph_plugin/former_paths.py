@@ -17,9 +17,9 @@ FORMER_PATHS: dict[str, str] = {
     "memgraph_plugin.engine.store": "memgraph_plugin.engine.graph.store",
     "memgraph_plugin.engine.store_transactions": "memgraph_plugin.engine.graph.store_transactions",
     "memgraph_plugin.engine.store_revert": "memgraph_plugin.engine.graph.store_revert",
-    "memgraph_plugin.engine.name_index": "memgraph_plugin.engine.graph.name_index",
-    "memgraph_plugin.engine.candidate_pool": "memgraph_plugin.engine.graph.candidate_pool",
-    "memgraph_plugin.engine.deferred": "memgraph_plugin.engine.graph.deferred",
+    "memgraph_plugin.engine.name_index": "memgraph_plugin.engine.index.name_index",
+    "memgraph_plugin.engine.candidate_pool": "memgraph_plugin.engine.index.candidate_pool",
+    "memgraph_plugin.engine.deferred": "memgraph_plugin.engine.index.deferred",
     "memgraph_plugin.engine.projection": "memgraph_plugin.engine.read.projection",
     "memgraph_plugin.engine.edge_summaries": "memgraph_plugin.engine.read.edge_summaries",
     "memgraph_plugin.engine.keyword_index": "memgraph_plugin.engine.keyword.keyword_index",
@@ -41,17 +41,14 @@ FORMER_PATHS: dict[str, str] = {
     ),
     "memgraph_plugin.storage.table_head": "memgraph_plugin.storage.journal.table_head",
     "memgraph_plugin.storage.codec": "memgraph_plugin.storage.journal.change_codec",
-    "memgraph_plugin.storage.checkpoints": "memgraph_plugin.storage.snapshots.checkpoints",
-    "memgraph_plugin.storage.columns": "memgraph_plugin.storage.snapshots.graph_columns",
-    "memgraph_plugin.storage.keyword_rows": "memgraph_plugin.storage.snapshots.keyword_rows",
-    "memgraph_plugin.storage.shapes": "memgraph_plugin.storage.snapshots.json_shapes",
+    "memgraph_plugin.storage.checkpoints": "memgraph_plugin.storage.maintenance.checkpoints",
+    "memgraph_plugin.storage.columns": "memgraph_plugin.storage.format.graph_columns",
+    "memgraph_plugin.storage.keyword_rows": "memgraph_plugin.storage.format.keyword_rows",
+    "memgraph_plugin.storage.shapes": "memgraph_plugin.storage.format.json_shapes",
     "memgraph_plugin.storage.vector_ann": "memgraph_plugin.storage.vectors.vector_ann",
-    "memgraph_plugin.storage.vector_lists": "memgraph_plugin.storage.vectors.vector_lists",
+    "memgraph_plugin.storage.vector_lists": "memgraph_plugin.storage.snapshots.vector_lists",
     "memgraph_plugin.storage.maintenance_process": (
         "memgraph_plugin.storage.maintenance.maintenance_process"
-    ),
-    "memgraph_plugin.storage.maintenance_worker": (
-        "memgraph_plugin.storage.maintenance.maintenance_worker"
     ),
     "memgraph_plugin.storage.table_compaction": (
         "memgraph_plugin.storage.maintenance.table_compaction"

@@ -85,11 +85,11 @@ def test_the_project_itself_imports_only_new_paths() -> None:
     for folder in (*PACKAGES, "tests", "bench"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-                names = []
+                names: list[str] = []
                 if isinstance(node, ast.Import):
                     names = [alias.name for alias in node.names]
                 elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                     names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-                where = f"{path.relative_to(ROOT)}:{node.lineno}"
+                where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
                 found += [f"{where} {name}" for name in names if name in former]
     assert found == []

@@ -19,7 +19,6 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from host.cli.commands import Command
 from host.cli.listings import (
     add_config_arguments,
     add_plugins_arguments,
@@ -30,6 +29,7 @@ from host.cli.listings import (
     plugin_chatter_to_stderr,
     plugin_rows,
 )
+from host.commands import Command
 from host.errors import CommandError, PluginError, SettingsError
 from host.host import Host
 from host.plugins.discovery import own_version

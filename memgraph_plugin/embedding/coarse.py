@@ -8,8 +8,8 @@ taken, and scores those exactly. Scores stay exact; only which rows are read is 
 
 A search reads each probed list as one contiguous slice of rows in list order (`packed`):
 either rows stored in list order to begin with (a snapshot writes its vector rows so, and an
-open adopts them as the index's base with their lists: `storage/vectors/vector_lists.py`; no copy),
-or
+open adopts them as the index's base with their lists: `storage/snapshots/vector_lists.py`; no
+copy), or
 a list-ordered copy made by `build` on its thread (at 100k rows gathering ~8k rows scattered
 over the whole matrix cost several times the product; the copy doubles the index's memory and
 is counted in `nbytes`). Lists without either gather their rows (`scored`'s `rows_of`). The

@@ -275,7 +275,7 @@ class VectorIndex:
         return len(self._fresh) + len(self._ids) - coarse.rows > coarse.rows // 4
 
     def adopt_coarse(self, centroids: np.ndarray, assignment: np.ndarray) -> bool:
-        """Use stored coarse lists (`storage/vectors/vector_lists.py`) from now on: `assignment`
+        """Use stored coarse lists (`storage/snapshots/vector_lists.py`) from now on: `assignment`
         gives
         the list of each leading base row (-1 from the first row without one: rows after it
         are searched exactly, as rows written since). When the rows are stored in list order

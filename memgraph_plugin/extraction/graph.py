@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memgraph_plugin.engine.graph.name_index import id_order
+from memgraph_plugin.engine.index.name_index import id_order
 
 from .offline import EVENT
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Collection
 from typing import Any
 
-from memgraph_plugin.engine.graph.name_index import short_forms
+from memgraph_plugin.engine.index.name_index import short_forms
 
 from .names import Mention, clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver

@@ -1,6 +1,6 @@
 """Entity resolution against a chat's graph: a name found in a message -> the node it already is.
 
-Only the store's name index (`memgraph_plugin.engine.graph.name_index.NameIndex`) is asked, never a
+Only the store's name index (`memgraph_plugin.engine.index.name_index.NameIndex`) is asked, never a
 scan: an exact name or alias first, then a short form ("Mel" -> "Melanie", "Juno" -> "Juno
 Kade"), then the other way round (a new "Melanie" -> an existing "Mel"). A short form that fits
 several nodes is ambiguous and resolves to nothing (a new node).
@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.engine.graph.name_index import NameIndex, id_order
+from memgraph_plugin.engine.index.name_index import NameIndex, id_order
 
 __all__ = ["CHARACTER", "PLACE", "KnownEntity", "NameResolver"]
 

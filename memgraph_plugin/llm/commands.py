@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 from host.cli.cli import CliError
-from host.cli.commands import Command
 from host.cli.console import add_json_option, print_json, print_table
+from host.commands import Command
 
 from .prompts import clip
 from .provider import JsonSchema, LlmError

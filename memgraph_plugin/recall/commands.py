@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from host.cli.commands import Command
 from host.cli.console import add_json_option, print_json, print_table
+from host.commands import Command
 from host.errors import CommandError
 
 from .trace import TRACE_DIR, TraceLog, format_table

@@ -28,21 +28,21 @@ import attrs
 from memgraph_plugin.engine.load.gc_pause import gc_paused
 from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
-from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
-from memgraph_plugin.storage.journal.journal import Journal, JournalEntry, check_chat_id
-from memgraph_plugin.storage.journal.journal_compaction import JournalGate
-from memgraph_plugin.storage.maintenance.maintenance import Maintenance
-from memgraph_plugin.storage.maintenance.table_compaction import Compactor
-from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
-from memgraph_plugin.storage.settings import StorageSettings
-from memgraph_plugin.storage.snapshots.checkpoints import Checkpoints
-from memgraph_plugin.storage.snapshots.graph_columns import (
+from memgraph_plugin.storage.format.graph_columns import (
     DeltaBuilder,
     empty_edges,
     empty_nodes,
     merge,
 )
-from memgraph_plugin.storage.snapshots.keyword_rows import split_keywords, with_unknown_keywords
+from memgraph_plugin.storage.format.keyword_rows import split_keywords, with_unknown_keywords
+from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
+from memgraph_plugin.storage.journal.journal import Journal, JournalEntry, check_chat_id
+from memgraph_plugin.storage.journal.journal_compaction import JournalGate
+from memgraph_plugin.storage.maintenance.checkpoints import Checkpoints
+from memgraph_plugin.storage.maintenance.maintenance import Maintenance
+from memgraph_plugin.storage.maintenance.table_compaction import Compactor
+from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
+from memgraph_plugin.storage.settings import StorageSettings
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
 from memgraph_plugin.storage.tables import (
     COMMITS,

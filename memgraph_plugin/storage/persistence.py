@@ -75,7 +75,7 @@ class ChatState:
     @property
     def data(self) -> dict[str, Any]:
         if self._data is None:
-            from memgraph_plugin.storage.snapshots.graph_columns import edge_dicts, node_dicts
+            from memgraph_plugin.storage.format.graph_columns import edge_dicts, node_dicts
 
             data = {
                 "nodes": node_dicts(self.nodes),
@@ -90,7 +90,7 @@ class ChatState:
     def tables(self) -> tuple[Any, Any]:
         """The node and edge state tables (built from `data` when the state has none)."""
         if self.nodes is None or self.edges is None:
-            from memgraph_plugin.storage.snapshots.graph_columns import state_tables
+            from memgraph_plugin.storage.format.graph_columns import state_tables
 
             return state_tables(self._data or {})
         return self.nodes, self.edges

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from host.cli.commands import Command
 from host.cli.console import print_json, print_table, progress
+from host.commands import Command
 from memgraph_plugin.chats.chat_cache import PersistedChats
 from memgraph_plugin.chats.chat_lookup import require_chat
 from memgraph_plugin.chats.factory import with_keyword_schema

@@ -46,7 +46,7 @@ MODULES = [
     "memgraph_plugin.engine.read.projection",
     "memgraph_plugin.engine.read.edge_summaries",
     "memgraph_plugin.engine.keyword.keyword_index",
-    "memgraph_plugin.engine.graph.name_index",
+    "memgraph_plugin.engine.index.name_index",
 ]
 #: Classes whose public methods must appear in the doc section headed by the class name.
 CLASSES = [

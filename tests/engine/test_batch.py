@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from memgraph_plugin.engine.graph.name_index import split_aliases
 from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.index.name_index import split_aliases
 from memgraph_plugin.engine.model.frozen import json_problem
 from memgraph_plugin.engine.model.models import Edge, EdgeKey, Node
 from memgraph_plugin.engine.write.batch import apply_batch
@@ -655,7 +655,7 @@ def test_the_sample_story_applies_cleanly_and_merges_entities():
     import json
     from pathlib import Path
 
-    from memgraph_plugin.engine.graph.name_index import primary_key_values
+    from memgraph_plugin.engine.index.name_index import primary_key_values
 
     path = Path(__file__).resolve().parents[2] / "sample_plugins" / "story" / "story.json"
     turns = json.loads(path.read_text(encoding="utf-8"))["turns"]
@@ -677,7 +677,7 @@ def test_the_sample_story_applies_cleanly_and_merges_entities():
 
 
 def test_name_index_lives_in_the_store_and_is_never_rebuilt_by_writes(store, monkeypatch):
-    from memgraph_plugin.engine.graph.name_index import NameIndex
+    from memgraph_plugin.engine.index.name_index import NameIndex
 
     index = store.name_index()
     assert index.find(store.schema.get("character_sheet"), ["艾琳"]) == "n_1"

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgraph_plugin import MemoryGraphError, Node, Store
-from memgraph_plugin.engine.graph.deferred import realize_all
-from memgraph_plugin.engine.graph.name_index import NameIndex
 from memgraph_plugin.engine.graph.store import normalize_edge
+from memgraph_plugin.engine.index.deferred import realize_all
+from memgraph_plugin.engine.index.name_index import NameIndex
 from memgraph_plugin.engine.load.gc_pause import gc_paused
 from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
 from memgraph_plugin.engine.model.frozen import FrozenDict
@@ -428,7 +428,7 @@ def test_gc_paused_across_threads_enables_when_the_last_block_ends() -> None:
 
 
 def _columns_of(data: dict[str, Any]) -> tuple[Any, Any]:
-    from memgraph_plugin.storage.snapshots.graph_columns import state_tables
+    from memgraph_plugin.storage.format.graph_columns import state_tables
 
     return state_tables(Store.from_dict(data).to_dict())
 

@@ -18,7 +18,7 @@ from memgraph_plugin.engine.load.column_loader import load_node_columns
 from memgraph_plugin.engine.load.lazy_nodes import LazyNodes
 from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
 from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
-from memgraph_plugin.storage.snapshots.graph_columns import state_tables
+from memgraph_plugin.storage.format.graph_columns import state_tables
 
 from .conftest import story_data
 from .test_store import snapshot

@@ -335,7 +335,7 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
         monkeypatch.setattr(
             maintenance_process,
             "_WORKER_MODULE",
-            "memgraph_plugin.storage.maintenance.maintenance_worker",
+            "memgraph_plugin.storage.maintenance_worker",
         )
         assert st.maintenance.wait_idle(120)
         assert st.checkpointed_version("c") == 6
@@ -348,7 +348,7 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
 def test_a_pass_keeps_its_snapshots_to_one_core_and_gives_them_back():
     """The maintenance process moves all its threads to the last core for the snapshots (the
     writers keep the others) and back to every core for compaction."""
-    from memgraph_plugin.storage.maintenance import maintenance_worker
+    from memgraph_plugin.storage import maintenance_worker
 
     def affinities() -> set[frozenset[int]]:
         seen = set()

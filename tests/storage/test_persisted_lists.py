@@ -1,4 +1,4 @@
-"""Coarse lists stored with a snapshot's vector rows (`storage/vectors/vector_lists.py`): a chat
+"""Coarse lists stored with a snapshot's vector rows (`storage/snapshots/vector_lists.py`): a chat
 reopened
 after a snapshot searches through them at once (no build), finds what was written since, and
 stores written before them (or below the threshold) still open and search as before."""
@@ -18,7 +18,7 @@ from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.storage import ChangeRecord, ChatState, LanceStorage, VectorBlock
 from memgraph_plugin.storage.connect import connect_database
-from memgraph_plugin.storage.snapshots.graph_columns import NODE_SCHEMA, empty_edges
+from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, empty_edges
 from memgraph_plugin.storage.tables import LIST_COLUMN, nodes_schema
 from tests.storage.targets import Target, local_target
 

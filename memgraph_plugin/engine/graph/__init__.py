@@ -1,1 +1,1 @@
-"""The in-memory `Store`: nodes, edges, transactions, the identity index and the candidate pool."""
+"""The in-memory `Store`: nodes, edges, transactions and the change log, rolled back in memory."""

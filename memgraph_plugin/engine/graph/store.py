@@ -18,15 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ...errors import MemoryGraphError, bad_args
-from ..keyword.keyword_index import KeywordIndex
-from ..load.lazy_nodes import LazyNodes
-from ..load.store_loading import StoreLoading
-from ..model.edge_records import EdgeRec, edge_of, normalize_edge, normalize_key
-from ..model.frozen import JsonFields
-from ..model.models import Edge, EdgeKey, Node
-from ..model.schema import DEFAULT_SCHEMA, Schema, load_schema
-from ..model.views import NodeView
-from .candidate_pool import (
+from ..index.candidate_pool import (
     EMPTY_TYPE_POOL,
     PoolKey,
     PoolMembership,
@@ -35,7 +27,15 @@ from .candidate_pool import (
     recency_key,
     timeline_key,
 )
-from .name_index import NameIndex
+from ..index.name_index import NameIndex
+from ..keyword.keyword_index import KeywordIndex
+from ..load.lazy_nodes import LazyNodes
+from ..load.store_loading import StoreLoading
+from ..model.edge_records import EdgeRec, edge_of, normalize_edge, normalize_key
+from ..model.frozen import JsonFields
+from ..model.models import Edge, EdgeKey, Node
+from ..model.schema import DEFAULT_SCHEMA, Schema, load_schema
+from ..model.views import NodeView
 from .store_transactions import Changeset, StoreTransactions
 
 __all__ = [

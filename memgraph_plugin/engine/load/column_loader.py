@@ -1,5 +1,5 @@
 """A store's records and indices straight from a snapshot's columns (pyarrow tables, see
-`storage/snapshots/graph_columns.py`): what `json_codec.decode_graph` plus the bulk load give for
+`storage/format/graph_columns.py`): what `json_codec.decode_graph` plus the bulk load give for
 the same graph,
 without a JSON dict per node.
 
@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..graph.candidate_pool import PoolKey
+from ..index.candidate_pool import PoolKey
 from ..model.frozen import EMPTY
 from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 from ..model.models import Edge, EdgeKey, Node

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..graph.candidate_pool import PoolKey
+from ..index.candidate_pool import PoolKey
 
 __all__ = ["LoadedPoolOrder"]
 

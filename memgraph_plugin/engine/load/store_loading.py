@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Self
 
 from ...errors import bad_args
-from ..graph.candidate_pool import PoolKey, SortedPool, cached_view
-from ..graph.deferred import Deferred, defer
-from ..graph.name_index import NameIndex
+from ..index.candidate_pool import PoolKey, SortedPool, cached_view
+from ..index.deferred import Deferred, defer
+from ..index.name_index import NameIndex
 from ..keyword.keyword_columns import KeywordColumns
 from ..keyword.keyword_index import KeywordIndex
 from ..model.edge_records import EdgeRec, edge_of
@@ -130,7 +130,7 @@ class StoreLoading:
         keywords: KeywordColumns | None = None,
     ) -> Self:
         """A store from a snapshot's node and edge state tables (pyarrow,
-        `storage/snapshots/graph_columns.py`):
+        `storage/format/graph_columns.py`):
         the same store `from_dict` builds from the same graph, without a JSON dict per node
         (indices computed over whole columns: `columnar.load_node_columns`). `keywords`: the
         snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text."""

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from ...errors import MemoryGraphError, bad_args
-from ..graph.name_index import merge_names, name_items, primary_key_values
+from ..index.name_index import merge_names, name_items, primary_key_values
 from ..model.frozen import FrozenDict, deep_freeze
 from ..model.models import Edge, EdgeKey, Node
 from ..model.results import BatchResult, Rejection, RejectionError

@@ -6,8 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memgraph_plugin.storage.persistence import ChangeRecord, VectorBlock
-from memgraph_plugin.storage.snapshots.json_shapes import (
+from memgraph_plugin.storage.format.json_shapes import (
     EdgeKey,
     _plain_edge_json,
     edge_key,
@@ -15,6 +14,7 @@ from memgraph_plugin.storage.snapshots.json_shapes import (
     node_to_json,
     thaw,
 )
+from memgraph_plugin.storage.persistence import ChangeRecord, VectorBlock
 
 
 def changeset_to_change(

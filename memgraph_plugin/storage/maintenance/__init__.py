@@ -1,1 +1,2 @@
-"""Background maintenance: the child process, its loop, table compaction."""
+"""Background maintenance: the scheduler, the child process, checkpoints (snapshots written from
+storage alone) and table compaction. The child's main loop is `storage/maintenance_worker.py`."""

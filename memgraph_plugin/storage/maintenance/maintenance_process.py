@@ -30,7 +30,7 @@ from typing import IO, Any
 
 #: the package root, so the child imports this same code whatever `sys.path` the host had
 _ROOT = str(Path(__file__).resolve().parents[2])
-_WORKER_MODULE = "memgraph_plugin.storage.maintenance.maintenance_worker"
+_WORKER_MODULE = "memgraph_plugin.storage.maintenance_worker"
 
 
 class MaintenanceDied(RuntimeError):

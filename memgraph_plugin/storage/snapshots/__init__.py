@@ -1,1 +1,2 @@
-"""Columnar snapshots of chats: the column format, keyword rows, checkpoints."""
+"""Columnar snapshots of chats: the snapshot tables and the coarse lists stored with their
+vectors."""

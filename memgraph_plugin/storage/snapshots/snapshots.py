@@ -29,8 +29,15 @@ import pyarrow.compute as pc
 from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.escape import where_eq
-from memgraph_plugin.storage.snapshots.graph_columns import merge
-from memgraph_plugin.storage.snapshots.keyword_rows import KW_TF, KW_TID, KeywordRows
+from memgraph_plugin.storage.format.graph_columns import merge
+from memgraph_plugin.storage.format.keyword_rows import KW_TF, KW_TID, KeywordRows
+from memgraph_plugin.storage.snapshots.vector_lists import (
+    centroid_row,
+    centroids_from,
+    ensure_list_column,
+    list_array,
+    lists_of,
+)
 from memgraph_plugin.storage.tables import (
     LIST_COLUMN,
     SNAP_COARSE,
@@ -45,13 +52,6 @@ from memgraph_plugin.storage.tables import (
     SNAPSHOTS_SCHEMA,
     nodes_schema,
     open_or_create,
-)
-from memgraph_plugin.storage.vectors.vector_lists import (
-    centroid_row,
-    centroids_from,
-    ensure_list_column,
-    list_array,
-    lists_of,
 )
 
 _HEAD_COLUMNS = [f.name for f in SNAPSHOTS_SCHEMA if f.name != "chat_id"]

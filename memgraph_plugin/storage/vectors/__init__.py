@@ -1,1 +1,1 @@
-"""Node vectors in storage: vector tables, coarse lists, the ANN index."""
+"""Node vectors in storage: the vector tables and the ANN index for very large chats."""

@@ -17,17 +17,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memgraph_plugin.embedding.row_blocks import RowBlocks
+from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
 from memgraph_plugin.storage.journal.journal import JournalEntry
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
-from memgraph_plugin.storage.snapshots.graph_columns import DeltaBuilder
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables, vector_rows
+from memgraph_plugin.storage.snapshots.vector_lists import delta_lists, full_lists
 from memgraph_plugin.storage.tables import (
     nodes_schema,
     nodes_table_name,
     open_or_create,
     vector_table_dims,
 )
-from memgraph_plugin.storage.vectors.vector_lists import delta_lists, full_lists
 
 
 class VectorTables:

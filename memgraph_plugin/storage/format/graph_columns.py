@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.storage.snapshots.json_shapes import edge_key, edge_to_json
+from memgraph_plugin.storage.format.json_shapes import edge_key, edge_to_json
 from memgraph_plugin.storage.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 
 #: The state columns (the stored tables minus `chat_id` and `snap`).

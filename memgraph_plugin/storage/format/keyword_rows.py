@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from memgraph_plugin.engine.keyword.keyword_columns import KeywordColumns
 from memgraph_plugin.engine.keyword.keyword_text import node_text, tokenize
 from memgraph_plugin.engine.model.schema import Schema
-from memgraph_plugin.storage.snapshots.graph_columns import NODE_SCHEMA, empty_edges
+from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, empty_edges
 
 KW_TID, KW_TF = "kw_tid", "kw_tf"  # the columns attached to node state tables
 _LIST = pa.list_(pa.int32())

@@ -19,12 +19,12 @@ from collections.abc import Callable
 
 from memgraph_plugin.engine.keyword.keyword_text import keyword_fingerprint
 from memgraph_plugin.engine.model.schema import Schema, load_schema
+from memgraph_plugin.storage.format import keyword_rows
+from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
 from memgraph_plugin.storage.journal.journal import Journal
 from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
 from memgraph_plugin.storage.settings import StorageSettings
-from memgraph_plugin.storage.snapshots import keyword_rows
-from memgraph_plugin.storage.snapshots.graph_columns import DeltaBuilder
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables, new_rowset_id
 from memgraph_plugin.storage.vectors.vectors import delta_vector_rows, snapshot_vector_rows
 

@@ -1,5 +1,5 @@
 """The maintenance child's main loop: `python -m
-memgraph_plugin.storage.maintenance.maintenance_worker`.
+memgraph_plugin.storage.maintenance_worker`.
 
 Reads passes (JSON lines, `maintenance_process.py`) on stdin and runs them on its own
 `LanceStorage` handles, one per database: the snapshots due, then compaction and version cleanup
