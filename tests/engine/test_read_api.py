@@ -302,6 +302,19 @@ def test_expand_project_to_raw_and_internal_edges(api: ReadApi) -> None:
     assert inside == ["n_5", "n_1"]  # seed always admitted; only n_1 is inside the set
 
 
+def test_exclude_internal_drops_the_hierarchy_children_too(api: ReadApi) -> None:
+    # the original's own test: a rollup seed drilled with exclude_internal keeps only the seed
+    # and its non-internal neighbours; its hierarchy children come only without it
+    kids = {"n_5", "n_6", "n_7"} & set(ids(api.expand_from_seeds(["n_11"], project_to="raw")))
+    assert kids
+    flat = ids(api.expand_from_seeds(["n_11"], project_to="raw", include_children=True,
+                                     exclude_internal=True))
+    assert flat == ["n_11"]  # its own edges are all internal
+    lifted = ids(api.expand_from_seeds(["n_11"], exclude_internal=True))
+    assert lifted[0] == "n_11" and not kids & set(lifted)
+    assert {"n_1", "n_2"} <= set(lifted)  # its children's people, projected onto the rollup
+
+
 def test_keyword_search_docs_example(api: ReadApi) -> None:
     hits = api.keyword_search(query="Eileen", types=["character_sheet"])
     assert [(h.id, h.score_mode) for h in hits] == [("n_1", "keyword")]

@@ -333,8 +333,12 @@ def expand_from_seeds(
     exclude_internal: bool = False,
 ) -> list[str]:
     """BFS drill: seeds first, then per hop unseen active children and neighbours across
-    projected edges (`allowed` None: raw edges across the whole store). Discovery order."""
+    projected edges (`allowed` None: raw edges across the whole store). Discovery order.
+
+    ``exclude_internal`` leaves the hierarchy out altogether, as in ``project_edges``: neither the
+    internal edge types nor a rollup's children (its hierarchy) are followed."""
     keep = _type_filter(edge_types, exclude_internal)
+    include_children = include_children and not exclude_internal
     node_of = store.node
     order: list[str] = []
     seen: set[str] = set()

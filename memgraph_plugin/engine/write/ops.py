@@ -188,6 +188,48 @@ def _check_values(fields: Mapping[str, Any], where: str, limits: Limits) -> None
             raise OpRejected("BAD_OP", problem)
 
 
+def _normalize_edit(op: dict[str, Any], kind: str, limits: Limits) -> dict[str, Any]:
+    """An ``edit`` op's canonical form. The original rejects a malformed edit (no ``node_id``,
+    fields of the wrong kind) with ``VALIDATION_SKIP``, the code the contract lists for it."""
+    node_id = _check_id(op, "node_id", required=True)
+    set_fields = op.get("set_fields")
+    if set_fields is not None and (
+        not _is_map(set_fields) or not all(type(k) is str for k in set_fields)
+    ):
+        raise OpRejected("BAD_OP", "set_fields: expected a mapping of column name -> value")
+    if set_fields is not None:
+        _check_values(set_fields, "set_fields", limits)
+    clear = op.get("clear_fields")
+    if clear is not None and (
+        isinstance(clear, (str, bytes))
+        or not isinstance(clear, Iterable)
+        or not all(isinstance(c, str) for c in clear)
+    ):
+        raise OpRejected("BAD_OP", "clear_fields: expected a list of column names")
+    for i, name in enumerate(clear or ()):
+        problem = text_problem(name, f"clear_fields[{i}]")
+        if problem is not None:
+            raise OpRejected("BAD_OP", problem)
+    title = op.get("title")
+    if title is not None and not isinstance(title, str):
+        raise OpRejected("BAD_OP", f"title: expected a string, got {type(title).__name__}")
+    if title is not None:
+        _check_title(title, "title", limits)
+    type_id = op.get("type")
+    if type_id is not None and not isinstance(type_id, str):
+        raise OpRejected("BAD_OP", f"type: expected a string, got {type(type_id).__name__}")
+    if type_id is not None:
+        _check_name(type_id, "type")
+    return {
+        "op": kind,
+        "node_id": node_id,
+        "set_fields": dict(set_fields) if set_fields is not None else None,
+        "clear_fields": list(clear) if clear is not None else None,
+        "title": title,
+        "type": type_id,
+    }
+
+
 def normalize_op(raw: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
     """An op in any accepted spelling -> its canonical snake_case dict (raises `_Reject`)."""
     if not _is_map(raw):
@@ -232,43 +274,12 @@ def normalize_op(raw: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
             "parent_ref": _check_id(op, "parent_ref", required=False),
         }
     if kind == "edit":
-        node_id = _check_id(op, "node_id", required=True)
-        set_fields = op.get("set_fields")
-        if set_fields is not None and (
-            not _is_map(set_fields) or not all(type(k) is str for k in set_fields)
-        ):
-            raise OpRejected("BAD_OP", "set_fields: expected a mapping of column name -> value")
-        if set_fields is not None:
-            _check_values(set_fields, "set_fields", limits)
-        clear = op.get("clear_fields")
-        if clear is not None and (
-            isinstance(clear, (str, bytes))
-            or not isinstance(clear, Iterable)
-            or not all(isinstance(c, str) for c in clear)
-        ):
-            raise OpRejected("BAD_OP", "clear_fields: expected a list of column names")
-        for i, name in enumerate(clear or ()):
-            problem = text_problem(name, f"clear_fields[{i}]")
-            if problem is not None:
-                raise OpRejected("BAD_OP", problem)
-        title = op.get("title")
-        if title is not None and not isinstance(title, str):
-            raise OpRejected("BAD_OP", f"title: expected a string, got {type(title).__name__}")
-        if title is not None:
-            _check_title(title, "title", limits)
-        type_id = op.get("type")
-        if type_id is not None and not isinstance(type_id, str):
-            raise OpRejected("BAD_OP", f"type: expected a string, got {type(type_id).__name__}")
-        if type_id is not None:
-            _check_name(type_id, "type")
-        return {
-            "op": kind,
-            "node_id": node_id,
-            "set_fields": dict(set_fields) if set_fields is not None else None,
-            "clear_fields": list(clear) if clear is not None else None,
-            "title": title,
-            "type": type_id,
-        }
+        try:
+            return _normalize_edit(op, kind, limits)
+        except OpRejected as rejected:
+            if rejected.code != "BAD_OP":
+                raise
+            raise OpRejected("VALIDATION_SKIP", rejected.message) from None
     if kind == "delete":
         return {"op": kind, "node_id": _check_id(op, "node_id", required=True)}
     source_id = _check_id(op, "source_node_id", required=False)
