@@ -187,3 +187,50 @@ def test_status_command(tmp_path: Path, capsys) -> None:
     assert "rollout_off" in text and "50.0%" in text and "canary" in text
     assert main(["status", "nobody", "--data-dir", str(data)]) == 1
     assert "unknown chat 'nobody'" in capsys.readouterr().err
+
+
+# issue 30, 3 ----------------------------------------------------------------------------------
+async def test_the_read_api_over_a_bare_store_has_vector_search(tmp_path: Path) -> None:
+    class Ctx:  # what a context hands the read API: its settings
+        chat_id = "bare"
+        host = None
+
+        def __init__(self, profile: str) -> None:
+            self.settings = {"embedding_profile": profile}
+
+    store = Store()
+    write = get_write_api(store)
+    for text in ("a lighthouse keeper's log", "the harbor at dawn", "bread from the bakery"):
+        await write.create_node(type="event", fields={"summary": text})
+    off = get_read_api(store, Ctx("none"))
+    assert await off.vector_search(query="") == () and await off.vector_search(query="  ") == ()
+    with pytest.raises(MemoryGraphError) as err:
+        await off.vector_search(query="lighthouse")
+    assert err.value.code == "NO_EMBEDDING_PROFILE"
+    with pytest.raises(MemoryGraphError) as err:
+        await off.vector_search(query="x", types="event")  # a bare string, as keyword_search
+    assert err.value.code == "BAD_ARGS"
+
+    read = get_read_api(store, Ctx("hashing"))
+    hits = await read.vector_search(query="harbor", k=2)
+    assert hits[0].id == "n_2" and hits[0].score_mode == "vector" and len(hits) == 2
+    await write.create_node(type="event", fields={"summary": "harbor lights at night"})
+    await write.delete_node(id="n_2")  # archived: no longer searchable
+    later = [h.id for h in await read.vector_search(query="harbor", k=4)]
+    assert later[0] == "n_4" and "n_2" not in later  # kept in step with the store's writes
+
+    # with a profile it searches as the session does: same nodes, same order, same scores
+    host = Host(data_dir=tmp_path / "d", settings={"embedding_profile": "hashing"},
+                entry_points=False)
+    await host.start()
+    session = await _session(host, "c2")
+    for text in ("a lighthouse keeper's log", "the harbor at dawn", "bread from the bakery"):
+        await session.create_node(type="event", fields={"summary": text})
+    via_session = await session.vector_search(query="harbor at night", k=3)
+    via_read = await get_read_api(session.store, host.get_context("c2")).vector_search(
+        query="harbor at night", k=3
+    )
+    assert [(h.id, round(h.score, 5)) for h in via_read] == [
+        (h.id, round(h.score, 5)) for h in via_session
+    ]
+    await host.stop()

@@ -15,15 +15,16 @@ from ..errors import bad_args
 from .read_data import DataAccess
 from .read_recall import RecallPrimitives
 from .read_topology import Topology
+from .read_vectors import VectorSearch
 
 __all__ = ["ReadApi", "get_read_api"]
 
 
-class ReadApi(DataAccess, Topology, RecallPrimitives):
+class ReadApi(DataAccess, Topology, RecallPrimitives, VectorSearch):
     """Read access to one store. Cheap to build; valid for the lifetime of the store."""
 
-    # layers A-C live in read_data, read_topology and read_recall; the shared plumbing in
-    # read_base.
+    # layers A-C live in read_data, read_topology, read_recall and read_vectors; the shared
+    # plumbing in read_base.
 
     # -- layer D: injection observation -------------------------------------------------------
 
