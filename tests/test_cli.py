@@ -125,12 +125,28 @@ def test_plugins_json(tmp_path: Path, plugins: Path, capsys) -> None:
         "status": "loaded",
         "hooks": ["host_startup"],
         "published": ["good-api"],
+        "published_known": True,
         "error": None,
         "traceback": None,
     }
     assert rows["broken"]["status"] == "failed"
     assert "Traceback" in rows["broken"]["traceback"]
     assert rows["memgraph"]["source"] == "built-in"
+
+
+def test_plugins_without_start_says_why_publishes_is_not_known(
+    tmp_path: Path, plugins: Path, capsys
+) -> None:
+    """As the README shows it (no --start): a plugin that publishes from host_startup has not
+    published yet, and the column says so instead of an empty "-" (issue 30, 5)."""
+    argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "plugins"]
+    code, out, _err = run(capsys, *argv)
+    assert code == 0
+    rows = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert "--start shows it" in rows["good"] and "--start shows it" in rows["memgraph"]
+    code, out, _err = run(capsys, *argv, "--json")
+    by_name = {row["name"]: row for row in json.loads(out)}
+    assert by_name["good"]["published"] == [] and by_name["good"]["published_known"] is False
 
 
 def test_blocked_plugin_shows_as_blocked(
@@ -391,3 +407,23 @@ def test_an_error_is_one_line_without_traceback_unless_debug(tmp_path: Path, cap
     assert (
         code == 2 and err.strip() == "memgraph-host: error: --set expects KEY=VALUE, got 'nonsense'"
     )
+
+
+@pytest.mark.parametrize("command", [["config", "--json"], ["plugins", "--json"], ["hooks"]])
+def test_a_closed_output_pipe_exits_quietly(tmp_path: Path, command: list[str]) -> None:
+    """``memgraph-host config --json | head -1``: the reader is gone before the command writes
+    (the pipe's read end is closed before the process starts, so every write fails)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "host", "--data-dir", str(tmp_path / "d"), *command],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert "Broken" not in done.stderr and "error" not in done.stderr, done.stderr

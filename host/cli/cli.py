@@ -252,10 +252,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - one clear line; --debug adds the traceback
         return report_error(exc, debug=debug)
+    finally:
+        try:  # what is still buffered for a reader that has gone: the same quiet exit
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_closed_pipe()
+
+
+def _closed_pipe(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) is the reader of our output going away."""
+    while exc is not None:
+        if isinstance(exc, BrokenPipeError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _quiet_closed_pipe() -> int:
+    """The reader closed the pipe (``| head``): not an error. Point stdout at /dev/null, so the
+    interpreter's final flush does not fail a second time, and exit 0 quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (captured in tests): nothing to flush
+        pass
+    return 0
 
 
 def report_error(exc: BaseException, *, debug: bool, command: str | None = None) -> int:
-    """Print ``exc`` as one line on stderr (with the traceback under ``--debug``); exit code."""
+    """Print ``exc`` as one line on stderr (with the traceback under ``--debug``); exit code.
+    A closed output pipe is no error: quiet, 0."""
+    if _closed_pipe(exc):
+        return _quiet_closed_pipe()
     if debug:
         traceback.print_exception(exc, file=sys.stderr)
     where = f"{PROG} {command}" if command else PROG

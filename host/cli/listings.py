@@ -40,20 +40,29 @@ def add_plugins_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def plugin_rows(host: Host) -> list[dict[str, Any]]:
-    """One JSON-ready dict per plugin record."""
-    return [_plugin_row(host, record) for record in host.plugin_records()]
+#: the PUBLISHES column of a plugin that publishes from ``host_startup`` when the host was not
+#: started: what it publishes is not known before its startup runs
+NOT_STARTED = "? (at startup: --start shows it)"
 
 
-def _plugin_row(host: Host, record: PluginRecord) -> dict[str, Any]:
+def plugin_rows(host: Host, *, started: bool = True) -> list[dict[str, Any]]:
+    """One JSON-ready dict per plugin record. ``published_known`` is false for a plugin that
+    publishes from ``host_startup`` when the host was not started."""
+    return [_plugin_row(host, record, started) for record in host.plugin_records()]
+
+
+def _plugin_row(host: Host, record: PluginRecord, started: bool = True) -> dict[str, Any]:
+    hooks = list(host.hooks_of(record.name))
+    published = list(host.registry.owned_by(record.name))
     return {
         "name": record.name,
         "source": record.source,
         "origin": record.origin,
         "version": record.version,
         "status": record.status,
-        "hooks": list(host.hooks_of(record.name)),
-        "published": list(host.registry.owned_by(record.name)),
+        "hooks": hooks,
+        "published": published,
+        "published_known": started or bool(published) or "host_startup" not in hooks,
         "error": record.error,
         "traceback": record.traceback,
     }
@@ -66,7 +75,7 @@ def cmd_plugins(host: Host, args: argparse.Namespace, out: TextIO | None = None)
         with plugin_chatter_to_stderr():
             asyncio.run(host.start())
     try:
-        rows = plugin_rows(host)
+        rows = plugin_rows(host, started=started)
     finally:
         if started:
             with plugin_chatter_to_stderr():
@@ -86,7 +95,7 @@ def cmd_plugins(host: Host, args: argparse.Namespace, out: TextIO | None = None)
                 row["version"],
                 status,
                 ", ".join(row["hooks"]),
-                ", ".join(row["published"]),
+                ", ".join(row["published"]) if row["published_known"] else NOT_STARTED,
                 row["origin"],
             ]
         )
