@@ -40,7 +40,7 @@ test: $(STAMP) $(CYTOSCAPE) $(CHROMIUM)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n 2 -q
 
-demo: $(STAMP) $(CYTOSCAPE)
+demo: $(STAMP)
 	$(VENV)/bin/memgraph-host demo
 
 bench: $(STAMP)

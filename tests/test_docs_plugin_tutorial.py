@@ -1,7 +1,8 @@
 """Runs the Python blocks of docs/writing-a-plugin.md, so the tutorial cannot rot.
 
 A block whose info string has ``file=PATH`` is saved there (and compiled); every other python
-block is executed, in order, in one namespace, with an empty folder as working directory.
+block is executed, in order, each in a namespace of its own (a reader may paste any step alone: it
+imports what it uses), with an empty folder as working directory.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ def test_the_tutorial_has_plugin_files_and_code() -> None:
 def test_tutorial_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     modules_before = set(sys.modules)
-    namespace: dict[str, object] = {"__name__": "tutorial"}
     try:
         for number, (target, code) in enumerate(python_blocks(DOC.read_text("utf-8")), 1):
             where = f"{DOC.name} python block {number}"
@@ -45,6 +45,7 @@ def test_tutorial_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
                 path.write_text(code, encoding="utf-8")
                 compile(code, f"{where} ({target})", "exec")
                 continue
+            namespace: dict[str, object] = {"__name__": "tutorial"}  # a step on its own
             exec(compile(code, where, "exec"), namespace)  # noqa: S102 - the docs are the test
     finally:
         for name in set(sys.modules) - modules_before:

@@ -154,7 +154,8 @@ class LlmExtractor(LlmHookPlugin):
         history = tuple(getattr(context, "messages", ()) or ())
         index = getattr(message, "index", len(history))
         before = history[max(0, index - RECENT_MESSAGES) : index]
-        recent = "\n".join(f"[{m.role}] {clip(m.text)}" for m in before)
+        # each earlier message under its speaker's name when the chat has one (else its role)
+        recent = "\n".join(f"[{getattr(m, 'name', '') or m.role}] {clip(m.text)}" for m in before)
         speaker = getattr(message, "name", None) or message.role
         return render(
             "extract_user",

@@ -301,3 +301,20 @@ async def test_the_wired_fallback_is_the_builtin_offline_extractor(tmp_path, cha
         assert calls and all(c.outcome == "fallback" for c in calls)
     finally:
         await host.stop()
+
+
+async def test_earlier_messages_are_labelled_with_their_speakers_names(tmp_path, chat_server):
+    """Issue 30, 11: a chat whose messages carry names shows them to the model by name."""
+    chat_server.reply(answer(GOOD))
+    host = await started_host(tmp_path, **chat_server.settings(llm_hooks=["extract"]))
+    try:
+        host.chat(CHAT).add_message("user", "Rex is my new dog", name="Melanie")
+        host.chat(CHAT).add_message("user", "an unnamed line")
+        await pipeline_for(host).add_assistant_message(CHAT, SAID)
+        (body,) = chat_server.requests
+        user = body["messages"][1]["content"]
+        assert "[Melanie] Rex is my new dog" in user
+        assert "[user] an unnamed line" in user  # no name: the role, as before
+        assert "[user] Rex" not in user
+    finally:
+        await host.stop()
