@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from memgraph_plugin.recall.pipeline import pipeline_for
+from memgraph_plugin.recall.status import PROXY_WARNINGS
 
 from .chat_identity import OPENING_SOURCE, ChatIdentity
 from .conversation import Conversation, speaker
@@ -25,13 +26,13 @@ from .reconcile import Ledger, Plan, plan
 
 log = logging.getLogger(__name__)
 
-FOLDER = "proxy"
+FOLDER = str(PROXY_WARNINGS.parent)
 #: More new messages than this in one request (a front end's existing chat seen for the first
 #: time): extracted in blocks of `BLOCK`, one commit each, like a transcript ingest.
 BULK = 8
 BLOCK = 256
 SOURCES_FILE = "chat_sources.jsonl"
-WARNINGS_FILE = "warnings.jsonl"
+WARNINGS_FILE = PROXY_WARNINGS.name
 
 
 @attrs.frozen
@@ -228,12 +229,6 @@ def read_sources(folder: Path) -> dict[str, dict[str, Any]]:
         if isinstance(row.get("chat_id"), str):
             rows[row["chat_id"]] = row
     return rows
-
-
-def read_warnings(folder: Path, chat_id: str | None = None) -> list[dict[str, Any]]:
-    """The memory failures the proxy recorded (of one chat, when given), oldest first."""
-    rows = _read_lines(folder / WARNINGS_FILE)
-    return [r for r in rows if chat_id is None or r.get("chat_id") == chat_id]
 
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:

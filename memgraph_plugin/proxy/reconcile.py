@@ -7,7 +7,9 @@ Front ends send the whole visible history with every request. The rule (``docs/p
   window sends only a tail: that is not a deletion);
 - where the overlap stops matching (an edited or deleted message, a regenerated answer, a swipe),
   the chat forgets from that stored message on, and the sent messages from there are added;
-- sent messages after the end of the stored chat are added.
+- sent messages after the end of the stored chat are added;
+- a request none of whose first messages is in the chat (a client that sends only its newest
+  message) adds its messages: it never empties the chat.
 
 Per request this costs the comparisons of the sent texts with the stored ones (list equality, in
 C); the chat's texts are kept per chat (`Ledger`), built once from the chat file, and a lookup
@@ -114,8 +116,9 @@ def plan(roles: list[str], texts: list[str], ledger: Ledger) -> Plan:
     offset = 0
     if stored and texts and (texts[0] != ledger.texts[0] or roles[0] != ledger.roles[0]):
         found = _anchor(roles, texts, ledger)
-        if found is not None:
-            offset = found
+        if found is None:  # nothing sent is in the chat: new messages, never a wiped chat
+            return Plan(stored, None, 0)
+        offset = found
     common = _common(roles, texts, ledger, offset)
     if offset + common >= stored:
         return Plan(offset, None, common)

@@ -71,9 +71,9 @@ class _Server(uvicorn.Server):
                 loop.remove_signal_handler(sig)
 
 
-def _settings(host: Any, **override: Any) -> ProxySettings:
+def _settings(owner: Any, **override: Any) -> ProxySettings:
     try:
-        return ProxySettings.from_settings(host.settings, **override)
+        return ProxySettings.from_settings(owner.settings, **override)
     except ProxySettingsError as exc:
         raise CommandError(str(exc), exit_code=2) from None
 

@@ -28,6 +28,7 @@ class Behaviour:
     delay_s: float = 0.0  # before answering (a timeout test)
     cut_after: int | None = None  # stream: close the connection after N chunks
     chunk_pause_s: float = 0.0  # stream: pause between chunks
+    echo: bool = False  # answer "echo: <last user message>"
 
 
 class Upstream:
@@ -61,8 +62,8 @@ class Upstream:
 
     async def models(self, request: Request) -> Response:
         self._record(request, None)
-        return JSONResponse({"object": "list", "data": [{"id": "tiny", "object": "model",
-                                                         "created": 0, "owned_by": "test"}]})  # fmt: skip
+        model = {"id": "tiny", "object": "model", "created": 0, "owned_by": "test"}
+        return JSONResponse({"object": "list", "data": [model]})
 
     async def embeddings(self, request: Request) -> Response:
         body = json.loads(await request.body())
@@ -85,19 +86,24 @@ class Upstream:
                 status_code=b.status,
             )
         created = int(time.time())
+        answer = b.answer
+        if b.echo:
+            answer = "echo: " + next(
+                m["content"] for m in reversed(body["messages"]) if m["role"] == "user"
+            )
         if not body.get("stream"):
             return JSONResponse({
                 "id": "cmpl-1", "object": "chat.completion", "created": created,
                 "model": body.get("model", "tiny"),
                 "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": b.answer}}],
+                             "message": {"role": "assistant", "content": answer}}],
                 "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
             })  # fmt: skip
-        return StreamingResponse(self._chunks(body, created), media_type="text/event-stream")
+        return StreamingResponse(self._chunks(answer, created), media_type="text/event-stream")
 
-    async def _chunks(self, body: dict[str, Any], created: int) -> Any:
+    async def _chunks(self, answer: str, created: int) -> Any:
         b = self.behaviour
-        words = b.answer.split(" ")
+        words = answer.split(" ")
         parts = [w if i == 0 else " " + w for i, w in enumerate(words)]
         try:
             self.stream_started.set()
