@@ -51,10 +51,11 @@ async def run_recall(host: Any, args: argparse.Namespace) -> int:
     except ChatIdError as exc:
         raise CommandError(str(exc), exit_code=2) from None
     if chat_id not in host.chat_ids():
+        from memgraph_plugin.storage import LanceStorage, StorageSettings
         from memgraph_plugin.storage.chat_lookup import require_chat
-        from memgraph_plugin.tools.commands import open_storage
 
-        require_chat(host, open_storage(host), chat_id)
+        settings = StorageSettings.from_settings(host.settings, data_dir=host.data_dir)
+        require_chat(host, LanceStorage(settings), chat_id)
     memory = ChatMemory(host)
     outcome = await memory.pipeline.preview(chat_id, args.question)
     answer = recall_json(outcome)
