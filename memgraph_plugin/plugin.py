@@ -14,6 +14,7 @@ from typing import Any
 import pluggy
 
 from . import hookspecs, settings_keys  # noqa: F401 - settings_keys declares the plugin's keys
+from .proxy import settings as _proxy_keys  # noqa: F401 - declares the proxy_* keys
 from .recall import setting_keys as _recall_keys  # noqa: F401 - declares the recall_* keys
 from .recall import status as _status  # noqa: F401 - provides Session.get_retrieval_status
 from .service import SERVICE_NAME, MemoryGraph, memory_graph_for
@@ -94,11 +95,12 @@ def host_cli_commands(host: Any) -> list[Any]:
     ``trace`` and ``status`` (`recall.commands`), ``demo`` (`tools.demo_command`) and
     ``llm-check`` / ``llm-trace`` (`llm.commands`)."""
     from .llm.commands import llm_commands
+    from .proxy.commands import proxy_commands
     from .recall.commands import recall_commands
     from .tools.commands import commands
     from .tools.demo_command import demo_command
 
-    return commands() + recall_commands() + [demo_command()] + llm_commands()
+    return commands() + recall_commands() + proxy_commands() + [demo_command()] + llm_commands()
 
 
 @hookimpl

@@ -346,7 +346,12 @@ class WriteApi:
                 child_ids = list(child_ids)
             try:
                 rollup_id, did = apply_rollup(
-                    store, type, child_ids, summary, fields, schema=self._schema,
+                    store,
+                    type,
+                    child_ids,
+                    summary,
+                    fields,
+                    schema=self._schema,
                     limits=self.limits,
                 )
             except MemoryGraphError as exc:
@@ -417,7 +422,8 @@ def _checked_call(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaita
     params = list(signature.parameters.values())[1:]
     accepted = frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
     required = frozenset(
-        p.name for p in params
+        p.name
+        for p in params
         if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
     )
 

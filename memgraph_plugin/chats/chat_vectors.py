@@ -65,8 +65,10 @@ class ChatVectors:
         if block is not None and block.dim == index.dim:  # every id is a node of `state`
             loaded = nodes.column_ids()  # the store's ids: those of `state.nodes`, in order
             at = block.state_rows  # each vector's node row in `state.nodes`, when known
-            if loaded is not None and state.nodes is not None and (
-                same_ids(block, state.nodes["id"])
+            if (
+                loaded is not None
+                and state.nodes is not None
+                and (same_ids(block, state.nodes["id"]))
             ):  # one vector per node row, in row order: no lookups
                 ids, pos = loaded
                 names, type_of_row, archived = _types_and_flags_in_order(state)
@@ -85,7 +87,13 @@ class ChatVectors:
             if stored and len(ids) >= self.coarse_threshold:
                 lists = (block.centroids, block.lists)
             index = VectorIndex.from_arrays(
-                index.profile, ids, block.rows, names, type_of_row, searchable, pos=pos,
+                index.profile,
+                ids,
+                block.rows,
+                names,
+                type_of_row,
+                searchable,
+                pos=pos,
                 lists=lists,
             )
         if not len(index):  # no stored vectors: every node waits for the first search

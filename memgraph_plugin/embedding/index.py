@@ -113,9 +113,11 @@ class VectorIndex:
                 pos = self._pos_map
                 if pos is None:
                     ids = self._ids
-                    pos = dict(zip(ids, range(len(ids)), strict=True)) if not self._blank else {
-                        nid: row for row, nid in enumerate(ids) if nid is not None
-                    }
+                    pos = (
+                        dict(zip(ids, range(len(ids)), strict=True))
+                        if not self._blank
+                        else {nid: row for row, nid in enumerate(ids) if nid is not None}
+                    )
                     self._pos_map = pos
         return pos
 

@@ -116,8 +116,12 @@ class RowBlocks:
         while at < end:
             lo, hi = int(starts[b]), int(starts[b + 1])
             stop = min(end, hi)
-            np.einsum("ij,j->i", self._blocks[b][at - lo : stop - lo], q,
-                      out=out[at - start : stop - start])
+            np.einsum(
+                "ij,j->i",
+                self._blocks[b][at - lo : stop - lo],
+                q,
+                out=out[at - start : stop - start],
+            )
             at, b = stop, b + 1
         return out
 

@@ -42,12 +42,10 @@ __all__ = [
 ]
 
 _TOKEN = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][A-Za-zÀ-ÖØ-öø-ÿ'’\-]*|\d+|[^\sA-Za-zÀ-ÖØ-öø-ÿ\d]")
-_SENTENCE_END = frozenset(".!?。！？\n:;\"“”()[]")
+_SENTENCE_END = frozenset('.!?。！？\n:;"“”()[]')
 _POSSESSIVE = re.compile(r"(?:['’]s|['’])$", re.IGNORECASE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-_CJK_QUOTED = re.compile(
-    r"[「『“\"]([\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af·・]{1,8})[」』”\"]"
-)
+_CJK_QUOTED = re.compile(r"[「『“\"]([\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af·・]{1,8})[」』”\"]")
 _MAX_WORDS = 5
 _QUOTES = frozenset('"“”')
 _MAX_TITLE_WORDS = 8
@@ -186,10 +184,14 @@ def find_mentions(
         sentence_start = False
         opener = start
         if at_start:  # a sentence opener: drop leading common words ("Yesterday", "Thanks")
-            while run and _plain(run[0]) not in known_set and (
-                _plain(run[0]) in COMMON_WORDS
-                or _NOT_NAME_END.search(run[0]) is not None  # "Lately", "Honestly"
-                or (len(run) > 1 and _plain(run[1]) in known_set)  # "Woohoo Melanie"
+            while (
+                run
+                and _plain(run[0]) not in known_set
+                and (
+                    _plain(run[0]) in COMMON_WORDS
+                    or _NOT_NAME_END.search(run[0]) is not None  # "Lately", "Honestly"
+                    or (len(run) > 1 and _plain(run[1]) in known_set)  # "Woohoo Melanie"
+                )
             ):
                 run = run[1:]
                 start += 1

@@ -84,8 +84,13 @@ class _Entity:
         fields: dict[str, Any] = {"title": title}
         if aliases:
             fields["aliases"] = aliases
-        return {"op": "create", "type": self.type, "title": title, "fields": fields,
-                "ref": self.ref}
+        return {
+            "op": "create",
+            "type": self.type,
+            "title": title,
+            "fields": fields,
+            "ref": self.ref,
+        }
 
     def answers_to(self, name: str) -> bool:
         """Whether `name` is a spelling or short form of one of this entity's names."""
@@ -96,8 +101,7 @@ class _Entity:
                 return True
             short, long = sorted((key, other), key=len)
             if len(short) >= 3 and (
-                long.startswith(short) and " " not in short
-                or short in long.split()
+                long.startswith(short) and " " not in short or short in long.split()
             ):
                 return True
         return False
@@ -139,8 +143,13 @@ def extract_message_ops(
     if index is not None:
         fields["message"] = index
     ops: list[dict[str, Any]] = [
-        {"op": "create", "type": EVENT, "title": event_title(text, speaker or role),
-         "fields": fields, "ref": "ev"}
+        {
+            "op": "create",
+            "type": EVENT,
+            "title": event_title(text, speaker or role),
+            "fields": fields,
+            "ref": "ev",
+        }
     ]
     entities: list[_Entity] = []
 
@@ -182,9 +191,17 @@ def extract_message_ops(
         ops.append(_link({"ref": "ev"}, entity.endpoint, relation))
     if previous_event_id:
         ops.append(
-            {"op": "link_upsert", "source_ref": "ev",
-             "links": [{"target_node_id": previous_event_id, "relation": FOLLOWS,
-                        "direction": "outgoing"}]}
+            {
+                "op": "link_upsert",
+                "source_ref": "ev",
+                "links": [
+                    {
+                        "target_node_id": previous_event_id,
+                        "relation": FOLLOWS,
+                        "direction": "outgoing",
+                    }
+                ],
+            }
         )
     return ops
 

@@ -56,9 +56,7 @@ class NameResolver:
             for t in (CHARACTER, PLACE)
         )
 
-    def resolve(
-        self, name: str, types: Sequence[str] = (CHARACTER, PLACE)
-    ) -> KnownEntity | None:
+    def resolve(self, name: str, types: Sequence[str] = (CHARACTER, PLACE)) -> KnownEntity | None:
         """The node `name` already is (exact, then short form, then longer form), else None."""
         if self.index is None:
             return None

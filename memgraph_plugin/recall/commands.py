@@ -67,13 +67,16 @@ def run_status(host: Any, args: argparse.Namespace) -> int:
 
     if args.window < 1:
         raise CommandError("--window must be at least 1", exit_code=2)
-    if not TraceLog(Path(host.data_dir) / TRACE_DIR).path_for(args.chat).exists():
+    from .status import proxy_warnings
+
+    warnings = proxy_warnings(host.data_dir, args.chat)
+    if not warnings and not TraceLog(Path(host.data_dir) / TRACE_DIR).path_for(args.chat).exists():
         _require_known(host, args.chat)
     status = retrieval_status(
         args.chat, data_dir=host.data_dir, settings=host.settings, window=args.window
     )
     if args.json:
-        print_json(status.to_json())
+        print_json({**status.to_json(), "proxy_without_memory": len(warnings)})
         return 0
     gate = "holding canary back" if status.quality_gate_blocked else "open"
     flag = "on" if status.graph_expansion else "off (feature flag)"
@@ -89,6 +92,11 @@ def run_status(host: Any, args: argparse.Namespace) -> int:
         print(
             f"  newest recall: seq {status.last_seq}, mode {status.last_mode}, "
             f"fallback {status.last_fallback_reason or '-'}"
+        )
+    if warnings:
+        print(
+            f"  proxy: {len(warnings)} requests forwarded without memory "
+            f"(newest: {warnings[-1].get('reason', '?')})"
         )
     if status.fallbacks:
         print_table(

@@ -141,3 +141,27 @@ def _summarise(
 
 
 provide_retrieval_status(retrieval_status)
+
+
+#: Where the memory proxy records requests it forwarded without memory (one JSON line each:
+#: chat_id, reason, time), relative to the data dir; `memgraph-host status` counts them.
+PROXY_WARNINGS = Path("proxy") / "warnings.jsonl"
+
+
+def proxy_warnings(data_dir: str | Path, chat_id: str | None = None) -> list[dict[str, Any]]:
+    """The proxy's memory failures (of one chat, when given), oldest first."""
+    import json
+
+    try:
+        lines = (Path(data_dir) / PROXY_WARNINGS).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    rows = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash
+        if isinstance(row, dict) and (chat_id is None or row.get("chat_id") == chat_id):
+            rows.append(row)
+    return rows

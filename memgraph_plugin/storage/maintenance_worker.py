@@ -93,8 +93,12 @@ class Worker:
                 compacted = storage.optimize_sync(force=False)
             except Exception as exc:
                 failures.append(("compaction", f"{type(exc).__name__}: {exc}"))
-        return {"done": True, "checkpoints": checkpoints, "failures": failures,
-                "compacted": compacted}
+        return {
+            "done": True,
+            "checkpoints": checkpoints,
+            "failures": failures,
+            "compacted": compacted,
+        }
 
 
 def _exit_with_parent(interval: float = 0.5) -> None:
@@ -170,9 +174,11 @@ def main() -> None:
         try:
             reply = worker.run_pass(json.loads(line))
         except Exception as exc:  # e.g. the database cannot be opened: reported, not fatal
-            reply = {"done": True, "checkpoints": {}, "failures": [
-                ("maintenance pass", f"{type(exc).__name__}: {exc}")
-            ]}
+            reply = {
+                "done": True,
+                "checkpoints": {},
+                "failures": [("maintenance pass", f"{type(exc).__name__}: {exc}")],
+            }
         reply["logs"] = collect.records
         worker.send(reply)
     for handle in worker.handles.values():

@@ -74,9 +74,7 @@ class StorageSettings:
         )
 
 
-def number_setting(
-    settings: Mapping[str, Any], key: str, default: float, minimum: float
-) -> float:
+def number_setting(settings: Mapping[str, Any], key: str, default: float, minimum: float) -> float:
     """A numeric setting, or a `ValueError` naming the setting and what it holds."""
     value = settings.get(key, default)
     if value is None:

@@ -164,8 +164,11 @@ def vector_table_dims(db: lancedb.DBConnection) -> list[int]:
         token = page.page_token
         if not token or not page.tables:
             break
-    dims = [DEFAULT_DIM if n == "nodes" else int(n[len("nodes_d"):]) for n in names
-            if n == "nodes" or (n.startswith("nodes_d") and n[len("nodes_d"):].isdigit())]
+    dims = [
+        DEFAULT_DIM if n == "nodes" else int(n[len("nodes_d") :])
+        for n in names
+        if n == "nodes" or (n.startswith("nodes_d") and n[len("nodes_d") :].isdigit())
+    ]
     return sorted(dims)
 
 

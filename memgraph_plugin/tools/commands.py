@@ -311,6 +311,18 @@ async def _serve(host: Any, args: argparse.Namespace) -> int:
     )
 
 
+def _add_proxy(p: argparse.ArgumentParser) -> None:
+    from memgraph_plugin.web.commands import add_proxy_arguments
+
+    add_proxy_arguments(p)
+
+
+async def _proxy(host: Any, args: argparse.Namespace) -> int:
+    from memgraph_plugin.web.commands import run_proxy
+
+    return await run_proxy(host, args)
+
+
 # ------------------------------------------------------------------- ingest
 
 
@@ -358,7 +370,13 @@ def commands() -> list[Command]:
         ("import", "replace a chat's graph by a JSON store file", _add_import, _import),
         ("export", "print a chat's graph as JSON (the original's shape)", _add_export, _export),
         ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
-        ("serve", "a live graph explorer page over the data dir's chats", _add_serve, _serve),
+        (
+            "serve",
+            "the graph explorer page and the JSON memory API (and the proxy: --proxy-upstream)",
+            _add_serve,
+            _serve,
+        ),
+        ("proxy", "an OpenAI-compatible memory proxy in front of --upstream", _add_proxy, _proxy),
         ("ingest", "replay a chat transcript through the live pipeline", _add_ingest, _ingest),
     ]
     return [Command(name, text, add, _guarded(run)) for name, text, add, run in specs]

@@ -234,9 +234,7 @@ async def run_demo(
     settings = {**DEMO_SETTINGS, **(settings or {})}
     host = Host(data_dir=data_dir, settings=settings, plugin_dirs=dirs)
     if replay:
-        host.register_plugin(
-            ReplayExtractor.from_story(story, chat_id=CHAT_ID), name=REPLAY_PLUGIN
-        )
+        host.register_plugin(ReplayExtractor.from_story(story, chat_id=CHAT_ID), name=REPLAY_PLUGIN)
     await host.start()
     try:
         return await _run(host, data_dir, story, max_turns, p)

@@ -285,8 +285,26 @@ class TurnPipeline:
         self._last[chat_id] = outcome
         return outcome
 
+    async def preview(self, chat_id: str, query: str) -> RecallOutcome | None:
+        """What a recall for `query` would inject, without adding the question to the chat,
+        recording an injection or writing a trace (the JSON API's ``recall``)."""
+        session = await self.open_session(chat_id)
+        if session is None:
+            return None
+        anchor = self.anchor(chat_id)
+        return await self._fresh_recall(
+            chat_id, session, anchor, time.perf_counter(), query=query, dry=True
+        )
+
     async def _fresh_recall(
-        self, chat_id: str, session: Any, anchor: tuple[int, int], started: float
+        self,
+        chat_id: str,
+        session: Any,
+        anchor: tuple[int, int],
+        started: float,
+        *,
+        query: str | None = None,
+        dry: bool = False,
     ) -> RecallOutcome:
         settings = self.host.settings
         recent = int_setting(settings, RECENT_SETTING, DEFAULT_RECENT)
@@ -298,7 +316,7 @@ class TurnPipeline:
         always_ids = tuple(n.id for n in pinned)
         request = RouteRequest(
             chat_id=chat_id,
-            query=self._query(chat_id),
+            query=self._query(chat_id) if query is None else query,
             candidates=LazyPool(session, recent),
             always_inject_ids=always_ids,
             session=session,
@@ -319,10 +337,11 @@ class TurnPipeline:
         selected = [n.id for n in fitted.recalled]
         ranked_views = tuple(v for v in (get(i.id) for i in request.ranked) if v is not None)
         visible_ids = tuple(dict.fromkeys([*(v.id for v in ranked_views), *selected]))
-        await _maybe_await(self._record(chat_id, always_ids, selected, visible_ids))
-        drain = getattr(self.host, "drain", None)
-        if drain is not None:  # the injection hooks have heard this recall when it returns
-            await drain(chat_id)
+        if not dry:
+            await _maybe_await(self._record(chat_id, always_ids, selected, visible_ids))
+            drain = getattr(self.host, "drain", None)
+            if drain is not None:  # the injection hooks have heard this recall when it returns
+                await drain(chat_id)
         kept = set(selected)
         trace = RecallTrace(
             chat_id=chat_id,
@@ -345,7 +364,8 @@ class TurnPipeline:
             injected_chars=len(fitted.prompt),
             cut=fitted.cut,
         )
-        self.traces.append(trace)
+        if not dry:
+            self.traces.append(trace)
         return RecallOutcome(
             route,
             tuple(selected),

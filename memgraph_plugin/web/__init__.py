@@ -1,6 +1,8 @@
-"""The live graph explorer: ``memgraph-host serve`` (a local page over a data dir's chats)."""
+"""The web side: the graph explorer, and the one app factory that also serves the JSON memory
+API and the memory proxy (``memgraph-host serve`` / ``memgraph-host proxy``)."""
 
+from .app import build_app, start_server
 from .explorer import GraphExplorer, UnknownChat
-from .server import ExplorerServer, start_server
+from .server import ExplorerServer
 
-__all__ = ["ExplorerServer", "GraphExplorer", "UnknownChat", "start_server"]
+__all__ = ["ExplorerServer", "GraphExplorer", "UnknownChat", "build_app", "start_server"]

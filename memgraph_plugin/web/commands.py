@@ -1,14 +1,31 @@
-"""``memgraph-host serve``: run the explorer over the host's data dir until interrupted."""
+"""``memgraph-host serve`` (explorer + JSON memory API, and the proxy with ``--proxy-upstream``)
+and ``memgraph-host proxy`` (proxy + JSON memory API): one app (`app.build_app`) on uvicorn in the
+command's event loop, until Ctrl-C or SIGTERM (then the answers still being stored are stored)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Callable
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import uvicorn
+
+from host.errors import CommandError
+from memgraph_plugin.proxy.chat_memory import ChatMemory
+from memgraph_plugin.proxy.completions import Proxy
+from memgraph_plugin.proxy.memory_api import MemoryApi
+from memgraph_plugin.proxy.settings import (
+    ProxySettings,
+    ProxySettingsError,
+    require_key_off_loopback,
+)
+
+from .app import build_app
 from .explorer import GraphExplorer
-from .server import start_server
+from .server import ExplorerRoutes, bind, url_of, uvicorn_server
 
 DEFAULT_PORT = 8765
 
@@ -18,6 +35,60 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any)"
     )
+    parser.add_argument(
+        "--proxy-upstream",
+        default=None,
+        metavar="URL",
+        help="also serve the memory proxy at /v1, forwarding to this OpenAI-compatible base URL",
+    )
+
+
+def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--upstream", default=None, metavar="URL",
+        help="the OpenAI-compatible base URL to forward to (default: setting proxy_upstream)",
+    )  # fmt: skip
+    parser.add_argument("--host", default=None, help="address to bind (setting proxy_host)")
+    parser.add_argument("--port", type=int, default=None, help="port (setting proxy_port; 0: any)")
+
+
+class _Server(uvicorn.Server):
+    """uvicorn that stops on SIGINT/SIGTERM and returns (the command then drains and the host
+    stops) instead of raising the signal again after shutdown."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        installed = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+                installed.append(sig)
+        try:
+            yield
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+
+
+def _settings(owner: Any, **override: Any) -> ProxySettings:
+    try:
+        return ProxySettings.from_settings(owner.settings, **override)
+    except ProxySettingsError as exc:
+        raise CommandError(str(exc), exit_code=2) from None
+
+
+async def _run(app: Any, sock: Any, announce: str, stop: Callable[[], Any] | None) -> int:
+    base = uvicorn_server(app)
+    server = _Server(base.config)
+    print(announce, flush=True)
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if stop is not None:
+            await stop()
+        sock.close()
+    return 0
 
 
 async def serve(
@@ -26,14 +97,52 @@ async def serve(
     storage: Any,
     store_from_dict: Callable[[dict[str, Any]], Any],
 ) -> int:
-    """Serve until Ctrl-C; prints the page's address first (one line, flushed)."""
-    explorer = GraphExplorer(storage, store_from_dict, host.data_dir)
-    server, _ = start_server(explorer, host=args.host, port=args.port)
-    print(f"memgraph explorer: {server.url}  (data dir {host.data_dir}; Ctrl-C stops)", flush=True)
+    """Explorer + API (+ proxy) until stopped; prints the page's address first (one line)."""
+    settings = _settings(host, upstream=args.proxy_upstream)
     try:
-        await asyncio.Event().wait()
-    except asyncio.CancelledError:
-        pass
-    finally:
-        server.stop()
-    return 0
+        require_key_off_loopback(args.host, settings.api_key)
+    except ProxySettingsError as exc:
+        raise CommandError(str(exc), exit_code=2) from None
+    explorer = ExplorerRoutes(GraphExplorer(storage, store_from_dict, host.data_dir))
+    memory = ChatMemory(host)
+    api = MemoryApi(host, memory, api_key=settings.api_key, versions=explorer.versions)
+    proxy = Proxy(host, settings, memory) if args.proxy_upstream else None
+    sock = _bind(args.host, args.port)
+    app = build_app(explorer=explorer, memory_api=api, proxy=proxy, bound_host=args.host)
+    url = url_of(sock)
+    extra = f"; proxy {url}v1 -> {settings.upstream}" if proxy is not None else ""
+    announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
+    return await _run(app, sock, announce, proxy.aclose if proxy is not None else memory.drain)
+
+
+async def run_proxy(host: Any, args: argparse.Namespace) -> int:
+    """``memgraph-host proxy``: the proxy and the JSON memory API until stopped."""
+    settings = _settings(host, upstream=args.upstream, host=args.host, port=args.port)
+    if not settings.upstream:
+        raise CommandError(
+            "no upstream: give --upstream URL (e.g. http://127.0.0.1:11434/v1) or set "
+            "proxy_upstream",
+            exit_code=2,
+        )
+    try:
+        require_key_off_loopback(settings.host, settings.api_key)
+    except ProxySettingsError as exc:
+        raise CommandError(str(exc), exit_code=2) from None
+    memory = ChatMemory(host)
+    proxy = Proxy(host, settings, memory)
+    api = MemoryApi(host, memory, api_key=settings.api_key)
+    sock = _bind(settings.host, settings.port)
+    app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host)
+    url = url_of(sock)
+    announce = (
+        f"memgraph proxy: {url}v1  (upstream {settings.upstream}; data dir {host.data_dir}; "
+        "Ctrl-C stops)"
+    )
+    return await _run(app, sock, announce, proxy.aclose)
+
+
+def _bind(address: str, port: int) -> Any:
+    try:
+        return bind(address, port)
+    except OSError as exc:
+        raise CommandError(f"cannot listen on {address}:{port}: {exc.strerror or exc}") from None

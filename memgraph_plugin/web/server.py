@@ -1,24 +1,30 @@
-"""The explorer's HTTP server: the page, its JSON endpoints and a server-sent event stream.
+"""The explorer's HTTP side on Starlette: the page, its JSON endpoints and a server-sent event
+stream; and `ExplorerServer`, the app on uvicorn in a thread (tests, embedding).
 
-Standard library only (``ThreadingHTTPServer``): one thread per request, loopback by default.
 ``/api/chats/<chat>/events`` streams ``commit`` events when the chat's journal version moves, so
 the page redraws whoever wrote (this process, the CLI, another host on the same data dir).
+Storage reads are synchronous: Starlette runs those endpoints on its worker threads; uvicorn
+owns connections (idle and slow clients cost no thread, keep-alive and shutdown are its own).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import mimetypes
+import socket
 import threading
-import time
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
-from .explorer import GraphExplorer, UnknownChat
+import uvicorn
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from .explorer import GraphExplorer
 
 STATIC = Path(__file__).resolve().parent / "static"
 POLL_SECONDS = 0.5  # how often an open event stream looks for a new journal version
@@ -27,144 +33,165 @@ KEEPALIVE_SECONDS = 15.0
 log = logging.getLogger(__name__)
 
 
-class ExplorerServer(ThreadingHTTPServer):
-    """Serves one `GraphExplorer`; ``stop()`` ends the event streams and the server."""
+def not_found(path: str) -> JSONResponse:
+    return JSONResponse({"error": f"not found: {path}"}, status_code=404)
 
-    daemon_threads = True
-    allow_reuse_address = True
+
+def static_file(relative: str) -> Response:
+    """A file under static/, or 404 for anything else (``..``, NUL bytes, folders)."""
+    if "\x00" in relative or "\\" in relative:
+        return not_found("/static/" + relative.replace("\x00", "%00"))
+    try:
+        path = STATIC.joinpath(relative).resolve()
+    except (OSError, ValueError):
+        return not_found("/static/")
+    if not path.is_relative_to(STATIC) or not path.is_file():
+        return not_found("/static/" + relative)
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if kind.startswith("text/") or kind.endswith("javascript"):
+        kind += "; charset=utf-8"
+    return FileResponse(path, media_type=kind, headers={"cache-control": "no-store"})
+
+
+class ExplorerRoutes:
+    """The explorer's endpoints over one `GraphExplorer`; `stopping()` ends event streams."""
 
     def __init__(
-        self, address: tuple[str, int], explorer: GraphExplorer, *, poll: float = POLL_SECONDS
+        self,
+        explorer: GraphExplorer,
+        *,
+        poll: float = POLL_SECONDS,
+        stopping: Callable[[], bool] = lambda: False,
     ) -> None:
-        super().__init__(address, ExplorerHandler)
         self.explorer = explorer
         self.poll = poll
-        self.stopping = threading.Event()
+        self.stopping = stopping
 
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}/"
+    def routes(self, *, with_chat_list: bool = True) -> list[Route]:
+        routes = [
+            Route("/", self.index, methods=["GET"]),
+            Route("/static/{path:path}", self.static, methods=["GET"]),
+            Route("/api/chats/{chat:path}/graph", self.graph, methods=["GET"]),
+            Route("/api/chats/{chat:path}/search", self.search, methods=["GET"]),
+            Route("/api/chats/{chat:path}/events", self.events, methods=["GET"]),
+            Route("/api/chats/{chat:path}/nodes/{node}", self.node, methods=["GET"]),
+        ]
+        if with_chat_list:  # else the memory API's list (it has the versions too)
+            routes.append(Route("/api/chats", self.chats, methods=["GET"]))
+        return routes
 
-    def stop(self) -> None:
-        self.stopping.set()
-        self.shutdown()
-        self.server_close()
+    def index(self, request: Request) -> Response:
+        return static_file("index.html")
 
+    def static(self, request: Request) -> Response:
+        return static_file(request.path_params["path"])
 
-class ExplorerHandler(BaseHTTPRequestHandler):
-    """Routes GET requests; every answer is JSON except the page, its files and the stream."""
+    def chats(self, request: Request) -> JSONResponse:
+        return JSONResponse({"chats": self.explorer.chats()})
 
-    server: ExplorerServer
-    protocol_version = "HTTP/1.1"
+    def versions(self) -> dict[str, int]:
+        """chat id -> newest journal version, for every chat with commits."""
+        return {c["id"]: c["version"] for c in self.explorer.chats()}
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        log.debug("%s " + format, self.address_string(), *args)
+    def graph(self, request: Request) -> JSONResponse:
+        include = [i for i in request.query_params.get("include", "").split(",") if i]
+        return JSONResponse(self.explorer.graph(request.path_params["chat"], include=include))
 
-    # ---------------------------------------------------------------- routing
+    def search(self, request: Request) -> JSONResponse:
+        found = self.explorer.search(request.path_params["chat"], request.query_params.get("q", ""))
+        return JSONResponse({"results": found})
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        url = urlsplit(self.path)
-        parts = [unquote(p) for p in url.path.split("/") if p]
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        try:
-            self._route(parts, query)
-        except UnknownChat as exc:
-            self._json({"error": f"unknown chat {exc.args[0]!r}"}, HTTPStatus.NOT_FOUND)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        except Exception as exc:  # one bad request never takes the server down
-            log.exception("explorer request %s failed", self.path)
-            self._json({"error": f"{type(exc).__name__}: {exc}"}, HTTPStatus.INTERNAL_SERVER_ERROR)
+    def node(self, request: Request) -> JSONResponse:
+        node_id = request.path_params["node"]
+        detail = self.explorer.node(request.path_params["chat"], node_id)
+        if detail is None:
+            return JSONResponse({"error": f"no node {node_id!r}"}, status_code=404)
+        return JSONResponse(detail)
 
-    def _route(self, parts: list[str], query: dict[str, str]) -> None:
-        explorer = self.server.explorer
-        if not parts:
-            self._file(STATIC / "index.html")
-        elif parts[0] == "static":
-            self._file(STATIC.joinpath(*parts[1:]))
-        elif parts == ["api", "chats"]:
-            self._json({"chats": explorer.chats()})
-        elif len(parts) == 4 and parts[:2] == ["api", "chats"]:
-            chat, what = parts[2], parts[3]
-            if what == "graph":
-                include = [i for i in query.get("include", "").split(",") if i]
-                self._json(explorer.graph(chat, include=include))
-            elif what == "search":
-                self._json({"results": explorer.search(chat, query.get("q", ""))})
-            elif what == "events":
-                self._events(chat)
-            else:
-                self._not_found()
-        elif len(parts) == 5 and parts[:2] == ["api", "chats"] and parts[3] == "nodes":
-            detail = explorer.node(parts[2], parts[4])
-            if detail is None:
-                self._json({"error": f"no node {parts[4]!r}"}, HTTPStatus.NOT_FOUND)
-            else:
-                self._json(detail)
-        else:
-            self._not_found()
-
-    # ---------------------------------------------------------------- answers
-
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def _json(self, data: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
-        body = json.dumps(data, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        self._send(status, body, "application/json; charset=utf-8")
-
-    def _not_found(self) -> None:
-        self._json({"error": f"not found: {self.path}"}, HTTPStatus.NOT_FOUND)
-
-    def _file(self, path: Path) -> None:
-        path = path.resolve()
-        if not path.is_relative_to(STATIC) or not path.is_file():
-            self._not_found()
-            return
-        kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        if kind.startswith("text/") or kind.endswith("javascript"):
-            kind += "; charset=utf-8"
-        self._send(HTTPStatus.OK, path.read_bytes(), kind)
-
-    def _events(self, chat: str) -> None:
+    async def events(self, request: Request) -> Response:
         """A server-sent event stream: ``commit`` with the new version whenever one lands."""
-        explorer, server = self.server.explorer, self.server
-        last = explorer.version(chat)
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        self._event("hello", {"chat": chat, "version": last})
-        quiet_since = time.monotonic()
-        while not server.stopping.wait(server.poll):
-            version = explorer.version(chat)
+        chat = request.path_params["chat"]
+        last = await asyncio.to_thread(self.explorer.version, chat)
+        return StreamingResponse(
+            self._events(chat, last),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-store"},
+        )
+
+    async def _events(self, chat: str, last: int) -> AsyncIterator[bytes]:
+        yield _event("hello", {"chat": chat, "version": last})
+        quiet = 0.0
+        while not self.stopping():
+            await asyncio.sleep(self.poll)
+            version = await asyncio.to_thread(self.explorer.version, chat)
             if version != last:
                 last = version
-                self._event("commit", {"chat": chat, "version": version})
-                quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since > KEEPALIVE_SECONDS:
-                self.wfile.write(b": keepalive\n\n")
-                self.wfile.flush()
-                quiet_since = time.monotonic()
-
-    def _event(self, name: str, data: Any) -> None:
-        self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-        self.wfile.flush()
+                quiet = 0.0
+                yield _event("commit", {"chat": chat, "version": version})
+            else:
+                quiet += self.poll
+                if quiet > KEEPALIVE_SECONDS:
+                    quiet = 0.0
+                    yield b": keepalive\n\n"
 
 
-def start_server(
-    explorer: GraphExplorer, *, host: str = "127.0.0.1", port: int = 0, poll: float = POLL_SECONDS
-) -> tuple[ExplorerServer, threading.Thread]:
-    """Bind (``port=0``: a free port) and serve in a daemon thread; ``server.stop()`` ends it."""
-    server = ExplorerServer((host, port), explorer, poll=poll)
-    thread = threading.Thread(target=server.serve_forever, name="memgraph-explorer", daemon=True)
-    thread.start()
-    return server, thread
+def _event(name: str, data: Any) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+async def unknown_chat(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"error": f"unknown chat {exc.args[0]!r}"}, status_code=404)
+
+
+# ------------------------------------------------------------------ uvicorn
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket (``port=0``: a free port); connections queue from here on."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def uvicorn_server(app: Any, *, keep_alive: float = 5.0) -> uvicorn.Server:
+    """uvicorn for one app: no access log (it would show query strings), a bounded graceful
+    shutdown (open event streams do not hold it), idle keep-alive connections closed."""
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_keep_alive=keep_alive,
+        timeout_graceful_shutdown=3,
+        server_header=False,
+    )
+    return uvicorn.Server(config)
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+class ExplorerServer:
+    """An app on uvicorn in a daemon thread with its own event loop; ``stop()`` ends it."""
+
+    def __init__(self, app: Any, sock: socket.socket, *, keep_alive: float = 5.0) -> None:
+        self.server = uvicorn_server(app, keep_alive=keep_alive)
+        self.sock = sock
+        self.url = url_of(sock)
+        self.thread = threading.Thread(
+            target=lambda: asyncio.run(self.server.serve(sockets=[sock])),
+            name="memgraph-explorer",
+            daemon=True,
+        )
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+        self.sock.close()

@@ -497,4 +497,3 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
         self._reanchor(tuple(self._kids.get(nid, ())))
         if changed:
             self._clear_pool_caches()
-

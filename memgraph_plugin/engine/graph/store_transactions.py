@@ -53,7 +53,6 @@ class Changeset:
     before: Before | None = attrs.field(default=None, eq=False)
 
 
-
 class StoreTransactions:
     """Transactions, the pending changeset and the change log of a `Store` (a mixin: the store
     sets up the attributes in `_init_transactions` and provides the raw index maintenance)."""
@@ -266,4 +265,3 @@ class StoreTransactions:
 
     def _auto(self) -> bool:
         return self._depth == 0
-

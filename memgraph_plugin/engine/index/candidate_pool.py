@@ -207,7 +207,6 @@ def timeline_key(node: Node | NodeView) -> tuple[bool, int, str]:
     return (node.seq_to is None, node.seq_to or 0, node.id)
 
 
-
 class PoolMembership:
     """Which nodes are visible and in the pool, and each node's nearest pool member upwards,
     kept current node by node (a mixin of `Store`: it provides the maps and the schema)."""
@@ -322,4 +321,3 @@ class PoolMembership:
 
     def _clear_pool_caches(self) -> None:
         self._pool_rank: dict[str, int] | None = None
-

@@ -311,8 +311,10 @@ class KeywordIndex:
                 old = slot_of.get(node.id)
                 if old is not None:
                     pairs = self._pairs(old)
-                    if pairs is not None and list(flat[0::2]) == pairs[0] and (
-                        list(flat[1::2]) == pairs[1]
+                    if (
+                        pairs is not None
+                        and list(flat[0::2]) == pairs[0]
+                        and (list(flat[1::2]) == pairs[1])
                     ):
                         continue  # the same tokens and frequencies as indexed
                     self._flush(pending, placed)
@@ -507,9 +509,8 @@ class KeywordIndex:
             else:
                 above, tied = np.arange(total), np.arange(0)
             ranked = sorted(
-                (-float(values[i]), key, nid) for i, key, nid in self._admitted(
-                    above, cand, allowed, None
-                )
+                (-float(values[i]), key, nid)
+                for i, key, nid in self._admitted(above, cand, allowed, None)
             )
             hits = self._accepted(ranked, accept, k)
             if k is not None and len(hits) < k and len(tied):

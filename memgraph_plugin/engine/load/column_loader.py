@@ -143,8 +143,11 @@ class LoadedColumns:
         """Ids of the active nodes of latest-only types: the ones a name index holds."""
         values, code, archived = self._types
         wanted = np.asarray(
-            [isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only
-             for t in values] or [False],
+            [
+                isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only
+                for t in values
+            ]
+            or [False],
             dtype=bool,
         )
         return self._ids[wanted[code] & ~archived].tolist()  # type: ignore[no-any-return]
@@ -186,8 +189,13 @@ class LoadedColumns:
         if columns is None:
             return None
         return LoadedPoolOrder(
-            columns[1], self._ids, self._ranked, self._neg_seq, self._neg_depth,
-            self._pool_ltype, self._ltype_names,
+            columns[1],
+            self._ids,
+            self._ranked,
+            self._neg_seq,
+            self._neg_depth,
+            self._pool_ltype,
+            self._ltype_names,
         )
 
     def type_rows(self) -> dict[str, list[int]]:
@@ -268,9 +276,7 @@ def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) 
     return anchor
 
 
-def load_node_columns(
-    nodes: Any, node_seq: int, schema: Schema
-) -> LoadedColumns | None:
+def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumns | None:
     """The lazy node map and the indices of a node state table; None when it needs the per-node
     path (rows stored as raw JSON, or an id twice). No `Node` is made here: `LazyNodes` makes
     each on the first read of its id."""
@@ -320,11 +326,10 @@ def load_node_columns(
     has_parent = parent_rows >= 0
     p = np.maximum(parent_rows, 0)
     hidden = (
-        has_parent
-        & ~archived_np[p]
-        & (type_code[p] == type_code)
-        & hier[type_code]
-    ) if n else np.zeros(0, dtype=bool)
+        (has_parent & ~archived_np[p] & (type_code[p] == type_code) & hier[type_code])
+        if n
+        else np.zeros(0, dtype=bool)
+    )
     visible_np = ~archived_np & ~hidden
     episodic = np.asarray([v == "episodic" for v in level_values], dtype=bool)
     in_pool = visible_np & ~(episodic[level_code] if n else visible_np) & ~diag[type_code]

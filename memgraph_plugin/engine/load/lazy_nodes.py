@@ -37,8 +37,15 @@ class NodeColumns:
     load computed over them; `records(lo, hi)` makes the `Node`s of rows ``lo:hi``."""
 
     __slots__ = (
-        "ids", "row_of", "_types", "_type_code", "_levels", "_level_code", "_parent_rows",
-        "_cols", "_seqs",
+        "ids",
+        "row_of",
+        "_types",
+        "_type_code",
+        "_levels",
+        "_level_code",
+        "_parent_rows",
+        "_cols",
+        "_seqs",
     )
 
     def __init__(
@@ -58,8 +65,15 @@ class NodeColumns:
         self._levels, self._level_code = levels, level_code
         self._parent_rows = parent_rows  # row of each row's parent (-1: none / not a node)
         names = (
-            "title", "fields", "parent_id", "children_ids", "seq_to", "semantic_depth",
-            "semantic_rollup", "archived", "superseded_by",
+            "title",
+            "fields",
+            "parent_id",
+            "children_ids",
+            "seq_to",
+            "semantic_depth",
+            "semantic_rollup",
+            "archived",
+            "superseded_by",
         )
         self._cols = {name: table[name] for name in names}  # sliced as they are: no copy
         self._seqs: dict[int, int] = {}  # one int object per seq_to value
@@ -83,7 +97,10 @@ class NodeColumns:
         types = [self._types[c] for c in self._type_code[lo:hi].tolist()]
         levels = [self._levels[c] for c in self._level_code[lo:hi].tolist()]
         titles, texts, parents, kids = (
-            part("title"), part("fields"), part("parent_id"), part("children_ids")
+            part("title"),
+            part("fields"),
+            part("parent_id"),
+            part("children_ids"),
         )
         seqs, depths, rollups = part("seq_to"), part("semantic_depth"), part("semantic_rollup")
         archived, sups = part("archived"), part("superseded_by")
@@ -108,9 +125,11 @@ class NodeColumns:
             _set(node, "parent_id", ids[p] if p >= 0 else parents[i])
             k = kids[i]
             if k:
-                _set(node, "children_ids", tuple(
-                    [ids[r] if (r := row_of.get(c)) is not None else c for c in k]
-                ))
+                _set(
+                    node,
+                    "children_ids",
+                    tuple([ids[r] if (r := row_of.get(c)) is not None else c for c in k]),
+                )
             else:
                 _set(node, "children_ids", ())
             seq = seqs[i]
@@ -294,9 +313,7 @@ class LazyNodes(dict[str, Node]):
                 if (node := get(self, nid, _MISS)) is not _MISS and nid not in moved
             ]
             rest = [
-                (nid, node)
-                for nid, node in dict.items(self)
-                if nid not in row_of or nid in moved
+                (nid, node) for nid, node in dict.items(self) if nid not in row_of or nid in moved
             ]
             dict.clear(self)
             dict.update(self, ordered)

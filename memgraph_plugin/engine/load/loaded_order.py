@@ -25,7 +25,14 @@ class LoadedPoolOrder(Mapping[str, tuple[PoolKey, str]]):
     pool order: what `LoadedColumns.pool_of` builds as a dict, without building it."""
 
     __slots__ = (
-        "_row_of", "_ids", "_ranked", "_neg_seq", "_neg_depth", "_ltype", "_ltype_names", "_rank"
+        "_row_of",
+        "_ids",
+        "_ranked",
+        "_neg_seq",
+        "_neg_depth",
+        "_ltype",
+        "_ltype_names",
+        "_rank",
     )
 
     def __init__(

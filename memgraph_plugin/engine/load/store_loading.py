@@ -75,7 +75,6 @@ def share_strings(nodes: dict[str, Node]) -> None:
                 setattr_(node, "children_ids", same)
 
 
-
 class StoreLoading:
     """Bulk loading and `to_dict` of a `Store` (a mixin: the store provides the attributes)."""
 

@@ -78,8 +78,9 @@ converter.register_unstructure_hook_func(_is_other, _other)  # first: the lowest
 for _raw in (bytes, bytearray):  # cattrs passes these through as they are
     converter.register_unstructure_hook(_raw, _other)
 converter.register_unstructure_hook_func(_is_error, _error)
-converter.register_unstructure_hook_func(lambda t: isinstance(t, type) and attrs.has(t),
-                                         _attrs_instance)
+converter.register_unstructure_hook_func(
+    lambda t: isinstance(t, type) and attrs.has(t), _attrs_instance
+)
 converter.register_unstructure_hook_func(_is_mapping, _mapping)
 converter.register_unstructure_hook_func(_is_set, _set)
 converter.register_unstructure_hook_func(_is_sequence, _sequence)

@@ -20,14 +20,12 @@ def edge_of(rec: EdgeRec) -> Edge:
     return Edge(rec[0], rec[1], rec[2], rec[3])
 
 
-
 def by_serial(item: tuple[EdgeKey, EdgeRec]) -> int:
     return item[1][4]
 
 
 def serial_of(rec: EdgeRec) -> int:
     return rec[4]
-
 
 
 def normalize_edge(edge: Edge) -> Edge:
@@ -51,4 +49,3 @@ def normalize_key(key: tuple[str, str, str]) -> EdgeKey:
     if etype in SYMMETRIC_RELATIONS and target < source:
         return EdgeKey(target, etype, source)
     return key if isinstance(key, EdgeKey) else EdgeKey(source, etype, target)
-

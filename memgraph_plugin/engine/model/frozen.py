@@ -58,9 +58,7 @@ class FrozenDict(Mapping[str, Any]):
         """Parse every not yet parsed `JsonFields` among `values` with one `json.loads` (a
         whole-chat index build reads every node's fields: one parse of all is about twice as
         fast as one per node)."""
-        todo = [
-            v for v in values if type(v) is JsonFields and not _parsed(v)
-        ]
+        todo = [v for v in values if type(v) is JsonFields and not _parsed(v)]
         if len(todo) < 2:
             return
         texts = [v._text for v in todo]

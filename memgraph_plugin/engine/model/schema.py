@@ -130,7 +130,10 @@ class Schema:
 
     types: tuple[NodeTypeSpec, ...]
     _by_id: dict[str, NodeTypeSpec] = attrs.field(
-        init=False, repr=False, eq=False, hash=False,
+        init=False,
+        repr=False,
+        eq=False,
+        hash=False,
         default=attrs.Factory(lambda self: {t.type: t for t in self.types}, takes_self=True),
     )
 
@@ -351,9 +354,7 @@ def normalize_type_spec(raw: Any, *, index: int = 0) -> NodeTypeSpec:
         level=level,
         compression=_compression(data.get("compression"), f"{where}.compression"),
         embedding_columns=(
-            columns
-            if embedding is None
-            else _columns(embedding, f"{where}.embedding_columns")
+            columns if embedding is None else _columns(embedding, f"{where}.embedding_columns")
         ),
         keywords=tuple(k.strip().lower() for k in (keywords or ()) if k.strip()),
     )

@@ -91,9 +91,7 @@ class PoolLifter(Lifter):
         return self._memo.get(id)
 
 
-def _type_filter(
-    edge_types: Iterable[str] | None, exclude_internal: bool
-) -> Callable[[str], bool]:
+def _type_filter(edge_types: Iterable[str] | None, exclude_internal: bool) -> Callable[[str], bool]:
     wanted = None if edge_types is None else frozenset(t.lower() for t in edge_types)
     if wanted is None:
         if exclude_internal:

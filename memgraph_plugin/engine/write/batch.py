@@ -89,7 +89,6 @@ def _seq_of(max_seq: Any, counter: int) -> int:
     return max_seq
 
 
-
 # -- the pipeline -------------------------------------------------------------------------------
 
 

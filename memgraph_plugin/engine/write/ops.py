@@ -59,6 +59,7 @@ _KEYS: dict[str, str] = {
     "parentRef": "parent_ref",
 }
 
+
 def _is_map(value: Any) -> bool:
     return type(value) is dict or isinstance(value, Mapping)
 
@@ -77,7 +78,6 @@ class OpRejected(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
 
 
 def _flatten_endpoint(out: dict[str, Any], key: str, id_key: str, ref_key: str) -> None:

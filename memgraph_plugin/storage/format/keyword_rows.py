@@ -40,9 +40,9 @@ class KeywordRows:
 
     fingerprint: str
     first_tid: int
-    terms: pa.Array = attrs.field(converter=lambda t: t if isinstance(t, pa.Array) else pa.array(
-        list(t), pa.string()
-    ))
+    terms: pa.Array = attrs.field(
+        converter=lambda t: t if isinstance(t, pa.Array) else pa.array(list(t), pa.string())
+    )
     counts: np.ndarray
     tids: np.ndarray
     tfs: np.ndarray
@@ -113,8 +113,10 @@ def node_tokens(nodes: pa.Table, schema: Schema) -> list[Tokens]:
     from memgraph_plugin.engine.graph.store import Store
 
     removed = nodes["removed"].to_numpy(zero_copy_only=False).astype(bool)
-    live = nodes.select(NODE_SCHEMA.names).filter(pa.array(~removed)) if removed.any() else (
-        nodes.select(NODE_SCHEMA.names)
+    live = (
+        nodes.select(NODE_SCHEMA.names).filter(pa.array(~removed))
+        if removed.any()
+        else (nodes.select(NODE_SCHEMA.names))
     )
     store = Store.from_columns(live, empty_edges(), 0, 0, schema=schema)
     get = schema.get
@@ -181,8 +183,10 @@ def full_rows(
         )
     unknown = kept.tids.is_null().to_numpy(zero_copy_only=False).astype(bool)
     fresh = node_tokens(nodes.filter(pa.array(unknown)), schema) if unknown.any() else []
-    old_vocab = pa.concat_arrays([p.cast(pa.string()) for p in kept.vocab]) if kept.vocab else (
-        pa.array([], pa.string())
+    old_vocab = (
+        pa.concat_arrays([p.cast(pa.string()) for p in kept.vocab])
+        if kept.vocab
+        else (pa.array([], pa.string()))
     )
     flat = pc.list_flatten(kept.tids).to_numpy(zero_copy_only=False).astype(np.int64)
     used = np.flatnonzero(np.bincount(flat, minlength=len(old_vocab)))
@@ -205,9 +209,9 @@ def full_rows(
     start = old_off[:-1].copy()
     start[unknown] = len(flat) + fresh_off[:-1]
     source_tids = np.concatenate([remap[flat], f_tids.astype(np.int64)])
-    source_tfs = np.concatenate([
-        pc.list_flatten(kept.tfs).to_numpy(zero_copy_only=False).astype(np.int32), f_tfs
-    ])
+    source_tfs = np.concatenate(
+        [pc.list_flatten(kept.tfs).to_numpy(zero_copy_only=False).astype(np.int32), f_tfs]
+    )
     new_off = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     gather = np.repeat(start - new_off[:-1], counts) + np.arange(int(new_off[-1]))
     counts[unknown] = f_counts  # a removed row stays unknown (never in a state table)

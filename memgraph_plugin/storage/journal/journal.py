@@ -236,9 +236,9 @@ class Journal:
 
     def missing_version(self, chat_id: str, version: int) -> StorageError:
         """The clear error for a version that cannot be rebuilt: never written, or pruned."""
-        kept = [int(r["version"]) for r in self.rows(
-            self.table, where_eq(chat_id=chat_id), ["version"]
-        )]
+        kept = [
+            int(r["version"]) for r in self.rows(self.table, where_eq(chat_id=chat_id), ["version"])
+        ]
         latest = max(kept, default=0)
         if version > latest:
             return StorageError(f"chat {chat_id!r} has no version {version} (latest is {latest})")

@@ -232,4 +232,3 @@ class Checkpoints:
                 lambda: self.journal.prune(chat_id, oldest, cutoff),
                 f"pruning the journal of chat {chat_id!r}",
             )
-

@@ -55,8 +55,9 @@ def retry_conflicts(
             if not is_conflict(exc):
                 raise
             if attempt == attempts - 1:
-                log.info("%s: still conflicting after %d attempts; next pass retries", what,
-                         attempts)
+                log.info(
+                    "%s: still conflicting after %d attempts; next pass retries", what, attempts
+                )
                 return None
             delay = min(2.0, base_delay * 2**attempt) * (0.5 + random.random())
             log.debug("%s: commit conflict (%s); retry in %.2f s", what, exc, delay)
@@ -129,7 +130,8 @@ class Maintenance:
             return True
         return any(
             version - storage.checkpointed_version(chat) >= every
-            if storage.checkpoint_known(chat) else True
+            if storage.checkpoint_known(chat)
+            else True
             for chat, version in self._due.items()
         )
 
@@ -196,9 +198,7 @@ class Maintenance:
                 if storage is None or self._stopping:
                     return
                 periodic = time.monotonic() - last >= self.interval
-                if time.monotonic() < self._retry_at or not (
-                    periodic or self._work_ready(storage)
-                ):
+                if time.monotonic() < self._retry_at or not (periodic or self._work_ready(storage)):
                     continue
                 self._busy = True
             try:
@@ -219,11 +219,12 @@ class Maintenance:
             with self._cond:
                 due = dict(self._due)
             optimize = (
-                force_optimize
-                or storage._commits_since_optimize >= storage.settings.optimize_every
+                force_optimize or storage._commits_since_optimize >= storage.settings.optimize_every
             )
-            failed = self._remote(storage, due, optimize) if remote else self._local(
-                storage, due, optimize
+            failed = (
+                self._remote(storage, due, optimize)
+                if remote
+                else self._local(storage, due, optimize)
             )
             try:  # the pass's own journal versions, known before a commit meets them
                 storage.journal.classify_foreign()
@@ -235,8 +236,9 @@ class Maintenance:
                         del self._due[chat_id]
                 if failed:
                     self._failures += 1
-                    delay = min(max(self.interval, _RETRY_DELAY), _RETRY_DELAY * 2 ** (
-                        self._failures - 1))
+                    delay = min(
+                        max(self.interval, _RETRY_DELAY), _RETRY_DELAY * 2 ** (self._failures - 1)
+                    )
                     self._retry_at = time.monotonic() + delay
                 else:
                     self._failures, self._retry_at = 0, 0.0
@@ -268,8 +270,9 @@ class Maintenance:
         request = {
             "settings": attrs.asdict(storage.settings),
             "due": sorted(due.items()),
-            "known": {c: storage.checkpointed_version(c) for c in due
-                      if storage.checkpoint_known(c)},
+            "known": {
+                c: storage.checkpointed_version(c) for c in due if storage.checkpoint_known(c)
+            },
             "optimize": optimize,
         }
         if optimize:
@@ -302,8 +305,12 @@ class Maintenance:
 
     def _failed(self, what: str, exc: Exception) -> None:
         self.last_error = f"{what}: {exc}"
-        log.warning("storage maintenance: %s failed (%s); the next pass retries", what, exc,
-                    exc_info=log.isEnabledFor(logging.DEBUG))
+        log.warning(
+            "storage maintenance: %s failed (%s); the next pass retries",
+            what,
+            exc,
+            exc_info=log.isEnabledFor(logging.DEBUG),
+        )
 
 
 @atexit.register

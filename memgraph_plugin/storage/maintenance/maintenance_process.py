@@ -53,9 +53,7 @@ class MaintenanceProcess:
 
     def _start(self) -> subprocess.Popen[str]:
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (_ROOT, env.get("PYTHONPATH", "")) if p
-        )
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH", "")) if p)
         env.setdefault("LANCE_CPU_THREADS", "1")  # compaction: one core, the writers keep theirs
         # LanceDB's async runtime (where its rewriting, encoding and commits run) on one worker
         # thread too: the pass keeps its priority (a lower one loses the commit race on the

@@ -246,8 +246,10 @@ class SnapshotTables:
         centroids = None
         if lists is not None and lists.shape[0] and int(lists.min()) >= 0:
             centroids = self.centroids(chat_id, chain[0])
-            if centroids is None or centroids.shape[1] != int(dim) or (
-                int(lists.max()) >= centroids.shape[0]
+            if (
+                centroids is None
+                or centroids.shape[1] != int(dim)
+                or (int(lists.max()) >= centroids.shape[0])
             ):
                 centroids = None
         ids = ids.combine_chunks()
@@ -284,8 +286,9 @@ class SnapshotTables:
                     "snap": pa.array(np.full(n, rowset, dtype=np.int64)),
                     "pos": pa.array(np.arange(n, dtype=np.int64)),
                 }
-                cols = {f.name: extra[f.name] if f.name in extra else rows[f.name]
-                        for f in table.schema}
+                cols = {
+                    f.name: extra[f.name] if f.name in extra else rows[f.name] for f in table.schema
+                }
                 table.add(pa.table(cols, schema=table.schema))
         if vectors is not None:
             profile, dim, rows = vectors

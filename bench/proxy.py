@@ -1,0 +1,256 @@
+"""The memory proxy's added latency: proxy vs direct requests to the same loopback upstream.
+
+A real `memgraph-host proxy` (subprocess, a temporary data dir, the hashing embedding profile)
+in front of a real upstream (subprocess: Starlette on uvicorn answering a fixed completion at
+once), the client here (httpx). For chats of 100, 1k and 10k messages: the chat is sent once
+(its messages stored and extracted, in blocks), then `--requests` requests each send the whole
+history plus a new user message, as a front end does; the same bodies go straight to the
+upstream. Before each timed request the bench waits until the chat's previous answer is stored
+(a user types between turns; `GET /api/chats/ID/history` waits for the chat's lock). Streamed
+requests give the time to the first byte. Then 20 chats at once (100 messages each, 5 requests
+each): errors and p95.
+
+Goals (issue 26): added p50 <= 25 ms at 10k; added time to first byte <= 30 ms; added p50 at 10k
+<= 1.5x that at 1k; 20 concurrent chats with no error (p95 reported).
+
+    python bench/proxy.py [--sizes 100,1000,10000] [--requests 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.table import Table
+
+ANSWER = "The lighthouse keeper is Mira; the lantern stays in the harbour tower."
+WORDS = [
+    "harbour",
+    "lantern",
+    "Mira",
+    "ferry",
+    "Skyharbor",
+    "market",
+    "Juno",
+    "tower",
+    "bell",
+    "quay",
+    "compass",
+    "storm",
+]
+
+
+# ------------------------------------------------------------------ the upstream
+
+
+def upstream_app() -> Any:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, StreamingResponse
+    from starlette.routing import Route
+
+    async def completions(request: Request) -> Any:
+        body = json.loads(await request.body())
+        if body.get("stream"):
+
+            async def events() -> Any:
+                for part in ANSWER.split(" "):
+                    chunk = {"choices": [{"index": 0, "delta": {"content": part + " "}}]}
+                    yield f"data: {json.dumps(chunk)}\n\n"
+                yield 'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
+                yield "data: [DONE]\n\n"
+
+            return StreamingResponse(events(), media_type="text/event-stream")
+        choice = {"index": 0, "finish_reason": "stop",
+                  "message": {"role": "assistant", "content": ANSWER}}  # fmt: skip
+        return JSONResponse({"id": "c", "object": "chat.completion", "choices": [choice]})
+
+    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+
+
+def run_upstream() -> None:
+    import uvicorn
+
+    from memgraph_plugin.web.server import bind, url_of
+
+    sock = bind("127.0.0.1", 0)
+    print(url_of(sock) + "v1", flush=True)
+    config = uvicorn.Config(upstream_app(), log_level="warning", access_log=False, lifespan="off")
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+# ------------------------------------------------------------------ the bench
+
+
+def message(i: int) -> dict[str, str]:
+    role = "user" if i % 2 == 0 else "assistant"
+    words = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(8))
+    return {"role": role, "content": f"Message {i}: {words} and the number {i * 13 % 997}."}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+class Bench:
+    def __init__(self, proxy: str, upstream: str) -> None:
+        self.proxy = proxy  # .../v1
+        self.base = proxy[: -len("v1")]
+        self.upstream = upstream
+        self.client = httpx.AsyncClient(timeout=600)
+
+    async def idle(self, chat: str) -> None:
+        await self.client.get(self.base + f"api/chats/{chat}/history", params={"limit": 1})
+
+    async def post(self, url: str, body: dict, chat: str) -> float:
+        started = time.perf_counter()
+        answer = await self.client.post(
+            url + "/chat/completions", json=body, headers={"x-memgraph-chat": chat}
+        )
+        answer.raise_for_status()
+        return (time.perf_counter() - started) * 1000
+
+    async def first_byte(self, url: str, body: dict, chat: str) -> float:
+        started = time.perf_counter()
+        async with self.client.stream("POST", url + "/chat/completions", json=body,
+                                      headers={"x-memgraph-chat": chat}) as answer:  # fmt: skip
+            chunks = answer.aiter_raw()
+            await chunks.__anext__()
+            elapsed = (time.perf_counter() - started) * 1000
+            async for _ in chunks:
+                pass
+        return elapsed
+
+    async def size(self, n: int, requests: int) -> dict[str, Any]:
+        chat = f"bench-{n}"
+        history = [{"role": "system", "content": "You are a harbour guide."}]
+        history += [message(i) for i in range(n - 1)]  # ends with a user message
+        started = time.perf_counter()
+        await self.post(self.proxy, {"model": "m", "messages": history}, chat)
+        history.append({"role": "assistant", "content": ANSWER})
+        await self.idle(chat)
+        prep = time.perf_counter() - started
+        proxied, direct, ttfb_p, ttfb_d = [], [], [], []
+        for r in range(requests):
+            history.append({"role": "user", "content": f"Where is the {WORDS[r % 12]} now? ({r})"})
+            body = {"model": "m", "messages": history}
+            stream = r % 3 == 2
+            await self.idle(chat)
+            if stream:
+                ttfb_p.append(await self.first_byte(self.proxy, {**body, "stream": True}, chat))
+                ttfb_d.append(await self.first_byte(self.upstream, {**body, "stream": True}, chat))
+            else:
+                proxied.append(await self.post(self.proxy, body, chat))
+                direct.append(await self.post(self.upstream, body, chat))
+            history.append({"role": "assistant", "content": ANSWER.strip()})
+        return {
+            "n": n, "prep_s": prep,
+            "proxy_p50": statistics.median(proxied), "direct_p50": statistics.median(direct),
+            "proxy_p95": pct(proxied, 0.95),
+            "ttfb_added": statistics.median(ttfb_p) - statistics.median(ttfb_d),
+        }  # fmt: skip
+
+    async def crowd(self, chats: int = 20, each: int = 5) -> dict[str, Any]:
+        errors: list[str] = []
+        times: list[float] = []
+
+        async def one(c: int) -> None:
+            chat = f"crowd-{c}"
+            history = [message(i) for i in range(100)]
+            for r in range(each):
+                history.append({"role": "user", "content": f"Question {r} of chat {c}?"})
+                try:
+                    times.append(await self.post(self.proxy, {"model": "m", "messages": history},
+                                                 chat))  # fmt: skip
+                except Exception as exc:
+                    errors.append(repr(exc))
+                history.append({"role": "assistant", "content": ANSWER})
+
+        await asyncio.gather(*(one(c) for c in range(chats)))
+        if errors:
+            Console().print(f"crowd errors, first: {errors[0]}")
+        return {"errors": len(errors), "p50": statistics.median(times), "p95": pct(times, 0.95),
+                "requests": len(times) + len(errors)}  # fmt: skip
+
+
+def start(cmd: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
+    line = proc.stdout.readline() if proc.stdout else ""
+    url = next((w for w in line.split() if w.startswith("http")), "")
+    if not url:
+        proc.kill()
+        raise SystemExit(f"could not start {cmd[:3]}: {line!r}")
+    return proc, url
+
+
+async def main(sizes: list[int], requests: int) -> None:
+    console = Console()
+    procs = []
+    try:
+        up, upstream = start([sys.executable, __file__, "--upstream-server"])
+        procs.append(up)
+        data = tempfile.mkdtemp(prefix="bench-proxy-")
+        script = str(Path(sys.executable).with_name("memgraph-host"))
+        px, proxy = start([script, "--data-dir", data, "--set", "embedding_profile=hashing",
+                           "proxy", "--upstream", upstream, "--port", "0"],
+                          env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+        procs.append(px)
+        bench = Bench(proxy, upstream)
+        rows = []
+        for n in sizes:
+            rows.append(await bench.size(n, requests))
+            console.print(f"{n} messages done (chat prepared in {rows[-1]['prep_s']:.1f} s)")
+        crowd = await bench.crowd()
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=60)
+    table = Table(title=f"memory proxy vs direct, loopback upstream ({requests} requests/size)")
+    for col in ("measure", "value", "goal", "status"):
+        table.add_column(col, justify="right" if col == "value" else "left")
+    by = {r["n"]: r for r in rows}
+    for r in rows:
+        added = r["proxy_p50"] - r["direct_p50"]
+        goal = "<= 25 ms" if r["n"] == 10000 else "-"
+        ok = "" if goal == "-" else ("ok" if added <= 25 else "OVER")
+        table.add_row(f"added p50 @{r['n']} msgs", f"{added:.1f} ms", goal, ok)
+        table.add_row(f"proxy p50 / p95 @{r['n']}",
+                      f"{r['proxy_p50']:.1f} / {r['proxy_p95']:.1f} ms", "-", "")  # fmt: skip
+        table.add_row(f"direct p50 @{r['n']}", f"{r['direct_p50']:.1f} ms", "-", "")
+        ok = "ok" if r["ttfb_added"] <= 30 else "OVER"
+        table.add_row(f"added first byte @{r['n']}", f"{r['ttfb_added']:.1f} ms", "<= 30 ms", ok)
+    if 1000 in by and 10000 in by:
+        a1 = by[1000]["proxy_p50"] - by[1000]["direct_p50"]
+        a10 = by[10000]["proxy_p50"] - by[10000]["direct_p50"]
+        ratio = a10 / a1 if a1 > 0 else float("inf")
+        table.add_row(
+            "added p50 10k / 1k", f"{ratio:.2f}", "<= 1.5", "ok" if ratio <= 1.5 else "OVER"
+        )
+    table.add_row("20 concurrent chats: errors", str(crowd["errors"]), "0",
+                  "ok" if crowd["errors"] == 0 else "OVER")  # fmt: skip
+    table.add_row("20 concurrent chats: p50 / p95",
+                  f"{crowd['p50']:.1f} / {crowd['p95']:.1f} ms", "reported", "")  # fmt: skip
+    console.print(table)
+
+
+if __name__ == "__main__":
+    if "--upstream-server" in sys.argv:
+        run_upstream()
+        raise SystemExit(0)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--requests", type=int, default=30)
+    args = parser.parse_args()
+    asyncio.run(main([int(s) for s in args.sizes.split(",")], args.requests))

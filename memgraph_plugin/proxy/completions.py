@@ -1,0 +1,304 @@
+"""``POST /v1/chat/completions`` through memory, and every other ``/v1/*`` relayed unchanged.
+
+Per request: read the conversation, find its chat, take the chat's lock, reconcile the sent
+history and recall for the last user message (within ``proxy_memory_timeout_s``; a failure
+forwards without memory and says so in ``X-Memgraph-Warning``), inject the block as a system
+message, forward. The answer (assembled from the stream) is stored and every new message
+extracted after the response, off its path; the lock is released then. A cut-off answer is
+not stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+from urllib.parse import quote
+
+import attrs
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from host.chats.chat_ids import ChatIdError
+
+from .access import check_key, refused
+from .chat_identity import ChatIdentity, identify
+from .chat_memory import ChatMemory, Synced
+from .conversation import Conversation, RequestError, read_conversation, speaker
+from .relay import (
+    StreamedAnswer,
+    answer_text,
+    client_headers,
+    error_body,
+    make_client,
+    relayed_error,
+    upstream_failure,
+    upstream_headers,
+)
+from .settings import BEFORE_LAST_USER, ProxySettings
+from .streaming import RelayStream
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Prepared:
+    """The memory step's result: what reconciliation did and the block to inject."""
+
+    synced: Synced
+    block: str
+    recall: Any = None  # RecallOutcome
+
+
+class Proxy:
+    """The proxy of one host: its settings, upstream client and `ChatMemory`."""
+
+    def __init__(self, host: Any, settings: ProxySettings, memory: ChatMemory) -> None:
+        if not settings.upstream:
+            raise ValueError("the proxy needs an upstream (proxy_upstream or --upstream)")
+        self.host = host
+        self.settings = settings
+        self.memory = memory
+        self.upstream: str = settings.upstream
+        self.client = make_client(settings.timeout_s)
+
+    def routes(self) -> list[Route]:
+        methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+        return [
+            Route("/v1/chat/completions", self.chat_completions, methods=["POST"]),
+            Route("/v1/{path:path}", self.relay, methods=methods),
+        ]
+
+    async def aclose(self) -> None:
+        await self.memory.drain()
+        await self.client.aclose()
+
+    # ---------------------------------------------------------------- relay
+
+    async def relay(self, request: Request) -> Any:
+        """Any other /v1/* call, relayed as it is (model lists, embeddings, ...)."""
+        allowed, consumed = check_key(request.headers, self.settings.api_key)
+        if not allowed:
+            return refused()
+        url = self._url(request.url.path, request.url.query)
+        headers = upstream_headers(
+            request.headers, upstream_key=self.settings.upstream_api_key, consumed_auth=consumed
+        )
+        outgoing = self.client.build_request(
+            request.method, url, headers=headers, content=await request.body()
+        )
+        try:
+            answer = await self.client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            status, body = upstream_failure(exc, self.upstream)
+            return JSONResponse(body, status_code=status)
+
+        async def chunks() -> AsyncGenerator[bytes, None]:
+            try:
+                async for chunk in answer.aiter_raw():
+                    yield chunk
+            except httpx.HTTPError:
+                pass  # the upstream broke off: the client sees the body end early
+            finally:
+                await answer.aclose()
+
+        return RelayStream(chunks(), answer.status_code, client_headers(answer.headers))
+
+    def _url(self, path: str, query: str) -> str:
+        tail = path[len("/v1") :] if path.startswith("/v1") else path
+        return self.upstream + tail + (f"?{query}" if query else "")
+
+    # ---------------------------------------------------------- completions
+
+    async def chat_completions(self, request: Request) -> Any:
+        allowed, consumed = check_key(request.headers, self.settings.api_key)
+        if not allowed:
+            return refused()
+        try:
+            body = json.loads(await request.body())
+            if not isinstance(body, dict):
+                raise RequestError("the body must be a JSON object")
+            conv = read_conversation(body)
+            identity = identify(request.headers, body, conv)
+        except (ValueError, ChatIdError) as exc:  # JSON, RequestError, ChatIdError
+            problem = str(exc) if isinstance(exc, RequestError | ChatIdError) else "not JSON"
+            return JSONResponse(
+                error_body(f"bad request: {problem}", "invalid_request_error", "bad_request"),
+                status_code=400,
+            )
+        identity = self.memory.continued_chat(identity, conv)
+        lock = self.memory.lock(identity.chat_id)
+        await lock.acquire()
+        try:
+            return await self._forward(request, body, conv, identity, lock, consumed)
+        except BaseException:
+            if lock.locked():
+                lock.release()
+            raise
+
+    async def _forward(
+        self,
+        request: Request,
+        body: dict[str, Any],
+        conv: Conversation,
+        identity: ChatIdentity,
+        lock: asyncio.Lock,
+        consumed: bool,
+    ) -> Any:
+        chat_id = identity.chat_id
+        step = asyncio.ensure_future(self._prepare(identity, conv))
+        await asyncio.wait({step}, timeout=self.settings.memory_timeout_s)
+        prepared: Prepared | None = None
+        headers = {"x-memgraph-chat": quote(chat_id, safe="")}
+        if step.done() and step.exception() is None:
+            prepared = step.result()
+        else:
+            reason = _failure(step)
+            self.memory.warn(chat_id, reason)
+            headers["x-memgraph-warning"] = f"memory unavailable, forwarded without it: {reason}"
+            log.warning("proxy: chat %r: %s", chat_id, reason)
+        if prepared is not None and prepared.recall is not None:
+            trace = prepared.recall.trace
+            headers["x-memgraph-recall"] = (
+                f"seq={trace.seq}; items={len(prepared.recall.injected)}; "
+                f"chars={len(prepared.block)}; reused={str(trace.reused).lower()}"
+            )
+        if prepared is not None and prepared.block:
+            body = {**body, "messages": self._inject(body["messages"], prepared.block)}
+        outgoing = self.client.build_request(
+            "POST",
+            self._url("/v1/chat/completions", request.url.query),
+            headers=upstream_headers(
+                request.headers, upstream_key=self.settings.upstream_api_key, consumed_auth=consumed
+            ),
+            content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+        )
+
+        def finish(answer: str | None) -> None:
+            self.memory.later(self._store(chat_id, step, conv, answer, lock))
+
+        try:
+            upstream = await self.client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            finish(None)
+            status, error = upstream_failure(exc, self.upstream)
+            return JSONResponse(error, status_code=status, headers=headers)
+        if upstream.status_code >= 400:
+            try:
+                raw = await upstream.aread()
+            except httpx.HTTPError:
+                raw = b""
+            finally:
+                await upstream.aclose()
+            finish(None)
+            out = {**client_headers(upstream.headers), **headers}
+            out["content-type"] = "application/json"
+            return Response(relayed_error(upstream.status_code, raw), upstream.status_code, out)
+        out = {**client_headers(upstream.headers), **headers}
+        if not body.get("stream"):
+            try:
+                raw = await upstream.aread()
+            except httpx.HTTPError as exc:
+                finish(None)
+                status, error = upstream_failure(exc, self.upstream)
+                return JSONResponse(error, status_code=status, headers=headers)
+            finally:
+                await upstream.aclose()
+            finish(answer_text(raw))
+            return Response(raw, upstream.status_code, out)
+        return RelayStream(self._stream(upstream, finish), upstream.status_code, out)
+
+    async def _stream(self, upstream: httpx.Response, finish: Any) -> AsyncGenerator[bytes, None]:
+        """The upstream's events as they arrive; the answer is stored only when it finished."""
+        answer = StreamedAnswer()
+        complete = False
+        try:
+            async for chunk in upstream.aiter_raw():
+                answer.feed(chunk)
+                yield chunk
+            answer.close()
+            complete = answer.finished
+        except httpx.HTTPError as exc:
+            _, error = upstream_failure(exc, self.upstream)
+            yield f"data: {json.dumps(error)}\n\n".encode()
+        finally:
+            finish(answer.text if complete else None)
+            await upstream.aclose()
+
+    def _inject(self, messages: list[Any], block: str) -> list[Any]:
+        """The messages with the memory block as a system message (`proxy_inject_position`)."""
+        text = self.settings.inject_template.replace("{memory}", block)
+        note = {"role": "system", "content": text}
+        if self.settings.inject_position == BEFORE_LAST_USER:
+            at = next(
+                (i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "user"),
+                len(messages),
+            )
+        else:  # after the system prompt: the leading system messages
+            at = 0
+            while at < len(messages) and messages[at].get("role") in ("system", "developer"):
+                at += 1
+        return [*messages[:at], note, *messages[at:]]
+
+    # --------------------------------------------------------------- memory
+
+    async def _prepare(self, identity: ChatIdentity, conv: Conversation) -> Prepared:
+        self.memory.note(identity)
+        synced = await self.memory.sync(identity.chat_id, conv)
+        if conv.last_user() < 0:
+            return Prepared(synced, "")
+        outcome = await self.memory.recall(identity.chat_id)
+        block = outcome.prompt.strip() if outcome is not None else ""
+        return Prepared(synced, block, outcome)
+
+    async def _store(
+        self,
+        chat_id: str,
+        step: asyncio.Future[Prepared],
+        conv: Conversation,
+        answer: str | None,
+        lock: asyncio.Lock,
+    ) -> None:
+        """After the response: add the answer, extract every new message, release the chat."""
+        try:
+            try:
+                await step
+            except Exception:  # memory failed for this request: what it added is still tried
+                await self.memory.extract_pending(chat_id)
+                return
+            if answer is not None:
+                name, text = _answer_speaker(conv, conv.prefill + answer)
+                self.memory.add_answer(chat_id, text, name)
+            await self.memory.extract_pending(chat_id)
+        finally:
+            lock.release()
+
+
+def _answer_speaker(conv: Conversation, text: str) -> tuple[str, str]:
+    """The answer's speaker and text as the front end will send it back: the last assistant's
+    ``name``, or its ``Name: `` prefix put in front of the text (so the next request matches)."""
+    for role, raw, sent in zip(
+        reversed(conv.roles), reversed(conv.raw), reversed(conv.texts), strict=True
+    ):
+        if role != "assistant":
+            continue
+        name = speaker(raw, sent)
+        if name and not raw.get("name") and not text.startswith(f"{name}: "):
+            return name, f"{name}: {text.lstrip()}"
+        return name, text
+    return "", text
+
+
+def _failure(step: asyncio.Future[Any]) -> str:
+    """One line for a failed or slow memory step (the exception's type and first line; header-
+    safe text)."""
+    if not step.done():
+        return "timed out (proxy_memory_timeout_s)"
+    exc = step.exception()
+    first = str(exc).splitlines()[0][:160] if str(exc) else ""
+    text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return text.encode("ascii", "replace").decode("ascii")

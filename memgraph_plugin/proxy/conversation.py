@@ -1,0 +1,102 @@
+"""What a chat-completions request says about the conversation: its system prompt, the
+user/assistant messages a chat stores, a trailing prefill, and the speakers' names.
+
+Kept cheap on long histories: one pass of list comprehensions over the sent messages (text and
+role only); names are read only for the messages that are going to be stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+CHAT_ROLES = ("user", "assistant")
+#: SillyTavern's "Name: text" prefix (character names behaviour "message content"): a short,
+#: capitalised name of up to four words, no sentence punctuation.
+_NAME_PREFIX = re.compile(r"^([A-Z\u00c0-\u024f][\w'.\-]{0,30}(?: [\w'.\-]{1,30}){0,3}): \S")
+
+
+def content_text(content: Any) -> str:
+    """A message's text: the string, or its text parts joined (images and audio dropped)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts = []
+        for part in content:
+            if isinstance(part, Mapping) and part.get("type") == "text":
+                parts.append(str(part.get("text", "")))
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n".join(parts)
+    return ""
+
+
+def speaker(message: Mapping[str, Any], text: str) -> str:
+    """The speaker's name: the ``name`` field, else a ``Name: `` prefix of the text."""
+    name = message.get("name")
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    match = _NAME_PREFIX.match(text)
+    return match.group(1) if match else ""
+
+
+@attrs.frozen
+class Conversation:
+    """The stored part of a request: parallel role and text lists of its user/assistant
+    messages (texts stripped; empty ones skipped), the raw message of each, the system prompt
+    and a trailing assistant prefill (not part of the chat: the answer continues it)."""
+
+    roles: list[str]
+    texts: list[str]
+    raw: list[Mapping[str, Any]]
+    system: str
+    prefill: str = ""
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def opening(self) -> tuple[str, str]:
+        """(system prompt, first user message): what identifies a chat sent without an id."""
+        first = next((t for r, t in zip(self.roles, self.texts, strict=True) if r == "user"), "")
+        if not first and self.texts:
+            first = self.texts[0]
+        return self.system, first
+
+    def last_user(self) -> int:
+        """Index of the last user message, or -1."""
+        for i in range(len(self.roles) - 1, -1, -1):
+            if self.roles[i] == "user":
+                return i
+        return -1
+
+
+class RequestError(ValueError):
+    """A request body the proxy cannot read (the message says which field)."""
+
+
+def read_conversation(body: Mapping[str, Any]) -> Conversation:
+    """The conversation of a chat-completions body; `RequestError` when ``messages`` is not a
+    list of objects."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, Mapping) for m in messages):
+        raise RequestError("'messages' must be a list of message objects")
+    system = next(
+        (content_text(m.get("content")).strip() for m in messages if m.get("role") == "system"),
+        "",
+    )
+    kept = [m for m in messages if m.get("role") in CHAT_ROLES]
+    texts = [
+        (c if type(c) is str else content_text(c)).strip() for c in [m.get("content") for m in kept]
+    ]
+    if "" in texts:  # tool-call turns and empty messages: not part of the chat
+        pairs = [(m, t) for m, t in zip(kept, texts, strict=True) if t]
+        kept, texts = [m for m, _ in pairs], [t for _, t in pairs]
+    roles = [m["role"] for m in kept]
+    prefill = ""
+    if roles and roles[-1] == "assistant" and messages and messages[-1] is kept[-1]:
+        prefill = content_text(kept[-1].get("content"))
+        roles, texts, kept = roles[:-1], texts[:-1], kept[:-1]
+    return Conversation(roles, texts, kept, system, prefill)

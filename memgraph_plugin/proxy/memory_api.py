@@ -1,0 +1,236 @@
+"""The JSON memory API (``docs/http-api.md``) for front ends that call rather than proxy:
+
+- ``GET /api/chats``: every chat with its message count, last activity and id source
+- ``POST /api/chats/{id}/messages``: add one message or many (each extracted, in order)
+- ``POST /api/chats/{id}/recall``: the block, the items and why each was chosen (the question is
+  not stored)
+- ``POST /api/chats/{id}/forget`` with ``{"from": index}``
+- ``GET /api/chats/{id}/history``
+
+Chat ids go through the one chat-id rule; a chat's calls are serialised with its proxied
+requests (the same lock), so a read sees every answer stored before it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from host.chats.chat_ids import ChatIdError, check_chat_id
+
+from .access import check_key, refused
+from .chat_identity import ChatIdentity
+from .chat_memory import ChatMemory, read_sources
+from .conversation import content_text
+
+API_SOURCE = "api"
+HISTORY_LIMIT = 200  # messages one history call returns by default
+
+
+class ApiError(Exception):
+    """A request the API answers with 4xx: status and a message saying what was wrong."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def chat_rows(host: Any, versions: Callable[[], Mapping[str, int]] | None = None) -> list[dict]:
+    """Every chat of the data dir: id, messages, last activity (Unix time of its file), where its
+    id came from, and its graph's commit version (chats with commits first)."""
+    sources = read_sources(Path(host.data_dir) / "proxy")
+    committed = dict(versions()) if versions is not None else {}
+    rows = []
+    for chat_id in sorted(set(host.chat_ids()) | set(committed)):
+        chat = host.chat(chat_id)
+        try:
+            stat = chat.path.stat()
+            last = stat.st_mtime
+        except OSError:
+            last = None
+        rows.append(
+            {
+                "id": chat_id,
+                "version": committed.get(chat_id, 0),
+                "messages": _count_messages(chat),
+                "last_activity": last,
+                "source": sources.get(chat_id, {}).get("source", "host"),
+            }
+        )
+    rows.sort(key=lambda r: (r["version"] == 0, r["id"]))
+    return rows
+
+
+def _count_messages(chat: Any) -> int:
+    """The chat's message count (the loaded chat's, else its file's lines: no parse)."""
+    if getattr(chat, "_messages", None) is not None:
+        return len(chat)
+    try:
+        data = chat.path.read_bytes()
+    except OSError:
+        return 0
+    return max(0, data.count(b"\n") - 1)
+
+
+def message_json(message: Any) -> dict[str, Any]:
+    row = {"index": message.index, "seq": message.seq, "role": message.role, "text": message.text}
+    if message.name:
+        row["name"] = message.name
+    return row
+
+
+def recall_json(outcome: Any) -> dict[str, Any]:
+    """A recall as the API answers it: the block, and each item with why it was chosen."""
+    if outcome is None:
+        return {"block": "", "items": [], "available": False}
+    why = outcome.why
+    items = []
+    for view in outcome.injected:
+        inclusion = why.get(view.id)
+        pinned = view.id in outcome.always_inject_ids
+        items.append(
+            {
+                "id": view.id,
+                "type": view.type,
+                "title": view.title,
+                "pinned": pinned,
+                "why": "always injected" if inclusion is None else inclusion.describe(),
+                "score": None if inclusion is None else inclusion.score,
+            }
+        )
+    return {"block": outcome.prompt, "items": items, "available": True, "query": outcome.query}
+
+
+class MemoryApi:
+    """The API's endpoints over one host's `ChatMemory`."""
+
+    def __init__(
+        self,
+        host: Any,
+        memory: ChatMemory,
+        *,
+        api_key: str | None = None,
+        versions: Callable[[], Mapping[str, int]] | None = None,
+    ) -> None:
+        self.host = host
+        self.memory = memory
+        self.api_key = api_key
+        self.versions = versions
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/api/chats", self._guard(self.list_chats), methods=["GET"]),
+            Route("/api/chats/{chat:path}/messages", self._guard(self.add), methods=["POST"]),
+            Route("/api/chats/{chat:path}/recall", self._guard(self.recall), methods=["POST"]),
+            Route("/api/chats/{chat:path}/forget", self._guard(self.forget), methods=["POST"]),
+            Route("/api/chats/{chat:path}/history", self._guard(self.history), methods=["GET"]),
+        ]
+
+    def _guard(self, endpoint: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        async def guarded(request: Request) -> Any:
+            if not check_key(request.headers, self.api_key)[0]:
+                return refused()
+            try:
+                return JSONResponse(await endpoint(request))
+            except ApiError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+            except ChatIdError as exc:
+                return JSONResponse({"error": str(exc)}, status_code=400)
+
+        return guarded
+
+    # ---------------------------------------------------------------- endpoints
+
+    async def list_chats(self, request: Request) -> dict[str, Any]:
+        return {"chats": await asyncio.to_thread(chat_rows, self.host, self.versions)}
+
+    async def add(self, request: Request) -> dict[str, Any]:
+        chat_id = check_chat_id(request.path_params["chat"])
+        body = await _json(request)
+        raw = body.get("messages", [body]) if isinstance(body, dict) else body
+        if not isinstance(raw, list) or not raw:
+            raise ApiError(400, "send a message object or {'messages': [...]} with at least one")
+        items = [_message_item(m, i) for i, m in enumerate(raw)]
+        self.memory.note(ChatIdentity(chat_id, API_SOURCE))
+        async with self.memory.lock(chat_id):
+            added = await self.memory.add_messages(chat_id, items)
+            total = len(self.host.chat(chat_id))
+        return {"chat": chat_id, "added": [message_json(m) for m in added], "messages": total}
+
+    async def recall(self, request: Request) -> dict[str, Any]:
+        chat_id = check_chat_id(request.path_params["chat"])
+        body = await _json(request)
+        query = body.get("query") if isinstance(body, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            raise ApiError(400, "'query' must be a non-empty string")
+        started = time.perf_counter()
+        async with self.memory.lock(chat_id):
+            outcome = await self.memory.pipeline.preview(chat_id, query)
+        answer = recall_json(outcome)
+        answer.update(chat=chat_id, ms=round((time.perf_counter() - started) * 1000, 2))
+        return answer
+
+    async def forget(self, request: Request) -> dict[str, Any]:
+        chat_id = check_chat_id(request.path_params["chat"])
+        body = await _json(request)
+        index = body.get("from") if isinstance(body, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise ApiError(400, "'from' must be a message index (an integer >= 0)")
+        async with self.memory.lock(chat_id):
+            removed = await self.memory.forget(chat_id, index)
+            total = len(self.host.chat(chat_id))
+        return {"chat": chat_id, "removed": removed, "messages": total}
+
+    async def history(self, request: Request) -> dict[str, Any]:
+        chat_id = check_chat_id(request.path_params["chat"])
+        since = _int_param(request, "since", 0)
+        limit = _int_param(request, "limit", HISTORY_LIMIT)
+        async with self.memory.lock(chat_id):  # after the answers still being stored
+            view = self.host.chat(chat_id).view()
+            rows = [message_json(m) for m in view[since : since + limit]]
+            total = len(view)
+        return {"chat": chat_id, "messages": rows, "total": total, "since": since}
+
+
+def _message_item(raw: Any, position: int) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise ApiError(400, f"messages[{position}] must be an object")
+    role = raw.get("role")
+    if role not in ("user", "assistant"):
+        raise ApiError(400, f"messages[{position}].role must be 'user' or 'assistant'")
+    text = raw.get("text", raw.get("content"))
+    text = content_text(text).strip() if text is not None else ""
+    if not text:
+        raise ApiError(400, f"messages[{position}] needs a non-empty 'text' (or 'content')")
+    name = raw.get("name", "")
+    if not isinstance(name, str):
+        raise ApiError(400, f"messages[{position}].name must be a string")
+    return {"role": role, "text": text, "name": name}
+
+
+async def _json(request: Request) -> Any:
+    try:
+        return json.loads(await request.body() or b"{}")
+    except ValueError as exc:
+        raise ApiError(400, f"the body is not JSON: {exc}") from None
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    value = request.query_params.get(name)
+    if value is None:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ApiError(400, f"?{name} must be an integer, got {value!r}") from None
+    if number < 0:
+        raise ApiError(400, f"?{name} must be >= 0")
+    return number

@@ -1,0 +1,180 @@
+"""The proxy's settings (``proxy_*``), declared in the host's schema, read into `ProxySettings`."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from host.settings.settings_schema import Kind, declare
+
+AFTER_SYSTEM = "after_system"
+BEFORE_LAST_USER = "before_last_user"
+DEFAULT_TEMPLATE = (
+    "Long-term memory of this conversation (notes for you, not part of the dialogue):\n{memory}"
+)
+DEFAULT_PORT = 8766
+
+declare(
+    "proxy_upstream",
+    Kind.STRING,
+    None,
+    "The OpenAI-compatible server the proxy forwards to, as the openai SDK's base_url "
+    "(e.g. http://127.0.0.1:11434/v1); `memgraph-host proxy --upstream` overrides it.",
+)
+declare(
+    "proxy_host",
+    Kind.STRING,
+    "127.0.0.1",
+    "Address the proxy binds; a non-loopback address needs proxy_api_key.",
+)
+declare(
+    "proxy_port",
+    Kind.INTEGER,
+    DEFAULT_PORT,
+    "Port the proxy listens on (0: any free port).",
+    minimum=0,
+    maximum=65535,
+)
+declare(
+    "proxy_upstream_api_key_env",
+    Kind.STRING,
+    None,
+    "Environment variable holding the upstream's API key; unset: the client's own "
+    "Authorization header is relayed. The key is never logged, traced or shown.",
+)
+declare(
+    "proxy_api_key",
+    Kind.STRING,
+    None,
+    "When set, clients must present this key (Authorization: Bearer, or X-Memgraph-Key) "
+    "to use /v1/* and /api/*. Prefer proxy_api_key_env to keep it out of files.",
+)
+declare(
+    "proxy_api_key_env",
+    Kind.STRING,
+    None,
+    "Environment variable holding proxy_api_key (wins over proxy_api_key).",
+)
+declare(
+    "proxy_inject_position",
+    Kind.CHOICE,
+    AFTER_SYSTEM,
+    "Where the recalled memory goes as a system message: after the system prompt, or just "
+    "before the last user message.",
+    choices=(AFTER_SYSTEM, BEFORE_LAST_USER),
+)
+declare(
+    "proxy_inject_template",
+    Kind.STRING,
+    DEFAULT_TEMPLATE,
+    "The injected system message; {memory} is replaced by the rendered recall block.",
+)
+declare(
+    "proxy_timeout_s",
+    Kind.NUMBER,
+    600.0,
+    "Seconds the proxy waits for the upstream to answer (between two streamed chunks).",
+    minimum=1,
+)
+declare("proxy_memory_timeout_s", Kind.NUMBER, 15.0,
+        "Seconds the memory step (history reconciliation + recall) may take before the request "
+        "is forwarded without memory (with an X-Memgraph-Warning header).",
+        minimum=0.1)  # fmt: skip
+
+
+class ProxySettingsError(ValueError):
+    """A proxy setting that cannot work (the message names it)."""
+
+
+@attrs.frozen(repr=False)
+class ProxySettings:
+    """What the proxy reads from the host settings; keys are held, never shown (see `__repr__`)."""
+
+    upstream: str | None = None
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    upstream_api_key: str | None = None
+    api_key: str | None = None
+    inject_position: str = AFTER_SYSTEM
+    inject_template: str = DEFAULT_TEMPLATE
+    timeout_s: float = 600.0
+    memory_timeout_s: float = 15.0
+
+    def __repr__(self) -> str:  # keys never reach a log line or a traceback's locals
+        return (
+            f"ProxySettings(upstream={self.upstream!r}, host={self.host!r}, port={self.port}, "
+            f"upstream_api_key={'set' if self.upstream_api_key else 'unset'}, "
+            f"api_key={'set' if self.api_key else 'unset'})"
+        )
+
+    @classmethod
+    def from_settings(
+        cls, settings: Mapping[str, Any], environ: Mapping[str, str] | None = None, **override: Any
+    ) -> ProxySettings:
+        """Read the ``proxy_*`` keys; ``override`` wins (CLI flags), ``None`` values ignored."""
+        env = os.environ if environ is None else environ
+        get = settings.get
+        upstream_env = get("proxy_upstream_api_key_env")
+        upstream_key = env.get(upstream_env) if upstream_env else None
+        if upstream_env and not upstream_key:
+            raise ProxySettingsError(
+                f"proxy_upstream_api_key_env names the environment variable {upstream_env!r}, "
+                "which is not set"
+            )
+        key_env = get("proxy_api_key_env")
+        api_key = env.get(key_env) if key_env else get("proxy_api_key")
+        if key_env and not api_key:
+            raise ProxySettingsError(
+                f"proxy_api_key_env names the environment variable {key_env!r}, which is not set"
+            )
+        values: dict[str, Any] = {
+            "upstream": get("proxy_upstream"),
+            "host": get("proxy_host") or "127.0.0.1",
+            "port": int(get("proxy_port", DEFAULT_PORT)),
+            "upstream_api_key": upstream_key or None,
+            "api_key": api_key or None,
+            "inject_position": get("proxy_inject_position") or AFTER_SYSTEM,
+            "inject_template": get("proxy_inject_template") or DEFAULT_TEMPLATE,
+            "timeout_s": float(get("proxy_timeout_s", 600.0)),
+            "memory_timeout_s": float(get("proxy_memory_timeout_s", 15.0)),
+        }
+        values.update({k: v for k, v in override.items() if v is not None})
+        if values["upstream"] is not None:
+            values["upstream"] = check_upstream(values["upstream"])
+        if "{memory}" not in values["inject_template"]:
+            raise ProxySettingsError("proxy_inject_template must contain {memory}")
+        return cls(**values)
+
+
+def check_upstream(url: str) -> str:
+    """The upstream base URL without a trailing slash; an error naming the setting when it is
+    not an http(s) URL."""
+    text = str(url).strip().rstrip("/")
+    if not text.startswith(("http://", "https://")) or len(text) <= len("https://"):
+        raise ProxySettingsError(
+            f"proxy_upstream / --upstream must be an http:// or https:// base URL, got {url!r}"
+        )
+    return text
+
+
+def is_loopback(address: str) -> bool:
+    """Whether binding `address` only reaches this machine (localhost names and 127/8, ::1)."""
+    if address in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def require_key_off_loopback(address: str, api_key: str | None) -> None:
+    """Refuse a non-loopback bind without a key: anyone on the network could use the upstream."""
+    if not is_loopback(address) and not api_key:
+        raise ProxySettingsError(
+            f"refusing to listen on {address!r} (not loopback) without proxy_api_key: set "
+            "proxy_api_key_env (or proxy_api_key) so clients must present a key"
+        )

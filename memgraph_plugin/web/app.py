@@ -1,0 +1,100 @@
+"""The one app factory: the explorer, the JSON memory API and the OpenAI-compatible proxy as one
+Starlette app (``memgraph-host serve [--proxy-upstream URL]`` and ``memgraph-host proxy``).
+
+Every answer is JSON except the page, its files and the streams; an unexpected error is a 500
+that names no exception (the log has it). The ``Host`` header must name the bound address
+(DNS rebinding: a web page cannot reach a loopback server through a name it controls).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from memgraph_plugin.proxy.settings import is_loopback
+
+from .explorer import GraphExplorer, UnknownChat
+from .server import (
+    POLL_SECONDS,
+    ExplorerRoutes,
+    ExplorerServer,
+    bind,
+    not_found,
+    unknown_chat,
+)
+
+log = logging.getLogger(__name__)
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
+
+
+def allowed_hosts(bound_host: str) -> list[str]:
+    """The Host header values accepted for a server bound to `bound_host`: its own name, and
+    the loopback names for a loopback bind; any for a wildcard bind (then a key guards)."""
+    if bound_host in ("0.0.0.0", "::", ""):
+        return ["*"]
+    names = [bound_host]
+    if is_loopback(bound_host):
+        names.extend(n for n in LOOPBACK_NAMES if n != bound_host)
+    return names
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return not_found(request.url.path)
+    return JSONResponse({"error": exc.detail}, status_code=exc.status_code)
+
+
+async def _server_error(request: Request, exc: Exception) -> JSONResponse:
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    return JSONResponse({"error": "internal error (the server log has the details)"}, 500)
+
+
+def build_app(
+    *,
+    explorer: ExplorerRoutes | None = None,
+    memory_api: Any = None,
+    proxy: Any = None,
+    bound_host: str = "127.0.0.1",
+) -> Starlette:
+    """One app: `explorer` (`ExplorerRoutes`), `memory_api` (`proxy.memory_api.MemoryApi`) and
+    `proxy` (`proxy.completions.Proxy`), each optional."""
+    routes: list[Any] = []
+    if proxy is not None:
+        routes.extend(proxy.routes())
+    if memory_api is not None:
+        routes.extend(memory_api.routes())
+    if explorer is not None:
+        routes.extend(explorer.routes(with_chat_list=memory_api is None))
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(bound_host))],
+        exception_handlers={
+            UnknownChat: unknown_chat,
+            HTTPException: _http_error,
+            Exception: _server_error,
+        },
+    )
+
+
+def start_server(
+    explorer: GraphExplorer, *, host: str = "127.0.0.1", port: int = 0, poll: float = POLL_SECONDS
+) -> tuple[ExplorerServer, threading.Thread]:
+    """The explorer alone (``port=0``: a free port), served from a daemon thread."""
+    holder: list[ExplorerServer] = []
+    routes = ExplorerRoutes(
+        explorer, poll=poll, stopping=lambda: bool(holder) and holder[0].server.should_exit
+    )
+    sock = bind(host, port)
+    server = ExplorerServer(build_app(explorer=routes, bound_host=host), sock)
+    holder.append(server)
+    return server, server.thread
