@@ -298,12 +298,14 @@ class MemoryGraph:
     async def _persist_block(
         self, chat_id: str, store: Store, items: list[tuple[Changeset, int, str]]
     ) -> list[CommitInfo]:
-        """One commit per item, persisted in one append (in memory: the store's versions)."""
+        """One commit per item, persisted in one append (in memory: the store's versions); the
+        journal rows are kind ``write``, as `_persist` records a live write."""
         if not items:
             return []
         if self.persistence is not None:
             try:
-                records = await self.persistence.persist_block(chat_id, items, store=store)
+                rows = [(changeset, applied, "write") for changeset, applied, _ in items]
+                records = await self.persistence.persist_block(chat_id, rows, store=store)
             except BaseException:
                 self._stores.pop(chat_id, None)
                 raise

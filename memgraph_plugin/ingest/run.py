@@ -158,7 +158,9 @@ async def ingest_messages(
                 if not warming:  # the first new message: its block's commit will embed
                     warming.append(_warm_embedding(host))
                 message = chat.add_message(item.role, item.text, name=item.name, time=item.time)
-                await pipeline.extract(chat_id, message, session=session)
+                outcome = await pipeline.extract(chat_id, message, session=session)
+                if outcome is not None and outcome.replaced:  # rolled back: a new store
+                    session = await pipeline.open_session(chat_id)
                 counts[0] += 1
             if progress is not None:
                 progress(position + 1)
