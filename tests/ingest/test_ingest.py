@@ -66,8 +66,8 @@ def test_formats_read_the_same_messages(tmp_path: Path) -> None:
         ('{"role": "user", "content": "ok"}\n{"role": "pirate", "content": "arr"}\n', 2,
          "unknown role"),
         ("role,content\nuser,hi\n", 1, "unknown format"),
-        ('[{"role": "user", "content": "ok"},\n {"role": "user", "content": ""}]', 2,
-         "non-empty string"),
+        ('[{"role": "user", "content": "ok"},\n {"role": "user", "content": 5}]', 2,
+         "must be a string"),
     ],
 )
 def test_bad_input_names_file_and_line(tmp_path: Path, content: str, line: int, what: str) -> None:
