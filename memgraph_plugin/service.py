@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .storage.persistence import CommitRecord, Persistence
 
 from .api.injection import InjectionHub, use_service_lookup
+from .deferred_block import PendingCommit, block_commit_infos
 from .engine.results import CommitInfo
 from .engine.schema import Schema, resolve_schema
 from .engine.store import Store
@@ -118,7 +119,7 @@ class MemoryGraph:
             weakref.WeakKeyDictionary()
         )
         #: chat -> the commits of its deferred block not persisted yet: (changeset, applied, kind)
-        self._deferred: dict[str, list[tuple[Changeset, int, str]]] = {}
+        self._deferred: dict[str, list[PendingCommit]] = {}
         self._pinned: dict[str, Any] = {}  # chat -> the store a deferred block writes to
         self.closed = False
 
@@ -262,10 +263,9 @@ class MemoryGraph:
     @contextlib.asynccontextmanager
     async def deferred_commits(self, chat_id: str) -> AsyncIterator[None]:
         """Writes to `chat_id` inside the block change the store at once but are persisted (and
-        announced by ``memgraph_commit``) when it ends, each write its own commit as in a live
-        chat, all in ONE journal append: a transcript ingest pays one append and one embedding
-        call per block, not per message, and its history still has one version per write (a
-        rollback to after message N lands after message N)."""
+        announced) when it ends, each its own commit as in a live chat, in ONE journal append:
+        an ingest pays one append and one embedding call per block, and its history still has
+        one version per write (a rollback to after message N lands after message N)."""
         if chat_id in self._deferred:
             yield
             return
@@ -279,27 +279,24 @@ class MemoryGraph:
                 self._deferred.pop(chat_id, None)
 
     async def _flush_deferred(self, chat_id: str) -> None:
-        """Persist the deferred block's writes so far (at its end, or before a rollback reads
-        storage); the store is pinned again by the next load while the block goes on."""
+        """Persist the deferred block's writes so far (at its end, or before a rollback); the
+        next load pins the store again while the block goes on."""
         pending = self._deferred.get(chat_id)
         store = self._pinned.pop(chat_id, None)
         if pending is None or store is None:
             return
-        items = list(pending)
-        pending.clear()
+        items, pending[:] = list(pending), []
         async with self.lock(chat_id):
-            rest = store.take_changeset()  # written without a commit call: its own commit
-            if rest is not None:
+            if (rest := store.take_changeset()) is not None:  # written without a commit call
                 items.append((rest, 0, "write"))
             commits = await self._persist_block(chat_id, store, items)
         for commit in commits:
             await self.fire_commit(chat_id, commit)
 
     async def _persist_block(
-        self, chat_id: str, store: Store, items: list[tuple[Changeset, int, str]]
+        self, chat_id: str, store: Store, items: list[PendingCommit]
     ) -> list[CommitInfo]:
-        """One commit per item, persisted in one append (in memory: the store's versions); the
-        journal rows are kind ``write``, as `_persist` records a live write."""
+        """One commit per item in one append (rows of kind ``write``, as a live write's)."""
         if not items:
             return []
         if self.persistence is not None:
@@ -312,22 +309,7 @@ class MemoryGraph:
             versions = [(r.version, r.seq, True) for r in records]
         else:
             versions = [(c.version, c.seq_counter, False) for c, _, _ in items]
-        return [
-            CommitInfo(
-                version=version,
-                applied=applied,
-                chat_id=chat_id,
-                kind=kind,
-                seq=seq,
-                node_ids=tuple(n.id for n in changeset.nodes),
-                edges_added=len(changeset.edges_added),
-                edges_removed=len(changeset.edges_removed),
-                persisted=persisted,
-            )
-            for (changeset, applied, kind), (version, seq, persisted) in zip(
-                items, versions, strict=True
-            )
-        ]
+        return block_commit_infos(chat_id, items, versions)
 
     async def commit(self, chat_id: str, store: Store, result: Any, kind: str) -> CommitInfo | None:
         """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
@@ -390,9 +372,9 @@ class MemoryGraph:
         return await self.rollback_to(chat_id, target, latest=marks[-1][0])
 
     async def rollback_to(self, chat_id: str, target: int, *, latest: int) -> CommitInfo | None:
-        """Roll the chat back to commit version `target` (checked by the caller; `latest`: the
-        chat's newest version as the caller read it): in memory when the newest commits reach
-        back to it, else through storage. None, and no commit, when `target` is `latest`."""
+        """Roll the chat back to version `target` (checked; `latest`: its newest as read): in
+        memory when the newest commits reach back to it, else through storage. None, and no
+        commit, when `target` is `latest`."""
         if target == latest:
             return None
         storage = self._storage()
@@ -406,9 +388,8 @@ class MemoryGraph:
         )
 
     async def undo_message(self, chat_id: str, seq: int) -> CommitInfo | None:
-        """Roll the chat back to before a message of seq `seq` that is replaced (an edit, a
-        swipe): after the commits of earlier seqs, never before an import
-        (`rollback_target.replacement_version`). None when there is nothing to undo."""
+        """Back to before a replaced message of seq `seq` (an edit, a swipe): never before an
+        import (`rollback_target.replacement_version`). None: nothing to undo."""
         checked_chat_id(chat_id)
         storage = self._storage()
         if chat_id in self._deferred:
