@@ -10,7 +10,13 @@ adversarial, skipped) is asked as a user message, the pipeline recalls, and the 
 are scored in order: an evidence turn counts at k when its text (lower-cased, whitespace
 collapsed, first 200 characters) appears in one of the first k injected items.
 
-    python bench/recall_locomo.py [DATA.json] [--limit N] [--settings JSON]
+    python bench/recall_locomo.py [DATA.json] [--limit N | --conversation I,J]
+                                  [--path live|ingest|both] [--settings JSON]
+
+``--path``: ``live`` replays each turn through the pipeline (``add_user_message`` /
+``add_assistant_message``); ``ingest`` writes the conversation to a JSONL transcript and runs the
+code path of ``memgraph-host ingest`` on it (``ingest_file``); ``both`` (the default) measures
+each and prints them side by side (issue 27: the two must agree within a point).
 
 Default data: ``../shared/data/locomo-dev.json`` relative to the repository root (never
 committed). Prints recall@5/10/20 per category and overall for the pipeline and for BM25
@@ -69,6 +75,7 @@ class Turn:
     raw: str  # the message text when the speaker goes as the message's name
     time: dt.datetime | None
     role: str
+    written_time: str = ""  # the session date as LoCoMo writes it ("1:56 pm on 8 May, 2023")
 
 
 @attrs.frozen
@@ -103,7 +110,8 @@ def turns_of(sample: dict[str, Any]) -> list[Turn]:
     out: list[Turn] = []
     n = 1
     while f"session_{n}" in conv:
-        when = parse_date(conv.get(f"session_{n}_date_time", ""))
+        written = str(conv.get(f"session_{n}_date_time", "") or "")
+        when = parse_date(written)
         for t in conv[f"session_{n}"]:
             raw = str(t["text"])
             if t.get("blip_caption"):
@@ -111,7 +119,14 @@ def turns_of(sample: dict[str, Any]) -> list[Turn]:
             role = "user" if t["speaker"] == a else "assistant"
             out.append(
                 Turn(
-                    t["dia_id"], t["speaker"], t["text"], f"{t['speaker']}: {raw}", raw, when, role
+                    t["dia_id"],
+                    t["speaker"],
+                    t["text"],
+                    f"{t['speaker']}: {raw}",
+                    raw,
+                    when,
+                    role,
+                    written,
                 )
             )
         n += 1
@@ -256,10 +271,9 @@ async def replay(host: Any, chat: str, turns: Sequence[Turn]) -> str:
     """Every turn through the pipeline as a raw message; returns which extraction ran."""
     pipeline = pipeline_for(host)
     if builtin_extraction(pipeline):
-        for t in turns:
-            when = t.time.isoformat() if t.time is not None else ""
+        for t in turns:  # the time as written: the pipeline places it (time_iso)
             add = pipeline.add_user_message if t.role == "user" else pipeline.add_assistant_message
-            await add(chat, t.raw, name=t.speaker, time=when)
+            await add(chat, t.raw, name=t.speaker, time=t.written_time)
         return "built-in"
     times: dict[int, Any] = {}
     host.register_plugin(TemporaryTurnExtractor(times), name="locomo-turns")
@@ -284,18 +298,48 @@ class Asked:
     chars: int
 
 
-async def _replay_one(sample: dict[str, Any], settings: dict[str, Any]) -> list[Asked]:
+def write_transcript(path: Path, turns: Sequence[Turn]) -> Path:
+    """The conversation as a JSONL transcript, what a user hands `memgraph-host ingest`: one
+    ``{role, name, content, time}`` object per turn, the session date as LoCoMo writes it."""
+    lines = (
+        json.dumps(
+            {"role": t.role, "name": t.speaker, "content": t.raw, "time": t.written_time},
+            ensure_ascii=False,
+        )
+        for t in turns
+    )
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+async def ingest(host: Any, chat: str, turns: Sequence[Turn], folder: Path) -> str:
+    """The conversation written to a transcript file and read back by `ingest_file`, the code
+    path of ``memgraph-host ingest FILE --chat CHAT``."""
+    from memgraph_plugin.ingest import ingest_file
+
+    report = await ingest_file(host, write_transcript(folder / f"{chat}.jsonl", turns), chat)
+    if report.error is not None:
+        raise RuntimeError(f"ingest failed: {report.error}")
+    return "built-in (ingest)"
+
+
+async def _replay_one(
+    sample: dict[str, Any], settings: dict[str, Any], path: str = "live"
+) -> list[Asked]:
     from host import Host
 
     turns = turns_of(sample)
     questions = questions_of(sample, turns)
     chat = str(sample.get("sample_id", "conv"))
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
-        host = Host(data_dir=Path(tmp), settings=settings, entry_points=False)
+        host = Host(data_dir=Path(tmp) / "data", settings=settings, entry_points=False)
         await host.start()
         try:
             pipeline = pipeline_for(host)
-            EXTRACTION.add(await replay(host, chat, turns))
+            if path == "ingest":
+                EXTRACTION.add(await ingest(host, chat, turns, Path(tmp)))
+            else:
+                EXTRACTION.add(await replay(host, chat, turns))
             asked: list[Asked] = []
             base = len(host.chat(chat).messages) - 1
             session = await pipeline.open_session(chat)
@@ -362,30 +406,40 @@ def _pct(values: Sequence[float], p: float) -> float:
 
 async def main_async(args: argparse.Namespace) -> int:
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
-    samples = data[: args.limit] if args.limit else data
+    if args.conversation is not None:
+        samples = [data[i] for i in args.conversation]
+    else:
+        samples = data[: args.limit] if args.limit else data
     settings: dict[str, Any] = dict(json.loads(args.settings)) if args.settings else {}
-    asked: list[Asked] = []
+    paths = ["live", "ingest"] if args.path == "both" else [args.path]
+    asked: dict[str, list[Asked]] = {p: [] for p in paths}
     bm25: list[tuple[Question, Sequence[str]]] = []
     started = time.perf_counter()
     for sample in samples:
-        t0 = time.perf_counter()
-        got = await _replay_one(sample, settings)
-        asked.extend(got)
+        for path in paths:
+            t0 = time.perf_counter()
+            got = await _replay_one(sample, settings, path)
+            asked[path].extend(got)
+            print(
+                f"[{sample.get('sample_id')}] {path}: {len(got)} questions, "
+                f"{time.perf_counter() - t0:.1f} s",
+                file=sys.stderr,
+            )
         bm25.extend(_bm25_one(sample))
-        print(
-            f"[{sample.get('sample_id')}] {len(got)} questions, {time.perf_counter() - t0:.1f} s",
-            file=sys.stderr,
-        )
-    pipe = _collect([(a.question, a.items) for a in asked])
-    base = _collect(bm25)
-    lines = list(_table({"pipeline": pipe, "BM25": base}))
-    ms = [a.ms for a in asked]
-    chars = [a.chars for a in asked]
+    rows = {f"{p} path": _collect([(a.question, a.items) for a in asked[p]]) for p in paths}
+    rows["BM25"] = _collect(bm25)
+    lines = list(_table(rows))
     lines.append("")
+    for path in paths:
+        ms = [a.ms for a in asked[path]]
+        chars = [a.chars for a in asked[path]]
+        lines.append(
+            f"{path} path: recall latency p50 {_pct(ms, 0.5):.1f} ms, p95 {_pct(ms, 0.95):.1f} ms;"
+            f" injected characters p50 {_pct(chars, 0.5):.0f}, p95 {_pct(chars, 0.95):.0f}, "
+            f"max {max(chars, default=0)}; {len(asked[path])} questions"
+        )
     lines.append(
-        f"recall latency p50 {_pct(ms, 0.5):.1f} ms, p95 {_pct(ms, 0.95):.1f} ms; injected "
-        f"characters p50 {_pct(chars, 0.5):.0f}, p95 {_pct(chars, 0.95):.0f}, "
-        f"max {max(chars, default=0)}; {len(samples)} conversations, {len(asked)} questions, "
+        f"{len(samples)} conversations ({', '.join(str(s.get('sample_id')) for s in samples)}), "
         f"{time.perf_counter() - started:.0f} s; extraction: {', '.join(sorted(EXTRACTION))}"
     )
     print("\n".join(lines))
@@ -397,6 +451,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="LoCoMo JSON file")
     parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
     parser.add_argument("--settings", default="", help="host settings as a JSON object")
+    parser.add_argument(
+        "--conversation",
+        type=lambda v: [int(i) for i in v.split(",")],
+        default=None,
+        help="only these conversations, by index (comma-separated; overrides --limit)",
+    )
+    parser.add_argument(
+        "--path",
+        choices=("live", "ingest", "both"),
+        default="both",
+        help="live: every turn through add_user_message/add_assistant_message; ingest: the "
+        "conversation written to a JSONL transcript and read by `memgraph-host ingest`'s code "
+        "path (ingest_file); both (default): each, side by side",
+    )
     args = parser.parse_args(argv)
     if not Path(args.data).exists():
         print(f"no LoCoMo data at {args.data} (give the path as an argument)", file=sys.stderr)

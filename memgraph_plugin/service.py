@@ -25,12 +25,15 @@ if TYPE_CHECKING:
     from .engine.graph.store import Changeset
     from .storage.persistence import CommitRecord, Persistence
 
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.results import CommitInfo
+from memgraph_plugin.engine.model.schema import Schema, resolve_schema
+from memgraph_plugin.engine.model.views import InjectionState
+
 from .api.injection import InjectionHub, use_service_lookup
-from .engine.graph.store import Store
-from .engine.model.results import CommitInfo
-from .engine.model.schema import Schema, resolve_schema
-from .engine.model.views import InjectionState
+from .deferred_block import PendingCommit, block_commit_infos
 from .errors import MemoryGraphError, check_str_list
+from .rollback_target import checked_target, replacement_version, target_version
 
 __all__ = ["SERVICE_NAME", "MemoryGraph", "memory_graph_for", "notify_hook"]
 
@@ -95,13 +98,6 @@ def notify_hook_sync(host: HostLike | None, hook_name: str, **kwargs: Any) -> No
         log.exception("firing %s failed", hook_name)
 
 
-class _Applied:
-    """How many ops a block of deferred writes applied (what `commit` counts)."""
-
-    def __init__(self, count: int) -> None:
-        self.applied = range(count)
-
-
 class MemoryGraph:
     """One host's memory graph: stores and injection hubs per chat, sessions, persistence."""
 
@@ -123,7 +119,8 @@ class MemoryGraph:
         self._locks: weakref.WeakKeyDictionary[Any, dict[str, asyncio.Lock]] = (
             weakref.WeakKeyDictionary()
         )
-        self._deferred: dict[str, int] = {}  # chat -> ops applied since its deferred commits began
+        #: chat -> the commits of its deferred block not persisted yet: (changeset, applied, kind)
+        self._deferred: dict[str, list[PendingCommit]] = {}
         self._pinned: dict[str, Any] = {}  # chat -> the store a deferred block writes to
         self.closed = False
 
@@ -267,34 +264,66 @@ class MemoryGraph:
     @contextlib.asynccontextmanager
     async def deferred_commits(self, chat_id: str) -> AsyncIterator[None]:
         """Writes to `chat_id` inside the block change the store at once but are persisted (and
-        announced by ``memgraph_commit``) as ONE commit when it ends: a transcript ingest pays
-        one journal row and one embedding call per block, not per message. Its history has one
-        version for the block (a rollback lands before or after all of it)."""
+        announced) when it ends, each its own commit as in a live chat, in ONE journal append:
+        an ingest pays one append and one embedding call per block, and its history still has
+        one version per write (a rollback to after message N lands after message N)."""
         if chat_id in self._deferred:
             yield
             return
-        self._deferred[chat_id] = 0
+        self._deferred[chat_id] = []
         try:
             yield
         finally:
-            applied = self._deferred.pop(chat_id)
-            store = self._pinned.pop(chat_id, None)
-            if store is not None:
-                async with self.lock(chat_id):
-                    commit = await self.commit(chat_id, store, _Applied(applied), "deferred")
-                if commit is not None:
-                    await self.fire_commit(chat_id, commit)
+            try:
+                await self._flush_deferred(chat_id)
+            finally:
+                self._deferred.pop(chat_id, None)
+
+    async def _flush_deferred(self, chat_id: str) -> None:
+        """Persist the deferred block's writes so far (at its end, or before a rollback); the
+        next load pins the store again while the block goes on."""
+        pending = self._deferred.get(chat_id)
+        store = self._pinned.pop(chat_id, None)
+        if pending is None or store is None:
+            return
+        items, pending[:] = list(pending), []
+        async with self.lock(chat_id):
+            if (rest := store.take_changeset()) is not None:  # written without a commit call
+                items.append((rest, 0, "write"))
+            commits = await self._persist_block(chat_id, store, items)
+        for commit in commits:
+            await self.fire_commit(chat_id, commit)
+
+    async def _persist_block(
+        self, chat_id: str, store: Store, items: list[PendingCommit]
+    ) -> list[CommitInfo]:
+        """One commit per item in one append (rows of kind ``write``, as a live write's)."""
+        if not items:
+            return []
+        if self.persistence is not None:
+            try:
+                rows = [(changeset, applied, "write") for changeset, applied, _ in items]
+                records = await self.persistence.persist_block(chat_id, rows, store=store)
+            except BaseException:
+                self._stores.pop(chat_id, None)
+                raise
+            versions = [(r.version, r.seq, True) for r in records]
+        else:
+            versions = [(c.version, c.seq_counter, False) for c, _, _ in items]
+        return block_commit_infos(chat_id, items, versions)
 
     async def commit(self, chat_id: str, store: Store, result: Any, kind: str) -> CommitInfo | None:
         """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
         the chat's commits are deferred: see `deferred_commits`)."""
+        applied = len(getattr(result, "applied", ()) or ())
         if chat_id in self._deferred:
-            self._deferred[chat_id] += len(getattr(result, "applied", ()) or ())
+            changeset = store.take_changeset()
+            if changeset is not None:
+                self._deferred[chat_id].append((changeset, applied, kind))
             return None
         changeset = store.take_changeset()
         if changeset is None:
             return None
-        applied = len(getattr(result, "applied", ()) or ())
         version, persisted = await self._persist(
             chat_id, store, changeset, applied=applied, kind=kind
         )
@@ -324,28 +353,62 @@ class MemoryGraph:
         return await self._storage().history(chat_id, limit=limit)
 
     async def rollback(
-        self, chat_id: str, *, version: int | None = None, seq: int | None = None
-    ) -> Any:
-        """Give the chat its state after commit `version` (or after message `seq`) as a new
-        commit; fires ``memgraph_commit`` and returns its `CommitInfo`."""
+        self, chat_id: str, *, version: Any = None, seq: Any = None
+    ) -> CommitInfo | None:
+        """Give the chat its state after commit `version` (or after the messages of seq `seq`)
+        as a new commit; fires ``memgraph_commit`` and returns its `CommitInfo`, or None when
+        the chat is in that state already (no commit). ``BAD_ARGS`` (`rollback_target`) for a
+        target that is not a whole number >= 0, or past the chat, or a chat with no commits."""
         checked_chat_id(chat_id)
+        version, seq = checked_target(version, seq)
+        storage = self._storage()
+        if chat_id in self._deferred:  # a block's writes so far: persisted first
+            await self._flush_deferred(chat_id)
+        marks = await storage.marks(chat_id)
+        if not marks:
+            raise MemoryGraphError("BAD_ARGS", f"chat {chat_id!r} has no commits to roll back")
+        target = target_version(
+            chat_id, marks, version=version, seq=seq, newest_seq=self.message_seq(chat_id)
+        )
+        return await self.rollback_to(chat_id, target, latest=marks[-1][0])
+
+    async def rollback_to(self, chat_id: str, target: int, *, latest: int) -> CommitInfo | None:
+        """Roll the chat back to version `target` (checked; `latest`: its newest as read): in
+        memory when the newest commits reach back to it, else through storage. None, and no
+        commit, when `target` is `latest`."""
+        if target == latest:
+            return None
         storage = self._storage()
         if self.persistence is not None and chat_id not in self._deferred:
             async with self.lock(chat_id):  # the newest commits: undone in memory, no reload
-                record = await self.persistence.rollback_recent(chat_id, version=version, seq=seq)
+                record = await self.persistence.rollback_recent(chat_id, version=target)
             if record is not None:
                 return await self._announce(chat_id, "rollback", record)
         return await self._replace(
-            chat_id, "rollback", lambda: storage.rollback(chat_id, version=version, seq=seq)
+            chat_id, "rollback", lambda: storage.rollback(chat_id, version=target)
         )
+
+    async def undo_message(self, chat_id: str, seq: int) -> CommitInfo | None:
+        """Back to before a replaced message of seq `seq` (an edit, a swipe): never before an
+        import (`rollback_target.replacement_version`). None: nothing to undo."""
+        checked_chat_id(chat_id)
+        storage = self._storage()
+        if chat_id in self._deferred:
+            await self._flush_deferred(chat_id)
+        marks = await storage.marks(chat_id)
+        if not marks:
+            return None
+        target = replacement_version(marks, int(seq))
+        return await self.rollback_to(chat_id, target, latest=marks[-1][0])
 
     async def import_graph(self, chat_id: str, data: Any) -> Any:
         """Replace the chat's graph by `data` (a store in the original's JSON shape, checked
         whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
-        the chat's newest message seq (`store_file.anchor_store`: chatting on never reads it
-        as deleted messages); fires ``memgraph_commit``, returns its `CommitInfo`."""
-        from .engine.load.store_file import anchor_store, store_problems
-        from .engine.model.values import Limits
+        the chat's newest message seq and message count (`store_file.anchor_store`: chatting
+        on never reads it as deleted or already extracted messages, so never rolls it back);
+        fires ``memgraph_commit``, returns its `CommitInfo`."""
+        from memgraph_plugin.engine.load.store_file import anchor_store, store_problems
+        from memgraph_plugin.engine.model.values import Limits
 
         checked_chat_id(chat_id)
         storage = self._storage()
@@ -353,11 +416,18 @@ class MemoryGraph:
         if problems:
             raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
         normalised = anchor_store(
-            Store.from_dict(data, schema=self.schema).to_dict(), self.message_seq(chat_id)
+            Store.from_dict(data, schema=self.schema).to_dict(),
+            self.message_seq(chat_id),
+            self.message_count(chat_id),
         )
         return await self._replace(
             chat_id, "import", lambda: storage.import_dict(chat_id, normalised)
         )
+
+    def message_count(self, chat_id: str) -> int | None:
+        """How many messages the chat holds on the host (None without a host)."""
+        chat = getattr(self.host, "chat", None)
+        return None if chat is None else len(chat(chat_id).messages)
 
     def message_seq(self, chat_id: str) -> int:
         """The seq of the chat's newest message on the host (0 without messages or a host)."""

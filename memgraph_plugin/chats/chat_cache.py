@@ -3,7 +3,8 @@
 A loaded chat is an engine `Store`, the journal version it reflects, and (when an embedding
 profile is configured) its in-memory `VectorIndex`. Opening a cached chat costs one cheap
 freshness check; a chat another writer has moved on is reloaded. Every persisted change embeds
-the changed nodes, appends one journal row, then updates the index.
+the changed nodes, appends one journal row, then updates the index (a block of deferred writes:
+one row per write, in one append; `block_commit`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import gc
 import logging
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -28,6 +29,7 @@ from memgraph_plugin.embedding.text import node_id
 from memgraph_plugin.engine.graph.store_revert import revert
 from memgraph_plugin.engine.graph.store_transactions import Changeset
 from memgraph_plugin.engine.load.gc_pause import gc_paused
+from memgraph_plugin.storage.block_commit import BlockItem, embed_block
 from memgraph_plugin.storage.errors import ConflictError
 from memgraph_plugin.storage.journal.change_codec import changeset_to_change
 from memgraph_plugin.storage.lance import LanceStorage
@@ -269,6 +271,19 @@ class PersistedChats(ChatVectors):
         On a conflict (another writer got there first) the cached chat is dropped, so the next
         open sees the other writer's state, and `ConflictError` propagates for a retry.
         """
+        records = await self.persist_block(
+            chat_id, [BlockItem(changeset, applied)], store=store
+        )
+        return records[0]
+
+    async def persist_block(
+        self, chat_id: str, items: Sequence[BlockItem | tuple[Changeset, int, str]], *,
+        store: Any = None,
+    ) -> list[CommitRecord]:
+        """Make consecutive changesets (already applied to the cached store, in order) durable
+        as one journal row each, in one append (`block_commit`); as `persist` otherwise. An
+        item is a `BlockItem` or its ``(changeset, applied, kind)``."""
+        items = [i if isinstance(i, BlockItem) else BlockItem(*i) for i in items]
         chat = self._chats.get(chat_id)
         if store is not None and (chat is None or store is not chat.store):
             # a session holding the store of an evicted chat: its store is the chat again
@@ -284,43 +299,64 @@ class PersistedChats(ChatVectors):
             if self._chats.get(chat_id) is not chat:  # an earlier commit failed meanwhile
                 raise ConflictError(chat_id, chat.version, chat.version)
             try:
-                record = await self._commit(chat, changeset, applied)
+                records = await self._commit_block(chat, items)
             except BaseException:
                 self.forget(chat_id)  # the store holds an unpersisted change: never reuse it
                 raise
             self._checked[chat_id] = time.monotonic()
             self._used(chat)
-            return record
+            return records
 
     async def _commit(
         self, chat: LoadedChat, changeset: Changeset, applied: int, kind: str = "write"
     ) -> CommitRecord:
         """Embed, bring the live index up to date, append the journal row (and a snapshot)."""
-        vectors = self._embed_changed(chat, changeset.nodes)
-        removed = changeset.nodes_removed
+        return (await self._commit_block(chat, [BlockItem(changeset, applied, kind)]))[0]
+
+    async def _commit_block(self, chat: LoadedChat, items: list[BlockItem]) -> list[CommitRecord]:
+        """Embed (each node's final state once), bring the live index up to date, append one
+        journal row per item in one append."""
+        changesets = [item.changeset for item in items]
+        vectors = embed_block(changesets, lambda nodes: self._embed_changed(chat, nodes))
+        blocks = vectors if vectors is not None else [None] * len(items)
         if chat.index is not None and self.embedder is not None:
             # before the snapshot below: it must hold this write's vectors
-            self.embedder.apply(chat.index, changeset.nodes, vectors)
-            if removed:
-                chat.index.remove(removed)
-        change = changeset_to_change(changeset, applied=applied, kind=kind, vectors=vectors)
+            for changeset, block in zip(changesets, blocks, strict=True):
+                self.embedder.apply(chat.index, changeset.nodes, block)
+                if changeset.nodes_removed:
+                    chat.index.remove(changeset.nodes_removed)
+        changes = [
+            changeset_to_change(item.changeset, applied=item.applied, kind=item.kind, vectors=b)
+            for item, b in zip(items, blocks, strict=True)
+        ]
         version_before = chat.version
-        record = await self.storage.commit(chat.chat_id, change, base_version=chat.version)
-        chat.version = record.version
-        chat.seq = record.seq
-        stamp = float(record.version) if vectors is not None else UNSNAPSHOTTED
-        for n in changeset.nodes:
-            chat.dirty[node_id(n)] = stamp
-        for nid in removed:  # stale in older snapshots' vector rows until the next one
-            chat.dirty[nid] = float(record.version)
-        before = changeset.before
-        if before is None:
-            chat.recent.clear()
-        elif kind != "rollback":  # (rollback_recent updates the recent commits itself)
-            chat.recent.note(
-                RecentCommit(version_before, record.version, before.seq_counter, record.seq, before)
+        if len(changes) == 1:  # the live path: one commit per write
+            records = [
+                await self.storage.commit(chat.chat_id, changes[0], base_version=chat.version)
+            ]
+        else:
+            records = await self.storage.commit_many(
+                chat.chat_id, changes, base_version=chat.version
             )
-        return record
+        chat.version = records[-1].version
+        chat.seq = records[-1].seq
+        for item, record in zip(items, records, strict=True):
+            changeset = item.changeset
+            stamp = float(record.version) if vectors is not None else UNSNAPSHOTTED
+            for n in changeset.nodes:
+                chat.dirty[node_id(n)] = stamp
+            for nid in changeset.nodes_removed:  # stale in older snapshots' vector rows
+                chat.dirty[nid] = float(record.version)
+            before = changeset.before
+            if before is None:
+                chat.recent.clear()
+            elif item.kind != "rollback":  # (rollback_recent updates the recent commits itself)
+                chat.recent.note(
+                    RecentCommit(version_before, record.version, before.seq_counter, record.seq,
+                                 before)
+                )
+            version_before = record.version
+        return records
 
     async def rollback_recent(
         self, chat_id: str, *, version: int | None = None, seq: int | None = None

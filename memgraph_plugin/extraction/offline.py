@@ -4,7 +4,8 @@
 
 - an ``event`` that keeps the whole text (``summary``), with ``speaker``, ``role``, ``time`` (as
   written), ``time_iso`` (the same time in ISO 8601, when `times.iso_time` can read it) and
-  ``message`` (the message's index in the chat);
+  ``message`` (the message's index in the chat); a text over ``max_field_bytes`` is kept whole
+  as consecutive events, one per part (``part``, ``parts``);
 - a ``character_sheet`` for the speaker (when it has a name) linked ``involved_in`` the event;
 - a ``character_sheet`` or ``location_state`` per name the text mentions (`names.find_mentions`),
   resolved to the node it already is (`resolve.NameResolver`), linked from the event by
@@ -23,6 +24,7 @@ from typing import Any
 
 from memgraph_plugin.engine.index.name_index import short_forms
 
+from .long_text import split_text
 from .names import Mention, clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver
 from .times import iso_time
@@ -118,12 +120,16 @@ def extract_message_ops(
     names: NameResolver | None = None,
     types: Collection[str] | None = None,
     ordinary: Callable[[str], bool] | None = None,
+    max_field_bytes: int | None = None,
 ) -> list[dict[str, Any]]:
     """The batch ops for one message (see the module docstring); deterministic and offline.
 
     `names` resolves names against the chat's graph (default: knows nothing); `types` limits the
     ops to the node types the chat's schema has (default: the four default types); `ordinary`
     tells the words the chat mostly writes in lower case (`find_mentions`; default: none).
+    `max_field_bytes`: a text larger than one field value may be is kept whole as consecutive
+    events, one per part (`long_text.split_text`; fields ``part`` and ``parts``), each part
+    ``follows`` the one before.
     """
     resolver = names or NameResolver.empty()
     allowed = set(types) if types is not None else {EVENT, CHARACTER, PLACE}
@@ -142,15 +148,23 @@ def extract_message_ops(
             fields[TIME_ISO] = iso  # the same time in ISO 8601, for time cues and sorting
     if index is not None:
         fields["message"] = index
-    ops: list[dict[str, Any]] = [
-        {
-            "op": "create",
-            "type": EVENT,
-            "title": event_title(text, speaker or role),
-            "fields": fields,
-            "ref": "ev",
-        }
-    ]
+    parts = split_text(text, max_field_bytes) if max_field_bytes else [text]
+    ops: list[dict[str, Any]] = []
+    for number, part in enumerate(parts, 1):
+        ref = "ev" if number == 1 else f"ev{number}"
+        title = event_title(part, speaker or role)
+        part_fields = dict(fields, summary=part)
+        if len(parts) > 1:
+            part_fields.update(part=number, parts=len(parts))
+            title = f"{title} (part {number}/{len(parts)})"
+        ops.append({"op": "create", "type": EVENT, "title": title, "fields": part_fields,
+                    "ref": ref})
+    for number in range(2, len(parts) + 1):
+        previous = "ev" if number == 2 else f"ev{number - 1}"
+        ops.append(
+            {"op": "link_upsert", "source_ref": f"ev{number}",
+             "links": [{"target_ref": previous, "relation": FOLLOWS, "direction": "outgoing"}]}
+        )
     entities: list[_Entity] = []
 
     def entity_for(name: str, place_hint: bool) -> _Entity | None:

@@ -71,7 +71,18 @@ async def offline_extract(chat_id: str, message: Any, context: Any) -> list[dict
         names=NameResolver.for_store(store),
         types=store.schema.ids,
         ordinary=chat_words.ordinary,
+        max_field_bytes=_max_field_bytes(context),
     )
+
+
+def _max_field_bytes(context: Any) -> int | None:
+    """The chat's ``max_field_bytes`` (a long message is kept whole in parts that fit it)."""
+    from memgraph_plugin.engine.model.values import Limits
+
+    try:
+        return Limits.from_settings(getattr(context, "settings", None)).max_field_bytes
+    except ValueError:  # a bad setting: the write's own check reports it
+        return None
 
 
 @hookimpl(optionalhook=True)

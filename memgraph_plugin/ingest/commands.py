@@ -31,6 +31,13 @@ def format_report(report: IngestReport) -> str:
         f"edges: {report.edges}",
         f"seconds: {report.seconds:.2f} ({rate:,.0f} messages/s)",
     ]
+    if report.empty:
+        lines.append(f"skipped: {report.empty} messages with no text (image-only or aborted)")
+    if report.warnings:
+        lines.append(f"warnings: {len(report.warnings)} messages had writes refused:")
+        lines.extend(f"  {w}" for w in report.warnings[:20])
+        if len(report.warnings) > 20:
+            lines.append(f"  ... and {len(report.warnings) - 20} more")
     return "\n".join(lines)
 
 

@@ -2,7 +2,11 @@
 chat and extracted (``memgraph_extract``, compaction by the same rules) exactly as a live turn.
 
 Messages are extracted one by one, and persisted in blocks (`BLOCK`: the block's messages reach
-the chat file in one append, then its graph changes are one commit).
+the chat file in one append, then its graph changes reach the journal in one append, one commit
+per message as in a live chat: `MemoryGraph.deferred_commits`). So the graph, its history and
+its seqs are those a live chat of the same messages has, and ``rollback --seq N`` after an
+ingest lands after message seq N. A message with no text (``"mes": ""``) is skipped and counted;
+a message whose writes were refused (over a size limit, say) is reported with its ``file:line``.
 Re-running resumes: messages the chat already holds (same role and text, in order) are skipped,
 and messages the chat holds but the graph never extracted (a run that died between the two) are
 extracted first. A bad message stops the run with its ``file:line``; every message before it is
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -29,6 +34,8 @@ from memgraph_plugin.turn.pipeline import pipeline_for
 from .transcripts import TranscriptError, TranscriptMessage, read_transcript
 
 __all__ = ["IngestReport", "ingest_file", "ingest_messages"]
+
+log = logging.getLogger(__name__)
 
 Progress = Callable[[int], None]  # called with the number of messages done so far
 #: Messages extracted between two commits: the chat and the graph advance message by message,
@@ -76,6 +83,9 @@ class IngestReport:
     edges: int
     seconds: float
     error: TranscriptError | None = None  # where the run stopped, when it stopped early
+    empty: int = 0  # messages with no text (image-only, aborted): skipped, not in the chat
+    #: ``file:line: what`` for each message whose extraction had writes refused (too large, say)
+    warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -144,6 +154,9 @@ async def ingest_messages(
             item = next(items, None)
             if item is None:
                 return False
+            if item.empty:
+                empty.append(item.where)
+                continue
             position = counts[0] + counts[1]
             if position < len(existing):
                 held = existing[position]
@@ -158,13 +171,19 @@ async def ingest_messages(
                 if not warming:  # the first new message: its block's commit will embed
                     warming.append(_warm_embedding(host))
                 message = chat.add_message(item.role, item.text, name=item.name, time=item.time)
-                await pipeline.extract(chat_id, message, session=session)
+                outcome = await pipeline.extract(chat_id, message, session=session)
+                if outcome is not None and outcome.replaced:  # rolled back: a new store
+                    session = await pipeline.open_session(chat_id)
+                if outcome is not None and outcome.rejected:
+                    warnings.append(_refused(item, outcome.rejected))
                 counts[0] += 1
             if progress is not None:
                 progress(position + 1)
         return True
 
     warming: list[asyncio.Future[Any] | None] = []
+    empty: list[str] = []
+    warnings: list[str] = []
     try:
         more = True
         while more:
@@ -189,7 +208,19 @@ async def ingest_messages(
         edges,
         round(time.perf_counter() - started, 3),
         error,
+        len(empty),
+        tuple(warnings),
     )
+
+
+def _refused(item: TranscriptMessage, rejected: Any) -> str:
+    """``file:line: N writes refused (CODE: why)`` for a message whose ops were rejected; also
+    logged as a warning (nothing a transcript holds is dropped without a word)."""
+    first = rejected[0]
+    where = item.where or "message"
+    text = f"{where}: {len(rejected)} writes refused ({first[1]}: {first[2]})"
+    log.warning("ingest: %s", text)
+    return text
 
 
 def count_messages(path: str | Path) -> int | None:

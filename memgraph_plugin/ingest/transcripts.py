@@ -7,7 +7,9 @@ role, ``is_user`` decides, else the name: the chat's user name (SillyTavern meta
 that, the first speaker of the file is the user and every other speaker the assistant.
 
 Problems surface while iterating, as `TranscriptError` with ``file:line: what is wrong``, after
-every good message before the bad one has been yielded (whole messages only).
+every good message before the bad one has been yielded (whole messages only). A message whose
+text is empty (SillyTavern writes ``"mes": ""`` for an image-only or aborted message) is no
+error: it comes as ``empty=True``, and the ingest skips and counts it.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ class TranscriptMessage:
     name: str = ""
     time: str = ""
     where: str = ""
+    #: a message whose text is empty (SillyTavern's image-only or aborted ``"mes": ""``): read
+    #: so that it can be counted, never added to the chat
+    empty: bool = False
 
 
 class _Speakers:
@@ -102,15 +107,16 @@ def message_from_object(
     if raw.get("is_system") is True:
         role = "system"
     text = next((raw[k] for k in _TEXT_KEYS if k in raw), None)
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
         keys = "/".join(_TEXT_KEYS)
         if text is None:
             raise TranscriptError(where, f"message has no text ({keys})")
-        raise TranscriptError(where, f"message text must be a non-empty string, got {text!r}")
+        raise TranscriptError(where, f"message text must be a string, got {text!r}")
     when = next((raw[k] for k in _TIME_KEYS if raw.get(k) not in (None, "")), "")
     if isinstance(when, bool) or not isinstance(when, (str, int, float)):
         raise TranscriptError(where, f"'time' must be a string or a number, got {when!r}")
-    return TranscriptMessage(role, text, name, str(when).strip(), where)
+    empty = not text.strip()  # an image-only or aborted message: skipped and counted
+    return TranscriptMessage(role, text, name, str(when).strip(), where, empty)
 
 
 def read_transcript(path: str | Path) -> Iterator[TranscriptMessage]:

@@ -222,6 +222,13 @@ class LanceStorage:
     def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         return self.journal.history(check_chat_id(chat_id), limit=limit)
 
+    def marks_sync(self, chat_id: str) -> tuple[tuple[int, int, str], ...]:
+        """``(version, seq, kind)`` of each commit of the chat, oldest first (`Journal.marks`)."""
+        return self.journal.marks(check_chat_id(chat_id))
+
+    async def marks(self, chat_id: str) -> tuple[tuple[int, int, str], ...]:
+        return await asyncio.to_thread(self.marks_sync, chat_id)
+
     def version_for_seq_sync(self, chat_id: str, seq: int) -> int:
         """The newest version whose message seq is <= `seq` (`Journal.version_for_seq`)."""
         return self.journal.version_for_seq(check_chat_id(chat_id), seq)
@@ -286,6 +293,19 @@ class LanceStorage:
         self._commits_since_optimize += 1
         self.maintenance.note_commit(chat_id, record.version)  # snapshots etc.: elsewhere
         return record
+
+    def commit_many_sync(
+        self, chat_id: str, changes: list[ChangeRecord], *, base_version: int
+    ) -> list[CommitRecord]:
+        """One journal row per change, versions `base_version + 1` on, in one append
+        (`Journal.append_many`): a block of messages keeps one version per message."""
+        records = self.journal.append_many(
+            check_chat_id(chat_id), changes, base_version=base_version
+        )
+        if records:
+            self._commits_since_optimize += 1  # one append: one fragment to compact
+            self.maintenance.note_commit(chat_id, records[-1].version)
+        return records
 
     def rollback_sync(
         self,
@@ -399,6 +419,13 @@ class LanceStorage:
         base_version: int,
     ) -> CommitRecord:
         return await asyncio.to_thread(self.commit_sync, chat_id, change, base_version=base_version)
+
+    async def commit_many(
+        self, chat_id: str, changes: list[ChangeRecord], *, base_version: int
+    ) -> list[CommitRecord]:
+        return await asyncio.to_thread(
+            self.commit_many_sync, chat_id, changes, base_version=base_version
+        )
 
     async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         return await asyncio.to_thread(self.history_sync, chat_id, limit=limit)

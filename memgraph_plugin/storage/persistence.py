@@ -109,6 +109,7 @@ class Persistence(Protocol):
 
     `commit` is atomic (the whole change or none of it survives a crash) and returns only once the
     change is durable; it raises `ConflictError` when `base_version` is not the chat's latest.
+    `commit_many` is the same for several consecutive versions at once (all or none).
     """
 
     async def load(self, chat_id: str) -> ChatState: ...
@@ -124,6 +125,10 @@ class Persistence(Protocol):
     async def commit(
         self, chat_id: str, change: ChangeRecord, *, base_version: int
     ) -> CommitRecord: ...
+
+    async def commit_many(
+        self, chat_id: str, changes: list[ChangeRecord], *, base_version: int
+    ) -> list[CommitRecord]: ...
 
     async def history(
         self, chat_id: str, *, limit: int | None = None

@@ -21,6 +21,7 @@ from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_prof
 from memgraph_plugin.engine.load.store_file import StoreFileError, anchor_store, read_store_file
 from memgraph_plugin.engine.model.values import Limits
 from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.rollback_target import checked_target, target_version
 from memgraph_plugin.storage import LanceStorage, StorageSettings
 from memgraph_plugin.storage.errors import ConflictError
 
@@ -115,7 +116,9 @@ def _add_rollback(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--to", type=int, dest="version", help="the commit version to go back to")
-    target.add_argument("--seq", type=int, help="go back to the state after message seq N")
+    target.add_argument(
+        "--seq", type=int, help="go back to the state after the messages of seq N (N >= 0)"
+    )
 
 
 def _running_service(host: Any) -> Any | None:
@@ -128,15 +131,30 @@ def _running_service(host: Any) -> Any | None:
 
 
 async def _rollback(host: Any, args: argparse.Namespace) -> int:
+    """Roll a known chat back (`rollback_target`: a target past the chat or below 0 is
+    refused, and a target that is the chat's state already makes no commit)."""
+    version, seq = checked_target(args.version, args.seq)
+    require_chat(host, open_storage(host), args.chat)
     service = _running_service(host)
 
     async def run() -> Any:
         if service is not None:
-            return await service.rollback(args.chat, version=args.version, seq=args.seq)
+            return await service.rollback(args.chat, version=version, seq=seq)
         storage = _writable_storage(host)
-        return storage.rollback_sync(args.chat, version=args.version, seq=args.seq)
+        marks = storage.marks_sync(args.chat)
+        if not marks:
+            raise MemoryGraphError("BAD_ARGS", f"chat {args.chat!r} has no commits to roll back")
+        target = target_version(
+            args.chat, marks, version=version, seq=seq, newest_seq=_message_seq(host, args.chat)
+        )
+        if target == marks[-1][0]:
+            return None
+        return storage.rollback_sync(args.chat, version=target)
 
     rec = await retry_conflicts(run)
+    if rec is None:
+        print(f"chat {args.chat!r} is in that state already: nothing rolled back, no commit")
+        return 0
     print(
         f"chat {args.chat!r} rolled back: new commit version {rec.version} "
         f"(seq {rec.seq}, {rec.applied} changes)"
@@ -218,7 +236,8 @@ async def _import(host: Any, args: argparse.Namespace) -> int:
     async def run() -> Any:
         if service is not None:
             return await service.import_graph(args.chat, data)
-        anchored = anchor_store(data, _message_seq(host, args.chat))
+        count = len(host.chat(args.chat).messages) if hasattr(host, "chat") else None
+        anchored = anchor_store(data, _message_seq(host, args.chat), count)
         return _writable_storage(host).import_sync(args.chat, anchored)
 
     rec = await retry_conflicts(run)

@@ -218,12 +218,14 @@ class TurnPipeline:
 
     async def _undo_from(self, chat_id: str, message: Any) -> bool:
         """Roll the chat's graph back to its state before `message` (persisted graphs only):
-        to after seq ``message.seq - 1``, then the chat's earlier messages of the same seq are
-        extracted again. False when it cannot, and the replaced writes stay (logged).
+        after the commits of earlier seqs, never before an import
+        (`MemoryGraph.undo_message`), then the chat's earlier messages of the same seq that
+        the graph no longer holds are extracted again. False when it cannot, and the replaced
+        writes stay (logged).
 
-        Through the service's `rollback`: it takes the chat's write lock itself (so not here:
-        an asyncio lock is not re-entrant), drops the cached store, and fires
-        ``memgraph_commit`` for the rollback commit like for any other persisted change.
+        Through the service: it takes the chat's write lock itself (so not here: an asyncio
+        lock is not re-entrant), and fires ``memgraph_commit`` for the rollback commit like for
+        any other persisted change.
         """
         from memgraph_plugin.service import memory_graph_for
 
@@ -234,16 +236,19 @@ class TurnPipeline:
         if service is None or storage is None or not hasattr(storage, "rollback"):
             log.warning("chat %s: message %s replaced; its writes stay (no storage)", chat_id, seq)
             return False
-        await service.rollback(chat_id, seq=seq - 1)
+        commit = await service.undo_message(chat_id, seq)
         log.info(
-            "chat %s: message %s (seq %s) replaced; graph rolled back to after seq %s",
+            "chat %s: message %s (seq %s) replaced; graph rolled back to version %s",
             chat_id,
             message.index,
             seq,
-            seq - 1,
+            None if commit is None else commit.version,
         )
         for earlier in self.host.chat(chat_id).messages[: message.index]:
-            if earlier.seq == seq:
+            if earlier.seq != seq or earlier.role not in ("user", "assistant"):
+                continue
+            session = await self.open_session(chat_id)
+            if session is not None and not already_extracted(session.store, earlier):
                 await self.extract(chat_id, earlier)
         return True
 

@@ -23,6 +23,13 @@ from memgraph_plugin.recall.query import time_of
         ("2023-05-08 13:56", "2023-05-08T13:56:00"),
         ("8 May, 2023 13:56", "2023-05-08T13:56:00"),
         ("1683554160", "2023-05-08T13:56:00+00:00"),  # Unix seconds
+        ("1683554160000", "2023-05-08T13:56:00+00:00"),  # Unix milliseconds
+        ("1683554160.25", "2023-05-08T13:56:00+00:00"),
+        ("2023-05-08 @13h 56m 30s 123ms", "2023-05-08T13:56:30"),  # older SillyTavern
+        ("8 May 2023 at 1:56 pm", "2023-05-08T13:56:00"),
+        ("May 2023", None),  # no day: not a date to place
+        ("Tuesday", None),
+        ("yesterday", None),
         ("day 3", None),
         ("1:56 pm", None),  # no date: nothing to place
         ("31 February 2023", None),  # not a real date

@@ -66,8 +66,8 @@ def test_formats_read_the_same_messages(tmp_path: Path) -> None:
         ('{"role": "user", "content": "ok"}\n{"role": "pirate", "content": "arr"}\n', 2,
          "unknown role"),
         ("role,content\nuser,hi\n", 1, "unknown format"),
-        ('[{"role": "user", "content": "ok"},\n {"role": "user", "content": ""}]', 2,
-         "non-empty string"),
+        ('[{"role": "user", "content": "ok"},\n {"role": "user", "content": 5}]', 2,
+         "must be a string"),
     ],
 )
 def test_bad_input_names_file_and_line(tmp_path: Path, content: str, line: int, what: str) -> None:
@@ -147,7 +147,8 @@ def test_cli_exit_status_and_summary(tmp_path: Path) -> None:
 
 async def test_what_an_ingest_built_is_on_disk_for_the_next_host(tmp_path) -> None:
     """Deferred commits persist the block's store: a new host over the same data dir loads the
-    whole graph (one journal row per block), and a re-run resumes without re-extracting."""
+    whole graph (one journal row per message, as a live chat), and a re-run resumes without
+    re-extracting."""
     path = write_jsonl(tmp_path / "st.jsonl", ST_LINES)
     first = Host(data_dir=tmp_path / "data", entry_points=False)
     await first.start()
@@ -157,7 +158,8 @@ async def test_what_an_ingest_built_is_on_disk_for_the_next_host(tmp_path) -> No
     finally:
         await first.stop()
     assert report.ok and report.ingested == 4
-    assert len(history) == 1  # one block, one commit
+    # one block, one commit per message: each at its message's seq (u0 0, a 1, a 2, u1 2)
+    assert [(r.version, r.seq) for r in history] == [(1, 0), (2, 1), (3, 2), (4, 2)]
     second = Host(data_dir=tmp_path / "data", entry_points=False)
     await second.start()
     try:

@@ -228,10 +228,12 @@ async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_p
     assert len(spy.commits) == 4  # the two failures committed nothing
     now = await _session(host, chat)
     assert [n.id for n in now.read_api().list_nodes()] == ["n_9"]
-    # seq: the newest commit at or before message 0 along the current history is the import
-    assert (await api.rollback(chat, seq=0)).applied == 0
+    # seq: the newest commit at or before message 0 along the current history is the import,
+    # the state the chat is in already: nothing to roll back, no commit
+    assert await api.rollback(chat, seq=0) is None
+    assert len(spy.commits) == 4
     back = await api.rollback(chat, version=0)
-    assert back.version == 6 and (await _session(host, chat)).read_api().list_nodes() == ()
+    assert back.version == 5 and (await _session(host, chat)).read_api().list_nodes() == ()
     await host.stop()
 
 

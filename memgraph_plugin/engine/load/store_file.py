@@ -228,21 +228,54 @@ def store_problems(data: Any, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     return check.problems
 
 
-def anchor_store(data: Mapping[str, Any], seq: int) -> dict[str, Any]:
+def anchor_store(
+    data: Mapping[str, Any], seq: int, messages: int | None = None
+) -> dict[str, Any]:
     """`data` (a normalised store dict) re-anchored at message seq `seq`: its seq counter becomes
     `seq` and every ``seqTo`` moves down by how far the store's counter was past `seq` (never
     below 0), so the newest imported write counts as made at message `seq`. A store whose counter
-    is not past `seq` keeps its ``seqTo`` values."""
+    is not past `seq` keeps its ``seqTo`` values.
+
+    With `messages` (how many messages the destination chat holds), the ``message`` field of
+    imported nodes (the index of the source chat's message an event was extracted from) moves
+    down the same way, so that the newest one is at most the destination's newest message: a
+    message chatted after the import is never read as one the graph already extracted (which
+    would roll the import back). An index that would fall below 0 goes to ``source_message``."""
     counter = int(data.get("seqCounter") or 0)
     shift = max(0, counter - seq)
 
     def moved(value: Any) -> Any:
         return value if value is None or not shift else max(0, int(value) - shift)
 
-    nodes = {
-        nid: {**node, "seqTo": moved(node.get("seqTo"))} if shift else dict(node)
-        for nid, node in data.get("nodes", {}).items()
-    }
+    indices = [
+        node["fields"]["message"]
+        for node in data.get("nodes", {}).values()
+        if _message_field(node) is not None
+    ]
+    message_shift = 0
+    if messages is not None and indices:
+        message_shift = max(0, max(indices) - (int(messages) - 1))
+
+    def fields_of(node: Mapping[str, Any]) -> Any:
+        index = _message_field(node)
+        if not message_shift or index is None:
+            return node.get("fields")
+        fields = dict(node["fields"])
+        if index - message_shift >= 0:
+            fields["message"] = index - message_shift
+        else:
+            del fields["message"]
+            fields["source_message"] = index
+        return fields
+
+    nodes = {}
+    for nid, node in data.get("nodes", {}).items():
+        node = dict(node)
+        if shift:
+            node["seqTo"] = moved(node.get("seqTo"))
+        if message_shift and _message_field(node) is not None:
+            node["fields"] = fields_of(node)
+        nodes[nid] = node
     edges = []
     for edge in data.get("edges", []):
         edge = dict(edge)
@@ -250,3 +283,10 @@ def anchor_store(data: Mapping[str, Any], seq: int) -> dict[str, Any]:
             edge["seqTo"] = moved(edge["seqTo"])
         edges.append(edge)
     return {**data, "nodes": nodes, "edges": edges, "seqCounter": int(seq)}
+
+
+def _message_field(node: Mapping[str, Any]) -> int | None:
+    """A node's ``fields.message`` when it is a message index (an int, not a bool)."""
+    fields = node.get("fields")
+    value = fields.get("message") if isinstance(fields, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -259,21 +259,27 @@ class Journal:
             out = out[-limit:] if limit > 0 else []
         return tuple(out)
 
+    def marks(self, chat_id: str) -> tuple[tuple[int, int, str], ...]:
+        """``(version, seq, kind)`` of each of the chat's commits, oldest first: `history`
+        without reading the changes (what finding a rollback's target needs)."""
+        first = self.first_per_version(where_eq(chat_id=chat_id), ["seq", "kind"])
+        return tuple((v, int(first[v]["seq"]), str(first[v]["kind"])) for v in sorted(first))
+
     def version_for_seq(self, chat_id: str, seq: int) -> int:
         """The newest version whose message seq is <= `seq` (0: before the first commit).
 
         A seq older than a pruned journal's first kept row is an error, never "before the first
         commit" (which would empty the chat).
         """
-        history = self.history(chat_id)
+        marks = self.marks(chat_id)
         best = 0
-        for rec in history:
-            if rec.seq <= seq:
-                best = rec.version
-        if best == 0 and history and history[0].version > 1:
+        for version, at, _kind in marks:
+            if at <= seq:
+                best = version
+        if best == 0 and marks and marks[0][0] > 1:
             raise StorageError(
                 f"chat {chat_id!r}: the state after message seq {seq} was pruned (history is "
-                f"kept from version {history[0].version}; storage_history_seconds)"
+                f"kept from version {marks[0][0]}; storage_history_seconds)"
             )
         return best
 
@@ -285,45 +291,70 @@ class Journal:
 
     def append(self, chat_id: str, change: ChangeRecord, *, base_version: int) -> CommitRecord:
         """Append one journal row (atomic, durable on return) for version `base_version + 1`."""
-        version = int(base_version) + 1
+        return self.append_many(chat_id, [change], base_version=base_version)[0]
+
+    def append_many(
+        self, chat_id: str, changes: list[ChangeRecord], *, base_version: int
+    ) -> list[CommitRecord]:
+        """Append one journal row per change, versions `base_version + 1` on, in ONE LanceDB
+        append (atomic, durable on return): a transcript ingest keeps one version per message
+        and pays one append per block. Another writer's row at any of these versions first:
+        every row of this append is deleted and `ConflictError` raised (a writer that saw our
+        first row saw them all, so winning `base + 1` wins them all; each is checked anyway)."""
+        if not changes:
+            return []
+        first_version = int(base_version) + 1
         writer = uuid.uuid4().hex
-        profile, vec_ids, blob = _vectors_to_columns(change.vectors)
-        fields = {
-            "seq": int(change.seq_counter),
-            "applied": int(change.applied),
-            "kind": change.kind,
-            "created_at": time.time(),
-        }
-        row = pa.table(
-            {
-                "chat_id": [chat_id],
-                "version": [version],
-                "writer": [writer],
-                **{name: [value] for name, value in fields.items()},
-                "payload": [change_payload(change)],
-                "vec_profile": [profile],
-                "vec_ids": [vec_ids],
-                "vectors": [blob],
-            },
-            schema=COMMITS_SCHEMA,
-        )
+        created = time.time()
+        rows: dict[str, list[Any]] = {name: [] for name in COMMITS_SCHEMA.names}
+        fields_of: list[dict[str, Any]] = []
+        for offset, change in enumerate(changes):
+            profile, vec_ids, blob = _vectors_to_columns(change.vectors)
+            fields = {
+                "seq": int(change.seq_counter),
+                "applied": int(change.applied),
+                "kind": change.kind,
+                "created_at": created,
+            }
+            fields_of.append(fields)
+            row = {
+                "chat_id": chat_id,
+                "version": first_version + offset,
+                "writer": writer,
+                **fields,
+                "payload": change_payload(change),
+                "vec_profile": profile,
+                "vec_ids": vec_ids,
+                "vectors": blob,
+            }
+            for name in rows:
+                rows[name].append(row[name])
+        table = pa.table(rows, schema=COMMITS_SCHEMA)
+        last_version = first_version + len(changes) - 1
         with self._lock:
             seen = self._seen.get(chat_id)
             with self._gate.shared() if self._gate is not None else contextlib.nullcontext():
-                added = self.table.add(row)
+                added = self.table.add(table)
             table_version = getattr(added, "version", None)
             if not self._uncontested(chat_id, base_version, seen, table_version):
-                winner = self.first_per_version(
-                    f"{where_eq(chat_id=chat_id)} AND version = {version}", ["writer"]
-                ).get(version)
-                if winner is None or winner["writer"] != writer:
+                span = f"version >= {first_version} AND version <= {last_version}"
+                winners = self.first_per_version(
+                    f"{where_eq(chat_id=chat_id)} AND {span}", ["writer"]
+                )
+                if any(
+                    winners.get(v, {}).get("writer") != writer
+                    for v in range(first_version, last_version + 1)
+                ):
                     self.table.delete(
                         f"{where_eq(chat_id=chat_id)} AND writer = {sql_literal(writer)}"
                     )
                     latest = self.latest_version(chat_id)
                     raise ConflictError(chat_id, base_version, latest)
-            self._note_own_commit(chat_id, table_version, version)
-        return commit_record(chat_id, version, fields, change)
+            self._note_own_commit(chat_id, table_version, last_version)
+        return [
+            commit_record(chat_id, first_version + offset, fields, change)
+            for offset, (fields, change) in enumerate(zip(fields_of, changes, strict=True))
+        ]
 
     def _uncontested(
         self, chat_id: str, base: int, seen: tuple[int, int] | None, table_version: int | None
