@@ -14,7 +14,6 @@ from typing import Any
 import pluggy
 
 from . import hookspecs, settings_keys  # noqa: F401 - settings_keys declares the plugin's keys
-from .recall import setting_keys as _recall_keys  # noqa: F401 - declares the recall_* keys
 from .recall import status as _status  # noqa: F401 - provides Session.get_retrieval_status
 from .service import SERVICE_NAME, MemoryGraph, memory_graph_for
 
