@@ -14,6 +14,7 @@ from packaging.requirements import Requirement
 
 from host.plugins.pluggy_internals import (
     call_history,
+    call_order,
     drop_hook,
     forget_spec,
     hook_callers,
@@ -160,3 +161,35 @@ def test_sort_hookimpls_sets_the_call_order() -> None:
     sort_hookimpls(pm.hook.greet, lambda impl: {"a": 2, "b": 0, "c": 1}[impl.plugin_name])
     assert pm.hook.greet(name="x") == ["a:x", "c:x", "b:x"]  # the one sorted last runs first
     assert [i.plugin_name for i in pm.hook.greet.get_hookimpls()] == ["b", "c", "a"]
+
+
+def test_call_order_is_the_order_pluggy_calls_in() -> None:
+    pm = _manager()
+    calls: list[str] = []
+
+    class Wrapper:
+        @hookimpl(wrapper=True)
+        def greet(self, name: str):  # type: ignore[no-untyped-def]
+            calls.append("wrapper")
+            return (yield)
+
+    class First:
+        @hookimpl(tryfirst=True)
+        def greet(self, name: str) -> str:
+            calls.append("first")
+            return "first"
+
+    class Last:
+        @hookimpl(trylast=True)
+        def greet(self, name: str) -> str:
+            calls.append("last")
+            return "last"
+
+    pm.register(Last(), name="last")
+    pm.register(_impl("plain"), name="plain")
+    pm.register(Wrapper(), name="wrapper")
+    pm.register(First(), name="first")
+    pm.hook.greet(name="x")
+    order = [impl.plugin_name for impl in call_order(pm.hook.greet)]
+    assert order == ["wrapper", "first", "plain", "last"]
+    assert calls == ["wrapper", "first", "last"]  # "plain" is not recorded; its place is

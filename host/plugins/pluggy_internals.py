@@ -1,13 +1,15 @@
 """Every place the host reaches past pluggy's public API, in one module.
 
-pluggy has no public way to list a manager's hooks, take a spec off a hook, keep a historic
-hook's call history across a reload, or reorder a hook's implementations; the host needs all
-four (see `host.plugins.specs`, `host.reload.reload` and `Host._restore_call_order`). They touch
-``HookRelay.__dict__``, ``HookCaller.spec`` (written), ``HookCaller._hookimpls`` and
+pluggy has no public way to list a manager's hooks, drop a hook, take a spec off a hook, keep a
+historic hook's call history across a reload, or reorder a hook's implementations, and it does
+not document the order ``get_hookimpls()`` returns (the host calls implementations one by one,
+in pluggy's order). The host needs each (see `host.plugins.specs`, `host.plugins.notify`,
+`host.reload.reload` and `Host._restore_call_order`). They touch ``HookRelay.__dict__``,
+``HookCaller.spec`` (written), ``HookCaller._hookimpls`` (and its order) and
 ``HookCaller._call_history``, which are the same in every pluggy of the range pinned in
-pyproject.toml (``>=1.5,<2``; 1.5.0, 1.6.0 and 1.7.0 read alike). ``tests/test_pluggy_internals.py``
-exercises each function against the installed pluggy and checks that it is in that range, so a
-pluggy that changes them fails there first, by name.
+pyproject.toml (``>=1.5,<2``; 1.5.0, 1.6.0 and 1.7.0 read alike).
+``tests/test_pluggy_internals.py`` exercises each function against the installed pluggy and
+checks that it is in that range, so a pluggy that changes them fails there first, by name.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import pluggy
 
 __all__ = [
     "call_history",
+    "call_order",
     "drop_hook",
     "forget_spec",
     "hook_callers",
@@ -62,6 +65,13 @@ def restore_call_history(caller: pluggy.HookCaller, history: list[Any]) -> bool:
         return False
     current.extend(history)
     return True
+
+
+def call_order(caller: pluggy.HookCaller) -> list[pluggy.HookImpl]:
+    """``caller``'s implementations in the order pluggy calls them: wrappers first (outermost
+    first), then the others. pluggy documents ``get_hookimpls()`` but not its order: it calls
+    that list from its end."""
+    return list(reversed(caller.get_hookimpls()))
 
 
 def sort_hookimpls(caller: pluggy.HookCaller, key: Callable[[pluggy.HookImpl], Any]) -> None:
