@@ -49,8 +49,8 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from host import hookimpl  # noqa: E402
-from memgraph_plugin.recall.injection_budget import DEFAULT_ITEM, ITEM_SETTING  # noqa: E402
 from memgraph_plugin.recall.render import item_text  # noqa: E402
+from memgraph_plugin.settings_keys import RECALL_ITEM_CHARS  # noqa: E402
 from memgraph_plugin.turn import pipeline_for  # noqa: E402
 
 # ``../shared/data/locomo-dev.json`` from the repository root (from a worktree one level deeper,
@@ -344,7 +344,7 @@ async def _replay_one(
             base = len(host.chat(chat).messages) - 1
             session = await pipeline.open_session(chat)
             specs = session.get_schema().types
-            max_cell = int(settings.get(ITEM_SETTING, DEFAULT_ITEM))
+            max_cell = int(settings.get(RECALL_ITEM_CHARS.key, RECALL_ITEM_CHARS.default))
             for q in questions:
                 await pipeline.add_user_message(chat, q.text)
                 started = time.perf_counter()

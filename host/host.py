@@ -45,6 +45,7 @@ from host.plugins.notify import (
     run_awaitable,
     summary,
 )
+from host.plugins.pluggy_internals import hook_callers, sort_hookimpls
 from host.plugins.records import SOURCES, PluginRecord, PluginTable, Source
 from host.plugins.specs import SpecSnapshot, forget_specs, specs_declared_in
 from host.settings.settings import SettingsState, env_blocked, env_strict, load_state
@@ -641,10 +642,9 @@ class Host:
             rank = (-tier, -seq) if impl.trylast else (tier, seq)  # pluggy puts trylast first
             return (wrapper, group, rank)
 
-        for caller in vars(self.pm.hook).values():
-            if isinstance(caller, pluggy.HookCaller) and len(caller._hookimpls) > 1:
-                first = caller.name in PROVIDERS_FIRST
-                caller._hookimpls.sort(key=lambda impl, first=first: key(impl, first))
+        for caller in hook_callers(self.pm).values():
+            first = caller.name in PROVIDERS_FIRST
+            sort_hookimpls(caller, lambda impl, first=first: key(impl, first))
 
 
 def _evolve(record: PluginRecord, **changes: Any) -> PluginRecord:

@@ -1,5 +1,10 @@
-"""What the ``memgraph_route`` hook passes and answers: `RouteRequest`, `RouteResult` and its
-`Inclusion`s, and `coerce_route_result`, which accepts the plain forms a router plugin may answer.
+"""The types the memory graph's hooks (``hookspecs.py``, beside this module) pass and answer.
+
+``memgraph_route`` passes a `RouteRequest` and answers a `RouteResult` of `Inclusion`s (or a plain
+form `coerce_route_result` accepts); ``memgraph_commit`` passes a `CommitInfo`,
+``memgraph_injection_changed`` an `InjectionState` and ``memgraph_summarise`` `NodeBriefView`s.
+The last three are defined with the engine's other results and views and re-exported here, so a
+plugin finds the whole hook contract in one module.
 """
 
 from __future__ import annotations
@@ -9,7 +14,21 @@ from typing import Any
 
 import attrs
 
-__all__ = ["BUILTIN_ROUTER", "Inclusion", "RouteRequest", "RouteResult", "coerce_route_result"]
+from .engine.model.results import CommitInfo
+from .engine.model.views import InjectionState, NodeBriefView
+
+__all__ = [
+    "BUILTIN_ROUTER",
+    "CommitInfo",
+    "ExtractedOps",
+    "Inclusion",
+    "InjectionState",
+    "NodeBriefView",
+    "RouteAnswer",
+    "RouteRequest",
+    "RouteResult",
+    "coerce_route_result",
+]
 
 BUILTIN_ROUTER = "builtin-hybrid"
 
@@ -77,6 +96,13 @@ class RouteResult:
     @property
     def selected_ids(self) -> tuple[str, ...]:
         return tuple(i.id for i in self.selected)
+
+
+#: What ``memgraph_route`` answers: a `RouteResult`, node ids, or ``{"selected": ids, "drill":
+#: ids}`` (``coerce_route_result`` turns each into a `RouteResult`).
+RouteAnswer = RouteResult | Sequence[str] | Mapping[str, Sequence[str]]
+#: What ``memgraph_extract`` answers: batch-op dicts (``None``: nothing).
+ExtractedOps = Sequence[Mapping[str, Any]] | None
 
 
 def _id_list(value: Any, *, router: str, what: str) -> list[str]:

@@ -2,15 +2,31 @@
 
 ``memgraph_injection_changed`` and ``memgraph_commit`` are notifications: the service calls them
 through ``host.notify`` / ``host.anotify``, so every implementation runs, an implementation
-that
-raises is logged with its plugin's name, and the write or update that fired it is never undone.
+that raises is logged with its plugin's name, and the write or update that fired it is never undone.
+
+The specs are typed with the hook contract (``hook_contract.py``, beside this module); pluggy
+ignores annotations when it calls a hook, so they document, and let a static tool check, what
+each hook passes and answers.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pluggy
+
+from .hook_contract import (
+    CommitInfo,
+    ExtractedOps,
+    InjectionState,
+    NodeBriefView,
+    RouteAnswer,
+    RouteRequest,
+)
+
+if TYPE_CHECKING:
+    from host.chats.context import ChatContext, Message
 
 try:
     from host.markers import hookspec
@@ -19,21 +35,21 @@ except ImportError:  # pragma: no cover - the same marker, by project name
 
 
 @hookspec
-def memgraph_injection_changed(chat_id: str, state: Any) -> None:
+def memgraph_injection_changed(chat_id: str, state: InjectionState) -> None:
     """A chat's injection state was updated (no debounce: several times a turn is normal).
 
-    `state` is the frozen `memgraph_plugin.engine.model.views.InjectionState` (`always_inject_ids`,
-    `recall_selected_ids`, `visible_ids`).
+    `state` is the frozen `InjectionState` (`always_inject_ids`, `recall_selected_ids`,
+    `visible_ids`; `memgraph_plugin.hook_contract`).
     """
 
 
 @hookspec
-def memgraph_commit(chat_id: str, commit: Any) -> Any:
+def memgraph_commit(chat_id: str, commit: CommitInfo) -> Awaitable[Any] | None:
     """A write to a chat's memory graph changed it and was committed (persisted when storage is on).
 
-    `commit` is a `memgraph_plugin.engine.model.results.CommitInfo` (`version`, `applied`,
-    `chat_id`,
-    ...). An implementation may return an awaitable; ``host.anotify`` awaits it.
+    `commit` is a `CommitInfo` (`version`, `applied`, `chat_id`, ...;
+    `memgraph_plugin.hook_contract`). An implementation may return an awaitable;
+    ``host.anotify`` awaits it.
     """
 
 
@@ -46,11 +62,13 @@ def memgraph_embedding_profiles() -> Any:
     """
 
 
-# -- recall pipeline hooks (memgraph_plugin/recall; see docs/recall.md) ------------------------
+# -- turn pipeline hooks (memgraph_plugin/turn, memgraph_plugin/recall; see docs/recall.md) ----
 
 
 @hookspec
-def memgraph_extract(chat_id: str, message: Any, context: Any) -> Any:
+def memgraph_extract(
+    chat_id: str, message: Message, context: ChatContext
+) -> ExtractedOps | Awaitable[ExtractedOps] | None:
     """Turn a new assistant message into write ops (real use: an LLM; the demo: recorded ops).
 
     Collected from every plugin, in call order, and applied as ONE batch with the message's seq.
@@ -60,17 +78,20 @@ def memgraph_extract(chat_id: str, message: Any, context: Any) -> Any:
 
 
 @hookspec(firstresult=True)
-def memgraph_route(request: Any) -> Any:
-    """Pick what to inject for the next turn: a `memgraph_plugin.recall.RouteResult` (or a list
-    of node ids), or ``None`` to leave it to the next router and finally the built-in one.
+def memgraph_route(request: RouteRequest) -> RouteAnswer | Awaitable[RouteAnswer] | None:
+    """Pick what to inject for the next turn: a `RouteResult` (or a list of node ids, or
+    ``{"selected": ids, "drill": ids}``), or ``None`` to leave it to the next router and finally
+    the built-in one.
 
-    `request` is a `memgraph_plugin.recall.RouteRequest` (query, candidate pool, always-inject ids,
-    session, settings). May return an awaitable.
+    `request` is a `RouteRequest` (query, candidate pool, always-inject ids, session, settings;
+    both in `memgraph_plugin.hook_contract`). May return an awaitable.
     """
 
 
 @hookspec(firstresult=True)
-def memgraph_summarise(type: str, briefs: Any) -> Any:
+def memgraph_summarise(
+    type: str, briefs: Sequence[NodeBriefView]
+) -> str | Awaitable[str | None] | None:
     """The summary text of one compaction group of `type` (`briefs`: the children's
     `NodeBriefView`s, oldest first); ``None`` defers to the next summariser. May be async.
     """

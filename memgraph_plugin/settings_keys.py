@@ -1,10 +1,11 @@
 """The memory graph's setting keys (``memgraph-host.toml``), declared in the host's schema.
 
-Imported by the plugin module, so the keys are known whenever the plugin loads. A subsystem may
-instead declare its keys beside its own code with `host.settings.settings_schema.declare`, as long
-as that
-module is imported when the plugin loads (import it here otherwise). The code reading a key keeps
-its default equal to the declared one (``tests/test_settings_schema.py`` checks the built-ins).
+Imported by the plugin module, so the keys are known whenever the plugin loads. Each key is one
+`Setting` object, and the code reads that object (``host.settings.setting_values``:
+`int_setting(settings, RECALL_TOP_K)`, or ``settings.get(KEY.key, KEY.default)``), so its key,
+default and bounds are written once, here. A subsystem may instead declare its keys beside its
+own code with `host.settings.settings_schema.declare`, as long as that module is imported when
+the plugin loads (import it here otherwise).
 """
 
 from __future__ import annotations
@@ -128,12 +129,125 @@ VECTOR_COARSE_THRESHOLD = declare(
     minimum=1,
 )
 
-# recall_* keys: memgraph_plugin/recall/setting_keys.py (beside the code, from its constants)
+# ---------------------------------------------------------------- recall (recall/, turn/, llm/)
+# The code reads these objects (`host.settings.setting_values.int_setting(settings, RECALL_HOPS)`),
+# never a copy of their key or default.
+RECALL_TOP_K = declare(
+    "recall_top_k",
+    Kind.INTEGER,
+    32,
+    "Most items one recall selects (before the budget).",
+    minimum=0,
+)
+RECALL_CANDIDATES = declare(
+    "recall_candidates",
+    Kind.INTEGER,
+    40,
+    "How many candidates each ranking signal (keyword, vector) is asked for.",
+    minimum=1,
+)
+RECALL_SEED_COUNT = declare(
+    "recall_seed_count",
+    Kind.INTEGER,
+    3,
+    "Best baseline nodes graph expansion starts from.",
+    minimum=0,
+)
+RECALL_HOPS = declare(
+    "recall_hops",
+    Kind.INTEGER,
+    1,
+    "How many edges graph expansion follows from a seed.",
+    minimum=1,
+)
+RECALL_MAX_EXPANDED = declare(
+    "recall_max_expanded",
+    Kind.INTEGER,
+    8,
+    "Most nodes graph expansion adds to one recall.",
+    minimum=0,
+)
+RECALL_RECENT_WINDOW = declare(
+    "recall_recent_window",
+    Kind.INTEGER,
+    1,
+    "Nodes written in the last this-many turns are left out of recall (the chat still has them).",
+    minimum=0,
+)
+RECALL_VECTOR_MIN_SCORE = declare(
+    "recall_vector_min_score",
+    Kind.NUMBER,
+    0.2,
+    "Vector similarity below this does not count as a match.",
+)
+RECALL_CONTEXT_WEIGHT = declare(
+    "recall_context_weight",
+    Kind.NUMBER,
+    0.8,
+    "Share of a neighbour's keyword score a node gets as context.",
+    minimum=0,
+)
+RECALL_BUDGET_CHARS = declare(
+    "recall_budget_chars",
+    Kind.INTEGER,
+    6000,
+    "Characters the injected memory block may take at most.",
+    minimum=1,
+)
+RECALL_PINNED_PER_TYPE = declare(
+    "recall_pinned_per_type",
+    Kind.INTEGER,
+    3,
+    "Pinned (always-inject) nodes shown per type at most.",
+    minimum=0,
+)
+RECALL_ITEM_CHARS = declare(
+    "recall_item_chars",
+    Kind.INTEGER,
+    400,
+    "Characters one injected item may take at most.",
+    minimum=8,
+)
+RECALL_ROLLOUT = declare(
+    "recall_rollout",
+    Kind.CHOICE,
+    "canary",
+    """Graph-expansion rollout: ``off`` never expands, ``shadow`` expands for the trace only,
+    ``canary`` applies it (guarded by the quality gate).""",
+    choices=("off", "shadow", "canary"),  # recall.rollout.RolloutMode, in this order
+)
+RECALL_GRAPH_EXPANSION = declare(
+    "recall_graph_expansion",
+    Kind.BOOLEAN,
+    True,
+    "Feature flag: false turns graph expansion off whatever the rollout mode.",
+)
+RECALL_QUALITY_WINDOW = declare(
+    "recall_quality_window",
+    Kind.INTEGER,
+    20,
+    "Recent graph-expansion outcomes the canary quality gate looks at.",
+    minimum=1,
+)
+RECALL_QUALITY_MAX_ERROR_RATE = declare(
+    "recall_quality_max_error_rate",
+    Kind.NUMBER,
+    0.5,
+    "Share of failed expansions in the window above which the gate holds canary back.",
+    minimum=0,
+    maximum=1,
+)
+RECALL_COMPACTION = declare(
+    "recall_compaction",
+    Kind.CHOICE,
+    "auto",
+    "``auto``: compact eligible groups after each turn; ``off``: never compact automatically.",
+    choices=("auto", "off"),
+)
 
 # ---------------------------------------------------------------- LLM (memgraph_plugin/llm/)
 # Declared here, not in llm/settings.py: the LLM package is imported only when llm_base_url is
-# set, and the keys must be known before that. tests/test_settings_schema.py checks that these
-# match llm.settings.SETTINGS (the defaults and meanings the LLM code reads).
+# set, and the keys must be known before that. llm/settings.py reads these objects.
 LLM_BASE_URL = declare(
     "llm_base_url",
     Kind.STRING,

@@ -50,6 +50,9 @@ async def test_a_write_missing_a_required_argument_is_bad_args(host: Host) -> No
     with pytest.raises(MemoryGraphError) as err:
         await session.create_node(title="no type")
     assert err.value.code == "BAD_ARGS" and "type" in err.value.message
+    with pytest.raises(MemoryGraphError) as err:
+        await session.delete_node(id="n_1", colour="red")  # unknown argument, on the session
+    assert err.value.code == "BAD_ARGS" and "colour" in err.value.message
     write = get_write_api(Store())
     for call in (
         lambda: write.edit_node(title="x"),

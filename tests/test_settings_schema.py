@@ -94,23 +94,23 @@ def test_declaring_checks_the_default_and_conflicting_types() -> None:
 
 
 def test_built_in_defaults_match_the_code() -> None:
-    from memgraph_plugin.recall import injection_budget as budget
-    from memgraph_plugin.recall import rollout, router
+    from memgraph_plugin import settings_keys as keys
     from memgraph_plugin.storage.settings import StorageSettings
 
     import_doc_modules()
     stored = StorageSettings.from_settings({}, data_dir="x")
     expect = {
-        "recall_top_k": router.DEFAULT_TOP_K,
-        "recall_seed_count": router.DEFAULT_SEEDS,
-        "recall_hops": router.DEFAULT_HOPS,
-        "recall_max_expanded": router.DEFAULT_MAX_EXPANDED,
-        "recall_vector_min_score": router.DEFAULT_VECTOR_MIN,
-        "recall_recent_window": router.DEFAULT_RECENT,
-        "recall_budget_chars": budget.DEFAULT_BUDGET,
-        "recall_rollout": rollout.DEFAULT_MODE,
-        "recall_quality_window": rollout.DEFAULT_GATE_WINDOW,
-        "recall_quality_max_error_rate": rollout.DEFAULT_GATE_RATE,
+        # the recall code reads these declarations themselves (settings_keys.RECALL_*)
+        "recall_top_k": keys.RECALL_TOP_K.default,
+        "recall_seed_count": keys.RECALL_SEED_COUNT.default,
+        "recall_hops": keys.RECALL_HOPS.default,
+        "recall_max_expanded": keys.RECALL_MAX_EXPANDED.default,
+        "recall_vector_min_score": keys.RECALL_VECTOR_MIN_SCORE.default,
+        "recall_recent_window": keys.RECALL_RECENT_WINDOW.default,
+        "recall_budget_chars": keys.RECALL_BUDGET_CHARS.default,
+        "recall_rollout": keys.RECALL_ROLLOUT.default,
+        "recall_quality_window": keys.RECALL_QUALITY_WINDOW.default,
+        "recall_quality_max_error_rate": keys.RECALL_QUALITY_MAX_ERROR_RATE.default,
         "storage_retention_seconds": stored.retention_seconds,
         "storage_optimize_every": stored.optimize_every,
         "storage_checkpoint_every": stored.checkpoint_every,
@@ -130,11 +130,13 @@ def test_llm_keys_match_what_the_llm_code_reads() -> None:
         assert SCHEMA.default(key) == default, key
 
 
-# keys read in the code: settings.get("k" / number_setting(settings, "k" / X_SETTING = "k"
+# keys read in the code: settings.get("k" / number_setting(settings, "k" / X_SETTING = "k" /
+# X = declare("k" (a key constant the code reads through: int_setting(settings, X), X.key)
 _READS = re.compile(
     r"""settings\.get\(\s*["']([a-z_]+)["']"""
     r"""|_setting\(\s*[a-z_.]*settings,\s*["']([a-z_]+)["']"""
     r"""|[A-Z_]*SETTING\s*(?:,\s*[A-Z_]+\s*)?=\s*["']([a-z_]+)["']"""
+    r"""|[A-Z_]+\s*=\s*declare\(\s*["']([a-z_]+)["']"""
 )
 
 

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from host.cli.console import add_json_option, print_json, print_table
 from host.host import Host
 from host.plugins.notify import implementations
+from host.plugins.pluggy_internals import call_order, hook_callers
 from host.plugins.records import PluginRecord
 from host.settings.settings_doc import format_value, setting_rows, settings_markdown
 
@@ -112,11 +113,12 @@ def cmd_plugins(host: Host, args: argparse.Namespace, out: TextIO | None = None)
 def hook_rows(host: Host) -> list[dict[str, Any]]:
     """One JSON-ready dict per hook: flags, where it is declared, implementations in call order."""
     rows = []
-    for name in sorted(n for n in vars(host.pm.hook) if not n.startswith("_")):
-        caller = getattr(host.pm.hook, name)
+    callers = hook_callers(host.pm)
+    for name in sorted(n for n in callers if not n.startswith("_")):
+        caller = callers[name]
         spec = caller.spec
         opts = spec.opts if spec is not None else {}
-        wrappers = [i for i in reversed(caller.get_hookimpls()) if i.wrapper or i.hookwrapper]
+        wrappers = [i for i in call_order(caller) if i.wrapper or i.hookwrapper]
         rows.append(
             {
                 "name": name,

@@ -23,6 +23,7 @@ import attrs
 import pluggy
 
 from host.plugins.hook_guard import Guard, guarded_call
+from host.plugins.pluggy_internals import call_order
 
 #: What a hook implementation may raise without ending the caller: every ``Exception``, and
 #: ``SystemExit`` (a plugin calling ``sys.exit()`` fails alone, as it does at import).
@@ -66,8 +67,7 @@ def implementations(pm: pluggy.PluginManager, hook_name: str) -> list[Any]:
     caller = getattr(pm.hook, hook_name, None)
     if not isinstance(caller, pluggy.HookCaller):
         return []
-    impls = [i for i in caller.get_hookimpls() if not (i.wrapper or i.hookwrapper)]
-    return list(reversed(impls))  # pluggy calls the end of the list first
+    return [i for i in call_order(caller) if not (i.wrapper or i.hookwrapper)]
 
 
 def _arguments(impl: Any, hook_name: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:

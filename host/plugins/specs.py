@@ -16,15 +16,15 @@ import attrs
 import pluggy
 
 from host.plugins.fresh_import import owns_module
+from host.plugins.pluggy_internals import drop_hook, forget_spec, hook_callers
 
-
-def hook_callers(pm: pluggy.PluginManager) -> dict[str, pluggy.HookCaller]:
-    """Every hook caller of ``pm`` by hook name."""
-    return {
-        name: caller
-        for name, caller in vars(pm.hook).items()
-        if isinstance(caller, pluggy.HookCaller)
-    }
+__all__ = [
+    "SpecSnapshot",
+    "forget_specs",
+    "hook_callers",
+    "namespace_module",
+    "specs_declared_in",
+]
 
 
 def namespace_module(spec: Any) -> str:
@@ -63,10 +63,9 @@ def forget_specs(
             continue
         forgotten.append(name)
         if name not in keep and not caller.get_hookimpls():
-            delattr(pm.hook, name)
+            drop_hook(pm, name)
             continue
-        caller.spec = None
-        caller._call_history = None  # only a hook with a spec keeps a (historic) history
+        forget_spec(caller)
     return tuple(forgotten)
 
 

@@ -41,7 +41,7 @@ from host.plugins.fresh_import import (
     owns_module,
     purge_modules,
 )
-from host.plugins.specs import hook_callers
+from host.plugins.pluggy_internals import call_history, hook_callers, restore_call_history
 from host.reload.plugin_folder import PluginFolderFilter, plugin_name
 
 if TYPE_CHECKING:
@@ -578,7 +578,7 @@ class Reloader:
         forgets the spec, and whichever version adds it again keeps the history."""
         histories = {}
         for hook in self.host.specs_of(name):
-            history = getattr(self.host.pm.hook, hook)._call_history
+            history = call_history(getattr(self.host.pm.hook, hook))
             if history:
                 histories[hook] = list(history)
         return histories
@@ -587,8 +587,8 @@ class Reloader:
         """Give the historic hooks whose spec was added again their history back."""
         for hook, history in histories.items():
             caller = getattr(self.host.pm.hook, hook, None)
-            if caller is not None and caller.spec is not None and caller._call_history == []:
-                caller._call_history.extend(history)
+            if caller is not None:
+                restore_call_history(caller, history)
 
     # ------------------------------------------------------------------ hook calls
 

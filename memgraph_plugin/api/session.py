@@ -1,83 +1,41 @@
 """`Session`: one chat's memory graph behind the session facade (``open_session(ctx)``).
 
-Reads are plain methods delegating to the `ReadApi`; writes are coroutines delegating to the
-`WriteApi`. A write that changed the store is committed by the service (persisted when storage
-is on) and then ``memgraph_commit(chat_id, commit)`` fires, outside the chat's write lock, so a
-plugin reacting to a commit may write again.
+Reads are plain methods delegating to the `ReadApi` (`SessionReads`); writes are coroutines
+delegating to the `WriteApi` under the chat's write lock. Each is written out with its API
+method's signature and docstring (``tests/engine/test_write_api_session.py`` checks they match).
+A write that changed the store is committed by the service (persisted when storage is on) and
+then ``memgraph_commit(chat_id, commit)`` fires, outside the chat's write lock, so a plugin
+reacting to a commit may write again.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-from ..engine.model.results import CommitInfo
-from ..errors import check_int, check_str, check_str_list
+from ..engine.model.results import (
+    BatchResult,
+    CommitInfo,
+    CompactResult,
+    CreateResult,
+    DeleteLinksResult,
+    DeleteResult,
+    EditResult,
+    UpsertLinksResult,
+)
+from ..errors import MemoryGraphError, check_int, check_str, check_str_list
+from .checked_calls import checked_call
 from .read import ReadApi
+from .session_reads import SessionReads
 from .status_lookup import retrieval_status_for
 from .write import WriteApi
 
 __all__ = ["Session"]
 
-#: Reads the session hands to its `ReadApi` unchanged (the session table, then the lower level).
-READ_METHODS: tuple[str, ...] = (
-    "list_visible_candidates",
-    "get_edge_summary",
-    "get_node_brief",
-    "get_node_briefs",
-    "expand_from_seeds",
-    "get_schema",
-    "keyword_search",
-    "find_by_name",
-    "compaction_candidates",
-    "list_nodes",
-    "get_node",
-    "list_edges",
-    "get_neighbors",
-    "get_ancestor",
-    "get_descendants",
-    "get_nearest_visible_ancestor",
-    "project_edges",
-    "get_node_exposure",
-    "on_injection_changed",
-)
-#: Writes the session runs through its `WriteApi` under the chat's write lock.
-WRITE_METHODS: tuple[str, ...] = (
-    "create_node",
-    "edit_node",
-    "delete_node",
-    "upsert_links",
-    "delete_links",
-    "compact_nodes",
-    "apply_extraction_batch",
-    "compact_groups",
-)
 
-
-def _delegate_read(name: str) -> Callable[..., Any]:
-    """A session method that is the `ReadApi` method `name` (same signature and docstring)."""
-
-    @functools.wraps(getattr(ReadApi, name))
-    def method(self: Session, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self._read, name)(*args, **kwargs)
-
-    return method
-
-
-def _delegate_write(name: str) -> Callable[..., Awaitable[Any]]:
-    """A session coroutine that runs the `WriteApi` method `name` under the chat's write lock
-    and fires the commits it produced (same signature and docstring)."""
-
-    @functools.wraps(getattr(WriteApi, name))
-    async def method(self: Session, *args: Any, **kwargs: Any) -> Any:
-        return await self._writing(lambda: getattr(self._write, name)(*args, **kwargs))
-
-    return method
-
-
-class Session:
-    """The 16 methods of the session facade, plus the read API's lower-level reads."""
+class Session(SessionReads):
+    """The 16 methods of the session facade, plus the read API's lower-level reads (those in
+    `SessionReads`)."""
 
     def __init__(self, service: Any, ctx: Any, chat_id: str, store: Any) -> None:
         self._service = service
@@ -122,7 +80,104 @@ class Session:
             await self._service.fire_commit(self.chat_id, commit)
         return result
 
-    # -- reads and writes (delegated; see READ_METHODS, WRITE_METHODS) ------------------------
+    # -- writes: each the `WriteApi` method of the same name, under the chat's write lock ------
+
+    @checked_call
+    async def create_node(
+        self,
+        *,
+        type: str,
+        title: str | None = None,
+        fields: Mapping[str, Any] | None = None,
+        links: Iterable[Mapping[str, Any]] | None = None,
+        ref: str | None = None,
+    ) -> CreateResult:
+        """Create a node (or merge into the latest-only node of that name); raises OP_FAILED."""
+        return await self._writing(
+            lambda: self._write.create_node(
+                type=type, title=title, fields=fields, links=links, ref=ref
+            )
+        )
+
+    @checked_call
+    async def edit_node(
+        self,
+        *,
+        id: str,
+        set_fields: Mapping[str, Any] | None = None,
+        clear_fields: Iterable[str] | None = None,
+        title: str | None = None,
+    ) -> EditResult:
+        """Patch a node; `ok` False (no throw) when it is missing, archived or the edit skipped."""
+        return await self._writing(
+            lambda: self._write.edit_node(
+                id=id, set_fields=set_fields, clear_fields=clear_fields, title=title
+            )
+        )
+
+    @checked_call
+    async def delete_node(self, *, id: str) -> DeleteResult:
+        """Archive a node (soft delete: edges and children stay); `ok` False when not active."""
+        return await self._writing(lambda: self._write.delete_node(id=id))
+
+    @checked_call
+    async def upsert_links(
+        self, *, source: Mapping[str, str], links: Iterable[Mapping[str, Any]]
+    ) -> UpsertLinksResult:
+        """Add relation edges from `source`; `applied` counts the edges actually added."""
+        return await self._writing(lambda: self._write.upsert_links(source=source, links=links))
+
+    @checked_call
+    async def delete_links(
+        self,
+        *,
+        source: Mapping[str, str],
+        target: Mapping[str, str],
+        relation: str,
+        direction: str = "bidirectional",
+    ) -> DeleteLinksResult:
+        """Remove the `relation` edges between source and target; `removed` counts them."""
+        return await self._writing(
+            lambda: self._write.delete_links(
+                source=source, target=target, relation=relation, direction=direction
+            )
+        )
+
+    @checked_call
+    async def compact_nodes(
+        self,
+        *,
+        type: str,
+        child_ids: Iterable[str],
+        summary: str,
+        fields: Mapping[str, Any] | None = None,
+    ) -> CompactResult:
+        """Roll `child_ids` up into a new rollup node of `type` (BAD_ARGS / CHILD_* errors)."""
+        return await self._writing(
+            lambda: self._write.compact_nodes(
+                type=type, child_ids=child_ids, summary=summary, fields=fields
+            )
+        )
+
+    @checked_call
+    async def apply_extraction_batch(
+        self, *, ops: Iterable[Any], max_seq: int | None = None
+    ) -> BatchResult:
+        """Apply ops as one batch (refs resolve inside it; failures land in `rejected`)."""
+        return await self._writing(
+            lambda: self._write.apply_extraction_batch(ops=ops, max_seq=max_seq)
+        )
+
+    async def compact_groups(
+        self, *, type: str, groups: Iterable[tuple[Iterable[str], str]]
+    ) -> tuple[CompactResult | MemoryGraphError, ...]:
+        """Roll each `(child_ids, summary)` group up as `compact_nodes` does (all or nothing per
+        group), in one commit: a catch-up over thousands of groups (a large imported graph) is
+        one journal row, not one per group. One outcome per group, in order: its result, or
+        the error that left it out (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
+        return await self._writing(lambda: self._write.compact_groups(type=type, groups=groups))
+
+    # -- the session's own reads -----------------------------------------------------------------
 
     async def vector_search(
         self, *, query: str, types: Iterable[str] | None = None, k: int = 20
@@ -150,10 +205,3 @@ class Session:
     def get_injection_state(self) -> Any:
         """The chat's current frozen `InjectionState`."""
         return self._hub.state
-
-
-for _name in READ_METHODS:
-    setattr(Session, _name, _delegate_read(_name))
-for _name in WRITE_METHODS:
-    setattr(Session, _name, _delegate_write(_name))
-del _name

@@ -2,18 +2,15 @@
 
 `apply_extraction_batch` is the one entry; the primitives (`create_node`, `edit_node`, ...) build a
 one-op batch. `compact_nodes` runs the rollup builder in the same transaction / commit path.
-`on_commit(store)` runs (awaited when it returns an awaitable) only after a write that changed
-the store; the session passes one that persists ``store.take_changeset()``.
+`on_commit(store, result, kind)` (`CommitCallback`) runs, awaited when it returns an awaitable,
+only after a write that changed the store; the session passes one that persists
+``store.take_changeset()``. `get_write_api` also takes the contract's ``on_commit(store)``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import inspect
-import re
-import weakref
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -34,11 +31,15 @@ from ..engine.write.batch import apply_batch
 from ..engine.write.ops import DIRECTIONS
 from ..engine.write.rollups import apply_rollup
 from ..errors import MemoryGraphError, bad_args
+from .checked_calls import checked_call
 
 __all__ = ["CommitCallback", "WriteApi", "get_write_api"]
 
-#: ``on_commit(store, result)`` style callbacks get the store (and may return an awaitable).
-CommitCallback = Callable[..., Any | Awaitable[Any]]
+#: ``on_commit(store, result, kind)``, the one way a `WriteApi` reports a commit: called after
+#: a write that changed the store, with the store, the write's `BatchResult` and the name of the
+#: method (``"create_node"``, ``"batch"``, ...); awaited when it returns an awaitable. An ``int``
+#: ``version`` on what it returns (a `CommitInfo`) becomes the version of the write's result.
+CommitCallback = Callable[[Any, BatchResult, str], Any]
 
 
 def _endpoint(argument: str, value: Any, *, allow_ref: bool = True) -> dict[str, str]:
@@ -118,13 +119,7 @@ class WriteApi:
             if self._version is not None:
                 return attrs.evolve(result, version=self._version())
             return result
-        params = _arity(self._on_commit)
-        if params >= 3:
-            outcome = self._on_commit(self._store, result, kind)
-        elif params == 2:
-            outcome = self._on_commit(self._store, result)
-        else:
-            outcome = self._on_commit(self._store)
+        outcome = self._on_commit(self._store, result, kind)
         if inspect.isawaitable(outcome):
             outcome = await outcome
         version = getattr(outcome, "version", None)
@@ -139,6 +134,7 @@ class WriteApi:
 
     # ---- the batch
 
+    @checked_call
     async def apply_extraction_batch(
         self, *, ops: Iterable[Any], max_seq: int | None = None
     ) -> BatchResult:
@@ -152,6 +148,7 @@ class WriteApi:
 
     # ---- primitives
 
+    @checked_call
     async def create_node(
         self,
         *,
@@ -189,6 +186,7 @@ class WriteApi:
         node_id = result.node_ids[0]
         return CreateResult(id=node_id, ref=ref)
 
+    @checked_call
     async def edit_node(
         self,
         *,
@@ -218,6 +216,7 @@ class WriteApi:
         result = await self._run([op], None, "edit_node")
         return EditResult(ok=bool(result.applied), changed=result.changed, rejected=result.rejected)
 
+    @checked_call
     async def delete_node(self, *, id: str) -> DeleteResult:
         """Archive a node (soft delete: edges and children stay); `ok` False when not active."""
         self._require_store()
@@ -251,6 +250,7 @@ class WriteApi:
             out.append({**_link_op_target(target), "relation": relation, "direction": direction})
         return out
 
+    @checked_call
     async def upsert_links(
         self, *, source: Mapping[str, str], links: Iterable[Mapping[str, Any]]
     ) -> UpsertLinksResult:
@@ -268,6 +268,7 @@ class WriteApi:
         result = await self._run([op], None, "upsert_links")
         return UpsertLinksResult(applied=result.added, rejected=result.rejected)
 
+    @checked_call
     async def delete_links(
         self,
         *,
@@ -299,6 +300,7 @@ class WriteApi:
         result = await self._run([op], None, "delete_links")
         return DeleteLinksResult(removed=result.removed, rejected=result.rejected)
 
+    @checked_call
     async def compact_nodes(
         self,
         *,
@@ -376,25 +378,6 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
-_ARITIES: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-
-
-def _arity(callback: Callable[..., Any]) -> int:
-    """How many positional arguments `callback` takes (1: the store only); remembered per
-    function, so a session's bound `on_commit` is inspected once, not at every write."""
-    function = getattr(callback, "__func__", None)
-    if function is None or getattr(callback, "__self__", None) is None:
-        return _signature_arity(callback)
-    try:
-        return _ARITIES[function]
-    except (KeyError, TypeError):
-        pass
-    arity = _signature_arity(callback)
-    with contextlib.suppress(TypeError):
-        _ARITIES[function] = arity
-    return arity
-
-
 def _signature_arity(callback: Callable[..., Any]) -> int:
     try:
         sig = inspect.signature(callback)
@@ -412,48 +395,6 @@ def _signature_arity(callback: Callable[..., Any]) -> int:
     return count
 
 
-_ARGUMENT = re.compile(r"argument:? '?([A-Za-z_][A-Za-z0-9_]*)'?")
-
-
-def _checked_call(method: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """``method`` with its arguments bound first: a missing or unknown argument is the contract's
-    ``BAD_ARGS`` naming it, not a ``TypeError`` (issue 18.14)."""
-    signature = inspect.signature(method)
-    params = list(signature.parameters.values())[1:]
-    accepted = frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)
-    required = frozenset(
-        p.name
-        for p in params
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
-    )
-
-    @functools.wraps(method)
-    async def checked(self: WriteApi, *args: Any, **kwargs: Any) -> Any:
-        if not args and required <= kwargs.keys() <= accepted:  # fits: no binding needed
-            return await method(self, **kwargs)
-        try:
-            signature.bind(self, *args, **kwargs)
-        except TypeError as exc:
-            found = _ARGUMENT.search(str(exc))
-            raise bad_args(found.group(1) if found else "arguments", str(exc)) from None
-        return await method(self, *args, **kwargs)
-
-    return checked
-
-
-for _name in (
-    "apply_extraction_batch",
-    "create_node",
-    "edit_node",
-    "delete_node",
-    "upsert_links",
-    "delete_links",
-    "compact_nodes",
-):
-    setattr(WriteApi, _name, _checked_call(getattr(WriteApi, _name)))
-del _name
-
-
 def get_write_api(
     store: Any,
     ctx: Any = None,
@@ -467,5 +408,20 @@ def get_write_api(
     if on_commit is not None and not callable(on_commit):
         raise bad_args("on_commit", f"expected a callable, got {type_name(on_commit)}")
     return WriteApi(
-        store, ctx, schema=None if schema is None else resolve_schema(schema), on_commit=on_commit
+        store,
+        ctx,
+        schema=None if schema is None else resolve_schema(schema),
+        on_commit=None if on_commit is None else _commit_callback(on_commit),
     )
+
+
+def _commit_callback(on_commit: Callable[..., Any]) -> CommitCallback:
+    """The `CommitCallback` for a callback given to `get_write_api`, decided once: the contract's
+    ``on_commit(store)``, or one that takes two or three positional arguments (the store, the
+    `BatchResult`, the method's name) and gets as many."""
+    arity = _signature_arity(on_commit)
+    if arity >= 3:
+        return on_commit
+    if arity == 2:
+        return lambda store, result, kind: on_commit(store, result)
+    return lambda store, result, kind: on_commit(store)

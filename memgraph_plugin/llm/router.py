@@ -18,14 +18,9 @@ import attrs
 import cattrs
 
 from host import hookimpl
+from host.settings.setting_values import int_setting
 from memgraph_plugin.hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
-from memgraph_plugin.recall.router import (
-    DEFAULT_SEEDS,
-    DEFAULT_TOP_K,
-    SEEDS_SETTING,
-    TOP_K_SETTING,
-    int_setting,
-)
+from memgraph_plugin.settings_keys import RECALL_SEED_COUNT, RECALL_TOP_K
 
 from .calls import LlmHookPlugin, call_deadline, traced
 from .ops_schema import InvalidOutput, converter
@@ -108,8 +103,8 @@ class LlmRouter(LlmHookPlugin):
         candidates = fused_candidates(request, self.settings.rerank_count)
         if not candidates:
             return None
-        top_k = int_setting(request.settings, TOP_K_SETTING, DEFAULT_TOP_K)
-        n_seeds = int_setting(request.settings, SEEDS_SETTING, DEFAULT_SEEDS)
+        top_k = int_setting(request.settings, RECALL_TOP_K)
+        n_seeds = int_setting(request.settings, RECALL_SEED_COUNT)
         ids = [c.id for c in candidates]
         listed = "\n".join(node_line(c) for c in candidates)
         messages = [

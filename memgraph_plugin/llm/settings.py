@@ -6,45 +6,53 @@ set, and then no LLM code path runs at all (the offline extractor, router and su
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-#: The hooks an LLM can answer, by their short names in ``llm_hooks``.
-HOOKS: tuple[str, ...] = ("extract", "route", "summarise")
+from host.settings.setting_values import float_setting, int_setting
+from host.settings.settings_schema import Setting
+from memgraph_plugin.settings_keys import (
+    LLM_API_KEY_ENV,
+    LLM_BACKOFF_MAX_S,
+    LLM_BACKOFF_S,
+    LLM_BASE_URL,
+    LLM_HOOKS,
+    LLM_MAX_TOKENS,
+    LLM_MODEL,
+    LLM_RERANK_COUNT,
+    LLM_RESPONSE_FORMAT,
+    LLM_RETRIES,
+    LLM_TEMPERATURE,
+    LLM_TIMEOUT_S,
+)
 
-#: Every setting this package reads, its default and what it does (docs/llm.md mirrors this).
-SETTINGS: Mapping[str, tuple[Any, str]] = {
-    "llm_base_url": (
-        None,
-        "URL of an OpenAI-compatible chat-completions server, up to /v1 "
-        "(e.g. http://localhost:11434/v1 for Ollama). Unset: no LLM, the offline defaults answer.",
-    ),
-    "llm_model": (None, "Model name the server knows (required with llm_base_url)."),
-    "llm_api_key_env": (
-        None,
-        "NAME of the environment variable holding the API key (the key itself never goes in the "
-        "settings file). Unset: a placeholder key, fine for local servers.",
-    ),
-    "llm_timeout_s": (60.0, "Seconds one request may take before it counts as timed out."),
-    "llm_retries": (2, "Extra attempts after a 429, a 5xx, a timeout or a refused connection."),
-    "llm_backoff_s": (1.0, "First wait between attempts; doubles each retry."),
-    "llm_backoff_max_s": (30.0, "Longest wait between attempts (a Retry-After is capped at it)."),
-    "llm_hooks": (list(HOOKS), "Which hooks go through the model: extract, route, summarise."),
-    "llm_response_format": (
-        "json_schema",
-        "json_schema (structured output) or json_object; json_schema falls back to json_object "
-        "by itself when the server rejects it.",
-    ),
-    "llm_rerank_count": (20, "How many fused candidates the LLM router reranks at most."),
-    "llm_temperature": (0.0, "Sampling temperature sent with every request."),
-    "llm_max_tokens": (2048, "Most tokens one answer may have."),
-}
+#: The LLM keys, declared (type, default, bounds, doc) in ``memgraph_plugin/settings_keys.py``.
+KEYS: tuple[Setting, ...] = (
+    LLM_BASE_URL,
+    LLM_MODEL,
+    LLM_API_KEY_ENV,
+    LLM_TIMEOUT_S,
+    LLM_RETRIES,
+    LLM_BACKOFF_S,
+    LLM_BACKOFF_MAX_S,
+    LLM_HOOKS,
+    LLM_RESPONSE_FORMAT,
+    LLM_RERANK_COUNT,
+    LLM_TEMPERATURE,
+    LLM_MAX_TOKENS,
+)
 
-RESPONSE_FORMATS = ("json_schema", "json_object")
+#: The hooks an LLM can answer, by their short names in ``llm_hooks`` (its default: all).
+HOOKS: tuple[str, ...] = tuple(LLM_HOOKS.default)
+
+#: Every setting this package reads: its default and what it does (docs/llm.md mirrors this),
+#: read off the declarations.
+SETTINGS: Mapping[str, tuple[Any, str]] = {s.key: (s.default, s.doc) for s in KEYS}
+
+RESPONSE_FORMATS = LLM_RESPONSE_FORMAT.choices
 
 
 class LlmSettingsError(ValueError):
@@ -58,15 +66,15 @@ class LlmSettings:
     base_url: str
     model: str
     api_key_env: str | None = None
-    timeout_s: float = 60.0
-    retries: int = 2
-    backoff_s: float = 1.0
-    backoff_max_s: float = 30.0
+    timeout_s: float = LLM_TIMEOUT_S.default
+    retries: int = LLM_RETRIES.default
+    backoff_s: float = LLM_BACKOFF_S.default
+    backoff_max_s: float = LLM_BACKOFF_MAX_S.default
     hooks: frozenset[str] = frozenset(HOOKS)
-    response_format: str = "json_schema"
-    rerank_count: int = 20
-    temperature: float = 0.0
-    max_tokens: int = 2048
+    response_format: str = LLM_RESPONSE_FORMAT.default
+    rerank_count: int = LLM_RERANK_COUNT.default
+    temperature: float = LLM_TEMPERATURE.default
+    max_tokens: int = LLM_MAX_TOKENS.default
 
     def uses(self, hook: str) -> bool:
         """True when ``hook`` (``extract``, ``route``, ``summarise``) goes through the model."""
@@ -86,15 +94,17 @@ class LlmSettings:
         return key
 
 
-def _number(settings: Mapping[str, Any], key: str, *, minimum: float, integer: bool) -> Any:
-    value = settings.get(key)
-    if value is None:
-        return SETTINGS[key][0]
-    ok = isinstance(value, int) if integer else isinstance(value, (int, float))
-    if isinstance(value, bool) or not ok or not math.isfinite(value) or value < minimum:
-        kind = "an integer" if integer else "a number"
-        raise LlmSettingsError(f"setting {key}={value!r} must be {kind} >= {minimum}")
-    return value if integer else float(value)
+def _given(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``settings`` without the keys set to ``None``: for the LLM, ``None`` is unset."""
+    return {key: value for key, value in settings.items() if value is not None}
+
+
+def _int(settings: Mapping[str, Any], setting: Setting) -> int:
+    return int_setting(settings, setting, error=LlmSettingsError)
+
+
+def _float(settings: Mapping[str, Any], setting: Setting) -> float:
+    return float_setting(settings, setting, bounded=True, error=LlmSettingsError)
 
 
 def _text(settings: Mapping[str, Any], key: str) -> str | None:
@@ -107,7 +117,7 @@ def _text(settings: Mapping[str, Any], key: str) -> str | None:
 
 
 def _hooks(settings: Mapping[str, Any]) -> frozenset[str]:
-    value = settings.get("llm_hooks")
+    value = settings.get(LLM_HOOKS.key)
     if value is None:
         return frozenset(HOOKS)
     if isinstance(value, str):
@@ -128,31 +138,32 @@ def llm_settings(settings: Mapping[str, Any]) -> LlmSettings | None:
     Raises `LlmSettingsError` naming the setting when a value cannot work (a missing model,
     a negative timeout, an unknown hook).
     """
-    base_url = _text(settings, "llm_base_url")
+    base_url = _text(settings, LLM_BASE_URL.key)
     if base_url is None:
         return None
     if not base_url.startswith(("http://", "https://")):
         raise LlmSettingsError(f"setting llm_base_url={base_url!r} must start with http(s)://")
-    model = _text(settings, "llm_model")
+    model = _text(settings, LLM_MODEL.key)
     if model is None:
         raise LlmSettingsError("setting llm_model is required when llm_base_url is set")
-    response_format = _text(settings, "llm_response_format") or "json_schema"
+    response_format = _text(settings, LLM_RESPONSE_FORMAT.key) or LLM_RESPONSE_FORMAT.default
     if response_format not in RESPONSE_FORMATS:
         raise LlmSettingsError(
             f"setting llm_response_format={response_format!r} must be one of "
             f"{', '.join(RESPONSE_FORMATS)}"
         )
+    given = _given(settings)
     return LlmSettings(
         base_url=base_url.rstrip("/"),
         model=model,
-        api_key_env=_text(settings, "llm_api_key_env"),
-        timeout_s=_number(settings, "llm_timeout_s", minimum=0.001, integer=False),
-        retries=_number(settings, "llm_retries", minimum=0, integer=True),
-        backoff_s=_number(settings, "llm_backoff_s", minimum=0, integer=False),
-        backoff_max_s=_number(settings, "llm_backoff_max_s", minimum=0, integer=False),
+        api_key_env=_text(settings, LLM_API_KEY_ENV.key),
+        timeout_s=_float(given, LLM_TIMEOUT_S),
+        retries=_int(given, LLM_RETRIES),
+        backoff_s=_float(given, LLM_BACKOFF_S),
+        backoff_max_s=_float(given, LLM_BACKOFF_MAX_S),
         hooks=_hooks(settings),
         response_format=response_format,
-        rerank_count=_number(settings, "llm_rerank_count", minimum=1, integer=True),
-        temperature=_number(settings, "llm_temperature", minimum=0, integer=False),
-        max_tokens=_number(settings, "llm_max_tokens", minimum=1, integer=True),
+        rerank_count=_int(given, LLM_RERANK_COUNT),
+        temperature=_float(given, LLM_TEMPERATURE),
+        max_tokens=_int(given, LLM_MAX_TOKENS),
     )

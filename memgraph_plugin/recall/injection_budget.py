@@ -16,9 +16,6 @@ import attrs
 
 from .render import PINNED_HEADING, RECALLED_HEADING, item_text, render_injection
 
-BUDGET_SETTING, DEFAULT_BUDGET = "recall_budget_chars", 6000
-PINNED_SETTING, DEFAULT_PINNED = "recall_pinned_per_type", 3
-ITEM_SETTING, DEFAULT_ITEM = "recall_item_chars", 400
 # a table's fixed cost beyond its rows: "### name", header and separator lines, blank lines
 _TABLE_SLACK = 16
 

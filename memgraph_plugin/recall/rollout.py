@@ -16,16 +16,20 @@ from typing import Any
 
 import attrs
 
-ROLLOUT_SETTING = "recall_rollout"
-FEATURE_FLAG_SETTING = "recall_graph_expansion"
-DEFAULT_MODE = "canary"
-GATE_WINDOW_SETTING, DEFAULT_GATE_WINDOW = "recall_quality_window", 20
-GATE_RATE_SETTING, DEFAULT_GATE_RATE = "recall_quality_max_error_rate", 0.5
+from host.settings.setting_values import float_setting, int_setting
+
+from ..settings_keys import (
+    RECALL_GRAPH_EXPANSION,
+    RECALL_QUALITY_MAX_ERROR_RATE,
+    RECALL_QUALITY_WINDOW,
+    RECALL_ROLLOUT,
+)
+
 GATE_MIN_SAMPLES = 4  # fewer outcomes than this (or than the window) never block
 
 
 class RolloutMode(enum.StrEnum):
-    """How far graph expansion is rolled out."""
+    """How far graph expansion is rolled out (the choices of ``recall_rollout``)."""
 
     OFF = "off"
     SHADOW = "shadow"
@@ -60,7 +64,7 @@ class RolloutDecision:
 def parse_mode(value: Any) -> RolloutMode:
     """Turn a setting value into a mode; ``None`` means the default (canary)."""
     if value is None or value == "":
-        return RolloutMode(DEFAULT_MODE)
+        return RolloutMode(RECALL_ROLLOUT.default)
     if isinstance(value, RolloutMode):
         return value
     if isinstance(value, str):
@@ -69,7 +73,7 @@ def parse_mode(value: Any) -> RolloutMode:
         except ValueError:
             pass
     allowed = ", ".join(m.value for m in RolloutMode)
-    raise RolloutSettingError(f"setting {ROLLOUT_SETTING}={value!r} is not one of: {allowed}")
+    raise RolloutSettingError(f"setting {RECALL_ROLLOUT.key}={value!r} is not one of: {allowed}")
 
 
 def parse_flag(value: Any) -> bool:
@@ -82,7 +86,7 @@ def parse_flag(value: Any) -> bool:
         return True
     if isinstance(value, str) and value.strip().lower() in {"0", "false", "no", "off"}:
         return False
-    raise RolloutSettingError(f"setting {FEATURE_FLAG_SETTING}={value!r} is not a boolean")
+    raise RolloutSettingError(f"setting {RECALL_GRAPH_EXPANSION.key}={value!r} is not a boolean")
 
 
 def decide(settings: Mapping[str, Any], *, gate_blocked: bool = False) -> RolloutDecision:
@@ -91,8 +95,8 @@ def decide(settings: Mapping[str, Any], *, gate_blocked: bool = False) -> Rollou
     ``gate_blocked``: the quality gate holds canary back; expansion still runs (so the gate
     keeps measuring and can open again) but is not applied.
     """
-    mode = parse_mode(settings.get(ROLLOUT_SETTING))
-    if not parse_flag(settings.get(FEATURE_FLAG_SETTING)):
+    mode = parse_mode(settings.get(RECALL_ROLLOUT.key))
+    if not parse_flag(settings.get(RECALL_GRAPH_EXPANSION.key)):
         return RolloutDecision(mode, False, False, FallbackReason.FEATURE_FLAG_DISABLED)
     if mode is RolloutMode.OFF:
         return RolloutDecision(mode, False, False, FallbackReason.ROLLOUT_OFF)
@@ -105,17 +109,11 @@ def decide(settings: Mapping[str, Any], *, gate_blocked: bool = False) -> Rollou
 
 def gate_settings(settings: Mapping[str, Any]) -> tuple[int, float]:
     """``(window, max error rate)`` of the quality gate, validated."""
-    window = settings.get(GATE_WINDOW_SETTING, DEFAULT_GATE_WINDOW)
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise RolloutSettingError(
-            f"setting {GATE_WINDOW_SETTING}={window!r} must be an integer >= 1"
-        )
-    rate = settings.get(GATE_RATE_SETTING, DEFAULT_GATE_RATE)
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
-        raise RolloutSettingError(
-            f"setting {GATE_RATE_SETTING}={rate!r} must be a number in [0, 1]"
-        )
-    return window, float(rate)
+    window = int_setting(settings, RECALL_QUALITY_WINDOW, error=RolloutSettingError)
+    rate = float_setting(
+        settings, RECALL_QUALITY_MAX_ERROR_RATE, bounded=True, error=RolloutSettingError
+    )
+    return window, rate
 
 
 class QualityGate:

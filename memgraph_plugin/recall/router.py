@@ -18,11 +18,22 @@ from typing import Any
 
 import attrs
 
+from host.settings.setting_values import float_setting, int_setting
 from memgraph_plugin.embedding.registry import profile_name
 from memgraph_plugin.engine.model.schema import DEFAULT_DRILL_EDGE_TYPES
 from memgraph_plugin.engine.read.projection import expand_from_seeds
 
 from ..hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
+from ..settings_keys import (
+    RECALL_CANDIDATES,
+    RECALL_CONTEXT_WEIGHT,
+    RECALL_HOPS,
+    RECALL_MAX_EXPANDED,
+    RECALL_RECENT_WINDOW,
+    RECALL_SEED_COUNT,
+    RECALL_TOP_K,
+    RECALL_VECTOR_MIN_SCORE,
+)
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
@@ -40,15 +51,7 @@ from .signals import (
 log = logging.getLogger(__name__)
 
 
-# settings (all optional) and their defaults
-TOP_K_SETTING, DEFAULT_TOP_K = "recall_top_k", 32  # recalled items at most (before the budget)
-CANDIDATES_SETTING, DEFAULT_CANDIDATES = "recall_candidates", 40  # k asked of each signal
-SEEDS_SETTING, DEFAULT_SEEDS = "recall_seed_count", 3
-HOPS_SETTING, DEFAULT_HOPS = "recall_hops", 1
-MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED = "recall_max_expanded", 8
-RECENT_SETTING, DEFAULT_RECENT = "recall_recent_window", 1
-VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN = "recall_vector_min_score", 0.2
-CONTEXT_SETTING, DEFAULT_CONTEXT = "recall_context_weight", 0.8  # a neighbour's share
+# settings (all optional): the recall_* keys of memgraph_plugin/settings_keys.py
 DRILL_WIDTH = 2  # leaves a rollup hit is replaced by
 __all__ = ["STOP_WORDS", "content_query"]
 
@@ -60,20 +63,6 @@ Expander = Callable[[Any, str, int, Container[str]], Any]
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def float_setting(settings: Mapping[str, Any], key: str, default: float) -> float:
-    value = settings.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"setting {key}={value!r} must be a number")
-    return float(value)
-
-
-def int_setting(settings: Mapping[str, Any], key: str, default: int, minimum: int = 0) -> int:
-    value = settings.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"setting {key}={value!r} must be an integer >= {minimum}")
-    return value
 
 
 class _Plus:
@@ -198,12 +187,12 @@ class HybridRouter:
         settings = request.settings
         window, max_rate = gate_settings(settings)
         decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
-        top_k = int_setting(settings, TOP_K_SETTING, DEFAULT_TOP_K)
-        n_seeds = int_setting(settings, SEEDS_SETTING, DEFAULT_SEEDS)
-        hops = int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
-        max_expanded = int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
-        k = int_setting(settings, CANDIDATES_SETTING, DEFAULT_CANDIDATES, minimum=1)
-        recent = int_setting(settings, RECENT_SETTING, DEFAULT_RECENT)
+        top_k = int_setting(settings, RECALL_TOP_K)
+        n_seeds = int_setting(settings, RECALL_SEED_COUNT)
+        hops = int_setting(settings, RECALL_HOPS)
+        max_expanded = int_setting(settings, RECALL_MAX_EXPANDED)
+        k = int_setting(settings, RECALL_CANDIDATES)
+        recent = int_setting(settings, RECALL_RECENT_WINDOW)
 
         ctx = _Turn(request, k, recent)
         keyword, vector, score_mode = await self._baseline_lists(ctx)
@@ -258,8 +247,8 @@ class HybridRouter:
         settings = request.settings
         window, max_rate = gate_settings(settings)
         decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
-        hops = int_setting(settings, HOPS_SETTING, DEFAULT_HOPS, minimum=1)
-        max_expanded = int_setting(settings, MAX_EXPANDED_SETTING, DEFAULT_MAX_EXPANDED)
+        hops = int_setting(settings, RECALL_HOPS)
+        max_expanded = int_setting(settings, RECALL_MAX_EXPANDED)
         store = request.session.store
         seeds = tuple(dict.fromkeys(i for i in result.drill if _usable(store, i)))
         picked = set(result.selected_ids)
@@ -286,7 +275,7 @@ class HybridRouter:
         request = ctx.request
         if not ctx.terms:
             return [], [], "keyword+recency"
-        context = float_setting(request.settings, CONTEXT_SETTING, DEFAULT_CONTEXT)
+        context = float_setting(request.settings, RECALL_CONTEXT_WEIGHT)
         keyword = ctx.allowed(
             keyword_hits(request.session, ctx.terms, ctx.k, context=context, scorer=ctx.scorer)
         )
@@ -295,7 +284,7 @@ class HybridRouter:
         vector, used = await vector_hits(request.session, request.query, ctx.k)
         if not used:
             return keyword, [], "keyword+recency"
-        floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
+        floor = float_setting(request.settings, RECALL_VECTOR_MIN_SCORE)
         vector = [h for h in vector if h.score >= floor]
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
 
@@ -420,7 +409,7 @@ class _Turn:
         fused = fuse(lists, store=self.store, time_range=self.time_range)
         seen: set[str] = set()
         yielded = 0
-        n_seeds = int_setting(self.request.settings, SEEDS_SETTING, DEFAULT_SEEDS)
+        n_seeds = int_setting(self.request.settings, RECALL_SEED_COUNT)
         for f in fused:
             node = self.store.node(f.id)
             if node is not None and node.semantic_rollup and node.children_ids:

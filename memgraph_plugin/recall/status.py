@@ -16,9 +16,8 @@ from typing import Any
 import attrs
 
 from ..api.status_lookup import provide_retrieval_status
+from ..settings_keys import RECALL_QUALITY_MAX_ERROR_RATE, RECALL_QUALITY_WINDOW
 from .rollout import (
-    DEFAULT_GATE_RATE,
-    DEFAULT_GATE_WINDOW,
     GATE_MIN_SAMPLES,
     FallbackReason,
     RolloutSettingError,
@@ -93,7 +92,8 @@ def retrieval_status(
         gate_window, gate_rate = gate_settings(settings)
     except RolloutSettingError as exc:
         mode, flag, problem = str(settings.get("recall_rollout")), True, str(exc)
-        gate_window, gate_rate = DEFAULT_GATE_WINDOW, DEFAULT_GATE_RATE
+        gate_window = RECALL_QUALITY_WINDOW.default
+        gate_rate = RECALL_QUALITY_MAX_ERROR_RATE.default
     return _summarise(chat_id, traces, mode, flag, window, gate_window, gate_rate, problem)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from memgraph_plugin.extraction.summary import SUMMARY_BUDGET, informative_summary
 
 from ..recall.hookcalls import first
-from ..recall.setting_keys import COMPACTION_SETTING
+from ..settings_keys import RECALL_COMPACTION
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ async def compact_leftovers(host: Any, session: Any) -> list[str]:
     """Compact every group still eligible, depth by depth; returns the new rollup ids. The
     groups of one type and depth are written as one commit (`compact_groups`): after a large
     import thousands of groups are due at once."""
-    if str(host.settings.get(COMPACTION_SETTING, "auto")).lower() == "off":
+    if str(host.settings.get(RECALL_COMPACTION.key, RECALL_COMPACTION.default)).lower() == "off":
         return []
     created: list[str] = []
     for type_name in hierarchical_types(session):

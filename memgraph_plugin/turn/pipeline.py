@@ -27,22 +27,20 @@ from typing import Any
 import attrs
 
 from host.plugins.notify import HookFailure
+from host.settings.setting_values import int_setting
 
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
 from ..recall.hookcalls import first
-from ..recall.injection_budget import (
-    BUDGET_SETTING,
-    DEFAULT_BUDGET,
-    DEFAULT_ITEM,
-    DEFAULT_PINNED,
-    ITEM_SETTING,
-    PINNED_SETTING,
-    fit,
-    pinned_nodes,
-)
-from ..recall.router import DEFAULT_RECENT, RECENT_SETTING, HybridRouter, int_setting
+from ..recall.injection_budget import fit, pinned_nodes
+from ..recall.router import HybridRouter
 from ..recall.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
+from ..settings_keys import (
+    RECALL_BUDGET_CHARS,
+    RECALL_ITEM_CHARS,
+    RECALL_PINNED_PER_TYPE,
+    RECALL_RECENT_WINDOW,
+)
 from .auto_compaction import compact_leftovers
 from .message_extraction import already_extracted, extract_ops
 
@@ -312,10 +310,10 @@ class TurnPipeline:
         dry: bool = False,
     ) -> RecallOutcome:
         settings = self.host.settings
-        recent = int_setting(settings, RECENT_SETTING, DEFAULT_RECENT)
-        per_type = int_setting(settings, PINNED_SETTING, DEFAULT_PINNED)
-        budget = int_setting(settings, BUDGET_SETTING, DEFAULT_BUDGET, minimum=1)
-        max_cell = int_setting(settings, ITEM_SETTING, DEFAULT_ITEM, minimum=8)
+        recent = int_setting(settings, RECALL_RECENT_WINDOW)
+        per_type = int_setting(settings, RECALL_PINNED_PER_TYPE)
+        budget = int_setting(settings, RECALL_BUDGET_CHARS)
+        max_cell = int_setting(settings, RECALL_ITEM_CHARS)
         specs = session.get_schema().types
         pinned = pinned_nodes(session, per_type)
         always_ids = tuple(n.id for n in pinned)

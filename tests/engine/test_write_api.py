@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from memgraph_plugin.api.write import get_write_api
+from memgraph_plugin.api.write import WriteApi, get_write_api
 from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.engine.model.models import EdgeKey
 from memgraph_plugin.engine.model.results import (
@@ -233,6 +233,17 @@ async def test_on_commit_may_be_async_and_get_the_result():
         ops=[{"op": "create", "type": "event", "title": "t", "fields": {"summary": "s"}}] * 2
     )
     assert seen == [(store.version, 2)]
+
+
+async def test_a_write_api_calls_on_commit_with_store_result_and_kind():
+    """`WriteApi` has one `CommitCallback` signature: ``(store, result, kind)``, every write."""
+    seen = []
+    store = Store()
+    api = WriteApi(store, None, on_commit=lambda s, r, k: seen.append((s is store, k, r.changed)))
+    nid = (await api.create_node(type="character_sheet", title="Eileen")).id
+    await api.edit_node(id=nid, title="Eileen Vane")
+    await api.apply_extraction_batch(ops=[{"op": "delete", "node_id": nid}])
+    assert seen == [(True, "create_node", True), (True, "edit_node", True), (True, "batch", True)]
 
 
 async def test_apply_extraction_batch_docs_example(api, store):

@@ -82,3 +82,10 @@ def test_quality_gate_rolling_window():
 def test_bad_gate_settings_are_named(settings, named):
     with pytest.raises(RolloutSettingError, match=named):
         gate_settings(settings)
+
+
+def test_the_declared_rollout_choices_are_the_modes():
+    from memgraph_plugin.settings_keys import RECALL_ROLLOUT
+
+    assert RECALL_ROLLOUT.choices == tuple(m.value for m in RolloutMode)
+    assert parse_mode(None) is RolloutMode(RECALL_ROLLOUT.default)

@@ -17,7 +17,7 @@ import attrs
 import pytest
 
 from host import Host
-from memgraph_plugin.recall.injection_budget import DEFAULT_PINNED
+from memgraph_plugin.settings_keys import RECALL_PINNED_PER_TYPE
 from memgraph_plugin.tools.demo import between_turns
 from memgraph_plugin.turn import ReplayExtractor, load_story, pipeline_for
 
@@ -225,10 +225,10 @@ def test_injection_state_after_chosen_turns(with_plugins, story_data, turn):
     visible_events = sim[turn - 2]["visible"] if turn > 1 else 0
     threads = latest_only_entities(story_data["turns"][: turn - 1]).get("thread", 0)
     # the always-inject set is capped: the newest recall_pinned_per_type (3) of each type
-    assert state["pinned"]["event"] == min(DEFAULT_PINNED, visible_events)
-    assert state["pinned"]["thread"] == min(DEFAULT_PINNED, threads)
-    assert len(state["always"]) == min(DEFAULT_PINNED, visible_events) + min(
-        DEFAULT_PINNED, threads
+    assert state["pinned"]["event"] == min(RECALL_PINNED_PER_TYPE.default, visible_events)
+    assert state["pinned"]["thread"] == min(RECALL_PINNED_PER_TYPE.default, threads)
+    assert len(state["always"]) == min(RECALL_PINNED_PER_TYPE.default, visible_events) + min(
+        RECALL_PINNED_PER_TYPE.default, threads
     )
     assert set(state["selected"]) <= set(state["visible"])
     assert not set(state["selected"]) & set(state["always"])
