@@ -1,0 +1,118 @@
+"""The built-in memory-graph plugin: adds the hook specs, runs one `MemoryGraph` per host.
+
+On ``host_startup`` the service is published in ``host.registry`` as ``memory-graph`` (owner: this
+plugin's name, version ``1.0``), so other plugins reach it with
+``host.registry.get("memory-graph").open_session(ctx)``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+import pluggy
+
+from . import hookspecs, settings_keys  # noqa: F401 - settings_keys declares the plugin's keys
+from .proxy import settings as _proxy_keys  # noqa: F401 - declares the proxy_* keys
+from .recall import status as _status  # noqa: F401 - provides Session.get_retrieval_status
+from .service import SERVICE_NAME, MemoryGraph, memory_graph_for
+
+try:  # the host's marker (the same project name either way)
+    from host.markers import hookimpl
+except ImportError:  # pragma: no cover - host package always ships with this one
+    hookimpl = pluggy.HookimplMarker("memgraph_host")
+
+__all__ = [
+    "API_VERSION",
+    "PLUGIN_NAME",
+    "host_addhooks",
+    "host_cli_commands",
+    "host_shutdown",
+    "host_startup",
+]
+
+log = logging.getLogger(__name__)
+
+#: The version the service is published with.
+API_VERSION = "1.0"
+#: The owner name used when the host cannot tell this plugin's registered name.
+PLUGIN_NAME = "memgraph_plugin"
+
+
+def _plugin_name(host: Any) -> str:
+    pm = getattr(host, "pm", None)
+    module = sys.modules[__name__]
+    if pm is not None:
+        try:
+            name = pm.get_name(module)
+        except Exception:
+            name = None
+        if name:
+            return str(name)
+    return PLUGIN_NAME
+
+
+def make_service(host: Any) -> MemoryGraph:
+    """The service this plugin runs on `host`, persisted in the host's LanceDB (`storage_uri`)."""
+    service = MemoryGraph(host)
+    from .chats.factory import persistence_for_host
+    from .embedding.registry import UnknownProfileError
+
+    try:
+        service.persistence = persistence_for_host(host, service)
+    except UnknownProfileError as exc:  # keep the graph working; vector search reports no profile
+        log.error("memory graph: %s; vector search is off", exc)
+        service.persistence = persistence_for_host(host, service, profile=None)
+    return service
+
+
+@hookimpl
+def host_addhooks(pm: pluggy.PluginManager) -> None:
+    """Add the memory graph's hook specs (``memgraph_commit`` and the others)."""
+    pm.add_hookspecs(hookspecs)
+
+
+@hookimpl
+def host_startup(host: Any) -> None:
+    """Create the host's `MemoryGraph` and publish it as ``memory-graph``."""
+    old = memory_graph_for(host)
+    if old is not None and not old.closed:
+        return
+    service = make_service(host).attach()
+    host.registry.register(SERVICE_NAME, service, owner=_plugin_name(host), version=API_VERSION)
+    log.debug("memory graph started on %r", host)
+    if host.settings.get("llm_base_url"):  # no LLM code is even imported without it
+        from .llm.plugin import attach_llm
+
+        attach_llm(host)
+
+
+@hookimpl
+def host_cli_commands(host: Any) -> list[Any]:
+    """``memgraph-host history/rollback/import/export/reindex/...`` (`tools.commands`), recall's
+    ``trace`` and ``status`` (`recall.commands`), ``demo`` (`tools.demo_command`) and
+    ``llm-check`` / ``llm-trace`` (`llm.commands`)."""
+    from .llm.commands import llm_commands
+    from .proxy.commands import proxy_commands
+    from .recall.commands import recall_commands
+    from .tools.commands import commands
+    from .tools.demo_command import demo_command
+
+    return commands() + recall_commands() + proxy_commands() + [demo_command()] + llm_commands()
+
+
+@hookimpl
+def host_shutdown(host: Any) -> None:
+    """Unpublish and close the host's `MemoryGraph` (and take the LLM plugins out)."""
+    if "memgraph_plugin.llm.plugin" in sys.modules:
+        from .llm.plugin import detach_llm
+
+        detach_llm(host)
+    service = memory_graph_for(host)
+    if service is None:
+        return
+    registry = getattr(host, "registry", None)
+    if registry is not None and registry.get(SERVICE_NAME) is service:
+        registry.unregister(SERVICE_NAME)
+    service.close()
