@@ -201,9 +201,10 @@ def service_lookups(root: Path) -> tuple[set[str], set[str]]:
             name = _called_name(node)
             if name == "memory_graph_for":
                 direct.add(f"{where}:{node.lineno}")
-            elif name in ("get", "get_extension_api") and node.args:
-                if _names_the_graph(node.args[0]):
-                    by_name.add(f"{where}:{node.lineno}")
+            elif name in ("get", "get_extension_api") and node.args[:1]:
+                by_name.update(
+                    f"{where}:{node.lineno}" for arg in node.args[:1] if _names_the_graph(arg)
+                )
     return direct, by_name
 
 
