@@ -3,6 +3,10 @@
 On ``host_startup`` the service is published in ``host.registry`` as ``memory-graph`` (owner: this
 plugin's name, version ``1.0``), so other plugins reach it with
 ``host.registry.get("memory-graph").open_session(ctx)``.
+
+This module is where the rooms are wired: it makes the service and hands it down, to the turn
+pipeline (``TurnPipeline(host, service)``), the LLM plugins and the commands it contributes;
+none of them looks the service up from the host.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ import pluggy
 
 from . import hookspecs, settings_keys  # noqa: F401 - settings_keys declares the plugin's keys
 from .proxy import settings as _proxy_keys  # noqa: F401 - declares the proxy_* keys
-from .recall import status as _status  # noqa: F401 - provides Session.get_retrieval_status
+from .recall.status import retrieval_status
 from .service import SERVICE_NAME, MemoryGraph, memory_graph_for
+from .turn.pipeline import TurnPipeline, use_pipeline
 
 try:  # the host's marker (the same project name either way)
     from host.markers import hookimpl
@@ -54,8 +59,9 @@ def _plugin_name(host: Any) -> str:
 
 
 def make_service(host: Any) -> MemoryGraph:
-    """The service this plugin runs on `host`, persisted in the host's LanceDB (`storage_uri`)."""
-    service = MemoryGraph(host)
+    """The service this plugin runs on `host`, persisted in the host's LanceDB (`storage_uri`);
+    its sessions answer ``get_retrieval_status`` with recall's status."""
+    service = MemoryGraph(host, retrieval_status=retrieval_status)
     from .chats.factory import persistence_for_host
     from .embedding.registry import UnknownProfileError
 
@@ -81,11 +87,19 @@ def host_startup(host: Any) -> None:
         return
     service = make_service(host).attach()
     host.registry.register(SERVICE_NAME, service, owner=_plugin_name(host), version=API_VERSION)
+    use_pipeline(host, TurnPipeline(host, service))
     log.debug("memory graph started on %r", host)
     if host.settings.get("llm_base_url"):  # no LLM code is even imported without it
         from .llm.plugin import attach_llm
 
-        attach_llm(host)
+        attach_llm(host, service=service)
+
+
+def running_service(host: Any) -> MemoryGraph | None:
+    """The service this plugin runs on `host` (None before ``host_startup`` or after
+    ``host_shutdown``): what the commands it contributes are handed when they run."""
+    service = memory_graph_for(host)
+    return service if service is not None and not service.closed else None
 
 
 @hookimpl
@@ -99,7 +113,15 @@ def host_cli_commands(host: Any) -> list[Any]:
     from .tools.commands import commands
     from .tools.demo_command import demo_command
 
-    return commands() + recall_commands() + proxy_commands() + [demo_command()] + llm_commands()
+    # the commands are contributed before the host starts; they are handed the service the
+    # plugin runs then (the CLI starts the host before a command runs)
+    return (
+        commands(running_service)
+        + recall_commands()
+        + proxy_commands()
+        + [demo_command()]
+        + llm_commands()
+    )
 
 
 @hookimpl
@@ -109,6 +131,7 @@ def host_shutdown(host: Any) -> None:
         from .llm.plugin import detach_llm
 
         detach_llm(host)
+    use_pipeline(host, None)
     service = memory_graph_for(host)
     if service is None:
         return

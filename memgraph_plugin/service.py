@@ -1,9 +1,14 @@
 """`MemoryGraph`: the memory graph of one host (published as ``memory-graph`` in its registry).
 
 It caches one `Store` per chat, keeps one `InjectionHub` per chat (whose updates fire
-``memgraph_injection_changed``) and opens `Session` objects. Loading and persisting go through
+``memgraph_injection_changed``) and opens `Session` objects, handing each what it needs once
+(`SessionWiring`: hub, write lock, commit, announce, status). Loading and persisting go through
 two methods, `_load_store` and `_persist`, the seam where storage plugs in (`persistence`);
 without persistence, stores live in memory for the life of the service.
+
+The plugin (`plugin.py`) makes one per host and hands it to what needs it (the turn pipeline,
+the commands, the LLM plugins); `memory_graph_for(host)` is for code outside the plugin (tests,
+scripts), and the plugin's own modules never call it (tests/test_import_graph.py checks).
 """
 
 from __future__ import annotations
@@ -25,13 +30,13 @@ if TYPE_CHECKING:
     from .engine.graph.store import Changeset
     from .storage.persistence import CommitRecord, Persistence
 
-from memgraph_plugin.engine.graph.store import Store
-from memgraph_plugin.engine.model.results import CommitInfo
-from memgraph_plugin.engine.model.schema import Schema, resolve_schema
-from memgraph_plugin.engine.model.views import InjectionState
-
-from .api.injection import InjectionHub, use_service_lookup
+from .api.injection import PUBLISHED_AS, InjectionHub
+from .api.session_wiring import RetrievalStatusOf, SessionWiring, no_status
 from .deferred_block import PendingCommit, block_commit_infos
+from .engine.graph.store import Store
+from .engine.model.results import CommitInfo
+from .engine.model.schema import Schema, resolve_schema
+from .engine.model.views import InjectionState
 from .errors import MemoryGraphError, check_str_list
 from .rollback_target import checked_target, replacement_version, target_version
 
@@ -40,7 +45,7 @@ __all__ = ["SERVICE_NAME", "MemoryGraph", "memory_graph_for", "notify_hook"]
 log = logging.getLogger(__name__)
 
 #: The registry name the service is published under.
-SERVICE_NAME = "memory-graph"
+SERVICE_NAME = PUBLISHED_AS
 
 _SERVICES: weakref.WeakKeyDictionary[Any, MemoryGraph] = weakref.WeakKeyDictionary()
 
@@ -60,11 +65,11 @@ def memory_graph_for(host: Any) -> MemoryGraph | None:
     return api if isinstance(api, MemoryGraph) else None
 
 
-use_service_lookup(memory_graph_for)  # the injection hubs find a host's service through this
-
-
 def checked_chat_id(chat_id: Any) -> str:
-    """`chat_id` when usable, else ``BAD_ARGS`` with the one chat id rule's message."""
+    """`chat_id` when usable, else ``BAD_ARGS`` with the one chat id rule's message: how the
+    memory graph's entry points (`MemoryGraph.open_session`, `history`, `rollback`,
+    `import_graph`, the plugin's commands) apply `host.chats.chat_ids`; below them nothing
+    checks again."""
     problem = chat_id_problem(chat_id)
     if problem is not None:
         raise MemoryGraphError("BAD_ARGS", problem)
@@ -108,8 +113,13 @@ class MemoryGraph:
         persistence: PersistedChats | None = None,
         schema: Any = None,
         settings: Any = None,
+        retrieval_status: Callable[..., Any] | None = None,
     ) -> None:
+        """`retrieval_status`: ``(chat_id, *, data_dir, settings, window) -> RetrievalStatus``
+        (the plugin hands `memgraph_plugin.recall.status.retrieval_status`); sessions answer
+        ``get_retrieval_status`` with it."""
         self.host = host
+        self.retrieval_status = retrieval_status
         self.persistence = persistence
         self.settings = dict(settings if settings is not None else getattr(host, "settings", {}))
         self._schema_source = schema if schema is not None else self.settings.get("schema")
@@ -243,14 +253,20 @@ class MemoryGraph:
 
     async def open_session(self, ctx: Any) -> Session | None:
         """A session on ctx's chat; None without a chat target or when the store fails to load."""
-        from .api.session import Session
-
         if ctx is None or self.closed:
             return None
         chat_id = getattr(ctx, "chat_id", None)
         if chat_id is None or chat_id == "":  # no chat target
             return None
-        chat_id = checked_chat_id(chat_id)
+        return await self.session_for(ctx, checked_chat_id(chat_id))
+
+    async def session_for(self, ctx: Any, chat_id: str) -> Session | None:
+        """`open_session` for a chat id already checked: the host's context (`get_context`
+        checked it, as the turn pipeline's are) or the public `open_session`. No check again."""
+        from .api.session import Session
+
+        if self.closed:
+            return None
         try:
             store = await self._load_store(chat_id)
         except Exception as exc:
@@ -259,7 +275,46 @@ class MemoryGraph:
         if store is None:
             log.warning("memory graph: no store for chat %r", chat_id)
             return None
-        return Session(self, ctx, chat_id, store)
+        return Session(ctx, chat_id, store, self._wiring(chat_id, store))
+
+    def _wiring(self, chat_id: str, store: Store) -> SessionWiring:
+        """What a session of `chat_id` on `store` uses from this service, bound once."""
+
+        async def commit(store: Store, result: Any, kind: str) -> CommitInfo | None:
+            return await self.commit(chat_id, store, result, kind)
+
+        async def announce(commit: CommitInfo) -> None:
+            await self.fire_commit(chat_id, commit)
+
+        async def vector_search(session: Any, *, query: str, types: Any, k: int) -> Any:
+            return await self.vector_search(session, query=query, types=types, k=k)
+
+        return SessionWiring(
+            hub=self.hub(chat_id),
+            lock=self.lock(chat_id),
+            commit=commit,
+            announce=announce,
+            version=lambda: self.journal_version(chat_id, store),
+            vector_search=vector_search,
+            status=self._status_of(chat_id),
+        )
+
+    def _status_of(self, chat_id: str) -> RetrievalStatusOf:
+        """The chat's retrieval status as a function of the window (see `retrieval_status`)."""
+        status = self.retrieval_status
+        if status is None:
+            return no_status
+        host = self.host
+
+        def of(window: int) -> Any:
+            return status(
+                chat_id,
+                data_dir=getattr(host, "data_dir", "."),
+                settings=getattr(host, "settings", None) or {},
+                window=window,
+            )
+
+        return of
 
     @contextlib.asynccontextmanager
     async def deferred_commits(self, chat_id: str) -> AsyncIterator[None]:

@@ -86,3 +86,143 @@ def test_a_long_module_says_why_at_its_top() -> None:
             if not any(line.startswith("Why ") for line in doc.splitlines()):
                 too_long.add(str(path.relative_to(ROOT)))
     assert too_long == PENDING_SPLITS
+
+
+# -- the direction between rooms (issue 25) ---------------------------------------------------
+
+#: room -> the modules (and their submodules) it must never import, deferred or not.
+FORBIDDEN = {
+    "memgraph_plugin.storage": (
+        "host",
+        "memgraph_plugin.api",
+        "memgraph_plugin.service",
+        "memgraph_plugin.chats",
+        "memgraph_plugin.turn",
+        "memgraph_plugin.recall",
+        "memgraph_plugin.plugin",
+    ),
+    "memgraph_plugin.chats": (
+        "memgraph_plugin.api",
+        "memgraph_plugin.service",
+        "memgraph_plugin.turn",
+        "memgraph_plugin.recall",
+    ),
+}
+
+
+def _inside(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def _imports_of_room(room: str) -> dict[str, set[str]]:
+    graph = import_graph(ROOT)
+    return {source: targets for source, targets in graph.items() if _inside(source, room)}
+
+
+def test_rooms_import_only_downwards() -> None:
+    climbing = {
+        source: sorted(t for t in targets if any(_inside(t, f) for f in forbidden))
+        for room, forbidden in FORBIDDEN.items()
+        for source, targets in _imports_of_room(room).items()
+    }
+    assert {source: targets for source, targets in climbing.items() if targets} == {}
+
+
+def test_engine_imports_nothing_of_the_plugin_but_its_errors() -> None:
+    outside = {
+        source: sorted(
+            t
+            for t in targets
+            if _inside(t, "memgraph_plugin")
+            and not _inside(t, "memgraph_plugin.engine")
+            and t != "memgraph_plugin.errors"
+        )
+        for source, targets in _imports_of_room("memgraph_plugin.engine").items()
+    }
+    assert {source: targets for source, targets in outside.items() if targets} == {}
+
+
+def test_the_direction_checks_see_a_climbing_import(tmp_path: Path) -> None:
+    """The helpers the two tests above use find a deferred import that climbs."""
+    for package in ("memgraph_plugin", "memgraph_plugin/storage", "host"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "host" / "chats.py").write_text("")
+    (tmp_path / "memgraph_plugin" / "storage" / "journal.py").write_text(
+        "def f():\n    from host.chats import x\n"
+    )
+    graph = import_graph(tmp_path, ["host", "memgraph_plugin"])
+    assert graph["memgraph_plugin.storage.journal"] == {"host.chats"}
+
+
+# -- no function looks the service up from the host --------------------------------------------
+
+#: The plugin's wiring (it makes the service and hands it down) and the service's own module.
+SERVICE_LOOKUP_ALLOWED = {"memgraph_plugin/plugin.py", "memgraph_plugin/service.py"}
+#: Modules that find the memory graph by its registry name, the way any plugin does, and why.
+REGISTRY_LOOKUP_ALLOWED = {
+    "memgraph_plugin/plugin.py": "publishes and unpublishes the service",
+    "memgraph_plugin/service.py": "memory_graph_for, for code outside the plugin",
+    "memgraph_plugin/api/injection.py": "the legacy functions are handed only a context",
+    "memgraph_plugin/extraction/plugin.py": "registered by the host apart from the plugin",
+    "memgraph_plugin/tools/demo.py": "an application over a host of its own, as API.md shows",
+}
+#: Names the memory graph's registry name goes by.
+_PUBLISHED_NAMES = {"SERVICE_NAME", "PUBLISHED_AS", "MEMORY_GRAPH"}
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _names_the_graph(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value == "memory-graph"
+    if isinstance(node, ast.Name):
+        return node.id in _PUBLISHED_NAMES
+    return isinstance(node, ast.Attribute) and node.attr in _PUBLISHED_NAMES
+
+
+def service_lookups(root: Path) -> tuple[set[str], set[str]]:
+    """(``memory_graph_for(...)`` calls, registry look-ups of the memory graph by name), each as
+    ``path:line`` under ``root/memgraph_plugin``."""
+    direct: set[str] = set()
+    by_name: set[str] = set()
+    for path in sorted((root / "memgraph_plugin").rglob("*.py")):
+        where = str(path.relative_to(root))
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), where)):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _called_name(node)
+            if name == "memory_graph_for":
+                direct.add(f"{where}:{node.lineno}")
+            elif name in ("get", "get_extension_api") and node.args[:1]:
+                by_name.update(
+                    f"{where}:{node.lineno}" for arg in node.args[:1] if _names_the_graph(arg)
+                )
+    return direct, by_name
+
+
+def test_no_function_looks_the_service_up_from_the_host() -> None:
+    direct, by_name = service_lookups(ROOT)
+    assert {w for w in direct if w.rpartition(":")[0] not in SERVICE_LOOKUP_ALLOWED} == set()
+    assert {w for w in by_name if w.rpartition(":")[0] not in REGISTRY_LOOKUP_ALLOWED} == set()
+
+
+def test_the_lookup_check_finds_both_kinds(tmp_path: Path) -> None:
+    (tmp_path / "memgraph_plugin" / "ingest").mkdir(parents=True)
+    (tmp_path / "memgraph_plugin" / "ingest" / "run.py").write_text(
+        "def f(host):\n"
+        "    a = memory_graph_for(host)\n"
+        "    b = host.registry.get('memory-graph')\n"
+        "    c = host.get_extension_api(SERVICE_NAME)\n"
+        "    d = host.registry.get('curator')\n"
+    )
+    direct, by_name = service_lookups(tmp_path)
+    assert direct == {"memgraph_plugin/ingest/run.py:2"}
+    assert by_name == {"memgraph_plugin/ingest/run.py:3", "memgraph_plugin/ingest/run.py:4"}

@@ -38,7 +38,8 @@ class Chat:
     """The messages of one chat; ``add_message`` appends, ``truncate`` cuts (regenerate/swipe)."""
 
     def __init__(self, chat_id: str, path: Path) -> None:
-        self.chat_id = check_chat_id(chat_id)
+        """`chat_id`: checked by `ChatStore.chat`, the one place chats are made."""
+        self.chat_id = chat_id
         self.path = path
         self._lock = threading.RLock()
         self._messages: list[Message] | None = None
@@ -258,10 +259,12 @@ class ChatStore:
         self._chats: dict[str, Chat] = {}
 
     def chat(self, chat_id: str) -> Chat:
-        check_chat_id(chat_id)
+        """The chat, made on first use; its id is checked then (`host.chats.chat_ids`), once:
+        an id already kept here passed that check."""
         with self._lock:
-            chat = self._chats.get(chat_id)
+            chat = self._chats.get(chat_id) if isinstance(chat_id, str) else None
             if chat is None:
+                check_chat_id(chat_id)
                 chat = Chat(chat_id, self.folder / chat_file_name(chat_id))
                 self._chats[chat_id] = chat
             return chat

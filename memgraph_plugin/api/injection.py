@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..engine.model.views import EMPTY_INJECTION_STATE, InjectionState
 from ..errors import bad_args, check_id_set
 
-__all__ = ["InjectionHub", "Listener", "hub_for"]
+__all__ = ["PUBLISHED_AS", "InjectionHub", "Listener", "hub_for"]
 
 log = logging.getLogger(__name__)
 
@@ -119,46 +118,20 @@ class InjectionHub:
         )
 
 
-# How a host's running `MemoryGraph` is found: set by `memgraph_plugin.service` when it is imported
-# (no service module imported means no service runs), so this module never imports the service.
-_service_lookup: Callable[[Any], Any] | None = None
-
-
-def use_service_lookup(lookup: Callable[[Any], Any]) -> None:
-    """Called once by the service module: ``lookup(host)`` gives the host's service or None."""
-    global _service_lookup
-    _service_lookup = lookup
-
-
-# Hubs of chats whose host runs no MemoryGraph service: per host (weakly), per chat id.
-_LOOSE_HUBS: weakref.WeakKeyDictionary[Any, dict[str, InjectionHub]] = weakref.WeakKeyDictionary()
-_HOSTLESS_HUBS: dict[str, InjectionHub] = {}
-_LOOSE_LOCK = threading.Lock()
+#: The name the memory graph is published under in a host's registry (`service.SERVICE_NAME`).
+PUBLISHED_AS = "memory-graph"
 
 
 def hub_for(ctx: Any) -> InjectionHub:
-    """The hub of `ctx`'s chat (through the host's `MemoryGraph`); ctx None: a fresh private hub."""
-    if ctx is None:
-        return InjectionHub()
+    """The hub of `ctx`'s chat: the one the memory graph published on ``ctx.host`` keeps (found
+    by its registry name, the way any plugin reaches it: the legacy functions are handed only a
+    context); a fresh private hub without a context, a chat or a published memory graph."""
     chat_id = getattr(ctx, "chat_id", None)
     if chat_id is None and isinstance(ctx, dict):
         chat_id = ctx.get("chat_id", ctx.get("chatId"))
-    if chat_id is None:
+    if ctx is None or chat_id is None:
         return InjectionHub()
-    chat_id = str(chat_id)
-    host = getattr(ctx, "host", None)
-    if host is not None and _service_lookup is not None:
-        service = _service_lookup(host)
-        if service is not None:
-            return service.hub(chat_id)
-    with _LOOSE_LOCK:
-        hubs = _HOSTLESS_HUBS
-        if host is not None:
-            try:
-                hubs = _LOOSE_HUBS.setdefault(host, {})
-            except TypeError:  # a host that cannot be weakly referenced
-                hubs = _HOSTLESS_HUBS
-        hub = hubs.get(chat_id)
-        if hub is None:
-            hub = hubs[chat_id] = InjectionHub(chat_id)
-        return hub
+    registry = getattr(getattr(ctx, "host", None), "registry", None)
+    published = registry.get(PUBLISHED_AS) if registry is not None else None
+    hub = getattr(published, "hub", None)
+    return hub(str(chat_id)) if callable(hub) else InjectionHub(str(chat_id))

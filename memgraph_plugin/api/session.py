@@ -3,9 +3,10 @@
 Reads are plain methods delegating to the `ReadApi` (`SessionReads`); writes are coroutines
 delegating to the `WriteApi` under the chat's write lock. Each is written out with its API
 method's signature and docstring (``tests/engine/test_write_api_session.py`` checks they match).
-A write that changed the store is committed by the service (persisted when storage is on) and
-then ``memgraph_commit(chat_id, commit)`` fires, outside the chat's write lock, so a plugin
-reacting to a commit may write again.
+A write that changed the store is committed (persisted when storage is on) and then
+``memgraph_commit(chat_id, commit)`` fires, outside the chat's write lock, so a plugin reacting
+to a commit may write again. The lock, the commit and the announcement are the ones the service
+handed the session when it opened (`SessionWiring`); the session holds no service.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..errors import MemoryGraphError, check_int, check_str, check_str_list
 from .checked_calls import checked_call
 from .read import ReadApi
 from .session_reads import SessionReads
-from .status_lookup import retrieval_status_for
+from .session_wiring import SessionWiring
 from .write import WriteApi
 
 __all__ = ["Session"]
@@ -37,20 +38,15 @@ class Session(SessionReads):
     """The 16 methods of the session facade, plus the read API's lower-level reads (those in
     `SessionReads`)."""
 
-    def __init__(self, service: Any, ctx: Any, chat_id: str, store: Any) -> None:
-        self._service = service
+    def __init__(self, ctx: Any, chat_id: str, store: Any, wiring: SessionWiring) -> None:
+        self._wiring = wiring
         self.ctx = ctx
         self.chat_id = chat_id
         self.store = store
         self._pending: list[CommitInfo] = []
-        self._hub = service.hub(chat_id)
+        self._hub = wiring.hub
         self._read = ReadApi(store, ctx, schema=store.schema, injection_hub=self._hub)
-        self._write = WriteApi(
-            store,
-            ctx,
-            on_commit=self._on_commit,
-            version=lambda: service.journal_version(chat_id, store),
-        )
+        self._write = WriteApi(store, ctx, on_commit=self._on_commit, version=wiring.version)
         self.last_commit: CommitInfo | None = None
 
     def read_api(self) -> ReadApi:
@@ -64,20 +60,20 @@ class Session(SessionReads):
     # -- commit path ---------------------------------------------------------------------------
 
     async def _on_commit(self, store: Any, result: Any, kind: str) -> CommitInfo | None:
-        commit = await self._service.commit(self.chat_id, store, result, kind)
+        commit = await self._wiring.commit(store, result, kind)
         if commit is not None:
             self._pending.append(commit)
         return commit
 
     async def _writing(self, call: Callable[[], Awaitable[Any]]) -> Any:
-        async with self._service.lock(self.chat_id):
+        async with self._wiring.lock:
             try:
                 result = await call()
             finally:
                 commits, self._pending = self._pending, []
         for commit in commits:
             self.last_commit = commit
-            await self._service.fire_commit(self.chat_id, commit)
+            await self._wiring.announce(commit)
         return result
 
     # -- writes: each the `WriteApi` method of the same name, under the chat's write lock ------
@@ -188,19 +184,13 @@ class Session(SessionReads):
         check_int("k", k, minimum=1)
         if not query.strip():  # the docs: an empty query resolves to [] (profile or not)
             return ()
-        return await self._service.vector_search(self, query=query, types=wanted, k=k)
+        return await self._wiring.vector_search(self, query=query, types=wanted, k=k)
 
     def get_retrieval_status(self, *, window: int = 100) -> Any:
         """The chat's hybrid-retrieval status (`RetrievalStatus`): rollout mode, graph-expansion
         flag, and the fallback reasons of its newest ``window`` recalls with their rates."""
         check_int("window", window, minimum=1)
-        host = getattr(self._service, "host", None)
-        return retrieval_status_for(
-            self.chat_id,
-            data_dir=getattr(host, "data_dir", "."),
-            settings=getattr(host, "settings", None) or {},
-            window=window,
-        )
+        return self._wiring.status(window)
 
     def get_injection_state(self) -> Any:
         """The chat's current frozen `InjectionState`."""

@@ -6,7 +6,11 @@ e.g. the LLM one, answers first).
 Registered by the host as a built-in plugin named ``memgraph-extract-offline``, like any other
 extractor. It is the default: when another plugin implements ``memgraph_extract`` (an LLM
 extractor, the demo's recorded-ops replay) it steps aside and answers nothing; such a plugin may
-call `offline_extract` itself as its fallback.
+call `offline_extract` itself as its fallback, handing it the service it was given.
+
+The host registers this module apart from the memory-graph plugin, so its hook implementation
+is handed no service: it reaches the memory graph the way any plugin does, by the name the graph
+is published under in the host's registry (`published_graph`).
 """
 
 from __future__ import annotations
@@ -42,13 +46,23 @@ def others_extract(host: Any) -> bool:
     return any(impl.plugin_name != PLUGIN_NAME for impl in caller.get_hookimpls())
 
 
-async def offline_extract(chat_id: str, message: Any, context: Any) -> list[dict[str, Any]]:
-    """The offline ops for one message of `chat_id` (the chat's graph resolves names and gives
-    the previous event); ``[]`` when the memory graph is unavailable or the text is empty."""
-    from memgraph_plugin.service import memory_graph_for
+def published_graph(host: Any) -> Any | None:
+    """The memory graph published on `host` (its registry name), or None."""
+    from memgraph_plugin.api.injection import PUBLISHED_AS
 
+    registry = getattr(host, "registry", None)
+    return registry.get(PUBLISHED_AS) if registry is not None else None
+
+
+async def offline_extract(
+    chat_id: str, message: Any, context: Any, *, service: Any = None
+) -> list[dict[str, Any]]:
+    """The offline ops for one message of `chat_id` (the chat's graph, read through `service`,
+    resolves names and gives the previous event); ``[]`` when the memory graph is unavailable
+    or the text is empty. Without `service`: the one published on the context's host."""
     host = getattr(context, "host", None)
-    service = memory_graph_for(host) if host is not None else None
+    if service is None:
+        service = published_graph(host)
     if service is None or not (getattr(message, "text", "") or "").strip():
         return []
     store = service.loaded_store(chat_id)  # the one the pipeline's session writes to

@@ -11,6 +11,9 @@ Re-running resumes: messages the chat already holds (same role and text, in orde
 and messages the chat holds but the graph never extracted (a run that died between the two) are
 extracted first. A bad message stops the run with its ``file:line``; every message before it is
 in the chat and the graph (whole messages only).
+
+The entry points take the host's pipeline (by default the plugin's, `pipeline_for(host)`) and
+hand it, with the service it runs on, to every step: nothing below looks anything up.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import attrs
 
 from memgraph_plugin.engine.load.gc_pause import gc_paused
 from memgraph_plugin.extraction.graph import message_index, newest_event
-from memgraph_plugin.turn.pipeline import pipeline_for
+from memgraph_plugin.turn.pipeline import TurnPipeline, pipeline_for
 
 from .transcripts import TranscriptError, TranscriptMessage, read_transcript
 
@@ -44,12 +47,9 @@ Progress = Callable[[int], None]  # called with the number of messages done so f
 BLOCK = 256
 
 
-def _warm_embedding(host: Any) -> asyncio.Future[Any] | None:
+def _warm_embedding(service: Any) -> asyncio.Future[Any] | None:
     """Load the chat's embedding model on a worker thread while the first block is extracted
     (its first commit embeds, and would otherwise wait for the load); None without one."""
-    from memgraph_plugin.service import memory_graph_for
-
-    service = memory_graph_for(host)
     profile = getattr(getattr(service, "persistence", None), "profile", None)
     if profile is None:
         return None
@@ -61,10 +61,7 @@ def _warm_embedding(host: Any) -> asyncio.Future[Any] | None:
     return asyncio.ensure_future(asyncio.to_thread(warm))
 
 
-def _deferred(host: Any, chat_id: str) -> AbstractAsyncContextManager[None]:
-    from memgraph_plugin.service import memory_graph_for
-
-    service = memory_graph_for(host)
+def _deferred(service: Any, chat_id: str) -> AbstractAsyncContextManager[None]:
     if service is None:
         return contextlib.nullcontext()
     return service.deferred_commits(chat_id)
@@ -92,8 +89,7 @@ class IngestReport:
         return self.error is None
 
 
-async def _graph_size(host: Any, chat_id: str) -> tuple[dict[str, int], int]:
-    pipeline = pipeline_for(host)
+async def _graph_size(pipeline: TurnPipeline, chat_id: str) -> tuple[dict[str, int], int]:
     session = await pipeline.open_session(chat_id)
     if session is None:
         return {}, 0
@@ -102,10 +98,9 @@ async def _graph_size(host: Any, chat_id: str) -> tuple[dict[str, int], int]:
     return dict(sorted(counts.items())), store.edge_count
 
 
-async def _repair(host: Any, chat_id: str) -> int:
+async def _repair(pipeline: TurnPipeline, chat: Any, chat_id: str) -> int:
     """Extract the chat's messages the graph has not seen (after the newest message event)."""
-    pipeline = pipeline_for(host)
-    messages = host.chat(chat_id).messages
+    messages = chat.messages
     if not messages:
         return 0
     session = await pipeline.open_session(chat_id)
@@ -131,14 +126,17 @@ async def ingest_messages(
     messages: Iterable[TranscriptMessage],
     *,
     progress: Progress | None = None,
+    pipeline: TurnPipeline | None = None,
 ) -> IngestReport:
     """Append `messages` to `chat_id` and extract each like a live chat (see the module
-    docstring); a `TranscriptError` raised by `messages` stops the run and is reported."""
+    docstring); a `TranscriptError` raised by `messages` stops the run and is reported.
+    `pipeline`: the one to extract through (default: the host's, `pipeline_for`)."""
     started = time.perf_counter()
-    pipeline = pipeline_for(host)
-    chat = host.chat(chat_id)
+    pipeline = pipeline if pipeline is not None else pipeline_for(host)
+    service = pipeline.service
+    chat = host.chat(chat_id)  # the chat id's one check on this path (`host.chats.chat_ids`)
     existing = chat.messages
-    repaired = await _repair(host, chat_id)
+    repaired = await _repair(pipeline, chat, chat_id)
     counts = [0, 0]  # ingested, skipped
     error: TranscriptError | None = None
     items = iter(messages)
@@ -169,7 +167,7 @@ async def ingest_messages(
                 counts[1] += 1
             else:
                 if not warming:  # the first new message: its block's commit will embed
-                    warming.append(_warm_embedding(host))
+                    warming.append(_warm_embedding(service))
                 message = chat.add_message(item.role, item.text, name=item.name, time=item.time)
                 outcome = await pipeline.extract(chat_id, message, session=session)
                 if outcome is not None and outcome.replaced:  # rolled back: a new store
@@ -188,7 +186,7 @@ async def ingest_messages(
         more = True
         while more:
             with gc_paused():
-                async with _deferred(host, chat_id):
+                async with _deferred(service, chat_id):
                     more = await run_block()
     except TranscriptError as exc:
         error = exc
@@ -197,7 +195,7 @@ async def ingest_messages(
             if load is not None:
                 await load
     ingested, skipped = counts
-    nodes, edges = await _graph_size(host, chat_id)
+    nodes, edges = await _graph_size(pipeline, chat_id)
     return IngestReport(
         chat_id,
         ingested,
@@ -232,14 +230,20 @@ def count_messages(path: str | Path) -> int | None:
 
 
 async def ingest_file(
-    host: Any, path: str | Path, chat_id: str, *, progress: Progress | None = None
+    host: Any,
+    path: str | Path,
+    chat_id: str,
+    *,
+    progress: Progress | None = None,
+    pipeline: TurnPipeline | None = None,
 ) -> IngestReport:
     """`ingest_messages` over a transcript file (`transcripts.read_transcript` formats); an
     unreadable file or unknown format is reported like a bad line, before anything is added."""
+    pipeline = pipeline if pipeline is not None else pipeline_for(host)
     try:
         messages = read_transcript(path)
     except TranscriptError as exc:
-        nodes, edges = await _graph_size(host, chat_id)
         total = len(host.chat(chat_id).messages)
+        nodes, edges = await _graph_size(pipeline, chat_id)
         return IngestReport(chat_id, 0, 0, 0, total, nodes, edges, 0.0, exc)
-    return await ingest_messages(host, chat_id, messages, progress=progress)
+    return await ingest_messages(host, chat_id, messages, progress=progress, pipeline=pipeline)

@@ -28,7 +28,6 @@ from .trace import LlmTraceLog
 
 log = logging.getLogger(__name__)
 
-MEMORY_GRAPH = "memory-graph"
 KNOWN_LIMIT = 24  # nodes listed to the model (found by the message's words; bounded per call)
 RECENT_MESSAGES = 4  # messages before the new one shown for context
 
@@ -76,9 +75,13 @@ class LlmExtractor(LlmHookPlugin):
         *,
         offline: OfflineExtract | None = None,
         trace: LlmTraceLog | None = None,
+        service: Any = None,
     ) -> None:
+        """`service`: the host's `MemoryGraph` (the chat's known nodes are read through it;
+        None: the prompt names no known nodes)."""
         super().__init__(host, provider, settings, trace=trace)
         self.offline = offline
+        self.service = service
 
     @hookimpl
     async def memgraph_extract(self, chat_id: str, message: Any, context: Any) -> list | None:
@@ -126,12 +129,10 @@ class LlmExtractor(LlmHookPlugin):
         return await value if inspect.isawaitable(value) else value
 
     async def _session(self, context: Any) -> Any | None:
-        api = self.host.registry.get(MEMORY_GRAPH)
-        if api is None or context is None:
+        if self.service is None or context is None:
             return None
         try:
-            session = api.open_session(context)
-            return await session if inspect.isawaitable(session) else session
+            return await self.service.open_session(context)
         except Exception as exc:  # the model can still extract without the known nodes
             log.info("LLM extractor: no memory-graph session (%r)", exc)
             return None

@@ -1,7 +1,8 @@
 """Wiring: with ``llm_base_url`` set, the host gets the LLM extractor, router and summariser
 (those ``llm_hooks`` names) as plugins; without it nothing here runs.
 
-`attach_llm(host)` is called by the built-in memory-graph plugin on ``host_startup``;
+`attach_llm(host, service=...)` is called by the built-in memory-graph plugin on ``host_startup``
+with the host's `MemoryGraph` (the extractor reads the chat's graph through it);
 `detach_llm(host)` on shutdown. The plugins are named ``memgraph-llm-<hook>``.
 """
 
@@ -24,16 +25,22 @@ def plugin_name(hook: str) -> str:
     return PLUGIN_PREFIX + hook
 
 
-def offline_extractor(host: Any) -> Any:
+def offline_extractor(service: Any) -> Any:
     """The offline extractor the LLM extractor falls back to (the built-in one, which steps
-    aside while the LLM extractor is registered)."""
+    aside while the LLM extractor is registered), reading the chat's graph through `service`."""
+    import functools
+
     from memgraph_plugin.extraction import offline_extract
 
-    return offline_extract
+    return functools.partial(offline_extract, service=service)
 
 
 def make_plugins(
-    host: Any, settings: LlmSettings, provider: LlmProvider | None = None
+    host: Any,
+    settings: LlmSettings,
+    provider: LlmProvider | None = None,
+    *,
+    service: Any = None,
 ) -> dict[str, Any]:
     """hook -> plugin object for every hook the settings give to the model."""
     from .extractor import LlmExtractor
@@ -45,7 +52,12 @@ def make_plugins(
     plugins: dict[str, Any] = {}
     if settings.uses("extract"):
         plugins["extract"] = LlmExtractor(
-            host, provider, settings, offline=offline_extractor(host), trace=trace
+            host,
+            provider,
+            settings,
+            offline=offline_extractor(service),
+            trace=trace,
+            service=service,
         )
     if settings.uses("route"):
         plugins["route"] = LlmRouter(host, provider, settings, trace=trace)
@@ -54,8 +66,11 @@ def make_plugins(
     return plugins
 
 
-def attach_llm(host: Any, provider: LlmProvider | None = None) -> tuple[str, ...]:
+def attach_llm(
+    host: Any, provider: LlmProvider | None = None, *, service: Any = None
+) -> tuple[str, ...]:
     """Register the LLM plugins the host's settings ask for; their names (none: no LLM).
+    `service`: the host's `MemoryGraph`, which the extractor reads the chat's graph through.
 
     A setting that cannot work is logged as an error and the offline defaults stay.
     """
@@ -68,7 +83,7 @@ def attach_llm(host: Any, provider: LlmProvider | None = None) -> tuple[str, ...
     if settings is None:
         return ()
     names = []
-    for hook, plugin in make_plugins(host, settings, provider).items():
+    for hook, plugin in make_plugins(host, settings, provider, service=service).items():
         name = plugin_name(hook)
         host.register_plugin(plugin, name=name)
         names.append(name)

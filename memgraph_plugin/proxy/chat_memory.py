@@ -162,9 +162,7 @@ class ChatMemory:
                     await self.pipeline.extract(chat_id, message)
                     count += 1
                 return count
-            from memgraph_plugin.service import memory_graph_for
-
-            service = memory_graph_for(self.host)
+            service = self.pipeline.service  # the service the plugin handed the pipeline
             for start in range(0, len(pending), BLOCK):  # one commit per block, as an ingest
                 block = pending[start : start + BLOCK]
                 async with service.deferred_commits(chat_id):

@@ -22,12 +22,21 @@ def _trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _require_known(host: Any, chat_id: str) -> None:
-    """Traces or commits or messages make a chat known; anything else is ``unknown chat``."""
-    from memgraph_plugin.chats.chat_lookup import require_chat
+    """Traces or commits or messages make a chat known; anything else is ``unknown chat`` (the
+    CLI's `CommandError`). The command's own storage handle is its entry point for the chat id:
+    it applies the host's rule (`host.chats.chat_ids`)."""
+    from host.chats.chat_ids import chat_id_problem
+    from memgraph_plugin.chats.chat_lookup import UnknownChatError, require_chat
     from memgraph_plugin.storage import LanceStorage, StorageSettings
 
-    storage = LanceStorage(StorageSettings.from_settings(host.settings, data_dir=host.data_dir))
-    require_chat(host, storage, chat_id)
+    storage = LanceStorage(
+        StorageSettings.from_settings(host.settings, data_dir=host.data_dir),
+        chat_id_rule=chat_id_problem,
+    )
+    try:
+        require_chat(host, storage, chat_id)
+    except UnknownChatError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def run_trace(host: Any, args: argparse.Namespace) -> int:

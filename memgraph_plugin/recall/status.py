@@ -3,7 +3,8 @@ mode, the graph-expansion flag, and how often recall fell back to the baseline a
 
 Computed from the chat's recall traces on disk (``<data_dir>/traces``), so any process
 (``memgraph-host status CHAT``, a session's ``get_retrieval_status()``) sees the same numbers; the
-quality gate's state is recomputed from the same window of traces.
+quality gate's state is recomputed from the same window of traces. The plugin hands
+`retrieval_status` to the host's `MemoryGraph`, which binds it to each session it opens.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import Any
 
 import attrs
 
-from ..api.status_lookup import provide_retrieval_status
 from ..settings_keys import RECALL_QUALITY_MAX_ERROR_RATE, RECALL_QUALITY_WINDOW
 from .rollout import (
     GATE_MIN_SAMPLES,
@@ -138,9 +138,6 @@ def _summarise(
         last_seq=last.seq if last else None,
         settings_error=problem,
     )
-
-
-provide_retrieval_status(retrieval_status)
 
 
 #: Where the memory proxy records requests it forwarded without memory (one JSON line each:

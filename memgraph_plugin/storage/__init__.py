@@ -1,4 +1,7 @@
-"""Persistence of chats: the `Persistence` interface and its LanceDB implementation."""
+"""Persistence of chats: the `Persistence` interface and its LanceDB implementation.
+
+LanceDB persistence only: the loaded chats the service keeps (`PersistedChats`) are in
+`memgraph_plugin.chats`, above this package; nothing here imports the host or the service."""
 
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
@@ -21,8 +24,6 @@ from memgraph_plugin.storage.persistence import (
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
 __all__ = [
-    "PersistedChats",
-    "persistence_for_host",
     "ChangeRecord",
     "ChatState",
     "CommitRecord",
@@ -42,17 +43,3 @@ __all__ = [
     "sql_literal",
     "where_eq",
 ]
-
-
-def __getattr__(name: str) -> object:
-    """`PersistedChats` and `persistence_for_host` load lazily (they import the embedding package,
-    which imports this package's value types)."""
-    if name == "PersistedChats":
-        from memgraph_plugin.chats.chat_cache import PersistedChats
-
-        return PersistedChats
-    if name == "persistence_for_host":
-        from memgraph_plugin.chats.factory import persistence_for_host
-
-        return persistence_for_host
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

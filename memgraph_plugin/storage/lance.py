@@ -36,7 +36,7 @@ from memgraph_plugin.storage.format.graph_columns import (
 )
 from memgraph_plugin.storage.format.keyword_rows import split_keywords, with_unknown_keywords
 from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
-from memgraph_plugin.storage.journal.journal import Journal, JournalEntry, check_chat_id
+from memgraph_plugin.storage.journal.journal import Journal, JournalEntry
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 from memgraph_plugin.storage.maintenance.checkpoints import Checkpoints
 from memgraph_plugin.storage.maintenance.maintenance import Maintenance
@@ -58,6 +58,10 @@ log = logging.getLogger(__name__)
 Embedder = Callable[[list[dict[str, Any]]], VectorBlock | None]
 """Embeds node dicts (for rollback/import commits made by the storage layer itself)."""
 
+ChatIdRule = Callable[[object], str | None]
+"""What is wrong with a chat id (a sentence), or None: the host's one rule
+(`host.chats.chat_ids.chat_id_problem`), handed in by whoever makes this storage an entry point."""
+
 
 class LanceStorage:
     """Chats in one LanceDB database. Sync methods do the work; async twins run them off-loop."""
@@ -67,11 +71,16 @@ class LanceStorage:
         settings: StorageSettings | str,
         *,
         embedder: Embedder | None = None,
+        chat_id_rule: ChatIdRule | None = None,
     ) -> None:
+        """`chat_id_rule`: applied to the chat id of every public call when this storage is
+        itself an entry point (handed outside ids); None when the ids were checked at the edge
+        above it (the memory-graph service checks them when a session opens)."""
         if isinstance(settings, str):
             settings = StorageSettings(uri=settings)
         self.settings = settings
         self.embedder = embedder
+        self._chat_id_rule = chat_id_rule
         self._db = connect_database(settings)
         self.journal = Journal(
             self._db, connect_database(settings, consistent=False), JournalGate(settings.uri)
@@ -100,6 +109,14 @@ class LanceStorage:
 
     def _nodes_table(self, dim: int) -> Any:
         return self.vectors.table(dim)
+
+    def _checked(self, chat_id: str) -> str:
+        """`chat_id`, or ``BAD_ARGS`` with the rule's sentence (only with a `chat_id_rule`)."""
+        if self._chat_id_rule is not None:
+            problem = self._chat_id_rule(chat_id)
+            if problem is not None:
+                raise StorageError(problem, code="BAD_ARGS")
+        return chat_id
 
     # ------------------------------------------------------------------ reads
 
@@ -146,7 +163,7 @@ class LanceStorage:
     ) -> tuple[ChatState, dict[str, Any] | None, list[JournalEntry]]:
         """`load_sync`, with the snapshot head and the journal entries it read (`on_head` is
         told each head before its rows are read)."""
-        check_chat_id(chat_id)
+        self._checked(chat_id)
         table_version = self.journal.current_version()
         vocab: tuple[str, list[Any]] | None = None
         for _attempt in range(5):
@@ -206,32 +223,32 @@ class LanceStorage:
         self, chat_id: str, state: ChatState, *, profile: str | None = None
     ) -> VectorBlock | None:
         """Vectors of the nodes of `state` made by `profile` (`vectors.load_vectors`)."""
-        check_chat_id(chat_id)
+        self._checked(chat_id)
         head = self._snaps.head(chat_id, state.version)
         ckpt_version = int(head["version"]) if head is not None else 0
         entries = self.journal.entries(chat_id, ckpt_version, state.version)
         return load_vectors(self._snaps, head, entries, state, profile)
 
     def latest_version_sync(self, chat_id: str) -> int:
-        return self.journal.latest_version(check_chat_id(chat_id))
+        return self.journal.latest_version(self._checked(chat_id))
 
     def has_changed_sync(self, chat_id: str, since_version: int) -> bool:
         """Cheap freshness check (`Journal.has_changed`)."""
-        return self.journal.has_changed(check_chat_id(chat_id), since_version)
+        return self.journal.has_changed(self._checked(chat_id), since_version)
 
     def history_sync(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
-        return self.journal.history(check_chat_id(chat_id), limit=limit)
+        return self.journal.history(self._checked(chat_id), limit=limit)
 
     def marks_sync(self, chat_id: str) -> tuple[tuple[int, int, str], ...]:
         """``(version, seq, kind)`` of each commit of the chat, oldest first (`Journal.marks`)."""
-        return self.journal.marks(check_chat_id(chat_id))
+        return self.journal.marks(self._checked(chat_id))
 
     async def marks(self, chat_id: str) -> tuple[tuple[int, int, str], ...]:
         return await asyncio.to_thread(self.marks_sync, chat_id)
 
     def version_for_seq_sync(self, chat_id: str, seq: int) -> int:
         """The newest version whose message seq is <= `seq` (`Journal.version_for_seq`)."""
-        return self.journal.version_for_seq(check_chat_id(chat_id), seq)
+        return self.journal.version_for_seq(self._checked(chat_id), seq)
 
     def state_at_sync(
         self, chat_id: str, *, version: int | None = None, seq: int | None = None
@@ -271,13 +288,13 @@ class LanceStorage:
 
     def snapshot_sync(self, chat_id: str) -> int | None:
         """Snapshot a chat at its latest version from storage alone (`Checkpoints.snapshot`)."""
-        return self.checkpoints.snapshot(check_chat_id(chat_id))
+        return self.checkpoints.snapshot(self._checked(chat_id))
 
     def checkpoint_sync(
         self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
     ) -> None:
         """Write a full snapshot of `state` (and its vectors); then prune older snapshots."""
-        self.checkpoints.write_full(check_chat_id(chat_id), state, vectors)
+        self.checkpoints.write_full(self._checked(chat_id), state, vectors)
 
     # ----------------------------------------------------------------- writes
 
@@ -289,7 +306,7 @@ class LanceStorage:
         base_version: int,
     ) -> CommitRecord:
         """Append one journal row (atomic, durable on return) for version `base_version + 1`."""
-        record = self.journal.append(check_chat_id(chat_id), change, base_version=base_version)
+        record = self.journal.append(self._checked(chat_id), change, base_version=base_version)
         self._commits_since_optimize += 1
         self.maintenance.note_commit(chat_id, record.version)  # snapshots etc.: elsewhere
         return record
@@ -300,7 +317,7 @@ class LanceStorage:
         """One journal row per change, versions `base_version + 1` on, in one append
         (`Journal.append_many`): a block of messages keeps one version per message."""
         records = self.journal.append_many(
-            check_chat_id(chat_id), changes, base_version=base_version
+            self._checked(chat_id), changes, base_version=base_version
         )
         if records:
             self._commits_since_optimize += 1  # one append: one fragment to compact

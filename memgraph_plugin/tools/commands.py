@@ -1,5 +1,12 @@
 """The plugin's `memgraph-host` sub-commands: history, rollback, import, export, reindex, serve,
-ingest."""
+ingest.
+
+The plugin hands `commands` the function that gives the service it runs on the host
+(`plugin.running_service`); each command is run with that service. ``history``, ``rollback``
+and ``import`` go through it; the others read the database through its storage handle. This is
+the CLI's edge: a chat id named on the command line is checked here once (`checked_chat_id`)
+when the service does not check it itself, and the chats layer's `UnknownChatError` becomes the
+CLI's `CommandError`."""
 
 from __future__ import annotations
 
@@ -14,16 +21,23 @@ from typing import Any
 
 from host.cli.console import print_json, print_table, progress
 from host.commands import Command
+from host.errors import CommandError
 from memgraph_plugin.chats.chat_cache import PersistedChats
-from memgraph_plugin.chats.chat_lookup import require_chat
+from memgraph_plugin.chats.chat_lookup import UnknownChatError, require_chat
 from memgraph_plugin.chats.factory import with_keyword_schema
 from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_profile
-from memgraph_plugin.engine.load.store_file import StoreFileError, anchor_store, read_store_file
+from memgraph_plugin.engine.load.store_file import StoreFileError, read_store_file
 from memgraph_plugin.engine.model.values import Limits
 from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.rollback_target import checked_target, target_version
+from memgraph_plugin.rollback_target import checked_target
+from memgraph_plugin.service import MemoryGraph, checked_chat_id
 from memgraph_plugin.storage import LanceStorage, StorageSettings
 from memgraph_plugin.storage.errors import ConflictError
+
+#: What the plugin hands `commands`: the service it runs on a host (None: not running).
+ServiceOf = Callable[[Any], MemoryGraph | None]
+#: A command's work: ``(host, args, service) -> exit code``.
+ServiceRun = Callable[[Any, argparse.Namespace, MemoryGraph | None], Any]
 
 
 def _settings(host: Any) -> Mapping[str, Any]:
@@ -42,15 +56,15 @@ def _store_cls() -> Any:
     return Store
 
 
-def open_storage(host: Any) -> LanceStorage:
-    """The host's database (the running service's handle when there is one)."""
-    from memgraph_plugin.service import memory_graph_for
-
-    persistence = getattr(memory_graph_for(host), "persistence", None)
+def open_storage(host: Any, service: MemoryGraph | None = None) -> LanceStorage:
+    """The host's database: the running `service`'s handle when there is one."""
+    persistence = getattr(service, "persistence", None)
     if isinstance(persistence, PersistedChats):
         return persistence.storage
+    from host.chats.chat_ids import chat_id_problem
+
     settings = StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
-    return LanceStorage(with_keyword_schema(settings, _schema(host)))
+    return LanceStorage(with_keyword_schema(settings, _schema(host)), chat_id_rule=chat_id_problem)
 
 
 def _normalise(host: Any, data: Any) -> dict[str, Any]:
@@ -75,9 +89,10 @@ def _add_history(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
-def _history(host: Any, args: argparse.Namespace) -> int:
-    storage = open_storage(host)
-    require_chat(host, storage, args.chat)
+async def _history(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    records = await _running(service).history(args.chat, limit=args.limit)  # checks the id
+    if not records:
+        require_chat(host, open_storage(host, service), args.chat)
     rows = [
         {
             "version": r.version,
@@ -88,7 +103,7 @@ def _history(host: Any, args: argparse.Namespace) -> int:
             "edges": r.edges_changed,
             "created_at": r.created_at,
         }
-        for r in storage.history_sync(args.chat, limit=args.limit)
+        for r in records
     ]
     if args.json:
         print_json(rows, lines=True)
@@ -121,35 +136,23 @@ def _add_rollback(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _running_service(host: Any) -> Any | None:
-    """The host's running `MemoryGraph` when it persists (its commits fire `memgraph_commit`)."""
-    from memgraph_plugin.service import memory_graph_for
+def _running(service: MemoryGraph | None) -> MemoryGraph:
+    """The service a command writes or reads history through (its commits persist and fire
+    ``memgraph_commit``); ``OP_FAILED`` when the memory graph is not running on the host."""
+    if service is None or service.closed:
+        raise MemoryGraphError("OP_FAILED", "the memory graph is not running on this host")
+    return service
 
-    service = memory_graph_for(host)
-    persisted = isinstance(getattr(service, "persistence", None), PersistedChats)
-    return service if persisted and not service.closed else None
 
-
-async def _rollback(host: Any, args: argparse.Namespace) -> int:
-    """Roll a known chat back (`rollback_target`: a target past the chat or below 0 is
-    refused, and a target that is the chat's state already makes no commit)."""
-    version, seq = checked_target(args.version, args.seq)
-    require_chat(host, open_storage(host), args.chat)
-    service = _running_service(host)
+async def _rollback(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    """Roll a known chat back through the service (`rollback_target`: a target past the chat
+    or below 0 is refused, and a target that is the chat's state already makes no commit)."""
+    graph = _running(service)
+    checked_target(args.version, args.seq)  # a bad target is refused before the chat is looked up
+    require_chat(host, open_storage(host, service), checked_chat_id(args.chat))
 
     async def run() -> Any:
-        if service is not None:
-            return await service.rollback(args.chat, version=version, seq=seq)
-        storage = _writable_storage(host)
-        marks = storage.marks_sync(args.chat)
-        if not marks:
-            raise MemoryGraphError("BAD_ARGS", f"chat {args.chat!r} has no commits to roll back")
-        target = target_version(
-            args.chat, marks, version=version, seq=seq, newest_seq=_message_seq(host, args.chat)
-        )
-        if target == marks[-1][0]:
-            return None
-        return storage.rollback_sync(args.chat, version=target)
+        return await graph.rollback(args.chat, version=args.version, seq=args.seq)
 
     rec = await retry_conflicts(run)
     if rec is None:
@@ -160,19 +163,6 @@ async def _rollback(host: Any, args: argparse.Namespace) -> int:
         f"(seq {rec.seq}, {rec.applied} changes)"
     )
     return 0
-
-
-def _writable_storage(host: Any) -> LanceStorage:
-    """The database, set up so rollback/import commits carry vectors of the nodes they change
-    when a profile is configured (vectors stay current on every write)."""
-    storage = open_storage(host)
-    if storage.embedder is None:
-        profile = resolve_profile(_settings(host).get("embedding_profile"), host.pm)
-        if profile is not None:
-            from memgraph_plugin.embedding.embedder import NodeEmbedder
-
-            storage.embedder = NodeEmbedder(profile, _schema(host))
-    return storage
 
 
 # ------------------------------------------------------------ import/export
@@ -207,13 +197,8 @@ def _add_import(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _message_seq(host: Any, chat_id: str) -> int:
-    """The seq of the chat's newest message (what an import is anchored to)."""
-    messages = host.chat(chat_id).messages if hasattr(host, "chat") else ()
-    return messages[-1].seq if messages else 0
-
-
-async def _import(host: Any, args: argparse.Namespace) -> int:
+async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    graph = _running(service)
     try:
         raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
     except OSError as exc:
@@ -226,19 +211,16 @@ async def _import(host: Any, args: argparse.Namespace) -> int:
         return 2
     data = _normalise(host, checked)
     replace = getattr(args, "replace", False)
-    if not data["nodes"] and not replace and open_storage(host).load_sync(args.chat).data["nodes"]:
-        return _fail(
-            f"{args.file}: the file holds an empty graph and chat {args.chat!r} has nodes; "
-            "give --replace to empty it"
-        )
-    service = _running_service(host)
+    if not data["nodes"] and not replace:
+        held = await graph.store_for(checked_chat_id(args.chat))
+        if any(True for _ in held.node_ids()):
+            return _fail(
+                f"{args.file}: the file holds an empty graph and chat {args.chat!r} has nodes; "
+                "give --replace to empty it"
+            )
 
     async def run() -> Any:
-        if service is not None:
-            return await service.import_graph(args.chat, data)
-        count = len(host.chat(args.chat).messages) if hasattr(host, "chat") else None
-        anchored = anchor_store(data, _message_seq(host, args.chat), count)
-        return _writable_storage(host).import_sync(args.chat, anchored)
+        return await graph.import_graph(args.chat, data)
 
     rec = await retry_conflicts(run)
     print(
@@ -254,9 +236,9 @@ def _add_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("--version", type=int, default=None, help="export an older version")
 
 
-def _export(host: Any, args: argparse.Namespace) -> int:
-    storage = open_storage(host)
-    require_chat(host, storage, args.chat)
+def _export(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    storage = open_storage(host, service)
+    require_chat(host, storage, checked_chat_id(args.chat))
     if args.version is None:
         state = storage.load_sync(args.chat)
     else:
@@ -281,19 +263,17 @@ def _add_reindex(p: argparse.ArgumentParser) -> None:
     p.add_argument("chats", nargs="*", help="chat ids (default: every chat)")
 
 
-async def _reindex(host: Any, args: argparse.Namespace) -> int:
+async def _reindex(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     try:
         profile = resolve_profile(_settings(host).get("embedding_profile"), host.pm)
     except UnknownProfileError as exc:
         return _fail(str(exc))
     if profile is None:
         return _fail("no embedding profile configured (set embedding_profile, e.g. 'hashing')")
-    storage = open_storage(host)
+    storage = open_storage(host, service)
     schema = _schema(host)
     store_cls = _store_cls()
-    from memgraph_plugin.service import memory_graph_for
-
-    running = getattr(memory_graph_for(host), "persistence", None)
+    running = getattr(service, "persistence", None)
     chats = (
         running
         if isinstance(running, PersistedChats) and running.profile
@@ -304,7 +284,7 @@ async def _reindex(host: Any, args: argparse.Namespace) -> int:
             profile=profile,
         )
     )
-    names = list(args.chats) or list(storage.chats_sync())
+    names = [checked_chat_id(c) for c in args.chats] or list(storage.chats_sync())
     for chat_id in names:
         with progress(f"reindex {chat_id}") as update:
             count = await chats.reindex(chat_id, update)
@@ -321,12 +301,15 @@ def _add_serve(p: argparse.ArgumentParser) -> None:
     add_serve_arguments(p)
 
 
-async def _serve(host: Any, args: argparse.Namespace) -> int:
+async def _serve(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     from memgraph_plugin.web.commands import serve
 
     schema, store_cls = _schema(host), _store_cls()
     return await serve(
-        host, args, open_storage(host), lambda data: store_cls.from_dict(data, schema=schema)
+        host,
+        args,
+        open_storage(host, service),
+        lambda data: store_cls.from_dict(data, schema=schema),
     )
 
 
@@ -351,33 +334,36 @@ def _add_ingest(p: argparse.ArgumentParser) -> None:
     add_ingest_arguments(p)
 
 
-async def _ingest(host: Any, args: argparse.Namespace) -> int:
+async def _ingest(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     from memgraph_plugin.ingest.commands import run_ingest
 
     return await run_ingest(host, args)
 
 
-def _guarded(run: Any) -> Any:
-    """Report engine/storage errors as one clear line and exit code 2 (nothing is changed);
-    other errors (``unknown chat``) go to the CLI, which prints them as one line too."""
-    import asyncio
+def _guarded(run: ServiceRun, service_of: ServiceOf) -> Any:
+    """The command's ``run(host, args)``: the work with the service `service_of` gives then.
+    Engine/storage errors are one clear line and exit code 2 (nothing is changed); an unknown
+    chat is the CLI's `CommandError` (the CLI prints it as one line too)."""
     import functools
 
     @functools.wraps(run)
     async def wrapper(host: Any, args: argparse.Namespace) -> int:
         try:
-            result = run(host, args)
+            result = run(host, args, service_of(host))
             if asyncio.iscoroutine(result):
                 result = await result
             return int(result or 0)
         except MemoryGraphError as exc:
             return _fail(f"{exc.code}: {exc.message}")
+        except UnknownChatError as exc:
+            raise CommandError(str(exc)) from None
 
     return wrapper
 
 
-def commands() -> list[Command]:
-    """The sub-commands contributed through `host_cli_commands`."""
+def commands(service_of: ServiceOf) -> list[Command]:
+    """The sub-commands contributed through `host_cli_commands`; `service_of(host)` gives the
+    service the plugin runs on the host when a command runs."""
     specs = [
         ("history", "list a chat's commits", _add_history, _history),
         (
@@ -398,4 +384,4 @@ def commands() -> list[Command]:
         ("proxy", "an OpenAI-compatible memory proxy in front of --upstream", _add_proxy, _proxy),
         ("ingest", "replay a chat transcript through the live pipeline", _add_ingest, _ingest),
     ]
-    return [Command(name, text, add, _guarded(run)) for name, text, add, run in specs]
+    return [Command(name, text, add, _guarded(run, service_of)) for name, text, add, run in specs]

@@ -1,6 +1,7 @@
 """The turn pipeline: messages in, extraction + batch + compaction, recall before each answer.
 
-One ``TurnPipeline`` per host (``pipeline_for(host)``). Per turn:
+One ``TurnPipeline`` per host, built by the plugin on ``host_startup`` with the host's
+`MemoryGraph` (``TurnPipeline(host, service)``) and found with ``pipeline_for(host)``. Per turn:
 
 1. ``add_user_message`` appends the user's message and extracts it (like step 3).
 2. ``recall`` picks the small always-inject set (newest nodes of each always-inject type), lets
@@ -22,13 +23,14 @@ import logging
 import time
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from host.plugins.notify import HookFailure
 from host.settings.setting_values import int_setting
 
+from ..api.injection import InjectionHub
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
 from ..recall.hookcalls import first
 from ..recall.injection_budget import fit, pinned_nodes
@@ -44,9 +46,10 @@ from ..settings_keys import (
 from .auto_compaction import compact_leftovers
 from .message_extraction import already_extracted, extract_ops
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from ..service import MemoryGraph
 
-MEMORY_GRAPH = "memory-graph"
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -114,8 +117,12 @@ async def _maybe_await(value: Any) -> Any:
 class TurnPipeline:
     """Drives chats of one host through extraction and recall."""
 
-    def __init__(self, host: Any, *, router: HybridRouter | None = None) -> None:
+    def __init__(
+        self, host: Any, service: MemoryGraph | None, *, router: HybridRouter | None = None
+    ) -> None:
+        """`service`: the host's memory graph (None: recall and extraction do nothing)."""
         self.host = host
+        self.service = service
         self.router = router or HybridRouter()
         self.traces = TraceLog(host.data_dir / TRACE_DIR)
         self._last: dict[str, RecallOutcome] = {}
@@ -125,10 +132,10 @@ class TurnPipeline:
 
     async def open_session(self, chat_id: str) -> Any | None:
         """A memory-graph session for the chat, or ``None`` (logged once) when it is unavailable."""
-        api = self.host.registry.get(MEMORY_GRAPH)
+        service = self.service
         session = None
-        if api is not None:
-            session = await _maybe_await(api.open_session(self.host.get_context(chat_id)))
+        if service is not None:  # the host's context: its chat id is checked there, once
+            session = await service.session_for(self.host.get_context(chat_id), chat_id)
         if session is None and not self._warned_disabled:
             self._warned_disabled = True
             log.warning("memory-graph is not available: recall and extraction do nothing")
@@ -225,10 +232,8 @@ class TurnPipeline:
         lock is not re-entrant), and fires ``memgraph_commit`` for the rollback commit like for
         any other persisted change.
         """
-        from memgraph_plugin.service import memory_graph_for
-
         seq = message.seq
-        service = memory_graph_for(self.host)
+        service = self.service
         persistence = getattr(service, "persistence", None)
         storage = getattr(persistence, "storage", None)
         if service is None or storage is None or not hasattr(storage, "rollback"):
@@ -406,10 +411,8 @@ class TurnPipeline:
     def _record(
         self, chat_id: str, always: Sequence[str], selected: Sequence[str], visible: Sequence[str]
     ) -> Any:
-        from memgraph_plugin.api.external import record_injected_node_ids
-
-        return record_injected_node_ids(
-            self.host.get_context(chat_id),
+        hub = self.service.hub(chat_id) if self.service is not None else InjectionHub(chat_id)
+        return hub.set(
             always_inject_ids=list(always),
             recall_selected_ids=list(selected),
             visible_ids=list(visible),
@@ -448,9 +451,20 @@ class LazyPool(Sequence[Any]):
 _PIPELINES: weakref.WeakKeyDictionary[Any, TurnPipeline] = weakref.WeakKeyDictionary()
 
 
+def use_pipeline(host: Any, pipeline: TurnPipeline | None) -> None:
+    """Make `pipeline` the one `pipeline_for(host)` gives (None: forget it). The plugin calls
+    it on ``host_startup`` with the pipeline it built on the host's service, and on
+    ``host_shutdown``."""
+    if pipeline is None:
+        _PIPELINES.pop(host, None)
+    else:
+        _PIPELINES[host] = pipeline
+
+
 def pipeline_for(host: Any) -> TurnPipeline:
-    """The host's pipeline, created on first use."""
+    """The host's pipeline (the plugin's, built on its service when the host started); on a
+    host the memory graph has not started on, a pipeline without one (kept: it warns once)."""
     pipeline = _PIPELINES.get(host)
     if pipeline is None:
-        pipeline = _PIPELINES[host] = TurnPipeline(host)
+        pipeline = _PIPELINES[host] = TurnPipeline(host, None)
     return pipeline

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
+from extension_registry import ExtensionRegistry
 from memgraph_plugin.api.external import (
     get_currently_injected_node_ids,
     get_node_by_id,
@@ -16,10 +17,16 @@ from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.engine.model.views import InjectionState, NodeView
 from memgraph_plugin.engine.write.batch import apply_batch
 from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.service import SERVICE_NAME, MemoryGraph
 
 
 class Host:
-    """Any object stands in for a host identity here (no MemoryGraph started on it)."""
+    """A host stand-in on which a `MemoryGraph` is published (the legacy functions, handed only
+    a context, reach the chat's hub through the host's registry)."""
+
+    def __init__(self) -> None:
+        self.registry = ExtensionRegistry()
+        self.registry.register(SERVICE_NAME, MemoryGraph(self, settings={}))
 
 
 @attrs.frozen

@@ -7,10 +7,11 @@ import logging
 import attrs
 import pytest
 
+from extension_registry import ExtensionRegistry
 from memgraph_plugin.api.injection import InjectionHub, hub_for
 from memgraph_plugin.engine.model.views import InjectionState
 from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.service import MemoryGraph
+from memgraph_plugin.service import SERVICE_NAME, MemoryGraph
 
 
 @attrs.frozen
@@ -21,6 +22,15 @@ class Ctx:
 
 class FakeHostWithoutService:
     """A host object the memory graph never started on (only identity matters here)."""
+
+
+class FakeHostWithService:
+    """A host object with a `MemoryGraph` published in its registry (as the plugin does)."""
+
+    def __init__(self) -> None:
+        self.registry = ExtensionRegistry()
+        self.service = MemoryGraph(self, settings={})
+        self.registry.register(SERVICE_NAME, self.service)
 
 
 def test_listeners_run_in_order_with_the_same_snapshot():
@@ -91,7 +101,7 @@ def test_forward_gets_every_update_and_its_failure_is_contained(caplog):
 
 
 def test_hub_for_is_per_chat_and_private_without_ctx():
-    host = FakeHostWithoutService()
+    host = FakeHostWithService()
     a1 = hub_for(Ctx("a", host))
     assert hub_for(Ctx("a", host)) is a1
     assert hub_for(Ctx("b", host)) is not a1
@@ -101,8 +111,8 @@ def test_hub_for_is_per_chat_and_private_without_ctx():
 
 
 def test_hub_for_uses_the_hosts_service():
-    host = FakeHostWithoutService()
-    service = MemoryGraph(host, settings={}).attach()
+    host = FakeHostWithService()
+    service = host.service
     try:
         assert hub_for(Ctx("c1", host)) is service.hub("c1")
         assert service.injection_state("c1") == InjectionState()

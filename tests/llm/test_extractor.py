@@ -11,6 +11,7 @@ from memgraph_plugin.llm import llm_settings
 from memgraph_plugin.llm.extractor import LlmExtractor
 from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider
 from memgraph_plugin.llm.trace import LlmTraceLog
+from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.turn import pipeline_for
 
 from .conftest import answer, slow, started_host, status
@@ -68,7 +69,9 @@ async def host_with_extractor(tmp_path, server, **extra):
     host = await started_host(tmp_path)
     settings = llm_settings(server.settings(**extra))
     provider = OpenAICompatibleProvider(settings)
-    extractor = LlmExtractor(host, provider, settings, offline=offline_event)
+    extractor = LlmExtractor(
+        host, provider, settings, offline=offline_event, service=memory_graph_for(host)
+    )
     host.register_plugin(extractor, name="memgraph-llm-extract")
     return host
 
@@ -230,7 +233,11 @@ async def test_an_unreachable_server_falls_back_naming_the_url(tmp_path, closed_
     host = await started_host(tmp_path)
     settings = llm_settings({"llm_base_url": url, "llm_model": "m", "llm_retries": 0})
     extractor = LlmExtractor(
-        host, OpenAICompatibleProvider(settings), settings, offline=offline_event
+        host,
+        OpenAICompatibleProvider(settings),
+        settings,
+        offline=offline_event,
+        service=memory_graph_for(host),
     )
     host.register_plugin(extractor, name="memgraph-llm-extract")
     try:

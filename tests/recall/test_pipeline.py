@@ -8,6 +8,7 @@ import pytest
 
 from host import Host, hookimpl
 from memgraph_plugin.recall import HybridRouter, Inclusion
+from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.turn import pipeline_for
 from tests.spies import CommitSpy
 
@@ -268,7 +269,11 @@ async def _drilled_recall(tmp_path, router, pipeline_router=None, **settings):
 
     host, _ = await make_host(tmp_path, recall_recent_window=0, **settings)
     host.register_plugin(router, name="drilling-router")
-    pipeline = TurnPipeline(host, router=pipeline_router) if pipeline_router else pipeline_for(host)
+    pipeline = (
+        TurnPipeline(host, memory_graph_for(host), router=pipeline_router)
+        if pipeline_router
+        else pipeline_for(host)
+    )
     for turn in fixture_story().turns[:3]:
         await pipeline.run_turn(CHAT, turn.user, turn.assistant)
     await pipeline.add_user_message(CHAT, "what next?")
@@ -577,7 +582,7 @@ async def test_quality_gate_holds_canary_back_after_failures_then_reopens(tmp_pa
         return default_expander(session, seed, hops, visible)
 
     host, _ = await make_host(tmp_path, recall_recent_window=0, recall_quality_window=4)
-    pipeline = TurnPipeline(host, router=HybridRouter(expander=flaky))
+    pipeline = TurnPipeline(host, memory_graph_for(host), router=HybridRouter(expander=flaky))
     for turn in fixture_story().turns[:3]:
         await pipeline.run_turn(CHAT, turn.user, turn.assistant)
     outcomes = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from host import Host
-from host.chats.chat_ids import ChatIdError, check_chat_id
+from host.chats.chat_ids import ChatIdError, chat_id_problem, check_chat_id
 from host.chats.context import ChatContext
 from host.cli.cli import main
 from memgraph_plugin.errors import MemoryGraphError
@@ -46,7 +46,7 @@ async def test_every_entry_point_gives_the_same_error(tmp_path, bad):
         with pytest.raises(MemoryGraphError) as info:
             await call
         assert info.value.code == "BAD_ARGS" and expected in info.value.message
-    storage = LanceStorage(str(tmp_path / "db"))
+    storage = LanceStorage(str(tmp_path / "db"), chat_id_rule=chat_id_problem)
     with pytest.raises(MemoryGraphError) as info:
         storage.history_sync(bad)
     assert info.value.code == "BAD_ARGS" and expected in info.value.message

@@ -88,6 +88,10 @@ def test_where_eq_rejects_non_values():
 
 
 def test_bad_chat_id_is_a_clear_error(storage):
+    """A storage that is an entry point for chat ids is given the host's rule."""
+    from host.chats.chat_ids import chat_id_problem
+
+    storage = LanceStorage(storage.settings, chat_id_rule=chat_id_problem)
     with pytest.raises(StorageError) as info:
         storage.load_sync("")
     assert info.value.code == "BAD_ARGS"

@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from host.chats.chat_ids import chat_id_problem
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.journal.change_codec import change_from_payload, change_payload
@@ -44,15 +43,6 @@ _ENTRY_COLUMNS = [
     *("seq", "applied", "kind", "created_at", "payload"),
     *("vec_profile", "vec_ids", "vectors"),
 ]
-
-
-def check_chat_id(chat_id: str) -> str:
-    """`chat_id`, or a `StorageError` saying what is wrong with it (the one rule of
-    `host.chats.chat_ids`)."""
-    problem = chat_id_problem(chat_id)
-    if problem is not None:
-        raise StorageError(problem, code="BAD_ARGS")
-    return chat_id
 
 
 def _vectors_to_columns(
