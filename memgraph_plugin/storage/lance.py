@@ -38,6 +38,7 @@ from memgraph_plugin.storage.format.keyword_rows import split_keywords, with_unk
 from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
 from memgraph_plugin.storage.journal.journal import Journal, JournalEntry
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
+from memgraph_plugin.storage.lance_async import AsyncTwins
 from memgraph_plugin.storage.maintenance.checkpoints import Checkpoints
 from memgraph_plugin.storage.maintenance.maintenance import Maintenance
 from memgraph_plugin.storage.maintenance.table_compaction import Compactor
@@ -63,7 +64,7 @@ ChatIdRule = Callable[[object], str | None]
 (`host.chats.chat_ids.chat_id_problem`), handed in by whoever makes this storage an entry point."""
 
 
-class LanceStorage:
+class LanceStorage(AsyncTwins):
     """Chats in one LanceDB database. Sync methods do the work; async twins run them off-loop."""
 
     def __init__(
@@ -411,75 +412,6 @@ class LanceStorage:
         self.journal.close()
         if self._compactor.journal_gate is not None:
             self._compactor.journal_gate.close()
-
-    # ----------------------------------------------------------- async twins
-
-    async def load(self, chat_id: str) -> ChatState:
-        return await asyncio.to_thread(self.load_sync, chat_id)
-
-    async def load_vectors(
-        self, chat_id: str, state: ChatState, *, profile: str | None = None
-    ) -> VectorBlock | None:
-        return await asyncio.to_thread(self.load_vectors_sync, chat_id, state, profile=profile)
-
-    async def latest_version(self, chat_id: str) -> int:
-        return await asyncio.to_thread(self.latest_version_sync, chat_id)
-
-    async def has_changed(self, chat_id: str, since_version: int) -> bool:
-        return self.has_changed_sync(chat_id, since_version)
-
-    async def commit(
-        self,
-        chat_id: str,
-        change: ChangeRecord,
-        *,
-        base_version: int,
-    ) -> CommitRecord:
-        return await asyncio.to_thread(self.commit_sync, chat_id, change, base_version=base_version)
-
-    async def commit_many(
-        self, chat_id: str, changes: list[ChangeRecord], *, base_version: int
-    ) -> list[CommitRecord]:
-        return await asyncio.to_thread(
-            self.commit_many_sync, chat_id, changes, base_version=base_version
-        )
-
-    async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
-        return await asyncio.to_thread(self.history_sync, chat_id, limit=limit)
-
-    async def state_at(
-        self, chat_id: str, *, version: int | None = None, seq: int | None = None
-    ) -> ChatState:
-        return await asyncio.to_thread(self.state_at_sync, chat_id, version=version, seq=seq)
-
-    async def rollback(
-        self,
-        chat_id: str,
-        *,
-        version: int | None = None,
-        seq: int | None = None,
-        base_version: int | None = None,
-    ) -> CommitRecord:
-        return await asyncio.to_thread(
-            self.rollback_sync, chat_id, version=version, seq=seq, base_version=base_version
-        )
-
-    async def import_dict(self, chat_id: str, data: dict[str, Any]) -> CommitRecord:
-        return await asyncio.to_thread(self.import_sync, chat_id, data)
-
-    async def checkpoint(
-        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
-    ) -> None:
-        await asyncio.to_thread(self.checkpoint_sync, chat_id, state, vectors)
-
-    async def optimize(self) -> None:
-        await asyncio.to_thread(self.optimize_sync)
-
-    async def chats(self) -> tuple[str, ...]:
-        return await asyncio.to_thread(self.chats_sync)
-
-    async def stats(self) -> dict[str, Any]:
-        return await asyncio.to_thread(self.stats_sync)
 
 
 def _on_own_thread(fn: Callable[..., Any], *args: Any) -> Future[Any]:
