@@ -175,7 +175,7 @@ def test_demo_command_refuses_bad_turns_and_a_missing_story(tmp_path, capsys):
     assert main(["demo", "--data", str(data), "--turns", "0"]) == 2
     assert "--turns must be at least 1" in capsys.readouterr().err
     missing = tmp_path / "nope.json"
-    assert main(["demo", "--data", str(data), "--story", str(missing)]) == 2
+    assert main(["demo", "--data", str(data), "--story", str(missing)]) == 1  # a user error
     assert "story file not found" in capsys.readouterr().err
 
 

@@ -41,7 +41,7 @@ async def run_check(host: Any, args: argparse.Namespace) -> int:
         settings = llm_settings(host.settings)
     except LlmSettingsError as exc:
         print(f"memgraph-host llm-check: {exc}", file=sys.stderr)
-        return 2
+        return 1
     if settings is None:
         print("no LLM configured: llm_base_url is not set (the offline defaults answer)")
         return 1

@@ -47,8 +47,9 @@ def run_trace(host: Any, args: argparse.Namespace) -> int:
     traces = TraceLog(Path(host.data_dir) / TRACE_DIR).read(args.chat, last=args.last)
     if not traces:
         _require_known(host, args.chat)
+        # an empty listing is no error (docs/cli.md): a known chat with no recall yet
         print(f"no recall traces for chat {args.chat!r} in {host.data_dir}", file=sys.stderr)
-        return 1
+        return 0
     if args.json:
         for trace in traces:
             print(json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True))

@@ -76,8 +76,9 @@ def _normalise(host: Any, data: Any) -> dict[str, Any]:
 
 
 def _fail(message: str) -> int:
+    """A user error (docs/cli.md: exit status 1), said in one line."""
     print(f"memgraph-host: error: {message}", file=sys.stderr)
-    return 2
+    return 1
 
 
 # ------------------------------------------------------------------ history
@@ -208,7 +209,7 @@ async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | No
     except StoreFileError as exc:  # every problem, one line each; the chat is untouched
         for line in exc.lines():
             print(f"memgraph-host: error: {line}", file=sys.stderr)
-        return 2
+        return 1
     data = _normalise(host, checked)
     replace = getattr(args, "replace", False)
     if not data["nodes"] and not replace:
@@ -342,7 +343,7 @@ async def _ingest(host: Any, args: argparse.Namespace, service: MemoryGraph | No
 
 def _guarded(run: ServiceRun, service_of: ServiceOf) -> Any:
     """The command's ``run(host, args)``: the work with the service `service_of` gives then.
-    Engine/storage errors are one clear line and exit code 2 (nothing is changed); an unknown
+    Engine/storage errors are one clear line and exit code 1 (nothing is changed); an unknown
     chat is the CLI's `CommandError` (the CLI prints it as one line too)."""
     import functools
 
@@ -353,8 +354,8 @@ def _guarded(run: ServiceRun, service_of: ServiceOf) -> Any:
             if asyncio.iscoroutine(result):
                 result = await result
             return int(result or 0)
-        except MemoryGraphError as exc:
-            return _fail(f"{exc.code}: {exc.message}")
+        except MemoryGraphError as exc:  # the message says what was wrong; the code is for programs
+            return _fail(exc.message)
         except UnknownChatError as exc:
             raise CommandError(str(exc)) from None
 

@@ -386,5 +386,5 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run_demo(args.data, fresh=args.fresh))
     except DemoError as exc:
         print(f"demo: {exc}", file=sys.stderr)
-        return 2
+        return 1
     return 0

@@ -65,7 +65,7 @@ async def run_demo_command(host: Any, args: argparse.Namespace) -> int:
         )
     except (DemoError, StoryError) as exc:
         print(f"memgraph-host demo: {exc}", file=sys.stderr)
-        return 2
+        return 1
     return 0
 
 

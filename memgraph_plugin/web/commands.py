@@ -75,7 +75,7 @@ def _settings(owner: Any, **override: Any) -> ProxySettings:
     try:
         return ProxySettings.from_settings(owner.settings, **override)
     except ProxySettingsError as exc:
-        raise CommandError(str(exc), exit_code=2) from None
+        raise CommandError(str(exc)) from None
 
 
 async def _run(app: Any, sock: Any, announce: str, stop: Callable[[], Any] | None) -> int:
@@ -102,7 +102,7 @@ async def serve(
     try:
         require_key_off_loopback(args.host, settings.api_key)
     except ProxySettingsError as exc:
-        raise CommandError(str(exc), exit_code=2) from None
+        raise CommandError(str(exc)) from None
     explorer = ExplorerRoutes(GraphExplorer(storage, store_from_dict, host.data_dir))
     memory = ChatMemory(host)
     api = MemoryApi(host, memory, api_key=settings.api_key, versions=explorer.versions)
@@ -127,7 +127,7 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
     try:
         require_key_off_loopback(settings.host, settings.api_key)
     except ProxySettingsError as exc:
-        raise CommandError(str(exc), exit_code=2) from None
+        raise CommandError(str(exc)) from None
     memory = ChatMemory(host)
     proxy = Proxy(host, settings, memory)
     api = MemoryApi(host, memory, api_key=settings.api_key)

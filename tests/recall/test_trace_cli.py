@@ -49,3 +49,13 @@ def test_trace_unknown_chat_and_bad_last(tmp_path, capsys):
     assert main(["--data-dir", str(data), "trace", "nobody"]) == 1
     assert "unknown chat 'nobody'" in capsys.readouterr().err  # issue 18.4
     assert main(["--data-dir", str(data), "trace", CHAT, "--last", "0"]) == 2
+
+
+def test_trace_of_a_known_chat_with_no_recall_is_an_empty_listing(tmp_path, capsys):
+    """An empty listing is not an error (docs/cli.md): exit 0, and it says why it is empty."""
+    from host import Host
+
+    data = tmp_path / "d"
+    Host(data_dir=data, entry_points=False).chat("quiet").add_message("user", "hello")
+    assert main(["--data-dir", str(data), "trace", "quiet"]) == 0
+    assert "no recall traces for chat 'quiet'" in capsys.readouterr().err

@@ -121,14 +121,18 @@ async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, ca
     host = await _host_with_store(tmp_path)
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    assert await _run(host, "import", "c", str(bad)) == 2
+    # a user error is exit status 1 (docs/cli.md), said in one line
+    assert await _run(host, "import", "c", str(bad)) == 1
     assert "bad.json: line 1 column 2: not valid JSON" in capsys.readouterr().err
     bad.write_text(json.dumps({"nodes": {"n_9": {"id": "n_9"}}, "edges": "nope"}))
-    assert await _run(host, "import", "c", str(bad)) == 2
+    assert await _run(host, "import", "c", str(bad)) == 1
     assert "error" in capsys.readouterr().err
-    assert await _run(host, "import", "c", str(tmp_path / "missing.json")) == 2
-    assert await _run(host, "rollback", "c", "--to", "99") == 2
+    assert await _run(host, "import", "c", str(tmp_path / "missing.json")) == 1
+    assert await _run(host, "rollback", "c", "--to", "99") == 1
     assert "no version 99" in capsys.readouterr().err
+    assert await _run(host, "export", "c", "--version", "99") == 1
+    err = capsys.readouterr().err
+    assert "no version 99" in err and "STORAGE_ERROR" not in err and len(err.splitlines()) == 1
     assert await _run(host, "export", "c") == 0
     assert set(json.loads(capsys.readouterr().out)["nodes"]) == {"n_1", "n_2"}
     await host.stop()
@@ -136,7 +140,7 @@ async def test_bad_import_file_is_a_clear_error_and_changes_nothing(tmp_path, ca
 
 async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
     host = await _host_with_store(tmp_path, embedding_profile="none")  # default: wordllama
-    assert await _run(host, "reindex") == 2
+    assert await _run(host, "reindex") == 1
     assert "no embedding profile" in capsys.readouterr().err
     await host.stop()
 
