@@ -29,8 +29,7 @@ from memgraph_plugin.engine.model.json_records import (
 )
 from memgraph_plugin.engine.model.models import EdgeKey
 from memgraph_plugin.engine.model.views import NodeView
-
-from .conftest import node, story_data
+from tests.story_graph import node, story_data
 
 # -- decoding one node --------------------------------------------------------------------------
 

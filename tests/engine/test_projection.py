@@ -14,8 +14,7 @@ from memgraph_plugin.engine.read.projection import (
     nearest_visible_ancestor_id,
     project_edges,
 )
-
-from .conftest import build_store, node
+from tests.story_graph import build_store, node
 
 # -- an independent reference: full scans, written straight from the notes --------
 

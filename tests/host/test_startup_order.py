@@ -8,7 +8,7 @@ from pathlib import Path
 
 from host import Host
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 SEES = """
 from host import hookimpl

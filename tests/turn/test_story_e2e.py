@@ -20,8 +20,7 @@ from host import Host
 from memgraph_plugin.recall import ReplayExtractor, load_story, pipeline_for
 from memgraph_plugin.recall.injection_budget import DEFAULT_PINNED
 from memgraph_plugin.tools.demo import between_turns
-
-from .conftest import Companion
+from tests.story_hosts import Companion
 
 ROOT = Path(__file__).resolve().parents[2]
 STORY = ROOT / "sample_plugins" / "story" / "story.json"

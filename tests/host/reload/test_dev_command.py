@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reload.conftest import write
+from tests.host.reload.conftest import write
 
 DEADLINE = 120.0  # a bound so a broken run ends the test; never a speed assertion
 

@@ -1,4 +1,5 @@
-"""Shared pieces for the recall tests: real hosts on tmp_path, the fixture story, a companion."""
+"""The fixture story (tests/fixture_story.json) and real hosts on tmp_path that replay it, shared
+by the turn, recall and tools tests."""
 
 from __future__ import annotations
 
@@ -6,13 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from host import Host
-from memgraph_plugin.recall import ReplayExtractor, load_story, pipeline_for
+from memgraph_plugin.recall import ReplayExtractor, load_story
 from tests.spies import Companion
 
-__all__ = ["CHAT", "Companion", "fixture_data", "fixture_story", "make_host"]
+__all__ = ["CHAT", "FIXTURE_STORY", "Companion", "fixture_data", "fixture_story", "make_host"]
 
 FIXTURE_STORY = Path(__file__).with_name("fixture_story.json")
 CHAT = "c1"
@@ -34,10 +33,3 @@ async def make_host(tmp_path: Path, **settings: Any) -> tuple[Host, Companion]:
     host.register_plugin(companion, name="companion")
     await host.start()
     return host, companion
-
-
-@pytest.fixture
-async def started(tmp_path):
-    host, companion = await make_host(tmp_path, recall_recent_window=0)
-    yield host, companion, pipeline_for(host)
-    await host.stop()

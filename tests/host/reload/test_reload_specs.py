@@ -6,7 +6,7 @@ from pathlib import Path
 
 from host import Host, hookimpl
 from host.reload.reload import Reloader
-from tests.reload.conftest import write
+from tests.host.reload.conftest import write
 
 SPEC_OWNER = """
 import pluggy

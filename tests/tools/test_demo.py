@@ -11,8 +11,7 @@ import pytest
 
 from memgraph_plugin.recall import load_story
 from memgraph_plugin.tools.demo import MARKER, STORY_PATH, DemoError, run_demo
-
-FIXTURE = Path(__file__).parent / "recall" / "fixture_story.json"
+from tests.story_hosts import FIXTURE_STORY as FIXTURE
 
 
 async def test_demo_continues_then_reports_complete_then_fresh(tmp_path):
@@ -130,7 +129,7 @@ async def test_demo_refuses_a_chat_of_another_story(tmp_path):
 async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
     """The real story: each turn says what was injected and why; the scout's finds, the
     curator's merges and the compactor's rollups are printed as they happen."""
-    from tests.recall.test_story_e2e import PLANTED
+    from tests.turn.test_story_e2e import PLANTED
 
     lines: list[str] = []
     summary = await run_demo(tmp_path / "demo-data", out=lines.append, replay=True)
@@ -160,7 +159,7 @@ def test_the_story_ships_as_package_data():
 
     from memgraph_plugin.tools.demo import SAMPLE_PLUGINS
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     conf = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
     find = conf["packages"]["find"]
     assert "sample_plugins*" in find["include"] and find.get("namespaces", True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from host import Host
 from memgraph_plugin.api.external import record_injected_node_ids
-from tests.reload.conftest import write
+from tests.host.reload.conftest import write
 
 WATCHER = """
 from host import hookimpl

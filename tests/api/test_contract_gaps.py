@@ -12,7 +12,7 @@ from memgraph_plugin import MemoryGraphError, Store, get_read_api, get_write_api
 from memgraph_plugin.api import external as ext
 from memgraph_plugin.engine.model.schema import normalize_schema
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.fixture

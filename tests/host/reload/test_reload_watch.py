@@ -14,7 +14,7 @@ import pytest
 
 from host import Host
 from host.plugins.fresh_import import FRESH_PREFIX
-from tests.reload.conftest import TIMEOUT, Running, greeter_source, write, write_in_place
+from tests.host.reload.conftest import TIMEOUT, Running, greeter_source, write, write_in_place
 
 QUIET_MS = 2000  # the quiet time that ends a group in the grouping tests: generous under load
 QUICK_GAP = 0.3  # seconds between two quick saves: longer than a watcher step, far below QUIET_MS

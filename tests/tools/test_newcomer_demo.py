@@ -7,8 +7,7 @@ from pathlib import Path
 
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
 from memgraph_plugin.tools.demo import CHAT_ID, run_demo
-
-FIXTURE = Path(__file__).parent / "recall" / "fixture_story.json"
+from tests.story_hosts import FIXTURE_STORY as FIXTURE
 
 
 async def test_summary_edge_counts_match_the_picture_and_reruns_add_no_trace(tmp_path) -> None:
@@ -39,7 +38,7 @@ async def test_readme_storage_examples_work_on_the_demo_data(tmp_path, monkeypat
 
     from host.cli.cli import main
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     block = readme.split("## Storage", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
     commands = [line.split("#", 1)[0].strip() for line in block.splitlines() if line.strip()]
     assert len(commands) >= 4

@@ -15,7 +15,7 @@ from host.errors import SettingsError
 from host.settings.settings_doc import import_doc_modules, settings_markdown
 from host.settings.settings_schema import SCHEMA, Kind, Setting
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _host(tmp_path: Path, toml: str = "", **kwargs) -> Host:

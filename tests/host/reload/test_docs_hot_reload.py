@@ -11,7 +11,7 @@ import pytest
 
 from host.plugins.fresh_import import FRESH_PREFIX
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "hot-reload.md"
+DOC = Path(__file__).resolve().parents[3] / "docs" / "hot-reload.md"
 FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
 
 

@@ -9,8 +9,7 @@ import pytest
 from host import Host, hookimpl
 from memgraph_plugin.recall import HybridRouter, Inclusion, pipeline_for
 from tests.spies import CommitSpy
-
-from .conftest import CHAT, fixture_data, fixture_story, make_host
+from tests.story_hosts import CHAT, fixture_data, fixture_story, make_host
 
 
 def _expected_counts(turns) -> Counter:
@@ -624,9 +623,8 @@ async def test_catch_up_compaction_after_an_import_is_one_commit_per_depth(tmp_p
     group, depth by depth, one commit per depth (not one per group), and leaves the same shape
     the per-group rule does: nothing left to compact, every rollup over 3 children."""
     from memgraph_plugin.service import memory_graph_for
-
-    from .test_ranking import CHAT as RANKED
-    from .test_ranking import _event, _graph, _host
+    from tests.recall.test_ranking import CHAT as RANKED
+    from tests.recall.test_ranking import _event, _graph, _host
 
     graph = _graph([_event(i, f"the lantern festival day {i} at the harbor") for i in
                     range(1, 61)], [])

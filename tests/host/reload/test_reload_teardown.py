@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from host import Host
-from tests.reload.conftest import write
+from tests.host.reload.conftest import write
 
 PUBLISHER = """
 from host import hookimpl

@@ -1,12 +1,11 @@
-"""Shared engine fixtures: `build_store` (a Store from a small dict) and a realistic story graph."""
+"""Store builders for engine and API tests: `build_store` (a Store from a small dict) and a small
+realistic story graph (`story_data`; the `story` fixture in tests/conftest.py builds its Store)."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import pytest
 
 from memgraph_plugin.engine.graph.store import Store
 
@@ -117,15 +116,3 @@ STORY_EDGES = [
 
 def story_data() -> dict:
     return copy.deepcopy(story_dict(STORY_NODES, STORY_EDGES, node_seq=14, seq_counter=7))
-
-
-@pytest.fixture
-def story() -> Store:
-    """A small realistic chat: events with a rollup, characters (CJK aliases), a place, a thread,
-    an archived character, a diagnostic node and an episodic node."""
-    return Store.from_dict(story_data())
-
-
-@pytest.fixture
-def empty_store() -> Store:
-    return Store()

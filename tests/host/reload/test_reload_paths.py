@@ -11,7 +11,7 @@ from watchfiles import Change
 from host import Host, hookimpl
 from host.reload.plugin_folder import PluginFolderFilter
 from host.reload.reload import Reloader
-from tests.reload.conftest import greeter_source, write
+from tests.host.reload.conftest import greeter_source, write
 
 
 async def test_paths_map_to_plugins_once_each(

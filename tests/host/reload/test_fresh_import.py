@@ -19,7 +19,7 @@ from host.plugins.fresh_import import (
     locate_in_plugin,
     purge_modules,
 )
-from tests.reload.conftest import write
+from tests.host.reload.conftest import write
 
 SOURCE = """
 def function(state):
