@@ -4,7 +4,7 @@ Imported by the plugin module, so the keys are known whenever the plugin loads. 
 instead declare its keys beside its own code with `host.settings.settings_schema.declare`, as long
 as that
 module is imported when the plugin loads (import it here otherwise). The code reading a key keeps
-its default equal to the declared one (``tests/test_settings_schema.py`` checks the built-ins).
+its default equal to the declared one (``tests/host/test_settings_schema.py`` checks the built-ins).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ VECTOR_COARSE_THRESHOLD = declare(
 
 # ---------------------------------------------------------------- LLM (memgraph_plugin/llm/)
 # Declared here, not in llm/settings.py: the LLM package is imported only when llm_base_url is
-# set, and the keys must be known before that. tests/test_settings_schema.py checks that these
+# set, and the keys must be known before that. tests/host/test_settings_schema.py checks that these
 # match llm.settings.SETTINGS (the defaults and meanings the LLM code reads).
 LLM_BASE_URL = declare(
     "llm_base_url",

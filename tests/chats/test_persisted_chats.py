@@ -9,6 +9,7 @@ from memgraph_plugin.embedding import HashingProfile
 from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.engine.model.models import Edge, Node
 from memgraph_plugin.storage import ConflictError, LanceStorage, StorageSettings
+from tests.chats.watched_lock import WatchedLock, runs_until_blocked
 from tests.storage.targets import Target
 
 
@@ -207,6 +208,7 @@ async def test_an_index_built_while_a_write_lands_ends_up_current(tmp_path):
     a = _chats(uri)
     await _write(a, "c", _event("n_1", "harbor betrayal"), _event("n_2", "storm at sea"))
     a.cached("c").index = None  # as after a failed embedding
+    lock = a.cached("c").lock = WatchedLock()
     loading, release = threading.Event(), threading.Event()
     real = a.storage.load_vectors_sync
 
@@ -220,7 +222,7 @@ async def test_an_index_built_while_a_write_lands_ends_up_current(tmp_path):
     search = asyncio.ensure_future(a.vector_search("c", query="harbor", types=None, k=2))
     assert await asyncio.to_thread(loading.wait, 60)
     write = asyncio.ensure_future(_write(a, "c", _event("n_1", "garden picnic")))
-    await asyncio.sleep(0.2)  # the write runs as far as it can meanwhile
+    await runs_until_blocked(write, lock)  # the write runs as far as it can meanwhile
     release.set()
     await search
     await write

@@ -6,6 +6,7 @@ import pytest
 
 from host import Host, hookimpl
 from memgraph_plugin import MemoryGraphError
+from tests.chats.watched_lock import WatchedLock, runs_until_blocked
 from tests.storage.targets import Target
 
 
@@ -353,7 +354,9 @@ async def test_an_open_during_a_commit_in_flight_keeps_the_writer_current(tmp_pa
     host = await _host(tmp_path / "d")
     a = await _session(host, "c")
     await a.create_node(type="event", fields={"summary": "first"})
-    storage = host.registry.get("memory-graph").persistence.storage
+    persistence = host.registry.get("memory-graph").persistence
+    storage = persistence.storage
+    lock = persistence.cached("c").lock = WatchedLock()
     on_disk, release = threading.Event(), threading.Event()
     real_commit = storage.commit_sync
 
@@ -367,7 +370,7 @@ async def test_an_open_during_a_commit_in_flight_keeps_the_writer_current(tmp_pa
     write = asyncio.ensure_future(a.create_node(type="event", fields={"summary": "second"}))
     assert await asyncio.to_thread(on_disk.wait, 60)
     opening = asyncio.ensure_future(_session(host, "c"))
-    await asyncio.sleep(0.05)
+    await runs_until_blocked(opening, lock)  # the open waits for the commit (or is done)
     release.set()
     await write
     b = await opening

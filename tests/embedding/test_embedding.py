@@ -23,6 +23,7 @@ from memgraph_plugin.embedding import (
 from tests.storage.helpers import node
 
 
+@pytest.mark.process
 def test_hashing_is_normalised_and_offline_deterministic():
     p = HashingProfile()
     vecs = p.embed(["the betrayal at the harbor", "", "龙之谷 的 背叛"])

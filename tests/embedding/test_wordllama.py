@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from host import Host
 from memgraph_plugin.embedding import (
@@ -84,6 +85,7 @@ _OFFLINE_CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.process
 def test_loads_offline_with_the_network_blocked_and_no_cache(tmp_path) -> None:
     """A fresh process whose sockets all fail, with an empty home (no ~/.cache/wordllama) and no
     offline switches set: the weights and tokenizer come from the wheel, nothing is attempted."""

@@ -23,6 +23,8 @@ from memgraph_plugin.storage import LanceStorage, StateBuilder, StorageSettings
 from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
 from tests.storage.helpers import change, edge, node
 
+pytestmark = pytest.mark.process  # the maintenance process (stopped, killed, failing) and writers
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -316,7 +318,7 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
     """The maintenance process fails to start (its module is missing): every write still
     returns, the failure is reported (`last_error`, a warning), and once it can start again the
     next pass does the work that was due."""
-    from memgraph_plugin.storage.maintenance import maintenance_process
+    from memgraph_plugin.storage.maintenance import maintenance, maintenance_process
 
     process = maintenance_process.MaintenanceProcess()
     monkeypatch.setattr(maintenance_process, "_SHARED", process)
@@ -326,9 +328,12 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
             uri=str(tmp_path / "db"), checkpoint_every=3, optimize_every=4, maintenance_seconds=0.2
         )
     )
+    warned = _LogEvent("did not start")  # the failure's warning, logged after `last_error` is set
+    maintenance.log.addHandler(warned)
     try:
         for i in range(1, 7):
             st.commit_sync("c", change(node(f"n_{i}"), node_seq=i), base_version=i - 1)
+        assert warned.seen.wait(120)  # the start failed (it takes seconds under load)
         assert not st.maintenance.wait_idle(3)  # due, and failing
         assert "did not start" in (st.maintenance.last_error or "")
         assert st.checkpointed_version("c") == 0
@@ -341,8 +346,23 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
         assert st.checkpointed_version("c") == 6
         assert LanceStorage(st.settings).load_sync("c").checkpoint_version == 6
     finally:
+        maintenance.log.removeHandler(warned)
         st.close()
         process.close()
+
+
+class _LogEvent(logging.Handler):
+    """Sets `seen` once a record whose message holds `text` is logged (an event a test waits
+    for, instead of a time)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(logging.WARNING)
+        self.text = text
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.seen.set()
 
 
 def test_a_pass_keeps_its_snapshots_to_one_core_and_gives_them_back():

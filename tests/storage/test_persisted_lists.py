@@ -279,6 +279,7 @@ async def test_an_unloaded_chat_reopens_with_its_lists(tmp_path, evict):
     assert index.coarse_task is None and after == before
 
 
+@pytest.mark.process
 async def test_the_maintenance_process_stores_the_lists(tmp_path):
     """Snapshots written by the maintenance process (a child process, given the storage
     settings) carry the lists: a second host's open adopts them."""

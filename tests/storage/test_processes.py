@@ -11,7 +11,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.storage.targets import Target
+
+pytestmark = pytest.mark.process  # writer processes, SIGKILLed or run side by side
 
 ROOT = Path(__file__).resolve().parents[2]
 PER_BATCH = 5

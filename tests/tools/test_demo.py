@@ -78,6 +78,7 @@ def test_shipped_story_loads():
     assert len(load_story(STORY_PATH).turns) >= 40
 
 
+@pytest.mark.process
 def test_demo_command_as_a_subprocess_twice(tmp_path):
     exe = Path(sys.executable).with_name("memgraph-host")
     cmd = [str(exe), "demo", "--data", "d", "--story", str(FIXTURE)]

@@ -14,6 +14,8 @@ from memgraph_plugin.recall.trace import TRACE_DIR, RecallTrace, TraceLog
 
 from .conftest import write_nodes
 
+pytestmark = pytest.mark.process  # `memgraph-host serve` and a writer process
+
 
 def get(url: str) -> tuple[int, dict]:
     try:

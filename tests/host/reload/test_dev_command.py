@@ -17,6 +17,8 @@ import pytest
 
 from tests.host.reload.conftest import write
 
+pytestmark = pytest.mark.process  # `memgraph-host dev` as a real process
+
 DEADLINE = 120.0  # a bound so a broken run ends the test; never a speed assertion
 
 CLI = [sys.executable, "-m", "host"]  # what the memgraph-host console script runs
