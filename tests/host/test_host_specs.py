@@ -78,7 +78,7 @@ def test_unregister_forgets_the_plugins_specs_and_it_registers_again(tmp_path: P
     assert record.status == "loaded", record.error
     assert host.pm.hook.owned_pick.spec.opts["firstresult"]
     assert host.pm.hook.owned_pick(value=2) == 20  # firstresult: one value, not a list
-    assert "owned_pick [firstresult]  (tests.test_host_specs.Specs)" in listing(host)
+    assert "owned_pick [firstresult]  (tests.host.test_host_specs.Specs)" in listing(host)
     # the spec's argument names are enforced again
     assert host.register_plugin(Misfit(), name="misfit").status == "failed"
     assert host.specs_of("owner") == ("owned_history", "owned_pick")
