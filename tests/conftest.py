@@ -58,9 +58,10 @@ def s3_server() -> Iterator[S3Server]:
     server.stop()
 
 
-@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.s3)])
+@pytest.fixture(params=["local", pytest.param("s3", marks=[pytest.mark.s3, pytest.mark.slow])])
 def target(request: pytest.FixtureRequest, tmp_path) -> Target:
-    """Runs a test once on a local folder and once on the S3 server (that run is marked `s3`)."""
+    """Runs a test once on a local folder and once on the S3 server (that run is marked `s3`, and
+    `slow`: most of those runs are among the slowest tenth)."""
     if request.param == "s3":
         return request.getfixturevalue("s3_server").target()
     return local_target(tmp_path)

@@ -31,6 +31,7 @@ def test_distribution_metadata_and_pinned_ranges() -> None:
     assert project["scripts"] == {"memgraph-host": "host.cli.cli:main"}
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_the_console_script_is_installed_and_runs() -> None:
     (script,) = entry_points(group="console_scripts", name="memgraph-host")

@@ -99,6 +99,7 @@ async def test_injection_update_fires_the_hook_per_chat(host):
     assert len(seen) == 1  # chat a's listener did not see chat b's update
 
 
+@pytest.mark.slow
 async def test_a_failing_hook_is_logged_with_its_name_and_others_still_run(host, caplog):
     rec = Recorder()
     host.register_plugin(Broken(), name="broken-plugin")

@@ -126,6 +126,7 @@ async def _grow(session, count: int = NODES) -> None:
     )
 
 
+@pytest.mark.slow
 async def test_a_held_session_of_an_evicted_chat_reads_and_writes_on(tmp_path):
     """Eviction never breaks a session a plugin holds: it keeps its store (reads as before) and
     its next write commits normally and makes that store the loaded chat again."""

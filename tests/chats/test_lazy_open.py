@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from host import Host
 from memgraph_plugin.engine.load import lazy_nodes
 from memgraph_plugin.engine.load.lazy_nodes import LazyNodes
@@ -40,6 +42,7 @@ async def _reads(session: Any) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 async def test_a_lazily_opened_chat_reads_writes_and_rolls_back_like_an_eager_one(
     tmp_path, monkeypatch
 ):

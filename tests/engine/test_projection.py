@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -187,6 +188,7 @@ def graphs(draw):  # type: ignore[no-untyped-def]
     return nodes, edges, visible
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs())
 def test_edge_summary_matches_full_scan_reference(g) -> None:  # type: ignore[no-untyped-def]

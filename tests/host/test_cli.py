@@ -196,6 +196,7 @@ def test_strict_flag_makes_a_broken_plugin_fatal(tmp_path: Path, plugins: Path, 
     assert out == ""
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_cli_as_a_real_process(tmp_path: Path, plugins: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMGRAPH_HOST_")}

@@ -87,6 +87,7 @@ def _waits_for_a_lock(pid: int, path: Path) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_an_append_in_another_process_waits_for_a_compaction_commit(storage, tmp_path):
     gate = jc.JournalGate(storage.settings.uri)
@@ -111,6 +112,7 @@ def test_an_append_in_another_process_waits_for_a_compaction_commit(storage, tmp
     assert out.splitlines()[-1] == "got it after the commit"
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_compaction_wins_against_a_writer_appending_all_the_while(storage):
     """A writer process commits 120 batches back to back (its own maintenance process compacting

@@ -8,6 +8,7 @@ import gc
 import threading
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ raw_edges = st.lists(
 )
 
 
+@pytest.mark.slow
 @given(edges=raw_edges)
 def testoragestate_builder_edges_equal_edge_to_json(edges: list[dict[str, Any]]) -> None:
     """Same edges, same key order inside each, same order and the same duplicate handling (the

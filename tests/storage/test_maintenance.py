@@ -83,6 +83,7 @@ def test_maintenance_runs_in_another_process_and_writes_go_on_while_it_is_stoppe
     st.close()
 
 
+@pytest.mark.slow
 def test_incremental_snapshots_load_exactly_what_a_journal_replay_gives(tmp_path):
     """Random puts, renames, removals and re-adds of nodes and edges, snapshotted as deltas
     along chains (and full ones when a chain is long): every load equals a plain replay of the
@@ -226,6 +227,7 @@ def _check_batches(st: LanceStorage, chat: str, acked: list[str]) -> None:
     assert state.version == len(batches)
 
 
+@pytest.mark.slow
 def test_sigkill_during_maintenance_loses_nothing_committed(tmp_path):
     """SIGKILL at a random instant inside a maintenance step (snapshots every 3 commits,
     compaction every 4), of the maintenance process alone (the writer keeps writing, the failure
@@ -265,6 +267,7 @@ def test_sigkill_during_maintenance_loses_nothing_committed(tmp_path):
     assert len(acked) >= 4
 
 
+@pytest.mark.slow
 def test_two_writers_keep_fragments_and_versions_bounded_and_log_no_errors(tmp_path):
     """Two writer processes on one chat, each compacting every 4 commits and snapshotting every
     3: LanceDB's commit conflicts between their compactions and deletes are retried quietly
@@ -312,6 +315,7 @@ def test_two_writers_keep_fragments_and_versions_bounded_and_log_no_errors(tmp_p
     st.close()
 
 
+@pytest.mark.slow
 def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
     tmp_path, monkeypatch
 ):

@@ -15,7 +15,8 @@ import pytest
 
 from tests.storage.targets import Target
 
-pytestmark = pytest.mark.process  # writer processes, SIGKILLed or run side by side
+# writer processes, SIGKILLed or run side by side
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 PER_BATCH = 5

@@ -169,6 +169,7 @@ async def test_rollback_needs_exactly_one_target(tmp_path, argv):
     await host.stop()
 
 
+@pytest.mark.slow
 def test_commands_through_the_real_cli_entry(tmp_path, capsys):
     """`memgraph-host` itself (host.cli.cli.main): import, export, history, rollback, reindex."""
     from host.cli.cli import main

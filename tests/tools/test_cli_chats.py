@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from host.cli.cli import main
 
 from .test_cli import STORE
@@ -36,6 +38,7 @@ def test_unknown_chat_is_an_error_for_history_export_trace(tmp_path, capsys) -> 
     assert code == 0 and json.loads(out.splitlines()[0])["kind"] == "import"
 
 
+@pytest.mark.slow
 def test_reindex_progress_is_a_rich_bar(tmp_path, capsys) -> None:
     data = tmp_path / "d"
     data.mkdir()

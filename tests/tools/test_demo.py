@@ -14,6 +14,7 @@ from memgraph_plugin.tools.demo import MARKER, STORY_PATH, DemoError, run_demo
 from tests.story_hosts import FIXTURE_STORY as FIXTURE
 
 
+@pytest.mark.slow
 async def test_demo_continues_then_reports_complete_then_fresh(tmp_path):
     data = tmp_path / "demo-data"
     lines: list[str] = []
@@ -78,6 +79,7 @@ def test_shipped_story_loads():
     assert len(load_story(STORY_PATH).turns) >= 40
 
 
+@pytest.mark.slow
 @pytest.mark.process
 def test_demo_command_as_a_subprocess_twice(tmp_path):
     exe = Path(sys.executable).with_name("memgraph-host")
@@ -127,6 +129,7 @@ async def test_demo_refuses_a_chat_of_another_story(tmp_path):
         await run_demo(data, story_path=STORY_PATH, replay=True, max_turns=1, out=lambda s: None)
 
 
+@pytest.mark.slow
 async def test_demo_on_the_shipped_story_shows_every_companion(tmp_path):
     """The real story: each turn says what was injected and why; the scout's finds, the
     curator's merges and the compactor's rollups are printed as they happen."""

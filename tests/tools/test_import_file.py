@@ -81,6 +81,7 @@ def test_a_bad_file_is_refused_whole_with_the_field_path(data, tmp_path, capsys,
     assert _exported(data, capsys) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -101,6 +102,7 @@ def test_unreadable_json_is_refused_with_a_clear_line(data, tmp_path, capsys, ra
     assert _exported(data, capsys) == before
 
 
+@pytest.mark.slow
 def test_an_empty_graph_replaces_a_non_empty_chat_only_with_replace(data, tmp_path, capsys):
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"nodes": {}, "edges": []}))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
 from memgraph_plugin.tools.demo import CHAT_ID, run_demo
 from tests.story_hosts import FIXTURE_STORY as FIXTURE
@@ -32,6 +34,7 @@ async def test_summary_edge_counts_match_the_picture_and_reruns_add_no_trace(tmp
     assert after == before  # nothing new happened, so no trace was added
 
 
+@pytest.mark.slow
 async def test_readme_storage_examples_work_on_the_demo_data(tmp_path, monkeypatch, capsys):
     """Issue 18.2: the README's storage commands name the demo's data dir and chat, and work."""
     import shlex

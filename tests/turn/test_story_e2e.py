@@ -183,6 +183,7 @@ def test_story_is_long_enough(story_data):
     assert len(story_data["turns"]) >= 40
 
 
+@pytest.mark.slow
 def test_every_recorded_op_applies(with_plugins, story_data):
     for facts, turn in zip(with_plugins.per_turn, story_data["turns"], strict=True):
         assert facts["rejected"] == ()
@@ -207,6 +208,7 @@ def test_node_counts_rollups_and_merges(with_plugins, story_data):
     assert with_plugins.archived == sum(len(m.merged_ids) for m in with_plugins.merges)
 
 
+@pytest.mark.slow
 def test_pipeline_compacts_when_no_compactor(without_plugins, with_plugins, story_data):
     expected = simulate_compaction(_events_per_turn(story_data))[-1]
     assert without_plugins.rollups == expected["rollups"]

@@ -14,7 +14,7 @@ from memgraph_plugin.recall.trace import TRACE_DIR, RecallTrace, TraceLog
 
 from .conftest import write_nodes
 
-pytestmark = pytest.mark.process  # `memgraph-host serve` and a writer process
+pytestmark = [pytest.mark.process, pytest.mark.slow]  # `memgraph-host serve` and a writer process
 
 
 def get(url: str) -> tuple[int, dict]:

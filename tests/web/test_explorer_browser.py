@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from .conftest import write_nodes
 
-pytestmark = [pytest.mark.browser, pytest.mark.process]
+pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 #: no background traffic: this machine has no network but loopback

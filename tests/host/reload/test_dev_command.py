@@ -17,7 +17,7 @@ import pytest
 
 from tests.host.reload.conftest import write
 
-pytestmark = pytest.mark.process  # `memgraph-host dev` as a real process
+pytestmark = [pytest.mark.process, pytest.mark.slow]  # `memgraph-host dev` as a real process
 
 DEADLINE = 120.0  # a bound so a broken run ends the test; never a speed assertion
 

@@ -135,6 +135,7 @@ async def test_package_folder_moved_in_out_and_deleted(
     assert greetings(host) == [] and "pack" not in run.reloader.loaded
 
 
+@pytest.mark.slow
 async def test_two_quick_saves_make_one_reload(
     host: Host, plugins_dir: Path, start_reloader
 ) -> None:
