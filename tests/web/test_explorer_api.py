@@ -14,7 +14,8 @@ from memgraph_plugin.recall.trace import TRACE_DIR, RecallTrace, TraceLog
 
 from .conftest import write_nodes
 
-pytestmark = [pytest.mark.process, pytest.mark.slow]  # `memgraph-host serve` and a writer process
+# `memgraph-host serve` and a writer process
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 
 def get(url: str) -> tuple[int, dict]:

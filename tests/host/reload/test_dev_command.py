@@ -17,7 +17,8 @@ import pytest
 
 from tests.host.reload.conftest import write
 
-pytestmark = [pytest.mark.process, pytest.mark.slow]  # `memgraph-host dev` as a real process
+# `memgraph-host dev` as a real process
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 DEADLINE = 120.0  # a bound so a broken run ends the test; never a speed assertion
 
