@@ -1,11 +1,17 @@
-"""Shared fixtures (kept small): a host environment free of the developer's env switches."""
+"""Shared fixtures: a host environment free of the developer's env switches, the engine's story
+graph (engine and API tests), and the storage targets (storage and loaded-chats tests)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from memgraph_plugin.engine.graph.store import Store
+from tests.storage.targets import S3Server, Target, local_target
+from tests.story_graph import story_data
 
 #: every property test's settings: MEMGRAPH_PROPERTY_EXAMPLES raises the example count for a
 #: longer hunt; no deadline (the machine is shared and noisy)
@@ -23,3 +29,44 @@ def _clean_host_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """MEMGRAPH_HOST_STRICT / MEMGRAPH_HOST_BLOCK from the shell must not change test outcomes."""
     monkeypatch.delenv("MEMGRAPH_HOST_STRICT", raising=False)
     monkeypatch.delenv("MEMGRAPH_HOST_BLOCK", raising=False)
+
+
+# ------------------------------------------------------------------ the engine's story graph
+
+
+@pytest.fixture
+def story() -> Store:
+    """A small realistic chat: events with a rollup, characters (CJK aliases), a place, a thread,
+    an archived character, a diagnostic node and an episodic node."""
+    return Store.from_dict(story_data())
+
+
+@pytest.fixture
+def empty_store() -> Store:
+    return Store()
+
+
+# ------------------------------------------------------------------ storage targets
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    """A real S3-compatible server (moto server mode, one per test process, on a free loopback
+    port)."""
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["local", pytest.param("s3", marks=[pytest.mark.s3, pytest.mark.slow])])
+def target(request: pytest.FixtureRequest, tmp_path) -> Target:
+    """Runs a test once on a local folder and once on the S3 server (that run is marked `s3`, and
+    `slow`: most of those runs are among the slowest tenth)."""
+    if request.param == "s3":
+        return request.getfixturevalue("s3_server").target()
+    return local_target(tmp_path)
+
+
+@pytest.fixture
+def s3_target(s3_server: S3Server) -> Target:
+    return s3_server.target()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from .import_graph import cycles, import_graph, package_graph
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,10 +29,12 @@ ROLE_NAMES = {
 }
 
 
+@pytest.mark.slow
 def test_no_module_imports_itself_back() -> None:
     assert cycles(import_graph(ROOT)) == []
 
 
+@pytest.mark.slow
 def test_no_cycles_between_subpackages() -> None:
     graph = import_graph(ROOT)
     assert cycles(package_graph(graph)) == []
@@ -46,6 +50,7 @@ def test_a_module_name_means_one_thing() -> None:
     assert {name: paths for name, paths in shared.items() if name not in ROLE_NAMES} == {}
 
 
+@pytest.mark.slow
 def test_sample_plugins_use_no_memory_graph_internals() -> None:
     graph = import_graph(ROOT)
     reaching_in = {

@@ -10,6 +10,7 @@ import tomllib
 from importlib.metadata import entry_points
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,8 @@ def test_distribution_metadata_and_pinned_ranges() -> None:
     assert project["scripts"] == {"memgraph-host": "host.cli.cli:main"}
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_the_console_script_is_installed_and_runs() -> None:
     (script,) = entry_points(group="console_scripts", name="memgraph-host")
     assert script.value == "host.cli.cli:main"
@@ -49,6 +52,7 @@ def make_plan(folder: Path, target: str = "test") -> str:
     return proc.stdout
 
 
+@pytest.mark.process
 def test_make_creates_reuses_and_resyncs_the_venv(tmp_path: Path) -> None:
     shutil.copy(ROOT / "Makefile", tmp_path / "Makefile")
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")

@@ -4,7 +4,7 @@ The exact search reads every row, so its cost grows with the chat. `CoarseLists`
 by their nearest of about ``sqrt(n) / 2`` centroids (spherical k-means on a sample); a search
 scores the centroids, then only the rows of the nearest lists until `ROW_BUDGET` rows are
 taken, and scores those exactly. Scores stay exact; only which rows are read is approximate
-(`tests/storage/test_coarse_lists.py` checks its recall against the exact search).
+(`tests/embedding/test_coarse_lists.py` checks its recall against the exact search).
 
 A search reads each probed list as one contiguous slice of rows in list order (`packed`):
 either rows stored in list order to begin with (a snapshot writes its vector rows so, and an

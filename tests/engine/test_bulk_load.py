@@ -29,8 +29,7 @@ from memgraph_plugin.engine.model.json_records import (
 )
 from memgraph_plugin.engine.model.models import EdgeKey
 from memgraph_plugin.engine.model.views import NodeView
-
-from .conftest import node, story_data
+from tests.story_graph import node, story_data
 
 # -- decoding one node --------------------------------------------------------------------------
 
@@ -276,6 +275,7 @@ def assert_same_indices(loaded: Store, written: Store) -> None:
         assert loaded.keywords.tokens_of(nid) == written.keywords.tokens_of(nid)
 
 
+@pytest.mark.slow
 @given(data=graphs())
 def test_bulk_load_builds_the_indices_single_writes_build(data: dict[str, Any]) -> None:
     assert_same_indices(Store.from_dict(data), written_one_by_one(data))
@@ -433,6 +433,7 @@ def _columns_of(data: dict[str, Any]) -> tuple[Any, Any]:
     return state_tables(Store.from_dict(data).to_dict())
 
 
+@pytest.mark.slow
 @given(data=graphs())
 def test_column_load_builds_the_indices_single_writes_build(data: dict[str, Any]) -> None:
     nodes, edges = _columns_of(data)
@@ -444,6 +445,7 @@ def test_column_load_builds_the_indices_single_writes_build(data: dict[str, Any]
     assert dict(loaded.pool_anchors()) == dict(reference.pool_anchors())
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(data=graphs(), victim=st.integers(0, 8))
 def test_pool_order_of_a_column_load_reads_its_arrays_until_the_pool_changes(

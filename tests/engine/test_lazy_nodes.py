@@ -19,8 +19,8 @@ from memgraph_plugin.engine.load.lazy_nodes import LazyNodes
 from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
 from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
 from memgraph_plugin.storage.format.graph_columns import state_tables
+from tests.story_graph import story_data
 
-from .conftest import story_data
 from .test_store import snapshot
 
 

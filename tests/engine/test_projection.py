@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,7 @@ from memgraph_plugin.engine.read.projection import (
     nearest_visible_ancestor_id,
     project_edges,
 )
-
-from .conftest import build_store, node
+from tests.story_graph import build_store, node
 
 # -- an independent reference: full scans, written straight from the notes --------
 
@@ -188,6 +188,7 @@ def graphs(draw):  # type: ignore[no-untyped-def]
     return nodes, edges, visible
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs())
 def test_edge_summary_matches_full_scan_reference(g) -> None:  # type: ignore[no-untyped-def]

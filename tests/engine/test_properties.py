@@ -229,6 +229,7 @@ def check_invariants(store: Store) -> None:
     )
 
 
+@pytest.mark.slow
 @given(batches=batches, seqs=st.lists(st.one_of(st.none(), st.integers(0, 20)), min_size=5))
 def test_random_batches_keep_the_invariants(batches, seqs):
     store = seeded()
@@ -259,6 +260,7 @@ def test_random_batches_keep_the_invariants(batches, seqs):
                 assert store.to_dict() == snapshot
 
 
+@pytest.mark.slow
 @given(batch=st.lists(op, min_size=1, max_size=10), fail_at=st.integers(1, 6))
 def test_failure_midway_restores_to_dict_exactly(batch, fail_at):
     store = Store()
@@ -353,6 +355,7 @@ write_calls = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(calls=st.lists(write_calls, min_size=1, max_size=12))
 def test_random_write_api_arguments_raise_only_memory_graph_errors(calls):
     store = seeded()

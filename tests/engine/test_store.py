@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 from memgraph_plugin import DEFAULT_SCHEMA, Edge, EdgeKey, MemoryGraphError, Node, Store
 from memgraph_plugin.engine.graph.store import recency_key
 from memgraph_plugin.engine.model.frozen import FrozenDict
-
-from .conftest import build_store, node
+from tests.story_graph import build_store, node
 
 
 def snapshot(store: Store) -> dict:

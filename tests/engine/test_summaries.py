@@ -103,6 +103,7 @@ def _step(store: Store, kind: str, batch_list, rnd) -> None:
             raise RuntimeError("undo")
 
 
+@pytest.mark.slow
 @given(plan=st.lists(steps(), min_size=1, max_size=10), start=st.sampled_from([seeded, layered]))
 def test_kept_summaries_equal_fresh_ones_after_any_writes(plan, start):
     store = start()

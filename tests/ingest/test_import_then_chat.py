@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from host import Host
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 
 def _rows(count: int, start: int = 0) -> list[dict[str, str]]:

@@ -128,6 +128,8 @@ async def test_a_run_that_died_mid_block_is_repaired(host, tmp_path) -> None:
     assert report.nodes_by_type["event"] == 2
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_cli_exit_status_and_summary(tmp_path: Path) -> None:
     data = tmp_path / "data"
     good = write_jsonl(tmp_path / "st.jsonl", ST_LINES)

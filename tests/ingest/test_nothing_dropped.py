@@ -13,7 +13,7 @@ from host import Host, hookimpl
 from memgraph_plugin.extraction.long_text import json_bytes, split_text
 from memgraph_plugin.ingest import ingest_file
 from memgraph_plugin.ingest.commands import format_report
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 
 @pytest.fixture

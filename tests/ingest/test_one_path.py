@@ -14,7 +14,7 @@ from host import Host
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.ingest import TranscriptMessage, ingest_messages
 from memgraph_plugin.ingest.run import BLOCK
-from memgraph_plugin.recall import pipeline_for
+from memgraph_plugin.turn import pipeline_for
 
 PEOPLE = ["Mara", "Juno Kade", "Ilya", "Pim"]
 PLACES = ["Rome", "the Lantern Market", "Skyharbor", "Lake Tahoe"]

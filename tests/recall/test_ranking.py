@@ -58,6 +58,7 @@ def _many_events(n: int) -> dict[str, Any]:
     return _graph(nodes, [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", [60, 600])
 async def test_the_injection_never_exceeds_its_budget(tmp_path, size):
     budget = 2500
@@ -78,6 +79,7 @@ async def test_the_injection_never_exceeds_its_budget(tmp_path, size):
         await host.stop()
 
 
+@pytest.mark.slow
 async def test_injected_size_does_not_grow_with_the_graph(tmp_path):
     sizes = []
     for size in (60, 600):

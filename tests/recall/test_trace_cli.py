@@ -8,8 +8,7 @@ import json
 from host.cli.cli import main
 from memgraph_plugin.recall import Inclusion
 from memgraph_plugin.turn import pipeline_for
-
-from .conftest import CHAT, fixture_story, make_host
+from tests.story_hosts import CHAT, fixture_story, make_host
 
 
 async def _three_recalls(tmp_path):

@@ -6,6 +6,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from memgraph_plugin.api.write import get_write_api
 from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.turn.story import load_story
@@ -52,6 +54,7 @@ async def test_every_op_applies_on_replay() -> None:
     assert {"Lantern Market", "Night Bazaar of Qel"} <= titles
 
 
+@pytest.mark.slow
 async def test_story_with_curator_and_compactor(make_host) -> None:
     host = await make_host(curator, compactor)
     data = json.loads(STORY.read_text(encoding="utf-8"))

@@ -95,6 +95,8 @@ def test_a_single_writer_never_reads_its_commit_back(storage):
         assert sorted(fresh.load_sync(chat).data["nodes"]) == [f"{chat}{i}" for i in (1, 2, 3)]
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_another_process_committing_between_load_and_append_is_a_conflict(storage):
     uri = storage.settings.uri
     storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
@@ -109,6 +111,8 @@ def test_another_process_committing_between_load_and_append_is_a_conflict(storag
     assert [r.version for r in fresh.history_sync("c")] == [1, 2]
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_another_process_committing_to_another_chat_is_checked_and_no_conflict(storage):
     uri = storage.settings.uri
     storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
@@ -121,6 +125,8 @@ def test_another_process_committing_to_another_chat_is_checked_and_no_conflict(s
     assert sorted(LanceStorage(storage.settings).load_sync("c").data["nodes"]) == ["a", "b", "d"]
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_commit_landing_right_after_ours_is_seen_as_the_other_writers(storage):
     """The version remembered for a commit is its own append's, never a later one's: another
     process's commit right after it must show as a change, and a write based on ours conflicts."""

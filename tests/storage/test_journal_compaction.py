@@ -64,32 +64,56 @@ def test_full_fragments_are_never_rewritten_and_small_ones_wait_to_pile_up(stora
 
 
 _HOLD_SHARED = """
-import sys, time
+import sys
+from pathlib import Path
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 gate = JournalGate(sys.argv[1])
+marker = Path(sys.argv[2])
 print("asking", flush=True)
-t0 = time.monotonic()
 with gate.shared():
-    print(f"waited {time.monotonic() - t0:.3f}", flush=True)
+    print("got it", marker.read_text() if marker.exists() else "while held", flush=True)
 """
 
 
-def test_an_append_in_another_process_waits_for_a_compaction_commit(storage):
+def _waits_for_a_lock(pid: int, path: Path) -> bool:
+    """Whether process `pid` waits for a lock on the file `path`: a blocked entry of /proc/locks
+    (``N: -> FLOCK  ADVISORY  READ <pid> <major>:<minor>:<inode> 0 EOF``)."""
+    inode = f":{path.stat().st_ino}"
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        blocked = len(fields) > 6 and fields[1] == "->"
+        if blocked and fields[5] == str(pid) and fields[6].endswith(inode):
+            return True
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.process
+def test_an_append_in_another_process_waits_for_a_compaction_commit(storage, tmp_path):
     gate = jc.JournalGate(storage.settings.uri)
+    marker = tmp_path / "released"
     with gate.exclusive():
         child = subprocess.Popen(
-            [sys.executable, "-c", _HOLD_SHARED, storage.settings.uri],
+            [sys.executable, "-c", _HOLD_SHARED, storage.settings.uri, str(marker)],
             stdout=subprocess.PIPE, text=True, cwd=ROOT,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "asking"
-        time.sleep(0.5)
+        deadline = time.monotonic() + 120
+        while not _waits_for_a_lock(child.pid, gate.path / jc.GATE_NAME):  # polled: no event
+            assert child.poll() is None, "the append did not wait for the compaction's commit"
+            assert time.monotonic() < deadline, "the append never asked for the gate"
+            time.sleep(0.01)
+        marker.write_text("after the commit")  # the commit is done: the gate is let go next
     out, _ = child.communicate(timeout=60)
     assert child.returncode == 0
-    assert float(out.split()[-1]) >= 0.4  # it got the gate only once the commit let it go
+    # it got the gate only once the commit let it go
+    assert out.splitlines()[-1] == "got it after the commit"
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_compaction_wins_against_a_writer_appending_all_the_while(storage):
     """A writer process commits 120 batches back to back (its own maintenance process compacting
     too); the journal is compacted over and over meanwhile: compactions commit, and every batch

@@ -284,6 +284,7 @@ def _files_on_disk(uri, table: str) -> int:
     return sum(1 for p in root.rglob("*") if p.is_file())
 
 
+@pytest.mark.slow
 def test_fragments_versions_and_files_stay_bounded_as_chats_grow(tmp_path):
     """Many commits to two chats, with vectors and checkpoints: fragments, table versions and
     files on disk of every table stay under one bound all along (they do not grow with the

@@ -8,6 +8,7 @@ import gc
 import threading
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ raw_edges = st.lists(
 )
 
 
+@pytest.mark.slow
 @given(edges=raw_edges)
 def testoragestate_builder_edges_equal_edge_to_json(edges: list[dict[str, Any]]) -> None:
     """Same edges, same key order inside each, same order and the same duplicate handling (the
@@ -92,13 +94,15 @@ async def test_a_cold_open_builds_the_store_off_the_event_loop(tmp_path) -> None
     LanceStorage(StorageSettings(uri=uri)).import_sync(
         "c", {"nodes": {"n_1": {"id": "n_1", "type": "event"}}, "edges": []}
     )
-    signal = threading.Event()
-    chats = PersistedChats(
-        LanceStorage(StorageSettings(uri=uri)),
-        store_from_dict=lambda data: Store.from_dict(data) if signal.wait(10) else None,
-    )
+    building, signal = threading.Event(), threading.Event()
+
+    def build(data: dict[str, Any]) -> Store | None:
+        building.set()
+        return Store.from_dict(data) if signal.wait(10) else None
+
+    chats = PersistedChats(LanceStorage(StorageSettings(uri=uri)), store_from_dict=build)
     opening = asyncio.ensure_future(chats.open("c"))
-    await asyncio.sleep(0.05)
+    assert await asyncio.to_thread(building.wait, 60)  # the factory waits for the loop now
     signal.set()
     chat = await opening
     assert chat.store is not None and chat.store.node("n_1") is not None

@@ -23,6 +23,8 @@ from memgraph_plugin.storage import LanceStorage, StateBuilder, StorageSettings
 from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
 from tests.storage.helpers import change, edge, node
 
+pytestmark = pytest.mark.process  # the maintenance process (stopped, killed, failing) and writers
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -81,6 +83,7 @@ def test_maintenance_runs_in_another_process_and_writes_go_on_while_it_is_stoppe
     st.close()
 
 
+@pytest.mark.slow
 def test_incremental_snapshots_load_exactly_what_a_journal_replay_gives(tmp_path):
     """Random puts, renames, removals and re-adds of nodes and edges, snapshotted as deltas
     along chains (and full ones when a chain is long): every load equals a plain replay of the
@@ -224,6 +227,7 @@ def _check_batches(st: LanceStorage, chat: str, acked: list[str]) -> None:
     assert state.version == len(batches)
 
 
+@pytest.mark.slow
 def test_sigkill_during_maintenance_loses_nothing_committed(tmp_path):
     """SIGKILL at a random instant inside a maintenance step (snapshots every 3 commits,
     compaction every 4), of the maintenance process alone (the writer keeps writing, the failure
@@ -263,6 +267,7 @@ def test_sigkill_during_maintenance_loses_nothing_committed(tmp_path):
     assert len(acked) >= 4
 
 
+@pytest.mark.slow
 def test_two_writers_keep_fragments_and_versions_bounded_and_log_no_errors(tmp_path):
     """Two writer processes on one chat, each compacting every 4 commits and snapshotting every
     3: LanceDB's commit conflicts between their compactions and deletes are retried quietly
@@ -310,13 +315,14 @@ def test_two_writers_keep_fragments_and_versions_bounded_and_log_no_errors(tmp_p
     st.close()
 
 
+@pytest.mark.slow
 def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
     tmp_path, monkeypatch
 ):
     """The maintenance process fails to start (its module is missing): every write still
     returns, the failure is reported (`last_error`, a warning), and once it can start again the
     next pass does the work that was due."""
-    from memgraph_plugin.storage.maintenance import maintenance_process
+    from memgraph_plugin.storage.maintenance import maintenance, maintenance_process
 
     process = maintenance_process.MaintenanceProcess()
     monkeypatch.setattr(maintenance_process, "_SHARED", process)
@@ -326,9 +332,12 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
             uri=str(tmp_path / "db"), checkpoint_every=3, optimize_every=4, maintenance_seconds=0.2
         )
     )
+    warned = _LogEvent("did not start")  # the failure's warning, logged after `last_error` is set
+    maintenance.log.addHandler(warned)
     try:
         for i in range(1, 7):
             st.commit_sync("c", change(node(f"n_{i}"), node_seq=i), base_version=i - 1)
+        assert warned.seen.wait(120)  # the start failed (it takes seconds under load)
         assert not st.maintenance.wait_idle(3)  # due, and failing
         assert "did not start" in (st.maintenance.last_error or "")
         assert st.checkpointed_version("c") == 0
@@ -341,8 +350,23 @@ def test_a_maintenance_process_that_cannot_start_is_reported_and_writes_go_on(
         assert st.checkpointed_version("c") == 6
         assert LanceStorage(st.settings).load_sync("c").checkpoint_version == 6
     finally:
+        maintenance.log.removeHandler(warned)
         st.close()
         process.close()
+
+
+class _LogEvent(logging.Handler):
+    """Sets `seen` once a record whose message holds `text` is logged (an event a test waits
+    for, instead of a time)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(logging.WARNING)
+        self.text = text
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.seen.set()
 
 
 def test_a_pass_keeps_its_snapshots_to_one_core_and_gives_them_back():

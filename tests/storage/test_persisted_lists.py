@@ -166,6 +166,7 @@ async def test_rows_written_since_the_snapshot_are_found_and_stale_ones_never(tm
     assert "n7" not in found and index.coarse is not None
 
 
+@pytest.mark.slow
 async def test_a_delta_snapshot_assigns_its_rows_and_a_full_one_reuses_the_centroids(tmp_path):
     """Snapshots by the maintenance pass (`snapshot_sync`): a delta gives its changed rows the
     chain's lists; the reopened chain (rows taken in list order) is adopted and searches as the
@@ -256,6 +257,7 @@ def test_a_vector_table_made_before_the_list_column_gets_it(target):
     assert small is not None and small.lists is None and len(small.ids) == 400
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("evict", [False, True])
 async def test_an_unloaded_chat_reopens_with_its_lists(tmp_path, evict):
     """Unloading a chat (`forget`, or the memory budget evicting it) and reopening it adopts
@@ -279,6 +281,7 @@ async def test_an_unloaded_chat_reopens_with_its_lists(tmp_path, evict):
     assert index.coarse_task is None and after == before
 
 
+@pytest.mark.process
 async def test_the_maintenance_process_stores_the_lists(tmp_path):
     """Snapshots written by the maintenance process (a child process, given the storage
     settings) carry the lists: a second host's open adopts them."""

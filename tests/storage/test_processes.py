@@ -11,7 +11,12 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.storage.targets import Target
+
+# writer processes, SIGKILLed or run side by side
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 PER_BATCH = 5

@@ -15,6 +15,8 @@ from memgraph_plugin.storage import LanceStorage, StorageError
 from tests.storage.helpers import change, node
 from tests.storage.targets import S3Server, Target
 
+pytestmark = [pytest.mark.s3, pytest.mark.slow]
+
 
 def test_a_chat_lives_under_its_prefix_in_the_bucket(s3_server: S3Server, s3_target: Target):
     st = s3_target.storage()

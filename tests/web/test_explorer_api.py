@@ -14,6 +14,9 @@ from memgraph_plugin.recall.trace import TRACE_DIR, RecallTrace, TraceLog
 
 from .conftest import write_nodes
 
+# `memgraph-host serve` and a writer process
+pytestmark = [pytest.mark.process, pytest.mark.slow]
+
 
 def get(url: str) -> tuple[int, dict]:
     try:

@@ -12,6 +12,8 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from .conftest import write_nodes
 
+pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 #: no background traffic: this machine has no network but loopback
 FLAGS = [
@@ -70,13 +72,10 @@ def test_search_finds_a_node_and_clicking_it_shows_its_detail(page: Page) -> Non
     where = """(id) => { const p = explorer.cy.getElementById(id).renderedPosition();
                          const box = document.getElementById('graph').getBoundingClientRect();
                          return [box.left + p.x, box.top + p.y]; }"""
+    # where it rests: the search hit's focus animates the view (the layout itself never animates);
+    # `cy.animated()` holds until that animation has ended
+    page.wait_for_function("() => !explorer.cy.animated()")
     x, y = page.evaluate(where, mira)
-    for _ in range(50):  # where it rests: the layout (or the view's fit) may still be moving it
-        page.wait_for_timeout(100)
-        now = page.evaluate(where, mira)
-        if now == [x, y]:
-            break
-        x, y = now
     page.mouse.click(x, y)
     expect(detail.locator("h2")).to_have_text("Mira")
     expect(detail).to_have_attribute("data-node", mira)
