@@ -6,10 +6,9 @@ cheap and a module deep in the host imports only what it needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from host.module_aliases import HOST_MOVES, keep_importable
+from host.module_aliases import HOST_MOVES, keep_importable, lazy_exports
 from host.version import __version__ as __version__
 
 keep_importable(HOST_MOVES)
@@ -65,13 +64,7 @@ if TYPE_CHECKING:
     from host.reload.reload import Reloader, ReloadReport
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'host' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -1,5 +1,5 @@
 """``python -m host``: the ``memgraph-host`` CLI."""
 
-from host.cli.cli import main
+from host.cli.entry import main
 
 raise SystemExit(main())

@@ -13,8 +13,9 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -81,3 +82,19 @@ HOST_MOVES: dict[str, str] = {
     "host.console": "host.cli.console",
     "host.listings": "host.cli.listings",
 }
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's module ``__getattr__`` (PEP 562) for its public names: ``exports`` maps each
+    name to the module defining it, imported on first use and then kept in the package, so
+    importing the package (or one module below it) loads nothing it does not use."""
+
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__

@@ -7,10 +7,9 @@ loads neither the host nor the service. Former module paths stay importable
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from host.module_aliases import keep_importable
+from host.module_aliases import keep_importable, lazy_exports
 from memgraph_plugin.former_paths import FORMER_PATHS
 
 keep_importable(FORMER_PATHS)
@@ -187,13 +186,7 @@ if TYPE_CHECKING:
     from memgraph_plugin.service import MemoryGraph, memory_graph_for
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memgraph_plugin' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .hook_contract import (
-    CommitInfo,
-    ExtractedOps,
-    InjectionState,
-    NodeBriefView,
-    RouteAnswer,
-    RouteRequest,
-)
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only (pluggy never evaluates them): adding the specs stays cheap
     from host.chats.context import ChatContext, Message
+
+    from .hook_contract import (
+        CommitInfo,
+        ExtractedOps,
+        InjectionState,
+        NodeBriefView,
+        RouteAnswer,
+        RouteRequest,
+    )
 
 try:
     from host.markers import hookspec

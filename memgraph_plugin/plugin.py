@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from . import hookspecs, settings_keys  # noqa: F401 - settings_keys declares the plugin's keys
 from .proxy import settings as _proxy_keys  # noqa: F401 - declares the proxy_* keys
-from .recall.status import retrieval_status
-from .service import SERVICE_NAME, MemoryGraph, memory_graph_for
-from .turn.pipeline import TurnPipeline, use_pipeline
+
+if TYPE_CHECKING:  # the service and its rooms load on host_startup: listing plugins stays cheap
+    from .service import MemoryGraph
 
 try:  # the host's marker (the same project name either way)
     from host.markers import hookimpl
@@ -61,9 +61,12 @@ def _plugin_name(host: Any) -> str:
 def make_service(host: Any) -> MemoryGraph:
     """The service this plugin runs on `host`, persisted in the host's LanceDB (`storage_uri`);
     its sessions answer ``get_retrieval_status`` with recall's status."""
-    service = MemoryGraph(host, retrieval_status=retrieval_status)
     from .chats.factory import persistence_for_host
     from .embedding.registry import UnknownProfileError
+    from .recall.status import retrieval_status
+    from .service import MemoryGraph
+
+    service = MemoryGraph(host, retrieval_status=retrieval_status)
 
     try:
         service.persistence = persistence_for_host(host, service)
@@ -82,6 +85,9 @@ def host_addhooks(pm: pluggy.PluginManager) -> None:
 @hookimpl
 def host_startup(host: Any) -> None:
     """Create the host's `MemoryGraph` and publish it as ``memory-graph``."""
+    from .service import SERVICE_NAME, memory_graph_for
+    from .turn.pipeline import TurnPipeline, use_pipeline
+
     old = memory_graph_for(host)
     if old is not None and not old.closed:
         return
@@ -98,6 +104,10 @@ def host_startup(host: Any) -> None:
 def running_service(host: Any) -> MemoryGraph | None:
     """The service this plugin runs on `host` (None before ``host_startup`` or after
     ``host_shutdown``): what the commands it contributes are handed when they run."""
+    if "memgraph_plugin.service" not in sys.modules:  # never started in this process
+        return None
+    from .service import memory_graph_for
+
     service = memory_graph_for(host)
     return service if service is not None and not service.closed else None
 
@@ -127,6 +137,11 @@ def host_cli_commands(host: Any) -> list[Any]:
 @hookimpl
 def host_shutdown(host: Any) -> None:
     """Unpublish and close the host's `MemoryGraph` (and take the LLM plugins out)."""
+    if "memgraph_plugin.service" not in sys.modules:  # never started in this process
+        return
+    from .service import SERVICE_NAME, memory_graph_for
+    from .turn.pipeline import use_pipeline
+
     if "memgraph_plugin.llm.plugin" in sys.modules:
         from .llm.plugin import detach_llm
 

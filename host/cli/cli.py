@@ -32,8 +32,8 @@ from host.cli.listings import (
 from host.commands import Command
 from host.errors import CommandError, PluginError, SettingsError
 from host.host import Host
-from host.plugins.discovery import own_version
 from host.plugins.notify import summary
+from host.version import own_version
 
 __all__ = [
     "build_parser",

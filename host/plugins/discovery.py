@@ -21,10 +21,10 @@ from types import ModuleType
 import attrs
 
 from host.plugins.records import Source
+from host.version import own_version
 
 log = logging.getLogger("host.plugins.discovery")
 
-DISTRIBUTION = "memgraph-host"
 ENTRY_POINT_GROUP = "memgraph_host.plugins"
 BUILTIN_MODULE = "memgraph_plugin.plugin"
 BUILTIN_NAME = "memgraph"
@@ -48,16 +48,6 @@ class Candidate:
 
 class PluginMissing(ImportError):
     """An optional plugin's module does not exist."""
-
-
-def own_version() -> str:
-    """This distribution's installed version (the ``host`` package's own as a fallback)."""
-    try:
-        return importlib.metadata.version(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        from host.version import __version__
-
-        return __version__
 
 
 def _loader(module: str) -> Callable[[], object]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .run import IngestReport, count_messages, ingest_file
+if TYPE_CHECKING:  # the pipeline loads when an ingest runs (listing commands stays cheap)
+    from .run import IngestReport
 
 __all__ = ["add_ingest_arguments", "format_report", "run_ingest"]
 
@@ -43,6 +44,8 @@ def format_report(report: IngestReport) -> str:
 
 async def run_ingest(host: Any, args: argparse.Namespace) -> int:
     """Run the ingest; exit 0, or 1 with ``file:line: ...`` when the transcript is bad."""
+    from .run import count_messages, ingest_file
+
     total = None if args.quiet else count_messages(args.file)
     progress: Any = None
     bar: Any = None

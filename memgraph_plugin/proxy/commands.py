@@ -12,15 +12,14 @@ from host.cli.console import add_json_option, print_json, print_table
 from host.commands import Command
 from host.errors import CommandError
 
-from .chat_memory import ChatMemory
-from .memory_api import chat_rows, recall_json
-
 
 def _when(stamp: float | None) -> str:
     return "-" if stamp is None else datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def run_chats(host: Any, args: argparse.Namespace) -> int:
+    from .memory_api import chat_rows
+
     rows = chat_rows(host)
     if getattr(args, "json", False):
         print_json(rows)
@@ -50,12 +49,18 @@ async def run_recall(host: Any, args: argparse.Namespace) -> int:
         chat_id = check_chat_id(args.chat)
     except ChatIdError as exc:
         raise CommandError(str(exc), exit_code=2) from None
+    from .chat_memory import ChatMemory
+    from .memory_api import recall_json
+
     if chat_id not in host.chat_ids():
-        from memgraph_plugin.chats.chat_lookup import require_chat
+        from memgraph_plugin.chats.chat_lookup import UnknownChatError, require_chat
         from memgraph_plugin.storage import LanceStorage, StorageSettings
 
         settings = StorageSettings.from_settings(host.settings, data_dir=host.data_dir)
-        require_chat(host, LanceStorage(settings), chat_id)
+        try:
+            require_chat(host, LanceStorage(settings), chat_id)
+        except UnknownChatError as exc:
+            raise CommandError(str(exc)) from None
     memory = ChatMemory(host)
     outcome = await memory.pipeline.preview(chat_id, args.question)
     answer = recall_json(outcome)

@@ -17,27 +17,21 @@ import sys
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from host.cli.console import print_json, print_table, progress
 from host.commands import Command
 from host.errors import CommandError
-from memgraph_plugin.chats.chat_cache import PersistedChats
-from memgraph_plugin.chats.chat_lookup import UnknownChatError, require_chat
-from memgraph_plugin.chats.factory import with_keyword_schema
-from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_profile
-from memgraph_plugin.engine.load.store_file import StoreFileError, read_store_file
-from memgraph_plugin.engine.model.values import Limits
 from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.rollback_target import checked_target
-from memgraph_plugin.service import MemoryGraph, checked_chat_id
-from memgraph_plugin.storage import LanceStorage, StorageSettings
-from memgraph_plugin.storage.errors import ConflictError
+
+if TYPE_CHECKING:  # the commands load what they use when they run: listing them stays cheap
+    from memgraph_plugin.service import MemoryGraph
+    from memgraph_plugin.storage.lance import LanceStorage
 
 #: What the plugin hands `commands`: the service it runs on a host (None: not running).
-ServiceOf = Callable[[Any], MemoryGraph | None]
+ServiceOf = Callable[[Any], "MemoryGraph | None"]
 #: A command's work: ``(host, args, service) -> exit code``.
-ServiceRun = Callable[[Any, argparse.Namespace, MemoryGraph | None], Any]
+ServiceRun = Callable[[Any, argparse.Namespace, "MemoryGraph | None"], Any]
 
 
 def _settings(host: Any) -> Mapping[str, Any]:
@@ -58,6 +52,11 @@ def _store_cls() -> Any:
 
 def open_storage(host: Any, service: MemoryGraph | None = None) -> LanceStorage:
     """The host's database: the running `service`'s handle when there is one."""
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.chats.factory import with_keyword_schema
+    from memgraph_plugin.storage.lance import LanceStorage
+    from memgraph_plugin.storage.settings import StorageSettings
+
     persistence = getattr(service, "persistence", None)
     if isinstance(persistence, PersistedChats):
         return persistence.storage
@@ -91,6 +90,8 @@ def _add_history(p: argparse.ArgumentParser) -> None:
 
 
 async def _history(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from memgraph_plugin.chats.chat_lookup import require_chat
+
     records = await _running(service).history(args.chat, limit=args.limit)  # checks the id
     if not records:
         require_chat(host, open_storage(host, service), args.chat)
@@ -148,6 +149,10 @@ def _running(service: MemoryGraph | None) -> MemoryGraph:
 async def _rollback(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     """Roll a known chat back through the service (`rollback_target`: a target past the chat
     or below 0 is refused, and a target that is the chat's state already makes no commit)."""
+    from memgraph_plugin.chat_history import checked_chat_id
+    from memgraph_plugin.chats.chat_lookup import require_chat
+    from memgraph_plugin.rollback_target import checked_target
+
     graph = _running(service)
     checked_target(args.version, args.seq)  # a bad target is refused before the chat is looked up
     require_chat(host, open_storage(host, service), checked_chat_id(args.chat))
@@ -178,6 +183,8 @@ async def retry_conflicts(
 ) -> Any:
     """`run()`, again (with a short growing pause) while it raises `ConflictError`: another
     writer committed the chat first; each attempt starts from the chat's newest state."""
+    from memgraph_plugin.storage.errors import ConflictError
+
     for attempt in range(attempts):
         try:
             return await run()
@@ -199,6 +206,10 @@ def _add_import(p: argparse.ArgumentParser) -> None:
 
 
 async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from memgraph_plugin.chat_history import checked_chat_id
+    from memgraph_plugin.engine.load.store_file import StoreFileError, read_store_file
+    from memgraph_plugin.engine.model.values import Limits
+
     graph = _running(service)
     try:
         raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
@@ -238,6 +249,9 @@ def _add_export(p: argparse.ArgumentParser) -> None:
 
 
 def _export(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from memgraph_plugin.chat_history import checked_chat_id
+    from memgraph_plugin.chats.chat_lookup import require_chat
+
     storage = open_storage(host, service)
     require_chat(host, storage, checked_chat_id(args.chat))
     if args.version is None:
@@ -265,6 +279,10 @@ def _add_reindex(p: argparse.ArgumentParser) -> None:
 
 
 async def _reindex(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from memgraph_plugin.chat_history import checked_chat_id
+    from memgraph_plugin.chats.chat_cache import PersistedChats
+    from memgraph_plugin.embedding.registry import UnknownProfileError, resolve_profile
+
     try:
         profile = resolve_profile(_settings(host).get("embedding_profile"), host.pm)
     except UnknownProfileError as exc:
@@ -346,6 +364,8 @@ def _guarded(run: ServiceRun, service_of: ServiceOf) -> Any:
     Engine/storage errors are one clear line and exit code 1 (nothing is changed); an unknown
     chat is the CLI's `CommandError` (the CLI prints it as one line too)."""
     import functools
+
+    from memgraph_plugin.chats.chat_lookup import UnknownChatError
 
     @functools.wraps(run)
     async def wrapper(host: Any, args: argparse.Namespace) -> int:

@@ -18,13 +18,13 @@ import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..turn.message_extraction import ReplayExtractor
-from ..turn.pipeline import RecallOutcome, pipeline_for
-from ..turn.story import Story, load_story
+if TYPE_CHECKING:  # the turn pipeline loads when the demo runs (listing commands stays cheap)
+    from ..turn.pipeline import RecallOutcome
+    from ..turn.story import Story
 from .graph_picture import edge_counts, write_graph_html
 
 
@@ -226,6 +226,9 @@ async def run_demo(
     """
     from host import Host
 
+    from ..turn.message_extraction import ReplayExtractor
+    from ..turn.story import load_story
+
     data_dir = Path(data_dir)
     story: Story = load_story(story_path)
     _prepare_folder(data_dir, fresh)
@@ -245,6 +248,8 @@ async def run_demo(
 async def _run(
     host: Any, data_dir: Path, story: Story, max_turns: int | None, p: _Printer
 ) -> DemoSummary:
+    from ..turn.pipeline import pipeline_for
+
     pipeline = pipeline_for(host)
     done = await _resume_point(host, pipeline, story)
     total = len(story.turns)

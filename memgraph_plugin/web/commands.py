@@ -5,27 +5,15 @@ command's event loop, until Ctrl-C or SIGTERM (then the answers still being stor
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import signal
-from collections.abc import Callable, Iterator
-from typing import Any
-
-import uvicorn
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from host.errors import CommandError
-from memgraph_plugin.proxy.chat_memory import ChatMemory
-from memgraph_plugin.proxy.completions import Proxy
-from memgraph_plugin.proxy.memory_api import MemoryApi
-from memgraph_plugin.proxy.settings import (
-    ProxySettings,
-    ProxySettingsError,
-    require_key_off_loopback,
-)
 
-from .app import build_app
-from .explorer import GraphExplorer
-from .server import ExplorerRoutes, bind, url_of, uvicorn_server
+if TYPE_CHECKING:  # the web stack loads when a server starts (listing commands stays cheap)
+
+    from memgraph_plugin.proxy.settings import ProxySettings
+
 
 DEFAULT_PORT = 8765
 
@@ -52,26 +40,9 @@ def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=None, help="port (setting proxy_port; 0: any)")
 
 
-class _Server(uvicorn.Server):
-    """uvicorn that stops on SIGINT/SIGTERM and returns (the command then drains and the host
-    stops) instead of raising the signal again after shutdown."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        installed = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self.handle_exit, sig, None)
-                installed.append(sig)
-        try:
-            yield
-        finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
-
-
 def _settings(owner: Any, **override: Any) -> ProxySettings:
+    from memgraph_plugin.proxy.settings import ProxySettings, ProxySettingsError
+
     try:
         return ProxySettings.from_settings(owner.settings, **override)
     except ProxySettingsError as exc:
@@ -79,8 +50,10 @@ def _settings(owner: Any, **override: Any) -> ProxySettings:
 
 
 async def _run(app: Any, sock: Any, announce: str, stop: Callable[[], Any] | None) -> int:
+    from .server import SignalStoppedServer, uvicorn_server
+
     base = uvicorn_server(app)
-    server = _Server(base.config)
+    server = SignalStoppedServer(base.config)
     print(announce, flush=True)
     try:
         await server.serve(sockets=[sock])
@@ -98,6 +71,15 @@ async def serve(
     store_from_dict: Callable[[dict[str, Any]], Any],
 ) -> int:
     """Explorer + API (+ proxy) until stopped; prints the page's address first (one line)."""
+    from memgraph_plugin.proxy.chat_memory import ChatMemory
+    from memgraph_plugin.proxy.completions import Proxy
+    from memgraph_plugin.proxy.memory_api import MemoryApi
+    from memgraph_plugin.proxy.settings import ProxySettingsError, require_key_off_loopback
+
+    from .app import build_app
+    from .explorer import GraphExplorer
+    from .server import ExplorerRoutes, url_of
+
     settings = _settings(host, upstream=args.proxy_upstream)
     try:
         require_key_off_loopback(args.host, settings.api_key)
@@ -117,6 +99,14 @@ async def serve(
 
 async def run_proxy(host: Any, args: argparse.Namespace) -> int:
     """``memgraph-host proxy``: the proxy and the JSON memory API until stopped."""
+    from memgraph_plugin.proxy.chat_memory import ChatMemory
+    from memgraph_plugin.proxy.completions import Proxy
+    from memgraph_plugin.proxy.memory_api import MemoryApi
+    from memgraph_plugin.proxy.settings import ProxySettingsError, require_key_off_loopback
+
+    from .app import build_app
+    from .server import url_of
+
     settings = _settings(host, upstream=args.upstream, host=args.host, port=args.port)
     if not settings.upstream:
         raise CommandError(
@@ -142,6 +132,8 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
 
 
 def _bind(address: str, port: int) -> Any:
+    from .server import bind
+
     try:
         return bind(address, port)
     except OSError as exc:

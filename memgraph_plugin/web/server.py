@@ -10,12 +10,14 @@ owns connections (idle and slow clients cost no thread, keep-alive and shutdown 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import mimetypes
+import signal
 import socket
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +197,22 @@ class ExplorerServer:
         self.server.should_exit = True
         self.thread.join(timeout=30)
         self.sock.close()
+
+
+class SignalStoppedServer(uvicorn.Server):
+    """uvicorn that stops on SIGINT/SIGTERM and returns (the command then drains and the host
+    stops) instead of raising the signal again after shutdown."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        installed = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.handle_exit, sig, None)
+                installed.append(sig)
+        try:
+            yield
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
