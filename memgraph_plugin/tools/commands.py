@@ -338,7 +338,7 @@ def _add_proxy(p: argparse.ArgumentParser) -> None:
     add_proxy_arguments(p)
 
 
-async def _proxy(host: Any, args: argparse.Namespace) -> int:
+async def _proxy(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     from memgraph_plugin.web.commands import run_proxy
 
     return await run_proxy(host, args)

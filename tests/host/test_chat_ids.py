@@ -56,5 +56,5 @@ async def test_every_entry_point_gives_the_same_error(tmp_path, bad):
 def test_cli_reports_a_bad_chat_id_in_one_line(tmp_path, capsys):
     status = main(["--data-dir", str(tmp_path / "d"), "history", "a\x01b"])
     err = capsys.readouterr().err
-    assert status == 2
+    assert status == 1  # a user error (docs/cli.md)
     assert "chat id" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

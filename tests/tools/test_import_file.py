@@ -76,7 +76,7 @@ def test_a_bad_file_is_refused_whole_with_the_field_path(data, tmp_path, capsys,
     bad = tmp_path / "store.json"
     bad.write_text(json.dumps(content))
     code, _, err = _cli(data, capsys, "import", "c", str(bad))
-    assert code == 2, err
+    assert code == 1, err  # a user error (docs/cli.md)
     assert message in err and "Traceback" not in err
     assert _exported(data, capsys) == before
 
@@ -96,7 +96,7 @@ def test_unreadable_json_is_refused_with_a_clear_line(data, tmp_path, capsys, ra
     bad = tmp_path / "store.json"
     bad.write_bytes(raw)
     code, _, err = _cli(data, capsys, "import", "c", str(bad))
-    assert code == 2, err
+    assert code == 1, err  # a user error (docs/cli.md)
     assert err.count("\n") == 1 and "store.json" in err and message in err
     assert "Traceback" not in err and "RecursionError" not in err
     assert _exported(data, capsys) == before
@@ -107,7 +107,7 @@ def test_an_empty_graph_replaces_a_non_empty_chat_only_with_replace(data, tmp_pa
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"nodes": {}, "edges": []}))
     code, _, err = _cli(data, capsys, "import", "c", str(empty))
-    assert code == 2 and "--replace" in err
+    assert code == 1 and "--replace" in err
     assert set(_exported(data, capsys)["nodes"]) == {"n_1", "n_2"}
     code, _, err = _cli(data, capsys, "import", "c", str(empty), "--replace")
     assert code == 0, err
