@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 from .api.injection import PUBLISHED_AS, InjectionHub
 from .api.session_wiring import RetrievalStatusOf, SessionWiring, no_status
+from .chat_fork import ChatFork
 from .chat_history import ChatHistory, checked_chat_id
 from .deferred_block import PendingCommit, block_commit_infos
 from .engine.graph.store import Store
@@ -89,8 +90,9 @@ def notify_hook_sync(host: HostLike | None, hook_name: str, **kwargs: Any) -> No
         log.exception("firing %s failed", hook_name)
 
 
-class MemoryGraph(ChatHistory):
-    """One host's memory graph: stores and injection hubs per chat, sessions, persistence."""
+class MemoryGraph(ChatHistory, ChatFork):
+    """One host's memory graph: stores and injection hubs per chat, sessions, persistence;
+    history, rollbacks and imports (`ChatHistory`), forks (`ChatFork`)."""
 
     def __init__(
         self,
