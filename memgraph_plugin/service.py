@@ -220,7 +220,14 @@ class MemoryGraph(ChatHistory, ChatFork):
         return int(store.version)
 
     async def _persist(
-        self, chat_id: str, store: Store, changeset: Changeset, *, applied: int, kind: str
+        self,
+        chat_id: str,
+        store: Store,
+        changeset: Changeset,
+        *,
+        applied: int,
+        kind: str,
+        journal_kind: str = "write",
     ) -> tuple[int, bool]:
         """Make a changeset durable; returns ``(commit version, persisted)``.
 
@@ -229,7 +236,7 @@ class MemoryGraph(ChatHistory, ChatFork):
         if self.persistence is not None:  # storage: one journal row, durable before returning
             try:
                 record = await self.persistence.persist(
-                    chat_id, changeset, applied=applied, store=store
+                    chat_id, changeset, applied=applied, store=store, kind=journal_kind
                 )
             except BaseException:
                 self._stores.pop(chat_id, None)  # holds an unpersisted change: reload next time
@@ -355,9 +362,12 @@ class MemoryGraph(ChatHistory, ChatFork):
             versions = [(c.version, c.seq_counter, False) for c, _, _ in items]
         return block_commit_infos(chat_id, items, versions)
 
-    async def commit(self, chat_id: str, store: Store, result: Any, kind: str) -> CommitInfo | None:
+    async def commit(
+        self, chat_id: str, store: Store, result: Any, kind: str, *, journal_kind: str = "write"
+    ) -> CommitInfo | None:
         """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
-        the chat's commits are deferred: see `deferred_commits`)."""
+        the chat's commits are deferred: see `deferred_commits`). `journal_kind` is the kind
+        `history` shows (``write``; the explorer's corrections are ``edit``)."""
         applied = len(getattr(result, "applied", ()) or ())
         if chat_id in self._deferred:
             changeset = store.take_changeset()
@@ -368,7 +378,7 @@ class MemoryGraph(ChatHistory, ChatFork):
         if changeset is None:
             return None
         version, persisted = await self._persist(
-            chat_id, store, changeset, applied=applied, kind=kind
+            chat_id, store, changeset, applied=applied, kind=kind, journal_kind=journal_kind
         )
         return CommitInfo(
             version=version,

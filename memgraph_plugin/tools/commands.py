@@ -354,6 +354,7 @@ async def _serve(host: Any, args: argparse.Namespace, service: MemoryGraph | Non
         args,
         open_storage(host, service),
         lambda data: store_cls.from_dict(data, schema=schema),
+        service,
     )
 
 
