@@ -5,7 +5,7 @@ is a ``BAD_ARGS`` `MemoryGraphError` saying which argument and why.
 
 `target_version` turns a checked target into the commit version the chat goes back to, from the
 chat's commit marks ``(version, seq, kind)``; `replacement_version` is the target of undoing one
-message (an edit, a swipe): after the messages before it, and never before an import.
+message (an edit, a swipe): after the messages before it, and never before an import or a fork.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from .errors import MemoryGraphError
 __all__ = ["checked_target", "replacement_version", "target_version"]
 
 Mark = tuple[int, int, str]  # (version, seq, kind) of one commit
-#: Commits that replace the whole graph from outside the chat: undoing a message never goes
-#: back past one (the imported graph is not the message's doing).
-REPLACING_KINDS = frozenset({"import"})
+#: Commits that replace the whole graph from outside the chat (an import, a fork of another
+#: chat): undoing a message never goes back past one (that graph is not the message's doing).
+REPLACING_KINDS = frozenset({"import", "fork"})
 
 
 def _whole(name: str, value: Any) -> int:

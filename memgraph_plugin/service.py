@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 from .api.injection import PUBLISHED_AS, InjectionHub
 from .api.session_wiring import RetrievalStatusOf, SessionWiring, no_status
+from .chat_fork import ChatFork
 from .chat_history import ChatHistory, checked_chat_id
 from .deferred_block import PendingCommit, block_commit_infos
 from .engine.graph.store import Store
@@ -89,8 +90,9 @@ def notify_hook_sync(host: HostLike | None, hook_name: str, **kwargs: Any) -> No
         log.exception("firing %s failed", hook_name)
 
 
-class MemoryGraph(ChatHistory):
-    """One host's memory graph: stores and injection hubs per chat, sessions, persistence."""
+class MemoryGraph(ChatHistory, ChatFork):
+    """One host's memory graph: stores and injection hubs per chat, sessions, persistence;
+    history, rollbacks and imports (`ChatHistory`), forks (`ChatFork`)."""
 
     def __init__(
         self,
@@ -218,7 +220,14 @@ class MemoryGraph(ChatHistory):
         return int(store.version)
 
     async def _persist(
-        self, chat_id: str, store: Store, changeset: Changeset, *, applied: int, kind: str
+        self,
+        chat_id: str,
+        store: Store,
+        changeset: Changeset,
+        *,
+        applied: int,
+        kind: str,
+        journal_kind: str = "write",
     ) -> tuple[int, bool]:
         """Make a changeset durable; returns ``(commit version, persisted)``.
 
@@ -227,7 +236,7 @@ class MemoryGraph(ChatHistory):
         if self.persistence is not None:  # storage: one journal row, durable before returning
             try:
                 record = await self.persistence.persist(
-                    chat_id, changeset, applied=applied, store=store
+                    chat_id, changeset, applied=applied, store=store, kind=journal_kind
                 )
             except BaseException:
                 self._stores.pop(chat_id, None)  # holds an unpersisted change: reload next time
@@ -353,9 +362,12 @@ class MemoryGraph(ChatHistory):
             versions = [(c.version, c.seq_counter, False) for c, _, _ in items]
         return block_commit_infos(chat_id, items, versions)
 
-    async def commit(self, chat_id: str, store: Store, result: Any, kind: str) -> CommitInfo | None:
+    async def commit(
+        self, chat_id: str, store: Store, result: Any, kind: str, *, journal_kind: str = "write"
+    ) -> CommitInfo | None:
         """Persist what a write changed; returns the `CommitInfo` (None: nothing to commit, or
-        the chat's commits are deferred: see `deferred_commits`)."""
+        the chat's commits are deferred: see `deferred_commits`). `journal_kind` is the kind
+        `history` shows (``write``; the explorer's corrections are ``edit``)."""
         applied = len(getattr(result, "applied", ()) or ())
         if chat_id in self._deferred:
             changeset = store.take_changeset()
@@ -366,7 +378,7 @@ class MemoryGraph(ChatHistory):
         if changeset is None:
             return None
         version, persisted = await self._persist(
-            chat_id, store, changeset, applied=applied, kind=kind
+            chat_id, store, changeset, applied=applied, kind=kind, journal_kind=journal_kind
         )
         return CommitInfo(
             version=version,

@@ -333,3 +333,12 @@ MAX_FIELD_BYTES = declare(
     "The largest field value a write may store, as UTF-8 JSON bytes.",
     minimum=1,
 )
+
+# ---------------------------------------------------------------- the explorer's edits
+SERVE_TOKEN = declare(
+    "serve_token",
+    Kind.STRING,
+    None,
+    "The token `memgraph-host serve` requires (X-Memgraph-Token header) for the explorer's "
+    "edits; unset: a random one is printed at start. A non-loopback --host needs it set.",
+)

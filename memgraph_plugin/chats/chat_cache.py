@@ -264,20 +264,30 @@ class PersistedChats(ChatVectors):
     # --------------------------------------------------------------- commit
 
     async def persist(
-        self, chat_id: str, changeset: Changeset, *, applied: int, store: Any = None
+        self,
+        chat_id: str,
+        changeset: Changeset,
+        *,
+        applied: int,
+        store: Any = None,
+        kind: str = "write",
     ) -> CommitRecord:
-        """Make `changeset` (already applied to the cached store) durable as one journal row.
+        """Make `changeset` (already applied to the cached store) durable as one journal row
+        of `kind` (``write``; ``edit`` for a person's correction in the explorer).
 
         On a conflict (another writer got there first) the cached chat is dropped, so the next
         open sees the other writer's state, and `ConflictError` propagates for a retry.
         """
         records = await self.persist_block(
-            chat_id, [BlockItem(changeset, applied)], store=store
+            chat_id, [BlockItem(changeset, applied, kind)], store=store
         )
         return records[0]
 
     async def persist_block(
-        self, chat_id: str, items: Sequence[BlockItem | tuple[Changeset, int, str]], *,
+        self,
+        chat_id: str,
+        items: Sequence[BlockItem | tuple[Changeset, int, str]],
+        *,
         store: Any = None,
     ) -> list[CommitRecord]:
         """Make consecutive changesets (already applied to the cached store, in order) durable
@@ -352,8 +362,9 @@ class PersistedChats(ChatVectors):
                 chat.recent.clear()
             elif item.kind != "rollback":  # (rollback_recent updates the recent commits itself)
                 chat.recent.note(
-                    RecentCommit(version_before, record.version, before.seq_counter, record.seq,
-                                 before)
+                    RecentCommit(
+                        version_before, record.version, before.seq_counter, record.seq, before
+                    )
                 )
             version_before = record.version
         return records

@@ -29,6 +29,7 @@ from .access import check_key, refused
 from .chat_identity import ChatIdentity, identify
 from .chat_memory import ChatMemory, Synced
 from .conversation import Conversation, RequestError, read_conversation, speaker
+from .fork_header import ForkRefused, fork_on_first_request
 from .relay import (
     StreamedAnswer,
     answer_text,
@@ -134,6 +135,16 @@ class Proxy:
         lock = self.memory.lock(identity.chat_id)
         await lock.acquire()
         try:
+            try:  # X-Memgraph-Fork-From on a chat's first request: start with that chat's memory
+                await fork_on_first_request(
+                    self.host, self.memory.pipeline.service, request.headers, identity.chat_id
+                )
+            except ForkRefused as exc:
+                lock.release()
+                return JSONResponse(
+                    error_body(f"bad request: {exc}", "invalid_request_error", "bad_request"),
+                    status_code=400,
+                )
             return await self._forward(request, body, conv, identity, lock, consumed)
         except BaseException:
             if lock.locked():

@@ -348,13 +348,16 @@ class LanceStorage(AsyncTwins):
 
         return attempt() if base_version is not None else _retry_conflict(attempt, chat_id)
 
-    def import_sync(self, chat_id: str, data: dict[str, Any]) -> CommitRecord:
-        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit;
-        recomputed on the new state when another writer committed meanwhile (a few times)."""
+    def import_sync(
+        self, chat_id: str, data: dict[str, Any], *, kind: str = "import", note: str = ""
+    ) -> CommitRecord:
+        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit
+        of `kind` (``import``, or ``fork``) with provenance `note`; recomputed on the new state
+        when another writer committed meanwhile (a few times)."""
 
         def attempt() -> CommitRecord:
             current = self.load_sync(chat_id)
-            change = diff_states(current.data, data, kind="import")
+            change = attrs.evolve(diff_states(current.data, data, kind=kind), note=note)
             return self._commit_replacement(chat_id, change, current.version)
 
         return _retry_conflict(attempt, chat_id)

@@ -68,8 +68,10 @@ class AsyncTwins:
             self.rollback_sync, chat_id, version=version, seq=seq, base_version=base_version
         )
 
-    async def import_dict(self: Any, chat_id: str, data: dict[str, Any]) -> CommitRecord:
-        return await asyncio.to_thread(self.import_sync, chat_id, data)
+    async def import_dict(
+        self: Any, chat_id: str, data: dict[str, Any], *, kind: str = "import", note: str = ""
+    ) -> CommitRecord:
+        return await asyncio.to_thread(self.import_sync, chat_id, data, kind=kind, note=note)
 
     async def checkpoint(
         self: Any, chat_id: str, state: ChatState, vectors: VectorBlock | None = None

@@ -28,6 +28,7 @@ class ChangeRecord:
     applied: int = 0
     kind: str = "write"
     vectors: VectorBlock | None = attrs.field(default=None, eq=False)
+    note: str = ""  # provenance said in `history` (a fork: "forked from SRC at seq N")
 
 
 @attrs.frozen
@@ -45,6 +46,7 @@ class CommitRecord:
     node_ids: tuple[str, ...] = ()  # nodes put or removed
     edges_added: int = 0
     edges_removed: int = 0
+    note: str = ""  # the change's provenance note ("" for most commits)
 
 
 @attrs.frozen(eq=False)

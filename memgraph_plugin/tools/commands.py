@@ -1,5 +1,5 @@
-"""The plugin's `memgraph-host` sub-commands: history, rollback, import, export, reindex, serve,
-ingest.
+"""The plugin's `memgraph-host` sub-commands: history, rollback, import, fork, export, reindex,
+serve, ingest.
 
 The plugin hands `commands` the function that gives the service it runs on the host
 (`plugin.running_service`); each command is run with that service. ``history``, ``rollback``
@@ -104,6 +104,7 @@ async def _history(host: Any, args: argparse.Namespace, service: MemoryGraph | N
             "nodes": r.nodes_changed,
             "edges": r.edges_changed,
             "created_at": r.created_at,
+            "note": r.note,
         }
         for r in records
     ]
@@ -114,11 +115,12 @@ async def _history(host: Any, args: argparse.Namespace, service: MemoryGraph | N
         print(f"chat {args.chat!r} has no commits")
         return 0
     print_table(
-        ["VERSION", "SEQ", "KIND", "APPLIED", "NODES", "EDGES", "CREATED"],
+        ["VERSION", "SEQ", "KIND", "APPLIED", "NODES", "EDGES", "CREATED", "NOTE"],
         [
             [
                 *(r[k] for k in ("version", "seq", "kind", "applied", "nodes", "edges")),
                 datetime.fromtimestamp(r["created_at"], UTC).strftime("%Y-%m-%d %H:%M:%S"),
+                r["note"],
             ]
             for r in rows
         ],
@@ -242,6 +244,29 @@ async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | No
     return 0
 
 
+def _add_fork(p: argparse.ArgumentParser) -> None:
+    p.add_argument("src", help="the chat whose memory the new chat starts with")
+    p.add_argument("new", help="the new chat's id (no graph and no messages yet)")
+    p.add_argument(
+        "--upto", type=int, default=None, help="SRC's graph as of message seq N (default: newest)"
+    )
+
+
+async def _fork(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    """Start chat NEW with chat SRC's graph (`MemoryGraph.fork`): one ``fork`` commit."""
+    from memgraph_plugin.chat_history import checked_chat_id
+    from memgraph_plugin.chats.chat_lookup import require_chat
+
+    graph = _running(service)
+    require_chat(host, open_storage(host, service), checked_chat_id(args.src))
+    rec = await graph.fork(args.src, args.new, upto=args.upto)
+    print(
+        f"forked chat {args.src!r} into {args.new!r}: {len(rec.node_ids)} nodes, "
+        f"{rec.edges_added} edges, commit version {rec.version}"
+    )
+    return 0
+
+
 def _add_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
     p.add_argument("--output", "-o", default="-", help="file to write ('-': stdout)")
@@ -329,6 +354,7 @@ async def _serve(host: Any, args: argparse.Namespace, service: MemoryGraph | Non
         args,
         open_storage(host, service),
         lambda data: store_cls.from_dict(data, schema=schema),
+        service,
     )
 
 
@@ -394,6 +420,7 @@ def commands(service_of: ServiceOf) -> list[Command]:
             _rollback,
         ),
         ("import", "replace a chat's graph by a JSON store file", _add_import, _import),
+        ("fork", "start a new chat with another chat's memory", _add_fork, _fork),
         ("export", "print a chat's graph as JSON (the original's shape)", _add_export, _export),
         ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
         (

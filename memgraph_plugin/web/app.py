@@ -64,11 +64,15 @@ def build_app(
     explorer: ExplorerRoutes | None = None,
     memory_api: Any = None,
     proxy: Any = None,
+    edits: Any = None,
     bound_host: str = "127.0.0.1",
 ) -> Starlette:
-    """One app: `explorer` (`ExplorerRoutes`), `memory_api` (`proxy.memory_api.MemoryApi`) and
-    `proxy` (`proxy.completions.Proxy`), each optional."""
+    """One app: `explorer` (`ExplorerRoutes`), `memory_api` (`proxy.memory_api.MemoryApi`),
+    `proxy` (`proxy.completions.Proxy`) and `edits` (`edits.EditRoutes`: the explorer's write
+    routes, absent when read-only), each optional."""
     routes: list[Any] = []
+    if edits is not None:  # before the explorer's GET routes (their paths overlap)
+        routes.extend(edits.routes())
     if proxy is not None:
         routes.extend(proxy.routes())
     if memory_api is not None:

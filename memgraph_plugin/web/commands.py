@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from host.errors import CommandError
 
 if TYPE_CHECKING:  # the web stack loads when a server starts (listing commands stays cheap)
-
     from memgraph_plugin.proxy.settings import ProxySettings
 
 
@@ -28,6 +27,11 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="URL",
         help="also serve the memory proxy at /v1, forwarding to this OpenAI-compatible base URL",
+    )
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="serve no write route (the explorer only shows the memory)",
     )
 
 
@@ -69,8 +73,10 @@ async def serve(
     args: argparse.Namespace,
     storage: Any,
     store_from_dict: Callable[[dict[str, Any]], Any],
+    service: Any = None,
 ) -> int:
-    """Explorer + API (+ proxy) until stopped; prints the page's address first (one line)."""
+    """Explorer + API (+ proxy) until stopped; prints the page's address first (one line), and
+    the edit token on the next unless ``--read-only`` (`edits.EditRoutes`)."""
     from memgraph_plugin.proxy.chat_memory import ChatMemory
     from memgraph_plugin.proxy.completions import Proxy
     from memgraph_plugin.proxy.memory_api import MemoryApi
@@ -81,6 +87,7 @@ async def serve(
     from .server import ExplorerRoutes, url_of
 
     settings = _settings(host, upstream=args.proxy_upstream)
+    edits, token_line = _edit_routes(host, args, service)
     try:
         require_key_off_loopback(args.host, settings.api_key)
     except ProxySettingsError as exc:
@@ -90,11 +97,38 @@ async def serve(
     api = MemoryApi(host, memory, api_key=settings.api_key, versions=explorer.versions)
     proxy = Proxy(host, settings, memory) if args.proxy_upstream else None
     sock = _bind(args.host, args.port)
-    app = build_app(explorer=explorer, memory_api=api, proxy=proxy, bound_host=args.host)
+    app = build_app(
+        explorer=explorer, memory_api=api, proxy=proxy, edits=edits, bound_host=args.host
+    )
     url = url_of(sock)
     extra = f"; proxy {url}v1 -> {settings.upstream}" if proxy is not None else ""
     announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
+    announce += "\n" + token_line
     return await _run(app, sock, announce, proxy.aclose if proxy is not None else memory.drain)
+
+
+def _edit_routes(host: Any, args: argparse.Namespace, service: Any) -> tuple[Any, str]:
+    """The explorer's write routes and the line ``serve`` prints about them: none with
+    ``--read-only``; else guarded by ``serve_token`` (or a random token, printed). A
+    non-loopback ``--host`` without ``serve_token`` set is refused."""
+    from memgraph_plugin.proxy.settings import is_loopback
+    from memgraph_plugin.settings_keys import SERVE_TOKEN
+
+    from .edits import EditRoutes, new_token
+
+    if getattr(args, "read_only", False):
+        return None, "read-only: no edits"
+    configured = host.settings.get(SERVE_TOKEN.key)
+    if not is_loopback(args.host) and not configured:
+        raise CommandError(
+            f"refusing to serve edits on {args.host!r} (not loopback) without serve_token: set "
+            "serve_token, or give --read-only"
+        )
+    if service is None:
+        return None, "read-only: the memory graph is not running, no edits"
+    token = str(configured) if configured else new_token()
+    shown = "(serve_token)" if configured else token
+    return EditRoutes(service, token), f"edit token (X-Memgraph-Token header): {shown}"
 
 
 async def run_proxy(host: Any, args: argparse.Namespace) -> int:

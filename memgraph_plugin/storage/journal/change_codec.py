@@ -40,16 +40,20 @@ def empty_state() -> dict[str, Any]:
 
 
 def change_payload(change: ChangeRecord) -> str:
-    """The journal's JSON text for a change (vectors travel in their own columns)."""
+    """The journal's JSON text for a change (vectors travel in their own columns; a provenance
+    note, when there is one, as ``note``)."""
+    payload: dict[str, Any] = {
+        "nodes": [thaw(n) for n in change.nodes],
+        "nodesRemoved": list(change.nodes_removed),
+        "edgesAdded": [thaw(e) for e in change.edges_added],
+        "edgesRemoved": [list(k) for k in change.edges_removed],
+        "nodeSeq": change.node_seq,
+        "seqCounter": change.seq_counter,
+    }
+    if change.note:
+        payload["note"] = change.note
     return json.dumps(
-        {
-            "nodes": [thaw(n) for n in change.nodes],
-            "nodesRemoved": list(change.nodes_removed),
-            "edgesAdded": [thaw(e) for e in change.edges_added],
-            "edgesRemoved": [list(k) for k in change.edges_removed],
-            "nodeSeq": change.node_seq,
-            "seqCounter": change.seq_counter,
-        },
+        payload,
         ensure_ascii=False,
         separators=(",", ":"),
     )
@@ -67,6 +71,7 @@ def change_from_payload(text: str, *, applied: int = 0, kind: str = "write") -> 
         seq_counter=int(raw.get("seqCounter", 0)),
         applied=applied,
         kind=kind,
+        note=str(raw.get("note", "") or ""),
     )
 
 

@@ -79,6 +79,7 @@ def commit_record(
         node_ids=(*(str(n["id"]) for n in change.nodes), *change.nodes_removed),
         edges_added=len(change.edges_added),
         edges_removed=len(change.edges_removed),
+        note=change.note,
     )
 
 

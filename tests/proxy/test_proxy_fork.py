@@ -1,0 +1,70 @@
+"""``X-Memgraph-Fork-From`` on a chat's first proxied request starts it with another chat's
+memory (issue 29.4): the real openai SDK, the proxy on loopback, a real upstream."""
+
+from __future__ import annotations
+
+import openai
+import pytest
+
+from .conftest import client
+from .harness import RunningProxy
+from .upstream import Upstream
+
+
+def _forking(proxy: RunningProxy, chat: str, src: str) -> openai.OpenAI:
+    """The openai SDK sending the chat header and ``X-Memgraph-Fork-From: src``."""
+    return openai.OpenAI(
+        base_url=proxy.url,
+        api_key="sk-client-test",
+        default_headers={"X-Memgraph-Chat": chat, "X-Memgraph-Fork-From": src},
+        max_retries=0,
+        timeout=60,
+    )
+
+
+def test_fork_header_starts_a_chat_with_the_old_chats_memory(
+    proxy: RunningProxy, upstream: Upstream
+) -> None:
+    upstream.behaviour.answer = "Mira keeps the brass lantern in the Zanzibar tower."
+    old = [{"role": "user", "content": "Where does Mira keep the brass lantern?"}]
+    client(proxy, "old").chat.completions.create(model="tiny", messages=old)
+    assert "Zanzibar" in proxy.graph_text("old")
+
+    forked = _forking(proxy, "new", "old")
+    upstream.behaviour.answer = "It is in the tower."
+    ask = [{"role": "user", "content": "Remind me about the brass lantern of Mira."}]
+    forked.chat.completions.create(model="tiny", messages=ask)
+    sent = upstream.completions_received()[-1]["body"]["messages"]
+    assert sent[0]["role"] == "system" and "Zanzibar" in sent[0]["content"]  # old memory recalled
+    assert proxy.messages("new") == [
+        ("user", "Remind me about the brass lantern of Mira."),
+        ("assistant", "It is in the tower."),
+    ]
+    assert "Zanzibar" in proxy.graph_text("new") and "in the tower" in proxy.graph_text("new")
+
+    async def history() -> list[tuple[str, str]]:
+        graph = proxy.memory.pipeline.service
+        return [(r.kind, r.note) for r in await graph.history("new")]
+
+    kinds = proxy.call(history())
+    assert kinds[0][0] == "fork" and kinds[0][1].startswith("forked from old at seq ")
+    assert "rollback" not in {k for k, _ in kinds}
+    # a later request with the header again changes nothing (the chat has messages now)
+    forked.chat.completions.create(
+        model="tiny",
+        messages=[
+            *ask,
+            {"role": "assistant", "content": "It is in the tower."},
+            {"role": "user", "content": "Thanks."},
+        ],
+    )
+    proxy.idle("new")
+    assert [k for k, _ in proxy.call(history())].count("fork") == 1
+
+
+def test_fork_header_naming_an_unknown_chat_is_a_400(proxy: RunningProxy) -> None:
+    sdk = _forking(proxy, "fresh", "nope")
+    with pytest.raises(openai.BadRequestError) as err:
+        sdk.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi"}])
+    assert "X-Memgraph-Fork-From" in str(err.value) and "'nope'" in str(err.value)
+    assert proxy.messages("fresh") == []
