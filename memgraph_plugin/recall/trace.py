@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from host.console import table_text
+from host.jsonl import split_lines
 
 from .routes import Inclusion
 
@@ -109,7 +110,7 @@ class TraceLog:
         if not path.exists():
             return []
         traces = []
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in split_lines(path.read_text(encoding="utf-8")):
             try:
                 traces.append(trace_from_json(json.loads(line)))
             except (ValueError, TypeError):
