@@ -367,9 +367,6 @@ class _BatchRun:
                 else:
                     outcome.error = RejectionError(rej.code, rej.message)
 
-    def applied_any(self) -> bool:
-        return any(outcome.error is None for outcome in self.outcomes)
-
     def result(self, *, changed: bool, version: int, seq: int) -> BatchResult:
         applied, node_ids, rejected = [], [], []
         for index, outcome in enumerate(self.outcomes):
@@ -404,9 +401,10 @@ def apply_batch(
     """Apply `ops` in one transaction; each op is applied or rejected with a code.
 
     `max_seq` (default: the store's seq counter) stamps every write; a larger value advances the
-    counter (that is how a message's seq is recorded) when at least one op applied: a batch that
-    applies nothing changes nothing, its seq included. The result's `seq` is the counter after
-    the batch (the seq its commit records). An unexpected exception rolls the whole
+    counter (that is how a message's seq is recorded) when the batch changed a node or an edge:
+    a batch that changes nothing (every op rejected, or applied without effect: a same-value
+    edit, a duplicate link) changes nothing, its seq included. The result's `seq` is the
+    counter after the batch (the seq its commit records). An unexpected exception rolls the whole
     batch back and is raised as ``MemoryGraphError("OP_FAILED")``.
     """
     check_store(store)
@@ -421,8 +419,8 @@ def apply_batch(
     try:
         with store.transaction():
             run.run(ops)
-            if seq > store.seq_counter and run.applied_any():
-                store.set_seq_counter(seq)  # a batch that applies nothing moves no seq
+            if seq > store.seq_counter and store.transaction_changed_graph():
+                store.set_seq_counter(seq)  # a batch that changes nothing moves no seq
     except BaseException as exc:
         if isinstance(exc, MemoryGraphError) or not isinstance(exc, Exception):
             raise

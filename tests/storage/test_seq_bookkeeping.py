@@ -92,3 +92,58 @@ async def test_batch_result_version_is_the_journal_version_after_a_reload(tmp_pa
     s3 = await _session(again, "c")
     assert "after reload" not in [n.fields["summary"] for n in s3.read_api().list_nodes()]
     await again.stop()
+
+
+async def test_a_batch_that_changes_nothing_commits_nothing_and_moves_no_seq(tmp_path):
+    """Same-value edit, duplicate link, deleting an absent link, a refused self-link (28.11)."""
+    host = await _host(tmp_path / "d")
+    spy = _CommitSpy()
+    host.register_plugin(spy, name="spy")
+    service = host.registry.get("memory-graph")
+    s = await _session(host, "c")
+    first = await s.apply_extraction_batch(
+        ops=[
+            {**_create("ann"), "ref": "a"},
+            {**_create("bob"), "ref": "b", "links": [{"target_ref": "a", "relation": "knows"}]},
+        ],
+        max_seq=2,
+    )
+    a, b = first.node_ids
+    await s.edit_node(id=a, set_fields={"mood": "calm"})
+    before = await service.history("c")
+    commits = len(spy.commits)
+    no_ops = [
+        [{"op": "edit", "node_id": a, "set_fields": {"mood": "calm"}}],
+        [{"op": "edit", "node_id": a, "title": s.store.node(a).title}],
+        [
+            {
+                "op": "link_upsert",
+                "source_node_id": b,
+                "links": [{"target_node_id": a, "relation": "knows"}],
+            }
+        ],
+        [{"op": "link_delete", "source_node_id": a, "target_node_id": b, "relation": "likes"}],
+        [
+            {
+                "op": "link_upsert",
+                "source_node_id": a,
+                "links": [{"target_node_id": a, "relation": "knows"}],
+            }
+        ],
+    ]
+    for seq, ops in enumerate(no_ops, start=3):
+        result = await s.apply_extraction_batch(ops=ops, max_seq=seq)
+        assert not result.changed, ops
+        assert result.seq == 2 and s.store.seq_counter == 2, ops
+    assert await service.history("c") == before
+    assert len(spy.commits) == commits
+    assert not (await s.edit_node(id=a, set_fields={"mood": "calm"})).changed
+    assert (
+        await s.upsert_links(source={"id": b}, links=[{"target": {"id": a}, "relation": "knows"}])
+    ).applied == 0
+    assert (await s.delete_links(source={"id": a}, target={"id": b}, relation="likes")).removed == 0
+    assert await service.history("c") == before
+    host2 = await _host(tmp_path / "d")
+    assert (await _session(host2, "c")).store.seq_counter == 2
+    await host2.stop()
+    await host.stop()
