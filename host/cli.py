@@ -34,6 +34,7 @@ from host.listings import (
     plugin_rows,
 )
 from host.notify import summary
+from host.redaction import redact_known
 
 __all__ = [
     "build_parser",
@@ -262,7 +263,7 @@ def report_error(exc: BaseException, *, debug: bool, command: str | None = None)
     coded = isinstance(getattr(exc, "code", None), str)  # an engine error: "BAD_ARGS: ..."
     known = isinstance(exc, PluginError | SettingsError | CliError | CommandError) or coded
     text = str(exc) if known else summary(exc)
-    line = " ".join(text.split()) or type(exc).__name__
+    line = redact_known(" ".join(text.split())) or type(exc).__name__
     hint = "" if debug or known else " (--debug shows the traceback)"
     print(f"{where}: error: {line}{hint}", file=sys.stderr)
     if isinstance(exc, CommandError):

@@ -37,6 +37,7 @@ from host.hook_guard import Guard
 from host.markers import PROJECT_NAME, hookimpl
 from host.notify import HookFailure, HookResult, acall, call, failure, run_awaitable, summary
 from host.records import SOURCES, PluginRecord, PluginTable, Source
+from host.redaction import register_secrets
 from host.settings import SettingsState, env_blocked, env_strict, load_state
 from host.specs import SpecSnapshot, forget_specs, specs_declared_in
 
@@ -74,6 +75,7 @@ class Host:
             self.data_dir, settings, texts=setting_texts
         )
         self.settings: Mapping[str, Any] = self._settings_state.view
+        register_secrets(self.settings)  # never printed: logs, traces, listings (redaction.py)
         self.strict = env_strict() if strict is None else bool(strict)
         if isinstance(blocked, str):
             blocked = [blocked]

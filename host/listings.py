@@ -13,6 +13,7 @@ from host.console import add_json_option, print_json, print_table
 from host.core import Host
 from host.notify import implementations
 from host.records import PluginRecord
+from host.redaction import redact_known, redactor_for
 from host.settings_doc import format_value, setting_rows, settings_markdown
 
 
@@ -54,8 +55,8 @@ def _plugin_row(host: Host, record: PluginRecord) -> dict[str, Any]:
         "status": record.status,
         "hooks": list(host.hooks_of(record.name)),
         "published": list(host.registry.owned_by(record.name)),
-        "error": record.error,
-        "traceback": record.traceback,
+        "error": redact_known(record.error) if record.error else record.error,
+        "traceback": redact_known(record.traceback) if record.traceback else record.traceback,
     }
 
 
@@ -184,6 +185,7 @@ def cmd_config(host: Host, args: argparse.Namespace, out: TextIO | None = None) 
     ):
         sources["plugin_dirs"] = "flag"
     values = {**host.settings, "plugin_dirs": tuple(str(d) for d in host.plugin_dirs)}
+    values = redactor_for(host.settings).value(values)  # storage_options secrets: ***
     rows = setting_rows(values, sources)
     if args.json:
         print_json(rows, out)

@@ -77,7 +77,7 @@ class LlmSettings:
         if not self.api_key_env:
             return "not-needed"
         env = os.environ if environ is None else environ
-        key = env.get(self.api_key_env, "")
+        key = env.get(self.api_key_env, "").strip()  # a "\r" pasted along is no header
         if not key:
             raise LlmSettingsError(
                 f"llm_api_key_env names the environment variable {self.api_key_env!r}, "

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from host.jsonl import append_lines, split_lines
+from host.redaction import redact_known
 
 TRACE_FILE = Path("traces") / "llm.jsonl"
 
@@ -58,7 +59,7 @@ class LlmTraceLog:
 
     def append(self, call: LlmCall) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(call.to_json(), ensure_ascii=False, sort_keys=True)
+        line = redact_known(json.dumps(call.to_json(), ensure_ascii=False, sort_keys=True))
         append_lines(self.path, [line + "\n"])
 
     def read(self, *, chat_id: str | None = None, last: int | None = None) -> list[LlmCall]:

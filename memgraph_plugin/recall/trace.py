@@ -14,6 +14,7 @@ import attrs
 
 from host.console import table_text
 from host.jsonl import split_lines
+from host.redaction import redact_known
 
 from .routes import Inclusion
 
@@ -92,7 +93,7 @@ class TraceLog:
         stored one replaces it: the same turn recalled again by a new process (a demo run
         again, a restart) is one recall, not two (issue 18.8). Only the file's tail is read."""
         self.root.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True)
+        line = redact_known(json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True))
         path = self.path_for(trace.chat_id)
         with path.open("a+b") as fh:
             end = fh.seek(0, 2)
