@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from host.console import add_json_option, print_json, print_table
 from host.core import Host
 from host.notify import implementations
+from host.plugin_breaker import stuck_state
 from host.records import PluginRecord
 from host.redaction import redact_known, redactor_for
 from host.settings_doc import format_value, setting_rows, settings_markdown
@@ -47,6 +48,7 @@ def plugin_rows(host: Host) -> list[dict[str, Any]]:
 
 
 def _plugin_row(host: Host, record: PluginRecord) -> dict[str, Any]:
+    stuck = stuck_state(host.pm, record.name)
     return {
         "name": record.name,
         "source": record.source,
@@ -57,6 +59,8 @@ def _plugin_row(host: Host, record: PluginRecord) -> dict[str, Any]:
         "published": list(host.registry.owned_by(record.name)),
         "error": redact_known(record.error) if record.error else record.error,
         "traceback": redact_known(record.traceback) if record.traceback else record.traceback,
+        "stuck": None if stuck is None else stuck.to_json(),  # timed out: skipped until retry_at
+        "stuck_text": None if stuck is None else stuck.describe(),
     }
 
 
@@ -78,7 +82,9 @@ def cmd_plugins(host: Host, args: argparse.Namespace, out: TextIO | None = None)
     table = []
     for row in rows:
         status = row["status"]
-        if row["error"]:
+        if row["stuck_text"]:
+            status = f"{status}: {row['stuck_text']}"
+        elif row["error"]:
             status = f"{status}: {_clip(row['error'], 70)}"
         table.append(
             [

@@ -194,6 +194,11 @@ class TurnPipeline:
         rejected = tuple((r.op, r.error.code, r.error.message) for r in result.rejected)
         for op, code, text in rejected:
             log.info("chat %s seq %s: rejected %s: %s (%r)", chat_id, message.seq, code, text, op)
+        drain = getattr(self.host, "drain", None)
+        if result.changed and drain is not None:
+            # the batch's memgraph_commit first (a compactor plugin compacts there): a write
+            # never waits for it, the pipeline's compaction does (a stuck plugin is skipped)
+            await drain(chat_id)
         compacted = await compact_leftovers(self.host, session)
         return ExtractionOutcome(
             chat_id,

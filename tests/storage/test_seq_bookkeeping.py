@@ -40,6 +40,7 @@ async def test_a_fully_rejected_batch_commits_nothing_and_moves_no_seq(tmp_path)
     result = await s.apply_extraction_batch(ops=[{"op": "explode"}], max_seq=10**12)
     assert result.rejected and not result.applied and not result.changed
     assert s.store.seq_counter == 1
+    await host.drain()
     assert len(spy.commits) == 1  # no memgraph_commit for the batch that applied nothing
     assert [r.seq for r in await service.history("c")] == [1]
 
@@ -59,6 +60,7 @@ async def test_an_empty_batch_fires_no_commit(tmp_path):
     host.register_plugin(spy, name="spy")
     s = await _session(host, "c")
     result = await s.apply_extraction_batch(ops=[], max_seq=3)
+    await host.drain()
     assert not result.changed and spy.commits == []
     assert await host.registry.get("memory-graph").history("c") == ()
     await host.stop()
@@ -111,6 +113,7 @@ async def test_a_batch_that_changes_nothing_commits_nothing_and_moves_no_seq(tmp
     a, b = first.node_ids
     await s.edit_node(id=a, set_fields={"mood": "calm"})
     before = await service.history("c")
+    await host.drain()
     commits = len(spy.commits)
     no_ops = [
         [{"op": "edit", "node_id": a, "set_fields": {"mood": "calm"}}],
@@ -136,6 +139,7 @@ async def test_a_batch_that_changes_nothing_commits_nothing_and_moves_no_seq(tmp
         assert not result.changed, ops
         assert result.seq == 2 and s.store.seq_counter == 2, ops
     assert await service.history("c") == before
+    await host.drain()
     assert len(spy.commits) == commits
     assert not (await s.edit_node(id=a, set_fields={"mood": "calm"})).changed
     assert (
