@@ -31,6 +31,7 @@ from memgraph_plugin.storage.codec import diff_states, empty_state
 from memgraph_plugin.storage.columns import DeltaBuilder, empty_edges, empty_nodes, merge
 from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
+from memgraph_plugin.storage.failures import translate_sync_methods
 from memgraph_plugin.storage.journal import Journal, JournalEntry, check_chat_id
 from memgraph_plugin.storage.journal_compaction import JournalGate
 from memgraph_plugin.storage.keyword_rows import split_keywords, with_unknown_keywords
@@ -54,6 +55,7 @@ Embedder = Callable[[list[dict[str, Any]]], VectorBlock | None]
 """Embeds node dicts (for rollback/import commits made by the storage layer itself)."""
 
 
+@translate_sync_methods  # a damaged file, a full disk, a read-only folder: one-line StorageError
 class LanceStorage:
     """Chats in one LanceDB database. Sync methods do the work; async twins run them off-loop."""
 

@@ -326,6 +326,26 @@ async def _ingest(host: Any, args: argparse.Namespace) -> int:
     return await run_ingest(host, args)
 
 
+def _no_args(p: argparse.ArgumentParser) -> None:
+    return None
+
+
+async def _check(host: Any, args: argparse.Namespace) -> int:
+    from memgraph_plugin.tools.storage_checks import run_check
+
+    return await run_check(
+        host, StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
+    )
+
+
+async def _repair(host: Any, args: argparse.Namespace) -> int:
+    from memgraph_plugin.tools.storage_checks import run_repair
+
+    return await run_repair(
+        host, StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
+    )
+
+
 def _guarded(run: Any) -> Any:
     """Report engine/storage errors as one clear line and exit code 2 (nothing is changed);
     other errors (``unknown chat``) go to the CLI, which prints them as one line too."""
@@ -360,5 +380,7 @@ def commands() -> list[Command]:
         ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
         ("serve", "a live graph explorer page over the data dir's chats", _add_serve, _serve),
         ("ingest", "replay a chat transcript through the live pipeline", _add_ingest, _ingest),
+        ("check", "read every table and fragment; say what is damaged", _no_args, _check),
+        ("repair", "bring chats back to their newest intact state", _no_args, _repair),
     ]
     return [Command(name, text, add, _guarded(run)) for name, text, add, run in specs]
