@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from host.settings_schema import Kind, declare
 
-from .engine.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+from .engine.values import (
+    DEFAULT_MAX_FIELD_BYTES,
+    DEFAULT_MAX_FIELD_NAME_CHARS,
+    DEFAULT_MAX_NODE_BYTES,
+    DEFAULT_MAX_TITLE_CHARS,
+)
 
 # ---------------------------------------------------------------- graph and embedding
 EMBEDDING_PROFILE = declare(
@@ -216,5 +221,20 @@ MAX_FIELD_BYTES = declare(
     Kind.INTEGER,
     DEFAULT_MAX_FIELD_BYTES,
     "The largest field value a write may store, as UTF-8 JSON bytes.",
+    minimum=1,
+)
+MAX_FIELD_NAME_CHARS = declare(
+    "max_field_name_chars",
+    Kind.INTEGER,
+    DEFAULT_MAX_FIELD_NAME_CHARS,
+    "The longest field name a write or an import may store, in characters.",
+    minimum=1,
+)
+MAX_NODE_BYTES = declare(
+    "max_node_bytes",
+    Kind.INTEGER,
+    DEFAULT_MAX_NODE_BYTES,
+    "The largest node a write or an import may store: its title and every field name and value "
+    "as UTF-8 JSON bytes.",
     minimum=1,
 )

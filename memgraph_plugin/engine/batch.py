@@ -30,7 +30,7 @@ from .name_index import merge_names, name_items, primary_key_values
 from .ops import OpRejected, check_store, normalize_op
 from .results import BatchResult, Rejection, RejectionError
 from .schema import SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
-from .values import DEFAULT_LIMITS, INT_MAX, Limits
+from .values import DEFAULT_LIMITS, INT_MAX, Limits, node_size_problem
 
 __all__ = ["apply_batch"]
 
@@ -120,6 +120,12 @@ class _BatchRun:
     def _put(self, node: Node) -> None:
         self.store.put_node(node)
 
+    def _check_size(self, what: str, title: str, fields: Mapping[str, Any]) -> None:
+        """A node's title and fields within ``max_node_bytes`` (BAD_OP otherwise)."""
+        problem = node_size_problem(what, title, fields, self.limits)
+        if problem is not None:
+            raise OpRejected("BAD_OP", problem)
+
     def _active(self, node_id: str, what: str) -> Node:
         node = self.store.node(node_id)
         if node is None:
@@ -185,6 +191,7 @@ class _BatchRun:
                 if ref is not None:
                     self.refs[ref] = existing.id
                 return existing.id
+        self._check_size("fields", title, fields)
         node_id = self.store.allocate_id()
         if not title and spec.type == "event":
             title = f"Summary {node_id[2:] if node_id.startswith('n_') else node_id}"
@@ -229,6 +236,7 @@ class _BatchRun:
         new_seq = max(self.seq, node.seq_to or 0)
         frozen = FrozenDict(merged)
         if new_title != node.title or new_seq != node.seq_to or frozen != node.fields:
+            self._check_size(f"node {node.id!r}", new_title, frozen)
             self._put(attrs.evolve(node, title=new_title, fields=frozen, seq_to=new_seq))
 
     def edit(self, op: dict[str, Any]) -> str:
@@ -259,6 +267,7 @@ class _BatchRun:
                 )
         frozen = FrozenDict(fields)
         if new_title != node.title or frozen != node.fields:
+            self._check_size(f"node {node.id!r}", new_title, frozen)
             seq_to = max(self.seq, node.seq_to or 0)
             self._put(attrs.evolve(node, title=new_title, fields=frozen, seq_to=seq_to))
         return node.id

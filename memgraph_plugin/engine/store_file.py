@@ -17,7 +17,16 @@ from typing import Any
 from .converter import canonical_keys
 from .import_hierarchy import contains_problems, parent_problems
 from .json_codec import NODE_KEYS as _NODE_KEYS
-from .values import DEFAULT_LIMITS, INT_MAX, Limits, text_problem, title_problem, value_problem
+from .values import (
+    DEFAULT_LIMITS,
+    INT_MAX,
+    Limits,
+    field_name_problem,
+    node_size_problem,
+    text_problem,
+    title_problem,
+    value_problem,
+)
 
 MAX_PROBLEMS = 20
 TOP_KEYS = frozenset({"nodes", "edges", "nodeSeq", "node_seq", "seqCounter", "seq_counter"})
@@ -144,7 +153,14 @@ class _Checker:
             self.add(f"{where}.fields: expected an object, got {type(fields).__name__}")
         elif fields:
             for column, value in fields.items():
+                if isinstance(column, str):
+                    self.add(field_name_problem(column, f"{where}.fields", self.limits))
                 self.add(value_problem(value, f"{where}.fields.{column}", self.limits))
+            self.add(
+                node_size_problem(
+                    where, title if isinstance(title, str) else "", fields, self.limits
+                )
+            )
         for name, camel in (("seq_to", "seqTo"), ("semantic_depth", "semanticDepth")):
             if d.get(name) is not None:
                 self.add(_int_problem(d[name], f"{where}.{camel}", minimum=0))

@@ -67,6 +67,23 @@ BAD_FILES = [
     ),
     ({"nodes": {"n_1": _node("n_1", "a")}, "edges": [], "seqCounter": -1}, "seqCounter:"),
     ({"nodes": {"n_1": _node("n_1", "x" * 70_000)}, "edges": []}, "nodes.n_1.fields.summary:"),
+    # issue 28.13: the size caps
+    (
+        {"nodes": {"n_1": {**_node("n_1", "a"), "fields": {"k" * 300: 1}}}, "edges": []},
+        "store.json: nodes.n_1.fields: a field name of 300 characters",
+    ),
+    (
+        {
+            "nodes": {
+                "n_1": {
+                    **_node("n_1", "a"),
+                    "fields": {f"f{i}": "x" * 60_000 for i in range(20)},
+                }
+            },
+            "edges": [],
+        },
+        "store.json: nodes.n_1: the node is over 1048576 bytes",
+    ),
     # issue 28.12: the hierarchy
     (
         {"nodes": {"n_1": {**_node("n_1", "a"), "parentId": "n_1"}}, "edges": []},
