@@ -26,11 +26,11 @@ from typing import Any
 
 import attrs
 
-from host.notify import HookFailure
+from host.notify import HookFailure, failure
 
 from .compaction import compact_leftovers
 from .extraction import already_extracted, extract_ops
-from .hookcalls import first
+from .hookcalls import first, report_failures
 from .injection_budget import (
     BUDGET_SETTING,
     DEFAULT_BUDGET,
@@ -381,8 +381,8 @@ class TurnPipeline:
         if answer is not None:
             try:
                 result = coerce_route_result(answer.value, router=answer.plugin)
-            except TypeError as exc:
-                log.warning("%s", exc)
+            except TypeError as exc:  # junk: on the router's record (`plugins`), and traced
+                report_failures(self.host, [failure(answer.plugin, "memgraph_route", exc)])
                 error = str(exc)
             else:  # the seeds the router asked to dig into: drill expansion from them
                 return await self.router.drill(request, result)
