@@ -169,6 +169,22 @@ LLM_RETRIES = declare(
     "Extra attempts after a 429, a 5xx, a timeout or a refused connection.",
     minimum=0,
 )
+LLM_DOWN_AFTER = declare(
+    "llm_down_after",
+    Kind.INTEGER,
+    3,
+    "Consecutive calls that cannot reach the LLM server (refused, timed out) after which it is "
+    "not called for llm_cooloff_s seconds (the offline defaults answer meanwhile).",
+    minimum=1,
+)
+LLM_COOLOFF_S = declare(
+    "llm_cooloff_s",
+    Kind.NUMBER,
+    60.0,
+    "Seconds the LLM server is not called after llm_down_after failures in a row or a "
+    "model-not-found answer.",
+    minimum=0,
+)
 LLM_BACKOFF_S = declare(
     "llm_backoff_s", Kind.NUMBER, 1.0, "First wait between attempts; doubles each retry.", minimum=0
 )

@@ -42,6 +42,16 @@ SETTINGS: Mapping[str, tuple[Any, str]] = {
     "llm_rerank_count": (20, "How many fused candidates the LLM router reranks at most."),
     "llm_temperature": (0.0, "Sampling temperature sent with every request."),
     "llm_max_tokens": (2048, "Most tokens one answer may have."),
+    "llm_down_after": (
+        3,
+        "Consecutive calls that cannot reach the server (refused, timed out) after which it is "
+        "not called for llm_cooloff_s seconds.",
+    ),
+    "llm_cooloff_s": (
+        60.0,
+        "Seconds the server is not called after llm_down_after failures in a row or a "
+        "model-not-found answer (the offline defaults answer meanwhile).",
+    ),
 }
 
 RESPONSE_FORMATS = ("json_schema", "json_object")
@@ -67,6 +77,8 @@ class LlmSettings:
     rerank_count: int = 20
     temperature: float = 0.0
     max_tokens: int = 2048
+    down_after: int = 3
+    cooloff_s: float = 60.0
 
     def uses(self, hook: str) -> bool:
         """True when ``hook`` (``extract``, ``route``, ``summarise``) goes through the model."""
@@ -155,4 +167,6 @@ def llm_settings(settings: Mapping[str, Any]) -> LlmSettings | None:
         rerank_count=_number(settings, "llm_rerank_count", minimum=1, integer=True),
         temperature=_number(settings, "llm_temperature", minimum=0, integer=False),
         max_tokens=_number(settings, "llm_max_tokens", minimum=1, integer=True),
+        down_after=_number(settings, "llm_down_after", minimum=1, integer=True),
+        cooloff_s=_number(settings, "llm_cooloff_s", minimum=0, integer=False),
     )
