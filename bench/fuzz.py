@@ -1,8 +1,10 @@
 """The property-based suite (tests/storage/fuzz_machine.py) run long: 10,000 steps by default.
 
-Runs `ChatMachine` (write API batches good and hostile, rollback, import, reopen; a real LanceDB
-in a temporary directory) again and again until the step count is reached, and prints steps,
-rejected (ops and calls refused), applied ops, reopens and invariant breaks. A break is printed
+Runs `ChatMachine` (write API batches good and hostile, rollback, import, reopen, messages with
+Unicode line breaks, an import followed by a turn, a damaged data file checked and repaired; a
+real LanceDB in a temporary directory) again and again until the step count is reached, and
+prints steps, rejected (ops and calls refused), applied ops, reopens, the issue-28 steps and
+invariant breaks. A break is printed
 with hypothesis's shrunk reproduction and counted; the run goes on.
 
     python bench/fuzz.py [--steps 10000] [--steps-per-run 50] [--seed 0]
@@ -58,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         ("rejected (ops and refused calls)", totals["rejected"]),
         ("applied ops", totals["applied"]),
         ("reopens", totals["reopens"]),
+        ("messages with Unicode line breaks", totals["messages"]),
+        ("imports followed by a turn", totals["imports_then_turns"]),
+        ("damaged files found and repaired", totals["damaged_files"]),
         ("invariant breaks", len(breaks)),
         ("seconds", f"{elapsed:.0f}"),
     ]

@@ -35,7 +35,7 @@ from host.chats.context import ChatContext
 from host.errors import PluginError
 from host.markers import PROJECT_NAME, hookimpl
 from host.plugins import discovery
-from host.plugins.hook_guard import Guard
+from host.plugins.hook_guard import Guard, PluginStuck
 from host.plugins.notify import (
     HookFailure,
     HookResult,
@@ -48,9 +48,13 @@ from host.plugins.notify import (
 from host.plugins.pluggy_internals import hook_callers, sort_hookimpls
 from host.plugins.records import SOURCES, PluginRecord, PluginTable, Source
 from host.plugins.specs import SpecSnapshot, forget_specs, specs_declared_in
+from host.settings.redaction import register_secrets
 from host.settings.settings import SettingsState, env_blocked, env_strict, load_state
 
 log = logging.getLogger("host")
+
+#: Seconds `Host.stop` waits past the longest pending deadline (a timeout is reported first).
+STOP_GRACE = 0.5
 
 #: The host's own hooks (lifecycle, CLI, hot reload): called unguarded, on the caller's thread.
 HOST_HOOKS: frozenset[str] = frozenset(n for n in vars(hookspecs) if n.startswith("host_"))
@@ -84,6 +88,7 @@ class Host:
             self.data_dir, settings, texts=setting_texts
         )
         self.settings: Mapping[str, Any] = self._settings_state.view
+        register_secrets(self.settings)  # never printed: logs, traces, listings (redaction.py)
         self.strict = env_strict() if strict is None else bool(strict)
         if isinstance(blocked, str):
             blocked = [blocked]
@@ -387,19 +392,46 @@ class Host:
         self._started = True
 
     async def stop(self) -> None:
-        """Let notifications scheduled by a sync `notify` in this loop finish, then fire
-        ``host_shutdown`` on every plugin (when started)."""
+        """Let notifications scheduled in this loop (`notify_soon`, a sync `notify`'s awaitables)
+        finish, waiting one deadline at most overall (the longest of their hooks'); those still
+        running then are cancelled and reported. Then ``host_shutdown`` on every plugin (when
+        started)."""
         loop = asyncio.get_running_loop()
         scheduled = [task for task in self._tasks if task.get_loop() is loop]
+        bound = self._stop_bound()
+        end = None if bound is None else loop.time() + bound
         while scheduled:
-            await asyncio.gather(*scheduled, return_exceptions=True)
+            left = None if end is None else end - loop.time()
+            if left is not None and left <= 0:
+                break
+            await asyncio.wait(scheduled, timeout=left)
             scheduled = [t for t in self._tasks if t.get_loop() is loop and not t.done()]
+        if scheduled:
+            log.warning(
+                "stop: %d notification(s) still running after %g s are cancelled",
+                len(scheduled),
+                bound,
+            )
+            for task in scheduled:
+                task.cancel()
+            await asyncio.wait(scheduled, timeout=1.0)
         if not self._started:
             return
         self._started = False
         await self.anotify("host_shutdown", host=self)
 
     # ------------------------------------------------------------------ hook calls
+
+    def _stop_bound(self) -> float | None:
+        """How long `stop` waits for pending notifications: the longest deadline of their hooks,
+        plus a moment so a call timing out at its deadline is reported as such, not cancelled
+        (None: no deadline)."""
+        guard = self.hook_guard
+        deadlines = [guard.deadline_of(hook) for hook, _chat in list(self._soon)]
+        deadlines.append(guard.deadline)
+        if any(d is None for d in deadlines):
+            return None
+        return max(d for d in deadlines if d is not None) + STOP_GRACE
 
     def notify(self, hook_name: str, **kwargs: Any) -> list[HookFailure]:
         """Call every implementation of ``hook_name``; failures are logged, recorded, returned.
@@ -491,6 +523,9 @@ class Host:
 
     def _settle(self, failures: list[HookFailure], *, late: bool = False) -> list[HookFailure]:
         for item in failures:
+            if isinstance(item.exception, PluginStuck):  # its timeout is on the record already
+                log.debug("plugin %r: %s %s", item.plugin, item.hook, item.exception)
+                continue
             record = self._records.get(item.plugin)
             origin = record.origin if record else None
             log.error(

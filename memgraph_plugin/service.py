@@ -393,8 +393,10 @@ class MemoryGraph(ChatHistory, ChatFork):
         )
 
     async def fire_commit(self, chat_id: str, commit: CommitInfo) -> None:
-        """``memgraph_commit(chat_id, commit)`` on every plugin (failures logged, never raised)."""
-        await notify_hook(self.host, "memgraph_commit", chat_id=chat_id, commit=commit)
+        """``memgraph_commit(chat_id, commit)`` on every plugin, delivered by a task in commit
+        order (`Host.notify_soon`): a write never waits for its notifications (`Host.drain`
+        waits for them; failures are logged and recorded, never raised)."""
+        notify_hook_sync(self.host, "memgraph_commit", chat_id=chat_id, commit=commit)
 
     async def vector_search(self, session: Any, *, query: str, types: Any, k: int) -> Any:
         """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""

@@ -11,8 +11,12 @@ the plugin loads (import it here otherwise).
 from __future__ import annotations
 
 from host.settings.settings_schema import Kind, declare
-
-from .engine.model.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+from memgraph_plugin.engine.model.values import (
+    DEFAULT_MAX_FIELD_BYTES,
+    DEFAULT_MAX_FIELD_NAME_CHARS,
+    DEFAULT_MAX_NODE_BYTES,
+    DEFAULT_MAX_TITLE_CHARS,
+)
 
 # ---------------------------------------------------------------- graph and embedding
 EMBEDDING_PROFILE = declare(
@@ -279,6 +283,22 @@ LLM_RETRIES = declare(
     "Extra attempts after a 429, a 5xx, a timeout or a refused connection.",
     minimum=0,
 )
+LLM_DOWN_AFTER = declare(
+    "llm_down_after",
+    Kind.INTEGER,
+    3,
+    "Consecutive calls that cannot reach the LLM server (refused, timed out) after which it is "
+    "not called for llm_cooloff_s seconds (the offline defaults answer meanwhile).",
+    minimum=1,
+)
+LLM_COOLOFF_S = declare(
+    "llm_cooloff_s",
+    Kind.NUMBER,
+    60.0,
+    "Seconds the LLM server is not called after llm_down_after failures in a row or a "
+    "model-not-found answer.",
+    minimum=0,
+)
 LLM_BACKOFF_S = declare(
     "llm_backoff_s", Kind.NUMBER, 1.0, "First wait between attempts; doubles each retry.", minimum=0
 )
@@ -331,6 +351,21 @@ MAX_FIELD_BYTES = declare(
     Kind.INTEGER,
     DEFAULT_MAX_FIELD_BYTES,
     "The largest field value a write may store, as UTF-8 JSON bytes.",
+    minimum=1,
+)
+MAX_FIELD_NAME_CHARS = declare(
+    "max_field_name_chars",
+    Kind.INTEGER,
+    DEFAULT_MAX_FIELD_NAME_CHARS,
+    "The longest field name a write or an import may store, in characters.",
+    minimum=1,
+)
+MAX_NODE_BYTES = declare(
+    "max_node_bytes",
+    Kind.INTEGER,
+    DEFAULT_MAX_NODE_BYTES,
+    "The largest node a write or an import may store: its title and every field name and value "
+    "as UTF-8 JSON bytes.",
     minimum=1,
 )
 

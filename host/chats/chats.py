@@ -21,6 +21,7 @@ from typing import overload
 
 from host.chats.chat_ids import check_chat_id
 from host.chats.context import ROLES, Message, Role
+from host.chats.jsonl import append_lines, split_lines
 
 log = logging.getLogger("host.chats.chats")
 
@@ -105,8 +106,7 @@ class Chat:
             elif not self.path.exists():
                 self._write(messages + [message])
             else:
-                with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write(_line(message))
+                append_lines(self.path, [_line(message)])
             messages.append(message)
             self._frozen = None
             return message
@@ -135,8 +135,7 @@ class Chat:
         if not self.path.exists():
             self._write(self._loaded())
             return
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.writelines(_line(message) for message in unwritten)
+        append_lines(self.path, (_line(message) for message in unwritten))
 
     def truncate(self, after_index: int) -> int:
         """Delete every message whose index is greater than ``after_index``; returns how many.
@@ -169,28 +168,51 @@ class Chat:
         return self._messages
 
     def _read(self) -> list[Message]:
+        """The file's messages. A line cut short by a crash (the last one, or one an append
+        was glued onto before appends began on a new line) is set aside into ``<file>.torn``
+        with a warning, and the file is rewritten without it, so the chat goes on."""
         if not self.path.exists():
             return []
         messages: list[Message] = []
-        lines = self.path.read_text(encoding="utf-8").splitlines()
+        lines = split_lines(self.path.read_text(encoding="utf-8"))
+        torn: list[str] = []
         for number, line in enumerate(lines[1:], start=2):
             if not line.strip():
                 continue
             try:
-                raw = json.loads(line)
-                role, text = raw["role"], raw["text"]
-                name, when = raw.get("name", ""), raw.get("time", "")
-                if role not in ROLES or not isinstance(text, str):
-                    raise ValueError(f"bad role or text: {raw!r}")
-                if not isinstance(name, str) or not isinstance(when, str):
-                    raise ValueError(f"bad name or time: {raw!r}")
+                role, text, name, when = _parse_line(line)
             except (ValueError, KeyError, TypeError) as exc:
-                if number == len(lines):  # a line cut short by a crash: the write never finished
-                    log.warning("%s:%d: ignoring an incomplete last line", self.path, number)
-                    break
-                raise ValueError(f"{self.path}:{number}: malformed chat line: {exc}") from exc
+                if number == len(lines) or _cut_short(line):  # a write a crash never finished
+                    torn.append(line)
+                    continue
+                glued = _glued_message(line)
+                if glued is None:
+                    raise ValueError(f"{self.path}:{number}: malformed chat line: {exc}") from exc
+                cut, (role, text, name, when) = glued
+                torn.append(line[:cut])
             messages.append(_next_message(messages, role, text, name, when))
+        if torn:
+            self._set_aside(torn, messages)
         return messages
+
+    def _set_aside(self, torn: list[str], messages: list[Message]) -> None:
+        """Keep the torn pieces in ``<file>.torn`` and rewrite the chat without them."""
+        aside = self.path.with_name(self.path.name + ".torn")
+        try:
+            with aside.open("a", encoding="utf-8") as handle:
+                handle.writelines(piece + "\n" for piece in torn)
+            self._write(messages)
+        except OSError as exc:  # a read-only folder: read on, appends still begin a new line
+            log.warning("%s: a line cut short by a crash is skipped (%s)", self.path, exc)
+            return
+        log.warning(
+            "%s: %d line(s) cut short by a crash set aside into %s; the chat goes on with %d "
+            "message(s)",
+            self.path,
+            len(torn),
+            aside,
+            len(messages),
+        )
 
     def _write(self, messages: list[Message]) -> None:
         """Rewrite the whole file atomically (write a temporary file, then rename)."""
@@ -239,6 +261,42 @@ def _next_message(
     if role == "assistant":
         seq += 1
     return Message(seq, role, text, len(messages), name, time)  # type: ignore[arg-type]
+
+
+def _parse_line(line: str) -> tuple[Role, str, str, str]:
+    """(role, text, name, time) of one message line; ValueError/KeyError/TypeError if bad."""
+    raw = json.loads(line)
+    role, text = raw["role"], raw["text"]
+    name, when = raw.get("name", ""), raw.get("time", "")
+    if role not in ROLES or not isinstance(text, str):
+        raise ValueError(f"bad role or text: {raw!r}")
+    if not isinstance(name, str) or not isinstance(when, str):
+        raise ValueError(f"bad name or time: {raw!r}")
+    return role, text, name, when
+
+
+def _cut_short(line: str) -> bool:
+    """True when ``line`` is the start of a JSON object that ends too soon (a torn write), not
+    some other malformed text."""
+    if not line.startswith("{"):
+        return False
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as exc:
+        return exc.msg.startswith("Unterminated string") or exc.pos >= len(line.rstrip())
+    return False
+
+
+def _glued_message(line: str) -> tuple[int, tuple[Role, str, str, str]] | None:
+    """A whole message line glued after a torn one (an append before appends began on a new
+    line): (where the message starts, its parsed parts), or None."""
+    start = line.rfind('{"role"')
+    while start > 0:
+        try:
+            return start, _parse_line(line[start:])
+        except (ValueError, KeyError, TypeError):
+            start = line.rfind('{"role"', 0, start)
+    return None
 
 
 def _line(message: Message) -> str:

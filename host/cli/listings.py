@@ -13,7 +13,9 @@ from host.cli.console import add_json_option, print_json, print_table
 from host.host import Host
 from host.plugins.notify import implementations
 from host.plugins.pluggy_internals import call_order, hook_callers
+from host.plugins.plugin_breaker import stuck_state
 from host.plugins.records import PluginRecord
+from host.settings.redaction import redact_known, redactor_for
 from host.settings.settings_doc import format_value, setting_rows, settings_markdown
 
 
@@ -53,6 +55,7 @@ def plugin_rows(host: Host, *, started: bool = True) -> list[dict[str, Any]]:
 
 
 def _plugin_row(host: Host, record: PluginRecord, started: bool = True) -> dict[str, Any]:
+    stuck = stuck_state(host.pm, record.name)
     hooks = list(host.hooks_of(record.name))
     published = list(host.registry.owned_by(record.name))
     return {
@@ -64,8 +67,10 @@ def _plugin_row(host: Host, record: PluginRecord, started: bool = True) -> dict[
         "hooks": hooks,
         "published": published,
         "published_known": started or bool(published) or "host_startup" not in hooks,
-        "error": record.error,
-        "traceback": record.traceback,
+        "error": redact_known(record.error) if record.error else record.error,
+        "traceback": redact_known(record.traceback) if record.traceback else record.traceback,
+        "stuck": None if stuck is None else stuck.to_json(),  # timed out: skipped until retry_at
+        "stuck_text": None if stuck is None else stuck.describe(),
     }
 
 
@@ -87,7 +92,9 @@ def cmd_plugins(host: Host, args: argparse.Namespace, out: TextIO | None = None)
     table = []
     for row in rows:
         status = row["status"]
-        if row["error"]:
+        if row["stuck_text"]:
+            status = f"{status}: {row['stuck_text']}"
+        elif row["error"]:
             status = f"{status}: {_clip(row['error'], 70)}"
         table.append(
             [
@@ -195,6 +202,7 @@ def cmd_config(host: Host, args: argparse.Namespace, out: TextIO | None = None) 
     ):
         sources["plugin_dirs"] = "flag"
     values = {**host.settings, "plugin_dirs": tuple(str(d) for d in host.plugin_dirs)}
+    values = redactor_for(host.settings).value(values)  # storage_options secrets: ***
     rows = setting_rows(values, sources)
     if args.json:
         print_json(rows, out)

@@ -29,6 +29,8 @@ from typing import Any
 
 import attrs
 
+from host.plugins import plugin_breaker
+from host.plugins.plugin_breaker import COOLOFF_SETTING, DEFAULT_COOLOFF
 from host.settings.settings_schema import Kind, declare
 
 DEADLINE_SETTING = "hook_deadline_seconds"
@@ -73,12 +75,18 @@ class HookTimeout(Exception):
     """A hook implementation did not finish within its deadline (the caller went on)."""
 
 
+class PluginStuck(HookTimeout):
+    """A call skipped at once: its plugin timed out and is cooling off
+    (`host.plugins.plugin_breaker`)."""
+
+
 @attrs.frozen
 class Guard:
     """How guarded calls run: sync implementations off the loop, each hook with its deadline."""
 
     deadline: float | None = DEFAULT_DEADLINE
     per_hook: Mapping[str, float] = attrs.field(factory=lambda: dict(DEFAULT_DEADLINES))
+    cooloff: float = DEFAULT_COOLOFF  # seconds a plugin that timed out is skipped
 
     def deadline_of(self, hook_name: str) -> float | None:
         return self.per_hook.get(hook_name, self.deadline)
@@ -94,7 +102,10 @@ class Guard:
         if isinstance(table, Mapping):
             for name, value in table.items():
                 per_hook[str(name)] = _seconds(value, deadline)
-        return cls(deadline, per_hook)
+        cooloff = settings.get(COOLOFF_SETTING, DEFAULT_COOLOFF)
+        if isinstance(cooloff, bool) or not isinstance(cooloff, (int, float)) or cooloff < 0:
+            cooloff = DEFAULT_COOLOFF
+        return cls(deadline, per_hook, float(cooloff))
 
 
 def _seconds(value: Any, default: float) -> float:
@@ -142,10 +153,15 @@ _STUCK: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Future]] = weakref.
 _ABANDONED: set[asyncio.Task] = set()  # cancelled hung coroutines, kept until they end
 
 
-def _timeout(plugin: str, hook_name: str, deadline: float) -> HookTimeout:
+def _timeout(owner: Any, plugin: str, hook_name: str, deadline: float, guard: Guard) -> HookTimeout:
+    """The failure of a call past its deadline; the plugin is marked stuck (cool-off)."""
+    plugin_breaker.trip(
+        owner, plugin, hook_name, f"did not finish within {deadline:g} s", guard.cooloff
+    )
     return HookTimeout(
         f"did not finish within its deadline of {deadline:g} s (setting {DEADLINE_SETTING}); "
-        "the caller went on without it"
+        f"the caller went on without it; the plugin is skipped for {guard.cooloff:g} s "
+        f"(setting {COOLOFF_SETTING})"
     )
 
 
@@ -174,11 +190,14 @@ async def guarded_call(
     """Call one implementation under `guard`; its value (awaited), or raises what it raised or
     `HookTimeout`. `owner` (the plugin manager) scopes the stuck-call bookkeeping."""
     deadline = guard.deadline_of(hook_name)
+    cooling = plugin_breaker.cooling(owner, plugin)
+    if cooling is not None:
+        raise PluginStuck(f"skipped: {cooling.describe()}")
     key = (plugin, hook_name)
     stuck = _STUCK.setdefault(owner, {})
     running = stuck.get(key)
     if running is not None and not running.done():
-        raise HookTimeout(
+        raise PluginStuck(
             f"skipped: its previous call is still running past its deadline of {deadline:g} s "
             f"(setting {DEADLINE_SETTING})"
         )
@@ -199,11 +218,12 @@ async def guarded_call(
             stuck[key] = future
             future.add_done_callback(lambda f: stuck.get(key) is f and stuck.pop(key, None))
             waiter.cancel()
-            raise _timeout(plugin, hook_name, deadline or 0.0)
+            raise _timeout(owner, plugin, hook_name, deadline or 0.0, guard)
         value = waiter.result()
     if isinstance(value, Future):  # e.g. run_coroutine_threadsafe from the worker thread
         value = asyncio.wrap_future(value)
     if not inspect.isawaitable(value):
+        _answered(owner, plugin)
         return value
     task = asyncio.ensure_future(_contained(value))
     try:
@@ -215,11 +235,18 @@ async def guarded_call(
         task.cancel()
         _ABANDONED.add(task)
         task.add_done_callback(_forget)
-        raise _timeout(plugin, hook_name, deadline or 0.0)
+        raise _timeout(owner, plugin, hook_name, deadline or 0.0, guard)
+    _answered(owner, plugin)
     result = task.result()
     if isinstance(result, _Exit):  # raised here, in the caller, where it is that plugin's failure
         raise result.exit
     return result
+
+
+def _answered(owner: Any, plugin: str) -> None:
+    """A call of `plugin` finished in time: a stuck mark from an earlier timeout goes."""
+    if plugin_breaker.stuck_state(owner, plugin) is not None:
+        plugin_breaker.clear(owner, plugin)
 
 
 class _Exit:

@@ -21,6 +21,8 @@ from typing import Any
 
 import attrs
 
+from host.chats.jsonl import split_lines
+
 __all__ = ["TranscriptError", "TranscriptMessage", "message_from_object", "read_transcript"]
 
 _ROLES = {
@@ -144,7 +146,7 @@ def read_transcript(path: str | Path) -> Iterator[TranscriptMessage]:
 def _jsonl(path: Path, data: str) -> Iterator[TranscriptMessage]:
     speakers = _Speakers()
     first = True
-    for number, line in enumerate(data.splitlines(), 1):
+    for number, line in enumerate(split_lines(data), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"

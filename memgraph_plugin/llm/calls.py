@@ -70,10 +70,11 @@ async def traced(
             attempts=getattr(exc, "attempts", 0),
             duration_ms=round((time.perf_counter() - started) * 1000, 3),
         )
-        log.warning(
-            "LLM %s for chat %s seq %s fell back to the offline default (%s): %s",
-            hook, chat_id, seq, reason, exc,
-        )  # fmt: skip
+        if not getattr(exc, "quiet", False):  # a skipped call: said once, when calls stopped
+            log.warning(
+                "LLM %s for chat %s seq %s fell back to the offline default (%s): %s",
+                hook, chat_id, seq, reason, exc,
+            )  # fmt: skip
         trace.append(record)
         return CallOutcome(None, record)
     if isinstance(answer, Structured):

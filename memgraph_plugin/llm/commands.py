@@ -12,6 +12,7 @@ from typing import Any
 from host.cli.cli import CliError
 from host.cli.console import add_json_option, print_json, print_table
 from host.commands import Command
+from host.settings.redaction import redactor_for
 
 from .prompts import clip
 from .provider import JsonSchema, LlmError
@@ -46,24 +47,26 @@ async def run_check(host: Any, args: argparse.Namespace) -> int:
         print("no LLM configured: llm_base_url is not set (the offline defaults answer)")
         return 1
     provider = OpenAICompatibleProvider(settings)
+    clean = redactor_for(host.settings)
     messages = [{"role": "user", "content": 'Answer with the JSON object {"ok": true}.'}]
     started = time.perf_counter()
     try:
         answer = await provider.complete(messages, schema=PROBE)
         json.loads(answer.text)
     except (LlmError, LlmSettingsError) as exc:
-        print(f"memgraph-host llm-check: {exc}", file=sys.stderr)
+        print(clean(f"memgraph-host llm-check: {exc}"), file=sys.stderr)
         return 1
     except ValueError:
-        print(f"memgraph-host llm-check: the answer is not JSON: {clip(answer.text, 200)!r}")
+        print(clean(f"memgraph-host llm-check: the answer is not JSON: {clip(answer.text, 200)!r}"))
         return 1
     seconds = time.perf_counter() - started
     print(f"server   {settings.base_url}")
     print(f"model    {answer.model}")
     print(f"format   {answer.response_format}")
     for note in answer.notes:
-        print(f"note     {note}")
-    print(f"answer   {clip(answer.text, 200)}  ({seconds:.2f} s, {answer.attempts} attempt(s))")
+        print(clean(f"note     {note}"))
+    took = f"({seconds:.2f} s, {answer.attempts} attempt(s))"
+    print(f"answer   {clean(clip(answer.text, 200))}  {took}")
     print(f"hooks    {', '.join(sorted(settings.hooks)) or '(none)'}")
     return 0
 

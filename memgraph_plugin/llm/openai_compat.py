@@ -24,12 +24,14 @@ import openai
 # with an LLM configured), not inside a hook's deadline
 import openai.resources.chat.completions  # noqa: F401
 
+from .availability import Availability
 from .provider import (
     ChatMessage,
     Completion,
     JsonSchema,
     LlmError,
     LlmHttpError,
+    LlmModelNotFound,
     LlmOutputError,
     LlmTimeout,
     LlmUnreachable,
@@ -82,6 +84,15 @@ def _server_message(exc: openai.APIStatusError) -> str:
     return str(exc.message or exc)
 
 
+def _model_missing(status: int, said: str, model: str) -> bool:
+    """A 404 (or 400) saying the model does not exist, not that a response format is refused."""
+    low = said.lower()
+    if status not in (400, 404):
+        return False
+    missing = "not found" in low or "does not exist" in low or "no such model" in low
+    return missing and ("model" in low or model.lower() in low)
+
+
 class OpenAICompatibleProvider:
     """`LlmProvider` for one ``base_url`` + model. ``sleep`` is how waits happen (tests record)."""
 
@@ -90,6 +101,9 @@ class OpenAICompatibleProvider:
         self._sleep: Sleep = sleep or asyncio.sleep
         start = _FORMATS.index(settings.response_format)
         self._formats = list(_FORMATS[start:])  # what is still worth trying, best first
+        self.availability = Availability(
+            self.name, down_after=settings.down_after, cooloff_s=settings.cooloff_s
+        )
 
     @property
     def name(self) -> str:
@@ -126,6 +140,18 @@ class OpenAICompatibleProvider:
         """One answer, with the retries and the response-format fallback described above, all
         within ``deadline`` (a `time.monotonic()` instant; each attempt's timeout shrinks to
         what is left, and no wait runs past it)."""
+        self.availability.check()  # cooling off: `LlmSkipped`, no request
+        try:
+            answer = await self._complete(messages, schema, deadline)
+        except (LlmUnreachable, LlmTimeout, LlmModelNotFound) as exc:
+            self.availability.failed(exc)
+            raise
+        self.availability.answered()
+        return answer
+
+    async def _complete(
+        self, messages: Sequence[ChatMessage], schema: JsonSchema | None, deadline: float | None
+    ) -> Completion:
         notes: list[str] = []
         attempts = 0
         async with self._client() as client:
@@ -139,6 +165,8 @@ class OpenAICompatibleProvider:
                 try:
                     response, used = await self._with_retries(client, messages, extra, deadline)
                 except LlmHttpError as exc:
+                    if isinstance(exc, LlmModelNotFound):
+                        raise
                     if schema is None or exc.status not in _FORMAT_REJECTED:
                         raise
                     if len(self._formats) == 1:
@@ -223,10 +251,17 @@ class OpenAICompatibleProvider:
                 error.__cause__ = exc
             except openai.APIStatusError as exc:
                 status = exc.status_code
-                error = LlmHttpError(
-                    status,
-                    f"LLM server at {s.base_url} answered HTTP {status}: {_server_message(exc)}",
-                )
+                said = _server_message(exc)
+                if _model_missing(status, said, s.model):
+                    error = LlmModelNotFound(
+                        status,
+                        f"model {s.model!r} not found on the LLM server at {s.base_url} (setting "
+                        f"llm_model is wrong?): HTTP {status}: {said}",
+                    )
+                else:
+                    error = LlmHttpError(
+                        status, f"LLM server at {s.base_url} answered HTTP {status}: {said}"
+                    )
                 error.__cause__ = exc
                 if status != 429 and status < 500:
                     error.attempts = attempt

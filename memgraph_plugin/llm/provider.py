@@ -88,6 +88,14 @@ class LlmHttpError(LlmError):
         self.status = status
 
 
+class LlmModelNotFound(LlmHttpError):
+    """The server does not know the model (a 404 naming it): a wrong ``llm_model``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(status, message)
+        self.reason = "model_not_found"
+
+
 class LlmOutputError(LlmError):
     """The model's answer could not be used (not JSON, or not valid against the schema)."""
 

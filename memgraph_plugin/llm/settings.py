@@ -19,6 +19,8 @@ from memgraph_plugin.settings_keys import (
     LLM_BACKOFF_MAX_S,
     LLM_BACKOFF_S,
     LLM_BASE_URL,
+    LLM_COOLOFF_S,
+    LLM_DOWN_AFTER,
     LLM_HOOKS,
     LLM_MAX_TOKENS,
     LLM_MODEL,
@@ -43,6 +45,8 @@ KEYS: tuple[Setting, ...] = (
     LLM_RERANK_COUNT,
     LLM_TEMPERATURE,
     LLM_MAX_TOKENS,
+    LLM_DOWN_AFTER,
+    LLM_COOLOFF_S,
 )
 
 #: The hooks an LLM can answer, by their short names in ``llm_hooks`` (its default: all).
@@ -75,6 +79,8 @@ class LlmSettings:
     rerank_count: int = LLM_RERANK_COUNT.default
     temperature: float = LLM_TEMPERATURE.default
     max_tokens: int = LLM_MAX_TOKENS.default
+    down_after: int = LLM_DOWN_AFTER.default
+    cooloff_s: float = LLM_COOLOFF_S.default
 
     def uses(self, hook: str) -> bool:
         """True when ``hook`` (``extract``, ``route``, ``summarise``) goes through the model."""
@@ -85,7 +91,7 @@ class LlmSettings:
         if not self.api_key_env:
             return "not-needed"
         env = os.environ if environ is None else environ
-        key = env.get(self.api_key_env, "")
+        key = env.get(self.api_key_env, "").strip()  # a "\r" pasted along is no header
         if not key:
             raise LlmSettingsError(
                 f"llm_api_key_env names the environment variable {self.api_key_env!r}, "
@@ -166,4 +172,6 @@ def llm_settings(settings: Mapping[str, Any]) -> LlmSettings | None:
         rerank_count=_int(given, LLM_RERANK_COUNT),
         temperature=_float(given, LLM_TEMPERATURE),
         max_tokens=_int(given, LLM_MAX_TOKENS),
+        down_after=_int(given, LLM_DOWN_AFTER),
+        cooloff_s=_float(given, LLM_COOLOFF_S),
     )

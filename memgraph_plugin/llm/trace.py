@@ -12,6 +12,9 @@ from typing import Any
 
 import attrs
 
+from host.chats.jsonl import append_lines, split_lines
+from host.settings.redaction import redact_known
+
 TRACE_FILE = Path("traces") / "llm.jsonl"
 
 OUTCOME_LLM = "llm"  # the model's answer was used as it came
@@ -56,16 +59,15 @@ class LlmTraceLog:
 
     def append(self, call: LlmCall) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(call.to_json(), ensure_ascii=False, sort_keys=True)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        line = redact_known(json.dumps(call.to_json(), ensure_ascii=False, sort_keys=True))
+        append_lines(self.path, [line + "\n"])
 
     def read(self, *, chat_id: str | None = None, last: int | None = None) -> list[LlmCall]:
         """The calls, oldest first (``chat_id``: that chat's only; ``last``: the newest N)."""
         if not self.path.exists():
             return []
         calls = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        for line in split_lines(self.path.read_text(encoding="utf-8")):
             try:
                 call = LlmCall.from_json(json.loads(line))
             except (ValueError, TypeError):

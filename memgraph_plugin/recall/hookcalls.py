@@ -33,6 +33,11 @@ def _guard(host: Any, hook_name: str) -> Guard:
     return guard if guard is not None else Guard.from_settings(getattr(host, "settings", None))
 
 
+def report_failures(host: Any, failures: list[HookFailure]) -> None:
+    """Log and record `failures` on their plugins' records (an answer that was junk, too)."""
+    _report(host, failures)
+
+
 def _report(host: Any, failures: list[HookFailure]) -> None:
     record = getattr(host, "record_failures", None)
     if record is not None:

@@ -12,7 +12,9 @@ from typing import Any
 
 import attrs
 
+from host.chats.jsonl import split_lines
 from host.cli.console import table_text
+from host.settings.redaction import redact_known
 
 from ..hook_contract import Inclusion
 
@@ -91,7 +93,7 @@ class TraceLog:
         stored one replaces it: the same turn recalled again by a new process (a demo run
         again, a restart) is one recall, not two (issue 18.8). Only the file's tail is read."""
         self.root.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True)
+        line = redact_known(json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True))
         path = self.path_for(trace.chat_id)
         with path.open("a+b") as fh:
             end = fh.seek(0, 2)
@@ -109,7 +111,7 @@ class TraceLog:
         if not path.exists():
             return []
         traces = []
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in split_lines(path.read_text(encoding="utf-8")):
             try:
                 traces.append(trace_from_json(json.loads(line)))
             except (ValueError, TypeError):

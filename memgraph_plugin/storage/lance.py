@@ -28,6 +28,7 @@ import attrs
 from memgraph_plugin.engine.load.gc_pause import gc_paused
 from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
+from memgraph_plugin.storage.failures import translate_sync_methods
 from memgraph_plugin.storage.format.graph_columns import (
     DeltaBuilder,
     empty_edges,
@@ -64,6 +65,7 @@ ChatIdRule = Callable[[object], str | None]
 (`host.chats.chat_ids.chat_id_problem`), handed in by whoever makes this storage an entry point."""
 
 
+@translate_sync_methods  # a damaged file, a full disk, a read-only folder: one-line StorageError
 class LanceStorage(AsyncTwins):
     """Chats in one LanceDB database. Sync methods do the work; async twins run them off-loop."""
 

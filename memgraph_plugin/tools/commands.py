@@ -385,6 +385,28 @@ async def _ingest(host: Any, args: argparse.Namespace, service: MemoryGraph | No
     return await run_ingest(host, args)
 
 
+def _no_args(p: argparse.ArgumentParser) -> None:
+    return None
+
+
+async def _check(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from memgraph_plugin.storage.settings import StorageSettings
+    from memgraph_plugin.tools.storage_checks import run_check
+
+    return await run_check(
+        host, StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
+    )
+
+
+async def _repair(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from memgraph_plugin.storage.settings import StorageSettings
+    from memgraph_plugin.tools.storage_checks import run_repair
+
+    return await run_repair(
+        host, StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
+    )
+
+
 def _guarded(run: ServiceRun, service_of: ServiceOf) -> Any:
     """The command's ``run(host, args)``: the work with the service `service_of` gives then.
     Engine/storage errors are one clear line and exit code 1 (nothing is changed); an unknown
@@ -431,5 +453,7 @@ def commands(service_of: ServiceOf) -> list[Command]:
         ),
         ("proxy", "an OpenAI-compatible memory proxy in front of --upstream", _add_proxy, _proxy),
         ("ingest", "replay a chat transcript through the live pipeline", _add_ingest, _ingest),
+        ("check", "read every table and fragment; say what is damaged", _no_args, _check),
+        ("repair", "bring chats back to their newest intact state", _no_args, _repair),
     ]
     return [Command(name, text, add, _guarded(run, service_of)) for name, text, add, run in specs]

@@ -370,6 +370,7 @@ async def _resume_point(host: Any, pipeline: Any, story: Story) -> int:
 
 async def between_turns(host: Any, chat_id: str) -> None:
     """Let the companions finish: wait for work hooks started, then run the curator once."""
+    await host.drain(chat_id)  # the commit notifications, delivered by tasks
     for name in ("scout", "curator", "compactor"):
         drain = getattr(_api(host, name), "drain", None)
         if callable(drain):

@@ -16,7 +16,7 @@ from host import hookimpl
 from host.plugins.notify import HookFailure, failure
 from memgraph_plugin.extraction.graph import message_index, newest_event
 
-from ..recall.hookcalls import collect
+from ..recall.hookcalls import collect, report_failures
 from .story import Story
 
 
@@ -64,11 +64,21 @@ async def extract_ops(
         host, "memgraph_extract", chat_id=chat_id, message=message, context=context
     )
     ops: list[dict[str, Any]] = []
+    junk: list[HookFailure] = []
     for answer in results:
         value = answer.value
         if not isinstance(value, (list, tuple)) or not all(isinstance(o, Mapping) for o in value):
-            bad = TypeError(f"memgraph_extract returned {type(value).__name__}, not a list of ops")
-            failures.append(failure(answer.plugin, "memgraph_extract", bad))
+            bad = TypeError(
+                f"memgraph_extract returned {_shown(value)}, not a list of ops (op objects)"
+            )
+            junk.append(failure(answer.plugin, "memgraph_extract", bad))
             continue
         ops.extend(dict(op) for op in value)
-    return ops, failures
+    report_failures(host, junk)  # on the plugin's record (`plugins`), not only in the outcome
+    return ops, failures + junk
+
+
+def _shown(value: Any) -> str:
+    """A junk answer, short: its type and the start of its repr."""
+    text = repr(value)
+    return f"{type(value).__name__} {text[:80]}{'...' if len(text) > 80 else ''}"

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from host.plugins.notify import HookFailure
+from host.plugins.notify import HookFailure, failure
 from host.settings.setting_values import int_setting
 
 from ..api.injection import InjectionHub
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
-from ..recall.hookcalls import first
+from ..recall.hookcalls import first, report_failures
 from ..recall.injection_budget import fit, pinned_nodes
 from ..recall.router import HybridRouter
 from ..recall.signals import usable
@@ -194,6 +194,11 @@ class TurnPipeline:
         rejected = tuple((r.op, r.error.code, r.error.message) for r in result.rejected)
         for op, code, text in rejected:
             log.info("chat %s seq %s: rejected %s: %s (%r)", chat_id, message.seq, code, text, op)
+        drain = getattr(self.host, "drain", None)
+        if result.changed and drain is not None:
+            # the batch's memgraph_commit first (a compactor plugin compacts there): a write
+            # never waits for it, the pipeline's compaction does (a stuck plugin is skipped)
+            await drain(chat_id)
         compacted = await compact_leftovers(self.host, session)
         return ExtractionOutcome(
             chat_id,
@@ -399,8 +404,8 @@ class TurnPipeline:
         if answer is not None:
             try:
                 result = coerce_route_result(answer.value, router=answer.plugin)
-            except TypeError as exc:
-                log.warning("%s", exc)
+            except TypeError as exc:  # junk: on the router's record (`plugins`), and traced
+                report_failures(self.host, [failure(answer.plugin, "memgraph_route", exc)])
                 error = str(exc)
             else:  # the seeds the router asked to dig into: drill expansion from them
                 return await self.router.drill(request, result)

@@ -116,6 +116,7 @@ async def test_a_failing_hook_is_logged_with_its_name_and_others_still_run(host,
     caplog.clear()
     with caplog.at_level(logging.ERROR):
         created = await session.create_node(type="character_sheet", title="Eileen")
+        await host.drain()
     assert "broken-plugin" in caplog.text and "commit hook exploded" in caplog.text
     assert session.get_node(created.id) is not None  # the write stands
     assert [c.applied for _, c in rec.commits] == [1]
@@ -135,12 +136,14 @@ async def test_commit_hook_gets_commit_info_and_async_impls_are_awaited(host):
         max_seq=2,
     )
     await session.edit_node(id="n_missing", title="x")  # nothing changed: no commit
+    await host.drain()
     chat, commit = rec.commits[-1]
     assert len(rec.commits) == 1
     assert chat == "c" and commit.applied == 2 and commit.version >= 1 and commit.seq == 2
     assert waiter.done == [commit.version]
     nid = commit.node_ids[0]
     await session.edit_node(id=nid, title="renamed")
+    await host.drain()
     assert rec.commits[-1][1].version > commit.version
 
 

@@ -41,6 +41,7 @@ async def test_writes_persist_fire_commit_and_survive_a_new_host(tmp_path, targe
     await s.apply_extraction_batch(
         ops=[{"op": "create", "type": "event", "fields": {"summary": "storm at the harbor"}}]
     )
+    await host.drain()  # commit notifications are delivered by a task; a write never waits
     assert [c.version for _, c in spy.commits] == [1, 2]
     assert all(c.persisted and c.chat_id == "chat-1" for _, c in spy.commits)
     assert spy.commits[1][1].applied == 1
@@ -209,6 +210,7 @@ async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_p
     rolled = await api.rollback(chat, version=1)
     assert (rolled.version, rolled.kind, rolled.persisted) == (3, "rollback", True)
     assert rolled.node_ids == (second.id,) and rolled.applied == 1
+    await host.drain()
     assert spy.commits[-1] == (chat, rolled)
     # the newest commits are undone in memory: a session opened before reads the new state
     assert [n.id for n in s.read_api().list_nodes()] == [first.id]
@@ -217,6 +219,7 @@ async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_p
 
     data = {"nodes": {"n_9": {"id": "n_9", "type": "event", "fields": {"summary": "nine"}}}}
     imported = await api.import_graph(chat, data)
+    await host.drain()
     assert (imported.version, imported.kind) == (4, "import") and spy.commits[-1][1] == imported
     with pytest.raises(MemoryGraphError) as info:  # an import reloads: older sessions are stale
         await s.create_node(type="event", fields={"summary": "stale"})

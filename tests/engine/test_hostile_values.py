@@ -9,7 +9,11 @@ import pytest
 
 from memgraph_plugin.api.write import get_write_api
 from memgraph_plugin.engine.graph.store import Store
-from memgraph_plugin.engine.model.values import DEFAULT_MAX_FIELD_BYTES, DEFAULT_MAX_TITLE_CHARS
+from memgraph_plugin.engine.model.values import (
+    DEFAULT_MAX_FIELD_BYTES,
+    DEFAULT_MAX_NODE_BYTES,
+    DEFAULT_MAX_TITLE_CHARS,
+)
 from memgraph_plugin.errors import MemoryGraphError
 
 
@@ -143,3 +147,29 @@ async def test_compact_with_nan_in_fields_is_bad_args():
             type="event", child_ids=[a.id], summary="s", fields={"x": float("nan")}
         )
     assert info.value.code == "BAD_ARGS" and "fields.x:" in info.value.message
+
+
+async def test_a_huge_field_name_and_a_huge_node_are_refused():
+    """Issue 28.13: a 10 MB field name and a node of many fields each within max_field_bytes."""
+    name_op = {"op": "create", "type": "event", "fields": {"summary": "s", "k" * 10_000_000: 1}}
+    part = "x" * (DEFAULT_MAX_FIELD_BYTES - 100)
+    many = {f"f{i}": part for i in range(DEFAULT_MAX_NODE_BYTES // DEFAULT_MAX_FIELD_BYTES + 2)}
+    node_op = {"op": "create", "type": "event", "fields": {"summary": "s", **many}}
+    store, result, before = await _batch([name_op, node_op, _good("kept")])
+    assert len(result.applied) == 1 and json.dumps(store.to_dict()) != before
+    messages = [r.error.message for r in result.rejected]
+    assert "field name of 10000001 characters" in messages[0] or "10000000" in messages[0]
+    assert "max_field_name_chars" in messages[0] and "max_node_bytes" in messages[1]
+    # an edit that grows a node past the limit is refused, the node stays
+    store = Store()
+    api = get_write_api(store, _Ctx(max_node_bytes=1000))
+    created = await api.create_node(type="event", fields={"summary": "one"})
+    grown = await api.edit_node(id=created.id, set_fields={"a": "y" * 600, "b": "z" * 600})
+    assert not grown.ok and "max_node_bytes" in grown.rejected[0].error.message
+    assert set(store.node(created.id).fields) == {"summary"}
+    # the settings lower the caps
+    _store, result, _ = await _batch(
+        [{"op": "create", "type": "event", "fields": {"summary": "s", "abcdef": 1}}],
+        max_field_name_chars=3,
+    )
+    assert result.rejected and "max_field_name_chars" in result.rejected[0].error.message

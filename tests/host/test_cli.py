@@ -128,6 +128,8 @@ def test_plugins_json(tmp_path: Path, plugins: Path, capsys) -> None:
         "published_known": True,
         "error": None,
         "traceback": None,
+        "stuck": None,
+        "stuck_text": None,
     }
     assert rows["broken"]["status"] == "failed"
     assert "Traceback" in rows["broken"]["traceback"]

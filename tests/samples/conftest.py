@@ -50,11 +50,14 @@ async def open_session(host: Host, chat_id: str = CHAT) -> Any:
 
 
 async def settle(host: Host) -> None:
-    """Wait for work the sample plugins started from hooks."""
-    for name in ("compactor", "curator", "scout"):
-        drain = getattr(host.registry.get(name), "drain", None)
-        if drain is not None:
-            await drain()
+    """Wait for work the sample plugins started from hooks (commit notifications are
+    delivered by tasks: the host's, then the plugins' work, then what that work committed)."""
+    for _ in range(3):
+        await host.drain()
+        for name in ("compactor", "curator", "scout"):
+            drain = getattr(host.registry.get(name), "drain", None)
+            if drain is not None:
+                await drain()
 
 
 def event(title: str, summary: str, ref: str | None = None) -> dict[str, Any]:

@@ -43,20 +43,24 @@ def test_extractive_summary_falls_back_to_titles_and_caps_length() -> None:
     assert extractive_summary([]) == ""
 
 
-async def _write_events(session: Any, count: int, start: int = 1) -> None:
+async def _write_events(session: Any, count: int, start: int = 1, host: Any = None) -> None:
+    """One batch per event; with `host`, each commit's notification (the compactor's turn) is
+    delivered before the next write, as a turn's compaction step waits for it."""
     for i in range(start, start + count):
         result = await session.apply_extraction_batch(
             ops=[event(f"Event {i}", f"Ilya does thing {i}. The ledger moves on {i}.")],
             max_seq=i,
         )
         assert not result.rejected
+        if host is not None:
+            await settle(host)
 
 
 async def test_rollups_after_commits_until_no_candidates(make_host) -> None:
     spy = CommitSpy()
     host = await make_host(compactor, spy)
     session = await open_session(host)
-    await _write_events(session, 12)
+    await _write_events(session, 12, host=host)
     await settle(host)
 
     session = await open_session(host)

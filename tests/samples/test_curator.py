@@ -76,8 +76,10 @@ async def test_curator_merges_duplicates_and_moves_their_edges(make_host) -> Non
     spy = CommitSpy()
     host = await make_host(curator, spy)
     ids = await _seed(host)
+    await host.drain()  # the seed's commit notifications are delivered by tasks
     commits_before = len(spy.seen)
     report = await host.registry.get("curator").curate(CHAT)
+    await host.drain()
 
     assert report.rejected == ()
     by_survivor = {m.survivor_id: m for m in report.merges}

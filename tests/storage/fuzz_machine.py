@@ -4,7 +4,12 @@ at a modest size in ``make test``; ``bench/fuzz.py`` runs it for 10,000 steps.
 
 After every step: a rejected batch (or refused call) left the stored chat byte-identical; the
 chat as a fresh database handle reads it equals the one in memory; history versions are
-contiguous from 1; the export is strict JSON (no NaN / Infinity, valid UTF-8).
+contiguous from 1 (increasing, after a repair that lost history rows); the export is strict JSON
+(no NaN / Infinity, valid UTF-8); the chat files read back as written.
+
+Issue 28 adds: messages holding every Unicode line break; an import followed by a turn (the
+import must survive it); a damaged data file (deleted or cut short) that ``check`` must find and
+``repair`` must fix, every chat opening afterwards.
 """
 
 from __future__ import annotations
@@ -18,11 +23,16 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from memgraph_plugin.recall.pipeline import pipeline_for
 
 from host import Host
+from host.chats.chats import ChatStore
+from host.chats.jsonl import UNICODE_LINE_BREAKS
 from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage
+from memgraph_plugin.storage.integrity.integrity import check_database
+from memgraph_plugin.storage.integrity.repair import repair_database
 
 CHATS = ["c1", "x' OR '1'='1"]
 
@@ -144,13 +154,23 @@ class ChatMachine(RuleBasedStateMachine):
     """Two chats on one host over one database; the host may be reopened at any step."""
 
     #: counts over every machine run in this process (bench/fuzz.py prints them)
-    totals: ClassVar[dict[str, int]] = {"steps": 0, "rejected": 0, "applied": 0, "reopens": 0}
+    totals: ClassVar[dict[str, int]] = {
+        "steps": 0,
+        "rejected": 0,
+        "applied": 0,
+        "reopens": 0,
+        "messages": 0,
+        "imports_then_turns": 0,
+        "damaged_files": 0,
+    }
 
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="memgraph-fuzz-"))
         self.loop = asyncio.new_event_loop()
         self.since_reopen = 0
+        self.since_damage = 0
+        self.history_gaps = False  # a repair lost history rows a snapshot covers
         self.host = self._start()
         self.disk = LanceStorage(str(self.dir / "d" / "lancedb"))  # a second, fresh handle
 
@@ -185,6 +205,7 @@ class ChatMachine(RuleBasedStateMachine):
     def _step(self) -> None:
         ChatMachine.totals["steps"] += 1
         self.since_reopen += 1
+        self.since_damage += 1
 
     # ---- rules
 
@@ -250,6 +271,68 @@ class ChatMachine(RuleBasedStateMachine):
         else:
             assert damage in ("none", "empty")
 
+    @rule(chat=st.sampled_from(CHATS), brk=st.sampled_from(UNICODE_LINE_BREAKS), text=texts)
+    def say(self, chat: str, brk: str, text: str) -> None:
+        """A message holding a Unicode line break (issue 28.2)."""
+        self._step()
+        ChatMachine.totals["messages"] += 1
+        self.host.chat(chat).add_message("user", f"{text}{brk}{text}{brk}")
+
+    @rule(chat=st.sampled_from(CHATS), source=st.sampled_from(CHATS))
+    def import_then_turn(self, chat: str, source: str) -> None:
+        """An import, then a turn in that chat: the turn must not roll the import away."""
+        self._step()
+        data = Store.from_dict(self.disk.load_sync(source).data).to_dict()
+        if not data.get("nodes"):
+            return
+        try:
+            self._run(self.service.import_graph(chat, data))
+        except MemoryGraphError as exc:  # e.g. CONFLICT: nothing to check
+            assert exc.code != "BAD_ARGS", exc
+            return
+        ChatMachine.totals["imports_then_turns"] += 1
+        imported = set(self._session(chat).store.to_dict()["nodes"])
+        self._run(pipeline_for(self.host).run_turn(chat, "what happened?", "It went on."))
+        after = self._session(chat).store.to_dict()["nodes"]
+        kept = {i for i in imported if i in after and not after[i].get("archived")}
+        assert kept == imported, f"the turn rolled the import back: lost {imported - kept}"
+
+    @precondition(lambda self: self.since_damage >= 15)
+    @rule(
+        table=st.sampled_from(["commits", "commits", "snapshots", "snap_nodes", "snap_edges"]),
+        how=st.sampled_from(["delete", "truncate"]),
+        which=st.integers(0, 50),
+    )
+    def damage_a_file(self, table: str, how: str, which: int) -> None:
+        """A data file deleted or cut short: check finds it, repair fixes the database."""
+        self._step()
+        self.since_damage = 0
+        self._run(self.host.stop())
+        self.disk.close()
+        uri = str(self.dir / "d" / "lancedb")
+        files = sorted((self.dir / "d" / "lancedb" / f"{table}.lance" / "data").glob("*.lance"))
+        if files:
+            ChatMachine.totals["damaged_files"] += 1
+            target = files[which % len(files)]
+            if how == "delete":
+                target.unlink()
+            else:
+                with target.open("r+b") as handle:
+                    handle.truncate(target.stat().st_size // 2)
+            tables = [p.name[: -len(".lance")] for p in Path(uri).glob("*.lance")]
+            found = check_database(uri, tables)
+            assert not found.ok and any(target.name in " ".join(f.files) for f in found.damaged), (
+                found.lines()
+            )
+            repaired = repair_database(uri, tables)
+            assert repaired.after.ok, repaired.after.lines()
+            if any(c.state_whole for c in found.chats):
+                self.history_gaps = True
+        self.disk = LanceStorage(uri)
+        self.host = self._start()
+        for chat in CHATS:
+            assert self._session(chat) is not None, f"chat {chat!r} does not open after repair"
+
     @precondition(lambda self: self.since_reopen >= 6)
     @rule()
     def reopen(self) -> None:
@@ -269,11 +352,20 @@ class ChatMachine(RuleBasedStateMachine):
             memory = self._session(chat).store.to_dict()
             assert _text(stored) == _text(memory), f"chat {chat!r}: disk and memory differ"
             versions = [r.version for r in self.disk.history_sync(chat)]
-            assert versions == list(range(1, len(versions) + 1)), versions
-            assert state.version == (versions[-1] if versions else 0)
+            if self.history_gaps:
+                assert versions == sorted(set(versions)), versions
+            else:
+                assert versions == list(range(1, len(versions) + 1)), versions
+            assert state.version == (versions[-1] if versions else state.version)
             text = json.dumps(stored, ensure_ascii=False)
             json.loads(text, parse_constant=_refuse)  # strict JSON
             text.encode("utf-8")  # no lone surrogate reached the store
+
+    @invariant()
+    def chat_files_read_back(self) -> None:
+        fresh = ChatStore(self.dir / "d" / "chats")
+        for chat in CHATS:
+            assert fresh.chat(chat).messages == self.host.chat(chat).messages
 
     def teardown(self) -> None:
         try:

@@ -40,6 +40,7 @@ async def test_a_fully_rejected_batch_commits_nothing_and_moves_no_seq(tmp_path)
     result = await s.apply_extraction_batch(ops=[{"op": "explode"}], max_seq=10**12)
     assert result.rejected and not result.applied and not result.changed
     assert s.store.seq_counter == 1
+    await host.drain()
     assert len(spy.commits) == 1  # no memgraph_commit for the batch that applied nothing
     assert [r.seq for r in await service.history("c")] == [1]
 
@@ -59,6 +60,7 @@ async def test_an_empty_batch_fires_no_commit(tmp_path):
     host.register_plugin(spy, name="spy")
     s = await _session(host, "c")
     result = await s.apply_extraction_batch(ops=[], max_seq=3)
+    await host.drain()
     assert not result.changed and spy.commits == []
     assert await host.registry.get("memory-graph").history("c") == ()
     await host.stop()
@@ -92,3 +94,60 @@ async def test_batch_result_version_is_the_journal_version_after_a_reload(tmp_pa
     s3 = await _session(again, "c")
     assert "after reload" not in [n.fields["summary"] for n in s3.read_api().list_nodes()]
     await again.stop()
+
+
+async def test_a_batch_that_changes_nothing_commits_nothing_and_moves_no_seq(tmp_path):
+    """Same-value edit, duplicate link, deleting an absent link, a refused self-link (28.11)."""
+    host = await _host(tmp_path / "d")
+    spy = _CommitSpy()
+    host.register_plugin(spy, name="spy")
+    service = host.registry.get("memory-graph")
+    s = await _session(host, "c")
+    first = await s.apply_extraction_batch(
+        ops=[
+            {**_create("ann"), "ref": "a"},
+            {**_create("bob"), "ref": "b", "links": [{"target_ref": "a", "relation": "knows"}]},
+        ],
+        max_seq=2,
+    )
+    a, b = first.node_ids
+    await s.edit_node(id=a, set_fields={"mood": "calm"})
+    before = await service.history("c")
+    await host.drain()
+    commits = len(spy.commits)
+    no_ops = [
+        [{"op": "edit", "node_id": a, "set_fields": {"mood": "calm"}}],
+        [{"op": "edit", "node_id": a, "title": s.store.node(a).title}],
+        [
+            {
+                "op": "link_upsert",
+                "source_node_id": b,
+                "links": [{"target_node_id": a, "relation": "knows"}],
+            }
+        ],
+        [{"op": "link_delete", "source_node_id": a, "target_node_id": b, "relation": "likes"}],
+        [
+            {
+                "op": "link_upsert",
+                "source_node_id": a,
+                "links": [{"target_node_id": a, "relation": "knows"}],
+            }
+        ],
+    ]
+    for seq, ops in enumerate(no_ops, start=3):
+        result = await s.apply_extraction_batch(ops=ops, max_seq=seq)
+        assert not result.changed, ops
+        assert result.seq == 2 and s.store.seq_counter == 2, ops
+    assert await service.history("c") == before
+    await host.drain()
+    assert len(spy.commits) == commits
+    assert not (await s.edit_node(id=a, set_fields={"mood": "calm"})).changed
+    assert (
+        await s.upsert_links(source={"id": b}, links=[{"target": {"id": a}, "relation": "knows"}])
+    ).applied == 0
+    assert (await s.delete_links(source={"id": a}, target={"id": b}, relation="likes")).removed == 0
+    assert await service.history("c") == before
+    host2 = await _host(tmp_path / "d")
+    assert (await _session(host2, "c")).store.seq_counter == 2
+    await host2.stop()
+    await host.stop()

@@ -78,6 +78,7 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     api = host.registry.get("memory-graph")
     s = await api.open_session(host.get_context(evil))
     await s.create_node(type="event", fields={"summary": "later"})
+    await host.drain()
     assert len(s.read_api().list_nodes()) == 3
     assert await _run(host, "history", evil) == 0
     out = capsys.readouterr().out
@@ -96,6 +97,7 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     host.register_plugin(Spy(), name="spy")
     assert await _run(host, "rollback", evil, "--to", "1") == 0
     assert "new commit version 3" in capsys.readouterr().out
+    await host.drain()
     assert kinds == [(evil, "rollback", 3)]  # a rollback is a persisted mutation too
     assert await _run(host, "export", evil, "--version", "2") == 0  # before the rollback
     assert len(json.loads(capsys.readouterr().out)["nodes"]) == 3

@@ -67,6 +67,47 @@ BAD_FILES = [
     ),
     ({"nodes": {"n_1": _node("n_1", "a")}, "edges": [], "seqCounter": -1}, "seqCounter:"),
     ({"nodes": {"n_1": _node("n_1", "x" * 70_000)}, "edges": []}, "nodes.n_1.fields.summary:"),
+    # issue 28.13: the size caps
+    (
+        {"nodes": {"n_1": {**_node("n_1", "a"), "fields": {"k" * 300: 1}}}, "edges": []},
+        "store.json: nodes.n_1.fields: a field name of 300 characters",
+    ),
+    (
+        {
+            "nodes": {
+                "n_1": {
+                    **_node("n_1", "a"),
+                    "fields": {f"f{i}": "x" * 60_000 for i in range(20)},
+                }
+            },
+            "edges": [],
+        },
+        "store.json: nodes.n_1: the node is over 1048576 bytes",
+    ),
+    # issue 28.12: the hierarchy
+    (
+        {"nodes": {"n_1": {**_node("n_1", "a"), "parentId": "n_1"}}, "edges": []},
+        "store.json: nodes.n_1.parentId: node 'n_1' is its own parent",
+    ),
+    (
+        {
+            "nodes": {
+                "n_1": {**_node("n_1", "a"), "parentId": "n_2"},
+                "n_2": {**_node("n_2", "b"), "parentId": "n_3"},
+                "n_3": {**_node("n_3", "c"), "parentId": "n_1"},
+                "n_4": {**_node("n_4", "d"), "parentId": "n_1"},
+            },
+            "edges": [],
+        },
+        "store.json: nodes.n_1.parentId: node 'n_1' is in a parent cycle (n_1 -> n_2 -> n_3",
+    ),
+    (
+        {
+            "nodes": {"n_1": _node("n_1", "a"), "n_2": _node("n_2", "b")},
+            "edges": [{"from": "n_1", "to": "n_2", "type": "contains"}],
+        },
+        "store.json: edges[0]: a contains edge 'n_1' -> 'n_2', but node 'n_2' has no parentId",
+    ),
 ]
 
 
@@ -85,6 +126,11 @@ def test_a_bad_file_is_refused_whole_with_the_field_path(data, tmp_path, capsys,
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
+        (
+            b'{"nodes": {"n_1": {"id": "n_1", "type": "event", "fields": {"summary": "a"}}, '
+            b'"n_1": {"id": "n_1", "type": "event", "fields": {"summary": "b"}}}, "edges": []}',
+            "nodes.n_1: duplicate node id 'n_1' (given twice in the file)",
+        ),
         (b"[" * 100_000, "nested too deeply"),
         (b'{"nodes": {}, "edges": [], "x": "\xff\xfe"}', "not UTF-8"),
         (b'{"nodes": {}, "edges": [], "seqCounter": NaN}', "NaN"),

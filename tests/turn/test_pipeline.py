@@ -539,6 +539,7 @@ async def test_each_answer_is_one_batch_at_its_seq(started):
     for number, turn in enumerate(fixture_story().turns, 1):
         before = len(spy.seen)
         await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+        await host.drain()  # commit notifications are delivered by a task
         (commit,) = [c for _, c in spy.seen[before:] if c.kind == "batch"]
         assert (commit.seq, commit.applied) == (number, len(turn.ops))
         session = await host.registry.get("memory-graph").open_session(host.get_context(CHAT))
@@ -607,6 +608,7 @@ async def test_a_regenerated_answers_rollback_fires_memgraph_commit_once(started
     story = fixture_story()
     for turn in story.turns[:3]:
         await pipeline.run_turn(CHAT, turn.user, turn.assistant)
+    await host.drain()
     spy = CommitSpy()
     host.register_plugin(spy, name="commit-spy")
     chat = host.chat(CHAT)
@@ -614,6 +616,7 @@ async def test_a_regenerated_answers_rollback_fires_memgraph_commit_once(started
     await pipeline.recall(CHAT)
     again = await pipeline.add_assistant_message(CHAT, "Mara shrugs, then agrees anyway.")
     assert again.replaced
+    await host.drain()
     history = await host.registry.get("memory-graph").history(CHAT)
     (rollback,) = [r for r in history if r.kind == "rollback"]
     fired = [(c.kind, c.version) for chat_id, c in spy.seen if chat_id == CHAT]
@@ -648,6 +651,7 @@ async def test_catch_up_compaction_after_an_import_is_one_commit_per_depth(tmp_p
         assert not session.compaction_candidates(type="event", depth=depth).groups
     for rollup in rollups:
         assert len(session.get_descendants(rollup.id, max_depth=1)) == 3
+    await host.drain()
     kinds = Counter(c.kind for _, c in spy.seen)
     assert kinds["compact_nodes"] == 3  # one per depth that had groups (was one per group)
     await host.stop()

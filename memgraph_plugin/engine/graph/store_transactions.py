@@ -145,6 +145,19 @@ class StoreTransactions:
         if outer:
             self._commit()
 
+    def transaction_changed_graph(self) -> bool:
+        """Inside a transaction: did it change a node or an edge so far (counters aside)? A
+        batch whose ops all changed nothing (a same-value edit, a duplicate link) moves no seq."""
+        nodes, edge = self._nodes, self._edge_exact
+        for entry in self._undo:
+            if entry[0] == "n":
+                cur = nodes.get(entry[1])
+                if cur is not entry[2] and cur != entry[2]:
+                    return True
+            elif entry[0] == "e" and edge(entry[1]) != entry[2]:
+                return True
+        return False
+
     def _commit(self) -> None:
         undo, self._undo = self._undo, []
         if not undo:

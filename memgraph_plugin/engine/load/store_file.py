@@ -20,10 +20,13 @@ from ..model.values import (
     DEFAULT_LIMITS,
     INT_MAX,
     Limits,
+    field_name_problem,
+    node_size_problem,
     text_problem,
     title_problem,
     value_problem,
 )
+from .import_hierarchy import contains_problems, parent_problems
 
 MAX_PROBLEMS = 20
 TOP_KEYS = frozenset({"nodes", "edges", "nodeSeq", "node_seq", "seqCounter", "seq_counter"})
@@ -48,13 +51,36 @@ def _refuse_constant(name: str) -> Any:
 
 
 def parse_json(raw: bytes, source: str) -> Any:
-    """`raw` as strict JSON (UTF-8; no NaN / Infinity); `StoreFileError` with one line if not."""
+    """`raw` as strict JSON (UTF-8; no NaN / Infinity; no key twice in one object: a node id
+    given twice would silently keep the last); `StoreFileError` with one line if not."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise StoreFileError(source, [f"not UTF-8 text (byte {exc.start})"]) from None
+    twice: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                twice.append(key)
+            out[key] = value
+        return out
+
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=pairs)
+        if twice:
+            nodes = data.get("nodes") if isinstance(data, dict) else None
+            raise StoreFileError(
+                source,
+                [
+                    f"nodes.{key}: duplicate node id {key!r} (given twice in the file)"
+                    if isinstance(nodes, dict) and key in nodes
+                    else f"duplicate key {key!r} in one JSON object"
+                    for key in dict.fromkeys(twice)
+                ],
+            )
+        return data
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         raise StoreFileError(source, [f"{where}: not valid JSON: {exc.msg}"]) from None
@@ -127,7 +153,14 @@ class _Checker:
             self.add(f"{where}.fields: expected an object, got {type(fields).__name__}")
         elif fields:
             for column, value in fields.items():
+                if isinstance(column, str):
+                    self.add(field_name_problem(column, f"{where}.fields", self.limits))
                 self.add(value_problem(value, f"{where}.fields.{column}", self.limits))
+            self.add(
+                node_size_problem(
+                    where, title if isinstance(title, str) else "", fields, self.limits
+                )
+            )
         for name, camel in (("seq_to", "seqTo"), ("semantic_depth", "semanticDepth")):
             if d.get(name) is not None:
                 self.add(_int_problem(d[name], f"{where}.{camel}", minimum=0))
@@ -215,8 +248,16 @@ def store_problems(data: Any, limits: Limits = DEFAULT_LIMITS) -> list[str]:
             check.add(f"{where}.id: duplicate node id {nid!r}")
         ids.add(nid)
         usable.append((nid, where, raw))
+    parents: dict[str, str] = {}
+    places: dict[str, str] = {}
     for nid, where, raw in usable:
         check.references(nid, raw, where, ids)
+        parent = canonical_keys(raw, _NODE_KEYS).get("parent_id")
+        places[nid] = where
+        if isinstance(parent, str) and parent in ids:
+            parents[nid] = parent
+    for problem in parent_problems(parents, places):
+        check.add(problem)
     raw_edges = data.get("edges")
     if raw_edges is None:
         raw_edges = []
@@ -225,6 +266,8 @@ def store_problems(data: Any, limits: Limits = DEFAULT_LIMITS) -> list[str]:
     else:
         for index, raw in enumerate(raw_edges):
             check.edge(index, raw, ids)
+        for problem in contains_problems(enumerate(raw_edges), parents):
+            check.add(problem)
     return check.problems
 
 

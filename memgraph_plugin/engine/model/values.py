@@ -5,6 +5,9 @@ Limits come from the settings (documented defaults below; docs/robustness.md):
 
 - ``max_title_chars`` (default 2000): the longest node title, in characters.
 - ``max_field_bytes`` (default 65536): the largest field value, as UTF-8 JSON bytes.
+- ``max_field_name_chars`` (default 256): the longest field name, in characters.
+- ``max_node_bytes`` (default 1 MiB): the largest node, its title and every field name and value
+  as UTF-8 JSON bytes (many fields each within ``max_field_bytes`` still add up).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from .frozen import MAX_DEPTH
 
 DEFAULT_MAX_TITLE_CHARS = 2000
 DEFAULT_MAX_FIELD_BYTES = 64 * 1024
+DEFAULT_MAX_FIELD_NAME_CHARS = 256
+DEFAULT_MAX_NODE_BYTES = 1024 * 1024
 #: ids, refs, types and relation names: short names, never text
 MAX_NAME_CHARS = 512
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
@@ -32,6 +37,8 @@ class Limits:
 
     max_title_chars: int = DEFAULT_MAX_TITLE_CHARS
     max_field_bytes: int = DEFAULT_MAX_FIELD_BYTES
+    max_field_name_chars: int = DEFAULT_MAX_FIELD_NAME_CHARS
+    max_node_bytes: int = DEFAULT_MAX_NODE_BYTES
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any] | None) -> Limits:
@@ -41,6 +48,8 @@ class Limits:
         for name, default in (
             ("max_title_chars", DEFAULT_MAX_TITLE_CHARS),
             ("max_field_bytes", DEFAULT_MAX_FIELD_BYTES),
+            ("max_field_name_chars", DEFAULT_MAX_FIELD_NAME_CHARS),
+            ("max_node_bytes", DEFAULT_MAX_NODE_BYTES),
         ):
             value = settings.get(name, default)
             if value is None:
@@ -134,11 +143,42 @@ def value_problem(value: Any, where: str, limits: Limits = DEFAULT_LIMITS) -> st
     return None
 
 
+def field_name_problem(name: str, where: str, limits: Limits = DEFAULT_LIMITS) -> str | None:
+    """A field name: valid text within ``max_field_name_chars``."""
+    if len(name) > limits.max_field_name_chars:
+        return (
+            f"{where}: a field name of {len(name)} characters, over the limit of "
+            f"{limits.max_field_name_chars} (setting max_field_name_chars)"
+        )
+    return text_problem(name, where)
+
+
+def node_size_problem(
+    where: str, title: str, fields: Mapping[str, Any], limits: Limits = DEFAULT_LIMITS
+) -> str | None:
+    """A whole node: its title and fields within ``max_node_bytes`` as UTF-8 JSON."""
+    cap = limits.max_node_bytes
+    size = len(title.encode("utf-8", "surrogatepass")) + 2
+    for key, value in fields.items():
+        size += len(str(key).encode("utf-8", "surrogatepass")) + 4 + _json_size(value, cap)
+        if size > cap:
+            return (
+                f"{where}: the node is over {cap} bytes as JSON (title and fields; setting "
+                "max_node_bytes)"
+            )
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A frozen mapping or collection as JSON can encode it (for measuring)."""
+    return dict(value) if isinstance(value, Mapping) else list(value)
+
+
 def _json_size(value: Any, limit: int) -> int:
     """The UTF-8 JSON size of `value` (a short string is measured without encoding JSON)."""
     if isinstance(value, str) and len(value) * 6 + 2 <= limit:
         return len(value) + 2  # certainly within the limit: the exact figure is not needed
-    return len(json.dumps(value, ensure_ascii=False, default=list).encode("utf-8"))
+    return len(json.dumps(value, ensure_ascii=False, default=_plain).encode("utf-8"))
 
 
 def title_problem(value: str, where: str, limits: Limits = DEFAULT_LIMITS) -> str | None:

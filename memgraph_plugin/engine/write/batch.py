@@ -29,7 +29,7 @@ from ..model.frozen import FrozenDict, deep_freeze
 from ..model.models import Edge, EdgeKey, Node
 from ..model.results import BatchResult, Rejection, RejectionError
 from ..model.schema import SYMMETRIC_RELATIONS, NodeTypeSpec, Schema
-from ..model.values import DEFAULT_LIMITS, INT_MAX, Limits
+from ..model.values import DEFAULT_LIMITS, INT_MAX, Limits, node_size_problem
 from .ops import OpRejected, check_store, normalize_op
 
 __all__ = ["apply_batch"]
@@ -119,6 +119,12 @@ class _BatchRun:
     def _put(self, node: Node) -> None:
         self.store.put_node(node)
 
+    def _check_size(self, what: str, title: str, fields: Mapping[str, Any]) -> None:
+        """A node's title and fields within ``max_node_bytes`` (BAD_OP otherwise)."""
+        problem = node_size_problem(what, title, fields, self.limits)
+        if problem is not None:
+            raise OpRejected("BAD_OP", problem)
+
     def _active(self, node_id: str, what: str) -> Node:
         node = self.store.node(node_id)
         if node is None:
@@ -184,6 +190,7 @@ class _BatchRun:
                 if ref is not None:
                     self.refs[ref] = existing.id
                 return existing.id
+        self._check_size("fields", title, fields)
         node_id = self.store.allocate_id()
         if not title and spec.type == "event":
             title = f"Summary {node_id[2:] if node_id.startswith('n_') else node_id}"
@@ -228,6 +235,7 @@ class _BatchRun:
         new_seq = max(self.seq, node.seq_to or 0)
         frozen = FrozenDict(merged)
         if new_title != node.title or new_seq != node.seq_to or frozen != node.fields:
+            self._check_size(f"node {node.id!r}", new_title, frozen)
             self._put(attrs.evolve(node, title=new_title, fields=frozen, seq_to=new_seq))
 
     def edit(self, op: dict[str, Any]) -> str:
@@ -258,6 +266,7 @@ class _BatchRun:
                 )
         frozen = FrozenDict(fields)
         if new_title != node.title or frozen != node.fields:
+            self._check_size(f"node {node.id!r}", new_title, frozen)
             seq_to = max(self.seq, node.seq_to or 0)
             self._put(attrs.evolve(node, title=new_title, fields=frozen, seq_to=seq_to))
         return node.id
@@ -366,9 +375,6 @@ class _BatchRun:
                 else:
                     outcome.error = RejectionError(rej.code, rej.message)
 
-    def applied_any(self) -> bool:
-        return any(outcome.error is None for outcome in self.outcomes)
-
     def result(self, *, changed: bool, version: int, seq: int) -> BatchResult:
         applied, node_ids, rejected = [], [], []
         for index, outcome in enumerate(self.outcomes):
@@ -403,9 +409,10 @@ def apply_batch(
     """Apply `ops` in one transaction; each op is applied or rejected with a code.
 
     `max_seq` (default: the store's seq counter) stamps every write; a larger value advances the
-    counter (that is how a message's seq is recorded) when at least one op applied: a batch that
-    applies nothing changes nothing, its seq included. The result's `seq` is the counter after
-    the batch (the seq its commit records). An unexpected exception rolls the whole
+    counter (that is how a message's seq is recorded) when the batch changed a node or an edge:
+    a batch that changes nothing (every op rejected, or applied without effect: a same-value
+    edit, a duplicate link) changes nothing, its seq included. The result's `seq` is the
+    counter after the batch (the seq its commit records). An unexpected exception rolls the whole
     batch back and is raised as ``MemoryGraphError("OP_FAILED")``.
     """
     check_store(store)
@@ -420,8 +427,8 @@ def apply_batch(
     try:
         with store.transaction():
             run.run(ops)
-            if seq > store.seq_counter and run.applied_any():
-                store.set_seq_counter(seq)  # a batch that applies nothing moves no seq
+            if seq > store.seq_counter and store.transaction_changed_graph():
+                store.set_seq_counter(seq)  # a batch that changes nothing moves no seq
     except BaseException as exc:
         if isinstance(exc, MemoryGraphError) or not isinstance(exc, Exception):
             raise

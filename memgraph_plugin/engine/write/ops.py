@@ -16,7 +16,14 @@ from typing import Any
 from ...errors import MemoryGraphError, bad_args
 from ..graph.store import Store
 from ..model.schema import INTERNAL_EDGE_TYPES
-from ..model.values import DEFAULT_LIMITS, Limits, text_problem, title_problem, value_problem
+from ..model.values import (
+    DEFAULT_LIMITS,
+    Limits,
+    field_name_problem,
+    text_problem,
+    title_problem,
+    value_problem,
+)
 
 __all__ = [
     "DIRECTIONS",
@@ -180,7 +187,7 @@ def _check_values(fields: Mapping[str, Any], where: str, limits: Limits) -> None
     """Field names must be valid text, values strict JSON data within the size limit (stores
     are written out as JSON): BAD_OP naming the path otherwise."""
     for key, value in fields.items():
-        problem = text_problem(key, "key")
+        problem = field_name_problem(key, "key", limits)
         if problem is not None:
             raise OpRejected("BAD_OP", f"{where}: {problem}")
         problem = value_problem(value, f"{where}.{key}", limits)

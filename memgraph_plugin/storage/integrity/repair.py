@@ -1,0 +1,132 @@
+"""``memgraph-host repair``: bring every chat back to its newest intact state after
+``memgraph-host check`` (`storage/integrity/integrity.py`) found damaged files, and say exactly
+what was lost.
+
+1. Each table drops its damaged fragments in one new table version (a Lance ``Delete`` of those
+   fragments): every other row stays, and the table reads again.
+2. The journal: a chat whose commits have a gap its newest snapshot does not cover keeps its
+   commits up to the gap; the later ones (built on the lost one) are removed, and listed.
+3. The snapshots: when a snapshot table lost rows, the snapshot heads of the chats whose journal
+   is whole from version 1 are removed (such a chat loads by replaying its journal, and the next
+   maintenance pass writes a new snapshot): nothing of theirs is lost. A chat whose older journal
+   was pruned keeps its snapshot; the report says it could not be rebuilt.
+
+Run it with no host writing to the database (the CLI's own storage handle).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+import lance
+import lancedb
+
+from memgraph_plugin.storage.escape import where_eq
+from memgraph_plugin.storage.integrity.integrity import (
+    IntegrityReport,
+    check_database,
+    open_dataset,
+    table_uri,
+)
+from memgraph_plugin.storage.tables import COMMITS, SNAPSHOTS
+
+
+@attrs.frozen
+class RepairReport:
+    """What `repair_database` did and what was lost."""
+
+    before: IntegrityReport
+    lines: tuple[str, ...]
+    after: IntegrityReport
+
+
+def _drop_fragments(uri: str, name: str, ids: list[int], options: Mapping[str, str]) -> int:
+    dataset = open_dataset(uri, name, options)
+    operation = lance.LanceOperation.Delete([], ids, "false")
+    lance.LanceDataset.commit(
+        table_uri(uri, name),
+        operation,
+        read_version=dataset.version,
+        storage_options=dict(options) or None,
+    )
+    return len(ids)
+
+
+def _journal_versions(db: Any) -> dict[str, set[int]]:
+    if COMMITS not in db.table_names():
+        return {}
+    rows = db.open_table(COMMITS).to_lance().to_table(columns=["chat_id", "version"])
+    versions: dict[str, set[int]] = {}
+    for chat, version in zip(
+        rows.column("chat_id").to_pylist(), rows.column("version").to_pylist(), strict=True
+    ):
+        versions.setdefault(chat, set()).add(int(version))
+    return versions
+
+
+def repair_database(
+    uri: str, table_names: Iterable[str], options: Mapping[str, str] | None = None
+) -> RepairReport:
+    """Repair the database at `uri` (see the module docstring); the report lists each loss."""
+    options = dict(options or {})
+    names = list(table_names)
+    before = check_database(uri, names, options)
+    lines: list[str] = []
+    if before.ok:
+        return RepairReport(before, ("nothing to repair: every fragment is readable",), before)
+    for table, why in before.unreadable_tables:
+        lines.append(f"table {table!r} cannot be opened ({why}): not repaired")
+    by_table: dict[str, list[int]] = {}
+    rows_lost: dict[str, int] = {}
+    for frag in before.damaged:
+        by_table.setdefault(frag.table, []).append(frag.fragment_id)
+        rows_lost[frag.table] = rows_lost.get(frag.table, 0) + frag.rows
+    for table, ids in sorted(by_table.items()):
+        _drop_fragments(uri, table, ids, options)
+        lines.append(
+            f"table {table!r}: {len(ids)} damaged fragment(s) dropped, {rows_lost[table]} row(s) "
+            "lost"
+        )
+    db = lancedb.connect(uri, storage_options=options or None)
+    for chat in before.chats:
+        if chat.state_whole:
+            lines.append(chat.describe())
+            continue
+        cut = chat.intact_version
+        commits = db.open_table(COMMITS)
+        later = f"{where_eq(chat_id=chat.chat_id)} AND version > {int(cut)}"
+        removed = commits.count_rows(later)
+        if removed:
+            commits.delete(later)
+        lines.append(
+            f"chat {chat.chat_id!r}: back to version {cut}; lost commit(s) "
+            f"{', '.join(map(str, chat.missing_versions))}"
+            + (f" and {removed} later commit(s) built on them" if removed else "")
+        )
+    if before.snapshot_chats and SNAPSHOTS in db.table_names():
+        journal = _journal_versions(db)
+        heads = db.open_table(SNAPSHOTS)
+        for chat in before.snapshot_chats:
+            versions = journal.get(chat, set())
+            whole = bool(versions) and versions == set(range(1, max(versions) + 1))
+            if whole:
+                heads.delete(where_eq(chat_id=chat))
+                lines.append(
+                    f"chat {chat!r}: snapshot removed; it loads from its whole journal (version "
+                    f"{max(versions)}), nothing lost"
+                )
+            else:
+                lines.append(
+                    f"chat {chat!r}: its journal is not whole from version 1, so its snapshot is "
+                    "kept; rows of it may be lost (check the chat's export)"
+                )
+    unexplained = rows_lost.get(COMMITS, 0) - sum(len(c.missing_versions) for c in before.chats)
+    if unexplained > 0:
+        lines.append(
+            f"{unexplained} lost commit row(s) were a chat's newest commit: that chat is back at "
+            "its previous commit"
+        )
+    after = check_database(uri, names, options)
+    return RepairReport(before, tuple(lines), after)

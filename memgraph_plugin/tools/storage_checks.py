@@ -1,0 +1,52 @@
+"""``memgraph-host check`` and ``memgraph-host repair``: the CLI over
+`storage/integrity/integrity.py` and `storage/integrity/repair.py` (one line per finding; exit
+status 0 when every fragment is readable)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import lancedb
+
+from memgraph_plugin.storage import StorageSettings
+from memgraph_plugin.storage.integrity.integrity import check_database
+from memgraph_plugin.storage.integrity.repair import repair_database
+
+
+def _tables(settings: StorageSettings) -> list[str]:
+    options = dict(settings.storage_options) or None
+    return list(lancedb.connect(settings.uri, storage_options=options).table_names())
+
+
+async def run_check(host: Any, settings: StorageSettings) -> int:
+    """Print what `check_database` found; 1 when something is damaged."""
+
+    def work() -> Any:
+        return check_database(settings.uri, _tables(settings), settings.storage_options)
+
+    report = await asyncio.to_thread(work)
+    for line in report.lines():
+        print(line)
+    if not report.ok:
+        affected = report.affected_chats()
+        print("affected chats: " + (", ".join(repr(c) for c in affected) or "(unknown)"))
+        print("run `memgraph-host repair` to bring every chat back to its newest intact state")
+    return 0 if report.ok else 1
+
+
+async def run_repair(host: Any, settings: StorageSettings) -> int:
+    """Repair, print every loss; 0 when every fragment reads afterwards."""
+
+    def work() -> Any:
+        return repair_database(settings.uri, _tables(settings), settings.storage_options)
+
+    report = await asyncio.to_thread(work)
+    for line in report.lines:
+        print(line)
+    if not report.after.ok:
+        print("still damaged after repair:")
+        for line in report.after.lines():
+            print(f"  {line}")
+        return 1
+    return 0
