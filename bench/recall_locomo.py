@@ -10,7 +10,10 @@ adversarial, skipped) is asked as a user message, the pipeline recalls, and the 
 are scored in order: an evidence turn counts at k when its text (lower-cased, whitespace
 collapsed, first 200 characters) appears in one of the first k injected items.
 
-    python bench/recall_locomo.py [DATA.json] [--limit N] [--settings JSON]
+    python bench/recall_locomo.py [DATA.json] [--limit N] [--only ID,...] [--settings JSON]
+
+Recall is tuned on three of the five dev conversations (``TUNE_SET``); with both groups in the
+run, the table is printed for all, then for the tuned-on and the held-out conversations apart.
 
 Default data: ``../shared/data/locomo-dev.json`` relative to the repository root (never
 committed). Prints recall@5/10/20 per category and overall for the pipeline and for BM25
@@ -54,6 +57,8 @@ DATA_CANDIDATES = tuple(
 )
 DEFAULT_DATA = next((p for p in DATA_CANDIDATES if p.exists()), DATA_CANDIDATES[0])
 KS = (5, 10, 20)
+#: The dev conversations recall is tuned on; the others are reported apart as held out.
+TUNE_SET = frozenset({"conv-26", "conv-30", "conv-41"})
 EXTRACTION: set[str] = set()  # which extraction the replay ran (printed under the table)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -363,15 +368,24 @@ def _pct(values: Sequence[float], p: float) -> float:
 async def main_async(args: argparse.Namespace) -> int:
     data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     samples = data[: args.limit] if args.limit else data
+    if args.only:
+        wanted = {s.strip() for s in args.only.split(",") if s.strip()}
+        samples = [s for s in samples if str(s.get("sample_id")) in wanted]
     settings: dict[str, Any] = dict(json.loads(args.settings)) if args.settings else {}
     asked: list[Asked] = []
     bm25: list[tuple[Question, Sequence[str]]] = []
+    split: dict[str, tuple[list[Asked], list[tuple[Question, Sequence[str]]]]] = {}
     started = time.perf_counter()
     for sample in samples:
         t0 = time.perf_counter()
         got = await _replay_one(sample, settings)
+        base_of = _bm25_one(sample)
         asked.extend(got)
-        bm25.extend(_bm25_one(sample))
+        bm25.extend(base_of)
+        group = "tuned on" if str(sample.get("sample_id")) in TUNE_SET else "held out"
+        split.setdefault(group, ([], []))
+        split[group][0].extend(got)
+        split[group][1].extend(base_of)
         print(
             f"[{sample.get('sample_id')}] {len(got)} questions, {time.perf_counter() - t0:.1f} s",
             file=sys.stderr,
@@ -379,6 +393,19 @@ async def main_async(args: argparse.Namespace) -> int:
     pipe = _collect([(a.question, a.items) for a in asked])
     base = _collect(bm25)
     lines = list(_table({"pipeline": pipe, "BM25": base}))
+    if len(split) > 1:  # the conversations tuned on and the held-out ones, apart
+        for group in ("tuned on", "held out"):
+            got, base_of = split[group]
+            ids = sorted(
+                {str(s.get("sample_id")) for s in samples}
+                & (TUNE_SET if group == "tuned on" else {str(s.get("sample_id")) for s in samples}
+                   - TUNE_SET)
+            )
+            lines += ["", f"{group} ({', '.join(ids)}):", ""]
+            lines += list(
+                _table({"pipeline": _collect([(a.question, a.items) for a in got]),
+                        "BM25": _collect(base_of)})
+            )
     ms = [a.ms for a in asked]
     chars = [a.chars for a in asked]
     lines.append("")
@@ -397,6 +424,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="LoCoMo JSON file")
     parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
     parser.add_argument("--settings", default="", help="host settings as a JSON object")
+    parser.add_argument(
+        "--only", default="", help="only these conversations (sample ids, comma-separated)"
+    )
     args = parser.parse_args(argv)
     if not Path(args.data).exists():
         print(f"no LoCoMo data at {args.data} (give the path as an argument)", file=sys.stderr)

@@ -23,7 +23,9 @@ from typing import Any
 
 from memgraph_plugin.engine.name_index import short_forms
 
-from .names import Mention, clean_name, find_mentions
+from .cues import ENTITY, PERSON
+from .cues import PLACE as PLACE_KIND
+from .names import clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver
 from .times import iso_time
 
@@ -32,6 +34,7 @@ __all__ = ["EVENT", "FOLLOWS", "TIME_ISO", "extract_message_ops", "event_title"]
 EVENT = "event"
 FOLLOWS = "follows"
 TIME_ISO = "time_iso"  # the event field with `time` in ISO 8601 (when it can be placed)
+ENTITIES = "entities"  # the event field naming what the cues could not type (no node made)
 TITLE_WIDTH = 72
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 
@@ -47,19 +50,21 @@ def event_title(text: str, speaker: str) -> str:
 class _Entity:
     """One node the message names: every spelling met, its type, and the node it resolved to."""
 
-    __slots__ = ("names", "type", "known", "ref")
+    __slots__ = ("names", "type", "known", "ref", "titled")
 
     def __init__(self, name: str, type_id: str, known: KnownEntity | None, ref: str) -> None:
         self.names = [name]
         self.type = type_id
         self.known = known
         self.ref = ref
+        self.titled: set[str] = set()  # forms written with a title ("Captain Rourke")
 
     @property
     def title(self) -> str:
         if self.known is not None:
             return self.known.title
-        return max(self.names, key=len)  # "Melanie" over "Mel" for a new node
+        plain = [n for n in self.names if n not in self.titled] or self.names
+        return max(plain, key=len)  # "Melanie" over "Mel", "Rourke" over "Captain Rourke"
 
     @property
     def endpoint(self) -> dict[str, str]:
@@ -144,7 +149,7 @@ def extract_message_ops(
     ]
     entities: list[_Entity] = []
 
-    def entity_for(name: str, place_hint: bool) -> _Entity | None:
+    def entity_for(name: str, what: str) -> _Entity | None:
         for entity in entities:
             if entity.answers_to(name):
                 if name not in entity.names:
@@ -156,24 +161,40 @@ def extract_message_ops(
                 if entity.known is not None and entity.known.id == known.id:
                     entity.names.append(name)
                     return entity
-        type_id = known.type if known is not None else (PLACE if place_hint else CHARACTER)
+        if known is not None:
+            type_id = known.type
+        elif what == ENTITY:  # the cues disagree: an `entity` node if the schema has one
+            type_id = ENTITY
+        else:
+            type_id = PLACE if what == PLACE_KIND else CHARACTER
         if type_id not in allowed:
             return None
         entity = _Entity(name, type_id, known, f"e{len(entities)}")
         entities.append(entity)
         return entity
 
-    speaker_entity = entity_for(speaker, False) if speaker and CHARACTER in allowed else None
+    speaker_entity = entity_for(speaker, PERSON) if speaker and CHARACTER in allowed else None
     mentioned: list[_Entity] = []
     speaker_names = {speaker.lower(), *speaker.lower().split(), *short_forms(speaker.lower())}
 
     def known(word: str) -> bool:
         return word in speaker_names or resolver.known(word)
 
+    unsure: list[str] = []
     for mention in find_mentions(text, known=known, ordinary=ordinary):
-        entity = entity_for(mention.name, _is_place(mention))
-        if entity is not None and entity is not speaker_entity and entity not in mentioned:
+        entity = entity_for(mention.name, mention.kind)
+        if entity is None:
+            if mention.kind == ENTITY:
+                unsure.append(mention.name)
+            continue
+        for alias in mention.aliases:  # "Captain Rourke": the titled form is a name too
+            entity.titled.add(alias)
+            if alias not in entity.names:
+                entity.names.append(alias)
+        if entity is not speaker_entity and entity not in mentioned:
             mentioned.append(entity)
+    if unsure:  # names whose kind the cues leave open: kept on the event, no node guessed
+        fields[ENTITIES] = unsure
     ops.extend(op for op in (entity.op() for entity in entities) if op is not None)
     if speaker_entity is not None:
         ops.append(_link(speaker_entity.endpoint, {"ref": "ev"}, "involved_in"))
@@ -187,10 +208,6 @@ def extract_message_ops(
                         "direction": "outgoing"}]}
         )
     return ops
-
-
-def _is_place(mention: Mention) -> bool:
-    return mention.place
 
 
 def _link(source: dict[str, str], target: dict[str, str], relation: str) -> dict[str, Any]:
