@@ -17,7 +17,6 @@ Names that resolve to the same node, or that are short forms of each other withi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -25,32 +24,25 @@ from memgraph_plugin.engine.name_index import short_forms
 
 from .cues import ENTITY, PERSON
 from .cues import PLACE as PLACE_KIND
+from .facts import facts_fields, person_facts
 from .names import clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver
 from .times import iso_time
+from .titles import event_title
 
 __all__ = ["EVENT", "FOLLOWS", "TIME_ISO", "extract_message_ops", "event_title"]
 
 EVENT = "event"
 FOLLOWS = "follows"
 TIME_ISO = "time_iso"  # the event field with `time` in ISO 8601 (when it can be placed)
+EVIDENCE = "evidence"  # sheet -> the message a fact of it was read from
 ENTITIES = "entities"  # the event field naming what the cues could not type (no node made)
-TITLE_WIDTH = 72
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-
-
-def event_title(text: str, speaker: str) -> str:
-    """``"<speaker>: <first sentence, clipped>"`` (the summary keeps the whole text)."""
-    first = _FIRST_SENTENCE.split(" ".join((text or "").split()) or "", maxsplit=1)[0]
-    first = first.strip() or "(empty)"
-    title = f"{speaker}: {first}" if speaker else first
-    return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
 
 
 class _Entity:
     """One node the message names: every spelling met, its type, and the node it resolved to."""
 
-    __slots__ = ("names", "type", "known", "ref", "titled")
+    __slots__ = ("names", "type", "known", "ref", "titled", "facts")
 
     def __init__(self, name: str, type_id: str, known: KnownEntity | None, ref: str) -> None:
         self.names = [name]
@@ -58,6 +50,7 @@ class _Entity:
         self.known = known
         self.ref = ref
         self.titled: set[str] = set()  # forms written with a title ("Captain Rourke")
+        self.facts: dict[str, Any] = {}  # fact fields this message states (`facts_fields`)
 
     @property
     def title(self) -> str:
@@ -69,7 +62,7 @@ class _Entity:
     @property
     def endpoint(self) -> dict[str, str]:
         """How a link names this entity: the existing node's id, else the create's ref."""
-        if self.known is not None and not self.new_names():
+        if self.known is not None and not self.new_names() and not self.facts:
             return {"node_id": self.known.id}
         return {"ref": self.ref}
 
@@ -82,11 +75,11 @@ class _Entity:
     def op(self) -> dict[str, Any] | None:
         """The create (a merge for a known node gaining an alias); None for a known node with
         nothing new: it is linked by id and keeps its seq (a mention is not an update)."""
-        if self.known is not None and not self.new_names():
+        if self.known is not None and not self.new_names() and not self.facts:
             return None
         title = self.title
         aliases = [n for n in self.names if n.lower() != title.lower()]
-        fields: dict[str, Any] = {"title": title}
+        fields: dict[str, Any] = {"title": title, **self.facts}
         if aliases:
             fields["aliases"] = aliases
         return {"op": "create", "type": self.type, "title": title, "fields": fields,
@@ -143,10 +136,9 @@ def extract_message_ops(
             fields[TIME_ISO] = iso  # the same time in ISO 8601, for time cues and sorting
     if index is not None:
         fields["message"] = index
-    ops: list[dict[str, Any]] = [
-        {"op": "create", "type": EVENT, "title": event_title(text, speaker or role),
-         "fields": fields, "ref": "ev"}
-    ]
+    event: dict[str, Any] = {"op": "create", "type": EVENT, "title": "", "fields": fields,
+                             "ref": "ev"}
+    ops: list[dict[str, Any]] = [event]
     entities: list[_Entity] = []
 
     def entity_for(name: str, what: str) -> _Entity | None:
@@ -195,12 +187,20 @@ def extract_message_ops(
             mentioned.append(entity)
     if unsure:  # names whose kind the cues leave open: kept on the event, no node guessed
         fields[ENTITIES] = unsure
+    people = [e for e in (speaker_entity, *mentioned) if e is not None and e.type == CHARACTER]
+    if people:  # statements about people: fact fields of their sheets, evidence links
+        _gather_facts(text, speaker_entity, people, resolver)
+    named = [e.title for e in mentioned]
+    event["title"] = event_title(text, speaker or role, fields.get(TIME_ISO), named)
     ops.extend(op for op in (entity.op() for entity in entities) if op is not None)
     if speaker_entity is not None:
         ops.append(_link(speaker_entity.endpoint, {"ref": "ev"}, "involved_in"))
     for entity in mentioned:
         relation = "occurred_at" if entity.type == PLACE else "mentions"
         ops.append(_link({"ref": "ev"}, entity.endpoint, relation))
+    for entity in entities:
+        if entity.facts:  # the message is the evidence of what the sheet learnt
+            ops.append(_link(entity.endpoint, {"ref": "ev"}, EVIDENCE))
     if previous_event_id:
         ops.append(
             {"op": "link_upsert", "source_ref": "ev",
@@ -208,6 +208,26 @@ def extract_message_ops(
                         "direction": "outgoing"}]}
         )
     return ops
+
+
+def _gather_facts(
+    text: str, speaker: _Entity | None, people: list[_Entity], resolver: NameResolver
+) -> None:
+    """Each person's `facts_fields` for what `text` states about them (the speaker's first
+    person statements, third person ones about a person it names), on the entity."""
+    written: dict[str, _Entity] = {}
+    for entity in people:
+        for name in entity.names:
+            written.setdefault(name, entity)
+    found = person_facts(text, speaker.names[0] if speaker is not None else "", list(written))
+    for name, columns in found.items():
+        entity = written.get(name)
+        if entity is None:
+            continue
+        node = resolver.node(entity.known.id) if entity.known is not None else None
+        have = node.fields if node is not None else {}
+        for key, values in facts_fields(columns, have).items():
+            entity.facts[key] = [*entity.facts.get(key, ()), *values]
 
 
 def _link(source: dict[str, str], target: dict[str, str], relation: str) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Each signal is a ranked list; a node's fused score is the sum over the lists it is in of
 ``weight / (RRF_K + rank)`` (rank from 1). A node whose event time falls inside the question's
-time range gains ``TIME_BOOST`` times its score; newer nodes gain a tie-breaking sliver.
+time range gains ``TIME_BOOST`` times its score; a near-empty message (`is_filler`) keeps
+``FILLER_FACTOR`` of it; newer nodes gain a tie-breaking sliver.
 Weights were tuned on the LoCoMo dev conversations (``bench/recall_locomo.py``), never per
 question.
 """
@@ -14,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from memgraph_plugin.extraction.titles import content_words
+
 from .query import TimeRange, time_of
 from .signals import Hit
 
@@ -21,6 +24,17 @@ RRF_K = 10
 WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3}
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
+FILLER_FACTOR = 0.3  # a near-empty message ("Fair point.") keeps this share of its score
+FILLER_WORDS = 2  # a message of at most this many content words is near-empty
+
+
+def is_filler(node: Any) -> bool:
+    """A message event that says next to nothing ("Tomas: Fair point.", "Thanks, Mel!"): at
+    most `FILLER_WORDS` content words (`titles.content_words`). Rollups never are."""
+    if node is None or node.semantic_rollup or "message" not in node.fields:
+        return False
+    summary = node.fields.get("summary")
+    return isinstance(summary, str) and len(content_words(summary)) <= FILLER_WORDS
 
 
 @attrs.frozen
@@ -64,6 +78,8 @@ def fuse(
         in_time = time_range is not None and node is not None and _in_range(store, node, time_range)
         if in_time:
             score *= 1 + TIME_BOOST
+        if is_filler(node):
+            score *= FILLER_FACTOR
         score += RECENCY_PRIOR * seq / newest
         out.append(Fused(node_id, score, ranks[node_id], in_time))
     out.sort(key=lambda f: (-f.score, -(_seq(store, f.id)), f.id))

@@ -30,6 +30,7 @@ from host.notify import HookFailure
 
 from .compaction import compact_leftovers
 from .extraction import already_extracted, extract_ops
+from .fusion import is_filler
 from .hookcalls import first
 from .injection_budget import (
     BUDGET_SETTING,
@@ -299,7 +300,8 @@ class TurnPipeline:
         budget = int_setting(settings, BUDGET_SETTING, DEFAULT_BUDGET, minimum=1)
         max_cell = int_setting(settings, ITEM_SETTING, DEFAULT_ITEM, minimum=8)
         specs = session.get_schema().types
-        pinned = pinned_nodes(session, per_type)
+        question = self._question_index(chat_id)
+        pinned = pinned_nodes(session, per_type, lambda n: _not_pinned(n, question))
         always_ids = tuple(n.id for n in pinned)
         request = RouteRequest(
             chat_id=chat_id,
@@ -363,6 +365,15 @@ class TurnPipeline:
             query=request.query,
         )
 
+    def _question_index(self, chat_id: str) -> int | None:
+        """The index of the message recall answers: the newest user message when nothing
+        follows it (its event is left out of the injection: the prompt has it already)."""
+        chat = self.host.chat(chat_id)
+        user, newest = chat.newest("user"), chat.newest()
+        if user is None or newest is None or user.index != newest.index:
+            return None
+        return user.index
+
     def _query(self, chat_id: str) -> str:
         chat = self.host.chat(chat_id)
         message = chat.newest("user") or chat.newest()
@@ -396,6 +407,14 @@ class TurnPipeline:
             recall_selected_ids=list(selected),
             visible_ids=list(visible),
         )
+
+
+def _not_pinned(node: Any, question: int | None) -> bool:
+    """Left out of the pinned scene: the question's own event, and near-empty messages."""
+    message = node.fields.get("message")
+    if question is not None and message == question and not node.semantic_rollup:
+        return True
+    return is_filler(node)
 
 
 class LazyPool(Sequence[Any]):
