@@ -21,7 +21,7 @@ from .query import TimeRange, time_of
 from .signals import Hit
 
 RRF_K = 10
-WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3}
+WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6}
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
 FILLER_FACTOR = 0.3  # a near-empty message ("Fair point.") keeps this share of its score

@@ -22,6 +22,7 @@ from memgraph_plugin.embedding.registry import profile_name
 from memgraph_plugin.engine.projection import expand_from_seeds
 from memgraph_plugin.engine.schema import DEFAULT_DRILL_EDGE_TYPES
 
+from .fact_signal import asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
@@ -207,7 +208,8 @@ class HybridRouter:
 
         ctx = _Turn(request, k, recent)
         keyword, vector, score_mode = await self._baseline_lists(ctx)
-        base = ctx.rank({"keyword": keyword, "vector": vector})
+        facts = self._fact_list(ctx, keyword)
+        base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts})
         always = set(request.always_inject_ids)
         seeds = tuple(i.id for i in base[:n_seeds])
         result = RouteResult(
@@ -226,7 +228,9 @@ class HybridRouter:
         self.gate.record(False, window)
         if not graph:
             return result
-        lists = {"keyword": keyword, "vector": vector, "graph": [h for h, _ in graph]}
+        lists = {
+            "keyword": keyword, "vector": vector, "facts": facts, "graph": [h for h, _ in graph]
+        }
         how = {h.id: inc for h, inc in graph}
         base_ids = {i.id for i in base}
         # the fused ranking read only as far as the selection and the expansion need: the
@@ -298,6 +302,16 @@ class HybridRouter:
         floor = float_setting(request.settings, VECTOR_MIN_SETTING, DEFAULT_VECTOR_MIN)
         vector = [h for h in vector if h.score >= floor]
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
+
+    @staticmethod
+    def _fact_list(ctx: _Turn, keyword: Sequence[Hit]) -> list[Hit]:
+        """Evidence messages of the facts the question asks about the people it names
+        (`fact_signal.fact_hits`); empty when it asks for no kind of fact."""
+        if not ctx.terms or not asked_fields(ctx.terms):
+            return []
+        request = ctx.request
+        people = named_entities(request.session, request.query, keyword, ctx.terms)
+        return ctx.allowed(fact_hits(request.session, people, ctx.terms, ctx.k))
 
     def _expansion_failed(
         self, request: RouteRequest, result: RouteResult, exc: Exception, window: int
