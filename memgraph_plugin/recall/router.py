@@ -22,7 +22,7 @@ from memgraph_plugin.embedding.registry import profile_name
 from memgraph_plugin.engine.projection import expand_from_seeds
 from memgraph_plugin.engine.schema import DEFAULT_DRILL_EDGE_TYPES
 
-from .fact_signal import asked_fields, fact_hits
+from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
@@ -208,7 +208,9 @@ class HybridRouter:
 
         ctx = _Turn(request, k, recent)
         keyword, vector, score_mode = await self._baseline_lists(ctx)
-        facts = self._fact_list(ctx, keyword)
+        people = self._people(ctx, keyword)
+        ctx.speakers = frozenset(p.title for p in people)
+        facts = self._fact_list(ctx, [p.id for p in people])
         base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts})
         always = set(request.always_inject_ids)
         seeds = tuple(i.id for i in base[:n_seeds])
@@ -304,14 +306,23 @@ class HybridRouter:
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
 
     @staticmethod
-    def _fact_list(ctx: _Turn, keyword: Sequence[Hit]) -> list[Hit]:
-        """Evidence messages of the facts the question asks about the people it names
-        (`fact_signal.fact_hits`); empty when it asks for no kind of fact."""
-        if not ctx.terms or not asked_fields(ctx.terms):
+    def _people(ctx: _Turn, keyword: Sequence[Hit]) -> list[Any]:
+        """The character sheets the question names (name index, keyword hits' titles)."""
+        if not ctx.terms:
             return []
         request = ctx.request
-        people = named_entities(request.session, request.query, keyword, ctx.terms)
-        return ctx.allowed(fact_hits(request.session, people, ctx.terms, ctx.k))
+        store = request.session.store
+        found = named_entities(request.session, request.query, keyword, ctx.terms)
+        nodes = (store.node(i) for i in found)
+        return [n for n in nodes if n is not None and n.type == CHARACTER]
+
+    @staticmethod
+    def _fact_list(ctx: _Turn, people: Sequence[str]) -> list[Hit]:
+        """Evidence messages of the facts the question asks about the people it names
+        (`fact_signal.fact_hits`); empty when it asks for no kind of fact."""
+        if not people or not asked_fields(ctx.terms):
+            return []
+        return ctx.allowed(fact_hits(ctx.request.session, people, ctx.terms, ctx.k))
 
     def _expansion_failed(
         self, request: RouteRequest, result: RouteResult, exc: Exception, window: int
@@ -396,6 +407,7 @@ class _Turn:
         self.terms = expand_terms(words, self.store.keywords.knows)
         self.cut = self.store.seq_counter - recent + 1 if recent else None
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
+        self.speakers: frozenset[str] = frozenset()  # the people the question names
         self.scorer = TermScorer(self.store, self.terms)  # each node scored once per recall
         self._drilled: dict[str, list[str]] = {}  # rollup id -> its best leaves (this recall)
 
@@ -431,7 +443,9 @@ class _Turn:
     ) -> Iterator[Inclusion]:
         """`rank`, best first, made as it is read: a rollup is drilled when the reader gets to
         it, so a reader that stops early drills no rollup below where it stopped."""
-        fused = fuse(lists, store=self.store, time_range=self.time_range)
+        fused = fuse(
+            lists, store=self.store, time_range=self.time_range, speakers=self.speakers
+        )
         seen: set[str] = set()
         yielded = 0
         n_seeds = int_setting(self.request.settings, SEEDS_SETTING, DEFAULT_SEEDS)
