@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from memgraph_plugin.extraction.facts import SHOWN_AS
+
 from .signals import GRAPH_SCAN, Hit, usable
 
 __all__ = ["FACT_CUES", "asked_fields", "fact_hits"]
@@ -58,9 +60,12 @@ def fact_hits(
         if node is None or node.type != CHARACTER:
             continue
         values: list[str] = []
-        for field in fields:
-            held = node.fields.get(field)
-            values.extend([held] if isinstance(held, str) else list(held or ()))
+        for field in fields:  # the fact field, else the table column it shows in: what an
+            for key in (field, SHOWN_AS.get(field, (field, ""))[0]):  # LLM extractor fills
+                held = node.fields.get(key)
+                if held:
+                    values.extend([held] if isinstance(held, str) else list(held))
+                    break
         if not values:
             continue
         evidence: list[str] = []

@@ -16,10 +16,10 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.extraction.titles import content_words
-
 from .query import TimeRange, time_of
-from .signals import Hit
+from .signals import Hit, is_filler
+
+__all__ = ["FILLER_FACTOR", "Fused", "fuse", "is_filler"]
 
 RRF_K = 10
 WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6}
@@ -27,16 +27,6 @@ TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
 SPEAKER_BOOST = 0.5  # a message by a person the question names: score x (1 + SPEAKER_BOOST)
 FILLER_FACTOR = 0.3  # a near-empty message ("Fair point.") keeps this share of its score
-FILLER_WORDS = 2  # a message of at most this many content words is near-empty
-
-
-def is_filler(node: Any) -> bool:
-    """A message event that says next to nothing ("Tomas: Fair point.", "Thanks, Mel!"): at
-    most `FILLER_WORDS` content words (`titles.content_words`). Rollups never are."""
-    if node is None or node.semantic_rollup or "message" not in node.fields:
-        return False
-    summary = node.fields.get("summary")
-    return isinstance(summary, str) and len(content_words(summary)) <= FILLER_WORDS
 
 
 @attrs.frozen

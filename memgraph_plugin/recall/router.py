@@ -313,6 +313,7 @@ class HybridRouter:
         request = ctx.request
         store = request.session.store
         found = named_entities(request.session, request.query, keyword, ctx.terms)
+        ctx.named = found  # the graph signal walks from the same entities
         nodes = (store.node(i) for i in found)
         return [n for n in nodes if n is not None and n.type == CHARACTER]
 
@@ -349,7 +350,9 @@ class HybridRouter:
         request = ctx.request
         session = request.session
         out: dict[str, tuple[Hit, Inclusion]] = {}
-        entities = named_entities(session, request.query, keyword, ctx.terms)
+        entities = ctx.named
+        if entities is None:
+            entities = named_entities(session, request.query, keyword, ctx.terms)
         if entities:
             for hit in ctx.allowed(entity_events(session, entities, ctx.terms, ctx.k)):
                 inc = Inclusion(hit.id, "graph_expansion", 0.0, hit.via, hit.edge_type, 1)
@@ -408,6 +411,7 @@ class _Turn:
         self.cut = self.store.seq_counter - recent + 1 if recent else None
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
         self.speakers: frozenset[str] = frozenset()  # the people the question names
+        self.named: list[str] | None = None  # the entities it names (`named_entities`)
         self.scorer = TermScorer(self.store, self.terms)  # each node scored once per recall
         self._drilled: dict[str, list[str]] = {}  # rollup id -> its best leaves (this recall)
 

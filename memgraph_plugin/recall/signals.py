@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from memgraph_plugin.engine.schema import is_diagnostic_type
+from memgraph_plugin.extraction.titles import content_words
 
 from .query import STOP_WORDS
 
@@ -25,6 +26,7 @@ ENTITY_RELATIONS = frozenset({"involved_in", "mentions", "occurred_at", "evidenc
 GRAPH_SCAN = 2000  # edges read per named entity at most
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 FOLLOWS = "follows"  # event -> the event before it (the offline extractor writes it)
+FILLER_WORDS = 2  # a message of at most this many content words is near-empty
 
 
 @attrs.frozen
@@ -35,6 +37,15 @@ class Hit:
     score: float
     via: str | None = None
     edge_type: str | None = None
+
+
+def is_filler(node: Any) -> bool:
+    """A message event that says next to nothing ("Tomas: Fair point.", "Thanks, Mel!"): at
+    most `FILLER_WORDS` content words (`titles.content_words`). Rollups never are."""
+    if node is None or node.semantic_rollup or "message" not in node.fields:
+        return False
+    summary = node.fields.get("summary")
+    return isinstance(summary, str) and len(content_words(summary)) <= FILLER_WORDS
 
 
 def usable(node: Any) -> bool:
@@ -253,7 +264,9 @@ def drill_down(
             return []
         kids = [c for c in node.children_ids if usable(store.node(c))]
         score = scorer(kids)
-        kids.sort(key=lambda c: (-score[c], -(store.node(c).seq_to or 0), c))
+        kids.sort(  # a near-empty message last: it answers nothing
+            key=lambda c: (is_filler(store.node(c)), -score[c], -(store.node(c).seq_to or 0), c)
+        )
         return kids
 
     out: list[str] = []
