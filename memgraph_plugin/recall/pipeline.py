@@ -39,6 +39,7 @@ from .injection_budget import (
     DEFAULT_PINNED,
     ITEM_SETTING,
     PINNED_SETTING,
+    PINNED_SLACK,
     fit,
     pinned_nodes,
 )
@@ -303,6 +304,7 @@ class TurnPipeline:
         question = self._question_index(chat_id)
         pinned = pinned_nodes(session, per_type, lambda n: _not_pinned(n, question))
         always_ids = tuple(n.id for n in pinned)
+        question_ids = _question_nodes(session, question, per_type)
         request = RouteRequest(
             chat_id=chat_id,
             query=self._query(chat_id),
@@ -311,6 +313,7 @@ class TurnPipeline:
             session=session,
             settings=settings,
             seq=anchor[1],
+            question_ids=question_ids,
         )
         builtin = await self.router.route(request)  # bounded: the ranking a plugin may rerank
         request = attrs.evolve(request, ranked=builtin.selected)
@@ -318,6 +321,7 @@ class TurnPipeline:
         get = session.store.view
         always = set(always_ids)
         chosen: dict[str, Any] = {}
+        always.update(question_ids)  # whatever a router plugin answers: never the question
         for inc in route.selected:
             node = get(inc.id)
             if inc.id not in always and inc.id not in chosen and usable(node):
@@ -407,6 +411,20 @@ class TurnPipeline:
             recall_selected_ids=list(selected),
             visible_ids=list(visible),
         )
+
+
+def _question_nodes(session: Any, question: int | None, per_type: int) -> tuple[str, ...]:
+    """The question's own event(s), found at the head of the event pool (bounded)."""
+    if question is None:
+        return ()
+    store = session.store
+    out: list[str] = []
+    for spec in store.schema.types:
+        if spec.always_inject:
+            for node in store.newest_in_pool(spec.type, per_type + PINNED_SLACK):
+                if node.fields.get("message") == question and not node.semantic_rollup:
+                    out.append(node.id)
+    return tuple(out)
 
 
 def _not_pinned(node: Any, question: int | None) -> bool:

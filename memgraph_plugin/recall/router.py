@@ -294,7 +294,10 @@ class HybridRouter:
             return [], [], "keyword+recency"
         context = float_setting(request.settings, CONTEXT_SETTING, DEFAULT_CONTEXT)
         keyword = ctx.allowed(
-            keyword_hits(request.session, ctx.terms, ctx.k, context=context, scorer=ctx.scorer)
+            keyword_hits(
+                request.session, ctx.terms, ctx.k, context=context, scorer=ctx.scorer,
+                exclude=frozenset(request.question_ids),
+            )
         )
         if profile_name(request.settings) is None:  # "none": vectors off
             return keyword, [], "keyword+recency"
@@ -427,9 +430,10 @@ class _Turn:
         return None
 
     def ok(self, node_id: str) -> bool:
-        """Usable and outside the recent window (what the newest answers wrote is in context)."""
+        """Usable and outside the recent window (what the newest answers wrote is in context),
+        not the question's own event (the prompt holds the question)."""
         node = self.store.node(node_id)
-        if node is None or node.archived:
+        if node is None or node.archived or node_id in self.request.question_ids:
             return False
         return self.cut is None or node.seq_to is None or node.seq_to < self.cut
 

@@ -98,4 +98,5 @@ def test_filler_is_a_message_that_says_next_to_nothing() -> None:
                               False, **more})()
 
     assert is_filler(node("Fair point.")) and is_filler(node("Thanks, Mel!"))
+    assert not is_filler(node("who is afraid of a dog?"))  # a question is never filler
     assert not is_filler(node("I signed up for a pottery class yesterday."))
