@@ -61,6 +61,8 @@ _FIRST: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("hobbies", r"\bI (?:took up|started|picked up|have taken up|signed up for) (.+)"),
         ("hobbies", r"\bI(?:'ve| have) been (\w+ing\b.*)"),
         ("hobbies", r"\bin my (?:free|spare) time,? I (.+)"),
+        ("hobbies", r"\b(?:went|go) ((?!going\b)\w{3,}ing)\b"),  # "we went camping"
+        ("hobbies", r"\b(?:I|we) (?:just |also )?(?:tried|started) ((?!going\b)\w{3,}ing)\b"),
         ("likes", r"\bI (?:really |just |also |absolutely )?(?:love|like|enjoy|adore) (.+)"),
         ("dislikes", r"\bI (?:really )?(?:hate|dislike|can't stand|cannot stand) (.+)"),
         ("identity", r"\bI (?:work|worked) (?:as|at|in|for) (.+)"),

@@ -27,7 +27,7 @@ FACT_CUES: dict[str, frozenset[str]] = {
     field: frozenset(cues.split())
     for field, cues in {
         "hobbies": "hobby hobbies activity activities interest interests pastime pastimes "
-        "destress",
+        "destress fun",
         "likes": "favorite favourite favorites favourites activities interests",
         "dislikes": "dislike dislikes hate hates",
         "identity": "job jobs career profession occupation",

@@ -26,6 +26,9 @@ def test_first_person_statements_of_the_speaker() -> None:
         "hobbies": ["fishing", "chess"], "identity": ["cartographer"], "family": ["sister Mira"],
         "goal": ["open a map shop"], "likes": ["card games"],
     }}
+    assert person_facts(
+        "I'm off to go swimming with the kids. We went camping last week.", "Melanie", []
+    ) == {"Melanie": {"hobbies": ["swimming", "camping"], "family": ["kids"]}}
     # inside quotes, "I" is someone else speaking: not the message's speaker
     assert person_facts('"I love the sea," Rourke says.', "Narrator", ["Rourke"]) == {}
     assert person_facts("I love the sea.", "", []) == {}  # no speaker: nobody to give it to
