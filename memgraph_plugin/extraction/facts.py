@@ -130,7 +130,7 @@ def person_facts(
             continue
         named = [p for p in people if re.search(rf"\b{re.escape(p)}\b", sentence)]
         outside = _QUOTED.sub(" ", sentence) if speaker else ""
-        if speaker and re.search(r"\b(?:I|my)\b", outside, re.IGNORECASE):
+        if speaker and re.search(r"\b(?:I|my|we|our)\b", outside, re.IGNORECASE):
             for column, pattern in _FIRST:
                 for match in pattern.finditer(outside):
                     _add_all(out, speaker, column, match.group(1))

@@ -28,7 +28,7 @@ def test_first_person_statements_of_the_speaker() -> None:
     }}
     assert person_facts(
         "I'm off to go swimming with the kids. We went camping last week.", "Melanie", []
-    ) == {"Melanie": {"hobbies": ["swimming", "camping"], "family": ["kids"]}}
+    ) == {"Melanie": {"hobbies": ["swimming", "camping"]}}
     # inside quotes, "I" is someone else speaking: not the message's speaker
     assert person_facts('"I love the sea," Rourke says.', "Narrator", ["Rourke"]) == {}
     assert person_facts("I love the sea.", "", []) == {}  # no speaker: nobody to give it to
