@@ -77,6 +77,7 @@ class RouteRequest:
     settings: Mapping[str, Any] = attrs.field(factory=dict)
     seq: int = 0  # seq of the assistant message about to be written
     ranked: tuple[Inclusion, ...] = ()  # the built-in fused ranking, best first
+    question_ids: tuple[str, ...] = ()  # the question's own nodes: in the prompt, never recalled
 
 
 @attrs.frozen

@@ -323,16 +323,19 @@ class WriteApi:
         return outcome
 
     async def compact_groups(
-        self, *, type: str, groups: Iterable[tuple[Iterable[str], str]]
+        self, *, type: str, groups: Iterable[tuple[Any, ...]]
     ) -> tuple[CompactResult | MemoryGraphError, ...]:
-        """Roll each `(child_ids, summary)` group up as `compact_nodes` does (all or nothing per
-        group), in one commit: a catch-up over thousands of groups (a large imported graph) is
-        one journal row, not one per group. One outcome per group, in order: its result, or
-        the error that left it out (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
+        """Roll each `(child_ids, summary)` or `(child_ids, summary, fields)` group up as
+        `compact_nodes` does (all or nothing per group), in one commit: a catch-up over
+        thousands of groups (a large imported graph) is one journal row, not one per group. One
+        outcome per group, in order: its result, or the error that left it out
+        (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
         self._require_store()
         if type is None:
             raise bad_args("type", "is required")
-        return await self._roll_up(type, [(c, summary, None) for c, summary in groups])
+        return await self._roll_up(
+            type, [(g[0], g[1], g[2] if len(g) > 2 else None) for g in groups]
+        )
 
     async def _roll_up(
         self, type: str, groups: Iterable[tuple[Any, Any, Mapping[str, Any] | None]]

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from .cues import PERSON_TITLES, PLACE, POSSESSIVE_PLACE_HEADS, Cues, cues_at, kind
 from .words import (
     CALENDAR_SHORT,
     CJK_PLACE_SUFFIXES,
@@ -25,9 +26,6 @@ from .words import (
     CONNECTORS,
     HONORIFICS,
     NEVER_NAMES,
-    PLACE_NOUNS,
-    PLACE_PREPOSITIONS,
-    TRAVEL_VERBS,
 )
 
 __all__ = [
@@ -53,15 +51,21 @@ _MAX_TITLE_WORDS = 8
 _TITLE_SMALL = CONNECTORS | frozenset(
     {"a", "an", "the", "and", "or", "in", "on", "at", "to", "for", "with", "by"}
 )
+#: Titles dropped from the front of a name (kept as an alias): honorifics and person titles.
+TITLES: frozenset[str] = HONORIFICS | PERSON_TITLES
 _NOT_NAME_END = re.compile(r"(?:ly|ness|ity|tion|sion|ment|ism|ing|ists?|ship)$", re.IGNORECASE)
 
 
 @attrs.frozen
 class Mention:
-    """A name found in a text: as written (possessive dropped), and whether it reads as a place."""
+    """A name found in a text: as written (possessive and title dropped), whether it reads as a
+    place, its kind from the cues around it (`cues.kind`: ``person``, ``place``, ``entity`` or
+    ``""`` for no cue) and the titled form it was written with ("Captain Rourke"), if any."""
 
     name: str
     place: bool = False
+    kind: str = ""
+    aliases: tuple[str, ...] = ()
 
 
 def is_cjk_text(text: str) -> bool:
@@ -70,7 +74,9 @@ def is_cjk_text(text: str) -> bool:
 
 def clean_name(raw: str) -> str:
     """A name as it should be stored: possessive dropped, spaces collapsed, ALL CAPS title-cased."""
-    words = [_POSSESSIVE.sub("", w) for w in raw.split()]
+    words = raw.split()
+    if words:  # only the last word's possessive ("Mel's" -> "Mel"; "Miller's Ford" stays)
+        words[-1] = _POSSESSIVE.sub("", words[-1])
     name = " ".join(w for w in words if w)
     if len(name) > 2 and name.isupper():
         name = name.title()
@@ -131,23 +137,29 @@ def find_mentions(
     """
     known_set = _Known(known)
     tokens, lower_words, inside = word_cases(text)
-    found: dict[str, Mention] = {}
+    found: dict[str, tuple[str, Cues, list[str]]] = {}  # key -> (name, cues, titled forms)
 
-    def add(words: list[str], place_hint: bool) -> None:
-        while words and _plain(words[0]) in HONORIFICS and len(words) > 1:
+    def add(words: list[str], start: int) -> None:
+        end = start + len(words)
+        titled = ""
+        if len(words) > 2 and _plain(words[0]) in TITLES and words[1] == "of":
+            titled = "keep"  # "Duke of Ardent": the title is the name
+        while titled != "keep" and len(words) > 1 and _plain(words[0]) in TITLES:
+            titled = titled or clean_name(" ".join(words))
             words = words[1:]
         if not words:
             return
         name = clean_name(" ".join(words))
         if not name or len(name) < 2 or name.lower() in NEVER_NAMES:
             return
-        last = _plain(words[-1])
-        place = place_hint or last in PLACE_NOUNS
+        cues = cues_at(tokens, start, end, [w.lower() for w in name.split()])
+        if titled:
+            cues.title = True
         key = name.lower()
-        if key not in found:
-            found[key] = Mention(name, place)
-        elif place and not found[key].place:
-            found[key] = Mention(found[key].name, True)
+        entry = found.setdefault(key, (name, Cues(), []))
+        entry[1].add(cues)
+        if titled and titled != "keep" and titled not in entry[2]:
+            entry[2].append(titled)
 
     titles = _quoted_titles(tokens)
     i, n = 0, len(tokens)
@@ -166,7 +178,12 @@ def find_mentions(
         start = i
         run = [token]
         i += 1
-        while i < n and len(run) < _MAX_WORDS and not _POSSESSIVE.search(run[-1]):
+        while i < n and len(run) < _MAX_WORDS:
+            if _POSSESSIVE.search(run[-1]):  # "Miller's Ford": a possessive place name
+                if _capitalised(tokens[i]) and _plain(tokens[i]) in POSSESSIVE_PLACE_HEADS:
+                    run.append(tokens[i])
+                    i += 1
+                break
             if _capitalised(tokens[i]) and tokens[i] != "I" and not tokens[i].isupper():
                 run.append(tokens[i])
                 i += 1
@@ -183,15 +200,15 @@ def find_mentions(
         at_start = sentence_start
         sentence_start = False
         opener = start
+        # "Woohoo Melanie!" drops "Woohoo"; "Aldric Rourke nods" keeps "Aldric"
+        vocative = i >= n or not tokens[i][:1].islower()
         if at_start:  # a sentence opener: drop leading common words ("Yesterday", "Thanks")
-            while (
-                run
-                and _plain(run[0]) not in known_set
-                and (
-                    _plain(run[0]) in COMMON_WORDS
-                    or _NOT_NAME_END.search(run[0]) is not None  # "Lately", "Honestly"
-                    or (len(run) > 1 and _plain(run[1]) in known_set)  # "Woohoo Melanie"
-                )
+            while run and _plain(run[0]) not in known_set and not (
+                _plain(run[0]) in TITLES and len(run) > 1  # "Lady Wren": a titled name
+            ) and (
+                _plain(run[0]) in COMMON_WORDS
+                or _NOT_NAME_END.search(run[0]) is not None  # "Lately", "Honestly"
+                or (len(run) > 1 and _plain(run[1]) in known_set and vocative)  # "Woohoo Mel"
             ):
                 run = run[1:]
                 start += 1
@@ -214,10 +231,17 @@ def find_mentions(
                 continue  # "Creativity", "Lately": abstract words, adverbs; "Tues", "Sept"
             if ordinary is not None and ordinary(word):
                 continue  # "Web", "Chess": words the chat writes in lower case
-        add(run, _place_context(tokens, start))
+        add(run, start)
+    mentions = []
+    for name, cues, titled in found.values():
+        what = kind(cues)
+        mentions.append(Mention(name, what == PLACE, what, tuple(titled)))
     for quoted in _CJK_QUOTED.findall(text or ""):
-        add([quoted], quoted[-1] in CJK_PLACE_SUFFIXES)
-    return list(found.values())
+        if quoted.lower() not in found:
+            place = quoted[-1] in CJK_PLACE_SUFFIXES
+            mentions.append(Mention(quoted, place, PLACE if place else ""))
+            found[quoted.lower()] = (quoted, Cues(), [])
+    return mentions
 
 
 def _quoted_titles(found: Sequence[str]) -> set[int]:
@@ -258,15 +282,3 @@ class _Known:
         if hit is None:
             hit = self.seen[word] = bool(self.ask(word))
         return hit
-
-
-def _place_context(tokens: Sequence[str], start: int) -> bool:
-    """Whether the words before position `start` make the name there a place."""
-    before = tokens[start - 1].lower() if start >= 1 else ""
-    if before == "the" and start >= 2:
-        before = tokens[start - 2].lower()
-    if before in PLACE_PREPOSITIONS:
-        return True
-    if before in ("to", "for") and start >= 2:  # "went to Paris", "left for Skyharbor"
-        return tokens[start - 2].lower() in TRAVEL_VERBS
-    return False

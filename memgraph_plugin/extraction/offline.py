@@ -18,55 +18,53 @@ Names that resolve to the same node, or that are short forms of each other withi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection
 from typing import Any
 
 from memgraph_plugin.engine.index.name_index import short_forms
 
+from .cues import ENTITY, PERSON
+from .cues import PLACE as PLACE_KIND
+from .facts import facts_fields, person_facts
 from .long_text import split_text
-from .names import Mention, clean_name, find_mentions
+from .names import clean_name, find_mentions
 from .resolve import CHARACTER, PLACE, KnownEntity, NameResolver
 from .times import iso_time
+from .titles import event_title
 
 __all__ = ["EVENT", "FOLLOWS", "TIME_ISO", "extract_message_ops", "event_title"]
 
 EVENT = "event"
 FOLLOWS = "follows"
 TIME_ISO = "time_iso"  # the event field with `time` in ISO 8601 (when it can be placed)
-TITLE_WIDTH = 72
-_FIRST_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
-
-
-def event_title(text: str, speaker: str) -> str:
-    """``"<speaker>: <first sentence, clipped>"`` (the summary keeps the whole text)."""
-    first = _FIRST_SENTENCE.split(" ".join((text or "").split()) or "", maxsplit=1)[0]
-    first = first.strip() or "(empty)"
-    title = f"{speaker}: {first}" if speaker else first
-    return title if len(title) <= TITLE_WIDTH else title[: TITLE_WIDTH - 1].rstrip() + "…"
+EVIDENCE = "evidence"  # sheet -> the message a fact of it was read from
+ENTITIES = "entities"  # the event field naming what the cues could not type (no node made)
 
 
 class _Entity:
     """One node the message names: every spelling met, its type, and the node it resolved to."""
 
-    __slots__ = ("names", "type", "known", "ref")
+    __slots__ = ("names", "type", "known", "ref", "titled", "facts")
 
     def __init__(self, name: str, type_id: str, known: KnownEntity | None, ref: str) -> None:
         self.names = [name]
         self.type = type_id
         self.known = known
         self.ref = ref
+        self.titled: set[str] = set()  # forms written with a title ("Captain Rourke")
+        self.facts: dict[str, Any] = {}  # fact fields this message states (`facts_fields`)
 
     @property
     def title(self) -> str:
         if self.known is not None:
             return self.known.title
-        return max(self.names, key=len)  # "Melanie" over "Mel" for a new node
+        plain = [n for n in self.names if n not in self.titled] or self.names
+        return max(plain, key=len)  # "Melanie" over "Mel", "Rourke" over "Captain Rourke"
 
     @property
     def endpoint(self) -> dict[str, str]:
         """How a link names this entity: the existing node's id, else the create's ref."""
-        if self.known is not None and not self.new_names():
+        if self.known is not None and not self.new_names() and not self.facts:
             return {"node_id": self.known.id}
         return {"ref": self.ref}
 
@@ -79,20 +77,15 @@ class _Entity:
     def op(self) -> dict[str, Any] | None:
         """The create (a merge for a known node gaining an alias); None for a known node with
         nothing new: it is linked by id and keeps its seq (a mention is not an update)."""
-        if self.known is not None and not self.new_names():
+        if self.known is not None and not self.new_names() and not self.facts:
             return None
         title = self.title
         aliases = [n for n in self.names if n.lower() != title.lower()]
-        fields: dict[str, Any] = {"title": title}
+        fields: dict[str, Any] = {"title": title, **self.facts}
         if aliases:
             fields["aliases"] = aliases
-        return {
-            "op": "create",
-            "type": self.type,
-            "title": title,
-            "fields": fields,
-            "ref": self.ref,
-        }
+        return {"op": "create", "type": self.type, "title": title, "fields": fields,
+                "ref": self.ref}
 
     def answers_to(self, name: str) -> bool:
         """Whether `name` is a spelling or short form of one of this entity's names."""
@@ -103,7 +96,8 @@ class _Entity:
                 return True
             short, long = sorted((key, other), key=len)
             if len(short) >= 3 and (
-                long.startswith(short) and " " not in short or short in long.split()
+                long.startswith(short) and " " not in short
+                or short in long.split()
             ):
                 return True
         return False
@@ -136,7 +130,8 @@ def extract_message_ops(
     if EVENT not in allowed or not (text or "").strip():
         return []
     speaker = clean_name(speaker) if speaker else ""
-    fields: dict[str, Any] = {"summary": text}
+    parts = split_text(text, max_field_bytes) if max_field_bytes else [text]
+    fields: dict[str, Any] = {"summary": parts[0]}
     if speaker:
         fields["speaker"] = speaker
     if role:
@@ -148,26 +143,20 @@ def extract_message_ops(
             fields[TIME_ISO] = iso  # the same time in ISO 8601, for time cues and sorting
     if index is not None:
         fields["message"] = index
-    parts = split_text(text, max_field_bytes) if max_field_bytes else [text]
-    ops: list[dict[str, Any]] = []
-    for number, part in enumerate(parts, 1):
-        ref = "ev" if number == 1 else f"ev{number}"
-        title = event_title(part, speaker or role)
-        part_fields = dict(fields, summary=part)
-        if len(parts) > 1:
-            part_fields.update(part=number, parts=len(parts))
-            title = f"{title} (part {number}/{len(parts)})"
-        ops.append({"op": "create", "type": EVENT, "title": title, "fields": part_fields,
-                    "ref": ref})
-    for number in range(2, len(parts) + 1):
-        previous = "ev" if number == 2 else f"ev{number - 1}"
-        ops.append(
-            {"op": "link_upsert", "source_ref": f"ev{number}",
-             "links": [{"target_ref": previous, "relation": FOLLOWS, "direction": "outgoing"}]}
-        )
+    # a text too long for one field: the later parts as events of their own, after the first
+    more = [
+        {"op": "create", "type": EVENT, "title": "", "ref": f"ev{number}",
+         "fields": dict(fields, summary=part, part=number, parts=len(parts))}
+        for number, part in enumerate(parts[1:], 2)
+    ]
+    if more:
+        fields.update(part=1, parts=len(parts))
+    event: dict[str, Any] = {"op": "create", "type": EVENT, "title": "", "fields": fields,
+                             "ref": "ev"}
+    ops: list[dict[str, Any]] = [event, *more]
     entities: list[_Entity] = []
 
-    def entity_for(name: str, place_hint: bool) -> _Entity | None:
+    def entity_for(name: str, what: str) -> _Entity | None:
         for entity in entities:
             if entity.answers_to(name):
                 if name not in entity.names:
@@ -179,49 +168,90 @@ def extract_message_ops(
                 if entity.known is not None and entity.known.id == known.id:
                     entity.names.append(name)
                     return entity
-        type_id = known.type if known is not None else (PLACE if place_hint else CHARACTER)
+        if known is not None:
+            type_id = known.type
+        elif what == ENTITY:  # the cues disagree: an `entity` node if the schema has one
+            type_id = ENTITY
+        else:
+            type_id = PLACE if what == PLACE_KIND else CHARACTER
         if type_id not in allowed:
             return None
         entity = _Entity(name, type_id, known, f"e{len(entities)}")
         entities.append(entity)
         return entity
 
-    speaker_entity = entity_for(speaker, False) if speaker and CHARACTER in allowed else None
+    speaker_entity = entity_for(speaker, PERSON) if speaker and CHARACTER in allowed else None
     mentioned: list[_Entity] = []
     speaker_names = {speaker.lower(), *speaker.lower().split(), *short_forms(speaker.lower())}
 
     def known(word: str) -> bool:
         return word in speaker_names or resolver.known(word)
 
+    unsure: list[str] = []
     for mention in find_mentions(text, known=known, ordinary=ordinary):
-        entity = entity_for(mention.name, _is_place(mention))
-        if entity is not None and entity is not speaker_entity and entity not in mentioned:
+        entity = entity_for(mention.name, mention.kind)
+        if entity is None:
+            if mention.kind == ENTITY:
+                unsure.append(mention.name)
+            continue
+        for alias in mention.aliases:  # "Captain Rourke": the titled form is a name too
+            entity.titled.add(alias)
+            if alias not in entity.names:
+                entity.names.append(alias)
+        if entity is not speaker_entity and entity not in mentioned:
             mentioned.append(entity)
+    if unsure:  # names whose kind the cues leave open: kept on the event, no node guessed
+        fields[ENTITIES] = unsure
+    people = [e for e in (speaker_entity, *mentioned) if e is not None and e.type == CHARACTER]
+    if people:  # statements about people: fact fields of their sheets, evidence links
+        _gather_facts(text, speaker_entity, people, resolver)
+    named = [e.title for e in mentioned]
+    event["title"] = event_title(text, speaker or role, fields.get(TIME_ISO), named)
+    for number, part_event in enumerate([event, *more], 1):
+        if more:
+            part_event["title"] = f"{event['title']} (part {number}/{len(parts)})"
+        if number > 1:
+            previous = "ev" if number == 2 else f"ev{number - 1}"
+            ops.append(
+                {"op": "link_upsert", "source_ref": f"ev{number}",
+                 "links": [{"target_ref": previous, "relation": FOLLOWS, "direction": "outgoing"}]}
+            )
     ops.extend(op for op in (entity.op() for entity in entities) if op is not None)
     if speaker_entity is not None:
         ops.append(_link(speaker_entity.endpoint, {"ref": "ev"}, "involved_in"))
     for entity in mentioned:
         relation = "occurred_at" if entity.type == PLACE else "mentions"
         ops.append(_link({"ref": "ev"}, entity.endpoint, relation))
+    for entity in entities:
+        if entity.facts:  # the message is the evidence of what the sheet learnt
+            ops.append(_link(entity.endpoint, {"ref": "ev"}, EVIDENCE))
     if previous_event_id:
         ops.append(
-            {
-                "op": "link_upsert",
-                "source_ref": "ev",
-                "links": [
-                    {
-                        "target_node_id": previous_event_id,
-                        "relation": FOLLOWS,
-                        "direction": "outgoing",
-                    }
-                ],
-            }
+            {"op": "link_upsert", "source_ref": "ev",
+             "links": [{"target_node_id": previous_event_id, "relation": FOLLOWS,
+                        "direction": "outgoing"}]}
         )
     return ops
 
 
-def _is_place(mention: Mention) -> bool:
-    return mention.place
+def _gather_facts(
+    text: str, speaker: _Entity | None, people: list[_Entity], resolver: NameResolver
+) -> None:
+    """Each person's `facts_fields` for what `text` states about them (the speaker's first
+    person statements, third person ones about a person it names), on the entity."""
+    written: dict[str, _Entity] = {}
+    for entity in people:
+        for name in entity.names:
+            written.setdefault(name, entity)
+    found = person_facts(text, speaker.names[0] if speaker is not None else "", list(written))
+    for name, columns in found.items():
+        entity = written.get(name)
+        if entity is None:
+            continue
+        node = resolver.node(entity.known.id) if entity.known is not None else None
+        have = node.fields if node is not None else {}
+        for key, values in facts_fields(columns, have).items():
+            entity.facts[key] = [*entity.facts.get(key, ()), *values]
 
 
 def _link(source: dict[str, str], target: dict[str, str], relation: str) -> dict[str, Any]:

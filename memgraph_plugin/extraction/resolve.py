@@ -15,6 +15,9 @@ import attrs
 
 from memgraph_plugin.engine.index.name_index import NameIndex, id_order
 
+from .variants import spelling_variant
+from .words import COMMON_WORDS, CONNECTORS
+
 __all__ = ["CHARACTER", "PLACE", "KnownEntity", "NameResolver"]
 
 CHARACTER = "character_sheet"
@@ -51,10 +54,12 @@ class NameResolver:
         """Whether a (lower-case) word is a name or short form of a character or place."""
         if self.index is None:
             return False
+        if word in COMMON_WORDS:  # "her" is no short form of "Heron": exact names only
+            return any(self.index.known_as(t, word) for t in (CHARACTER, PLACE))
         return any(
             self.index.known_as(t, word) or self.index.known_short(t, word)
             for t in (CHARACTER, PLACE)
-        )
+        ) or self._variant(CHARACTER, word) is not None
 
     def resolve(self, name: str, types: Sequence[str] = (CHARACTER, PLACE)) -> KnownEntity | None:
         """The node `name` already is (exact, then short form, then longer form), else None."""
@@ -63,7 +68,7 @@ class NameResolver:
         key = " ".join(name.lower().split())
         if not key:
             return None
-        for step in (self._exact, self._short, self._longer):
+        for step in (self._exact, self._short, self._longer, self._variant):
             for type_id in types:
                 found = step(type_id, key)
                 if found is not None:
@@ -92,11 +97,27 @@ class NameResolver:
         assert self.index is not None
         words = key.split()
         candidates: list[str] = []
-        if len(words) > 1:
+        if len(words) > 1 and CONNECTORS.isdisjoint(words):  # "Bank of Qel" is not Qel
             candidates += [words[0], words[-1]]
+        elif len(words) > 1:
+            candidates.append(words[0])
         else:
             candidates += [key[:k] for k in range(len(key) - 1, 2, -1)]
         found: set[str] = set()
         for form in candidates:
             found.update(self.index.known_as(type_id, form))
+        return self._entity(found, unique=True)
+
+    def _variant(self, type_id: str, key: str) -> KnownEntity | None:
+        """The one node known by a spelling variant of `key` ("mohammed" -> Muhammad): the
+        candidates share its consonant skeleton (an index lookup), `spelling_variant` decides."""
+        assert self.index is not None
+        ids = self.index.sounding_like(type_id, key)
+        if not ids:
+            return None
+        found = set()
+        for node_id in ids:
+            names = self.index.names.get(node_id)
+            if names is not None and any(spelling_variant(key, n) for n in names[1]):
+                found.add(node_id)
         return self._entity(found, unique=True)

@@ -49,6 +49,8 @@ showed stop talk talked tell told thought visited went
 monday tuesday wednesday thursday friday saturday sunday
 january february march april may june july august september october november december
 mr mrs ms miss dr sir madam lady lord
+above across along below behind beneath beside beyond inside near outside over past toward
+towards under upon within
 """
 COMMON_WORDS: frozenset[str] = words(_COMMON)
 

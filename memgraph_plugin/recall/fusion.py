@@ -2,7 +2,9 @@
 
 Each signal is a ranked list; a node's fused score is the sum over the lists it is in of
 ``weight / (RRF_K + rank)`` (rank from 1). A node whose event time falls inside the question's
-time range gains ``TIME_BOOST`` times its score; newer nodes gain a tie-breaking sliver.
+time range gains ``TIME_BOOST`` times its score; a near-empty message (`is_filler`) keeps
+``FILLER_FACTOR`` of it; a message by a person the question names gains ``SPEAKER_BOOST`` times
+its score; newer nodes gain a tie-breaking sliver.
 Weights were tuned on the LoCoMo dev conversations (``bench/recall_locomo.py``), never per
 question.
 """
@@ -15,12 +17,16 @@ from typing import Any
 import attrs
 
 from .query import TimeRange, time_of
-from .signals import Hit
+from .signals import Hit, is_filler
+
+__all__ = ["FILLER_FACTOR", "Fused", "fuse", "is_filler"]
 
 RRF_K = 10
-WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3}
+WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6}
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
+SPEAKER_BOOST = 0.5  # a message by a person the question names: score x (1 + SPEAKER_BOOST)
+FILLER_FACTOR = 0.3  # a near-empty message ("Fair point.") keeps this share of its score
 
 
 @attrs.frozen
@@ -46,6 +52,7 @@ def fuse(
     store: Any,
     weights: Mapping[str, float] | None = None,
     time_range: TimeRange | None = None,
+    speakers: frozenset[str] = frozenset(),
 ) -> list[Fused]:
     """The nodes of all lists, best first (ties: newest, then id)."""
     scores: dict[str, float] = {}
@@ -64,6 +71,10 @@ def fuse(
         in_time = time_range is not None and node is not None and _in_range(store, node, time_range)
         if in_time:
             score *= 1 + TIME_BOOST
+        if is_filler(node):
+            score *= FILLER_FACTOR
+        if speakers and node is not None and node.fields.get("speaker") in speakers:
+            score *= 1 + SPEAKER_BOOST  # the question asks about someone: their own words
         score += RECENCY_PRIOR * seq / newest
         out.append(Fused(node_id, score, ranks[node_id], in_time))
     out.sort(key=lambda f: (-f.score, -(_seq(store, f.id)), f.id))

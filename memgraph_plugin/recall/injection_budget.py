@@ -9,7 +9,7 @@ after it may still come in. Every cell is clipped to ``recall_item_chars``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -30,13 +30,25 @@ class Fitted:
     prompt: str
 
 
-def pinned_nodes(session: Any, per_type: int) -> tuple[Any, ...]:
-    """The newest `per_type` visible nodes of each always-inject type, in timeline order."""
+#: Nodes of the pool's head read past `per_type` to make up for the ones left out (the
+#: question's own event, near-empty messages): bounded, whatever the chat's size.
+PINNED_SLACK = 3
+
+
+def pinned_nodes(
+    session: Any, per_type: int, leave_out: Callable[[Any], bool] | None = None
+) -> tuple[Any, ...]:
+    """The newest `per_type` visible nodes of each always-inject type, in timeline order,
+    without those `leave_out` names (the current question's event: it is in the prompt
+    already; near-empty messages)."""
     store = session.store
     out: list[Any] = []
     for spec in store.schema.types:
         if spec.always_inject:
-            out.extend(store.newest_in_pool(spec.type, per_type))
+            extra = PINNED_SLACK if leave_out is not None else 0
+            newest = store.newest_in_pool(spec.type, per_type + extra)
+            kept = [n for n in newest if leave_out is None or not leave_out(n)]
+            out.extend(kept[:per_type])
     return tuple(sorted(out, key=lambda n: (n.seq_to is None, n.seq_to or 0, n.id)))
 
 

@@ -34,6 +34,7 @@ from ..settings_keys import (
     RECALL_TOP_K,
     RECALL_VECTOR_MIN_SCORE,
 )
+from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
@@ -196,7 +197,10 @@ class HybridRouter:
 
         ctx = _Turn(request, k, recent)
         keyword, vector, score_mode = await self._baseline_lists(ctx)
-        base = ctx.rank({"keyword": keyword, "vector": vector})
+        people = self._people(ctx, keyword)
+        ctx.speakers = frozenset(p.title for p in people)
+        facts = self._fact_list(ctx, [p.id for p in people])
+        base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts})
         always = set(request.always_inject_ids)
         seeds = tuple(i.id for i in base[:n_seeds])
         result = RouteResult(
@@ -215,7 +219,9 @@ class HybridRouter:
         self.gate.record(False, window)
         if not graph:
             return result
-        lists = {"keyword": keyword, "vector": vector, "graph": [h for h, _ in graph]}
+        lists = {
+            "keyword": keyword, "vector": vector, "facts": facts, "graph": [h for h, _ in graph]
+        }
         how = {h.id: inc for h, inc in graph}
         base_ids = {i.id for i in base}
         # the fused ranking read only as far as the selection and the expansion need: the
@@ -277,7 +283,10 @@ class HybridRouter:
             return [], [], "keyword+recency"
         context = float_setting(request.settings, RECALL_CONTEXT_WEIGHT)
         keyword = ctx.allowed(
-            keyword_hits(request.session, ctx.terms, ctx.k, context=context, scorer=ctx.scorer)
+            keyword_hits(
+                request.session, ctx.terms, ctx.k, context=context, scorer=ctx.scorer,
+                exclude=frozenset(request.question_ids),
+            )
         )
         if profile_name(request.settings) is None:  # "none": vectors off
             return keyword, [], "keyword+recency"
@@ -287,6 +296,26 @@ class HybridRouter:
         floor = float_setting(request.settings, RECALL_VECTOR_MIN_SCORE)
         vector = [h for h in vector if h.score >= floor]
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
+
+    @staticmethod
+    def _people(ctx: _Turn, keyword: Sequence[Hit]) -> list[Any]:
+        """The character sheets the question names (name index, keyword hits' titles)."""
+        if not ctx.terms:
+            return []
+        request = ctx.request
+        store = request.session.store
+        found = named_entities(request.session, request.query, keyword, ctx.terms)
+        ctx.named = found  # the graph signal walks from the same entities
+        nodes = (store.node(i) for i in found)
+        return [n for n in nodes if n is not None and n.type == CHARACTER]
+
+    @staticmethod
+    def _fact_list(ctx: _Turn, people: Sequence[str]) -> list[Hit]:
+        """Evidence messages of the facts the question asks about the people it names
+        (`fact_signal.fact_hits`); empty when it asks for no kind of fact."""
+        if not people or not asked_fields(ctx.terms):
+            return []
+        return ctx.allowed(fact_hits(ctx.request.session, people, ctx.terms, ctx.k))
 
     def _expansion_failed(
         self, request: RouteRequest, result: RouteResult, exc: Exception, window: int
@@ -313,7 +342,9 @@ class HybridRouter:
         request = ctx.request
         session = request.session
         out: dict[str, tuple[Hit, Inclusion]] = {}
-        entities = named_entities(session, request.query, keyword, ctx.terms)
+        entities = ctx.named
+        if entities is None:
+            entities = named_entities(session, request.query, keyword, ctx.terms)
         if entities:
             for hit in ctx.allowed(entity_events(session, entities, ctx.terms, ctx.k)):
                 inc = Inclusion(hit.id, "graph_expansion", 0.0, hit.via, hit.edge_type, 1)
@@ -371,6 +402,8 @@ class _Turn:
         self.terms = expand_terms(words, self.store.keywords.knows)
         self.cut = self.store.seq_counter - recent + 1 if recent else None
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
+        self.speakers: frozenset[str] = frozenset()  # the people the question names
+        self.named: list[str] | None = None  # the entities it names (`named_entities`)
         self.scorer = TermScorer(self.store, self.terms)  # each node scored once per recall
         self._drilled: dict[str, list[str]] = {}  # rollup id -> its best leaves (this recall)
 
@@ -386,9 +419,10 @@ class _Turn:
         return None
 
     def ok(self, node_id: str) -> bool:
-        """Usable and outside the recent window (what the newest answers wrote is in context)."""
+        """Usable and outside the recent window (what the newest answers wrote is in context),
+        not the question's own event (the prompt holds the question)."""
         node = self.store.node(node_id)
-        if node is None or node.archived:
+        if node is None or node.archived or node_id in self.request.question_ids:
             return False
         return self.cut is None or node.seq_to is None or node.seq_to < self.cut
 
@@ -406,7 +440,9 @@ class _Turn:
     ) -> Iterator[Inclusion]:
         """`rank`, best first, made as it is read: a rollup is drilled when the reader gets to
         it, so a reader that stops early drills no rollup below where it stopped."""
-        fused = fuse(lists, store=self.store, time_range=self.time_range)
+        fused = fuse(
+            lists, store=self.store, time_range=self.time_range, speakers=self.speakers
+        )
         seen: set[str] = set()
         yielded = 0
         n_seeds = int_setting(self.request.settings, RECALL_SEED_COUNT)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import attrs
 
 from memgraph_plugin.engine.model.schema import is_diagnostic_type
+from memgraph_plugin.extraction.titles import content_words
 
 from .query import STOP_WORDS
 
@@ -25,6 +26,8 @@ ENTITY_RELATIONS = frozenset({"involved_in", "mentions", "occurred_at", "evidenc
 GRAPH_SCAN = 2000  # edges read per named entity at most
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 FOLLOWS = "follows"  # event -> the event before it (the offline extractor writes it)
+FILLER_WORDS = 2  # a message of at most this many content words is near-empty...
+FILLER_LENGTH = 6  # ... and at most this many words
 
 
 @attrs.frozen
@@ -35,6 +38,18 @@ class Hit:
     score: float
     via: str | None = None
     edge_type: str | None = None
+
+
+def is_filler(node: Any) -> bool:
+    """A message event that says next to nothing ("Fair point.", "Thanks, Mel!"): no question,
+    at most `FILLER_WORDS` content words (`titles.content_words`) in at most `FILLER_LENGTH`
+    words. Rollups never are."""
+    if node is None or node.semantic_rollup or "message" not in node.fields:
+        return False
+    summary = node.fields.get("summary")
+    if not isinstance(summary, str) or "?" in summary or len(summary.split()) > FILLER_LENGTH:
+        return False
+    return len(content_words(summary)) <= FILLER_WORDS
 
 
 def usable(node: Any) -> bool:
@@ -77,6 +92,7 @@ def keyword_hits(
     *,
     context: float = 0.0,
     scorer: TermScorer | None = None,
+    exclude: Collection[str] = (),
 ) -> list[Hit]:
     """The `k` best nodes for the query terms by Okapi BM25 over every active node (leaves
     under rollups included), from the store's index (``keywords.search``, a bounded `k`).
@@ -84,11 +100,14 @@ def keyword_hits(
     ``context`` > 0: a node also gains that share of its best neighbour's score (the message
     before or after it, over ``follows`` edges, else its siblings under the same rollup), so a
     reply is found by the question it answers; neighbours of the hits join the ranking.
-    ``scorer``: the recall's `TermScorer` for `terms` (its memo is shared with the drill)."""
+    ``scorer``: the recall's `TermScorer` for `terms` (its memo is shared with the drill);
+    ``exclude``: nodes never found nor lent as context (the question's own event)."""
     store = session.store
     index = store.keywords
     scorer = scorer or TermScorer(store, terms)
-    found = index.search(scorer.query, None, k, accept=lambda i: usable(store.node(i)))
+    found = index.search(
+        scorer.query, None, k, accept=lambda i: i not in exclude and usable(store.node(i))
+    )
     hits = [Hit(i, s) for i, s in found]
     if not context or not hits:
         return hits
@@ -102,6 +121,8 @@ def keyword_hits(
             near_of[node_id] = neighbours(store, node_id)
     unknown = {n for ns in near_of.values() for n in ns} | set(pool)
     own.update(scorer([i for i in unknown if i not in own]))
+    for node_id in exclude:  # the question itself lends its words to no neighbour
+        own[node_id] = 0.0
     scored = []
     for node_id in pool:
         near = max((own.get(n, 0.0) for n in near_of[node_id]), default=0.0)
@@ -253,7 +274,9 @@ def drill_down(
             return []
         kids = [c for c in node.children_ids if usable(store.node(c))]
         score = scorer(kids)
-        kids.sort(key=lambda c: (-score[c], -(store.node(c).seq_to or 0), c))
+        kids.sort(  # a near-empty message last: it answers nothing
+            key=lambda c: (is_filler(store.node(c)), -score[c], -(store.node(c).seq_to or 0), c)
+        )
         return kids
 
     out: list[str] = []

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memgraph_plugin.extraction.summary import SUMMARY_BUDGET, informative_summary
+from memgraph_plugin.extraction.titles import rollup_facts, rollup_title
 
 from ..recall.hookcalls import first
 from ..settings_keys import RECALL_COMPACTION
@@ -39,6 +40,15 @@ async def summarise(host: Any, type_name: str, briefs: Sequence[Any]) -> str:
     return extractive_summary(briefs) or f"{len(briefs)} {type_name} nodes"
 
 
+def rollup_fields(session: Any, group: Any, summary: str) -> dict[str, Any]:
+    """A rollup's title from its content (who, when, what: `titles.rollup_title`) and what it
+    keeps of its children for its parent's title (`titles.rollup_facts`)."""
+    store = session.store
+    children = [n for n in (store.node(i) for i in group.child_ids) if n is not None]
+    facts = rollup_facts(children)
+    return {**facts, "title": rollup_title(facts, summary)}
+
+
 def hierarchical_types(session: Any) -> list[str]:
     return [s.type for s in session.get_schema().types if s.compression_mode == "hierarchical"]
 
@@ -56,13 +66,14 @@ async def compact_leftovers(host: Any, session: Any) -> list[str]:
             groups = session.compaction_candidates(type=type_name, depth=depth).groups
             if not groups and depth > 0 and depth not in made_at:
                 break
-            summarised: list[tuple[list[str], str]] = []
+            summarised: list[tuple[list[str], str, dict[str, Any]]] = []
             for group in groups:
                 briefs = [
                     session.get_node_brief(i, include_edge_summary=False) for i in group.child_ids
                 ]
                 text = await summarise(host, type_name, briefs)
-                summarised.append((list(group.child_ids), text))
+                fields = rollup_fields(session, group, text)
+                summarised.append((list(group.child_ids), text, fields))
             if not summarised:
                 continue
             outcomes = await session.compact_groups(type=type_name, groups=summarised)

@@ -32,8 +32,9 @@ from host.settings.setting_values import int_setting
 
 from ..api.injection import InjectionHub
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
+from ..recall.fusion import is_filler
 from ..recall.hookcalls import first, report_failures
-from ..recall.injection_budget import fit, pinned_nodes
+from ..recall.injection_budget import PINNED_SLACK, fit, pinned_nodes
 from ..recall.router import HybridRouter
 from ..recall.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
@@ -325,8 +326,10 @@ class TurnPipeline:
         budget = int_setting(settings, RECALL_BUDGET_CHARS)
         max_cell = int_setting(settings, RECALL_ITEM_CHARS)
         specs = session.get_schema().types
-        pinned = pinned_nodes(session, per_type)
+        question = self._question_index(chat_id)
+        pinned = pinned_nodes(session, per_type, lambda n: _not_pinned(n, question))
         always_ids = tuple(n.id for n in pinned)
+        question_ids = _question_nodes(session, question, per_type)
         request = RouteRequest(
             chat_id=chat_id,
             query=self._query(chat_id) if query is None else query,
@@ -335,6 +338,7 @@ class TurnPipeline:
             session=session,
             settings=settings,
             seq=anchor[1],
+            question_ids=question_ids,
         )
         builtin = await self.router.route(request)  # bounded: the ranking a plugin may rerank
         request = attrs.evolve(request, ranked=builtin.selected)
@@ -342,6 +346,7 @@ class TurnPipeline:
         get = session.store.view
         always = set(always_ids)
         chosen: dict[str, Any] = {}
+        always.update(question_ids)  # whatever a router plugin answers: never the question
         for inc in route.selected:
             node = get(inc.id)
             if inc.id not in always and inc.id not in chosen and usable(node):
@@ -391,6 +396,15 @@ class TurnPipeline:
             query=request.query,
         )
 
+    def _question_index(self, chat_id: str) -> int | None:
+        """The index of the message recall answers: the newest user message when nothing
+        follows it (its event is left out of the injection: the prompt has it already)."""
+        chat = self.host.chat(chat_id)
+        user, newest = chat.newest("user"), chat.newest()
+        if user is None or newest is None or user.index != newest.index:
+            return None
+        return user.index
+
     def _query(self, chat_id: str) -> str:
         chat = self.host.chat(chat_id)
         message = chat.newest("user") or chat.newest()
@@ -422,6 +436,28 @@ class TurnPipeline:
             recall_selected_ids=list(selected),
             visible_ids=list(visible),
         )
+
+
+def _question_nodes(session: Any, question: int | None, per_type: int) -> tuple[str, ...]:
+    """The question's own event(s), found at the head of the event pool (bounded)."""
+    if question is None:
+        return ()
+    store = session.store
+    out: list[str] = []
+    for spec in store.schema.types:
+        if spec.always_inject:
+            for node in store.newest_in_pool(spec.type, per_type + PINNED_SLACK):
+                if node.fields.get("message") == question and not node.semantic_rollup:
+                    out.append(node.id)
+    return tuple(out)
+
+
+def _not_pinned(node: Any, question: int | None) -> bool:
+    """Left out of the pinned scene: the question's own event, and near-empty messages."""
+    message = node.fields.get("message")
+    if question is not None and message == question and not node.semantic_rollup:
+        return True
+    return is_filler(node)
 
 
 class LazyPool(Sequence[Any]):

@@ -20,6 +20,7 @@ __all__ = [
     "NameIndex",
     "merge_names",
     "name_items",
+    "name_skeleton",
     "primary_key_values",
     "short_forms",
     "split_aliases",
@@ -92,17 +93,37 @@ def short_forms(name: str) -> set[str]:
     return forms
 
 
-class NameIndex:
-    """(type, normalised name) -> ids of the active latest-only nodes known by that name, and
-    (type, short form) -> ids known by a longer name with that short form (`short_forms`)."""
+_VOWELS = frozenset("aeiouy")
 
-    __slots__ = ("schema", "ids", "names", "shorts")
+
+def name_skeleton(name: str) -> str:
+    """A name's consonant skeleton: its first letter, then its consonants, doubled letters
+    collapsed ("muhhamed", "muhammad", "mohammed" -> "mhmd"). Spelling variants of one name
+    share it; the index keeps names by it so that a variant is looked up, never searched for."""
+    letters = [c for c in name.lower() if c.isalpha() or c == " "]
+    out: list[str] = []
+    for i, c in enumerate(letters):
+        if c in _VOWELS and i and letters[i - 1] != " ":
+            continue
+        if out and out[-1] == c:
+            continue
+        out.append(c)
+    return "".join(out)
+
+
+class NameIndex:
+    """(type, normalised name) -> ids of the active latest-only nodes known by that name,
+    (type, short form) -> ids known by a longer name with that short form (`short_forms`), and
+    (type, skeleton) -> ids known by a name with that consonant skeleton (`name_skeleton`)."""
+
+    __slots__ = ("schema", "ids", "names", "shorts", "skeletons")
 
     def __init__(self, schema: Schema, nodes: Iterable[tuple[str, Node | None]] = ()) -> None:
         self.schema = schema
         self.ids: dict[tuple[str, str], set[str]] = {}
         self.names: dict[str, tuple[str, frozenset[str]]] = {}
         self.shorts: dict[tuple[str, str], set[str]] = {}
+        self.skeletons: dict[tuple[str, str], set[str]] = {}
         self.note_all(nodes)
 
     def note(self, node_id: str, node: Node | None) -> None:
@@ -121,6 +142,11 @@ class NameIndex:
                         ids.discard(node_id)
                         if not ids:
                             del self.shorts[(old[0], form)]
+                ids = self.skeletons.get((old[0], name_skeleton(name)))
+                if ids is not None:
+                    ids.discard(node_id)
+                    if not ids:
+                        del self.skeletons[(old[0], name_skeleton(name))]
         if node is None or node.archived:
             return
         spec = self.schema.get(node.type)
@@ -134,6 +160,7 @@ class NameIndex:
             self.ids.setdefault((spec.type, name), set()).add(node_id)
             for form in short_forms(name):
                 self.shorts.setdefault((spec.type, form), set()).add(node_id)
+            self.skeletons.setdefault((spec.type, name_skeleton(name)), set()).add(node_id)
 
     def note_all(self, nodes: Iterable[tuple[str, Node | None]]) -> None:
         for node_id, node in nodes:
@@ -149,6 +176,10 @@ class NameIndex:
     def known_as(self, type_id: str, name: str) -> frozenset[str]:
         """Ids of `type_id` known by exactly `name` (normalised)."""
         return frozenset(self.ids.get((type_id, name), ()))
+
+    def sounding_like(self, type_id: str, name: str) -> frozenset[str]:
+        """Ids of `type_id` known by a name with the same consonant skeleton as `name`."""
+        return frozenset(self.skeletons.get((type_id, name_skeleton(name)), ()))
 
     def known_short(self, type_id: str, form: str) -> frozenset[str]:
         """Ids of `type_id` with a longer name whose short form is `form` ("mel" -> Melanie)."""

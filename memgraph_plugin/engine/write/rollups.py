@@ -35,7 +35,8 @@ def build_rollup(
 ) -> str:
     """Make a rollup of `type` over `child_ids` (call inside a transaction); returns its id.
 
-    Depth ``max(child depth) + 1``, title ``"<type> Summary L<depth> #<n>"``, ``seq_to`` the newest
+    Depth ``max(child depth) + 1``, title ``fields["title"]`` when given (taken out of the fields),
+    else ``"<type> Summary L<depth> #<n>"``, ``seq_to`` the newest
     child's, fields ``{"summary": summary, **fields}``; each child is reparented (a ``contains``
     edge) and gets a ``semantic_contains`` edge from the rollup.
     """
@@ -88,12 +89,15 @@ def build_rollup(
     seqs = [c.seq_to for c in children if c.seq_to is not None]
     rollup_id = store.allocate_id()
     number = rollup_id[2:] if rollup_id.startswith("n_") else rollup_id
+    extra = dict(fields or {})
+    given = extra.pop("title", None)  # a title made from the rollup's content names it
+    title = given.strip() if isinstance(given, str) and given.strip() else None
     rollup = Node(
         id=rollup_id,
         type=type_id,
         level=spec.level,
-        title=f"{type_id} Summary L{depth} #{number}",
-        fields={"summary": summary, **(fields or {})},
+        title=title or f"{type_id} Summary L{depth} #{number}",
+        fields={"summary": summary, **extra},
         children_ids=tuple(c.id for c in children),
         seq_to=max(seqs) if seqs else seq,
         semantic_depth=depth,
