@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from host import Host, hookimpl
-from memgraph_plugin.turn import pipeline_for
 from memgraph_plugin.recall.fact_signal import asked_fields
+from memgraph_plugin.turn import pipeline_for
 
 CHAT = "c1"
 MESSAGES = [

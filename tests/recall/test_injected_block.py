@@ -9,8 +9,8 @@ from pathlib import Path
 
 from host import Host
 from memgraph_plugin.extraction.titles import event_title, rollup_facts, rollup_title
-from memgraph_plugin.turn import pipeline_for
 from memgraph_plugin.recall.fusion import is_filler
+from memgraph_plugin.turn import pipeline_for
 
 CHAT = "talk"
 LINES = [
