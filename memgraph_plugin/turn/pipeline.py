@@ -32,9 +32,8 @@ from host.settings.setting_values import int_setting
 
 from ..api.injection import InjectionHub
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
-from ..recall.fusion import is_filler
 from ..recall.hookcalls import first, report_failures
-from ..recall.injection_budget import PINNED_SLACK, fit, pinned_nodes
+from ..recall.injection_budget import fit, pinned_nodes
 from ..recall.router import HybridRouter
 from ..recall.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
@@ -46,6 +45,7 @@ from ..settings_keys import (
 )
 from .auto_compaction import compact_leftovers
 from .message_extraction import already_extracted, extract_ops
+from .recall_inputs import LazyPool, not_pinned, question_nodes
 
 if TYPE_CHECKING:
     from ..service import MemoryGraph
@@ -327,9 +327,9 @@ class TurnPipeline:
         max_cell = int_setting(settings, RECALL_ITEM_CHARS)
         specs = session.get_schema().types
         question = self._question_index(chat_id)
-        pinned = pinned_nodes(session, per_type, lambda n: _not_pinned(n, question))
+        pinned = pinned_nodes(session, per_type, lambda n: not_pinned(n, question))
         always_ids = tuple(n.id for n in pinned)
-        question_ids = _question_nodes(session, question, per_type)
+        question_ids = question_nodes(session, question, per_type)
         request = RouteRequest(
             chat_id=chat_id,
             query=self._query(chat_id) if query is None else query,
@@ -436,57 +436,6 @@ class TurnPipeline:
             recall_selected_ids=list(selected),
             visible_ids=list(visible),
         )
-
-
-def _question_nodes(session: Any, question: int | None, per_type: int) -> tuple[str, ...]:
-    """The question's own event(s), found at the head of the event pool (bounded)."""
-    if question is None:
-        return ()
-    store = session.store
-    out: list[str] = []
-    for spec in store.schema.types:
-        if spec.always_inject:
-            for node in store.newest_in_pool(spec.type, per_type + PINNED_SLACK):
-                if node.fields.get("message") == question and not node.semantic_rollup:
-                    out.append(node.id)
-    return tuple(out)
-
-
-def _not_pinned(node: Any, question: int | None) -> bool:
-    """Left out of the pinned scene: the question's own event, and near-empty messages."""
-    message = node.fields.get("message")
-    if question is not None and message == question and not node.semantic_rollup:
-        return True
-    return is_filler(node)
-
-
-class LazyPool(Sequence[Any]):
-    """The candidate pool (visible minus the recent window, recency order) read on first use:
-    the built-in path never reads it, a router plugin that iterates it pays the pool's size."""
-
-    def __init__(self, session: Any, recent: int) -> None:
-        self._session = session
-        self._recent = recent
-        self._views: tuple[Any, ...] | None = None
-
-    def _all(self) -> tuple[Any, ...]:
-        if self._views is None:
-            self._views = tuple(
-                self._session.list_visible_candidates(exclude_recent_messages=self._recent)
-            )
-        return self._views
-
-    def __len__(self) -> int:
-        return len(self._all())
-
-    def __getitem__(self, index: Any) -> Any:
-        return self._all()[index]
-
-    def __iter__(self) -> Any:
-        return iter(self._all())
-
-    def __repr__(self) -> str:
-        return "LazyPool(read)" if self._views is not None else "LazyPool(not read)"
 
 
 _PIPELINES: weakref.WeakKeyDictionary[Any, TurnPipeline] = weakref.WeakKeyDictionary()
