@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from memgraph_plugin.recall.pipeline import pipeline_for
 
 from host import Host
 from host.chats.chats import ChatStore
@@ -33,6 +32,7 @@ from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
+from memgraph_plugin.turn.pipeline import pipeline_for
 
 CHATS = ["c1", "x' OR '1'='1"]
 
