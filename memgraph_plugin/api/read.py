@@ -12,10 +12,10 @@ from typing import Any
 from ..engine.graph.store import Store
 from ..engine.model.views import InjectionState
 from ..errors import bad_args
-from .read_data import DataAccess
-from .read_recall import RecallPrimitives
-from .read_topology import Topology
-from .read_vectors import VectorSearch
+from .read_layers.read_data import DataAccess
+from .read_layers.read_recall import RecallPrimitives
+from .read_layers.read_topology import Topology
+from .read_layers.read_vectors import VectorSearch
 
 __all__ = ["ReadApi", "get_read_api"]
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
         SchemaView,
     )
     from .read import ReadApi
-    from .read_base import Range
+    from .read_layers.read_base import Range
 
 __all__ = ["SessionReads"]
 

@@ -3,10 +3,10 @@ network, no model) and its plugin. See docs/extraction.md."""
 
 from __future__ import annotations
 
-from .names import Mention, find_mentions
+from .naming.names import Mention, find_mentions
 from .offline import extract_message_ops
 from .plugin import PLUGIN_NAME, offline_extract
-from .resolve import KnownEntity, NameResolver
+from .naming.resolve import KnownEntity, NameResolver
 
 __all__ = [
     "PLUGIN_NAME",

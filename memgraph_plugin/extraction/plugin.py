@@ -22,7 +22,7 @@ from host.plugins.hook_guard import inline
 
 from .graph import newest_event
 from .offline import extract_message_ops
-from .resolve import NameResolver
+from .naming.resolve import NameResolver
 from .summary import informative_summary
 from .vocabulary import words_for
 

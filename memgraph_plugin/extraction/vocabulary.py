@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .names import word_cases
+from .naming.names import word_cases
 
 __all__ = ["ChatWords", "words_for"]
 

@@ -43,9 +43,9 @@ def make_plugins(
     service: Any = None,
 ) -> dict[str, Any]:
     """hook -> plugin object for every hook the settings give to the model."""
-    from .extractor import LlmExtractor
-    from .router import LlmRouter
-    from .summariser import LlmSummariser
+    from .hooks.extractor import LlmExtractor
+    from .hooks.router import LlmRouter
+    from .hooks.summariser import LlmSummariser
 
     provider = provider or OpenAICompatibleProvider(settings)
     trace = LlmTraceLog(host.data_dir)

@@ -11,7 +11,7 @@ import pytest
 
 from host import Host
 from memgraph_plugin.extraction import find_mentions
-from memgraph_plugin.extraction.variants import spelling_variant
+from memgraph_plugin.extraction.naming.variants import spelling_variant
 from memgraph_plugin.turn import pipeline_for
 
 ROLEPLAY = Path(__file__).with_name("roleplay_chat.json")

@@ -8,7 +8,7 @@ import copy
 import types
 
 from memgraph_plugin.llm import llm_settings
-from memgraph_plugin.llm.extractor import LlmExtractor
+from memgraph_plugin.llm.hooks.extractor import LlmExtractor
 from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider
 from memgraph_plugin.llm.trace import LlmTraceLog
 from memgraph_plugin.service import memory_graph_for

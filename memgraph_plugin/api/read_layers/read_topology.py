@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..engine.model.models import Node
-from ..engine.model.views import EdgeView, NeighborView, NodeView
-from ..engine.read.projection import Lifter, nearest_visible_ancestor_id
-from ..engine.read.projection import project_edges as _project_edges
-from ..errors import (
+from ...engine.model.models import Node
+from ...engine.model.views import EdgeView, NeighborView, NodeView
+from ...engine.read.projection import Lifter, nearest_visible_ancestor_id
+from ...engine.read.projection import project_edges as _project_edges
+from ...errors import (
     bad_args,
     check_bool,
     check_choice,

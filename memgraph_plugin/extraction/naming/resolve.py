@@ -16,7 +16,7 @@ import attrs
 from memgraph_plugin.engine.index.name_index import NameIndex, id_order
 
 from .variants import spelling_variant
-from .words import COMMON_WORDS, CONNECTORS
+from ..words import COMMON_WORDS, CONNECTORS
 
 __all__ = ["CHARACTER", "PLACE", "KnownEntity", "NameResolver"]
 

@@ -16,12 +16,12 @@ from typing import Any
 
 import attrs
 
-from ..embedding.embedder import NodeEmbedder
-from ..embedding.index import VectorIndex
-from ..embedding.registry import profile_name, resolve_profile
-from ..engine.graph.store import Store
-from ..engine.model.views import RankedView
-from ..errors import MemoryGraphError, check_int, check_str
+from ...embedding.embedder import NodeEmbedder
+from ...embedding.index import VectorIndex
+from ...embedding.registry import profile_name, resolve_profile
+from ...engine.graph.store import Store
+from ...engine.model.views import RankedView
+from ...errors import MemoryGraphError, check_int, check_str
 from .read_base import ReadBase
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from typing import Any
 
-from ..engine.graph.store import Store
-from ..engine.model.frozen import FrozenDict
-from ..engine.model.models import Node
-from ..engine.model.schema import Schema, resolve_schema
-from ..engine.model.views import InjectionState
-from ..engine.read.projection import Lifter, PoolLifter
-from ..errors import bad_args, check_choice, check_id_container, check_id_set, check_str_list
+from ...engine.graph.store import Store
+from ...engine.model.frozen import FrozenDict
+from ...engine.model.models import Node
+from ...engine.model.schema import Schema, resolve_schema
+from ...engine.model.views import InjectionState
+from ...engine.read.projection import Lifter, PoolLifter
+from ...errors import bad_args, check_choice, check_id_container, check_id_set, check_str_list
 
 __all__ = ["ReadBase"]
 
@@ -65,7 +65,7 @@ class ReadBase:
         self._ctx = ctx
         self._schema_arg = None if schema is None else resolve_schema(schema)
         if injection_hub is None:
-            from .injection import hub_for
+            from ..injection import hub_for
 
             injection_hub = hub_for(ctx)
         self._hub = injection_hub

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from .cues import PERSON_TITLES, PLACE, POSSESSIVE_PLACE_HEADS, Cues, cues_at, kind
-from .words import (
+from ..words import (
     CALENDAR_SHORT,
     CJK_PLACE_SUFFIXES,
     COMMON_WORDS,

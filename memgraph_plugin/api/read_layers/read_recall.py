@@ -7,11 +7,11 @@ import bisect
 from collections.abc import Callable, Container, Iterable
 from typing import Any
 
-from ..engine.graph.store import timeline_key
-from ..engine.model.frozen import FrozenDict
-from ..engine.model.models import Node
-from ..engine.model.schema import DEFAULT_DRILL_EDGE_TYPES, Schema, is_diagnostic_type
-from ..engine.model.views import (
+from ...engine.graph.store import timeline_key
+from ...engine.model.frozen import FrozenDict
+from ...engine.model.models import Node
+from ...engine.model.schema import DEFAULT_DRILL_EDGE_TYPES, Schema, is_diagnostic_type
+from ...engine.model.views import (
     EMPTY_EDGE_SUMMARY,
     CompactionCandidates,
     CompactionGroup,
@@ -21,10 +21,10 @@ from ..engine.model.views import (
     NodeView,
     RankedView,
 )
-from ..engine.read.edge_summaries import summaries_for
-from ..engine.read.projection import edge_summary as _edge_summary
-from ..engine.read.projection import expand_from_seeds as _expand
-from ..errors import (
+from ...engine.read.edge_summaries import summaries_for
+from ...engine.read.projection import edge_summary as _edge_summary
+from ...engine.read.projection import expand_from_seeds as _expand
+from ...errors import (
     check_bool,
     check_id_container,
     check_id_list,

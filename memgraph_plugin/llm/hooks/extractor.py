@@ -18,13 +18,13 @@ from typing import Any
 from host import hookimpl
 from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
 
-from .calls import LlmHookPlugin, call_deadline, traced
-from .ops_schema import EVENT, ops_json_schema, relations, validate_ops
-from .prompts import clip, node_line, render
-from .provider import LlmProvider
-from .settings import LlmSettings
-from .structured import structured_call
-from .trace import LlmTraceLog
+from ..calls import LlmHookPlugin, call_deadline, traced
+from ..ops_schema import EVENT, ops_json_schema, relations, validate_ops
+from ..prompts import clip, node_line, render
+from ..provider import LlmProvider
+from ..settings import LlmSettings
+from ..structured import structured_call
+from ..trace import LlmTraceLog
 
 log = logging.getLogger(__name__)
 

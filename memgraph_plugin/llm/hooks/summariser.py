@@ -12,8 +12,8 @@ from typing import Any
 
 from host import hookimpl
 
-from .calls import LlmHookPlugin, call_deadline, traced
-from .prompts import clip, render
+from ..calls import LlmHookPlugin, call_deadline, traced
+from ..prompts import clip, render
 
 SUMMARY_LIMIT = 600  # characters of a rollup summary (as the offline summaries)
 CHILD_LIMIT = 1200  # characters of each child shown to the model

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..engine.graph.store import timeline_key
-from ..engine.model.models import Node
-from ..engine.model.schema import INTERNAL_EDGE_TYPES, is_diagnostic_type
-from ..engine.model.views import EdgeView, NodeView, SchemaSpecView, SchemaView
-from ..errors import check_bool, check_range, check_str, check_str_list
+from ...engine.graph.store import timeline_key
+from ...engine.model.models import Node
+from ...engine.model.schema import INTERNAL_EDGE_TYPES, is_diagnostic_type
+from ...engine.model.views import EdgeView, NodeView, SchemaSpecView, SchemaView
+from ...errors import check_bool, check_range, check_str, check_str_list
 from .read_base import Range, ReadBase, in_range, lower_set
 
 __all__ = ["DataAccess"]

@@ -22,11 +22,11 @@ from host.settings.setting_values import int_setting
 from memgraph_plugin.hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from memgraph_plugin.settings_keys import RECALL_SEED_COUNT, RECALL_TOP_K
 
-from .calls import LlmHookPlugin, call_deadline, traced
-from .ops_schema import InvalidOutput, converter
-from .prompts import clip, node_line, render
-from .provider import JsonSchema
-from .structured import structured_call
+from ..calls import LlmHookPlugin, call_deadline, traced
+from ..ops_schema import InvalidOutput, converter
+from ..prompts import clip, node_line, render
+from ..provider import JsonSchema
+from ..structured import structured_call
 
 log = logging.getLogger(__name__)
 
