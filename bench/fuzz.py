@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, settings  # noqa: E402
 from hypothesis.stateful import run_state_machine_as_test  # noqa: E402
 
 from tests.storage.fuzz_machine import ChatMachine  # noqa: E402
@@ -32,7 +32,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--steps-per-run", type=int, default=50)
     parser.add_argument("--examples-per-round", type=int, default=10)
+    parser.add_argument(
+        "--no-shrink", action="store_true", help="report a break as found (faster, longer repro)"
+    )
     args = parser.parse_args(argv)
+    phases = [Phase.explicit, Phase.reuse, Phase.generate]
+    if not args.no_shrink:
+        phases.append(Phase.shrink)
     breaks: list[str] = []
     started = time.perf_counter()
     rounds = 0
@@ -44,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             deadline=None,
             database=None,
             suppress_health_check=list(HealthCheck),
+            phases=phases,
         )
         try:
             run_state_machine_as_test(ChatMachine, settings=config)

@@ -45,10 +45,13 @@ T = TypeVar("T")
 
 def damaged_file(text: str) -> tuple[str, str] | None:
     """(file path, table name) a storage error message names, or None."""
-    match = _LANCE_PATH.search(text)
-    if match is None:
-        return None
-    return match.group(1).rstrip(".:;)"), match.group(2)
+    for match in _LANCE_PATH.finditer(text):
+        path = match.group(1).rstrip(".:;)")
+        # a data, index or deletion file; a manifest that vanished is a concurrent cleanup
+        # (another writer's maintenance), which the caller's retry handles: not damage
+        if any(part in path for part in ("/data/", "/_indices/", "/_deletions/")):
+            return path, match.group(2)
+    return None
 
 
 def clean_cause(text: str) -> str:
@@ -120,7 +123,7 @@ def storage_failure(
     found = damaged_file(text)
     lance_error = "lance" in low or isinstance(exc, OSError)
     damage = lance_error and any(w in low for w in _DAMAGE_WORDS)
-    if found is None and damage and uri is not None:
+    if found is None and damage and uri is not None and ".lance/" not in text:
         found = locate_damage(uri)  # e.g. "Invalid range 0..3662": a file cut short
     if found is not None and damage:
         path, table = found
