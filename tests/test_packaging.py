@@ -28,14 +28,14 @@ def test_distribution_metadata_and_pinned_ranges() -> None:
     for requirement in runtime + test:  # a range: a lower and an upper bound
         operators = {spec.operator for spec in requirement.specifier}
         assert ">=" in operators and "<" in operators, str(requirement)
-    assert project["scripts"] == {"memgraph-host": "host.cli.cli:main"}
+    assert project["scripts"] == {"memgraph-host": "host.cli.entry:main"}
 
 
 @pytest.mark.slow
 @pytest.mark.process
 def test_the_console_script_is_installed_and_runs() -> None:
     (script,) = entry_points(group="console_scripts", name="memgraph-host")
-    assert script.value == "host.cli.cli:main"
+    assert script.value == "host.cli.entry:main"
     path = Path(sys.executable).parent / "memgraph-host"
     proc = subprocess.run(
         [str(path), "--version"], capture_output=True, text=True, timeout=120, check=False

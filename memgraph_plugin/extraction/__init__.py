@@ -4,9 +4,9 @@ network, no model) and its plugin. See docs/extraction.md."""
 from __future__ import annotations
 
 from .naming.names import Mention, find_mentions
+from .naming.resolve import KnownEntity, NameResolver
 from .offline import extract_message_ops
 from .plugin import PLUGIN_NAME, offline_extract
-from .naming.resolve import KnownEntity, NameResolver
 
 __all__ = [
     "PLUGIN_NAME",

@@ -23,10 +23,10 @@ from typing import Any
 
 from memgraph_plugin.engine.index.name_index import short_forms
 
-from .naming.cues import ENTITY, PERSON
-from .naming.cues import PLACE as PLACE_KIND
 from .facts import facts_fields, person_facts
 from .long_text import split_text
+from .naming.cues import ENTITY, PERSON
+from .naming.cues import PLACE as PLACE_KIND
 from .naming.names import clean_name, find_mentions
 from .naming.resolve import CHARACTER, PLACE, KnownEntity, NameResolver
 from .times import iso_time

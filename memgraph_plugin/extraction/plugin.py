@@ -21,8 +21,8 @@ from host import hookimpl
 from host.plugins.hook_guard import inline
 
 from .graph import newest_event
-from .offline import extract_message_ops
 from .naming.resolve import NameResolver
+from .offline import extract_message_ops
 from .summary import informative_summary
 from .vocabulary import words_for
 

@@ -32,7 +32,9 @@ def test_unknown_chat_is_an_error_for_history_export_trace(tmp_path, capsys) -> 
     code, out, _err = _cli(capsys, data, "history", "known")
     assert code == 0
     header, row = out.splitlines()[:2]
-    assert header.split() == ["VERSION", "SEQ", "KIND", "APPLIED", "NODES", "EDGES", "CREATED"]
+    assert header.split() == [
+        "VERSION", "SEQ", "KIND", "APPLIED", "NODES", "EDGES", "CREATED", "NOTE"
+    ]
     assert row.split()[0] == "1" and row.split()[2] == "import"
     code, out, _err = _cli(capsys, data, "history", "known", "--json")
     assert code == 0 and json.loads(out.splitlines()[0])["kind"] == "import"

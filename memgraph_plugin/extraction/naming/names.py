@@ -18,7 +18,6 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from .cues import PERSON_TITLES, PLACE, POSSESSIVE_PLACE_HEADS, Cues, cues_at, kind
 from ..words import (
     CALENDAR_SHORT,
     CJK_PLACE_SUFFIXES,
@@ -27,6 +26,7 @@ from ..words import (
     HONORIFICS,
     NEVER_NAMES,
 )
+from .cues import PERSON_TITLES, PLACE, POSSESSIVE_PLACE_HEADS, Cues, cues_at, kind
 
 __all__ = [
     "Mention",

@@ -15,8 +15,8 @@ import attrs
 
 from memgraph_plugin.engine.index.name_index import NameIndex, id_order
 
-from .variants import spelling_variant
 from ..words import COMMON_WORDS, CONNECTORS
+from .variants import spelling_variant
 
 __all__ = ["CHARACTER", "PLACE", "KnownEntity", "NameResolver"]
 
