@@ -165,12 +165,13 @@ class Session(SessionReads):
         )
 
     async def compact_groups(
-        self, *, type: str, groups: Iterable[tuple[Iterable[str], str]]
+        self, *, type: str, groups: Iterable[tuple[Any, ...]]
     ) -> tuple[CompactResult | MemoryGraphError, ...]:
-        """Roll each `(child_ids, summary)` group up as `compact_nodes` does (all or nothing per
-        group), in one commit: a catch-up over thousands of groups (a large imported graph) is
-        one journal row, not one per group. One outcome per group, in order: its result, or
-        the error that left it out (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
+        """Roll each `(child_ids, summary)` or `(child_ids, summary, fields)` group up as
+        `compact_nodes` does (all or nothing per group), in one commit: a catch-up over
+        thousands of groups (a large imported graph) is one journal row, not one per group. One
+        outcome per group, in order: its result, or the error that left it out
+        (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
         return await self._writing(lambda: self._write.compact_groups(type=type, groups=groups))
 
     # -- the session's own reads -----------------------------------------------------------------
