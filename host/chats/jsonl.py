@@ -7,8 +7,10 @@ in two and the file would no longer read. Every JSON-lines reader of the project
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 #: The characters `str.splitlines()` splits at besides "\n" and "\r" (tests check each one).
 UNICODE_LINE_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
@@ -38,3 +40,21 @@ def append_lines(path: Path, lines: Iterable[str]) -> None:
                 text = "\n" + text
             handle.seek(0, 2)
         handle.write(text.encode("utf-8"))
+
+
+def read_objects(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, oldest first: a missing file is empty, and a line
+    that is not a JSON object (one cut short by a crash) is passed over."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    rows = []
+    for line in split_lines(text):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows

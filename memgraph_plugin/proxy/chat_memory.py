@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from host.chats.jsonl import read_objects
 from memgraph_plugin.recall.status import PROXY_WARNINGS
 from memgraph_plugin.turn.pipeline import pipeline_for
 
@@ -230,19 +231,7 @@ def read_sources(folder: Path) -> dict[str, dict[str, Any]]:
 
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    rows = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a crash
-        if isinstance(row, dict):
-            rows.append(row)
-    return rows
+    return read_objects(path)
 
 
 def _append_line(path: Path, row: Mapping[str, Any]) -> None:

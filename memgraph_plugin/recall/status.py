@@ -147,18 +147,8 @@ PROXY_WARNINGS = Path("proxy") / "warnings.jsonl"
 
 def proxy_warnings(data_dir: str | Path, chat_id: str | None = None) -> list[dict[str, Any]]:
     """The proxy's memory failures (of one chat, when given), oldest first."""
-    import json
+    from host.chats.jsonl import read_objects
 
-    try:
-        lines = (Path(data_dir) / PROXY_WARNINGS).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    rows = []
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by a crash
-        if isinstance(row, dict) and (chat_id is None or row.get("chat_id") == chat_id):
-            rows.append(row)
-    return rows
+    rows = read_objects(Path(data_dir) / PROXY_WARNINGS)
+    return [row for row in rows if chat_id is None or row.get("chat_id") == chat_id]
+
