@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from memgraph_plugin.engine.index.name_index import short_forms
+from memgraph_plugin.engine.index.name_index import numbered, short_forms
 
 from .facts import facts_fields, person_facts
 from .long_text import split_text
@@ -95,6 +95,8 @@ class _Entity:
             if key == other:
                 return True
             short, long = sorted((key, other), key=len)
+            if numbered(long):  # "Guard" is neither "Guard 1" nor "Guard 2"
+                continue
             if len(short) >= 3 and (
                 long.startswith(short) and " " not in short
                 or short in long.split()
@@ -182,7 +184,9 @@ def extract_message_ops(
 
     speaker_entity = entity_for(speaker, PERSON) if speaker and CHARACTER in allowed else None
     mentioned: list[_Entity] = []
-    speaker_names = {speaker.lower(), *speaker.lower().split(), *short_forms(speaker.lower())}
+    speaker_names = {speaker.lower(), *short_forms(speaker.lower())}
+    if not numbered(speaker):
+        speaker_names.update(speaker.lower().split())
 
     def known(word: str) -> bool:
         return word in speaker_names or resolver.known(word)

@@ -19,6 +19,7 @@ import attrs
 
 from host.chats.jsonl import read_objects
 from memgraph_plugin.recall.status import PROXY_WARNINGS
+from memgraph_plugin.turn.message_extraction import already_extracted
 from memgraph_plugin.turn.pipeline import pipeline_for
 
 from .chat_identity import OPENING_SOURCE, ChatIdentity
@@ -58,6 +59,7 @@ class ChatMemory:
         self._sources: dict[str, dict[str, Any]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pending: dict[str, list[Any]] = {}  # added to the chat, not extracted yet
+        self._recovered: set[str] = set()  # chats whose unextracted tail was looked for
         self.warnings = 0
 
     # ------------------------------------------------------------------ chats
@@ -116,6 +118,7 @@ class ChatMemory:
     async def sync(self, chat_id: str, conv: Conversation) -> Synced:
         """Bring the chat in line with the sent conversation (`reconcile.plan`): forget from the
         first differing message (one rollback), then append the new messages to the chat."""
+        await self.recover(chat_id)
         ledger = self.ledger(chat_id)
         found = plan(conv.roles, conv.texts, ledger)
         forgotten = 0
@@ -144,11 +147,42 @@ class ChatMemory:
 
     async def add_messages(self, chat_id: str, items: Iterable[Mapping[str, Any]]) -> list[Any]:
         """Append messages (role, text, name) and extract each, in order (the JSON API)."""
+        await self.recover(chat_id)
         chat = self.host.chat(chat_id)
         with chat.batched_writes():
             added = [self._append(chat_id, i["role"], i["text"], i) for i in items]
         await self.extract_pending(chat_id)
         return added
+
+    async def recover(self, chat_id: str) -> int:
+        """Once per chat and process: put back on the pending list the chat's newest messages
+        the graph never learnt from (a previous process stored them and stopped before their
+        extraction, which runs after the response); returns how many. It walks back from the
+        newest message only as far as the first one already extracted."""
+        if chat_id in self._recovered:
+            return 0
+        self._recovered.add(chat_id)
+        messages = self.host.chat(chat_id).view()
+        if not len(messages):
+            return 0
+        session = await self.pipeline.open_session(chat_id)
+        if session is None:
+            return 0
+        left: list[Any] = []
+        for at in range(len(messages) - 1, -1, -1):
+            message = messages[at]
+            if message.role not in ("user", "assistant"):
+                continue
+            if already_extracted(session.store, message):
+                break
+            left.append(message)
+        if left:
+            left.reverse()
+            pending = self._pending.setdefault(chat_id, [])
+            known = {m.index for m in pending}
+            pending[:0] = [m for m in left if m.index not in known]
+            log.info("proxy: chat %s: %d stored messages not extracted yet", chat_id, len(left))
+        return len(left)
 
     async def extract_pending(self, chat_id: str) -> int:
         """Extract the messages added and not extracted yet, in order, through the turn pipeline

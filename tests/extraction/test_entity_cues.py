@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from host import Host
+from memgraph_plugin.engine.index.name_index import MAX_NAMES, merge_names, name_skeleton
 from memgraph_plugin.extraction import find_mentions
 from memgraph_plugin.extraction.naming.variants import spelling_variant
 from memgraph_plugin.turn import pipeline_for
@@ -121,3 +122,26 @@ async def test_a_variant_opening_a_sentence_is_the_known_person(tmp_path: Path, 
         {"name": "Narrator", "role": "assistant", "text": f"{name} waits by the gate."},
     ])
     assert name in nodes["Muhammad"]["fields"]["aliases"] and name not in nodes
+
+
+async def test_numbered_names_are_not_one_person(tmp_path: Path) -> None:
+    """ "Guard 2" is not "Guard 1" (a numbered name names one of several), and their shared
+    word alone joins nothing."""
+    nodes = await _graph_of(tmp_path, [
+        {"name": "Guard 1", "role": "user", "text": "Guard 1: Halt! Name your business."},
+        {"name": "Guard 2", "role": "assistant", "text": "Guard 2: Let them pass, Guard."},
+    ])
+    assert nodes["Guard 1"]["type"] == CHARACTER and nodes["Guard 2"]["type"] == CHARACTER
+    assert "Guard 2" not in (nodes["Guard 1"]["fields"].get("aliases") or ())
+
+
+def test_a_node_keeps_a_bounded_number_of_names() -> None:
+    """A merge past `MAX_NAMES` keeps every name it knew and drops the new ones, so re-indexing
+    a node on a write never grows with how often an extractor found a "new" name for it."""
+    names: object = ("Rourke",)
+    for k in range(3 * MAX_NAMES):
+        names = merge_names(names, f"Rourke the {k}th")
+    assert len(names) == MAX_NAMES and names[:2] == ("Rourke", "Rourke the 0th")
+    assert merge_names(names, "rourke") is names  # nothing new: the same value back
+    assert name_skeleton("Room 101") != name_skeleton("Room 102")
+    assert name_skeleton("Muhhamed") == name_skeleton("Mohammed") == "mhmd"

@@ -244,3 +244,70 @@ def test_memory_goes_on_after_a_restart(tmp_path: Path, upstream: Upstream) -> N
         assert len(second.messages("bell")) == 4  # nothing added twice after the restart
     finally:
         second.stop()
+
+
+CRASHER = """
+import os
+import signal
+from pathlib import Path
+
+from host import hookimpl
+
+MARK = Path(__file__).with_suffix(".crashed")
+
+
+@hookimpl(optionalhook=True)
+def memgraph_extract(chat_id, message, context):
+    if "Carrowmere" in message.text and not MARK.exists():
+        MARK.write_text("the proxy was killed extracting this message")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return None
+"""
+
+
+@pytest.mark.process
+def test_messages_stored_but_not_extracted_when_the_proxy_dies_are_extracted_after_it(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """A request's messages are stored in the chat, then extracted after the response: a proxy
+    killed in between leaves messages the graph never learnt from; the next proxy on the data
+    dir finds them (the chat's tail past the graph's newest extraction) and extracts them."""
+    data, plugins = tmp_path / "data", tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "crasher.py").write_text(CRASHER)
+    question = {"role": "user", "content": "Does the harbour bell hang in the Carrowmere tower?"}
+    upstream.behaviour.answer = "Yes, above the fish market."
+    child = subprocess.Popen(
+        [sys.executable, "-m", "host", "--data-dir", str(data), "--plugins-dir", str(plugins),
+         "--set", "embedding_profile=hashing", "proxy", "--upstream", upstream.url, "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert child.stdout is not None
+        announce = child.stdout.readline()  # "memgraph proxy: http://127.0.0.1:PORT/v1  (...)"
+        url = announce.split()[2]
+        answer = httpx.post(
+            url + "/chat/completions",
+            json={"model": "tiny", "messages": [question]},
+            headers={"x-memgraph-chat": "bell"},
+            timeout=60,
+        )
+        assert answer.status_code == 200
+        assert child.wait(timeout=120) == -9  # killed while extracting the question
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.communicate()
+    assert (plugins / "crasher.crashed").exists()
+    history = [question, {"role": "assistant", "content": upstream.behaviour.answer}]
+    second = RunningProxy(data, upstream.url)
+    try:
+        forgotten = second.graph_text("bell")  # the graph never learnt the stored turn
+        assert "Carrowmere" not in forgotten and "fish market" not in forgotten
+        history.append({"role": "user", "content": "Which tower again?"})
+        client(second, "bell").chat.completions.create(model="tiny", messages=history)
+        remembered = second.graph_text("bell")
+        assert "Carrowmere" in remembered and "fish market" in remembered
+        assert len(second.messages("bell")) == 4  # nothing stored twice
+    finally:
+        second.stop()

@@ -17,16 +17,22 @@ from ..model.models import Node
 from ..model.schema import NodeTypeSpec, Schema
 
 __all__ = [
+    "MAX_NAMES",
     "NameIndex",
     "merge_names",
     "name_items",
     "name_skeleton",
+    "numbered",
     "primary_key_values",
     "short_forms",
     "split_aliases",
 ]
 
 _ALIAS_SPLIT = re.compile(r"[,;|]")
+#: The most names a node keeps (title and aliases): a merge past it keeps the names it knew and
+#: drops the new ones, so no node's names (and the cost of re-indexing it on a write) grow
+#: without bound when an extractor keeps finding "new" names for it.
+MAX_NAMES = 32
 
 
 def name_items(value: Any) -> list[str]:
@@ -50,11 +56,15 @@ def split_aliases(value: Any) -> list[str]:
 
 
 def merge_names(old: Any, new: Any, *extra: str) -> Any:
-    """`old`'s names plus those of `new` and `extra` it lacks (compared lower-case), as a tuple;
-    `old` itself when nothing is new, so a latest-only merge never drops a name it knew."""
+    """`old`'s names plus those of `new` and `extra` it lacks (compared lower-case), as a tuple,
+    `MAX_NAMES` at most; `old` itself when nothing is new, so a latest-only merge never drops a
+    name it knew."""
     known = {name.lower() for name in name_items(old)}
-    added = []
+    added: list[str] = []
+    room = MAX_NAMES - len(known)
     for name in (*name_items(new), *extra):
+        if len(added) >= room:
+            break
         if name.lower() not in known:
             known.add(name.lower())
             added.append(name)
@@ -79,11 +89,18 @@ def id_order(node_id: str) -> tuple[int, str]:
     return (int(tail), node_id) if tail.isdigit() else (1 << 62, node_id)
 
 
+def numbered(name: str) -> bool:
+    """Whether a name holds a number ("Guard 2", "Room 101"): it names one of several things, so
+    it answers to no short form and no other name answers to a part of it."""
+    return any(c.isdigit() for c in name)
+
+
 def short_forms(name: str) -> set[str]:
     """The short forms a normalised name answers to: its first word's prefixes of 3 letters or
-    more ("mel" for "melanie"), and for a name of several words its first and last word."""
+    more ("mel" for "melanie"), and for a name of several words its first and last word; none
+    for a `numbered` name."""
     words = name.split()
-    if not words:
+    if not words or numbered(name):
         return set()
     first = words[0]
     forms = {first[:k] for k in range(3, len(first))}
@@ -97,10 +114,11 @@ _VOWELS = frozenset("aeiouy")
 
 
 def name_skeleton(name: str) -> str:
-    """A name's consonant skeleton: its first letter, then its consonants, doubled letters
-    collapsed ("muhhamed", "muhammad", "mohammed" -> "mhmd"). Spelling variants of one name
-    share it; the index keeps names by it so that a variant is looked up, never searched for."""
-    letters = [c for c in name.lower() if c.isalpha() or c == " "]
+    """A name's consonant skeleton: its first letter, then its consonants and digits, doubled
+    letters collapsed ("muhhamed", "muhammad", "mohammed" -> "mhmd"; "room 101" -> "rm 101").
+    Spelling variants of one name share it; the index keeps names by it so that a variant is
+    looked up, never searched for."""
+    letters = [c for c in name.lower() if c.isalnum() or c == " "]
     out: list[str] = []
     for i, c in enumerate(letters):
         if c in _VOWELS and i and letters[i - 1] != " ":

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.engine.index.name_index import NameIndex, id_order
+from memgraph_plugin.engine.index.name_index import NameIndex, id_order, numbered
 
 from ..words import COMMON_WORDS, CONNECTORS
 from .variants import spelling_variant
@@ -93,9 +93,12 @@ class NameResolver:
         return self._entity(self.index.known_short(type_id, key), unique=True)
 
     def _longer(self, type_id: str, key: str) -> KnownEntity | None:
-        """An existing short name this longer one extends ("mel" for a new "melanie")."""
+        """An existing short name this longer one extends ("mel" for a new "melanie"). A numbered
+        name ("Room 101", "Message 12") names one of several things, never their shared word."""
         assert self.index is not None
         words = key.split()
+        if numbered(key):
+            return None
         candidates: list[str] = []
         if len(words) > 1 and CONNECTORS.isdisjoint(words):  # "Bank of Qel" is not Qel
             candidates += [words[0], words[-1]]
