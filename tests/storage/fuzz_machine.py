@@ -151,6 +151,11 @@ def _text(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
 
+def _archived_flags(data: dict[str, Any]) -> dict[str, bool]:
+    """Each node id of a store dict with whether it is archived (deleted: soft delete)."""
+    return {nid: bool(node.get("archived")) for nid, node in data["nodes"].items()}
+
+
 def _live_data_files(folder: Path) -> list[Path]:
     """The data files the table's newest version reads (older ones wait for cleanup: damaging
     one of those damages nothing)."""
@@ -301,11 +306,18 @@ class ChatMachine(RuleBasedStateMachine):
             assert exc.code != "BAD_ARGS", exc
             return
         ChatMachine.totals["imports_then_turns"] += 1
-        imported = set(self._session(chat).store.to_dict()["nodes"])
+        imported = _archived_flags(self._session(chat).store.to_dict())
+        at_import = self.disk.marks_sync(chat)[-1][0]
         self._run(pipeline_for(self.host).run_turn(chat, "what happened?", "It went on."))
-        after = self._session(chat).store.to_dict()["nodes"]
-        kept = {i for i in imported if i in after and not after[i].get("archived")}
-        assert kept == imported, f"the turn rolled the import back: lost {imported - kept}"
+        after = _archived_flags(self._session(chat).store.to_dict())
+        lost = {i for i in imported if i not in after}
+        assert not lost, f"the turn rolled the import back: lost {lost}"
+        # a node the import brought live stays live, one it brought deleted (archived by an
+        # earlier `delete` op: soft delete) stays deleted; neither is a loss
+        flipped = {i for i, archived in imported.items() if after[i] != archived}
+        assert not flipped, f"the turn changed whether imported nodes are deleted: {flipped}"
+        undone = [m for m in self.disk.marks_sync(chat) if m[0] > at_import and m[2] == "rollback"]
+        assert not undone, f"the turn rolled back after the import (version {at_import}): {undone}"
 
     @precondition(lambda self: self.since_damage >= 15)
     @rule(
