@@ -174,6 +174,27 @@ class Session(SessionReads):
         (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
         return await self._writing(lambda: self._write.compact_groups(type=type, groups=groups))
 
+    @checked_call
+    async def pin_node(self, *, id: str) -> EditResult:
+        """Pin an active node: recall injects it every turn (an ``edit`` commit)."""
+        return await self._writing(lambda: self._write.pin_node(id=id))
+
+    @checked_call
+    async def unpin_node(self, *, id: str) -> EditResult:
+        """Unpin a node (an ``edit`` commit)."""
+        return await self._writing(lambda: self._write.unpin_node(id=id))
+
+    @checked_call
+    async def restore_node(self, *, id: str) -> EditResult:
+        """Restore an archived node (an ``edit`` commit); `ok` False when it is active."""
+        return await self._writing(lambda: self._write.restore_node(id=id))
+
+    @checked_call
+    async def merge_nodes(self, *, keep: str, absorb: str) -> EditResult:
+        """Merge `absorb` into `keep`: edges follow, names kept as aliases (an ``edit``
+        commit)."""
+        return await self._writing(lambda: self._write.merge_nodes(keep=keep, absorb=absorb))
+
     # -- the session's own reads -----------------------------------------------------------------
 
     async def vector_search(

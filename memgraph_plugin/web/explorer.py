@@ -41,6 +41,7 @@ def node_json(node: Node, *, brief: bool = False) -> dict[str, Any]:
         "rollup": node.semantic_rollup,
         "depth": node.semantic_depth,
         "archived": node.archived,
+        "pinned": node.pinned,
         "seq": node.seq_to,
     }
     if not brief:
@@ -200,13 +201,14 @@ class GraphExplorer:
             pinned = node_id in trace.always_inject_ids
             if why is None and not pinned:
                 continue
+            by_person = node_id in trace.pinned_ids
             recalls.append(
                 {
                     "seq": trace.seq,
                     "query": trace.query,
                     "router": trace.router,
                     "pinned": pinned,
-                    "why": _inclusion_text(why),
+                    "why": "pinned" if by_person else _inclusion_text(why),
                 }
             )
         data = node_json(node)
