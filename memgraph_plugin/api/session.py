@@ -176,23 +176,23 @@ class Session(SessionReads):
 
     @checked_call
     async def pin_node(self, *, id: str) -> EditResult:
-        """Pin an active node: recall injects it every turn (an ``edit`` commit)."""
+        """Pin an active node: recall injects it every turn (within the budget, first)."""
         return await self._writing(lambda: self._write.pin_node(id=id))
 
     @checked_call
     async def unpin_node(self, *, id: str) -> EditResult:
-        """Unpin a node (an ``edit`` commit)."""
+        """Unpin a node: recall picks it only when it is relevant again."""
         return await self._writing(lambda: self._write.unpin_node(id=id))
 
     @checked_call
     async def restore_node(self, *, id: str) -> EditResult:
-        """Restore an archived node (an ``edit`` commit); `ok` False when it is active."""
+        """Restore an archived node (its edges and children stayed); `ok` False when active."""
         return await self._writing(lambda: self._write.restore_node(id=id))
 
     @checked_call
     async def merge_nodes(self, *, keep: str, absorb: str) -> EditResult:
-        """Merge `absorb` into `keep`: edges follow, names kept as aliases (an ``edit``
-        commit)."""
+        """Merge `absorb` into `keep` (same type): edges move, names become aliases, `absorb`
+        is archived (superseded by `keep`); `ok` False with the rejection otherwise."""
         return await self._writing(lambda: self._write.merge_nodes(keep=keep, absorb=absorb))
 
     # -- the session's own reads -----------------------------------------------------------------
