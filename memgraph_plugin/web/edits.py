@@ -86,7 +86,13 @@ class EditRoutes:
             Route(f"{base}/edges", self.edges, methods=["POST", "DELETE"]),
             Route(f"{base}/undo", self.undo, methods=["POST"]),
             Route(f"{base}/edits", self.recent, methods=["GET"]),
+            Route("/api/edit-access", self.access, methods=["GET"]),
         ]
+
+    async def access(self, request: Request) -> JSONResponse:
+        """What the page asks to know whether to show its edit controls (a read-only server
+        has no such route: 404). Never the token."""
+        return JSONResponse({"writable": True, "header": TOKEN_HEADER})
 
     # ------------------------------------------------------------------ guard
 

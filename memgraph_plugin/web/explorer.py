@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from memgraph_plugin.engine.model.frozen import thaw
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
 
@@ -50,6 +51,7 @@ def node_json(node: Node, *, brief: bool = False) -> dict[str, Any]:
             parent=node.parent_id or None,
             children=list(node.children_ids),
             fields={str(k): _text(v) for k, v in node.fields.items()},
+            values={str(k): thaw(v) for k, v in node.fields.items()},  # as stored, for edits
             superseded_by=node.superseded_by,
         )
     return data
