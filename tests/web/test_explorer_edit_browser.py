@@ -146,9 +146,7 @@ def test_edit_reload_history_undo_merge_and_pin(
     page.locator("#edit-log summary").click()
 
     # merge Mirabel into Mira: her event follows, her name becomes an alias, she is gone
-    mirabel = page.evaluate(
-        "explorer.cy.nodes().filter((n) => n.data('title') === 'Mirabel').id()"
-    )
+    mirabel = page.evaluate("explorer.cy.nodes().filter((n) => n.data('title') === 'Mirabel').id()")
     page.locator("#merge-with").select_option(mirabel)
     page.locator("#merge-button").click()
     expect(detail.locator(".edges")).to_contain_text("Market quarrel")
@@ -202,6 +200,25 @@ def test_a_write_without_the_token_is_refused_and_changes_nothing(
     page.locator("#edit-form [data-field='summary']").fill("changed with the token")
     page.locator("#edit-save").click()
     expect(page.locator("#detail .fields")).to_contain_text("changed with the token")
+
+    # add an edge and remove it; archive (forget) and restore
+    lighthouse = page.evaluate(
+        "explorer.cy.nodes().filter((n) => n.data('title') === 'Old lighthouse').id()"
+    )
+    page.locator("#edge-relation").fill("sheltered_in")
+    page.locator("#edge-target").select_option(lighthouse)
+    page.locator("#edge-add").click()
+    edges = page.locator("#edit-panel .edit-edges li")
+    expect(edges.filter(has_text="sheltered_in")).to_have_count(1)
+    edges.filter(has_text="sheltered_in").locator("button.edge-remove").click()
+    expect(edges.filter(has_text="sheltered_in")).to_have_count(0)
+    page.locator("#edit-archive").click()
+    expect(page.locator("#edit-panel .edit-status")).to_contain_text("archived")
+    page.locator("#edit-restore").click()
+    expect(page.locator("#edit-archive")).to_be_visible()
+    with httpx.Client(base_url=url, timeout=60) as client:
+        kinds = [e["kind"] for e in client.get("api/chats/harbor/edits").json()["edits"]]
+    assert kinds == ["edit"] * 5  # each edit one commit: field, edge +, edge -, archive, restore
 
 
 def test_a_read_only_server_shows_no_edit_controls(browser: Browser, chat_dir: Path) -> None:
