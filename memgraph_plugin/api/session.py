@@ -35,8 +35,9 @@ __all__ = ["Session"]
 
 
 class Session(SessionReads):
-    """The 16 methods of the session facade, plus the read API's lower-level reads (those in
-    `SessionReads`)."""
+    """The 16 methods of the session facade, a person's corrections (`pin_node`,
+    `unpin_node`, `restore_node`, `merge_nodes`), plus the read API's lower-level reads (those
+    in `SessionReads`)."""
 
     def __init__(self, ctx: Any, chat_id: str, store: Any, wiring: SessionWiring) -> None:
         self._wiring = wiring

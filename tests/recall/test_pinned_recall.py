@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from host import Host, hookimpl
+from memgraph_plugin.recall.trace import format_table
 from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.turn import pipeline_for
 
@@ -68,6 +69,7 @@ async def test_a_pin_is_one_edit_commit_and_every_recall_injects_it(tmp_path: Pa
         assert sail.id in recall.trace.pinned_ids
         assert sail.id in recall.trace.always_inject_ids
         assert sail.title in recall.prompt
+        assert f"{sail.id} pinned" in format_table([recall.trace])  # `memgraph-host trace`
         pinned_version = history[-1].version
     finally:
         await host.stop()
