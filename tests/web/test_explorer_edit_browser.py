@@ -162,7 +162,7 @@ def test_edit_reload_history_undo_merge_and_pin(
     drawn = page.evaluate(
         "explorer.cy.edges().map((e) => [e.source().id(), e.data('type'), e.target().id()])"
     )
-    assert [mira, "involved_in", quarrel] in drawn, drawn  # the drawn graph follows too
+    assert [quarrel, "involved_in", mira] in drawn, drawn  # the drawn graph follows too
 
     # pin: the next recall injects Mira, and says she is pinned
     before = {item["id"]: item for item in _recall(url, "the price of fish")["items"]}
