@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 from .api.injection import PUBLISHED_AS, InjectionHub
 from .api.session_wiring import RetrievalStatusOf, SessionWiring, no_status
+from .api.write import CURATION_KINDS
 from .chat_fork import ChatFork
 from .chat_history import ChatHistory, checked_chat_id
 from .deferred_block import PendingCommit, block_commit_infos
@@ -276,7 +277,8 @@ class MemoryGraph(ChatHistory, ChatFork):
         """What a session of `chat_id` on `store` uses from this service, bound once."""
 
         async def commit(store: Store, result: Any, kind: str) -> CommitInfo | None:
-            return await self.commit(chat_id, store, result, kind)
+            journal = "edit" if kind in CURATION_KINDS else "write"  # `history` names them
+            return await self.commit(chat_id, store, result, kind, journal_kind=journal)
 
         async def announce(commit: CommitInfo) -> None:
             await self.fire_commit(chat_id, commit)

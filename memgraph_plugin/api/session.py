@@ -35,8 +35,9 @@ __all__ = ["Session"]
 
 
 class Session(SessionReads):
-    """The 16 methods of the session facade, plus the read API's lower-level reads (those in
-    `SessionReads`)."""
+    """The 16 methods of the session facade, a person's corrections (`pin_node`,
+    `unpin_node`, `restore_node`, `merge_nodes`), plus the read API's lower-level reads (those
+    in `SessionReads`)."""
 
     def __init__(self, ctx: Any, chat_id: str, store: Any, wiring: SessionWiring) -> None:
         self._wiring = wiring
@@ -173,6 +174,27 @@ class Session(SessionReads):
         outcome per group, in order: its result, or the error that left it out
         (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
         return await self._writing(lambda: self._write.compact_groups(type=type, groups=groups))
+
+    @checked_call
+    async def pin_node(self, *, id: str) -> EditResult:
+        """Pin an active node: recall injects it every turn (within the budget, first)."""
+        return await self._writing(lambda: self._write.pin_node(id=id))
+
+    @checked_call
+    async def unpin_node(self, *, id: str) -> EditResult:
+        """Unpin a node: recall picks it only when it is relevant again."""
+        return await self._writing(lambda: self._write.unpin_node(id=id))
+
+    @checked_call
+    async def restore_node(self, *, id: str) -> EditResult:
+        """Restore an archived node (its edges and children stayed); `ok` False when active."""
+        return await self._writing(lambda: self._write.restore_node(id=id))
+
+    @checked_call
+    async def merge_nodes(self, *, keep: str, absorb: str) -> EditResult:
+        """Merge `absorb` into `keep` (same type): edges move, names become aliases, `absorb`
+        is archived (superseded by `keep`); `ok` False with the rejection otherwise."""
+        return await self._writing(lambda: self._write.merge_nodes(keep=keep, absorb=absorb))
 
     # -- the session's own reads -----------------------------------------------------------------
 

@@ -28,12 +28,16 @@ from ..engine.model.results import (
 from ..engine.model.schema import Schema, resolve_schema
 from ..engine.model.values import Limits
 from ..engine.write.batch import apply_batch
+from ..engine.write.curation import merge_nodes, restore_node, set_pinned
 from ..engine.write.ops import DIRECTIONS
 from ..engine.write.rollups import apply_rollup
 from ..errors import MemoryGraphError, bad_args
 from .checked_calls import checked_call
 
-__all__ = ["CommitCallback", "WriteApi", "get_write_api"]
+__all__ = ["CURATION_KINDS", "CommitCallback", "WriteApi", "get_write_api"]
+
+#: the write methods that are a person's corrections: their commits are ``edit`` commits
+CURATION_KINDS = frozenset({"pin_node", "unpin_node", "restore_node", "merge_nodes"})
 
 #: ``on_commit(store, result, kind)``, the one way a `WriteApi` reports a commit: called after
 #: a write that changed the store, with the store, the write's `BatchResult` and the name of the
@@ -335,6 +339,41 @@ class WriteApi:
             raise bad_args("type", "is required")
         return await self._roll_up(
             type, [(g[0], g[1], g[2] if len(g) > 2 else None) for g in groups]
+        )
+
+    # ---- a person's corrections (engine/write/curation.py): each one commit, `EditResult`
+
+    async def _curate(self, kind: str, change: Callable[[Any], BatchResult]) -> EditResult:
+        result = await self._commit(change(self._require_store()), kind)
+        return EditResult(ok=bool(result.applied), changed=result.changed, rejected=result.rejected)
+
+    @checked_call
+    async def pin_node(self, *, id: str) -> EditResult:
+        """Pin an active node: recall injects it every turn (within the budget, first)."""
+        _required_str("id", id)
+        return await self._curate("pin_node", lambda store: set_pinned(store, id, True))
+
+    @checked_call
+    async def unpin_node(self, *, id: str) -> EditResult:
+        """Unpin a node: recall picks it only when it is relevant again."""
+        _required_str("id", id)
+        return await self._curate("unpin_node", lambda store: set_pinned(store, id, False))
+
+    @checked_call
+    async def restore_node(self, *, id: str) -> EditResult:
+        """Restore an archived node (its edges and children stayed); `ok` False when active."""
+        _required_str("id", id)
+        return await self._curate("restore_node", lambda store: restore_node(store, id))
+
+    @checked_call
+    async def merge_nodes(self, *, keep: str, absorb: str) -> EditResult:
+        """Merge `absorb` into `keep` (same type): edges move, names become aliases, `absorb`
+        is archived (superseded by `keep`); `ok` False with the rejection otherwise."""
+        _required_str("keep", keep)
+        _required_str("absorb", absorb)
+        limits = self.limits
+        return await self._curate(
+            "merge_nodes", lambda store: merge_nodes(store, keep, absorb, limits=limits)
         )
 
     async def _roll_up(

@@ -92,6 +92,7 @@ def recall_json(outcome: Any) -> dict[str, Any]:
     if outcome is None:
         return {"block": "", "items": [], "available": False}
     why = outcome.why
+    by_person = set(getattr(outcome.trace, "pinned_ids", ()))
     items = []
     for view in outcome.injected:
         inclusion = why.get(view.id)
@@ -102,11 +103,19 @@ def recall_json(outcome: Any) -> dict[str, Any]:
                 "type": view.type,
                 "title": view.title,
                 "pinned": pinned,
-                "why": "always injected" if inclusion is None else inclusion.describe(),
+                "why": _why(inclusion, view.id in by_person),
                 "score": None if inclusion is None else inclusion.score,
             }
         )
     return {"block": outcome.prompt, "items": items, "available": True, "query": outcome.query}
+
+
+def _why(inclusion: Any, pinned_by_person: bool) -> str:
+    """Why an item is injected: ``pinned`` (a person pinned it), ``always injected`` (the
+    current scene), or the recall's reason."""
+    if pinned_by_person:
+        return "pinned"
+    return "always injected" if inclusion is None else str(inclusion.describe())
 
 
 class MemoryApi:

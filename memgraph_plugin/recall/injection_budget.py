@@ -1,10 +1,12 @@
 """The injection's size: a small capped always-inject set and a character budget for it all.
 
-Pinned (always-inject) nodes are the newest ``recall_pinned_per_type`` visible nodes of each
+Pinned (always-inject) nodes are the nodes a person pinned (`Node.pinned`, from the explorer or
+``session.pin_node``), then the newest ``recall_pinned_per_type`` visible nodes of each
 always-inject type (the current scene's events, the newest threads), read from the head of the
-store's per-type pool. Recalled nodes then fill what is left of ``recall_budget_chars`` in
-relevance order; a node whose row does not fit is left out (named in the trace) and smaller ones
-after it may still come in. Every cell is clipped to ``recall_item_chars``.
+store's per-type pool. A person's pins take the budget first. Recalled nodes then fill what is
+left of ``recall_budget_chars`` in relevance order; a node whose row does not fit is left out
+(named in the trace) and smaller ones after it may still come in. Every cell is clipped to
+``recall_item_chars``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from ..engine.read.pinned import pinned_ids
 from .render import PINNED_HEADING, RECALLED_HEADING, item_text, render_injection
 
 # a table's fixed cost beyond its rows: "### name", header and separator lines, blank lines
@@ -40,16 +43,21 @@ def pinned_nodes(
 ) -> tuple[Any, ...]:
     """The newest `per_type` visible nodes of each always-inject type, in timeline order,
     without those `leave_out` names (the current question's event: it is in the prompt
-    already; near-empty messages)."""
+    already; near-empty messages); then the nodes a person pinned (`pinned_ids`), last so
+    that `fit` keeps them first."""
     store = session.store
+    pins = [v for v in map(store.view, pinned_ids(store)) if v is not None]
+    pinned = {v.id for v in pins}
     out: list[Any] = []
     for spec in store.schema.types:
         if spec.always_inject:
             extra = PINNED_SLACK if leave_out is not None else 0
             newest = store.newest_in_pool(spec.type, per_type + extra)
-            kept = [n for n in newest if leave_out is None or not leave_out(n)]
+            kept = [n for n in newest if n.id not in pinned]
+            kept = [n for n in kept if leave_out is None or not leave_out(n)]
             out.extend(kept[:per_type])
-    return tuple(sorted(out, key=lambda n: (n.seq_to is None, n.seq_to or 0, n.id)))
+    newest_first = sorted(out, key=lambda n: (n.seq_to is None, n.seq_to or 0, n.id))
+    return (*newest_first, *pins)
 
 
 def _row_bound(node: Any, specs: Sequence[Any], max_cell: int) -> int:

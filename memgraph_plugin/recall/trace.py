@@ -60,6 +60,7 @@ class RecallTrace:
     budget_chars: int = 0  # recall_budget_chars when it ran
     injected_chars: int = 0  # the prompt block's length (never above the budget)
     cut: tuple[str, ...] = ()  # picked, but left out to stay within the budget
+    pinned_ids: tuple[str, ...] = ()  # of always_inject_ids, those a person pinned
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self, recurse=True)
@@ -71,7 +72,7 @@ def trace_from_json(data: dict[str, Any]) -> RecallTrace:
     """Rebuild a trace read back from disk."""
     fields = dict(data)
     fields["anchor"] = tuple(fields.get("anchor", (0, 0)))
-    for key in ("always_inject_ids", "seeds", "cut"):
+    for key in ("always_inject_ids", "seeds", "cut", "pinned_ids"):
         fields[key] = tuple(fields.get(key, ()))
     for key in ("selected", "shadow"):
         fields[key] = tuple(Inclusion(**i) for i in fields.get(key, ()))
@@ -184,7 +185,8 @@ def format_table(traces: Sequence[RecallTrace]) -> str:
     )
     rows = [header]
     for t in traces:
-        picked = "; ".join(f"{i.id} {i.describe()}" for i in t.selected)
+        why = [f"{nid} pinned" for nid in t.pinned_ids]
+        picked = "; ".join([*why, *(f"{i.id} {i.describe()}" for i in t.selected)])
         rows.append(
             (
                 f"{t.seq}{' (reused)' if t.reused else ''}",

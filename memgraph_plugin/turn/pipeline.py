@@ -31,6 +31,7 @@ from host.plugins.notify import HookFailure, failure
 from host.settings.setting_values import int_setting
 
 from ..api.injection import InjectionHub
+from ..engine.read.pinned import pinned_ids
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
 from ..recall.hookcalls import first, report_failures
 from ..recall.injection_budget import fit, pinned_nodes
@@ -329,6 +330,7 @@ class TurnPipeline:
         question = self._question_index(chat_id)
         pinned = pinned_nodes(session, per_type, lambda n: not_pinned(n, question))
         always_ids = tuple(n.id for n in pinned)
+        pins = set(pinned_ids(session.store))  # a person's pins: the trace says so
         question_ids = question_nodes(session, question, per_type)
         request = RouteRequest(
             chat_id=chat_id,
@@ -381,6 +383,7 @@ class TurnPipeline:
             budget_chars=budget,
             injected_chars=len(fitted.prompt),
             cut=fitted.cut,
+            pinned_ids=tuple(i for i in always_ids if i in pins),
         )
         if not dry:
             self.traces.append(trace)

@@ -76,11 +76,14 @@ async def serve(
     service: Any = None,
 ) -> int:
     """Explorer + API (+ proxy) until stopped; prints the page's address first (one line), and
-    the edit token on the next unless ``--read-only`` (`edits.EditRoutes`)."""
+    the edit token on the next unless ``--read-only`` (`edits.EditRoutes`), then (a token made
+    here) the page's address with it in the fragment, ready to open: the fragment never
+    reaches the server or a log."""
     from memgraph_plugin.proxy.chat_memory import ChatMemory
     from memgraph_plugin.proxy.completions import Proxy
     from memgraph_plugin.proxy.memory_api import MemoryApi
     from memgraph_plugin.proxy.settings import ProxySettingsError, require_key_off_loopback
+    from memgraph_plugin.settings_keys import SERVE_TOKEN
 
     from .app import build_app
     from .explorer import GraphExplorer
@@ -104,6 +107,8 @@ async def serve(
     extra = f"; proxy {url}v1 -> {settings.upstream}" if proxy is not None else ""
     announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
     announce += "\n" + token_line
+    if edits is not None and not host.settings.get(SERVE_TOKEN.key):  # a token made here
+        announce += f"\nopen to edit: {url}#token={edits.token}"
     return await _run(app, sock, announce, proxy.aclose if proxy is not None else memory.drain)
 
 

@@ -19,6 +19,7 @@ import hmac
 import json
 import re
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -79,10 +80,19 @@ class EditRoutes:
         return [
             Route(f"{base}/nodes/{{node}}/edit", self.edit, methods=["POST"]),
             Route(f"{base}/nodes/{{node}}/archive", self.archive, methods=["POST"]),
+            Route(f"{base}/nodes/{{node}}/restore", self.restore, methods=["POST"]),
+            Route(f"{base}/nodes/{{node}}/pin", self.pin, methods=["POST", "DELETE"]),
+            Route(f"{base}/nodes/{{node}}/merge", self.merge, methods=["POST"]),
             Route(f"{base}/edges", self.edges, methods=["POST", "DELETE"]),
             Route(f"{base}/undo", self.undo, methods=["POST"]),
             Route(f"{base}/edits", self.recent, methods=["GET"]),
+            Route("/api/edit-access", self.access, methods=["GET"]),
         ]
+
+    async def access(self, request: Request) -> JSONResponse:
+        """What the page asks to know whether to show its edit controls (a read-only server
+        has no such route: 404). Never the token."""
+        return JSONResponse({"writable": True, "header": TOKEN_HEADER})
 
     # ------------------------------------------------------------------ guard
 
@@ -113,9 +123,18 @@ class EditRoutes:
     async def _apply(self, chat: str, ops: list[dict[str, Any]]) -> dict[str, Any]:
         """The ops as one batch and one ``edit`` commit (fired); 422 naming the field when the
         batch rejects an op, 404 for an unknown chat; nothing is written then."""
+        from memgraph_plugin.engine.write.batch import apply_batch
+
+        def change(store: Any, limits: Any) -> Any:
+            return apply_batch(store, ops, schema=store.schema, limits=limits)
+
+        return await self._change(chat, change)
+
+    async def _change(self, chat: str, change: Callable[[Any, Any], Any]) -> dict[str, Any]:
+        """`change(store, limits)` (a `BatchResult`) under the chat's write lock, as one
+        ``edit`` commit (fired); a rejection is a 422 and writes nothing."""
         from memgraph_plugin.chat_history import checked_chat_id
         from memgraph_plugin.engine.model.values import Limits
-        from memgraph_plugin.engine.write.batch import apply_batch
         from memgraph_plugin.errors import MemoryGraphError
 
         service = self.service
@@ -128,7 +147,7 @@ class EditRoutes:
         async with service.lock(chat):
             store = await service.store_for(chat)
             limits = Limits.from_settings(service.settings)
-            result = apply_batch(store, ops, schema=store.schema, limits=limits)
+            result = change(store, limits)
             if result.rejected and not result.applied:  # one op each: nothing changed
                 store_error = result.rejected[0].error
                 raise _rejected(store_error.code, store_error.message)
@@ -172,6 +191,44 @@ class EditRoutes:
 
         async def run(chat: str, body: dict[str, Any]) -> dict[str, Any]:
             return await self._apply(chat, [{"op": "delete", "node_id": node}])
+
+        return await self._guarded(request, run)
+
+    async def restore(self, request: Request) -> JSONResponse:
+        """Restore an archived node (it comes back to recall and the graph)."""
+        from memgraph_plugin.engine.write.curation import restore_node
+
+        node = request.path_params["node"]
+
+        async def run(chat: str, body: dict[str, Any]) -> dict[str, Any]:
+            return await self._change(chat, lambda store, _: restore_node(store, node))
+
+        return await self._guarded(request, run)
+
+    async def pin(self, request: Request) -> JSONResponse:
+        """POST pins (recall injects the node every turn), DELETE unpins."""
+        from memgraph_plugin.engine.write.curation import set_pinned
+
+        node = request.path_params["node"]
+        pinned = request.method == "POST"
+
+        async def run(chat: str, body: dict[str, Any]) -> dict[str, Any]:
+            return await self._change(chat, lambda store, _: set_pinned(store, node, pinned))
+
+        return await self._guarded(request, run)
+
+    async def merge(self, request: Request) -> JSONResponse:
+        """``{"absorb": id}``: that node merges into this one (edges follow, its names become
+        aliases, it is archived)."""
+        from memgraph_plugin.engine.write.curation import merge_nodes
+
+        node = request.path_params["node"]
+
+        async def run(chat: str, body: dict[str, Any]) -> dict[str, Any]:
+            absorb = _text(body, "absorb")
+            return await self._change(
+                chat, lambda store, limits: merge_nodes(store, node, absorb, limits=limits)
+            )
 
         return await self._guarded(request, run)
 

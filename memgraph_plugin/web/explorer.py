@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from memgraph_plugin.engine.model.frozen import thaw
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
 
@@ -41,6 +42,7 @@ def node_json(node: Node, *, brief: bool = False) -> dict[str, Any]:
         "rollup": node.semantic_rollup,
         "depth": node.semantic_depth,
         "archived": node.archived,
+        "pinned": node.pinned,
         "seq": node.seq_to,
     }
     if not brief:
@@ -49,6 +51,7 @@ def node_json(node: Node, *, brief: bool = False) -> dict[str, Any]:
             parent=node.parent_id or None,
             children=list(node.children_ids),
             fields={str(k): _text(v) for k, v in node.fields.items()},
+            values={str(k): thaw(v) for k, v in node.fields.items()},  # as stored, for edits
             superseded_by=node.superseded_by,
         )
     return data
@@ -200,13 +203,14 @@ class GraphExplorer:
             pinned = node_id in trace.always_inject_ids
             if why is None and not pinned:
                 continue
+            by_person = node_id in trace.pinned_ids
             recalls.append(
                 {
                     "seq": trace.seq,
                     "query": trace.query,
                     "router": trace.router,
                     "pinned": pinned,
-                    "why": _inclusion_text(why),
+                    "why": "pinned" if by_person else _inclusion_text(why),
                 }
             )
         data = node_json(node)

@@ -34,6 +34,8 @@ MODULES = [
     "memgraph_plugin.engine.write.batch",
     "memgraph_plugin.engine.write.ops",
     "memgraph_plugin.engine.write.rollups",
+    "memgraph_plugin.engine.write.curation",
+    "memgraph_plugin.engine.read.pinned",
     "memgraph_plugin.api.injection",
     "memgraph_plugin.service",
     "memgraph_plugin.plugin",

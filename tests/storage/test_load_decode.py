@@ -107,3 +107,32 @@ async def test_a_cold_open_builds_the_store_off_the_event_loop(tmp_path) -> None
     chat = await opening
     assert chat.store is not None and chat.store.node("n_1") is not None
     assert gc.isenabled()
+
+
+def test_a_pinned_node_survives_a_checkpoint_and_a_column_load(tmp_path) -> None:
+    """A pin is stored in the node: journal row, checkpoint (a raw row: the columns have no
+    place for it) and a store built from the columns all keep it; unpinned nodes keep the
+    original's keys."""
+    from memgraph_plugin.engine.read.pinned import pinned_ids
+    from memgraph_plugin.engine.write.curation import set_pinned
+
+    storage = LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=10_000))
+    nodes = {
+        f"n_{i}": {"id": f"n_{i}", "type": "event", "title": f"T{i}", "fields": {"summary": "s"}}
+        for i in range(1, 200)
+    }
+    storage.import_sync("c", Store.from_dict({"nodes": nodes, "edges": []}).to_dict())
+    store = Store.from_dict(storage.load_sync("c").data)
+    set_pinned(store, "n_150", True)
+    storage.commit_sync("c", changeset_to_change(store.take_changeset(), applied=1), base_version=1)
+    assert LanceStorage(storage.settings).load_sync("c").data["nodes"]["n_150"]["pinned"] is True
+    storage.checkpoint_sync("c", storage.load_sync("c"))
+    state = LanceStorage(storage.settings).load_sync("c")
+    assert state.changed_since_checkpoint == set()
+    assert state.data["nodes"]["n_150"]["pinned"] is True
+    assert "pinned" not in state.data["nodes"]["n_149"]
+    loaded = Store.from_columns(state.nodes, state.edges, state.node_seq, state.seq_counter)
+    assert pinned_ids(loaded) == ("n_150",) and loaded.node("n_150").pinned
+    set_pinned(loaded, "n_150", False)  # kept from the change log from here on
+    set_pinned(loaded, "n_3", True)
+    assert pinned_ids(loaded) == ("n_3",)

@@ -140,6 +140,7 @@ def test_read_only_serves_no_write_route_and_a_public_bind_needs_a_token(data_di
                 headers={"X-Memgraph-Token": "anything"},
             )
             assert answer.status_code in (404, 405)
+            assert client.get("api/edit-access").status_code == 404  # the page shows no controls
             assert _node(client, "Mira")["title"] == "Mira"
     finally:
         proc.terminate()
@@ -161,3 +162,44 @@ def test_read_only_serves_no_write_route_and_a_public_bind_needs_a_token(data_di
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_pin_restore_and_merge_routes_are_edit_commits_refused_without_the_token(
+    writable: tuple[str, str], data_dir: Path
+) -> None:
+    url, token = writable
+    good = {"X-Memgraph-Token": token}
+    with httpx.Client(base_url=url, timeout=60) as client:
+        assert client.get("api/edit-access").json() == {
+            "writable": True,
+            "header": "x-memgraph-token",
+        }
+        mira, storm = _node(client, "Mira"), _node(client, "Harbor storm")
+        house = _node(client, "Old lighthouse")
+        pin = f"api/chats/harbor/nodes/{mira['id']}/pin"
+        before = _history(data_dir)
+        assert client.post(pin).status_code == 401
+        assert client.post(f"api/chats/harbor/nodes/{storm['id']}/restore").status_code == 401
+        merge = f"api/chats/harbor/nodes/{mira['id']}/merge"
+        assert client.post(merge, json={"absorb": house["id"]}).status_code == 401
+        assert _history(data_dir) == before and not _node(client, "Mira")["pinned"]
+
+        assert client.post(pin, headers=good).json()["changed"]
+        assert _node(client, "Mira")["pinned"]
+        assert client.request("DELETE", pin, headers=good).json()["changed"]
+        assert not _node(client, "Mira")["pinned"]
+
+        restore = f"api/chats/harbor/nodes/{storm['id']}/restore"
+        active = client.post(restore, headers=good)
+        assert active.status_code == 422 and "not archived" in active.json()["error"]
+        client.post(f"api/chats/harbor/nodes/{storm['id']}/archive", headers=good)
+        assert client.post(restore, headers=good).json()["changed"]
+        assert _node(client, "Harbor storm")["archived"] is False
+
+        other = client.post(merge, json={"absorb": house["id"]}, headers=good)
+        assert other.status_code == 422 and other.json()["field"] == "absorb"
+        assert "TYPE_MISMATCH" in other.json()["error"]
+        missing = client.post(merge, json={}, headers=good)
+        assert missing.status_code == 400 and missing.json()["field"] == "absorb"
+        added = _history(data_dir)[len(before) :]  # pin, unpin, archive, restore
+        assert len(added) == 4 and all('"kind": "edit"' in line for line in added)

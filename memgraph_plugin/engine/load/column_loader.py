@@ -81,6 +81,7 @@ def decode_columns(
         _set(node, "archived", archived[i])
         _set(node, "floor_range", None)
         _set(node, "superseded_by", sups[i] or None)
+        _set(node, "pinned", False)  # pinned nodes are stored as raw rows
         out[nid] = node
     for nid in out:
         m = _ID_NUM.fullmatch(nid)

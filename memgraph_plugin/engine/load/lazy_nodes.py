@@ -139,6 +139,7 @@ class NodeColumns:
             _set(node, "archived", archived[i])
             _set(node, "floor_range", None)
             _set(node, "superseded_by", sups[i] or None)
+            _set(node, "pinned", False)  # pinned nodes are stored as raw rows
             out.append(node)
         return out
 

@@ -164,7 +164,12 @@ class _Checker:
         for name, camel in (("seq_to", "seqTo"), ("semantic_depth", "semanticDepth")):
             if d.get(name) is not None:
                 self.add(_int_problem(d[name], f"{where}.{camel}", minimum=0))
-        for name, camel in (("semantic_rollup", "semanticRollup"), ("archived", "archived")):
+        flags = (
+            ("semantic_rollup", "semanticRollup"),
+            ("archived", "archived"),
+            ("pinned", "pinned"),
+        )
+        for name, camel in flags:
             if d.get(name) is not None and not isinstance(d[name], bool):
                 self.add(f"{where}.{camel}: expected true or false")
         return nid if problem is None else None

@@ -49,6 +49,7 @@ NODE_KEYS = key_spellings(  # every spelling of a node record's keys
     "archived",
     "floor_range",
     "superseded_by",
+    "pinned",
 )
 
 
@@ -165,6 +166,9 @@ def _plain_node(raw: Any, key: str | None) -> Node | None:
     if archived is None:
         archived = False
     sup = get("supersededBy")
+    pinned = get("pinned")
+    if pinned is None:
+        pinned = False
     if not (
         type(nid) is str
         and nid
@@ -180,6 +184,7 @@ def _plain_node(raw: Any, key: str | None) -> Node | None:
         and type(rollup) is bool
         and type(archived) is bool
         and (sup is None or type(sup) is str)
+        and type(pinned) is bool
         and get("floorRange") is None
     ):
         return None
@@ -213,6 +218,7 @@ def _plain_node(raw: Any, key: str | None) -> Node | None:
     _set(node, "archived", archived)
     _set(node, "floor_range", None)
     _set(node, "superseded_by", sup or None)
+    _set(node, "pinned", pinned)
     return node
 
 
@@ -266,7 +272,11 @@ def node_from_dict(raw: Any, *, key: str | None = None) -> Node:
     seq_to = _int_or_none(d.get("seq_to"), f"{where}.seqTo")
     depth = _int_or_none(d.get("semantic_depth"), f"{where}.semanticDepth", minimum=0) or 0
     flags = {}
-    for name, camel in (("semantic_rollup", "semanticRollup"), ("archived", "archived")):
+    for name, camel in (
+        ("semantic_rollup", "semanticRollup"),
+        ("archived", "archived"),
+        ("pinned", "pinned"),
+    ):
         value = d.get(name, False)
         if value is None:
             value = False
@@ -300,6 +310,7 @@ def node_from_dict(raw: Any, *, key: str | None = None) -> Node:
         archived=flags["archived"],
         floor_range=floor,
         superseded_by=sup or None,
+        pinned=flags["pinned"],
     )
 
 
@@ -319,7 +330,8 @@ def edge_from_dict(raw: Any, *, index: int = 0) -> Edge:
 
 
 def node_to_dict(node: Node) -> dict[str, Any]:
-    """A node in the original's JSON shape (camelCase; floorRange/supersededBy only when set)."""
+    """A node in the original's JSON shape (camelCase; floorRange/supersededBy only when set,
+    ``pinned`` only when true: an unpinned node has exactly the original's keys)."""
     out: dict[str, Any] = {
         "id": node.id,
         "type": node.type,
@@ -337,6 +349,8 @@ def node_to_dict(node: Node) -> dict[str, Any]:
         out["floorRange"] = list(node.floor_range)
     if node.superseded_by is not None:
         out["supersededBy"] = node.superseded_by
+    if node.pinned:
+        out["pinned"] = True
     return out
 
 

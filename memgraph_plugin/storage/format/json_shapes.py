@@ -32,6 +32,7 @@ def thaw(value: Any) -> Any:
 
 
 _OPTIONAL_KEYS = {"floorRange", "supersededBy"}
+_FLAG_KEYS = {"pinned"}  # left out when false: an unpinned node keeps the original's keys
 
 
 def node_to_json(node: Any) -> dict[str, Any]:
@@ -41,7 +42,7 @@ def node_to_json(node: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, key, optional in _json_fields(type(node)):
         value = thaw(getattr(node, name))
-        if optional and value is None:
+        if optional and (value is None or (value is False and key in _FLAG_KEYS)):
             continue
         out[key] = value
     return out
@@ -49,10 +50,10 @@ def node_to_json(node: Any) -> dict[str, Any]:
 
 @functools.cache
 def _json_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
-    """`(attribute, JSON key, left out when None)` of an attrs record class, computed once."""
-    return tuple(
-        (f.name, _camel(f.name), _camel(f.name) in _OPTIONAL_KEYS) for f in attrs.fields(cls)
-    )
+    """`(attribute, JSON key, left out when None or a false flag)` of an attrs record class,
+    computed once."""
+    left_out = _OPTIONAL_KEYS | _FLAG_KEYS
+    return tuple((f.name, _camel(f.name), _camel(f.name) in left_out) for f in attrs.fields(cls))
 
 
 def edge_to_json(edge: Any) -> dict[str, Any]:

@@ -159,6 +159,7 @@ async function loadGraph(include = []) {
   setStatus(graph);
   renderFilter();
   applyFilter();
+  document.dispatchEvent(new CustomEvent("explorer:graph", { detail: graph })); // explorer-edit.js
   return { graph, added: cy.nodes().length - before };
 }
 
@@ -203,6 +204,7 @@ async function showNode(id) {
     el("h3", {}, `chosen by recall (${detail.recalls.length})`), recalls,
   );
   box.dataset.node = detail.id;
+  document.dispatchEvent(new CustomEvent("explorer:node", { detail })); // explorer-edit.js
   const node = explorer.cy.getElementById(id);
   explorer.cy.nodes().unselect();
   if (node.nonempty()) node.select();
