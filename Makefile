@@ -67,6 +67,11 @@ test: $(STAMP) $(VENDORED) $(CHROMIUM)
 demo: $(STAMP)
 	$(VENV)/bin/memgraph-host demo
 
+# Retake docs/explorer.png: the browser test's screenshot of the demo chat in the explorer.
+screenshot: $(STAMP) $(VENDORED) $(CHROMIUM)
+	EXPLORER_SCREENSHOT=$(CURDIR)/docs/explorer.png $(PY) -m pytest -q \
+		tests/web/test_explorer_picture.py -k screenshot
+
 bench: $(STAMP)
 	$(PY) bench/run.py
 

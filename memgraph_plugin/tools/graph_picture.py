@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from .type_colours import colours_of
+from ..type_colours import colours_of
 
 INTERNAL = {"contains", "semantic_contains"}
 COL = 46  # horizontal step

@@ -14,7 +14,7 @@ from typing import Any
 
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
-from memgraph_plugin.tools.type_colours import colour_of
+from memgraph_plugin.type_colours import colour_of
 
 GRAPH_LIMIT = 1500  # nodes drawn at once: cytoscape stays responsive; the rest is found by search
 HISTORY_LIMIT = 50  # newest commits listed in a node's history
@@ -217,8 +217,8 @@ class GraphExplorer:
 
 
 def types_json(schema: Any, types: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """How the page draws each type: its colour (`tools.type_colours`, graph.html's too) and
-    whether it lies on the timeline (rolled-up types, events: ordered by seq)."""
+    """How the page draws each type: its colour (`memgraph_plugin.type_colours`, graph.html's
+    too) and whether it lies on the timeline (rolled-up types, events: ordered by seq)."""
     out = {}
     for name in sorted(types):
         spec = schema.get(name)

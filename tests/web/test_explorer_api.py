@@ -11,6 +11,7 @@ import pytest
 
 from memgraph_plugin.recall.router import Inclusion
 from memgraph_plugin.recall.trace import TRACE_DIR, RecallTrace, TraceLog
+from memgraph_plugin.type_colours import colour_of
 
 from .conftest import write_nodes
 
@@ -40,6 +41,11 @@ def test_chats_graph_search_and_node_detail(served: str, data_dir: Path) -> None
         "Lantern found in the lighthouse",
     }
     assert graph["total_nodes"] == 4 and graph["total_edges"] == 2
+    assert graph["types"] == {  # colours: memgraph_plugin/type_colours.py; events: a timeline
+        "character_sheet": {"colour": colour_of("character_sheet"), "timeline": False},
+        "event": {"colour": colour_of("event"), "timeline": True},
+        "location_state": {"colour": colour_of("location_state"), "timeline": False},
+    }
     storm = titles["Harbor storm"]["id"]
     assert {"source": storm, "target": titles["Mira"]["id"], "type": "involved_in"} in graph[
         "edges"

@@ -8,8 +8,8 @@
 (() => {
   const STEP = 64; // timeline: distance between neighbouring events (model units)
   const ROW = 90; // between rollup levels, and from the timeline to the first band
-  const SUB_ROW = 46; // between the rows of one band
-  const GAP = 58; // least distance between two nodes in one band row
+  const SUB_ROW = 40; // between the rows of one band
+  const GAP = 96; // least distance between two nodes in one band row (room for a label)
   const SUB_ROWS = 3; // rows a band may use before a node drifts away from its events
   const AUTO_COLLAPSE = 60; // a first drawing with more nodes starts with old rollups collapsed
   const LABEL_PX = 12; // on-screen label size when zoomed out (px)
@@ -27,8 +27,8 @@
       "border-color": "#fff" } },
     { selector: "node.labelled", style: { label: "data(label)" } },
     { selector: "node.rollup", style: { shape: "round-rectangle", width: 22, height: 22 } },
-    { selector: "node.rollup.collapsed", style: { width: 30, height: 30, "border-width": 3,
-      "border-color": "#333", "border-style": "double" } },
+    { selector: "node.rollup.collapsed", style: { width: "data(size)", height: "data(size)",
+      "border-width": 4, "border-color": "#333", "border-style": "double" } },
     { selector: "node:selected", style: { "border-width": 3, "border-color": "#222" } },
     { selector: "node.match", style: { "border-width": 3, "border-color": "#e15759" } },
     { selector: "node.hit", style: { "border-width": 5, "border-color": "#e15759",
@@ -83,6 +83,7 @@
         const hidden = n.hasClass("collapsed")
           ? [...state.owner.values()].filter((o) => o === n.id()).length : 0;
         n.data("label", hidden ? `${n.data("short")} (+${hidden})` : n.data("short"));
+        n.data("size", 24 + 4 * Math.log2(1 + hidden)); // a bigger square holds more
       });
     });
   }
@@ -181,7 +182,7 @@
     } else {
       const pos = timelinePositions(cy, visible);
       visible.layout({ name: "preset", positions: (n) => pos[n.id()] || n.position(),
-        animate: false, fit, padding: 30 }).run();
+        animate: false, fit, padding: 50 }).run();
     }
     fitLabels(cy);
   }

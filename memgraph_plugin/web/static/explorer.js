@@ -32,7 +32,7 @@ function el(tag, attrs = {}, ...children) {
 }
 
 function colour(type) {
-  // the server's colour scheme (tools/type_colours.py, graph.html's too); a palette otherwise
+  // the server's colours (memgraph_plugin/type_colours.py, graph.html's too); else a palette
   if (explorer.types[type]) return explorer.types[type].colour;
   if (!(type in explorer.colours)) {
     explorer.colours[type] = PALETTE[Object.keys(explorer.colours).length % PALETTE.length];
