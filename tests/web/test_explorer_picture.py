@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from memgraph_plugin.type_colours import colour_of
 
-from .conftest import SCRIPT
+from .conftest import SCRIPT, write_nodes
 from .test_explorer_browser import CHROMIUM, FLAGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
@@ -75,7 +75,7 @@ def page(browser: Browser, demo_url: str) -> Iterator[Page]:
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
     tab.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     try:
-        tab.goto(demo_url)
+        tab.goto(f"{demo_url}?chat={CHAT}")
         expect(tab.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
         expect(tab.locator("#chat-select")).to_have_value(CHAT)
         settle(tab)
@@ -158,11 +158,12 @@ def test_no_two_labels_overlap_at_any_zoom(page: Page) -> None:
     assert overlapping(fitted) == []
     total = page.evaluate("explorer.cy.nodes(':visible').length")
     assert len(fitted) < total  # a label only where it fits
-    page.evaluate("() => explorer.cy.zoom({ level: 2.5, renderedPosition: { x: 500, y: 400 } })")
+    zoom = "(level) => { explorer.cy.zoom({ level, renderedPosition: { x: 500, y: 400 } }); }"
+    page.evaluate(zoom, 2.5)  # (returns nothing: the cytoscape object is no JSON)
     settle(page)
     zoomed = page.evaluate(LABEL_BOXES)
     assert zoomed and overlapping(zoomed) == []
-    page.evaluate("() => explorer.cy.zoom({ level: 0.1, renderedPosition: { x: 500, y: 400 } })")
+    page.evaluate(zoom, 0.1)
     settle(page)
     assert overlapping(page.evaluate(LABEL_BOXES)) == []
 
@@ -245,6 +246,32 @@ def test_an_unknown_chat_is_an_error_on_the_page(browser: Browser, demo_url: str
         tab.locator("#chat-select").select_option(CHAT)
         expect(tab.locator("#graph-error")).to_be_hidden()
         tab.wait_for_function("() => explorer.cy.nodes().length > 0")
+    finally:
+        tab.close()
+
+
+def test_a_chat_without_a_timeline_is_laid_out_by_fcose(
+    browser: Browser, demo_url: str, demo_dir: Path
+) -> None:
+    write_nodes(
+        demo_dir, "cast",
+        "Mira:character_sheet", "Quay:location_state:Mira", "Oren:character_sheet:Mira",
+        "Tidewatch:location_state:Oren", "Sela:character_sheet:Quay", "Dunmore:location_state",
+    )  # fmt: skip
+    tab = browser.new_page(viewport=VIEWPORT)
+    try:
+        tab.goto(demo_url + "?chat=cast")
+        expect(tab.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
+        settle(tab)
+        assert tab.evaluate("explorerLayout.state.engine") == "fcose"
+        bodies = tab.evaluate(
+            """() => explorer.cy.nodes().map((n) => {
+                 const b = n.renderedBoundingBox({ includeLabels: false });
+                 return { id: n.id(), x1: b.x1, x2: b.x2, y1: b.y1, y2: b.y2 }; })"""
+        )
+        assert len(bodies) == 6 and overlapping(bodies) == []  # spread, not piled up
+        labels = tab.evaluate(LABEL_BOXES)
+        assert len(labels) == 6 and overlapping(labels) == []  # few nodes: every label fits
     finally:
         tab.close()
 

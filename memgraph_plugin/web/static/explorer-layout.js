@@ -12,12 +12,15 @@
   const GAP = 96; // least distance between two nodes in one band row (room for a label)
   const SUB_ROWS = 3; // rows a band may use before a node drifts away from its events
   const AUTO_COLLAPSE = 60; // a first drawing with more nodes starts with old rollups collapsed
-  const LABEL_PX = 12; // on-screen label size when zoomed out (px)
+  const LABEL_PX = 12;
+  const FIT_ZOOM = 1.5; // the most a first drawing is zoomed in to fit the frame // on-screen label size when zoomed out (px)
   const FONT = "system-ui, sans-serif";
   const INTERNAL = new Set(["contains", "semantic_contains"]);
   const BAND_ORDER = ["character_sheet", "location_state", "thread"];
 
-  const state = { types: {}, collapsed: new Set(), owner: new Map(), widths: new Map() };
+  // engine: the layout last run ("timeline", or "fcose" for a chat without timeline types)
+  const state = { types: {}, collapsed: new Set(), owner: new Map(), widths: new Map(),
+    engine: null };
 
   const style = () => [
     { selector: "node", style: { "background-color": "data(colour)", label: "",
@@ -177,12 +180,19 @@
         && onTimeline(e.target()));
     });
     if (visible.filter(onTimeline).empty() && typeof cytoscapeFcose !== "undefined") {
-      visible.layout({ name: "fcose", animate: false, randomize: fresh, fit, padding: 30,
+      state.engine = "fcose";
+      visible.union(visible.edgesWith(visible)).layout({ name: "fcose", animate: false,
+        randomize: fresh, fit, padding: 50,
         nodeSeparation: 90, idealEdgeLength: () => 80, nodeRepulsion: () => 9000 }).run();
     } else {
+      state.engine = "timeline";
       const pos = timelinePositions(cy, visible);
       visible.layout({ name: "preset", positions: (n) => pos[n.id()] || n.position(),
         animate: false, fit, padding: 50 }).run();
+    }
+    if (fit && cy.zoom() > FIT_ZOOM) { // a small graph is framed, not blown up
+      cy.zoom(FIT_ZOOM);
+      cy.center(visible);
     }
     fitLabels(cy);
   }
