@@ -57,6 +57,22 @@
   const byTime = (a, b) => seqKey(a) - seqKey(b) || a.data("depth") - b.data("depth")
     || (a.id() < b.id() ? -1 : 1);
 
+  /** The nodes below `root` over containment edges, except those `skip(id)` says. */
+  function descendants(root, skip) {
+    const found = [];
+    const seen = new Set([root.id()]);
+    const queue = [root];
+    while (queue.length) {
+      children(queue.pop()).forEach((child) => {
+        if (seen.has(child.id()) || skip(child.id())) return;
+        seen.add(child.id());
+        found.push(child);
+        queue.push(child);
+      });
+    }
+    return found;
+  }
+
   /** Hide what collapsed rollups hold (class `folded`); `state.owner`: folded id -> its rollup. */
   function applyCollapse(cy) {
     state.owner = new Map();
@@ -69,40 +85,44 @@
       // outermost first: a rollup inside a collapsed one is folded with its children
       const roots = cy.nodes().filter((n) => state.collapsed.has(n.id()))
         .sort((a, b) => b.data("depth") - a.data("depth"));
+      const held = new Map(); // collapsed rollup id -> how many nodes it holds
       roots.forEach((root) => {
         if (state.owner.has(root.id())) return;
         root.addClass("collapsed");
-        const queue = [root];
-        while (queue.length) {
-          children(queue.pop()).forEach((child) => {
-            if (child.id() === root.id() || state.owner.has(child.id())) return;
-            state.owner.set(child.id(), root.id());
-            child.addClass("folded");
-            queue.push(child);
-          });
+        const folded = descendants(root, (id) => state.owner.has(id));
+        for (const child of folded) {
+          state.owner.set(child.id(), root.id());
+          child.addClass("folded");
         }
+        held.set(root.id(), folded.length);
       });
-      cy.nodes(".rollup").forEach((n) => {
-        const hidden = n.hasClass("collapsed")
-          ? [...state.owner.values()].filter((o) => o === n.id()).length : 0;
-        n.data("label", hidden ? `${n.data("short")} (+${hidden})` : n.data("short"));
-        n.data("size", 24 + 4 * Math.log2(1 + hidden)); // a bigger square holds more
+      cy.nodes(".rollup").forEach((n) => { // (a data change restyles: only when it changes)
+        const hidden = held.get(n.id()) || 0;
+        const label = hidden ? `${n.data("short")} (+${hidden})` : n.data("short");
+        if (n.data("label") !== label) n.data("label", label);
+        const size = 24 + 4 * Math.log2(1 + hidden); // a bigger square holds more
+        if (n.data("size") !== size) n.data("size", size);
       });
     });
   }
 
   /** Collapse old rollups (lowest level first, oldest first) until the drawing is small. */
   function autoCollapse(cy) {
-    const shown = () => cy.nodes().length - state.owner.size;
-    if (shown() <= AUTO_COLLAPSE) return;
+    const hidden = new Set(state.owner.keys());
+    const total = cy.nodes().length;
+    if (total - hidden.size <= AUTO_COLLAPSE) return;
     const rollups = cy.nodes(".rollup").sort((a, b) => a.data("depth") - b.data("depth")
       || byTime(a, b));
     for (const r of rollups) {
-      if (shown() <= AUTO_COLLAPSE) break;
-      if (state.owner.has(r.id())) continue;
+      if (total - hidden.size <= AUTO_COLLAPSE) break;
+      if (hidden.has(r.id()) || children(r).empty()) continue;
       state.collapsed.add(r.id());
-      applyCollapse(cy);
+      // a rollup folded before is reached again, its children skipped: each node is seen once
+      for (const n of descendants(r, (id) => hidden.has(id) && !state.collapsed.has(id))) {
+        hidden.add(n.id());
+      }
     }
+    applyCollapse(cy);
   }
 
   function median(xs) {
@@ -270,16 +290,20 @@
       const label = { x1: cx - half, x2: cx + half, y1: top, y2: top + 2 * zoom + px * 1.3 + pad };
       if (label.x1 < 0 || label.x2 > w || label.y2 > h) continue; // cut by the frame
       if (taken.some((t) => overlaps(t, label))) continue;
-      if (boxes.some((o) => o.n !== n && overlaps(o.box, label))) continue;
+      if (onScreen.some((o) => o.n !== n && overlaps(o.box, label))) continue;
       taken.push(label);
       labelled.add(n.id());
     }
-    cy.batch(() => {
-      cy.nodes().forEach((n) => {
-        const on = labelled.has(n.id());
-        n.toggleClass("labelled", on);
-        if (on) n.style("font-size", size);
-      });
+    cy.batch(() => { // touch only what changes: a style update costs on every node it touches
+      cy.nodes(".labelled").forEach((n) => { if (!labelled.has(n.id())) n.removeClass("labelled"); });
+      for (const id of labelled) {
+        const n = cy.getElementById(id);
+        if (!n.hasClass("labelled")) n.addClass("labelled");
+        if (n.scratch("fontSize") !== size) {
+          n.scratch("fontSize", size);
+          n.style("font-size", size);
+        }
+      }
     });
   }
 
