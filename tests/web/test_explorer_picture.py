@@ -191,6 +191,24 @@ def test_a_click_collapses_a_rollup_and_another_expands_it(page: Page) -> None:
     page.wait_for_function(f"() => ({visible})({kids!r}) === {len(kids)}")
 
 
+def test_a_selected_person_is_linked_with_the_folded_time_it_was_in(page: Page) -> None:
+    person = page.evaluate(
+        """() => explorer.cy.nodes('[type = "character_sheet"]').filter((n) => n.connectedEdges()
+            .filter((e) => !e.data('via')).connectedNodes('.folded').length > 0)[0].id()"""
+    )
+    shown_via = "() => explorer.cy.edges('.via').filter((e) => e.visible()).length"
+    assert page.evaluate(shown_via) == 0  # not drawn until asked: no hairball
+    settle(page)
+    click_node(page, person)
+    expect(page.locator("#detail")).to_have_attribute("data-node", person)
+    lit = page.evaluate(
+        """(id) => explorer.cy.edges('.via').filter((e) => e.visible()).map((e) =>
+             [e.source().id(), e.target().id(), e.connectedNodes('.collapsed').length])""",
+        person,
+    )
+    assert lit and all(person in (a, b) and folded == 1 for a, b, folded in lit)
+
+
 def test_a_search_hit_is_centred_and_highlighted(page: Page) -> None:
     # an early event: inside a rollup collapsed at first, so finding it unfolds its rollups
     hidden = page.evaluate(

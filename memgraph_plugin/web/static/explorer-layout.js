@@ -12,8 +12,8 @@
   const GAP = 96; // least distance between two nodes in one band row (room for a label)
   const SUB_ROWS = 3; // rows a band may use before a node drifts away from its events
   const AUTO_COLLAPSE = 60; // a first drawing with more nodes starts with old rollups collapsed
-  const LABEL_PX = 12;
-  const FIT_ZOOM = 1.5; // the most a first drawing is zoomed in to fit the frame // on-screen label size when zoomed out (px)
+  const LABEL_PX = 12; // on-screen label size when zoomed out (px)
+  const FIT_ZOOM = 1.5; // the most a first drawing is zoomed in to fit the frame
   const FONT = "system-ui, sans-serif";
   const INTERNAL = new Set(["contains", "semantic_contains"]);
   const BAND_ORDER = ["character_sheet", "location_state", "thread"];
@@ -44,6 +44,9 @@
       "control-point-distances": -28, "control-point-weights": 0.5 } },
     { selector: "edge.internal", style: { width: 2, "line-color": "#6b8fc7",
       "target-arrow-color": "#6b8fc7", opacity: 0.7 } },
+    { selector: "edge.via", style: { display: "none" } },
+    { selector: "edge.via.lit", style: { display: "element", "line-style": "dashed",
+      "target-arrow-shape": "none", opacity: 0.6 } },
     { selector: ".filtered, .folded", style: { display: "none" } },
   ];
 
@@ -52,7 +55,8 @@
     return spec ? spec.timeline : n.data("type") === "event";
   };
   const children = (n) => (n.data("rollup")
-    ? n.outgoers("edge").filter((e) => INTERNAL.has(e.data("type"))).targets() : n.cy().collection());
+    ? n.outgoers("edge").filter((e) => INTERNAL.has(e.data("type"))).targets()
+    : n.cy().collection());
   const seqKey = (n) => (n.data("seq") == null ? Infinity : n.data("seq"));
   const byTime = (a, b) => seqKey(a) - seqKey(b) || a.data("depth") - b.data("depth")
     || (a.id() < b.id() ? -1 : 1);
@@ -103,7 +107,38 @@
         const size = 24 + 4 * Math.log2(1 + hidden); // a bigger square holds more
         if (n.data("size") !== size) n.data("size", size);
       });
+      viaEdges(cy);
     });
+  }
+
+  /** Edges (class `via`, not the chat's) from a person, place or thread to the collapsed rollups
+   * holding events it is linked with, drawn dashed while it is selected (`lit`): which stretches
+   * of time it was in. */
+  function viaEdges(cy) {
+    cy.edges(".via").remove();
+    const seen = new Set();
+    const add = [];
+    cy.edges().forEach((e) => {
+      if (INTERNAL.has(e.data("type")) || (onTimeline(e.source()) && onTimeline(e.target()))) {
+        return; // events among themselves: their order says enough
+      }
+      const ends = [e.source().id(), e.target().id()].map((id) => state.owner.get(id) || id);
+      if (ends[0] === ends[1] || (ends[0] === e.source().id() && ends[1] === e.target().id())) {
+        return;
+      }
+      const key = ends.slice().sort().join("|");
+      if (seen.has(key)) return;
+      seen.add(key);
+      add.push({ group: "edges", classes: "via",
+        data: { id: `via|${key}`, source: ends[0], target: ends[1], type: "via", via: true } });
+    });
+    cy.add(add);
+    lightVia(cy);
+  }
+
+  function lightVia(cy) {
+    cy.edges(".via.lit").removeClass("lit");
+    cy.nodes(":selected").connectedEdges(".via").addClass("lit");
   }
 
   /** Collapse old rollups (lowest level first, oldest first) until the drawing is small. */
@@ -160,7 +195,8 @@
     let y = ROW;
     for (const type of types) {
       const members = entities.filter((n) => n.data("type") === type).map((n) => {
-        const xs = n.connectedEdges().filter((e) => !INTERNAL.has(e.data("type")))
+        const xs = n.connectedEdges()
+          .filter((e) => !INTERNAL.has(e.data("type")) && !e.data("via"))
           .map((e) => anchorX(e.source().id() === n.id() ? e.target() : e.source()))
           .filter((x) => x != null);
         return { n, want: xs.length ? median(xs) : -STEP, degree: n.degree() };
@@ -266,7 +302,8 @@
     const w = cy.width(), h = cy.height();
     const shown = cy.nodes().filter((n) => n.visible());
     const boxes = shown.map((n) => ({ n, box: n.renderedBoundingBox({ includeLabels: false }) }));
-    const onScreen = boxes.filter(({ box }) => box.x2 > 0 && box.x1 < w && box.y2 > 0 && box.y1 < h);
+    const onScreen = boxes.filter(({ box }) => box.x2 > 0 && box.x1 < w && box.y2 > 0
+      && box.y1 < h);
     const focus = cy.nodes(":selected, .hit");
     const near = focus.closedNeighborhood().nodes();
     const rank = (n) => {
@@ -295,7 +332,9 @@
       labelled.add(n.id());
     }
     cy.batch(() => { // touch only what changes: a style update costs on every node it touches
-      cy.nodes(".labelled").forEach((n) => { if (!labelled.has(n.id())) n.removeClass("labelled"); });
+      cy.nodes(".labelled").forEach((n) => {
+        if (!labelled.has(n.id())) n.removeClass("labelled");
+      });
       for (const id of labelled) {
         const n = cy.getElementById(id);
         if (!n.hasClass("labelled")) n.addClass("labelled");
@@ -313,6 +352,7 @@
       if (!frame) frame = requestAnimationFrame(() => { frame = 0; fitLabels(cy); });
     };
     cy.on("zoom pan resize select unselect", later);
+    cy.on("select unselect", "node", () => lightVia(cy));
     return later;
   }
 
