@@ -7,7 +7,8 @@ relation and containment edges there are; the demo's summary and the page both u
 Layout (deterministic, no JavaScript): one band per non-hierarchical type (characters, places,
 threads, ...) on top; below, each hierarchical type as a tree — leaves along the timeline at the
 bottom, rollups above them by depth, containment drawn as solid coloured lines. Relation edges
-are thin grey curves. Nodes are coloured by type; archived (merged away) nodes are faded.
+are thin grey curves. Nodes are coloured by type (`type_colours`: the explorer's scheme too);
+archived (merged away) nodes are faded.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 import attrs
 
-PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f")
+from ..type_colours import colours_of
+
 INTERNAL = {"contains", "semantic_contains"}
 COL = 46  # horizontal step
 ROW = 70  # vertical step
@@ -136,8 +138,7 @@ def render_svg(
     hier = list(hierarchical)
     hier_set = set(hier)
     pos = layout(nodes, hier)
-    types = sorted({n.type for n in nodes})
-    colour = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(types)}
+    colour = colours_of({n.type for n in nodes})
     by_id = {n.id: n for n in nodes}
     width = max((x for x, _ in pos.values()), default=0) + MARGIN * 2 + 140
     height = max((y for _, y in pos.values()), default=0) + MARGIN * 2
@@ -205,7 +206,7 @@ def render_graph_html(
     """The page as a string. ``nodes``: NodeViews (archived ones too); ``edges``: EdgeViews."""
     svg = ET.tostring(render_svg(nodes, edges, hierarchical=hierarchical), encoding="unicode")
     types = sorted({n.type for n in nodes})
-    colour = {t: PALETTE[i % len(PALETTE)] for i, t in enumerate(types)}
+    colour = colours_of(types)
     legend = "".join(
         f'<span><i style="background:{colour[t]}"></i>{_esc(t)} '
         f"({sum(1 for n in nodes if n.type == t and not n.archived)})</span>"

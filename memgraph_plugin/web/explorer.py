@@ -15,6 +15,7 @@ from typing import Any
 from memgraph_plugin.engine.model.frozen import thaw
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.recall.trace import TRACE_DIR, TraceLog
+from memgraph_plugin.type_colours import colour_of
 
 GRAPH_LIMIT = 1500  # nodes drawn at once: cytoscape stays responsive; the rest is found by search
 HISTORY_LIMIT = 50  # newest commits listed in a node's history
@@ -140,6 +141,7 @@ class GraphExplorer:
             "version": version,
             "total_nodes": len(active),
             "total_edges": store.edge_count,
+            "types": types_json(store.schema, {n.type for n in shown.values()}),
             "nodes": [node_json(n, brief=True) for n in shown.values()],
             "edges": edges,
         }
@@ -216,6 +218,17 @@ class GraphExplorer:
         data = node_json(node)
         data.update(version=version, edges=edges, history=history, recalls=recalls)
         return data
+
+
+def types_json(schema: Any, types: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """How the page draws each type: its colour (`memgraph_plugin.type_colours`, graph.html's
+    too) and whether it lies on the timeline (rolled-up types, events: ordered by seq)."""
+    out = {}
+    for name in sorted(types):
+        spec = schema.get(name)
+        timeline = spec is not None and (spec.compression.hierarchical or spec.level == "episodic")
+        out[name] = {"colour": colour_of(name), "timeline": timeline}
+    return out
 
 
 def _inclusion_text(inclusion: Any) -> str:

@@ -73,6 +73,7 @@ class ExplorerRoutes:
         routes = [
             Route("/", self.index, methods=["GET"]),
             Route("/static/{path:path}", self.static, methods=["GET"]),
+            Route("/favicon.ico", self.favicon, methods=["GET"]),
             Route("/api/chats/{chat:path}/graph", self.graph, methods=["GET"]),
             Route("/api/chats/{chat:path}/search", self.search, methods=["GET"]),
             Route("/api/chats/{chat:path}/events", self.events, methods=["GET"]),
@@ -84,6 +85,10 @@ class ExplorerRoutes:
 
     def index(self, request: Request) -> Response:
         return static_file("index.html")
+
+    def favicon(self, request: Request) -> Response:
+        """The page's icon (an SVG; index.html links it too), so no browser meets a 404."""
+        return static_file("favicon.svg")
 
     def static(self, request: Request) -> Response:
         return static_file(request.path_params["path"])
@@ -142,7 +147,10 @@ def _event(name: str, data: Any) -> bytes:
 
 
 async def unknown_chat(request: Request, exc: Exception) -> JSONResponse:
-    return JSONResponse({"error": f"unknown chat {exc.args[0]!r}"}, status_code=404)
+    """404 naming the chat (the page shows the message; it never falls back to another chat)."""
+    chat = exc.args[0]
+    message = f"unknown chat {chat!r}: this data dir has no commits for it"
+    return JSONResponse({"error": message, "chat": chat}, status_code=404)
 
 
 # ------------------------------------------------------------------ uvicorn

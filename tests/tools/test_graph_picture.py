@@ -6,6 +6,7 @@ from types import MappingProxyType
 import attrs
 
 from memgraph_plugin.tools.graph_picture import render_graph_html, write_graph_html
+from memgraph_plugin.type_colours import TYPE_COLOURS, colour_of, colours_of
 
 
 @attrs.frozen
@@ -73,6 +74,7 @@ def test_page_is_self_contained_svg_with_containment(tmp_path):
         )
     )
     assert len(set(fills.values())) == 3  # one colour per type
+    assert fills == colours_of(fills)  # the scheme the explorer draws with too
     assert not list(tmp_path.glob("out/*.tmp"))
 
 
@@ -85,3 +87,12 @@ def test_rollup_sits_above_its_children():
         return float(m.group(1))
 
     assert y_of("r1") < y_of("e1")
+
+
+def test_a_type_has_one_colour_everywhere():
+    """Fixed colours for the default types; any other type a palette colour by its name alone
+    (the same in every chat and process: no order of appearance, no per-run hash seed)."""
+    assert colour_of("event") == TYPE_COLOURS["event"] == "#4e79a7"
+    assert colour_of("faction") == colour_of("faction") == colours_of(["x", "faction"])["faction"]
+    assert colour_of("faction") not in TYPE_COLOURS.values()
+    assert len({colour_of(f"type{i}") for i in range(40)}) > 3

@@ -11,6 +11,7 @@ import pytest
 
 from memgraph_plugin.recall.router import Inclusion
 from memgraph_plugin.recall.trace import TRACE_DIR, RecallTrace, TraceLog
+from memgraph_plugin.type_colours import colour_of
 
 from .conftest import write_nodes
 
@@ -40,6 +41,11 @@ def test_chats_graph_search_and_node_detail(served: str, data_dir: Path) -> None
         "Lantern found in the lighthouse",
     }
     assert graph["total_nodes"] == 4 and graph["total_edges"] == 2
+    assert graph["types"] == {  # colours: memgraph_plugin/type_colours.py; events: a timeline
+        "character_sheet": {"colour": colour_of("character_sheet"), "timeline": False},
+        "event": {"colour": colour_of("event"), "timeline": True},
+        "location_state": {"colour": colour_of("location_state"), "timeline": False},
+    }
     storm = titles["Harbor storm"]["id"]
     assert {"source": storm, "target": titles["Mira"]["id"], "type": "involved_in"} in graph[
         "edges"
@@ -96,7 +102,10 @@ def test_a_node_lists_the_recalls_that_chose_it(served: str, data_dir: Path) -> 
 
 
 def test_bad_requests_are_answered_not_crashed(served: str) -> None:
-    assert get(served + "api/chats/nope/graph") == (404, {"error": "unknown chat 'nope'"})
+    assert get(served + "api/chats/nope/graph") == (
+        404,
+        {"error": "unknown chat 'nope': this data dir has no commits for it", "chat": "nope"},
+    )
     status, body = get(served + "api/chats/harbor/nodes/n_999")
     assert status == 404 and "n_999" in body["error"]
     status, _ = get(served + "static/..%2F..%2Fexplorer.py")

@@ -1,5 +1,6 @@
 // The memgraph explorer page: a cytoscape.js graph of one chat, search, type filter, node detail,
 // and live redraws from the server's event stream. State lives in `explorer` (tests read it).
+// How the graph is laid out, styled and labelled: explorer-layout.js (`explorerLayout`).
 "use strict";
 
 const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948",
@@ -8,7 +9,9 @@ const INTERNAL = new Set(["contains", "semantic_contains"]);
 
 const explorer = {
   cy: null, chat: null, version: 0, colours: {}, hidden: new Set(), events: null, selected: null,
+  types: {},
 };
+const drawing = window.explorerLayout;
 window.explorer = explorer;
 
 const $ = (id) => document.getElementById(id);
@@ -29,6 +32,8 @@ function el(tag, attrs = {}, ...children) {
 }
 
 function colour(type) {
+  // the server's colours (memgraph_plugin/type_colours.py, graph.html's too); else a palette
+  if (explorer.types[type]) return explorer.types[type].colour;
   if (!(type in explorer.colours)) {
     explorer.colours[type] = PALETTE[Object.keys(explorer.colours).length % PALETTE.length];
   }
@@ -46,8 +51,9 @@ function toast(text) {
 function elements(graph) {
   const nodes = graph.nodes.map((n) => ({
     group: "nodes",
-    data: { id: n.id, label: n.title.length > 28 ? n.title.slice(0, 27) + "…" : n.title,
-      title: n.title, type: n.type, rollup: n.rollup, depth: n.depth, colour: colour(n.type) },
+    data: { id: n.id, label: drawing.shortTitle(n.title, n.type, n.rollup),
+      short: drawing.shortTitle(n.title, n.type, n.rollup), title: n.title, type: n.type,
+      rollup: n.rollup, depth: n.depth, seq: n.seq, colour: colour(n.type) },
     classes: n.rollup ? "rollup" : "",
   }));
   const edges = graph.edges.map((e) => ({
@@ -65,31 +71,13 @@ function makeGraph() {
     wheelSensitivity: 0.3,
     minZoom: 0.05,
     maxZoom: 4,
-    style: [
-      { selector: "node", style: { "background-color": "data(colour)", label: "data(label)",
-        "font-size": 9, color: "#333", "text-valign": "bottom", "text-margin-y": 3,
-        width: 16, height: 16, "border-width": 1, "border-color": "#fff" } },
-      { selector: "node.rollup", style: { shape: "round-rectangle", width: 24, height: 24 } },
-      { selector: "node:selected", style: { "border-width": 3, "border-color": "#222" } },
-      { selector: "node.match", style: { "border-width": 3, "border-color": "#e15759" } },
-      { selector: "edge", style: { width: 1, "line-color": "#aaa", "curve-style": "bezier",
-        "target-arrow-shape": "triangle", "target-arrow-color": "#aaa", "arrow-scale": 0.6,
-        opacity: 0.6 } },
-      { selector: "edge.internal", style: { width: 2, "line-color": "#6b8fc7",
-        "target-arrow-color": "#6b8fc7" } },
-      { selector: ".filtered", style: { display: "none" } },
-    ],
+    style: drawing.style(),
   });
-  explorer.cy.on("tap", "node", (evt) => showNode(evt.target.id()));
-}
-
-function layout(eles, fit) {
-  const big = explorer.cy.nodes().length > 400;
-  eles.layout(big
-    ? { name: "concentric", concentric: (n) => (n.data("rollup") ? 10 : 0) + (n.degree() > 3 ? 5 : 0),
-        levelWidth: () => 2, animate: false, fit }
-    : { name: "cose", animate: false, randomize: fit, fit, nodeRepulsion: () => 9000,
-        idealEdgeLength: () => 60, numIter: 600 }).run();
+  explorer.cy.on("tap", "node", (evt) => {
+    drawing.toggle(explorer.cy, evt.target.id()); // a rollup collapses / expands
+    showNode(evt.target.id());
+  });
+  explorer.relabel = drawing.watch(explorer.cy);
 }
 
 function renderFilter() {
@@ -114,6 +102,7 @@ function applyFilter() {
   explorer.cy.nodes().forEach((n) => {
     n.toggleClass("filtered", explorer.hidden.has(n.data("type")));
   });
+  drawing.fitLabels(explorer.cy);
 }
 
 function setStatus(graph) {
@@ -129,6 +118,8 @@ function setStatus(graph) {
 async function loadGraph(include = []) {
   const query = include.length ? `?include=${include.map(encodeURIComponent).join(",")}` : "";
   const graph = await api(`${chatPath(explorer.chat)}/graph${query}`);
+  explorer.types = graph.types || {};
+  drawing.setTypes(explorer.types);
   const cy = explorer.cy;
   const fresh = cy.nodes().length === 0;
   const wanted = elements(graph);
@@ -154,7 +145,7 @@ async function loadGraph(include = []) {
       }
     }
   });
-  if (fresh) layout(cy.elements(), true);
+  drawing.arrange(cy, { fit: fresh, fresh });
   explorer.version = graph.version;
   setStatus(graph);
   renderFilter();
@@ -210,22 +201,31 @@ async function showNode(id) {
   if (node.nonempty()) node.select();
 }
 
+/** Show a node: drawn (added if it was not), unfolded, unfiltered, highlighted, and centred. */
 async function focusNode(id) {
-  if (explorer.cy.getElementById(id).empty()) await loadGraph([id]);
-  const node = explorer.cy.getElementById(id);
+  const cy = explorer.cy;
+  if (cy.getElementById(id).empty()) await loadGraph([id]);
+  const node = cy.getElementById(id);
   if (node.nonempty()) {
+    drawing.reveal(cy, id);
     explorer.hidden.delete(node.data("type"));
     applyFilter();
-    explorer.cy.animate({ center: { eles: node }, zoom: Math.max(explorer.cy.zoom(), 1.2) },
-      { duration: 200 });
+    renderFilter();
+    cy.nodes(".hit").removeClass("hit");
+    node.addClass("hit");
+    const zoom = Math.max(cy.zoom(), 1.2);
+    const p = node.position();
+    cy.stop(true, true);
+    cy.animate({ zoom, pan: { x: cy.width() / 2 - p.x * zoom, y: cy.height() / 2 - p.y * zoom } },
+      { duration: 200, complete: () => drawing.fitLabels(cy) });
   }
   await showNode(id);
 }
 
 async function search(text) {
   const list = $("search-results");
-  explorer.cy.nodes().removeClass("match");
-  if (!text.trim()) { list.hidden = true; return; }
+  explorer.cy.nodes().removeClass("match hit");
+  if (!text.trim()) { list.hidden = true; drawing.fitLabels(explorer.cy); return; }
   const { results } = await api(`${chatPath(explorer.chat)}/search?q=${encodeURIComponent(text)}`);
   list.replaceChildren(...results.map((r) => {
     explorer.cy.getElementById(r.id).addClass("match");
@@ -236,6 +236,7 @@ async function search(text) {
   }));
   if (!results.length) list.append(el("li", { class: "none" }, "no match"));
   list.hidden = false;
+  drawing.fitLabels(explorer.cy);
 }
 
 function listen() {
@@ -253,6 +254,7 @@ function listen() {
 }
 
 async function openChat(chat) {
+  $("graph-error").hidden = true;
   explorer.chat = chat;
   explorer.selected = null;
   explorer.cy.elements().remove();
@@ -279,7 +281,16 @@ async function start() {
     if (evt.key === "Enter") { clearTimeout(timer); search(evt.target.value); }
   });
   const wanted = new URL(location.href).searchParams.get("chat");
-  const first = chats.find((c) => c.id === wanted) || chats[0];
+  if (wanted !== null && !chats.some((c) => c.id === wanted)) {
+    // never another chat in its place: say so, and let the list pick one
+    select.prepend(el("option", { value: "", disabled: "" }, "choose a chat"));
+    select.value = "";
+    showError(`unknown chat “${wanted}”: this data dir has no commits for it ` +
+      `(${chats.length} other chat${chats.length === 1 ? "" : "s"} in the list)`);
+    document.body.dataset.ready = "1";
+    return;
+  }
+  const first = chats[0] && (chats.find((c) => c.id === wanted) || chats[0]);
   if (!first) {
     $("status").textContent = "no chats in this data dir yet";
     return;
@@ -289,4 +300,12 @@ async function start() {
   document.body.dataset.ready = "1";
 }
 
-start().catch((err) => { $("status").textContent = `error: ${err.message}`; });
+/** An error the page cannot go on from, shown over the graph and in the status line. */
+function showError(text) {
+  $("status").textContent = `error: ${text}`;
+  const box = $("graph-error");
+  box.textContent = text;
+  box.hidden = false;
+}
+
+start().catch((err) => showError(err.message));
