@@ -34,9 +34,11 @@ MAX_DEPTH_SCAN = 32  # depths scanned per pass; the schema's max depth stops ear
 MAX_PASSES = 8  # passes per call (re-entrant commits ask for another)
 MAX_SENTENCES = 4
 SUMMARY_LIMIT = 600
+TITLE_WORDS = 4  # words in a rollup's title
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
+_WRITTEN_WORD = re.compile(r"[A-Za-z0-9]+|[\u3400-\u9fff]")
 
 # ---- the offline extractive summariser -----------------------------------------------------
 
@@ -91,6 +93,22 @@ def extractive_summary(
     chosen.sort(key=lambda t: t[1])
     text = " ".join(s if s[-1] in ".!?。！？" else s + "." for _, _, s in chosen)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def rollup_title(summary: str, *, words: int = TITLE_WORDS) -> str:
+    """A rollup's title from its summary: its most used content words, names (capitalised in
+    the text) first, in the order the summary first uses them ("Ilya, ledger, harbour")."""
+    seen: dict[str, str] = {}  # lower-case word -> the word as first written
+    counts: Counter[str] = Counter()
+    for written in _WRITTEN_WORD.findall(summary or ""):
+        word = written.lower()
+        if is_cjk(word) or (len(word) > 1 and word not in STOP_WORDS and not word.isdigit()):
+            seen.setdefault(word, written)
+            counts[word] += 1
+    order = {word: at for at, word in enumerate(seen)}
+    ranked = sorted(order, key=lambda w: (not seen[w][0].isupper(), -counts[w], order[w]))
+    chosen = sorted(ranked[: max(1, words)], key=order.__getitem__)
+    return ", ".join(seen[w] for w in chosen) or "summary"
 
 
 @hookimpl(trylast=True, optionalhook=True)
@@ -211,9 +229,10 @@ class Compactor(Worker[CompactionReport]):
                     ]
                     todo.append((group, child_ids, await self._summarise(type_name, briefs)))
                 # every group found at this depth in one commit (a big import makes thousands)
-                outcomes = await session.compact_groups(
-                    type=type_name, groups=[(ids, summary) for _, ids, summary in todo]
-                )
+                # titled by what the group is about, not "event Summary L1 #4"
+                groups_in = [(ids, summary, {"title": rollup_title(summary)})
+                             for _, ids, summary in todo]  # fmt: skip
+                outcomes = await session.compact_groups(type=type_name, groups=groups_in)
                 for (group, child_ids, summary), outcome in zip(todo, outcomes, strict=True):
                     if isinstance(outcome, Exception):  # CHILD_HAS_PARENT: another writer first
                         errors.append(f"{type_name} {list(child_ids)}: {outcome}")

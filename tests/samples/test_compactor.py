@@ -74,6 +74,8 @@ async def test_rollups_after_commits_until_no_candidates(make_host) -> None:
         brief = session.get_node_brief(rollup.rollup_id)
         assert brief is not None and brief.summary == rollup.summary
         assert "Ilya does thing" in rollup.summary
+        title = session.get_node_brief(rollup.rollup_id).title
+        assert "Summary L" not in title and "Ilya" in title  # titled by its content
     # every commit is one batch or one rollup: the compactor's own commits did not loop
     assert len(spy.seen) == 12 + len(rollups)
     assert api.last_report(CHAT) is api.reports(CHAT)[-1]
