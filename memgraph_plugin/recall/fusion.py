@@ -25,7 +25,7 @@ RRF_K = 10
 WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6}
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
-SPEAKER_BOOST = 0.5  # a message by a person the question names: score x (1 + SPEAKER_BOOST)
+SPEAKER_BOOST = 1.0  # a message by a person the question names: score x (1 + SPEAKER_BOOST)
 FILLER_FACTOR = 0.3  # a near-empty message ("Fair point.") keeps this share of its score
 
 
@@ -73,7 +73,8 @@ def fuse(
             score *= 1 + TIME_BOOST
         if is_filler(node):
             score *= FILLER_FACTOR
-        if speakers and node is not None and node.fields.get("speaker") in speakers:
+        speaker = node.fields.get("speaker") if node is not None else None
+        if speakers and isinstance(speaker, str) and speaker.lower() in speakers:
             score *= 1 + SPEAKER_BOOST  # the question asks about someone: their own words
         score += RECENCY_PRIOR * seq / newest
         out.append(Fused(node_id, score, ranks[node_id], in_time))

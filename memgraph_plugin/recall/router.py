@@ -36,6 +36,7 @@ from ..settings_keys import (
 )
 from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
+from .people import known_names
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
 from .signals import (
@@ -198,7 +199,7 @@ class HybridRouter:
         ctx = _Turn(request, k, recent)
         keyword, vector, score_mode = await self._baseline_lists(ctx)
         people = self._people(ctx, keyword)
-        ctx.speakers = frozenset(p.title for p in people)
+        ctx.speakers = frozenset(n for p in people for n in known_names(p))
         facts = self._fact_list(ctx, [p.id for p in people])
         base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts})
         always = set(request.always_inject_ids)
