@@ -105,7 +105,8 @@ class _Offers:
 
 async def test_a_fresh_hosts_first_recall_uses_the_stored_indexes(tmp_path):
     words = ["lantern", "storm", "ledger", "wolf", "crown"] * 8
-    graph = _graph([_event(i, f"day {i}: the {w} by the harbor") for i, w in enumerate(words, 1)], [])
+    events = [_event(i, f"day {i}: the {w} by the harbor") for i, w in enumerate(words, 1)]
+    graph = _graph(events, [])
     settings = {"embedding_profile": "counting", "recall_compaction": "off"}
 
     async def started(profile: _Counting) -> Host:
