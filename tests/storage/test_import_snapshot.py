@@ -111,3 +111,28 @@ def test_a_failed_snapshot_leaves_the_import_committed_and_loadable(tmp_path, ca
     state = storage.load_sync(CHAT)
     assert state.version == record.version and state.nodes.num_rows == 12
     assert (_rows(state.nodes), _rows(state.edges)) == _replayed(storage)
+
+
+def test_a_large_change_is_stored_in_rows_of_bounded_size(tmp_path, monkeypatch) -> None:
+    """An import of 40 nodes and 39 edges with parts of 16 items: five rows of one version, one
+    `import` in the history, and a load from the journal alone equal to the imported graph."""
+    from memgraph_plugin.storage.journal import journal_parts
+
+    monkeypatch.setattr(journal_parts, "PART_ITEMS", 16)
+    storage = _storage(tmp_path)
+    record = storage.import_sync(CHAT, _graph(40))
+    rows = storage._commits.search().where(f"chat_id = '{CHAT}'").limit(None).to_arrow()
+    assert rows.num_rows == 5 and set(rows["version"].to_pylist()) == {record.version}
+    assert all(len(json.loads(p)["nodes"]) <= 16 for p in rows["payload"].to_pylist())
+    (entry,) = storage.history_sync(CHAT)
+    assert (entry.kind, entry.nodes_changed, entry.edges_added) == ("import", 40, 39)
+    (version,) = storage._journal(CHAT, 0)
+    assert version.vectors is not None
+    assert sorted(version.vectors.ids) == sorted(_graph(40)["nodes"])
+    state = storage.load_sync(CHAT)
+    assert (_rows(state.nodes), _rows(state.edges)) == _replayed(storage)
+    assert state.nodes.num_rows == 40 and state.edges.num_rows == 39
+    # a later write is one row of the next version, read after the parts
+    storage.import_sync(CHAT, _graph(41))
+    assert storage.load_sync(CHAT).nodes.num_rows == 41
+    assert [r.kind for r in storage.history_sync(CHAT)] == ["import", "import"]
