@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.million:
         sizes.append(1_000_000)
-    Console().print(table(run(sizes)))
+    Console(width=160).print(table(run(sizes)))
     return 0
 
 

@@ -447,7 +447,7 @@ def main(argv: list[str] | None = None) -> None:
         spec.loader.exec_module(first_turn)
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         sizes += [1_000_000] if args.million else []
-        Console().print(first_turn.table(first_turn.run(sizes)))
+        Console(width=160).print(first_turn.table(first_turn.run(sizes)))
         args.section = [s for s in args.section if s != FIRST_TURN]
         if not args.section:
             return

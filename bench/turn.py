@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         first_turn = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(first_turn)
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-        Console().print(first_turn.table(first_turn.run(sizes)))
+        Console(width=160).print(first_turn.table(first_turn.run(sizes)))
         return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     results = {}

@@ -365,7 +365,7 @@ class LanceStorage(AsyncTwins):
             change = attrs.evolve(diff_states(current.data, data, kind=kind), note=note)
             change = self._embedded(chat_id, change)
             made.append((current, change))
-            return self.commit_sync(chat_id, change, base_version=current.version)
+            return self._commit_replacement(chat_id, change, current.version)
 
         record = _retry_conflict(attempt, chat_id)
         current, change = made[-1]
@@ -390,8 +390,9 @@ class LanceStorage(AsyncTwins):
         return self.commit_sync(chat_id, self._embedded(chat_id, change), base_version=base)
 
     def _embedded(self, chat_id: str, change: ChangeRecord) -> ChangeRecord:
-        """`change` with its nodes' vectors (unchanged if embedding fails: logged)."""
-        if self.embedder is not None and change.nodes:
+        """`change` with its nodes' vectors (unchanged when it has them, or if embedding
+        fails: logged)."""
+        if self.embedder is not None and change.nodes and change.vectors is None:
             try:
                 block = self.embedder([dict(n) for n in change.nodes])
                 change = attrs.evolve(change, vectors=block)
