@@ -87,8 +87,8 @@ async def compact_leftovers(host: Any, session: Any, *, limit: int | None = None
             groups = session.compaction_candidates(type=type_name, depth=depth).groups
             if limit is not None:
                 groups = groups[: limit - len(created)]
-            if not groups and depth > 0 and depth not in made_at:
-                break
+            if not groups and depth > 0 and depth not in made_at and limit is None:
+                break  # (a chunk of a backlog scans on: an earlier chunk made the tiers above)
             summarised: list[tuple[list[str], str, dict[str, Any]]] = []
             for group in groups:
                 briefs = [

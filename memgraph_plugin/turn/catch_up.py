@@ -3,7 +3,8 @@
 A turn compacts what its own message made due (a group or two) inline, as before. When more
 than `TURN_GROUPS` groups are due at once (after an import of a large graph: thousands), the
 turn answers from the graph as it is and this background task works the backlog off, a chunk of
-`TURN_GROUPS` groups at a time, each chunk its own commit through a fresh session (so a turn's
+`CHUNK_GROUPS` groups at a time between turns (never while one of the chat's turns runs), each
+chunk its own commit through a fresh session (so a turn's
 write lands between two chunks, and a chunk whose groups a turn changed is refused by the write
 API and tried again on the next chunk's candidates). What is left is written for
 ``memgraph-host status`` (`recall/pending_work.py`) and removed once nothing is.
@@ -12,8 +13,9 @@ API and tried again on the next chunk's candidates). What is left is written for
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from ..recall.pending_work import write_pending
@@ -21,8 +23,10 @@ from .auto_compaction import compact_leftovers, compaction_enabled, due_groups
 
 log = logging.getLogger(__name__)
 
-#: Groups a turn compacts inline; a larger backlog goes to the background, in chunks this size.
+#: Groups a turn compacts inline; a larger backlog goes to the background.
 TURN_GROUPS = 16
+#: Groups per background chunk: the longest a turn starting mid-chunk waits for the chat.
+CHUNK_GROUPS = 8
 
 SessionOpener = Callable[[str], Awaitable[Any]]
 
@@ -35,6 +39,28 @@ class CatchUp:
         self._open = open_session
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._left: dict[str, int] = {}
+        self._turns: dict[str, int] = {}  # turns under way per chat
+        self._quiet: dict[str, asyncio.Event] = {}  # set while no turn of the chat runs
+
+    @contextlib.contextmanager
+    def turn(self, chat_id: str) -> Iterator[None]:
+        """Around a turn's extraction or recall: no chunk of the chat's backlog starts meanwhile."""
+        self._turns[chat_id] = self._turns.get(chat_id, 0) + 1
+        self._event(chat_id).clear()
+        try:
+            yield
+        finally:
+            left = self._turns[chat_id] = self._turns[chat_id] - 1
+            if left <= 0:
+                self._turns.pop(chat_id, None)
+                self._event(chat_id).set()
+
+    def _event(self, chat_id: str) -> asyncio.Event:
+        event = self._quiet.get(chat_id)
+        if event is None:
+            event = self._quiet[chat_id] = asyncio.Event()
+            event.set()
+        return event
 
     def running(self, chat_id: str) -> bool:
         """Whether the chat's backlog is being worked off."""
@@ -81,10 +107,11 @@ class CatchUp:
         try:
             while True:
                 await asyncio.sleep(0)  # a turn queued meanwhile goes first
+                await self._event(chat_id).wait()  # and one under way ends first
                 session = await self._open(chat_id)
                 if session is None:
                     break
-                made = await compact_leftovers(self.host, session, limit=TURN_GROUPS)
+                made = await compact_leftovers(self.host, session, limit=CHUNK_GROUPS)
                 made_total += len(made)
                 left = due_groups(session)
                 self._left[chat_id] = left

@@ -171,6 +171,13 @@ class TurnPipeline:
     async def extract(
         self, chat_id: str, message: Any, *, session: Any = None
     ) -> ExtractionOutcome | None:
+        """`_extract` with the chat's background catch-up held back (`catch_up.CatchUp.turn`)."""
+        with self.catch_up.turn(chat_id):
+            return await self._extract(chat_id, message, session=session)
+
+    async def _extract(
+        self, chat_id: str, message: Any, *, session: Any = None
+    ) -> ExtractionOutcome | None:
         """Ops from ``memgraph_extract`` for one message (user or assistant), applied as one
         batch at the message's seq, then compaction.
 
@@ -284,7 +291,13 @@ class TurnPipeline:
         return self._last.get(chat_id)
 
     async def recall(self, chat_id: str) -> RecallOutcome | None:
-        """Recall for the answer to come; ``None`` when memory-graph is unavailable."""
+        """Recall for the answer to come; ``None`` when memory-graph is unavailable (the chat's
+        background catch-up held back meanwhile)."""
+        with self.catch_up.turn(chat_id):
+            return await self._recall(chat_id)
+
+    async def _recall(self, chat_id: str) -> RecallOutcome | None:
+        """`recall` itself."""
         started = time.perf_counter()
         anchor = self.anchor(chat_id)
         previous = self._last.get(chat_id)
