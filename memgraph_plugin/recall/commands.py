@@ -86,7 +86,7 @@ def run_status(host: Any, args: argparse.Namespace) -> int:
     status = retrieval_status(
         args.chat, data_dir=host.data_dir, settings=host.settings, window=args.window
     )
-    from .pending_work import read_pending
+    from ..chats.pending_work import read_pending
 
     pending = read_pending(host.data_dir, args.chat)
     if args.json:

@@ -7,7 +7,7 @@ turn answers from the graph as it is and this background task works the backlog 
 chunk its own commit through a fresh session (so a turn's
 write lands between two chunks, and a chunk whose groups a turn changed is refused by the write
 API and tried again on the next chunk's candidates). What is left is written for
-``memgraph-host status`` (`recall/pending_work.py`) and removed once nothing is.
+``memgraph-host status`` (`chats/pending_work.py`) and removed once nothing is.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-from ..recall.pending_work import write_pending
+from ..chats.pending_work import write_pending
 from .auto_compaction import compact_leftovers, compaction_enabled, due_groups
 
 log = logging.getLogger(__name__)
