@@ -11,8 +11,8 @@ import json
 import numpy as np
 
 from host import Host, hookimpl
-from memgraph_plugin.embedding.hashing import HashingProfile
 from memgraph_plugin.chats.pending_work import read_pending, write_pending
+from memgraph_plugin.embedding.hashing import HashingProfile
 from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.turn import pipeline_for
 from memgraph_plugin.turn.catch_up import TURN_GROUPS
