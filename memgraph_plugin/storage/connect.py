@@ -100,10 +100,12 @@ def connect_database(settings: StorageSettings, *, consistent: bool = True) -> A
 
 
 def warm_up() -> None:
-    """Import LanceDB on a daemon thread: about 1 s of a host's start on a quiet machine (its
-    REST namespace client's generated modules), which only an open of a chat needs. A host
+    """Import LanceDB on a thread of its own: about 1 s of a host's start on a quiet machine
+    (its REST namespace client's generated modules), which only an open of a chat needs. A host
     starts without waiting for it; the first open waits only for what is left (Python's import
-    lock makes the two imports one)."""
+    lock makes the two imports one). Not a daemon thread: a process ending meanwhile (a CLI
+    command refusing its arguments) waits for the import to end, as a daemon thread killed
+    inside LanceDB's native module aborts the interpreter ("FATAL: exception not rethrown")."""
     import contextlib
     import sys
     import threading
@@ -116,4 +118,4 @@ def warm_up() -> None:
         with contextlib.suppress(Exception):
             import lancedb  # noqa: F401
 
-    threading.Thread(target=run, name="lancedb-import", daemon=True).start()
+    threading.Thread(target=run, name="lancedb-import", daemon=False).start()
