@@ -5,7 +5,9 @@
   compaction of the tables that need it, in the maintenance process) (target <= 3);
 - cold open of a 100k-node chat / a raw pyarrow read of its tables (target <= 1.5);
 - first vector search after an open / one once everything is settled (target <= 2);
-- with `--million`: open and first keyword search of a 1M-node chat (goals 5 s and 1 s).
+- with `--million`: open and first keyword search of a 1M-node chat (goals 5 s and 1 s);
+- `--section 4`: the first turn after a start, imported and live-built chats at `--sizes`
+  (`bench/first_turn.py`: open + first turn <= 1.5 s at 100k, 10 s at 1M with `--million`).
 
 `rows(quick=...)` returns `(name, value, limit | None, note, unit)` rows for `bench/run.py` (the
 `scale` section). Run alone: `python bench/scale.py [--quick] [--million] [--section N ...]`
@@ -54,6 +56,9 @@ QUERY_WORDS = [
 
 _T0 = time.perf_counter()
 SECTIONS = frozenset({1, 2, 3})
+#: section 4 (only when asked): the first turn after a start of an imported and a live-built
+#: chat, in fresh processes (`bench/first_turn.py`, issue 31)
+FIRST_TURN = 4
 
 
 def _phase(name: str) -> None:
@@ -422,11 +427,30 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="smaller chats, fewer writes")
     parser.add_argument("--million", action="store_true", help="also a 1M-node chat (minutes)")
     parser.add_argument(
-        "--section", type=int, action="append", choices=sorted(SECTIONS),
+        "--section", type=int, action="append", choices=[*sorted(SECTIONS), FIRST_TURN],
         help="run only this section (1: writes across maintenance cycles, 2: writes to B during"
-        " A's maintenance, 3: open and first search); repeatable; default all",
+        " A's maintenance, 3: open and first search, 4: the first turn after a start of an"
+        " imported and a live-built chat, bench/first_turn.py); repeatable; default 1-3",
+    )
+    parser.add_argument(
+        "--sizes", default="10000,100000", help="section 4's chat sizes (10000,100000)"
     )
     args = parser.parse_args(argv)
+    if args.section and FIRST_TURN in args.section:
+        import importlib.util
+
+        from rich.console import Console
+
+        spec = importlib.util.spec_from_file_location("first_turn", ROOT / "bench/first_turn.py")
+        assert spec is not None and spec.loader is not None
+        first_turn = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(first_turn)
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        sizes += [1_000_000] if args.million else []
+        Console(width=160).print(first_turn.table(first_turn.run(sizes)))
+        args.section = [s for s in args.section if s != FIRST_TURN]
+        if not args.section:
+            return
     sections = frozenset(args.section) if args.section else SECTIONS
     print(f"{'measure':<52} {'value':>10} {'unit':<4} {'target':>8}  note")
     table = rows(quick=args.quick, million=args.million, sections=sections)

@@ -20,6 +20,7 @@ recall waited for a core (on a shared machine: other programs, or the maintenanc
 passes during the measured turns are counted), not for work of its own.
 
     python bench/turn.py [--sizes 1000,10000,100000] [--turns 40]
+    python bench/turn.py --first-turn --sizes 10000,100000   # bench/first_turn.py
 
 Also a section of ``bench/run.py`` (``rows``).
 """
@@ -258,7 +259,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--turns", type=int, default=TURNS)
+    parser.add_argument(
+        "--first-turn",
+        action="store_true",
+        help="instead: the first turn after a fresh start of an imported and a live-built chat"
+        " at --sizes (bench/first_turn.py)",
+    )
     args = parser.parse_args(argv)
+    if args.first_turn:
+        from rich.console import Console
+
+        spec = importlib.util.spec_from_file_location("first_turn", HERE / "first_turn.py")
+        assert spec is not None and spec.loader is not None
+        first_turn = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(first_turn)
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        Console(width=160).print(first_turn.table(first_turn.run(sizes)))
+        return 0
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     results = {}
     for size in sizes:

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memgraph_plugin.chats import background_embedding
 from memgraph_plugin.chats.loaded_chat import UNSNAPSHOTTED, LoadedChat
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.index import VectorIndex
@@ -46,6 +47,9 @@ class ChatVectors:
     #: rows from which a chat's index gets coarse lists (built in the background, then a search
     #: reads a bounded number of rows; `embedding/coarse.py`); the factory sets it from settings
     coarse_threshold: int = DEFAULT_COARSE_THRESHOLD
+    #: the host's data folder: background work on a chat is noted under it for `status`
+    #: (`pending_work.py`); the factory sets it (None: not noted)
+    pending_dir: Any = None
     last_search_mode: str
     storage: LanceStorage
     embedder: NodeEmbedder | None
@@ -129,6 +133,10 @@ class ChatVectors:
         assert self.embedder is not None
         if chat.index is not None and not chat.unembedded:
             return chat.index
+        many = len(chat.unembedded) > background_embedding.BACKGROUND_NODES
+        if chat.index is not None and many and progress is None:
+            background_embedding.start(self, chat)  # the search answers from what is there
+            return chat.index
         async with chat.lock:
             if chat.index is not None and chat.unembedded:  # nodes stored without a vector
                 missing = [n for n in map(chat.store.node, chat.unembedded) if n is not None]
@@ -159,6 +167,11 @@ class ChatVectors:
                     self.embedder.name,
                     chat.chat_id,
                 )
+            if progress is None and len(missing) > background_embedding.BACKGROUND_NODES:
+                chat.unembedded = [n.id for n in missing]  # embedded off the turn path
+                chat.index = index
+                background_embedding.start(self, chat)
+                return index
             await self._embed_into(index, missing, progress, total=len(nodes), done=len(have))
             # not among the snapshot's vector rows
             chat.dirty.update(dict.fromkeys((n.id for n in missing), UNSNAPSHOTTED))

@@ -9,6 +9,7 @@ import attrs
 
 from memgraph_plugin.chats.chat_cache import PersistedChats
 from memgraph_plugin.embedding.registry import resolve_profile
+from memgraph_plugin.storage.connect import warm_up
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
@@ -41,6 +42,8 @@ def persistence_for_host(
     def storage() -> LanceStorage:
         return LanceStorage(with_keyword_schema(storage_settings, service.schema))
 
+    warm_up()  # LanceDB imported beside the host's start, before the first open needs it
+
     chats = PersistedChats(
         storage,
         store_from_dict=lambda data: Store.from_dict(data, schema=service.schema),
@@ -59,4 +62,5 @@ def persistence_for_host(
         memory_budget_mb=number_setting(settings, "memory_budget_mb", 1024.0, 0.001),
     )
     chats.coarse_threshold = storage_settings.vector_coarse_threshold  # snapshots' lists too
+    chats.pending_dir = getattr(host, "data_dir", None)  # background work, for `status`
     return chats

@@ -30,6 +30,8 @@ class LoadedChat:
     unembedded: list[str] = attrs.field(factory=list)  # in the index without a stored vector
     lock: asyncio.Lock = attrs.field(factory=asyncio.Lock)
     recent: RecentCommits = attrs.field(factory=RecentCommits)  # for rollbacks in memory
+    #: the task embedding `unembedded` in the background (`background_embedding.py`)
+    embedding: asyncio.Task[None] | None = None
 
     def snapshot_seen(self, version: int) -> None:
         """A snapshot at `version` exists: nodes changed up to it are among its vector rows."""

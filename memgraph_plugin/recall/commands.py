@@ -72,7 +72,8 @@ def _status_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_status(host: Any, args: argparse.Namespace) -> int:
-    """``memgraph-host status CHAT``: rollout mode and fallback reasons with their rates."""
+    """``memgraph-host status CHAT``: rollout mode and fallback reasons with their rates, and
+    the catch-up work a host still has to do on the chat (an imported graph's compaction)."""
     from .status import retrieval_status
 
     if args.window < 1:
@@ -85,8 +86,17 @@ def run_status(host: Any, args: argparse.Namespace) -> int:
     status = retrieval_status(
         args.chat, data_dir=host.data_dir, settings=host.settings, window=args.window
     )
+    from ..chats.pending_work import read_pending
+
+    pending = read_pending(host.data_dir, args.chat)
     if args.json:
-        print_json({**status.to_json(), "proxy_without_memory": len(warnings)})
+        print_json(
+            {
+                **status.to_json(),
+                "proxy_without_memory": len(warnings),
+                "pending": None if pending is None else pending.to_json(),
+            }
+        )
         return 0
     gate = "holding canary back" if status.quality_gate_blocked else "open"
     flag = "on" if status.graph_expansion else "off (feature flag)"
@@ -103,6 +113,7 @@ def run_status(host: Any, args: argparse.Namespace) -> int:
             f"  newest recall: seq {status.last_seq}, mode {status.last_mode}, "
             f"fallback {status.last_fallback_reason or '-'}"
         )
+    print(f"  {pending_line(pending)}")
     if warnings:
         print(
             f"  proxy: {len(warnings)} requests forwarded without memory "
@@ -114,6 +125,19 @@ def run_status(host: Any, args: argparse.Namespace) -> int:
             [[f.reason, f.count, f"{f.rate:.1%}"] for f in status.fallbacks],
         )
     return 0
+
+
+def pending_line(pending: Any) -> str:
+    """The status line of the chat's catch-up work (`pending_work.py`)."""
+    if pending is None:
+        return "pending work: none"
+    work = ", ".join(f"{what.replace('_', ' ')} {count}" for what, count in pending.work.items())
+    who = (
+        f"process {pending.pid} at it"
+        if pending.alive
+        else f"process {pending.pid} gone: resumed by the chat's next turn"
+    )
+    return f"pending work: {work} ({who})"
 
 
 def recall_commands() -> list[Command]:

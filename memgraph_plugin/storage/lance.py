@@ -41,6 +41,7 @@ from memgraph_plugin.storage.journal.journal import Journal, JournalEntry
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 from memgraph_plugin.storage.lance_async import AsyncTwins
 from memgraph_plugin.storage.maintenance.checkpoints import Checkpoints
+from memgraph_plugin.storage.maintenance.import_snapshot import snapshot_replacement
 from memgraph_plugin.storage.maintenance.maintenance import Maintenance
 from memgraph_plugin.storage.maintenance.table_compaction import Compactor
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
@@ -355,25 +356,49 @@ class LanceStorage(AsyncTwins):
     ) -> CommitRecord:
         """Replace a chat's graph by `data` (a store dict in the original shape) as one commit
         of `kind` (``import``, or ``fork``) with provenance `note`; recomputed on the new state
-        when another writer committed meanwhile (a few times)."""
+        when another writer committed meanwhile (a few times). Then a full snapshot of `data`
+        at the new version (`import_snapshot.py`)."""
+        made: list[tuple[ChatState, ChangeRecord]] = []
 
         def attempt() -> CommitRecord:
             current = self.load_sync(chat_id)
             change = attrs.evolve(diff_states(current.data, data, kind=kind), note=note)
+            change = self._embedded(chat_id, change)
+            made.append((current, change))
             return self._commit_replacement(chat_id, change, current.version)
 
-        return _retry_conflict(attempt, chat_id)
+        record = _retry_conflict(attempt, chat_id)
+        current, change = made[-1]
+        # stored the way a long-lived chat is: its next open reads columns (import_snapshot)
+        snapshot_replacement(
+            self.checkpoints,
+            chat_id,
+            data,
+            record,
+            change,
+            lambda profile: (
+                self.load_vectors_sync(chat_id, current, profile=profile)
+                if current.version
+                else None
+            ),
+        )
+        return record
 
     def _commit_replacement(self, chat_id: str, change: ChangeRecord, base: int) -> CommitRecord:
         """Commit a rollback/import change with its nodes' vectors (without, if embedding fails:
         those nodes are re-embedded by the next search)."""
-        if self.embedder is not None and change.nodes:
+        return self.commit_sync(chat_id, self._embedded(chat_id, change), base_version=base)
+
+    def _embedded(self, chat_id: str, change: ChangeRecord) -> ChangeRecord:
+        """`change` with its nodes' vectors (unchanged when it has them, or if embedding
+        fails: logged)."""
+        if self.embedder is not None and change.nodes and change.vectors is None:
             try:
                 block = self.embedder([dict(n) for n in change.nodes])
                 change = attrs.evolve(change, vectors=block)
             except Exception:
                 log.exception("embedding failed; chat %r commits without vectors", chat_id)
-        return self.commit_sync(chat_id, change, base_version=base)
+        return change
 
     # ------------------------------------------------------------------ upkeep
 

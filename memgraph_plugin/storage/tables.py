@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
-import lancedb
 import pyarrow as pa
+
+if TYPE_CHECKING:  # imported when a database is opened (`connect.py`), not with this module
+    import lancedb
 
 COMMITS = "commits"
 CHECKPOINTS = "checkpoints"

@@ -53,19 +53,42 @@ def hierarchical_types(session: Any) -> list[str]:
     return [s.type for s in session.get_schema().types if s.compression_mode == "hierarchical"]
 
 
-async def compact_leftovers(host: Any, session: Any) -> list[str]:
-    """Compact every group still eligible, depth by depth; returns the new rollup ids. The
-    groups of one type and depth are written as one commit (`compact_groups`): after a large
-    import thousands of groups are due at once."""
-    if str(host.settings.get(RECALL_COMPACTION.key, RECALL_COMPACTION.default)).lower() == "off":
+def compaction_enabled(host: Any) -> bool:
+    """Whether the pipeline compacts at all (``recall_compaction`` is not ``off``)."""
+    return str(host.settings.get(RECALL_COMPACTION.key, RECALL_COMPACTION.default)).lower() != "off"
+
+
+def due_groups(session: Any) -> int:
+    """How many groups are due now at the lowest depth of each hierarchical type that has any
+    (a lower bound of the work left: each rollup tier makes the next one's groups)."""
+    total = 0
+    for type_name in hierarchical_types(session):
+        for depth in range(MAX_DEPTH_SCAN):
+            groups = session.compaction_candidates(type=type_name, depth=depth).groups
+            if groups:
+                total += len(groups)
+                break
+    return total
+
+
+async def compact_leftovers(host: Any, session: Any, *, limit: int | None = None) -> list[str]:
+    """Compact every group still eligible (at most `limit` groups), depth by depth; returns
+    the new rollup ids. The groups of one type and depth are written as one commit
+    (`compact_groups`): after a large import thousands of groups are due at once (the turn
+    pipeline leaves such a backlog to `catch_up.CatchUp`, a chunk at a time)."""
+    if not compaction_enabled(host):
         return []
     created: list[str] = []
     for type_name in hierarchical_types(session):
         made_at: set[int] = set()
         for depth in range(MAX_DEPTH_SCAN):
+            if limit is not None and len(created) >= limit:
+                return created
             groups = session.compaction_candidates(type=type_name, depth=depth).groups
-            if not groups and depth > 0 and depth not in made_at:
-                break
+            if limit is not None:
+                groups = groups[: limit - len(created)]
+            if not groups and depth > 0 and depth not in made_at and limit is None:
+                break  # (a chunk of a backlog scans on: an earlier chunk made the tiers above)
             summarised: list[tuple[list[str], str, dict[str, Any]]] = []
             for group in groups:
                 briefs = [

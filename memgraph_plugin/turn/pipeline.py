@@ -45,6 +45,7 @@ from ..settings_keys import (
     RECALL_RECENT_WINDOW,
 )
 from .auto_compaction import compact_leftovers
+from .catch_up import CatchUp
 from .message_extraction import already_extracted, extract_ops
 from .recall_inputs import LazyPool, not_pinned, question_nodes
 
@@ -129,6 +130,8 @@ class TurnPipeline:
         self.traces = TraceLog(host.data_dir / TRACE_DIR)
         self._last: dict[str, RecallOutcome] = {}
         self._warned_disabled = False
+        #: a large compaction backlog (an imported graph) is worked off in the background
+        self.catch_up = CatchUp(host, self.open_session)
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -169,6 +172,13 @@ class TurnPipeline:
     async def extract(
         self, chat_id: str, message: Any, *, session: Any = None
     ) -> ExtractionOutcome | None:
+        """`_extract` with the chat's background catch-up held back (`catch_up.CatchUp.turn`)."""
+        with self.catch_up.turn(chat_id):
+            return await self._extract(chat_id, message, session=session)
+
+    async def _extract(
+        self, chat_id: str, message: Any, *, session: Any = None
+    ) -> ExtractionOutcome | None:
         """Ops from ``memgraph_extract`` for one message (user or assistant), applied as one
         batch at the message's seq, then compaction.
 
@@ -201,7 +211,13 @@ class TurnPipeline:
             # the batch's memgraph_commit first (a compactor plugin compacts there): a write
             # never waits for it, the pipeline's compaction does (a stuck plugin is skipped)
             await drain(chat_id)
-        compacted = await compact_leftovers(self.host, session)
+        compacted: list[str] = []
+        if not self.catch_up.running(chat_id):
+            backlog = self.catch_up.backlog(session)
+            if backlog:  # the turn answers from the graph as it is (catch_up.py)
+                self.catch_up.start(chat_id, backlog)
+            else:
+                compacted = await compact_leftovers(self.host, session)
         return ExtractionOutcome(
             chat_id,
             message.seq,
@@ -276,7 +292,13 @@ class TurnPipeline:
         return self._last.get(chat_id)
 
     async def recall(self, chat_id: str) -> RecallOutcome | None:
-        """Recall for the answer to come; ``None`` when memory-graph is unavailable."""
+        """Recall for the answer to come; ``None`` when memory-graph is unavailable (the chat's
+        background catch-up held back meanwhile)."""
+        with self.catch_up.turn(chat_id):
+            return await self._recall(chat_id)
+
+    async def _recall(self, chat_id: str) -> RecallOutcome | None:
+        """`recall` itself."""
         started = time.perf_counter()
         anchor = self.anchor(chat_id)
         previous = self._last.get(chat_id)
@@ -449,7 +471,9 @@ def use_pipeline(host: Any, pipeline: TurnPipeline | None) -> None:
     it on ``host_startup`` with the pipeline it built on the host's service, and on
     ``host_shutdown``."""
     if pipeline is None:
-        _PIPELINES.pop(host, None)
+        old = _PIPELINES.pop(host, None)
+        if old is not None:  # its background catch-up stops with the host
+            old.catch_up.stop()
     else:
         _PIPELINES[host] = pipeline
 

@@ -627,11 +627,13 @@ async def test_a_regenerated_answers_rollback_fires_memgraph_commit_once(started
     assert (commit.seq, commit.persisted, commit.applied) == (2, True, rollback.applied)
 
 
-async def test_catch_up_compaction_after_an_import_is_one_commit_per_depth(tmp_path):
-    """An imported graph of 60 loose events: the next message's extraction compacts every due
-    group, depth by depth, one commit per depth (not one per group), and leaves the same shape
-    the per-group rule does: nothing left to compact, every rollup over 3 children."""
+async def test_catch_up_compaction_after_an_import_runs_off_the_turn(tmp_path):
+    """An imported graph of 60 loose events (19 groups due: more than a turn compacts inline):
+    the next message's extraction compacts nothing and hands the backlog to the background
+    catch-up, which leaves what the per-group rule does (nothing left to compact, every rollup
+    over 3 children) in a few commits, a chunk of groups per depth each."""
     from memgraph_plugin.service import memory_graph_for
+    from memgraph_plugin.turn.catch_up import TURN_GROUPS
     from tests.recall.test_ranking import CHAT as RANKED
     from tests.recall.test_ranking import _event, _graph, _host
 
@@ -642,16 +644,23 @@ async def test_catch_up_compaction_after_an_import_is_one_commit_per_depth(tmp_p
     host.register_plugin(spy, name="spy")
     message = host.chat(RANKED).add_message("user", "what happened at the harbor?")
     out = await pipeline.extract(RANKED, message)
+    assert out.compacted == () and pipeline.catch_up.running(RANKED)
+    assert pipeline.catch_up.pending(RANKED) == 19 > TURN_GROUPS
+    await pipeline.catch_up.wait(RANKED)
     session = await memory_graph_for(host).open_session(host.get_context(RANKED))
-    rollups = [session.get_node(i) for i in out.compacted]
-    # 61 events (the message's own one too), 3 held back: 19 groups at depth 0, then their
-    # rollups' groups at depths 1 and 2
-    assert len(rollups) == 19 + 6 + 2 and all(r is not None for r in rollups)
+    rollups = [n for n in session.store.iter_nodes() if n.semantic_rollup]
+    # 61 events (the message's own one too), 3 held back: 19 groups at depth 0, then groups of
+    # their rollups at depth 1 and up, a chunk at a time (a depth's roots left under the
+    # threshold by a chunk's cut wait for more, as after any turn)
+    assert len([r for r in rollups if r.semantic_depth == 1]) == 19
+    assert 19 + 5 <= len(rollups) <= 19 + 6 + 2
     for depth in range(4):
         assert not session.compaction_candidates(type="event", depth=depth).groups
     for rollup in rollups:
         assert len(session.get_descendants(rollup.id, max_depth=1)) == 3
     await host.drain()
     kinds = Counter(c.kind for _, c in spy.seen)
-    assert kinds["compact_nodes"] == 3  # one per depth that had groups (was one per group)
+    # a commit per chunk and depth (was: one per group)
+    assert 3 <= kinds["compact_nodes"] <= 6 < len(rollups)
+    assert not pipeline.catch_up.running(RANKED)
     await host.stop()

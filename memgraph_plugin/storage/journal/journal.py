@@ -28,6 +28,12 @@ from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.journal.change_codec import change_from_payload, change_payload
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
+from memgraph_plugin.storage.journal.journal_parts import (
+    group_versions,
+    merge_changes,
+    row_parts,
+    split_change,
+)
 from memgraph_plugin.storage.journal.table_head import NextVersionProbe
 from memgraph_plugin.storage.persistence import ChangeRecord, CommitRecord, VectorBlock
 from memgraph_plugin.storage.tables import COMMITS, COMMITS_SCHEMA, open_or_create
@@ -84,9 +90,9 @@ def commit_record(
 
 
 class JournalEntry:
-    """A journal row after de-duplication."""
+    """A journal version after de-duplication (its rows merged: `journal_parts.py`)."""
 
-    __slots__ = ("version", "seq", "applied", "kind", "created_at", "payload", "vectors")
+    __slots__ = ("version", "seq", "applied", "kind", "created_at", "payload", "vectors", "_more")
 
     def __init__(self, row: dict[str, Any]) -> None:
         self.version = int(row["version"])
@@ -95,12 +101,37 @@ class JournalEntry:
         self.kind = str(row["kind"])
         self.created_at = float(row["created_at"])
         self.payload = row.get("payload")
+        self._more = row.get("_parts") or []  # the version's other rows (a large change)
         self.vectors = _vectors_from_columns(
             row.get("vec_profile"), row.get("vec_ids"), row.get("vectors")
         )
+        if self._more:
+            self.vectors = merge_changes(
+                [ChangeRecord(vectors=self.vectors)]
+                + [
+                    ChangeRecord(
+                        vectors=_vectors_from_columns(
+                            r.get("vec_profile"), r.get("vec_ids"), r.get("vectors")
+                        )
+                    )
+                    for r in self._more
+                ]
+            ).vectors
 
     def change(self) -> ChangeRecord:
-        return change_from_payload(self.payload, applied=self.applied, kind=self.kind)
+        first = change_from_payload(self.payload, applied=self.applied, kind=self.kind)
+        if not self._more:
+            return first
+        more = [
+            change_from_payload(r.get("payload"), applied=self.applied, kind=self.kind)
+            for r in self._more
+        ]
+        return merge_changes([first, *more])
+
+
+def _row_change(row: dict[str, Any]) -> ChangeRecord:
+    """The change of a version's winning row and its other parts (vectors left out)."""
+    return merge_changes([change_from_payload(r["payload"]) for r in row_parts(row)])
 
 
 class Journal:
@@ -131,25 +162,23 @@ class Journal:
         return table.search().where(where).select(columns).limit(None).to_arrow().to_pylist()
 
     def first_per_version(self, where: str, columns: list[str]) -> dict[int, dict[str, Any]]:
-        """Journal rows matching `where`, the first committed row of each version only.
+        """Journal rows matching `where`, the first committed row of each version only (with
+        its writer's other rows of the version, the parts of a large change, under ``_parts``:
+        `journal_parts.group_versions`).
 
         Stable row ids grow in commit order and survive compaction: the smallest wins.
         """
+        names = ["version", *(c for c in ("writer", *columns) if c != "version")]
         rows = (
             self.table.search()
             .where(where)
-            .select(["version", *columns])
+            .select(list(dict.fromkeys(names)))
             .with_row_id(True)
             .limit(None)
             .to_arrow()
             .to_pylist()
         )
-        first: dict[int, dict[str, Any]] = {}
-        for row in rows:
-            v = int(row["version"])
-            if v not in first or row["_rowid"] < first[v]["_rowid"]:
-                first[v] = row
-        return first
+        return group_versions(rows)
 
     def entries(self, chat_id: str, after: int, upto: int | None = None) -> list[JournalEntry]:
         """Journal rows of a chat with `after < version <= upto`, first row per version wins."""
@@ -242,10 +271,7 @@ class Journal:
         first = self.first_per_version(
             where_eq(chat_id=chat_id), ["seq", "applied", "kind", "created_at", "payload"]
         )
-        out = [
-            commit_record(chat_id, v, first[v], change_from_payload(first[v]["payload"]))
-            for v in sorted(first)
-        ]
+        out = [commit_record(chat_id, v, first[v], _row_change(first[v])) for v in sorted(first)]
         if limit is not None:
             out = out[-limit:] if limit > 0 else []
         return tuple(out)
@@ -300,7 +326,6 @@ class Journal:
         rows: dict[str, list[Any]] = {name: [] for name in COMMITS_SCHEMA.names}
         fields_of: list[dict[str, Any]] = []
         for offset, change in enumerate(changes):
-            profile, vec_ids, blob = _vectors_to_columns(change.vectors)
             fields = {
                 "seq": int(change.seq_counter),
                 "applied": int(change.applied),
@@ -308,18 +333,20 @@ class Journal:
                 "created_at": created,
             }
             fields_of.append(fields)
-            row = {
-                "chat_id": chat_id,
-                "version": first_version + offset,
-                "writer": writer,
-                **fields,
-                "payload": change_payload(change),
-                "vec_profile": profile,
-                "vec_ids": vec_ids,
-                "vectors": blob,
-            }
-            for name in rows:
-                rows[name].append(row[name])
+            for part in split_change(change):  # rows of bounded size, one version
+                profile, vec_ids, blob = _vectors_to_columns(part.vectors)
+                row = {
+                    "chat_id": chat_id,
+                    "version": first_version + offset,
+                    "writer": writer,
+                    **fields,
+                    "payload": change_payload(part),
+                    "vec_profile": profile,
+                    "vec_ids": vec_ids,
+                    "vectors": blob,
+                }
+                for name in rows:
+                    rows[name].append(row[name])
         table = pa.table(rows, schema=COMMITS_SCHEMA)
         last_version = first_version + len(changes) - 1
         with self._lock:

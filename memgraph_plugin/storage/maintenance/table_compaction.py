@@ -23,8 +23,6 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from lancedb.index import BTree
-
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate, compact_journal
 from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
 from memgraph_plugin.storage.tables import COMMITS
@@ -116,6 +114,8 @@ class Compactor:
             if not any("chat_id" in list(ix.columns) for ix in table.list_indices()):
                 if table.count_rows() == 0:
                     return  # nothing to train on yet
+                from lancedb.index import BTree  # on first use (connect.warm_up)
+
                 table.create_index("chat_id", config=BTree(), replace=False)
             self._indexed.add(table.name)
         except Exception as exc:  # e.g. another process created it at the same moment

@@ -15,7 +15,6 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
-from lancedb.index import IvfPq
 
 from memgraph_plugin.embedding.index import VectorIndex
 from memgraph_plugin.storage.escape import where_eq
@@ -65,7 +64,7 @@ class LanceAnn:
             sub_vectors = next(s for s in (48, 32, 24, 16, 12, 8, 6, 4, 2, 1) if self.dim % s == 0)
             self.table.create_index(
                 "vector",
-                config=IvfPq(
+                config=_ivf_pq()(
                     distance_type="cosine",
                     num_partitions=partitions,
                     num_sub_vectors=sub_vectors,
@@ -129,3 +128,10 @@ def hybrid_search(
         found[node_id] = index.score(node_id, query)
     ranked = sorted(found.items(), key=lambda item: (-item[1], item[0]))
     return ranked[:k]
+
+
+def _ivf_pq() -> Any:
+    """LanceDB's IVF_PQ index config class (imported on first use: `connect.warm_up`)."""
+    from lancedb.index import IvfPq
+
+    return IvfPq

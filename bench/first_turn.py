@@ -1,0 +1,354 @@
+"""The first turn of a big chat after a start (issue 31), for an imported chat and for one built
+by live commits, with the goal beside each number.
+
+Per size (default 10k and 100k nodes, about 3 edges a node: ``engine.build_chat``):
+
+- **imported**: the graph imported with ``MemoryGraph.import_graph`` (what ``memgraph-host
+  import`` runs), timed, against a raw LanceDB write of the same node and edge rows (goal: at
+  most 2x);
+- from 1M nodes (``--million``), one chat seeded with pyarrow the way an import stores it
+  (``build_seeded``), since building and importing 1M nodes as Python dicts takes most of an
+  hour;
+- **live**: the same graph committed the way a long-lived chat grows (journal rows of 1,000
+  nodes each, one per append, with their vectors), snapshotted by the maintenance path
+  (``snapshot_sync``), then 20 small commits after the snapshot, as turns leave them.
+
+Then, for each, a fresh process (``--child``): host start, ``open_session``, the first
+``add_user_message`` and the first ``recall`` (the offline extractor, ``embedding_profile``
+hashing), then five steady turns; a second cold open in the same process (LanceDB and the
+rest imported: the first open waits for what is left of LanceDB's import, `connect.warm_up`);
+and a raw pyarrow read of the chat's tables (``scale.raw_read``). Goals: open + first turn
+<= 1.5 s at 100k (10 s at 1M) and <= 3x the raw read; the first turn <= 3x a steady turn plus
+the open. Ratios are measured within one run, so
+a shared machine slows both sides alike.
+
+    python bench/first_turn.py [--sizes 10000,100000] [--million]
+
+``bench/scale.py --section 4`` and ``bench/turn.py --first-turn`` run it too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+CHAT = "big"
+SETTINGS = {"embedding_profile": "hashing"}
+BLOCK = 1000  # nodes per journal row of the live-built chat
+STEADY_TURNS = 5
+QUESTIONS = [
+    "What happened with the harbor and the storm?",
+    "Who spoke at the guild about the oath?",
+    "Where did the dragon fly after the siege?",
+    "What did the healer find in the market?",
+    "Who carried the lantern over the bridge?",
+    "Why did the captain leave the tavern?",
+]
+
+
+def _module(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(f"memgraph_bench_{name}", HERE / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _phase(text: str) -> None:
+    print(f"[first_turn {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+# -- building the two chats -----------------------------------------------------------------------
+
+
+async def _with_host(data_dir: Path, work: Any) -> Any:
+    from host import Host
+    from memgraph_plugin.service import memory_graph_for
+
+    host = Host(data_dir=data_dir, settings=SETTINGS, entry_points=False)
+    await host.start()
+    try:
+        return await work(host, memory_graph_for(host))
+    finally:
+        await host.stop()
+
+
+def build_imported(data_dir: Path, data: dict[str, Any]) -> float:
+    """Import `data` into a new host folder; seconds the import took."""
+
+    async def work(host: Any, service: Any) -> float:
+        t0 = time.perf_counter()
+        await service.import_graph(CHAT, data)
+        return time.perf_counter() - t0
+
+    return float(asyncio.run(_with_host(data_dir, work)))
+
+
+def build_live(data_dir: Path, data: dict[str, Any]) -> None:
+    """The same graph as a long-lived chat stores it: journal rows of `BLOCK` nodes (with their
+    vectors), a snapshot by the maintenance path, then 20 small commits after it."""
+    from memgraph_plugin.storage import ChangeRecord
+
+    async def work(host: Any, service: Any) -> None:
+        persistence = service.persistence
+        storage = persistence.storage
+        embedder = persistence.embedder
+        nodes = list(data["nodes"].values())
+        edges = list(data["edges"])
+        version = storage.latest_version_sync(CHAT)
+        seq = int(data.get("seqCounter") or 0)
+        for lo in range(0, len(nodes), BLOCK):
+            part = nodes[lo : lo + BLOCK]
+            last = lo + BLOCK >= len(nodes)
+            change = ChangeRecord(
+                nodes=tuple(part),
+                edges_added=tuple(edges) if last else (),
+                node_seq=int(data.get("nodeSeq") or len(nodes)),
+                seq_counter=seq,
+                applied=len(part),
+                vectors=embedder(part),
+            )
+            version = storage.commit_sync(CHAT, change, base_version=version).version
+        storage.snapshot_sync(CHAT)
+        session = await service.open_session(host.get_context(CHAT))
+        for i in range(20):  # the turns after the newest snapshot
+            await session.create_node(type="event", fields={"summary": f"a later turn {i}"})
+        persistence.forget(CHAT)
+
+    asyncio.run(_with_host(data_dir, work))
+
+
+def raw_write(data: dict[str, Any]) -> float:
+    """Seconds LanceDB takes to write the same node and edge rows (as columns) to new tables."""
+    import lancedb
+
+    from memgraph_plugin.storage.format.graph_columns import state_tables
+
+    nodes, edges = state_tables(data)
+    best = float("inf")
+    for _ in range(2):
+        with tempfile.TemporaryDirectory(prefix="first-turn-raw-") as tmp:
+            t0 = time.perf_counter()
+            db = lancedb.connect(tmp)
+            db.create_table("nodes", nodes)
+            db.create_table("edges", edges)
+            best = min(best, time.perf_counter() - t0)
+    return best
+
+
+# -- the child: one fresh process's first turn ----------------------------------------------------
+
+
+async def _first_turn(data_dir: Path) -> dict[str, float]:
+    t0 = time.perf_counter()
+    from host import Host
+    from memgraph_plugin.service import memory_graph_for
+    from memgraph_plugin.turn import pipeline_for
+
+    host = Host(data_dir=data_dir, settings=SETTINGS, entry_points=False)
+    await host.start()
+    out: dict[str, float] = {"host start": time.perf_counter() - t0}
+    try:
+        service = memory_graph_for(host)
+        pipeline = pipeline_for(host)
+        t = time.perf_counter()
+        await service.open_session(host.get_context(CHAT))
+        out["open"] = time.perf_counter() - t
+        t = time.perf_counter()
+        await pipeline.add_user_message(CHAT, QUESTIONS[0])
+        out["first user message"] = time.perf_counter() - t
+        t = time.perf_counter()
+        await pipeline.recall(CHAT)
+        out["first recall"] = time.perf_counter() - t
+        await pipeline.add_assistant_message(CHAT, "The storm broke the harbor wall.")
+        steady: list[float] = []
+        for i in range(STEADY_TURNS):
+            t = time.perf_counter()
+            await pipeline.add_user_message(CHAT, QUESTIONS[1 + i % (len(QUESTIONS) - 1)])
+            await pipeline.recall(CHAT)
+            steady.append(time.perf_counter() - t)
+            await pipeline.add_assistant_message(CHAT, f"Turn {i} ended at the gate.")
+        out["steady turn"] = statistics.median(steady)
+        left = pipeline.catch_up.pending(CHAT)
+        out["catch-up groups left"] = float(left)
+        pipeline.catch_up.stop()  # then a second cold open, with everything imported
+        service.persistence.forget(CHAT)
+        t = time.perf_counter()
+        await service.open_session(host.get_context(CHAT))
+        out["second open"] = time.perf_counter() - t
+        storage = service.persistence.storage
+        scale = _module("scale")
+        out["raw read"] = min(scale.raw_read(storage.settings.uri, CHAT, storage) for _ in range(2))
+    finally:
+        await host.stop()
+    return out
+
+
+def child(data_dir: Path) -> dict[str, float]:
+    """Run `_first_turn` in a new interpreter (a real start: nothing imported or cached)."""
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__)), "--child", str(data_dir)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+# -- the table ------------------------------------------------------------------------------------
+
+
+def build_seeded(data_dir: Path, size: int) -> None:
+    """A chat of `size` nodes stored as an import leaves it (one `import` commit and a full
+    snapshot with keyword rows and vectors), its rows made with pyarrow (`scale.seed_chat`:
+    events without edges, random unit vectors): the 1M case, where building the graph as
+    Python dicts and importing it would take the bench most of an hour."""
+
+    async def work(host: Any, service: Any) -> None:
+        _module("scale").seed_chat(service.persistence.storage, CHAT, size, "hashing")
+
+    asyncio.run(_with_host(data_dir, work))
+
+
+def measure(size: int) -> dict[str, dict[str, float]]:
+    """Both chats of `size` nodes: their first-turn numbers (and the import's). From 1M nodes:
+    one chat, seeded with pyarrow as an import stores it (`build_seeded`)."""
+    if size >= 1_000_000:
+        with tempfile.TemporaryDirectory(prefix="first-turn-") as tmp:
+            _phase(f"{size:,}: seeding")
+            seeded = Path(tmp) / "seeded"
+            build_seeded(seeded, size)
+            _phase(f"{size:,}: first turn of the seeded chat")
+            return {"seeded": child(seeded)}
+    engine = _module("engine")
+    data = engine.build_chat(size)
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="first-turn-") as tmp:
+        _phase(f"{size:,}: import")
+        imported = Path(tmp) / "imported"
+        import_s = build_imported(imported, data)
+        raw_w = raw_write(data)
+        _phase(f"{size:,}: first turn of the imported chat")
+        out["imported"] = {**child(imported), "import": import_s, "raw write": raw_w}
+        _phase(f"{size:,}: live-built chat")
+        live = Path(tmp) / "live"
+        build_live(live, data)
+        _phase(f"{size:,}: first turn of the live-built chat")
+        out["live"] = child(live)
+    return out
+
+
+def table(results: dict[int, dict[str, dict[str, float]]]) -> Any:
+    """One column per chat (size, imported or live), one row per measure, the goal first."""
+    from rich.table import Table
+
+    grid = Table(title="first turn after a start (s; ratios x)")
+    grid.add_column("measure")
+    grid.add_column("goal")
+    cols = [(size, path, r) for size, paths in results.items() for path, r in paths.items()]
+    for size, path, _ in cols:
+        grid.add_column(f"{size // 1000}k {path}", justify="right")
+
+    def row(name: str, goal: str, cell: Any) -> None:
+        grid.add_row(name, goal, *(cell(size, r) for size, _, r in cols))
+
+    def turn(r: dict[str, float]) -> float:
+        return r["first user message"] + r["first recall"]
+
+    def mark(value: float, limit: float | None, text: str) -> str:
+        if limit is None:
+            return text
+        return f"[green]{text}[/]" if value <= limit else f"[red]{text}[/]"
+
+    row("host start", "", lambda n, r: f"{r['host start']:.2f}")
+    row("open_session", "", lambda n, r: f"{r['open']:.2f}")
+    row("first add_user_message", "", lambda n, r: f"{r['first user message']:.2f}")
+    row("first recall", "", lambda n, r: f"{r['first recall']:.2f}")
+    row(
+        "open + first turn",
+        "<= 1.5 (100k), 10 (1M)",
+        lambda n, r: mark(r["open"] + turn(r), _goal(n), f"{r['open'] + turn(r):.2f}"),
+    )
+    row("raw pyarrow read", "", lambda n, r: f"{r['raw read']:.3f}")
+    row(
+        "cold open again, same process",
+        "",
+        lambda n, r: f"{r['second open']:.2f}" if "second open" in r else "-",
+    )
+    row(
+        "open + first turn / raw read",
+        "<= 3",
+        lambda n, r: mark((r["open"] + turn(r)) / r["raw read"], 3.0,
+                          f"{(r['open'] + turn(r)) / r['raw read']:.1f}"),
+    )  # fmt: skip
+    row("steady turn (user + recall)", "", lambda n, r: f"{r['steady turn']:.3f}")
+    row(
+        "first turn / (3 x steady + open)",
+        "<= 1",
+        lambda n, r: mark(turn(r) / (3 * r["steady turn"] + r["open"]), 1.0,
+                          f"{turn(r) / (3 * r['steady turn'] + r['open']):.2f}"),
+    )  # fmt: skip
+    row("import", "", lambda n, r: f"{r['import']:.2f}" if "import" in r else "-")
+    row("raw LanceDB write", "", lambda n, r: f"{r['raw write']:.2f}" if "raw write" in r else "-")
+    row(
+        "import / raw write",
+        "<= 2",
+        lambda n, r: (
+            mark(r["import"] / r["raw write"], 2.0, f"{r['import'] / r['raw write']:.1f}")
+            if "import" in r
+            else "-"
+        ),
+    )
+    row(
+        "catch-up groups left after the turns",
+        "",
+        lambda n, r: f"{r['catch-up groups left']:.0f}",
+    )
+    return grid
+
+
+def _goal(size: int) -> float | None:
+    """The open + first turn goal in seconds (none below 100k nodes)."""
+    return 10.0 if size >= 1_000_000 else 1.5 if size >= 100_000 else None
+
+
+def run(sizes: list[int]) -> dict[int, dict[str, dict[str, float]]]:
+    return {size: measure(size) for size in sizes}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--million", action="store_true", help="also 1M nodes (long)")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child is not None:
+        print(json.dumps(asyncio.run(_first_turn(args.child))))
+        return 0
+    from rich.console import Console
+
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if args.million:
+        sizes.append(1_000_000)
+    Console(width=160).print(table(run(sizes)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

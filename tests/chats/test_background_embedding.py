@@ -1,0 +1,79 @@
+"""Re-embedding under a new profile never blocks a turn (issue 31): a chat stored with vectors
+of one profile, opened by a host on another, answers its first vector search from the vectors
+the index has while the rest are embedded in the background; `status` counts what is left,
+then nothing (real LanceDB, real hosts, a real pluggy profile hook)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from host import Host, hookimpl
+from memgraph_plugin.chats import background_embedding
+from memgraph_plugin.chats.pending_work import read_pending
+from memgraph_plugin.embedding.hashing import HashingProfile
+from memgraph_plugin.service import memory_graph_for
+
+CHAT = "emb"
+NODES = 240
+
+
+class _Counting(HashingProfile):
+    """A hashing profile of another name (so: no stored vectors of it), counting its texts."""
+
+    def __init__(self) -> None:
+        super().__init__(name="counting")
+        self.texts = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+class _Offers:
+    def __init__(self, profile: _Counting) -> None:
+        self.profile = profile
+
+    @hookimpl
+    def memgraph_embedding_profiles(self):
+        return [self.profile]
+
+
+def _graph() -> dict:
+    nodes = {
+        f"n_{i}": {"id": f"n_{i}", "type": "event", "title": f"Event {i}", "seqTo": 1,
+                   "fields": {"summary": f"the lantern {i} by the harbor"}}
+        for i in range(1, NODES + 1)
+    }  # fmt: skip
+    return {"nodes": nodes, "edges": [], "nodeSeq": NODES, "seqCounter": 1}
+
+
+async def test_a_new_profile_embeds_in_the_background(tmp_path, monkeypatch):
+    monkeypatch.setattr(background_embedding, "BACKGROUND_NODES", 50)
+    monkeypatch.setattr(background_embedding, "CHUNK", 32)
+    data = tmp_path / "data"
+    host = Host(data_dir=data, settings={"embedding_profile": "hashing"}, entry_points=False)
+    await host.start()
+    host.chat(CHAT).add_message("user", "hello")
+    await memory_graph_for(host).import_graph(CHAT, _graph())
+    await host.stop()
+
+    profile = _Counting()
+    fresh = Host(data_dir=data, settings={"embedding_profile": "counting"}, entry_points=False)
+    fresh.register_plugin(_Offers(profile), name="counting-profile")
+    await fresh.start()
+    service = memory_graph_for(fresh)
+    session = await service.open_session(fresh.get_context(CHAT))
+    hits = await session.vector_search(query="lantern harbor", k=5)
+    chat = service.persistence.cached(CHAT)
+    assert chat is not None and chat.embedding is not None
+    # the search embedded its query, not the chat: it answered from what the index had
+    assert profile.texts == 1 and len(hits) < 5  # (none had a vector yet)
+    pending = read_pending(data, CHAT)
+    assert pending is not None and 0 < pending.work["embedding_nodes"] <= NODES
+    await background_embedding.wait(chat)
+    assert not chat.unembedded and len(chat.index) == NODES
+    assert profile.texts >= NODES  # every node, once the task ran
+    assert read_pending(data, CHAT) is None
+    hits = await session.vector_search(query="lantern 7 by the harbor", k=3)
+    assert hits and hits[0].id == "n_7"
+    await fresh.stop()
