@@ -18,6 +18,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from memgraph_plugin.proxy.settings import is_loopback
 
@@ -59,6 +60,11 @@ async def _server_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"error": "internal error (the server log has the details)"}, 500)
 
 
+async def _read_only(request: Request) -> JSONResponse:
+    """A read-only server's answer to the page's `GET /api/edit-access` (no write route)."""
+    return JSONResponse({"writable": False})
+
+
 def build_app(
     *,
     explorer: ExplorerRoutes | None = None,
@@ -73,6 +79,8 @@ def build_app(
     routes: list[Any] = []
     if edits is not None:  # before the explorer's GET routes (their paths overlap)
         routes.extend(edits.routes())
+    elif explorer is not None:  # read-only: the page asks, and shows no edit controls
+        routes.append(Route("/api/edit-access", _read_only, methods=["GET"]))
     if proxy is not None:
         routes.extend(proxy.routes())
     if memory_api is not None:

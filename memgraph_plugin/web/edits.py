@@ -91,7 +91,7 @@ class EditRoutes:
 
     async def access(self, request: Request) -> JSONResponse:
         """What the page asks to know whether to show its edit controls (a read-only server
-        has no such route: 404). Never the token."""
+        answers ``{"writable": false}``, `app.build_app`). Never the token."""
         return JSONResponse({"writable": True, "header": TOKEN_HEADER})
 
     # ------------------------------------------------------------------ guard

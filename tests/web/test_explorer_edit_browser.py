@@ -87,7 +87,7 @@ def _select(page: Page, title: str) -> None:
     """Select a node as a person does: search its title, click the hit."""
     page.locator("#search").fill(title)
     hit = page.locator("#search-results li[data-node]").filter(has_text=title).first
-    expect(hit).to_be_visible()
+    expect(hit).to_be_visible(timeout=READY)  # the search asks the server: slow under load
     hit.click()
     expect(page.locator("#detail h2")).to_have_text(title)
     expect(page.locator("#edit-panel")).to_be_visible()
@@ -130,6 +130,7 @@ def test_edit_reload_history_undo_merge_and_pin(
 
     # reload: the value is there (read back from storage), the token too
     page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=READY)
     expect(page.locator("body")).to_have_attribute("data-edit-ready", "1", timeout=READY)
     _select(page, "Mira")
     expect(detail.locator(".fields")).to_contain_text("Mira keeps the lighthouse lamp")
@@ -188,6 +189,7 @@ def test_a_write_without_the_token_is_refused_and_changes_nothing(
     assert answer.value.status == 401
     expect(page.locator("#edit-message")).to_contain_text("token")
     page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=READY)
     expect(page.locator("body")).to_have_attribute("data-edit-ready", "1", timeout=READY)
     _select(page, "Harbor storm")
     expect(page.locator("#detail .fields")).to_contain_text("Harbor storm in the harbour town")

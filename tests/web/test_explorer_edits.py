@@ -140,7 +140,8 @@ def test_read_only_serves_no_write_route_and_a_public_bind_needs_a_token(data_di
                 headers={"X-Memgraph-Token": "anything"},
             )
             assert answer.status_code in (404, 405)
-            assert client.get("api/edit-access").status_code == 404  # the page shows no controls
+            access = client.get("api/edit-access")  # the page shows no controls
+            assert access.status_code == 200 and access.json() == {"writable": False}
             assert _node(client, "Mira")["title"] == "Mira"
     finally:
         proc.terminate()

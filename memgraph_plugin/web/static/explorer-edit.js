@@ -298,7 +298,8 @@
 
   async function start() {
     const response = await fetch("/api/edit-access");
-    if (!response.ok) { // read-only: no edit controls at all
+    const access = response.ok ? await response.json() : {};
+    if (!access.writable) { // read-only: no edit controls at all
       document.body.dataset.editReady = "0";
       return;
     }
