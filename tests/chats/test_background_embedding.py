@@ -5,37 +5,14 @@ then nothing (real LanceDB, real hosts, a real pluggy profile hook)."""
 
 from __future__ import annotations
 
-import numpy as np
-
-from host import Host, hookimpl
+from host import Host
 from memgraph_plugin.chats import background_embedding
 from memgraph_plugin.chats.pending_work import read_pending
-from memgraph_plugin.embedding.hashing import HashingProfile
 from memgraph_plugin.service import memory_graph_for
+from tests.counting_profile import CountingProfile, OffersProfile
 
 CHAT = "emb"
 NODES = 240
-
-
-class _Counting(HashingProfile):
-    """A hashing profile of another name (so: no stored vectors of it), counting its texts."""
-
-    def __init__(self) -> None:
-        super().__init__(name="counting")
-        self.texts = 0
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts += len(texts)
-        return super().embed(texts)
-
-
-class _Offers:
-    def __init__(self, profile: _Counting) -> None:
-        self.profile = profile
-
-    @hookimpl
-    def memgraph_embedding_profiles(self):
-        return [self.profile]
 
 
 def _graph() -> dict:
@@ -57,9 +34,9 @@ async def test_a_new_profile_embeds_in_the_background(tmp_path, monkeypatch):
     await memory_graph_for(host).import_graph(CHAT, _graph())
     await host.stop()
 
-    profile = _Counting()
+    profile = CountingProfile()
     fresh = Host(data_dir=data, settings={"embedding_profile": "counting"}, entry_points=False)
-    fresh.register_plugin(_Offers(profile), name="counting-profile")
+    fresh.register_plugin(OffersProfile(profile), name="counting-profile")
     await fresh.start()
     service = memory_graph_for(fresh)
     session = await service.open_session(fresh.get_context(CHAT))

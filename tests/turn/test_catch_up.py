@@ -8,14 +8,12 @@ from __future__ import annotations
 import asyncio
 import json
 
-import numpy as np
-
-from host import Host, hookimpl
+from host import Host
 from memgraph_plugin.chats.pending_work import read_pending, write_pending
-from memgraph_plugin.embedding.hashing import HashingProfile
 from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.turn import pipeline_for
 from memgraph_plugin.turn.catch_up import TURN_GROUPS
+from tests.counting_profile import CountingProfile, OffersProfile
 from tests.recall.test_ranking import CHAT, _event, _graph, _host
 
 
@@ -82,40 +80,19 @@ def test_pending_work_of_a_process_that_is_gone_is_reported_as_such(tmp_path, ca
     assert read_pending(tmp_path, CHAT) is None and not path.exists()
 
 
-class _Counting(HashingProfile):
-    """The hashing profile, counting the texts it embeds."""
-
-    def __init__(self) -> None:
-        super().__init__(name="counting")
-        self.texts = 0
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        self.texts += len(texts)
-        return super().embed(texts)
-
-
-class _Offers:
-    def __init__(self, profile: _Counting) -> None:
-        self.profile = profile
-
-    @hookimpl
-    def memgraph_embedding_profiles(self):
-        return [self.profile]
-
-
 async def test_a_fresh_hosts_first_recall_uses_the_stored_indexes(tmp_path):
     words = ["lantern", "storm", "ledger", "wolf", "crown"] * 8
     events = [_event(i, f"day {i}: the {w} by the harbor") for i, w in enumerate(words, 1)]
     graph = _graph(events, [])
     settings = {"embedding_profile": "counting", "recall_compaction": "off"}
 
-    async def started(profile: _Counting) -> Host:
+    async def started(profile: CountingProfile) -> Host:
         host = Host(data_dir=tmp_path / "data", settings=settings, entry_points=False)
-        host.register_plugin(_Offers(profile), name="counting-profile")
+        host.register_plugin(OffersProfile(profile), name="counting-profile")
         await host.start()
         return host
 
-    importer = _Counting()
+    importer = CountingProfile()
     host = await started(importer)
     for n in range(graph["seqCounter"]):  # an import is anchored to the newest message seq
         host.chat(CHAT).add_message("user", f"message {n}")
@@ -123,7 +100,7 @@ async def test_a_fresh_hosts_first_recall_uses_the_stored_indexes(tmp_path):
     assert importer.texts == 40  # the import embedded its nodes once
     await host.stop()
 
-    profile = _Counting()
+    profile = CountingProfile()
     fresh = await started(profile)
     pipeline = pipeline_for(fresh)
     session = await memory_graph_for(fresh).open_session(fresh.get_context(CHAT))

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from .conftest import write_nodes
 
@@ -22,21 +23,28 @@ FLAGS = [
 ]  # fmt: skip
 
 
-@pytest.fixture
-def page(served: str) -> Iterator[Page]:
+@contextmanager
+def chromium() -> Iterator[Browser]:
+    """Debian's chromium, headless, driven by Playwright (its own browser download never runs)."""
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
         try:
-            tab = browser.new_page(viewport={"width": 1280, "height": 800})
-            errors: list[str] = []
-            tab.on("pageerror", lambda exc: errors.append(str(exc)))
-            tab.goto(served)
-            expect(tab.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
-            yield tab
-            assert errors == []
+            yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture
+def page(served: str) -> Iterator[Page]:
+    with chromium() as browser:
+        tab = browser.new_page(viewport={"width": 1280, "height": 800})
+        errors: list[str] = []
+        tab.on("pageerror", lambda exc: errors.append(str(exc)))
+        tab.goto(served)
+        expect(tab.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
+        yield tab
+        assert errors == []
 
 
 def _node_id(page: Page, title: str) -> str:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from .conftest import SCRIPT, write_nodes
-from .test_explorer_browser import CHROMIUM, FLAGS
+from .test_explorer_browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
 
@@ -65,13 +65,8 @@ def server(chat_dir: Path) -> Iterator[tuple[str, str, str]]:
 
 @pytest.fixture
 def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def _open(browser: Browser, url: str, *, edits: bool = True) -> Page:

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from memgraph_plugin.type_colours import colour_of
 
 from .conftest import SCRIPT, write_nodes
-from .test_explorer_browser import CHROMIUM, FLAGS
+from .test_explorer_browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
 
@@ -57,13 +57,8 @@ def demo_url(demo_dir: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
-    with sync_playwright() as pw:
-        launched = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture
