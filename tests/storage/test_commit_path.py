@@ -67,7 +67,6 @@ def _around_add(st: LanceStorage, *, before=None, after=None) -> None:
     table.add = add
 
 
-
 def spy_rows(storage: LanceStorage, table: Any) -> list[str]:
     """The filter of every row query `storage` makes of `table` from now on."""
     seen: list[str] = []
@@ -80,6 +79,7 @@ def spy_rows(storage: LanceStorage, table: Any) -> list[str]:
 
     storage.journal.rows = spy  # type: ignore[method-assign]
     return seen
+
 
 def test_a_single_writer_never_reads_its_commit_back(storage):
     storage.load_sync("a")
