@@ -67,7 +67,6 @@ def _around_add(st: LanceStorage, *, before=None, after=None) -> None:
     table.add = add
 
 
-
 def spy_rows(storage: LanceStorage, table: Any) -> list[str]:
     """The filter of every row query `storage` makes of `table` from now on."""
     seen: list[str] = []
@@ -80,6 +79,7 @@ def spy_rows(storage: LanceStorage, table: Any) -> list[str]:
 
     storage.journal.rows = spy  # type: ignore[method-assign]
     return seen
+
 
 def test_a_single_writer_never_reads_its_commit_back(storage):
     storage.load_sync("a")
@@ -120,9 +120,18 @@ def test_another_process_committing_to_another_chat_is_checked_and_no_conflict(s
     _around_add(storage, before=lambda: _other_process_commits(uri, "other", "q"))
     assert storage.commit_sync("c", change(node("b"), node_seq=2), base_version=1).version == 2
     assert len(reads) == 1  # not this handle's append in between: read back, and it won
+    # which of the two versions made meanwhile was ours is not known (`_own_version`): the
+    # next commit reads back once more, then nothing is in between any more
     assert storage.commit_sync("c", change(node("d"), node_seq=3), base_version=2).version == 3
-    assert len(reads) == 1  # nothing in between any more
-    assert sorted(LanceStorage(storage.settings).load_sync("c").data["nodes"]) == ["a", "b", "d"]
+    assert len(reads) == 2
+    assert storage.commit_sync("c", change(node("e"), node_seq=4), base_version=3).version == 4
+    assert len(reads) == 2
+    assert sorted(LanceStorage(storage.settings).load_sync("c").data["nodes"]) == [
+        "a",
+        "b",
+        "d",
+        "e",
+    ]
 
 
 @pytest.mark.slow
@@ -139,6 +148,38 @@ def test_a_commit_landing_right_after_ours_is_seen_as_the_other_writers(storage)
         storage.commit_sync("c", change(node("late"), node_seq=3), base_version=2)
     assert info.value.latest_version == 3
     assert sorted(storage.load_sync("c").data["nodes"]) == ["a", "b", "r0_0"]
+
+
+def test_an_append_reported_at_another_writers_later_version_is_not_taken_as_ours(storage):
+    """LanceDB's `add` reports the table's version after it, which is another writer's when
+    that one committed inside the call (two processes appending side by side: a few appends in
+    300 were reported at the other's version). Taken as ours, it hid that commit from our next
+    commit's check: the next write skipped the read-back and was acknowledged though the other
+    writer held its version (a lost write). The other writer here commits inside our `add`."""
+    other = LanceStorage(storage.settings)
+    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    table = storage._commits
+    real = table.add
+
+    def add(data: Any, *args: Any, **kwargs: Any) -> Any:
+        table.add = real
+        ours = real(data, *args, **kwargs)
+        other.load_sync("c")  # sees our version 2, commits version 3 right after our append
+        theirs = other.commit_sync("c", change(node("o"), node_seq=3), base_version=2)
+        assert theirs.version == 3
+        return type("AddResult", (), {"version": ours.version + 1})()  # what LanceDB said
+
+    table.add = add
+    assert storage.commit_sync("c", change(node("b"), node_seq=2), base_version=1).version == 2
+    acked = ["a", "b", "o"]
+    try:
+        storage.commit_sync("c", change(node("late"), node_seq=3), base_version=2)
+        acked.append("late")
+    except ConflictError as exc:
+        assert exc.latest_version == 3
+    fresh = LanceStorage(storage.settings)
+    assert sorted(fresh.load_sync("c").data["nodes"]) == sorted(acked)  # every acked write
+    assert acked == ["a", "b", "o"]  # and the stale write was refused, not acknowledged
 
 
 def test_a_stale_handle_of_this_process_still_conflicts(storage):

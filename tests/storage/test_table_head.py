@@ -24,6 +24,20 @@ def test_probe_answers_from_the_manifest_files(tmp_path):
     assert probe.newer_than(v + 50) is None  # a version it never had: ask LanceDB
 
 
+def test_probe_walks_to_the_newest_version(tmp_path):
+    db = lancedb.connect(tmp_path / "db")
+    table = db.create_table("t", pa.table({"x": [1]}))
+    probe = NextVersionProbe(table)
+    v = table.version
+    assert probe.newest_from(v) == v
+    other = lancedb.connect(tmp_path / "db").open_table("t")  # another handle commits 3 times
+    for x in range(3):
+        other.add(pa.table({"x": [x]}))
+    assert probe.newest_from(v) == v + 3 == other.version
+    assert probe.newest_from(v, limit=2) is None  # more came after it: ask LanceDB
+    assert probe.newest_from(v + 50) is None  # a version it never had
+
+
 def test_probe_does_not_guess_for_object_stores():
     class Remote:
         _dataset_path = "s3://bucket/db/t.lance"

@@ -89,6 +89,23 @@ def commit_record(
     )
 
 
+def _own_version(before: int, reported: int | None) -> int | None:
+    """The commits table version an append made, when certain; None when not.
+
+    LanceDB's `add` reports the table's version after the append, which under concurrent
+    commits can be ANOTHER writer's later version (two processes appending 150 rows each
+    side by side: 2-3 appends reported a version that was not theirs). Taking that version
+    as ours hid the other writer's commits between ours and it from the next commit's
+    `_uncontested` check: it skipped the read-back and acknowledged a write that lost its
+    version (a lost write with two session processes on one chat). Our append made a version
+    after `before` (the newest version before it) and at or before the one reported, so it is
+    the one reported only when that is `before + 1`.
+    """
+    if reported is None or reported != before + 1:
+        return None
+    return reported
+
+
 class JournalEntry:
     """A journal version after de-duplication (its rows merged: `journal_parts.py`)."""
 
@@ -234,12 +251,15 @@ class Journal:
         return False
 
     def current_version(self) -> int:
-        """The commits table's version now: the newest this handle knows of when no manifest
-        after it exists (one file lookup, `table_head.py`), else LanceDB's answer (which lists
-        every kept version)."""
+        """The commits table's version now: the newest this handle knows of, or the few after
+        it, when the folder says no manifest follows (a file lookup each, `table_head.py`),
+        else LanceDB's answer (which lists every kept version). Never newer than the newest
+        version at the call (a version cleaned up meanwhile can make it older)."""
         head = self._head
-        if head and self._probe.newer_than(head) is False:
-            return head
+        if head:
+            newest = self._probe.newest_from(head)
+            if newest is not None:
+                return self._knew(newest)
         return self._knew(self.table.version)
 
     def saw(self, chat_id: str, table_version: int, version: int) -> None:
@@ -352,8 +372,11 @@ class Journal:
         with self._lock:
             seen = self._seen.get(chat_id)
             with self._gate.shared() if self._gate is not None else contextlib.nullcontext():
+                before = self.current_version()
                 added = self.table.add(table)
-            table_version = getattr(added, "version", None)
+            table_version = _own_version(before, getattr(added, "version", None))
+            if table_version is None and isinstance(getattr(added, "version", None), int):
+                self._knew(added.version)  # exists, though it may be another writer's
             if not self._uncontested(chat_id, base_version, seen, table_version):
                 span = f"version >= {first_version} AND version <= {last_version}"
                 winners = self.first_per_version(

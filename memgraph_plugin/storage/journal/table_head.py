@@ -47,6 +47,19 @@ class NextVersionProbe:
             self._name = name = other
         return (folder / name(version + 1)).exists()
 
+    def newest_from(self, version: int, limit: int = 8) -> int | None:
+        """The newest version, found by walking the manifests after `version` (which must
+        exist) one `stat` each; None when the folder cannot tell or more than `limit` versions
+        came after it (ask LanceDB). A manifest deleted under the walk (version cleanup) can
+        only make the answer too old, never newer than a version that exists."""
+        for newer in range(limit + 1):
+            answer = self.newer_than(version + newer)
+            if answer is None:
+                return None
+            if answer is False:
+                return version + newer
+        return None
+
 
 def _local_versions_folder(table: Any) -> Path | None:
     path = getattr(table, "_dataset_path", None)
