@@ -81,15 +81,26 @@ def page(browser: Browser, demo_url: str) -> Iterator[Page]:
         tab.close()
 
 
+STILL = "() => !explorer.cy.animated() && explorer.cy.nodes().every((n) => !n.animated())"
+
+
 def settle(page: Page) -> None:
-    """Wait until no view animation runs and the labels were fitted to the view it ends in."""
-    page.wait_for_function("() => !explorer.cy.animated()")
+    """Wait until no view or node animation runs and the labels were fitted to the view."""
+    page.wait_for_function(STILL)
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
     page.evaluate("() => explorerLayout.fitLabels(explorer.cy)")
 
 
 def click_node(page: Page, node_id: str) -> None:
-    """A real mouse click on a drawn node."""
+    """A real mouse click on a drawn node: once nothing moves, with the node inside the frame
+    (panned to the centre when it is not)."""
+    page.wait_for_function(STILL)
+    page.evaluate(
+        """(id) => { const cy = explorer.cy, p = cy.getElementById(id).renderedPosition();
+                     if (p.x < 0 || p.y < 0 || p.x > cy.width() || p.y > cy.height())
+                       cy.center(cy.getElementById(id)); }""",
+        node_id,
+    )
     x, y = page.evaluate(
         """(id) => { const p = explorer.cy.getElementById(id).renderedPosition();
                      const box = document.getElementById('graph').getBoundingClientRect();
@@ -177,7 +188,7 @@ def test_a_click_collapses_a_rollup_and_another_expands_it(page: Page) -> None:
     visible = "(ids) => ids.filter((id) => explorer.cy.getElementById(id).visible()).length"
     assert page.evaluate(visible, kids) == len(kids)
     click_node(page, rollup)
-    expect(page.locator("#detail")).to_have_attribute("data-node", rollup)
+    expect(page.locator("#detail")).to_have_attribute("data-node", rollup, timeout=15_000)
     assert page.evaluate(visible, kids) == 0
     label = page.evaluate("(id) => explorer.cy.getElementById(id).data('label')", rollup)
     assert re.search(r"\(\+\d+\)$", label), label  # says how many it holds

@@ -73,6 +73,9 @@ function makeGraph() {
     maxZoom: 4,
     style: drawing.style(),
   });
+  // the page around the graph changes its box (the type filter wraps, a detail opens): tell
+  // cytoscape, or it draws and hit-tests in the old box and clicks land beside the nodes
+  new ResizeObserver(() => explorer.cy.resize()).observe($("graph"));
   explorer.cy.on("tap", "node", (evt) => {
     drawing.toggle(explorer.cy, evt.target.id()); // a rollup collapses / expands
     showNode(evt.target.id());
