@@ -6,7 +6,8 @@ once), the client here (httpx). For chats of 100, 1k and 10k messages: the chat 
 (its messages stored and extracted, in blocks), then `--requests` requests each send the whole
 history plus a new user message, as a front end does; the same bodies go straight to the
 upstream. Before each timed request the bench waits until the chat's previous answer is stored
-(a user types between turns; `GET /api/chats/ID/history` waits for the chat's lock). Streamed
+(`GET /api/chats/ID/history` waits for the chat's lock), then 0.5 s more: a person reads and
+types between turns, and the memory's work after a commit (notifications) is done by then. Streamed
 requests give the time to the first byte. Then 20 chats at once (100 messages each, 5 requests
 each): errors and p95.
 
@@ -34,6 +35,7 @@ import httpx
 from rich.console import Console
 from rich.table import Table
 
+THINK_S = 0.5  # seconds between an answer and the next request (a person reads and types)
 ANSWER = "The lighthouse keeper is Mira; the lantern stays in the harbour tower."
 WORDS = [
     "harbour",
@@ -112,7 +114,11 @@ class Bench:
         self.client = httpx.AsyncClient(timeout=600)
 
     async def idle(self, chat: str) -> None:
+        """The chat's previous answer stored (its lock free), then a person's think time: the
+        memory's work after a commit (notifications, the next injection) is done by then, as it
+        is between the turns of a real chat."""
         await self.client.get(self.base + f"api/chats/{chat}/history", params={"limit": 1})
+        await asyncio.sleep(THINK_S)
 
     async def post(self, url: str, body: dict, chat: str) -> float:
         started = time.perf_counter()

@@ -11,6 +11,7 @@ not stored.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncGenerator
@@ -19,6 +20,7 @@ from urllib.parse import quote
 
 import attrs
 import httpx
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -44,6 +46,10 @@ from .settings import BEFORE_LAST_USER, ProxySettings
 from .streaming import RelayStream
 
 log = logging.getLogger(__name__)
+
+#: Seconds the answer's storing waits for its response to be sent (a client gone before the
+#: last byte never lets it know).
+SENT_GRACE_S = 5.0
 
 
 @attrs.frozen
@@ -189,8 +195,8 @@ class Proxy:
             content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
         )
 
-        def finish(answer: str | None) -> None:
-            self.memory.later(self._store(chat_id, step, conv, answer, lock))
+        def finish(answer: str | None, sent: asyncio.Event | None = None) -> None:
+            self.memory.later(self._store(chat_id, step, conv, answer, lock, sent))
 
         try:
             upstream = await self.client.send(outgoing, stream=True)
@@ -205,10 +211,12 @@ class Proxy:
                 raw = b""
             finally:
                 await upstream.aclose()
-            finish(None)
             out = {**client_headers(upstream.headers), **headers}
             out["content-type"] = "application/json"
-            return Response(relayed_error(upstream.status_code, raw), upstream.status_code, out)
+            sent = asyncio.Event()
+            finish(None, sent)
+            error = relayed_error(upstream.status_code, raw)
+            return Response(error, upstream.status_code, out, background=_signal(sent))
         out = {**client_headers(upstream.headers), **headers}
         if not body.get("stream"):
             try:
@@ -219,8 +227,11 @@ class Proxy:
                 return JSONResponse(error, status_code=status, headers=headers)
             finally:
                 await upstream.aclose()
-            finish(answer_text(raw))
-            return Response(raw, upstream.status_code, out)
+            # stored once the response is sent: extraction runs on this loop, and started
+            # before, it held the client's answer back by the time it took
+            sent = asyncio.Event()
+            finish(answer_text(raw), sent)
+            return Response(raw, upstream.status_code, out, background=_signal(sent))
         return RelayStream(self._stream(upstream, finish), upstream.status_code, out)
 
     async def _stream(self, upstream: httpx.Response, finish: Any) -> AsyncGenerator[bytes, None]:
@@ -273,9 +284,15 @@ class Proxy:
         conv: Conversation,
         answer: str | None,
         lock: asyncio.Lock,
+        sent: asyncio.Event | None = None,
     ) -> None:
-        """After the response: add the answer, extract every new message, release the chat."""
+        """After the response (`sent`, when given, is set once its last byte went; a client
+        gone first leaves it unset, and the wait ends after `SENT_GRACE_S`): add the answer,
+        extract every new message, release the chat."""
         try:
+            if sent is not None:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(sent.wait(), SENT_GRACE_S)
             try:
                 await step
             except Exception:  # memory failed for this request: what it added is still tried
@@ -287,6 +304,16 @@ class Proxy:
             await self.memory.extract_pending(chat_id)
         finally:
             lock.release()
+
+
+def _signal(sent: asyncio.Event) -> BackgroundTask:
+    """Sets `sent` once the response is sent (Starlette runs a response's background task
+    after its last byte)."""
+
+    async def done() -> None:
+        sent.set()
+
+    return BackgroundTask(done)
 
 
 def _answer_speaker(conv: Conversation, text: str) -> tuple[str, str]:
