@@ -348,7 +348,11 @@ class ChatMachine(RuleBasedStateMachine):
             )
             repaired = repair_database(uri, tables)
             assert repaired.after.ok, repaired.after.lines()
-            if any(c.state_whole for c in found.chats):
+            # history rows lost with the state whole: a snapshot covers them (an import writes
+            # one at its version, so a lost import row reads like rows pruned behind a snapshot)
+            if any(c.state_whole for c in found.chats) or (
+                table == "commits" and any(f.rows for f in found.damaged if f.table == "commits")
+            ):
                 self.history_gaps = True
         self.disk = LanceStorage(uri)
         self.host = self._start()
@@ -378,7 +382,10 @@ class ChatMachine(RuleBasedStateMachine):
                 assert versions == sorted(set(versions)), versions
             else:
                 assert versions == list(range(1, len(versions) + 1)), versions
-            assert state.version == (versions[-1] if versions else state.version)
+            if self.history_gaps:  # the newest rows may be among those lost, the state not
+                assert not versions or state.version >= versions[-1], (state.version, versions)
+            else:
+                assert state.version == (versions[-1] if versions else state.version)
             text = json.dumps(stored, ensure_ascii=False)
             json.loads(text, parse_constant=_refuse)  # strict JSON
             text.encode("utf-8")  # no lone surrogate reached the store

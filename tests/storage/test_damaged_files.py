@@ -177,3 +177,20 @@ def test_a_lance_error_naming_a_file_becomes_a_storage_error() -> None:
     assert isinstance(error, StorageError) and error.code == "STORAGE_DAMAGED"
     assert "/x/lancedb/snap_nodes.lance/data/0101.lance" in str(error)
     assert "'snap_nodes'" in str(error) and "/rustc/" not in str(error)
+
+
+def test_newest_rows_lost_behind_a_snapshot_are_reported() -> None:
+    """An import writes a snapshot at its own version: when the damaged fragment held the newest
+    journal rows, the snapshot is newer than every readable row, and those versions are reported
+    lost (history only: the state is whole)."""
+    import pyarrow as pa
+
+    from memgraph_plugin.storage.integrity.integrity import _journal_damage
+
+    commits = pa.table({"chat_id": ["a", "a", "a", "b"], "version": [1, 2, 3, 1]})
+    damage = {d.chat_id: d for d in _journal_damage(commits, {"a": 5, "b": 1})}
+    assert set(damage) == {"a"}
+    assert damage["a"].missing_versions == (4, 5) and damage["a"].state_whole
+    assert damage["a"].intact_version == 5 and "history rows of version(s) 4-5" in (
+        damage["a"].describe()
+    )

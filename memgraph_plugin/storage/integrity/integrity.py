@@ -176,11 +176,14 @@ def _journal_damage(commits: Any, snapshots: Mapping[str, int]) -> list[ChatDama
     for chat, seen in sorted(versions.items()):
         present = set(seen)
         low, high = min(present), max(present)
-        missing = tuple(v for v in range(low, high + 1) if v not in present)
+        # a snapshot newer than the newest readable row (an import writes one at its version):
+        # the rows between were lost, the state is whole
+        top = max(high, snapshots.get(chat, 0))
+        missing = tuple(v for v in range(low, top + 1) if v not in present)
         if low > 1 and snapshots.get(chat, 0) < low - 1:  # the oldest rows were pruned? no
             missing = tuple(range(snapshots.get(chat, 0) + 1, low)) + missing
         if missing:
-            out.append(ChatDamage(chat, missing, snapshots.get(chat, 0), high))
+            out.append(ChatDamage(chat, missing, snapshots.get(chat, 0), top))
     return out
 
 
