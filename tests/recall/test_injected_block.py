@@ -10,7 +10,7 @@ from pathlib import Path
 from host import Host
 from memgraph_plugin.extraction.titles import event_title, rollup_facts, rollup_title
 from memgraph_plugin.recall.fusion import is_filler
-from memgraph_plugin.turn import pipeline_for
+from tests.recall.spoken_chat import spoken_chat
 
 CHAT = "talk"
 LINES = [
@@ -30,13 +30,7 @@ LINES = [
 
 
 async def _chat(tmp_path: Path) -> tuple[Host, object]:
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    pipeline = pipeline_for(host)
-    for i, (speaker, text) in enumerate(LINES):
-        add = pipeline.add_user_message if i % 2 == 0 else pipeline.add_assistant_message
-        await add(CHAT, text, name=speaker, time=f"2023-05-{8 + i // 4:02d}T13:56:00")
-    return host, pipeline
+    return await spoken_chat(tmp_path, CHAT, LINES, per_day=4)
 
 
 def test_titles_say_who_when_and_what() -> None:
@@ -45,13 +39,25 @@ def test_titles_say_who_when_and_what() -> None:
     assert title.startswith("Melanie, 8 May 2023: ") and "Caroline" in title
     assert "pottery" in title and "therapy" in title
     assert not title.endswith(text.split(".")[0])  # not a copy of the first sentence
-    facts = rollup_facts([
-        type("N", (), {"fields": {"speaker": "Caroline", "time_iso": "2023-05-08T10:00:00"}})(),
-        type("N", (), {"fields": {"speakers": ["Melanie"], "time_span": [
-            "2023-05-09T10:00:00", "2023-05-12T10:00:00"]}})(),
-    ])
-    assert facts == {"speakers": ["Caroline", "Melanie"],
-                     "time_span": ["2023-05-08T10:00:00", "2023-05-12T10:00:00"]}
+    facts = rollup_facts(
+        [
+            type("N", (), {"fields": {"speaker": "Caroline", "time_iso": "2023-05-08T10:00:00"}})(),
+            type(
+                "N",
+                (),
+                {
+                    "fields": {
+                        "speakers": ["Melanie"],
+                        "time_span": ["2023-05-09T10:00:00", "2023-05-12T10:00:00"],
+                    }
+                },
+            )(),
+        ]
+    )
+    assert facts == {
+        "speakers": ["Caroline", "Melanie"],
+        "time_span": ["2023-05-08T10:00:00", "2023-05-12T10:00:00"],
+    }
     title = rollup_title(facts, "Caroline: adoption agencies. Melanie: pottery class.")
     assert title.startswith("Caroline, Melanie, 8 May 2023 to 12 May 2023: ")
     assert "adoption" in title and len(title) <= 72
@@ -71,15 +77,19 @@ async def test_question_never_comes_back_fillers_rank_low_rollups_titled(tmp_pat
         assert all(not is_filler(n) for n in recall.pinned)  # "Yes.", "Okay, sure." left out
         events = [n for n in recall.recalled if n.type == "event" and not n.semantic_rollup]
         fillers = [i for i, n in enumerate(events) if is_filler(n)]
-        full = [i for i, n in enumerate(events) if "pottery" in n.fields["summary"]
-                or "Running" in n.fields["summary"]]
+        full = [
+            i
+            for i, n in enumerate(events)
+            if "pottery" in n.fields["summary"] or "Running" in n.fields["summary"]
+        ]
         assert full and all(f > max(full) for f in fillers)
         assert len(recall.prompt) <= 6000
 
         session = await pipeline.open_session(CHAT)
         rollups = [n for n in session.store.newest_in_pool("event", 50) if n.semantic_rollup]
         rollups += [
-            session.store.node(n.parent_id) for n in session.store.newest_in_pool("event", 50)
+            session.store.node(n.parent_id)
+            for n in session.store.newest_in_pool("event", 50)
             if n.parent_id
         ]
         rollups = [r for r in rollups if r is not None and r.semantic_rollup]
@@ -94,8 +104,11 @@ async def test_question_never_comes_back_fillers_rank_low_rollups_titled(tmp_pat
 
 def test_filler_is_a_message_that_says_next_to_nothing() -> None:
     def node(summary: str, **more) -> object:
-        return type("N", (), {"fields": {"summary": summary, "message": 3}, "semantic_rollup":
-                              False, **more})()
+        return type(
+            "N",
+            (),
+            {"fields": {"summary": summary, "message": 3}, "semantic_rollup": False, **more},
+        )()
 
     assert is_filler(node("Fair point.")) and is_filler(node("Thanks, Mel!"))
     assert not is_filler(node("who is afraid of a dog?"))  # a question is never filler

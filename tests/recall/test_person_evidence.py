@@ -13,7 +13,7 @@ from memgraph_plugin.recall.fact_signal import fact_hits
 from memgraph_plugin.recall.fusion import fuse
 from memgraph_plugin.recall.people import known_names
 from memgraph_plugin.recall.signals import Hit
-from memgraph_plugin.turn import pipeline_for
+from tests.recall.spoken_chat import spoken_chat
 
 CHAT = "club"
 LINES = [
@@ -31,13 +31,7 @@ LINES = [
 
 
 async def _chat(tmp_path: Path) -> tuple[Host, object]:
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    pipeline = pipeline_for(host)
-    for i, (speaker, text) in enumerate(LINES):
-        add = pipeline.add_user_message if i % 2 == 0 else pipeline.add_assistant_message
-        await add(CHAT, text, name=speaker, time=f"2023-05-{8 + i:02d}T13:56:00")
-    return host, pipeline
+    return await spoken_chat(tmp_path, CHAT, LINES)
 
 
 def _sheet(store: object, title: str) -> object:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,8 +37,15 @@ def data_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def served(data_dir: Path) -> Iterator[str]:
     """The URL of a real `memgraph-host serve` process over ``data_dir`` (any free port)."""
+    with serve_process(data_dir) as url:
+        yield url
+
+
+@contextmanager
+def serve_process(data_dir: Path, *options: str) -> Iterator[str]:
+    """A real `memgraph-host serve` process over ``data_dir`` (any free port): its URL."""
     proc = subprocess.Popen(
-        [str(SCRIPT), "--data-dir", str(data_dir), "serve", "--port", "0"],
+        [str(SCRIPT), "--data-dir", str(data_dir), "serve", "--port", "0", *options],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from memgraph_plugin.type_colours import colour_of
 
-from .conftest import SCRIPT, write_nodes
+from .conftest import SCRIPT, serve_process, write_nodes
 from .test_explorer_browser import chromium
 
 pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
@@ -42,17 +42,8 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def demo_url(demo_dir: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [str(SCRIPT), "--data-dir", str(demo_dir), "serve", "--port", "0", "--read-only"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        line = proc.stdout.readline() if proc.stdout else ""
-        assert "http://127.0.0.1:" in line, (line, proc.stderr.read() if proc.stderr else "")
-        yield line.split()[2]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with serve_process(demo_dir, "--read-only") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
