@@ -64,9 +64,7 @@ def fact_hits(session: Any, entity_ids: Sequence[str], terms: Sequence[str], k: 
         if not values:
             continue
         evidence: list[str] = []
-        for seen, key in enumerate(store.out_edges(entity)):
-            if seen >= GRAPH_SCAN:
-                break
+        for key in store.out_edges(entity, limit=GRAPH_SCAN):
             if key[1] == EVIDENCE:
                 evidence.append(key[2])
         evidence = [e for e in dict.fromkeys(evidence) if usable(store.node(e))]

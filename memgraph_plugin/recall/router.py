@@ -384,7 +384,7 @@ class HybridRouter:
 
 
 def _degree(store: Any, node_id: str) -> int:
-    return len(store.out_edges(node_id)) + len(store.in_edges(node_id))
+    return int(store.degree(node_id))
 
 
 def _usable(store: Any, node_id: str) -> bool:

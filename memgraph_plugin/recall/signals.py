@@ -221,12 +221,10 @@ def entity_events(
     rest = [t for t in terms if t not in name_words]
     reached: dict[str, list[tuple[str, str]]] = {}
     for entity in entity_ids:
-        seen = 0
-        for keys, end in ((store.out_edges(entity), 2), (store.in_edges(entity), 0)):
+        out = store.out_edges(entity, limit=GRAPH_SCAN)
+        into = store.in_edges(entity, limit=GRAPH_SCAN - len(out))
+        for keys, end in ((out, 2), (into, 0)):
             for key in keys:
-                if seen >= GRAPH_SCAN:
-                    break
-                seen += 1
                 if key[1] not in ENTITY_RELATIONS:
                     continue
                 other = key[end]

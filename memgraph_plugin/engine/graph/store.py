@@ -147,11 +147,24 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
     def edge_count(self) -> int:
         return len(self._edges)
 
-    def out_edges(self, id: str) -> Collection[EdgeKey]:
-        return tuple([EdgeKey(r[0], r[2], r[1]) for r in self._out.get(id, ())])
+    def out_edges(self, id: str, limit: int | None = None) -> Collection[EdgeKey]:
+        """The keys of `id`'s outgoing edges, oldest first; the first `limit` only when given
+        (a hub's thousands of edges are not copied to read a few)."""
+        recs = self._out.get(id, ())
+        if limit is not None:
+            recs = recs[: max(limit, 0)]
+        return tuple([EdgeKey(r[0], r[2], r[1]) for r in recs])
 
-    def in_edges(self, id: str) -> Collection[EdgeKey]:
-        return tuple([EdgeKey(r[0], r[2], r[1]) for r in self._in.get(id, ())])
+    def in_edges(self, id: str, limit: int | None = None) -> Collection[EdgeKey]:
+        """The keys of `id`'s incoming edges, oldest first; the first `limit` only when given."""
+        recs = self._in.get(id, ())
+        if limit is not None:
+            recs = recs[: max(limit, 0)]
+        return tuple([EdgeKey(r[0], r[2], r[1]) for r in recs])
+
+    def degree(self, id: str) -> int:
+        """How many edges touch `id` (counted, not copied)."""
+        return len(self._out.get(id, ())) + len(self._in.get(id, ()))
 
     def edges_of(self, id: str) -> tuple[Edge, ...]:
         """Every edge touching `id` (out edges first), without copying the adjacency twice."""
