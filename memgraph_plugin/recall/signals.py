@@ -24,6 +24,10 @@ log = logging.getLogger(__name__)
 # relations extraction writes between an entity (character, place, thread) and an event
 ENTITY_RELATIONS = frozenset({"involved_in", "mentions", "occurred_at", "evidence", "advances"})
 GRAPH_SCAN = 2000  # edges read per named entity at most
+#: Edges `entity_events` reads per named entity, the newest: a person in every message of a
+#: long chat reaches only their recent events this way (keyword and vector reach the rest),
+#: and a turn of a 10k-message chat costs what one of a 1k-message chat does.
+ENTITY_SCAN = 600
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 FOLLOWS = "follows"  # event -> the event before it (the offline extractor writes it)
 FILLER_WORDS = 2  # a message of at most this many content words is near-empty...
@@ -211,7 +215,7 @@ def entity_events(
     """Nodes joined to the named entities by the relations extraction writes (``involved_in``,
     ``mentions``, ``occurred_at``, ...), best first: a node tied to more of the entities first,
     then by how many of the other query terms it holds (IDF-weighted), then the newest. At most
-    ``GRAPH_SCAN`` edges are read per entity."""
+    ``ENTITY_SCAN`` edges are read per entity, the newest."""
     store = session.store
     name_words: set[str] = set()
     for entity in entity_ids:
@@ -221,8 +225,8 @@ def entity_events(
     rest = [t for t in terms if t not in name_words]
     reached: dict[str, list[tuple[str, str]]] = {}
     for entity in entity_ids:
-        out = store.out_edges(entity, limit=GRAPH_SCAN)
-        into = store.in_edges(entity, limit=GRAPH_SCAN - len(out))
+        out = store.out_edges(entity, limit=ENTITY_SCAN, newest=True)
+        into = store.in_edges(entity, limit=ENTITY_SCAN - len(out), newest=True)
         for keys, end in ((out, 2), (into, 0)):
             for key in keys:
                 if key[1] not in ENTITY_RELATIONS:

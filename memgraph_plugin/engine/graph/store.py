@@ -13,7 +13,7 @@ chunked pool), `edge_records` (the edge tuples and their stored form), `store_tr
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -50,6 +50,16 @@ __all__ = [
 
 _SortedPool = SortedPool  # the name the store's tests know
 _edge_of = edge_of
+
+
+def _keys(recs: Sequence[EdgeRec], limit: int | None, newest: bool) -> tuple[EdgeKey, ...]:
+    """The keys of adjacency records, all of them or the first/last `limit`, in stored order."""
+    if limit is not None:
+        limit = max(limit, 0)
+        recs = (recs[len(recs) - limit :] if limit else ()) if newest else recs[:limit]
+    return tuple([EdgeKey(r[0], r[2], r[1]) for r in recs])
+
+
 _intern = sys.intern
 BULK_PARSE = 256  # dirty nodes past which the keyword index parses their fields at once
 
@@ -147,20 +157,18 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
     def edge_count(self) -> int:
         return len(self._edges)
 
-    def out_edges(self, id: str, limit: int | None = None) -> Collection[EdgeKey]:
-        """The keys of `id`'s outgoing edges, oldest first; the first `limit` only when given
-        (a hub's thousands of edges are not copied to read a few)."""
-        recs = self._out.get(id, ())
-        if limit is not None:
-            recs = recs[: max(limit, 0)]
-        return tuple([EdgeKey(r[0], r[2], r[1]) for r in recs])
+    def out_edges(
+        self, id: str, limit: int | None = None, *, newest: bool = False
+    ) -> Collection[EdgeKey]:
+        """The keys of `id`'s outgoing edges, oldest first. With `limit`, only the first (or,
+        `newest`, the last) `limit`: a hub's thousands of edges are not copied to read a few."""
+        return _keys(self._out.get(id, ()), limit, newest)
 
-    def in_edges(self, id: str, limit: int | None = None) -> Collection[EdgeKey]:
-        """The keys of `id`'s incoming edges, oldest first; the first `limit` only when given."""
-        recs = self._in.get(id, ())
-        if limit is not None:
-            recs = recs[: max(limit, 0)]
-        return tuple([EdgeKey(r[0], r[2], r[1]) for r in recs])
+    def in_edges(
+        self, id: str, limit: int | None = None, *, newest: bool = False
+    ) -> Collection[EdgeKey]:
+        """The keys of `id`'s incoming edges, oldest first; `limit` and `newest` as `out_edges`."""
+        return _keys(self._in.get(id, ()), limit, newest)
 
     def degree(self, id: str) -> int:
         """How many edges touch `id` (counted, not copied)."""
