@@ -3,7 +3,8 @@
 A real `memgraph-host proxy` (subprocess, a temporary data dir, the hashing embedding profile)
 in front of a real upstream (subprocess: Starlette on uvicorn answering a fixed completion at
 once), the client here (httpx). For chats of 100, 1k and 10k messages: the chat is sent once
-(its messages stored and extracted, in blocks), then `--requests` requests each send the whole
+(its messages stored and extracted, in blocks; the bench then waits for the background compaction
+this brings, and prints how long it took), then `--requests` requests each send the whole
 history plus a new user message, as a front end does; the same bodies go straight to the
 upstream. Before each timed request the bench waits until the chat's previous answer is stored
 (`GET /api/chats/ID/history` waits for the chat's lock), then 0.5 s more: a person reads and
@@ -23,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -107,11 +109,23 @@ def pct(values: list[float], q: float) -> float:
 
 
 class Bench:
-    def __init__(self, proxy: str, upstream: str) -> None:
+    def __init__(self, proxy: str, upstream: str, data: str) -> None:
         self.proxy = proxy  # .../v1
         self.base = proxy[: -len("v1")]
         self.upstream = upstream
+        self.data = data  # the proxy's data dir
         self.client = httpx.AsyncClient(timeout=600)
+
+    async def caught_up(self, chat: str) -> float:
+        """Seconds until the proxy has no catch-up work left on the chat (the background
+        compaction of the history its first request brought: `memgraph-host status` shows it).
+        The timed requests measure a chat in its steady state, as most turns of a user are."""
+        from memgraph_plugin.chats.pending_work import read_pending
+
+        started = time.perf_counter()
+        while (pending := read_pending(self.data, chat)) is not None and pending.alive:
+            await asyncio.sleep(0.2)
+        return time.perf_counter() - started
 
     async def idle(self, chat: str) -> None:
         """The chat's previous answer stored (its lock free), then a person's think time: the
@@ -148,6 +162,7 @@ class Bench:
         history.append({"role": "assistant", "content": ANSWER})
         await self.idle(chat)
         prep = time.perf_counter() - started
+        catch_up = await self.caught_up(chat)
         proxied, direct, ttfb_p, ttfb_d = [], [], [], []
         for r in range(requests):
             history.append({"role": "user", "content": f"Where is the {WORDS[r % 12]} now? ({r})"})
@@ -162,7 +177,7 @@ class Bench:
                 direct.append(await self.post(self.upstream, body, chat))
             history.append({"role": "assistant", "content": ANSWER.strip()})
         return {
-            "n": n, "prep_s": prep,
+            "n": n, "prep_s": prep, "catch_up_s": catch_up,
             "proxy_p50": statistics.median(proxied), "direct_p50": statistics.median(direct),
             "proxy_p95": pct(proxied, 0.95),
             "ttfb_added": statistics.median(ttfb_p) - statistics.median(ttfb_d),
@@ -204,6 +219,7 @@ def start(cmd: list[str], env: dict[str, str] | None = None) -> tuple[subprocess
 async def main(sizes: list[int], requests: int) -> None:
     console = Console()
     procs = []
+    data = ""
     try:
         up, upstream = start([sys.executable, __file__, "--upstream-server"])
         procs.append(up)
@@ -213,16 +229,22 @@ async def main(sizes: list[int], requests: int) -> None:
                            "proxy", "--upstream", upstream, "--port", "0"],
                           env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
         procs.append(px)
-        bench = Bench(proxy, upstream)
+        bench = Bench(proxy, upstream, data)
         rows = []
         for n in sizes:
             rows.append(await bench.size(n, requests))
-            console.print(f"{n} messages done (chat prepared in {rows[-1]['prep_s']:.1f} s)")
+            row = rows[-1]
+            console.print(
+                f"{n} messages done (chat prepared in {row['prep_s']:.1f} s, "
+                f"its catch-up compaction done {row['catch_up_s']:.1f} s later)"
+            )
         crowd = await bench.crowd()
     finally:
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=60)
+        if data:
+            shutil.rmtree(data, ignore_errors=True)
     table = Table(title=f"memory proxy vs direct, loopback upstream ({requests} requests/size)")
     for col in ("measure", "value", "goal", "status"):
         table.add_column(col, justify="right" if col == "value" else "left")
