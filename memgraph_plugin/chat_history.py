@@ -112,23 +112,28 @@ class ChatHistory:
 
     async def import_graph(self, chat_id: str, data: Any) -> Any:
         """Replace the chat's graph by `data` (a store in the original's JSON shape, checked
-        whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
-        the chat's newest message seq and message count (`store_file.anchor_store`: chatting
+        whole first: ``BAD_ARGS`` naming the field, nothing changed) in its normal form
+        (`store_import.normalised_store`: what `Store.from_dict(...).to_dict()` gives, without
+        the records) as one commit anchored to the chat's newest message seq and message count
+        (as `store_file.anchor_store` does: chatting
         on never reads it as deleted or already extracted messages, so never rolls it back);
         fires ``memgraph_commit``, returns its `CommitInfo`."""
-        from memgraph_plugin.engine.load.store_file import anchor_store, store_problems
+        from memgraph_plugin.engine.load.gc_pause import gc_paused
+        from memgraph_plugin.engine.load.store_file import store_problems
+        from memgraph_plugin.engine.load.store_import import normalised_store, store_is_clean
         from memgraph_plugin.engine.model.values import Limits
 
         checked_chat_id(chat_id)
         storage = self._storage()
-        problems = store_problems(data, Limits.from_settings(self.settings))
-        if problems:
-            raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
-        normalised = anchor_store(
-            Store.from_dict(data, schema=self.schema).to_dict(),
-            self.message_seq(chat_id),
-            self.message_count(chat_id),
-        )
+        limits = Limits.from_settings(self.settings)
+        with gc_paused():  # one pass per node and edge, no records (store_import.py)
+            if not store_is_clean(data, limits):
+                problems = store_problems(data, limits)
+                if problems:
+                    raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
+            normalised = normalised_store(
+                data, self.message_seq(chat_id), self.message_count(chat_id)
+            )
         return await self._replace(
             chat_id, "import", lambda: storage.import_dict(chat_id, normalised)
         )
