@@ -33,6 +33,7 @@ class HashingProfile:
         self.dim = int(dim)
         self._word = lru_cache(maxsize=200_000)(self._word_features)
         self._pair = lru_cache(maxsize=200_000)(self._pair_feature)
+        self._word_columns = lru_cache(maxsize=200_000)(self._word_column_pair)
 
     def _word_features(self, word: str) -> tuple[tuple[int, float], ...]:
         feats: dict[int, float] = {}
@@ -70,10 +71,43 @@ class HashingProfile:
         return vec
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            out[i] = self.embed_one(text)
+        """`embed_one` of each text, bit for bit, with the numpy work done once for the batch:
+        every text's features gathered in one flat list (text by text, in `embed_one`'s
+        order), summed by one `np.add.at` over the matrix, then each row normalised by its
+        own ``dot`` (what `np.linalg.norm` computes). An import embeds 100k nodes this way."""
+        n, dim = len(texts), self.dim
+        out = np.zeros((n, dim), dtype=np.float32)
+        if not n:
+            return out
+        index: list[int] = []
+        weight: list[float] = []
+        sizes: list[int] = []
+        columns, pair, findall = self._word_columns, self._pair, _TOKEN.findall
+        for text in texts:
+            start = len(index)
+            words = findall(text.lower()) if text else []
+            for word in words:
+                idx, w = columns(word)
+                index.extend(idx)
+                weight.extend(w)
+            for a, b in zip(words, words[1:], strict=False):
+                idx1, w1 = pair(a + " " + b)
+                index.append(idx1)
+                weight.append(w1)
+            sizes.append(len(index) - start)
+        if index:
+            flat = np.asarray(index, dtype=np.intp)
+            flat += np.repeat(np.arange(n, dtype=np.intp) * dim, sizes)
+            np.add.at(out.reshape(-1), flat, np.asarray(weight, dtype=np.float32))
+        norms = np.sqrt(np.array([row.dot(row) for row in out], dtype=np.float32))
+        nonzero = norms > 0
+        out[nonzero] /= norms[nonzero, None]
         return out
+
+    def _word_column_pair(self, word: str) -> tuple[tuple[int, ...], tuple[float, ...]]:
+        """A word's features as (indices, weights)."""
+        feats = self._word(word)
+        return tuple(i for i, _ in feats), tuple(w for _, w in feats)
 
     def __repr__(self) -> str:
         return f"HashingProfile(dim={self.dim}, name={self.name!r})"

@@ -93,11 +93,15 @@ def nodes_table(rows: Iterable[tuple[Mapping[str, Any] | None, str, bool]]) -> p
     return pa.table(cols, schema=NODE_SCHEMA)
 
 
+_EDGE_KEYS = frozenset({"from", "to", "type"})
+_EDGE_KEYS_SEQ = _EDGE_KEYS | {"seqTo"}
+
+
 def _plain_edge(edge: Mapping[str, Any]) -> bool:
     keys = edge.keys()
     return (
         type(edge) is dict
-        and (keys == {"from", "to", "type"} or keys == {"from", "to", "type", "seqTo"})
+        and keys in (_EDGE_KEYS, _EDGE_KEYS_SEQ)
         and type(edge["from"]) is str
         and type(edge["to"]) is str
         and type(edge["type"]) is str
@@ -213,7 +217,7 @@ def merge(base: pa.Table, delta: pa.Table) -> pa.Table:
 def node_dicts(table: pa.Table) -> dict[str, dict[str, Any]]:
     """A node table as the original's `nodes` map (id -> node dict)."""
     cols = {name: table[name].to_pylist() for name in table.column_names}
-    fields = _bulk_loads(cols["fields"])
+    fields = bulk_loads(cols["fields"])
     out: dict[str, dict[str, Any]] = {}
     for i, nid in enumerate(cols["id"]):
         raw = cols["raw"][i]
@@ -256,7 +260,7 @@ def edge_dicts(table: pa.Table) -> list[dict[str, Any]]:
     return out
 
 
-def _bulk_loads(texts: list[str | None]) -> list[Any]:
+def bulk_loads(texts: list[str | None]) -> list[Any]:
     """`json.loads` of each text (None stays None), in one parse of the whole column."""
     present = [t for t in texts if t is not None]
     if not present:
