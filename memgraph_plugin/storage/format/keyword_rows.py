@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memgraph_plugin.engine.keyword.keyword_columns import KeywordColumns
-from memgraph_plugin.engine.keyword.keyword_text import node_text, tokenize
+from memgraph_plugin.engine.keyword.keyword_text import node_text, tokenize, tokenize_many
 from memgraph_plugin.engine.model.schema import Schema
 from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, bulk_loads, empty_edges
 
@@ -121,6 +121,11 @@ def node_tokens(nodes: pa.Table, schema: Schema) -> list[Tokens]:
     (an import tokenizes 100k nodes); others through a store loaded from them."""
     if nodes.num_rows and nodes["raw"].null_count == nodes.num_rows:
         return _plain_tokens(nodes, schema)
+    return _store_tokens(nodes, schema)
+
+
+def _store_tokens(nodes: pa.Table, schema: Schema) -> list[Tokens]:
+    """`node_tokens` through a store loaded from the rows (any row, ``raw`` JSON included)."""
     from memgraph_plugin.engine.graph.store import Store
 
     removed = nodes["removed"].to_numpy(zero_copy_only=False).astype(bool)
@@ -147,16 +152,16 @@ def _plain_tokens(nodes: pa.Table, schema: Schema) -> list[Tokens]:
     get = schema.get
     removed = nodes["removed"].to_pylist()
     fields = bulk_loads(nodes["fields"].to_pylist())
-    out: list[Tokens] = []
-    for ntype, title, value, gone in zip(
-        nodes["type"].to_pylist(), nodes["title"].to_pylist(), fields, removed, strict=True
-    ):
-        if gone:
-            out.append(None)
-            continue
-        text = node_text(_Readable(title or "", value or {}), get(ntype))  # type: ignore[arg-type]
-        out.append(list(Counter(tokenize(text)).items()))
-    return out
+    texts = [
+        "" if gone else node_text(_Readable(title or "", value or {}), get(ntype))  # type: ignore[arg-type]
+        for ntype, title, value, gone in zip(
+            nodes["type"].to_pylist(), nodes["title"].to_pylist(), fields, removed, strict=True
+        )
+    ]
+    return [
+        None if gone else list(Counter(tokens).items())
+        for tokens, gone in zip(tokenize_many(texts), removed, strict=True)
+    ]
 
 
 def _assemble(
