@@ -150,3 +150,20 @@ def test_hashing_embeds_a_batch_bit_for_bit_as_one_by_one():
     single = HashingProfile()
     assert np.array_equal(batch, np.stack([single.embed_one(t) for t in texts]))
     assert HashingProfile().embed([]).shape == (0, 384)
+
+
+def test_a_full_row_sets_vocabulary_is_sorted_as_python_sorts():
+    tokens = [
+        [("harbor", 2), ("艾琳", 1), ("zz", 1)],
+        None,
+        [],
+        [("Ab", 1), ("harbor", 1), ("é9", 3)],
+    ]
+    rows = keyword_rows._sorted_rows(tokens, "fp")
+    terms = sorted({w for t in tokens if t for w, _ in t})
+    ids = {w: i for i, w in enumerate(terms)}
+    assert rows.terms.to_pylist() == terms
+    assert rows.counts.tolist() == [3, -1, 0, 3]
+    assert rows.tids.tolist() == [ids[w] for t in tokens if t for w, _ in t]
+    assert rows.tfs.tolist() == [2, 1, 1, 1, 1, 3]
+    assert rows.tids.dtype == np.int32 and rows.tfs.dtype == np.int32

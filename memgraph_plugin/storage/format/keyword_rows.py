@@ -173,6 +173,19 @@ def _assemble(
     return counts, tids, tfs
 
 
+def _sorted_rows(tokens: Sequence[Tokens], fingerprint: str) -> KeywordRows:
+    """Keyword rows numbering `tokens` into one sorted vocabulary from 0 (a full row set),
+    with pyarrow over the flat token list (UTF-8 byte order is code point order: Python's
+    `sorted`)."""
+    counts = np.array([-1 if t is None else len(t) for t in tokens], dtype=np.int32)
+    words = pa.array([w for t in tokens if t for w, _ in t], pa.string())
+    tfs = np.array([f for t in tokens if t for _, f in t], dtype=np.int32)
+    distinct = pc.unique(words)
+    terms = distinct.take(pc.sort_indices(distinct))
+    tids = pc.index_in(words, value_set=terms).to_numpy(zero_copy_only=False)
+    return KeywordRows(fingerprint, 0, terms, counts, tids.astype(np.int32), tfs)
+
+
 def delta_rows(
     tokens: Sequence[Tokens], fingerprint: str, vocab: Sequence[pa.Array]
 ) -> KeywordRows:
@@ -210,11 +223,7 @@ def full_rows(
         or not kept.fits(n)
         or not kept.ids.equals(nodes["id"])
     ):
-        tokens = node_tokens(nodes, schema)
-        terms = sorted({w for t in tokens if t for w, _ in t})
-        return KeywordRows(
-            fingerprint, 0, terms, *_assemble(tokens, {w: i for i, w in enumerate(terms)})
-        )
+        return _sorted_rows(node_tokens(nodes, schema), fingerprint)
     unknown = kept.tids.is_null().to_numpy(zero_copy_only=False).astype(bool)
     fresh = node_tokens(nodes.filter(pa.array(unknown)), schema) if unknown.any() else []
     old_vocab = (
