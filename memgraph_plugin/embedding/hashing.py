@@ -15,6 +15,8 @@ WORD_WEIGHT = 1.0
 BIGRAM_WEIGHT = 0.6
 CHAR_WEIGHT = 0.35
 CHAR_SIZES = (3, 4)
+#: texts embedded together by `HashingProfile.embed` (bounds its memory)
+BATCH = 16_384
 
 
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
@@ -76,7 +78,15 @@ class HashingProfile:
         numpy in `embed_one`'s order (text by text: its words' features, then its pairs'),
         summed by one `np.add.at` (unbuffered, in order: the same float32 sums), then each
         row is normalised by its own ``dot`` (what `np.linalg.norm` computes). An import
-        embeds 100k nodes this way."""
+        embeds 100k nodes this way, `BATCH` texts at a time (the gathered features of a batch
+        take about 40 bytes each: ~100 per text)."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), BATCH):
+            out[start : start + BATCH] = self._embed_batch(texts[start : start + BATCH])
+        return out
+
+    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """`embed` of at most `BATCH` texts."""
         n, dim = len(texts), self.dim
         out = np.zeros((n, dim), dtype=np.float32)
         findall = _TOKEN.findall

@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from memgraph_plugin.embedding import HashingProfile
+from memgraph_plugin.embedding import HashingProfile, hashing
 from memgraph_plugin.engine.keyword.keyword_text import tokenize, tokenize_many
 from memgraph_plugin.engine.model.frozen import deep_freeze
 from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
@@ -142,9 +142,10 @@ def test_the_diff_from_an_empty_chat_is_the_whole_target():
     )
 
 
-def test_hashing_embeds_a_batch_bit_for_bit_as_one_by_one():
+def test_hashing_embeds_a_batch_bit_for_bit_as_one_by_one(monkeypatch):
     rng = random.Random(9)
     texts = [_text(rng, rng.randint(0, 15)) for _ in range(300)]
+    monkeypatch.setattr(hashing, "BATCH", 64)  # several batches
     texts += ["", "a", "the the the", "Hello, WORLD!! hello", "龙之谷 的 背叛"]
     batch = HashingProfile().embed(texts)
     single = HashingProfile()
