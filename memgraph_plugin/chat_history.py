@@ -8,6 +8,7 @@ Chat ids are checked here once, at the service's edge (`checked_chat_id`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -126,14 +127,18 @@ class ChatHistory:
         checked_chat_id(chat_id)
         storage = self._storage()
         limits = Limits.from_settings(self.settings)
-        with gc_paused():  # one pass per node and edge, no records (store_import.py)
-            if not store_is_clean(data, limits):
-                problems = store_problems(data, limits)
-                if problems:
-                    raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
-            normalised = normalised_store(
-                data, self.message_seq(chat_id), self.message_count(chat_id)
-            )
+        seq, count = self.message_seq(chat_id), self.message_count(chat_id)
+
+        def ready() -> dict[str, Any]:
+            with gc_paused():  # one pass per node and edge, no records (store_import.py)
+                if not store_is_clean(data, limits):
+                    problems = store_problems(data, limits)
+                    if problems:
+                        raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
+                return normalised_store(data, seq, count)
+
+        # off the event loop: a 100k-node store takes a second or two to check
+        normalised = await asyncio.to_thread(ready)
         return await self._replace(
             chat_id, "import", lambda: storage.import_dict(chat_id, normalised)
         )
