@@ -8,6 +8,7 @@ import json
 import random
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from memgraph_plugin.embedding import HashingProfile, hashing
@@ -47,8 +48,7 @@ def _store(n: int = 60, seed: int = 5) -> dict:
         if rng.random() < 0.1:
             nodes[nid]["supersededBy"] = "n_1"
     edges = [
-        {"from": f"n_{i}", "to": f"n_{i + 1}", "type": "related"}
-        | ({"seqTo": i} if i % 3 else {})
+        {"from": f"n_{i}", "to": f"n_{i + 1}", "type": "related"} | ({"seqTo": i} if i % 3 else {})
         for i in range(1, n)
     ]
     return {"nodes": nodes, "edges": edges, "nodeSeq": n, "seqCounter": n}
@@ -132,14 +132,10 @@ def test_the_diff_from_an_empty_chat_is_the_whole_target():
     data = _store(30)
     data["edges"].append({"from": "n_1", "to": "n_2", "type": "related", "seqTo": None})
     quick = change_codec.diff_states(change_codec.empty_state(), data, kind="import")
-    slow = change_codec.diff_states(
-        {"nodes": {"x": {"id": "x"}}, "edges": []}, data, kind="import"
-    )
+    slow = change_codec.diff_states({"nodes": {"x": {"id": "x"}}, "edges": []}, data, kind="import")
     assert quick.nodes == slow.nodes and quick.edges_added == slow.edges_added
     assert (quick.node_seq, quick.seq_counter) == (slow.node_seq, slow.seq_counter)
-    assert quick.nodes_removed == () and quick.applied == len(quick.nodes) + len(
-        quick.edges_added
-    )
+    assert quick.nodes_removed == () and quick.applied == len(quick.nodes) + len(quick.edges_added)
 
 
 def test_hashing_embeds_a_batch_bit_for_bit_as_one_by_one(monkeypatch):
@@ -168,3 +164,18 @@ def test_a_full_row_sets_vocabulary_is_sorted_as_python_sorts():
     assert rows.tids.tolist() == [ids[w] for t in tokens if t for w, _ in t]
     assert rows.tfs.tolist() == [2, 1, 1, 1, 1, 3]
     assert rows.tids.dtype == np.int32 and rows.tfs.dtype == np.int32
+
+
+def test_a_full_row_set_counts_plain_rows_as_token_by_token():
+    nodes, _ = graph_columns.state_tables(_store(300, seed=8))
+    removed = nodes["removed"].to_pylist()
+    removed[5] = removed[17] = True  # removed rows: unknown (-1)
+    nodes = nodes.set_column(nodes.schema.get_field_index("removed"), "removed", pa.array(removed))
+    fast = keyword_rows.full_rows(nodes, None, DEFAULT_SCHEMA, "fp")
+    slow = keyword_rows._sorted_rows(keyword_rows._store_tokens(nodes, DEFAULT_SCHEMA), "fp")
+    assert fast.terms.equals(slow.terms)
+    for name in ("counts", "tids", "tfs"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert fast.counts[5] == -1 and fast.counts[17] == -1
+    empty = keyword_rows._counted_rows([[], []], [False, True], "fp")
+    assert empty.counts.tolist() == [0, -1] and len(empty.terms) == 0
