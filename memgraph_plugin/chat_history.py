@@ -8,6 +8,7 @@ Chat ids are checked here once, at the service's edge (`checked_chat_id`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -112,23 +113,32 @@ class ChatHistory:
 
     async def import_graph(self, chat_id: str, data: Any) -> Any:
         """Replace the chat's graph by `data` (a store in the original's JSON shape, checked
-        whole first: ``BAD_ARGS`` naming the field, nothing changed) as one commit anchored to
-        the chat's newest message seq and message count (`store_file.anchor_store`: chatting
+        whole first: ``BAD_ARGS`` naming the field, nothing changed) in its normal form
+        (`store_import.normalised_store`: what `Store.from_dict(...).to_dict()` gives, without
+        the records) as one commit anchored to the chat's newest message seq and message count
+        (as `store_file.anchor_store` does: chatting
         on never reads it as deleted or already extracted messages, so never rolls it back);
         fires ``memgraph_commit``, returns its `CommitInfo`."""
-        from memgraph_plugin.engine.load.store_file import anchor_store, store_problems
+        from memgraph_plugin.engine.load.gc_pause import gc_paused
+        from memgraph_plugin.engine.load.store_file import store_problems
+        from memgraph_plugin.engine.load.store_import import normalised_store, store_is_clean
         from memgraph_plugin.engine.model.values import Limits
 
         checked_chat_id(chat_id)
         storage = self._storage()
-        problems = store_problems(data, Limits.from_settings(self.settings))
-        if problems:
-            raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
-        normalised = anchor_store(
-            Store.from_dict(data, schema=self.schema).to_dict(),
-            self.message_seq(chat_id),
-            self.message_count(chat_id),
-        )
+        limits = Limits.from_settings(self.settings)
+        seq, count = self.message_seq(chat_id), self.message_count(chat_id)
+
+        def ready() -> dict[str, Any]:
+            with gc_paused():  # one pass per node and edge, no records (store_import.py)
+                if not store_is_clean(data, limits):
+                    problems = store_problems(data, limits)
+                    if problems:
+                        raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
+                return normalised_store(data, seq, count)
+
+        # off the event loop: a 100k-node store takes a second or two to check
+        normalised = await asyncio.to_thread(ready)
         return await self._replace(
             chat_id, "import", lambda: storage.import_dict(chat_id, normalised)
         )

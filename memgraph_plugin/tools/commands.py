@@ -210,6 +210,7 @@ def _add_import(p: argparse.ArgumentParser) -> None:
 async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     from memgraph_plugin.chat_history import checked_chat_id
     from memgraph_plugin.engine.load.store_file import StoreFileError, read_store_file
+    from memgraph_plugin.engine.load.store_import import normalised_store
     from memgraph_plugin.engine.model.values import Limits
 
     graph = _running(service)
@@ -223,7 +224,7 @@ async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | No
         for line in exc.lines():
             print(f"memgraph-host: error: {line}", file=sys.stderr)
         return 1
-    data = _normalise(host, checked)
+    data = normalised_store(checked)  # its counts: import_graph normalises and anchors it
     replace = getattr(args, "replace", False)
     if not data["nodes"] and not replace:
         held = await graph.store_for(checked_chat_id(args.chat))
@@ -234,7 +235,7 @@ async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | No
             )
 
     async def run() -> Any:
-        return await graph.import_graph(args.chat, data)
+        return await graph.import_graph(args.chat, checked)
 
     rec = await retry_conflicts(run)
     print(

@@ -26,10 +26,11 @@ from ..model.values import (
     title_problem,
     value_problem,
 )
+from .gc_pause import gc_paused
 from .import_hierarchy import contains_problems, parent_problems
+from .store_import import TOP_KEYS, store_is_clean
 
 MAX_PROBLEMS = 20
-TOP_KEYS = frozenset({"nodes", "edges", "nodeSeq", "node_seq", "seqCounter", "seq_counter"})
 _EDGE_KEYS = frozenset({"from", "to", "source", "target", "type", "seqTo", "seq_to"})
 
 
@@ -94,7 +95,10 @@ def read_store_file(raw: bytes, source: str, limits: Limits = DEFAULT_LIMITS) ->
     """Parse and check a whole store file; the store dict, or `StoreFileError` listing every
     problem found."""
     data = parse_json(raw, source)
-    problems = store_problems(data, limits)
+    with gc_paused():  # the usual file: one quick pass (store_import.py)
+        if store_is_clean(data, limits):
+            return data
+        problems = store_problems(data, limits)
     if problems:
         raise StoreFileError(source, problems)
     return data

@@ -93,11 +93,15 @@ def nodes_table(rows: Iterable[tuple[Mapping[str, Any] | None, str, bool]]) -> p
     return pa.table(cols, schema=NODE_SCHEMA)
 
 
+_EDGE_KEYS = frozenset({"from", "to", "type"})
+_EDGE_KEYS_SEQ = _EDGE_KEYS | {"seqTo"}
+
+
 def _plain_edge(edge: Mapping[str, Any]) -> bool:
     keys = edge.keys()
     return (
         type(edge) is dict
-        and (keys == {"from", "to", "type"} or keys == {"from", "to", "type", "seqTo"})
+        and keys in (_EDGE_KEYS, _EDGE_KEYS_SEQ)
         and type(edge["from"]) is str
         and type(edge["to"]) is str
         and type(edge["type"]) is str
@@ -213,7 +217,7 @@ def merge(base: pa.Table, delta: pa.Table) -> pa.Table:
 def node_dicts(table: pa.Table) -> dict[str, dict[str, Any]]:
     """A node table as the original's `nodes` map (id -> node dict)."""
     cols = {name: table[name].to_pylist() for name in table.column_names}
-    fields = _bulk_loads(cols["fields"])
+    fields = bulk_loads(cols["fields"])
     out: dict[str, dict[str, Any]] = {}
     for i, nid in enumerate(cols["id"]):
         raw = cols["raw"][i]
@@ -256,7 +260,7 @@ def edge_dicts(table: pa.Table) -> list[dict[str, Any]]:
     return out
 
 
-def _bulk_loads(texts: list[str | None]) -> list[Any]:
+def bulk_loads(texts: list[str | None]) -> list[Any]:
     """`json.loads` of each text (None stays None), in one parse of the whole column."""
     present = [t for t in texts if t is not None]
     if not present:
@@ -267,6 +271,9 @@ def _bulk_loads(texts: list[str | None]) -> list[Any]:
 
 def state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table]:
     """A store dict (the original's shape) as node and edge state tables."""
+    quick = _plain_state_tables(data)
+    if quick is not None:
+        return quick
     builder = DeltaBuilder()
     nodes = data.get("nodes") or {}
     for node in nodes.values() if isinstance(nodes, Mapping) else nodes:
@@ -280,3 +287,63 @@ def state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table]:
 def _edge_json(edge: Any) -> Mapping[str, Any]:
     e = dict(edge) if isinstance(edge, Mapping) else edge
     return e if isinstance(e, dict) and _plain_edge(e) else edge_to_json(e)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | None:
+    """`state_tables` of a store whose nodes and edges are all plain (what `node_to_dict` and
+    `edge_to_dict` write), ids and edge keys unique: built column by column, with no row
+    builder (an import's 100k nodes and 300k edges); None for any other store."""
+    nodes = data.get("nodes") or {}
+    edges = data.get("edges") or []
+    if type(nodes) is not dict or type(edges) is not list:
+        return None
+    rows = list(nodes.values())
+    if not all(map(_plain_node, rows)) or not all(map(_plain_edge, edges)):
+        return None
+    ids = [n["id"] for n in rows]
+    src = [e["from"] for e in edges]
+    typ = [e["type"] for e in edges]
+    dst = [e["to"] for e in edges]
+    if len(set(ids)) != len(ids) or len(set(zip(src, typ, dst, strict=True))) != len(edges):
+        return None
+    n, m = len(rows), len(edges)
+    encode = _ENCODER.encode
+    no = pa.array(np.zeros(n, dtype=bool))
+
+    def column(key: str) -> list[Any]:
+        return [r[key] for r in rows]
+
+    node_cols = {
+        "id": ids,
+        "removed": no,
+        "moved": no,
+        "type": column("type"),
+        "level": column("level"),
+        "title": column("title"),
+        "fields": [encode(r["fields"]) for r in rows],
+        "parent_id": column("parentId"),
+        "children_ids": column("childrenIds"),
+        "seq_to": column("seqTo"),
+        "semantic_depth": column("semanticDepth"),
+        "semantic_rollup": column("semanticRollup"),
+        "archived": column("archived"),
+        "superseded_by": [r.get("supersededBy") for r in rows],
+        "raw": pa.nulls(n, pa.string()),
+    }
+    edge_no = pa.array(np.zeros(m, dtype=bool))
+    edge_cols = {
+        "src": src,
+        "type": typ,
+        "dst": dst,
+        "removed": edge_no,
+        "moved": edge_no,
+        "seq_to": [e.get("seqTo") for e in edges],
+        "raw": pa.nulls(m, pa.string()),
+    }
+    return (
+        pa.table({f.name: node_cols[f.name] for f in NODE_SCHEMA}, schema=NODE_SCHEMA),
+        pa.table({f.name: edge_cols[f.name] for f in EDGE_SCHEMA}, schema=EDGE_SCHEMA),
+    )

@@ -43,20 +43,30 @@ def change_payload(change: ChangeRecord) -> str:
     """The journal's JSON text for a change (vectors travel in their own columns; a provenance
     note, when there is one, as ``note``)."""
     payload: dict[str, Any] = {
-        "nodes": [thaw(n) for n in change.nodes],
+        "nodes": list(change.nodes),  # frozen containers: `_thawed` as the encoder meets them
         "nodesRemoved": list(change.nodes_removed),
-        "edgesAdded": [thaw(e) for e in change.edges_added],
+        "edgesAdded": list(change.edges_added),
         "edgesRemoved": [list(k) for k in change.edges_removed],
         "nodeSeq": change.node_seq,
         "seqCounter": change.seq_counter,
     }
     if change.note:
         payload["note"] = change.note
-    return json.dumps(
-        payload,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    return _ENCODER.encode(payload)
+
+
+def _thawed(value: Any) -> Any:
+    """What `thaw` makes of a container JSON does not encode itself (a frozen mapping, a set):
+    the encoder calls this only for those, so plain dicts and lists are not copied first (an
+    import's change holds 100k nodes). Tuples are encoded as lists, as `thaw` makes them."""
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return thaw(value)
+    raise TypeError(f"{type(value).__name__} is not JSON data")
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_thawed)
 
 
 def change_from_payload(text: str, *, applied: int = 0, kind: str = "write") -> ChangeRecord:
@@ -118,6 +128,8 @@ def diff_states(
     current: Mapping[str, Any], target: Mapping[str, Any], *, kind: str
 ) -> ChangeRecord:
     """The change that turns store dict `current` into `target` (for rollback and import)."""
+    if not current.get("nodes") and not current.get("edges"):
+        return _everything(target, kind=kind)
     cur = StateBuilder(current)
     tgt = StateBuilder(target)
     changed = tuple(
@@ -135,6 +147,42 @@ def diff_states(
         seq_counter=tgt.seq_counter,
         applied=len(changed) + len(removed) + len(added) + len(gone),
         kind=kind,
+    )
+
+
+def _everything(target: Mapping[str, Any], *, kind: str) -> ChangeRecord:
+    """`diff_states` from an empty graph: every node and edge of `target` (edges by key, the
+    last of a repeated key winning where `StateBuilder` keeps it)."""
+    nodes = tuple(dict(target.get("nodes", {})).values())
+    by_key: dict[EdgeKey, Any] = {}
+    for edge in target.get("edges", ()):
+        e = edge if _is_edge_json(edge) else (_plain_edge_json(edge) or edge_to_json(edge))
+        by_key[(e["from"], e["type"], e["to"])] = e
+    edges = tuple(by_key.values())
+    counters = StateBuilder({**target, "nodes": {}, "edges": []})
+    return ChangeRecord(
+        nodes=nodes,
+        nodes_removed=(),
+        edges_added=edges,
+        edges_removed=(),
+        node_seq=counters.node_seq,
+        seq_counter=counters.seq_counter,
+        applied=len(nodes) + len(edges),
+        kind=kind,
+    )
+
+
+def _is_edge_json(edge: Any) -> bool:
+    """Whether `edge` is already what `edge_to_json` makes of it (a dict of string ends and
+    type, ``seqTo`` only when set): taken as it is."""
+    if type(edge) is not dict:
+        return False
+    keys = edge.keys()
+    return (
+        (len(keys) == 3 or (len(keys) == 4 and edge.get("seqTo") is not None))
+        and type(edge.get("from")) is str
+        and type(edge.get("to")) is str
+        and type(edge.get("type")) is str
     )
 
 

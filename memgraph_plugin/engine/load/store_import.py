@@ -1,0 +1,337 @@
+"""A store dict made ready for an import in one quick pass per node and edge (issue 31).
+
+An import used to check a store file node by node (`store_file.store_problems`), load it into a
+`Store` and write it back (`from_dict(...).to_dict()`, the normal form), then re-anchor it
+(`store_file.anchor_store`): three passes making Python objects for every node, most of the
+time of a 100k-node import. Here:
+
+- `store_is_clean` answers "would `store_problems` find nothing?" with cheap checks of the usual
+  shapes; anything unusual answers False, and the caller runs `store_problems` for the precise
+  ``path: what`` lines (so the errors stay the same).
+- `normalised_store` is ``anchor_store(Store.from_dict(data).to_dict(), seq, messages)`` for a
+  checked store, without a `Store`: a node already in the normal form is taken as it is, any
+  other through the engine's own decoder and encoder.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..model.json_records import edge_from_dict, node_from_dict, node_to_dict
+from ..model.schema import SYMMETRIC_RELATIONS
+from ..model.values import (
+    DEFAULT_LIMITS,
+    INT_MAX,
+    MAX_NAME_CHARS,
+    Limits,
+    node_size_problem,
+    text_problem,
+    value_problem,
+)
+from .import_hierarchy import parent_problems
+
+__all__ = ["TOP_KEYS", "normalised_store", "store_is_clean"]
+
+_INT_MIN = -INT_MAX - 1
+#: the keys of a store dict
+TOP_KEYS = frozenset({"nodes", "edges", "nodeSeq", "node_seq", "seqCounter", "seq_counter"})
+#: the keys of a node in the normal form (`node_to_dict`), optional ones aside
+_NORMAL_KEYS = frozenset(
+    {
+        "id",
+        "type",
+        "level",
+        "title",
+        "fields",
+        "parentId",
+        "childrenIds",
+        "seqTo",
+        "semanticDepth",
+        "semanticRollup",
+        "archived",
+    }
+)
+_NORMAL_KEYS_SUP = _NORMAL_KEYS | {"supersededBy"}
+#: keys the quick check reads (the camelCase spellings `store_problems` knows)
+_QUICK_NODE_KEYS = _NORMAL_KEYS | {"supersededBy", "pinned"}
+_EDGE_KEYS = frozenset({"from", "to", "type", "seqTo"})
+_ID_NUM = re.compile(r"n_(\d+)")
+_NATIVE_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _name_ok(value: Any) -> bool:
+    """A non-empty printable ASCII name within `MAX_NAME_CHARS` (others: the full check)."""
+    return (
+        type(value) is str
+        and 0 < len(value) <= MAX_NAME_CHARS
+        and value.isascii()
+        and value.isprintable()
+    )
+
+
+def _count_ok(value: Any) -> bool:
+    """None, or an int (not a bool) in 0..INT_MAX."""
+    return value is None or (type(value) is int and 0 <= value <= INT_MAX)
+
+
+def _fields_ok(fields: Any, title: str, limits: Limits) -> bool:
+    """A node's fields and title pass `store_problems`' field, title and size checks."""
+    if len(title) > limits.max_title_chars or (
+        not title.isascii() and text_problem(title, "t") is not None
+    ):
+        return False
+    if fields is None:
+        return True
+    if type(fields) is not dict:
+        return False
+    short = limits.max_field_bytes
+    name_limit = limits.max_field_name_chars
+    size = len(title) + 2 if title.isascii() else -1  # -1: measured by `node_size_problem`
+    for key, value in fields.items():
+        if type(key) is not str or len(key) > name_limit or not key.isascii():
+            return False
+        kind = type(value)
+        if kind is str and value.isascii() and len(value) * 6 + 2 <= short:
+            if size >= 0:
+                size += len(key) + 6 + len(value)
+            continue
+        if kind is int and _INT_MIN <= value <= INT_MAX and short >= 32:
+            if size >= 0:
+                size += len(key) + 4 + len(str(value))
+            continue
+        if kind is bool or value is None:
+            if size >= 0:
+                size += len(key) + 9
+            continue
+        if value_problem(value, "f", limits) is not None:
+            return False
+        size = -1
+    if size < 0 or size > limits.max_node_bytes:
+        return node_size_problem("n", title, fields, limits) is None
+    return True
+
+
+def store_is_clean(data: Any, limits: Limits = DEFAULT_LIMITS) -> bool:
+    """True when `store_file.store_problems(data, limits)` would find no problem, decided with
+    cheap checks of the usual shapes; False for a problem or anything unusual (then ask
+    `store_problems`, which names each problem)."""
+    if type(data) is not dict or not data.keys() <= TOP_KEYS or "nodes" not in data:
+        return False
+    for camel, snake in (("nodeSeq", "node_seq"), ("seqCounter", "seq_counter")):
+        if not _count_ok(data.get(camel, data.get(snake))):
+            return False
+    raw_nodes = data.get("nodes") or {}
+    raw_edges = data.get("edges")
+    if type(raw_nodes) is not dict or (raw_edges is not None and type(raw_edges) is not list):
+        return False
+    ids = raw_nodes.keys()
+    parents: dict[str, str] = {}
+    for key, raw in raw_nodes.items():
+        if type(raw) is not dict or not raw.keys() <= _QUICK_NODE_KEYS:
+            return False
+        get = raw.get
+        nid = get("id", key)
+        if nid != key or not _name_ok(nid) or not _name_ok(get("type")):
+            return False
+        level, title = get("level"), get("title")
+        if (level is not None and type(level) is not str) or (
+            title is not None and type(title) is not str
+        ):
+            return False
+        if not _fields_ok(get("fields"), title or "", limits):
+            return False
+        if not (_count_ok(get("seqTo")) and _count_ok(get("semanticDepth"))):
+            return False
+        for flag in ("semanticRollup", "archived", "pinned"):
+            value = get(flag)
+            if value is not None and type(value) is not bool:
+                return False
+        parent = get("parentId")
+        if parent not in (None, ""):
+            if type(parent) is not str or parent not in ids:
+                return False
+            parents[nid] = parent
+        children = get("childrenIds")
+        if children is not None:
+            if type(children) is not list:
+                return False
+            for child in children:
+                if type(child) is not str or child not in ids:
+                    return False
+        sup = get("supersededBy")
+        if sup is not None and (type(sup) is not str or (sup and sup not in ids)):
+            return False
+    if parents and parent_problems(parents, {nid: nid for nid in parents}):
+        return False
+    for raw in raw_edges or ():
+        if type(raw) is not dict or not raw.keys() <= _EDGE_KEYS:
+            return False
+        src, dst, etype = raw.get("from"), raw.get("to"), raw.get("type")
+        if type(src) is not str or src not in ids or type(dst) is not str or dst not in ids:
+            return False
+        if src == dst or not _name_ok(etype) or not _count_ok(raw.get("seqTo")):
+            return False
+        if etype == "contains" and parents.get(dst) != src:
+            return False
+    return True
+
+
+def _json_native(value: Any) -> bool:
+    """Whether `value` is made of dicts with string keys, lists and JSON scalars only (what
+    `thaw(deep_freeze(value))` gives back equal)."""
+    kind = type(value)
+    if kind in _NATIVE_SCALARS:
+        return True
+    if kind is list:
+        return all(_json_native(v) for v in value)
+    if kind is dict:
+        return all(type(k) is str and _json_native(v) for k, v in value.items())
+    return False
+
+
+def _normal_node(raw: Any) -> bool:
+    """Whether a node dict is already what `node_to_dict(node_from_dict(raw))` gives (equal as
+    a dict), so it can be taken as it is."""
+    if type(raw) is not dict:
+        return False
+    keys = raw.keys()
+    if keys != _NORMAL_KEYS and keys != _NORMAL_KEYS_SUP:
+        rest = keys - {"pinned"}
+        if raw.get("pinned") is not True or (rest != _NORMAL_KEYS and rest != _NORMAL_KEYS_SUP):
+            return False
+    get = raw.get
+    level = get("level")
+    children = get("childrenIds")
+    seq_to = get("seqTo")
+    fields = get("fields")
+    return (
+        type(level) is str
+        and level != ""
+        and type(get("title")) is str
+        and type(get("parentId")) is str
+        and type(children) is list
+        and all(type(c) is str for c in children)
+        and (seq_to is None or type(seq_to) is int)
+        and type(get("semanticDepth")) is int
+        and type(get("semanticRollup")) is bool
+        and type(get("archived")) is bool
+        and (
+            "supersededBy" not in keys or (type(get("supersededBy")) is str and get("supersededBy"))
+        )
+        and type(fields) is dict
+        and all(
+            type(k) is str and (type(v) in _NATIVE_SCALARS or _json_native(v))
+            for k, v in fields.items()
+        )
+    )
+
+
+def _normal_edges(raw_edges: Any, ids: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The edges as `Store.from_dict(...).to_dict()` writes them: types lower-cased, symmetric
+    ones in id order, self-edges, edges with a missing end and repeats (the first wins)
+    dropped. Called on checked stores only."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    symmetric = SYMMETRIC_RELATIONS
+    for i, raw in enumerate(raw_edges or ()):
+        if type(raw) is dict and raw.keys() <= _EDGE_KEYS:
+            src, dst, etype, seq_to = (
+                raw.get("from"),
+                raw.get("to"),
+                raw.get("type"),
+                raw.get("seqTo"),
+            )
+        else:
+            edge = edge_from_dict(raw, index=i)
+            src, dst, etype, seq_to = edge.source, edge.target, edge.type, edge.seq_to
+        if src == dst or src not in ids or dst not in ids:
+            continue
+        if not etype.islower():
+            etype = etype.lower()
+        if etype in symmetric and dst < src:
+            src, dst = dst, src
+        key = (src, etype, dst)
+        if key not in out:
+            out[key] = (
+                {"from": src, "to": dst, "type": etype}
+                if seq_to is None
+                else {"from": src, "to": dst, "type": etype, "seqTo": seq_to}
+            )
+    return list(out.values())
+
+
+def normalised_store(
+    data: Mapping[str, Any], seq: int | None = None, messages: int | None = None
+) -> dict[str, Any]:
+    """``anchor_store(Store.from_dict(data).to_dict(), seq, messages)`` of a store `data` that
+    `store_problems` passed (with `seq` None: the normal form alone, not re-anchored). Nodes
+    already in the normal form are taken as they are (not copied); others go through
+    `node_from_dict` / `node_to_dict`."""
+    raw_nodes = data.get("nodes") or {}
+    items = raw_nodes.items() if isinstance(raw_nodes, Mapping) else ((None, n) for n in raw_nodes)
+    nodes: dict[str, dict[str, Any]] = {}
+    for key, raw in items:
+        if _normal_node(raw) and (key is None or raw["id"] == key):
+            nodes[raw["id"]] = raw
+        else:
+            node = node_to_dict(node_from_dict(raw, key=key))
+            nodes[node["id"]] = node
+    edges = _normal_edges(data.get("edges"), nodes)
+    node_seq = int(data.get("nodeSeq", data.get("node_seq")) or 0)
+    for nid in nodes:
+        m = _ID_NUM.fullmatch(nid)
+        if m:
+            node_seq = max(node_seq, int(m.group(1)))
+    counter = int(data.get("seqCounter", data.get("seq_counter")) or 0)
+    if seq is None:
+        return {"nodes": nodes, "edges": edges, "nodeSeq": node_seq, "seqCounter": counter}
+    return _anchored(nodes, edges, node_seq, counter, int(seq), messages)
+
+
+def _message_index(node: Mapping[str, Any]) -> int | None:
+    """A node's ``fields.message`` when it is a message index (an int, not a bool)."""
+    value = node["fields"].get("message")
+    return value if type(value) is int else None
+
+
+def _anchored(
+    nodes: dict[str, dict[str, Any]],
+    edges: list[dict[str, Any]],
+    node_seq: int,
+    counter: int,
+    seq: int,
+    messages: int | None,
+) -> dict[str, Any]:
+    """`store_file.anchor_store` of a normal-form store, copying only the nodes and edges it
+    changes (see there for what moves and why)."""
+    shift = max(0, counter - seq)
+    message_shift = 0
+    if messages is not None:
+        indices = [i for i in map(_message_index, nodes.values()) if i is not None]
+        if indices:
+            message_shift = max(0, max(indices) - (int(messages) - 1))
+    if shift or message_shift:
+        moved: dict[str, dict[str, Any]] = {}
+        for nid, node in nodes.items():
+            seq_to = node["seqTo"]
+            if shift and seq_to is not None:
+                node = {**node, "seqTo": seq_to - shift if seq_to > shift else 0}
+            if message_shift:
+                index = _message_index(node)
+                if index is not None:
+                    fields = dict(node["fields"])
+                    if index - message_shift >= 0:
+                        fields["message"] = index - message_shift
+                    else:
+                        del fields["message"]
+                        fields["source_message"] = index
+                    node = {**node, "fields": fields}
+            moved[nid] = node
+        nodes = moved
+    if shift:
+        edges = [
+            e if e.get("seqTo") is None else {**e, "seqTo": max(0, e["seqTo"] - shift)}
+            for e in edges
+        ]
+    return {"nodes": nodes, "edges": edges, "nodeSeq": node_seq, "seqCounter": seq}

@@ -1,0 +1,181 @@
+"""The column-at-a-time paths an import takes (issue 31) give what the row-at-a-time ones gave:
+state tables of a plain store, keyword tokens of plain node rows, the journal payload, the diff
+from an empty chat, and the hashing profile's batch embedding (bit for bit)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from memgraph_plugin.embedding import HashingProfile, hashing
+from memgraph_plugin.engine.keyword.keyword_text import tokenize, tokenize_many
+from memgraph_plugin.engine.model.frozen import deep_freeze
+from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
+from memgraph_plugin.storage.format import graph_columns, keyword_rows
+from memgraph_plugin.storage.journal import change_codec
+from memgraph_plugin.storage.persistence import ChangeRecord
+
+WORDS = ["harbor", "storm", "Guild", "oath", "dragon", "x", "7", "a1", "café", "艾琳", "花园"]
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)) + rng.choice(["", ".", "!", "\n"])
+
+
+def _store(n: int = 60, seed: int = 5) -> dict:
+    rng = random.Random(seed)
+    nodes = {}
+    for i in range(1, n + 1):
+        nid = f"n_{i}"
+        kind = rng.choice(["event", "character_sheet", "location_state", "thread", "custom"])
+        nodes[nid] = {
+            "id": nid,
+            "type": kind,
+            "level": "semantic",
+            "title": _text(rng, 2) if rng.random() < 0.7 else "",
+            "fields": {"summary": _text(rng, 6), "aliases": [_text(rng, 1)], "n": i, "f": 0.5},
+            "parentId": "",
+            "childrenIds": [],
+            "seqTo": rng.choice([None, i]),
+            "semanticDepth": 0,
+            "semanticRollup": False,
+            "archived": rng.random() < 0.1,
+        }
+        if rng.random() < 0.1:
+            nodes[nid]["supersededBy"] = "n_1"
+    edges = [
+        {"from": f"n_{i}", "to": f"n_{i + 1}", "type": "related"} | ({"seqTo": i} if i % 3 else {})
+        for i in range(1, n)
+    ]
+    return {"nodes": nodes, "edges": edges, "nodeSeq": n, "seqCounter": n}
+
+
+def _row_by_row(data: dict) -> tuple:
+    builder = graph_columns.DeltaBuilder()
+    for node in data["nodes"].values():
+        builder._put(builder.nodes, node["id"], node)
+    for edge in data["edges"]:
+        builder._put(builder.edges, graph_columns.edge_key(edge), edge)
+    return builder.tables()
+
+
+def test_a_plain_stores_tables_are_built_column_by_column_as_row_by_row():
+    data = _store()
+    assert graph_columns._plain_state_tables(data) is not None
+    nodes, edges = graph_columns.state_tables(data)
+    slow_nodes, slow_edges = _row_by_row(data)
+    assert nodes.equals(slow_nodes) and edges.equals(slow_edges)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["nodes"]["n_3"].update(pinned=True),  # not the plain shape
+        lambda d: d["edges"].append(dict(d["edges"][0])),  # a repeated edge key
+        lambda d: d["nodes"]["n_4"].update(seqTo=True),  # kept as raw JSON
+    ],
+)
+def test_other_stores_take_the_row_builder(change):
+    data = _store()
+    change(data)
+    assert graph_columns._plain_state_tables(data) is None
+    nodes, edges = graph_columns.state_tables(data)
+    assert nodes.num_rows == len(data["nodes"])
+
+
+def test_plain_rows_are_tokenized_as_a_store_loaded_from_them_reads_them():
+    nodes, _ = graph_columns.state_tables(_store(200))
+    quick = keyword_rows.node_tokens(nodes, DEFAULT_SCHEMA)
+    assert quick == keyword_rows._store_tokens(nodes, DEFAULT_SCHEMA)
+    assert any(len(t) > 3 for t in quick if t)  # something was read
+
+
+def test_many_texts_tokenize_as_one_by_one():
+    rng = random.Random(3)
+    texts = [_text(rng, rng.randint(0, 12)) for _ in range(500)]
+    texts += ["", "A", "AB-cd_EF 12 3 x9", "naïve café", "龙之谷 的 背叛 dragon", "\x00ab\tcd"]
+    assert tokenize_many(texts) == [tokenize(t) for t in texts]
+
+
+def test_the_journal_payload_is_the_thawed_json():
+    data = _store(20)
+    frozen = [deep_freeze(n) for n in data["nodes"].values()]
+    change = ChangeRecord(
+        nodes=(*data["nodes"].values(), *frozen),
+        edges_added=tuple(data["edges"]),
+        edges_removed=(("n_1", "related", "n_2"),),
+        node_seq=3,
+        seq_counter=4,
+        note="from a file",
+    )
+    expected = json.dumps(
+        {
+            "nodes": [change_codec.thaw(n) for n in change.nodes],
+            "nodesRemoved": [],
+            "edgesAdded": [change_codec.thaw(e) for e in change.edges_added],
+            "edgesRemoved": [["n_1", "related", "n_2"]],
+            "nodeSeq": 3,
+            "seqCounter": 4,
+            "note": "from a file",
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    assert change_codec.change_payload(change) == expected
+
+
+def test_the_diff_from_an_empty_chat_is_the_whole_target():
+    data = _store(30)
+    data["edges"].append({"from": "n_1", "to": "n_2", "type": "related", "seqTo": None})
+    quick = change_codec.diff_states(change_codec.empty_state(), data, kind="import")
+    slow = change_codec.diff_states({"nodes": {"x": {"id": "x"}}, "edges": []}, data, kind="import")
+    assert quick.nodes == slow.nodes and quick.edges_added == slow.edges_added
+    assert (quick.node_seq, quick.seq_counter) == (slow.node_seq, slow.seq_counter)
+    assert quick.nodes_removed == () and quick.applied == len(quick.nodes) + len(quick.edges_added)
+
+
+def test_hashing_embeds_a_batch_bit_for_bit_as_one_by_one(monkeypatch):
+    rng = random.Random(9)
+    texts = [_text(rng, rng.randint(0, 15)) for _ in range(300)]
+    monkeypatch.setattr(hashing, "BATCH", 64)  # several batches
+    texts += ["", "a", "the the the", "Hello, WORLD!! hello", "龙之谷 的 背叛"]
+    batch = HashingProfile().embed(texts)
+    single = HashingProfile()
+    assert np.array_equal(batch, np.stack([single.embed_one(t) for t in texts]))
+    assert HashingProfile().embed([]).shape == (0, 384)
+
+
+def test_a_full_row_sets_vocabulary_is_sorted_as_python_sorts():
+    tokens = [
+        [("harbor", 2), ("艾琳", 1), ("zz", 1)],
+        None,
+        [],
+        [("Ab", 1), ("harbor", 1), ("é9", 3)],
+    ]
+    rows = keyword_rows._sorted_rows(tokens, "fp")
+    terms = sorted({w for t in tokens if t for w, _ in t})
+    ids = {w: i for i, w in enumerate(terms)}
+    assert rows.terms.to_pylist() == terms
+    assert rows.counts.tolist() == [3, -1, 0, 3]
+    assert rows.tids.tolist() == [ids[w] for t in tokens if t for w, _ in t]
+    assert rows.tfs.tolist() == [2, 1, 1, 1, 1, 3]
+    assert rows.tids.dtype == np.int32 and rows.tfs.dtype == np.int32
+
+
+def test_a_full_row_set_counts_plain_rows_as_token_by_token():
+    nodes, _ = graph_columns.state_tables(_store(300, seed=8))
+    removed = nodes["removed"].to_pylist()
+    removed[5] = removed[17] = True  # removed rows: unknown (-1)
+    nodes = nodes.set_column(nodes.schema.get_field_index("removed"), "removed", pa.array(removed))
+    fast = keyword_rows.full_rows(nodes, None, DEFAULT_SCHEMA, "fp")
+    slow = keyword_rows._sorted_rows(keyword_rows._store_tokens(nodes, DEFAULT_SCHEMA), "fp")
+    assert fast.terms.equals(slow.terms)
+    for name in ("counts", "tids", "tfs"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+    assert fast.counts[5] == -1 and fast.counts[17] == -1
+    empty = keyword_rows._counted_rows([[], []], [False, True], "fp")
+    assert empty.counts.tolist() == [0, -1] and len(empty.terms) == 0
