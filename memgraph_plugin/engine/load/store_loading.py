@@ -139,7 +139,8 @@ class StoreLoading:
             if loaded is None:  # raw JSON rows or repeated ids: node by node
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
-                maps = load_edge_columns(edges, loaded.id_array, loaded.id_objs)
+                columns = loaded.nodes.column_ids() or ([], {})
+                maps = load_edge_columns(edges, loaded.id_array, *columns)
                 store._load_columns(
                     loaded,
                     maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
