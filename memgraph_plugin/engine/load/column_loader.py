@@ -26,7 +26,7 @@ from ..index.candidate_pool import PoolKey
 from ..model.frozen import EMPTY
 from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 from ..model.models import Edge, EdgeKey, Node
-from ..model.schema import Schema, is_diagnostic_type
+from ..model.schema import NodeTypeSpec, Schema, is_diagnostic_type
 from .lazy_nodes import LazyNodes, NodeColumns
 from .loaded_order import LoadedPoolOrder
 
@@ -140,18 +140,24 @@ class LoadedColumns:
         self._keys: list[PoolKey] | None = None
         self._types = types  # (distinct types, row -> type code, row -> archived)
 
+    def named_rows(self, schema: Schema) -> tuple[np.ndarray, list[NodeTypeSpec | None]]:
+        """Rows of the active nodes of latest-only types (the ones a name index holds), and
+        each row's spec by its type code (`type_codes`)."""
+        values, code, archived = self._types
+        specs = [
+            s if isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only else None
+            for t in values
+        ]
+        wanted = np.asarray([s is not None for s in specs] or [False], dtype=bool)
+        return np.flatnonzero(wanted[code] & ~archived), specs
+
+    def type_codes(self) -> np.ndarray:
+        """Row -> type code (an index into the distinct types)."""
+        return self._types[1]
+
     def named_ids(self, schema: Schema) -> list[str]:
         """Ids of the active nodes of latest-only types: the ones a name index holds."""
-        values, code, archived = self._types
-        wanted = np.asarray(
-            [
-                isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only
-                for t in values
-            ]
-            or [False],
-            dtype=bool,
-        )
-        return self._ids[wanted[code] & ~archived].tolist()  # type: ignore[no-any-return]
+        return self._ids[self.named_rows(schema)[0]].tolist()  # type: ignore[no-any-return]
 
     def visible(self) -> set[str]:
         return set(self._ids[self._visible].tolist())
