@@ -287,8 +287,8 @@ def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) 
 
 def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumns | None:
     """The lazy node map and the indices of a node state table; None when it needs the per-node
-    path (more than `MAX_RAW_SHARE` of its rows stored as raw JSON, or an id twice). No `Node` is made here: `LazyNodes` makes
-    each on the first read of its id."""
+    path (more than `MAX_RAW_SHARE` of its rows stored as raw JSON, or an id twice). No `Node`
+    is made here but the raw rows': `LazyNodes` makes each on the first read of its id."""
     n = nodes.num_rows
     decoded: list[Node] = []
     if n and pc.any(pc.is_valid(nodes["raw"])).as_py():
