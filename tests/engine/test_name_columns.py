@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import pytest
 
 from memgraph_plugin import Node, Store
 from memgraph_plugin.storage.format.graph_columns import state_tables
@@ -55,3 +56,44 @@ def test_an_index_built_after_every_record_was_made_reads_the_records() -> None:
     list(lazy.iter_nodes())  # every record made: the node map dropped its columns
     assert lazy.internals()[0].complete
     assert _index(lazy) == _index(Store.from_dict(data))
+
+
+def test_the_name_index_built_on_its_own_thread_is_the_one_a_lookup_reads() -> None:
+    from memgraph_plugin.engine.index.deferred import build_soon
+
+    data = story_data()
+    store = _opened(data)
+    with store.transaction():  # a write while it builds: re-read by the first lookup
+        store.put_node(attrs.evolve(store.node("n_2"), title="Bramble", fields={}))
+    thread = build_soon(store, "_names")
+    assert thread is not None
+    thread.join()
+    assert "_names" in vars(store) and build_soon(store, "_names") is None
+    eager = Store.from_dict(data)
+    with eager.transaction():
+        eager.put_node(attrs.evolve(eager.node("n_2"), title="Bramble", fields={}))
+    assert _index(store) == _index(eager)
+
+
+def test_a_deferred_build_that_fails_is_tried_again_by_the_next_read() -> None:
+    from memgraph_plugin.engine.index.deferred import Deferred, defer
+
+    calls: list[int] = []
+
+    class Holder:
+        value = Deferred()
+
+        def __init__(self) -> None:
+            self._deferred: dict[str, Any] = {}
+
+    def build() -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("first build fails")
+        return 42
+
+    holder = Holder()
+    defer(holder, value=build)
+    with pytest.raises(RuntimeError):
+        holder.value  # noqa: B018
+    assert holder.value == 42 and len(calls) == 2
