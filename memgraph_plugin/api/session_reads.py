@@ -162,6 +162,11 @@ class SessionReads:
         dropped."""
         return self._read.compaction_candidates(type=type, depth=depth)
 
+    def compaction_due(self, *, type: str, depth: int = 0) -> int:
+        """How many groups `compaction_candidates` gives, counted without making a record for
+        a type kept in the pools (the turn's check whether compaction is due)."""
+        return self._read.compaction_due(type=type, depth=depth)
+
     def list_nodes(
         self,
         *,

@@ -64,9 +64,9 @@ def due_groups(session: Any) -> int:
     total = 0
     for type_name in hierarchical_types(session):
         for depth in range(MAX_DEPTH_SCAN):
-            groups = session.compaction_candidates(type=type_name, depth=depth).groups
+            groups = session.compaction_due(type=type_name, depth=depth)  # no record made
             if groups:
-                total += len(groups)
+                total += groups
                 break
     return total
 

@@ -92,6 +92,11 @@ class SortedPool:
     def __len__(self) -> int:
         return self._size
 
+    def count_depth(self, depth: int) -> int:
+        """Members at `semantic_depth` `depth`, from their keys (no record or view made)."""
+        target = -depth  # a key is (-seq_to or 1, -semantic_depth, id)
+        return sum([k[1] == target for chunk in self._chunks for k in chunk[0]])
+
     def _chunk_of(self, key: PoolKey) -> int:
         """The chunk `key` belongs in (the last whose first key is <= key; 0 before them all)."""
         return max(0, bisect.bisect_right(self._firsts, key) - 1)
