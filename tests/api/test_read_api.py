@@ -398,6 +398,25 @@ def test_compaction_due_counts_what_compaction_candidates_gives() -> None:
     assert api.compaction_due(type="event", depth=1) == 1
     assert api.compaction_due(type="event") == 0  # the leaf has a parent
 
+def test_compaction_candidates_with_a_limit_are_the_oldest_groups() -> None:
+    """A chunk of catch-up asks for the oldest groups only: read from the pool's keys, they
+    are the first groups of the full answer (same seq: by id; no seq: last; other depths and
+    archived nodes left out)."""
+    nodes = [node(f"e{i:02d}", "event", seq=(i // 3) or None) for i in range(1, 40)]
+    nodes += [node(f"d{i}", "event", seq=i, semanticDepth=1) for i in range(1, 5)]
+    nodes += [node("gone", "event", seq=1, archived=True)]
+    api = get_read_api(build_store(nodes, seq_counter=20), None)
+    full = api.compaction_candidates(type="event").groups
+    assert len(full) >= 4
+    for limit in (0, 1, 2, 5, len(full), len(full) + 3):
+        got = api.compaction_candidates(type="event", limit=limit).groups
+        assert got == full[:limit], limit
+    depth1 = api.compaction_candidates(type="event", depth=1)
+    assert api.compaction_candidates(type="event", depth=1, limit=9) == depth1
+    with pytest.raises(MemoryGraphError):
+        api.compaction_candidates(type="event", limit=-1)
+
+
 
 # -- layer D ------------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from ...engine.model.views import (
     RankedView,
 )
 from ...engine.read.edge_summaries import summaries_for
-from ...engine.read.pool_counts import pool_count_at_depth
+from ...engine.read.pool_counts import oldest_pool_roots, pool_count_at_depth
 from ...engine.read.projection import edge_summary as _edge_summary
 from ...engine.read.projection import expand_from_seeds as _expand
 from ...errors import (
@@ -382,12 +382,15 @@ class RecallPrimitives(ReadBase):
         roots = self._due_roots(spec.type, depth, comp.keep_recent_leaves)
         return 0 if roots < comp.threshold else roots // comp.fan_in
 
-    def compaction_candidates(self, *, type: str, depth: int = 0) -> CompactionCandidates:
+    def compaction_candidates(
+        self, *, type: str, depth: int = 0, limit: int | None = None
+    ) -> CompactionCandidates:
         """Groups of `fan_in` roots (active, this type and depth, no parent of the same type),
         oldest first, ready for a rollup of tier ``depth + 1``. Empty for an unknown or
         non-hierarchical type, ``depth >= max_depth``, or fewer than `threshold` roots (after
         holding back the newest `keep_recent_leaves` at depth 0); a trailing partial group is
-        dropped."""
+        dropped. `limit`: the oldest `limit` groups only (a chunk of catch-up compaction; for a
+        type kept in the pools read from the pool's keys, without sorting every root)."""
         check_str("type", type)
         check_int("depth", depth, minimum=0)
         spec = self.schema.get(type)
@@ -398,9 +401,22 @@ class RecallPrimitives(ReadBase):
             return CompactionCandidates(groups=())
         store = self._store
         roots: list[Node] = []
+        if limit is not None:
+            check_int("limit", limit, minimum=0)
         pooled = spec.level != "episodic" and not is_diagnostic_type(spec.type)
-        if pooled and self._due_roots(spec.type, depth, comp.keep_recent_leaves) < comp.threshold:
+        due = self._due_roots(spec.type, depth, comp.keep_recent_leaves) if pooled else 0
+        if pooled and due < comp.threshold:
             return CompactionCandidates(groups=())  # counted from the pool's keys: no record
+        if pooled and limit is not None:  # the oldest groups only, from the pool's keys
+            fan = comp.fan_in
+            take = min(limit, due // fan)
+            ids = oldest_pool_roots(store, spec.type, depth, take * fan)
+            return CompactionCandidates(
+                groups=tuple(
+                    CompactionGroup(depth=depth + 1, child_ids=tuple(ids[i : i + fan]), fan_in=fan)
+                    for i in range(0, take * fan, fan)
+                )
+            )
         if pooled:
             # the type's candidate pool holds exactly its roots (active, no active parent of the
             # same type) at every depth: no scan of the store, however long the chat
@@ -426,4 +442,4 @@ class RecallPrimitives(ReadBase):
             )
             for i in range(0, len(roots) - fan + 1, fan)
         )
-        return CompactionCandidates(groups=groups)
+        return CompactionCandidates(groups=groups if limit is None else groups[:limit])
