@@ -154,13 +154,20 @@ class SessionReads:
         (case-insensitive), in timeline order. Blank query: no matches."""
         return self._read.find_by_name(query=query, types=types)
 
-    def compaction_candidates(self, *, type: str, depth: int = 0) -> CompactionCandidates:
+    def compaction_candidates(
+        self, *, type: str, depth: int = 0, limit: int | None = None
+    ) -> CompactionCandidates:
         """Groups of `fan_in` roots (active, this type and depth, no parent of the same type),
         oldest first, ready for a rollup of tier ``depth + 1``. Empty for an unknown or
         non-hierarchical type, ``depth >= max_depth``, or fewer than `threshold` roots (after
         holding back the newest `keep_recent_leaves` at depth 0); a trailing partial group is
-        dropped."""
-        return self._read.compaction_candidates(type=type, depth=depth)
+        dropped. `limit`: the oldest `limit` groups only."""
+        return self._read.compaction_candidates(type=type, depth=depth, limit=limit)
+
+    def compaction_due(self, *, type: str, depth: int = 0) -> int:
+        """How many groups `compaction_candidates` gives, counted without making a record for
+        a type kept in the pools (the turn's check whether compaction is due)."""
+        return self._read.compaction_due(type=type, depth=depth)
 
     def list_nodes(
         self,

@@ -75,11 +75,11 @@ class ChatVectors:
                 and (same_ids(block, state.nodes["id"]))
             ):  # one vector per node row, in row order: no lookups
                 ids, pos = loaded
-                names, type_of_row, archived = _types_and_flags_in_order(state)
+                names, type_of_row, archived = _types_and_flags_in_order(state, nodes)
             elif loaded is not None and state.nodes is not None and at is not None:
                 # the node rows' arrays taken in the vectors' order (coarse lists' order)
                 ids, pos = np.asarray(loaded[0], dtype=object)[at].tolist(), None
-                names, type_of_row, archived = _types_and_flags_in_order(state)
+                names, type_of_row, archived = _types_and_flags_in_order(state, nodes)
                 type_of_row, archived = type_of_row[at], archived[at]
             else:
                 ids, pos = list(block.ids), None
@@ -310,13 +310,28 @@ class ChatVectors:
             return len(nodes)
 
 
-def _types_and_flags_in_order(state: ChatState) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """`_types_and_flags` of every row of the state's node columns, in row order (no row of
-    them is raw JSON: the store was loaded from its columns)."""
-    encoded = pc.dictionary_encode(state.nodes["type"]).combine_chunks()
+def _types_and_flags_in_order(
+    state: ChatState, store: Any
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """`_types_and_flags` of every row of the state's node columns, in row order (the store
+    was loaded from its columns; the few rows held as raw JSON, a pinned node, read from the
+    store's records, which the open made: `engine/load/raw_rows.py`)."""
+    types = state.nodes["type"]
+    flags = np.array(state.nodes["archived"].to_numpy(zero_copy_only=False), dtype=bool)
+    raw = state.nodes["raw"]
+    if raw.null_count < len(raw):
+        rows = np.flatnonzero(np.asarray(raw.is_valid().to_numpy(), dtype=bool))
+        type_list = types.to_pylist()
+        at_rows = pc.take(state.nodes["id"], rows).to_pylist()
+        for row, nid in zip(rows.tolist(), at_rows, strict=True):
+            node = store.node(nid)
+            type_list[row] = node.type if node is not None else ""
+            flags[row] = node is None or node.archived
+        types = pa.array(type_list, type=pa.string())
+    encoded = pc.dictionary_encode(types)
+    encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
     names = encoded.dictionary.to_pylist()
     type_of_row = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    flags = np.asarray(state.nodes["archived"].to_numpy(), dtype=bool)
     return names, type_of_row, flags
 
 

@@ -24,20 +24,31 @@ def message_index(node: Any) -> int | None:
 
 
 def newest_event(store: Any) -> Any | None:
-    """The newest leaf event of the store (highest seq, then message index, then id)."""
-    pool = store.type_pool(EVENT)
-    best: Any | None = None
-    best_key: tuple[int, tuple[int, str]] | None = None
-    top: int | None = None
-    for key, node in zip(pool.keys, pool.nodes, strict=False):
-        if top is None:
-            top = key[0]
-        elif key[0] != top and best is not None:
-            break
-        if node.semantic_rollup or node.semantic_depth:
-            continue
-        index = message_index(node)
-        order = (index if index is not None else -1, id_order(node.id))
-        if best_key is None or order > best_key:
-            best, best_key = node, order
-    return best
+    """The newest leaf event of the store (highest seq, then message index, then id), as its
+    view. Read from the front of the event pool only (`Store.newest_in_pool`, a window doubled
+    until it passes the newest seq): the pool as a whole is never made (after an open, that
+    made a record for every event of the chat)."""
+    want = 8
+    while True:
+        views = store.newest_in_pool(EVENT, want)
+        best: Any | None = None
+        best_key: tuple[int, tuple[int, str]] | None = None
+        top: int | None = None
+        ended = False
+        for view in views:
+            seq = view.seq_to
+            key = -seq if seq is not None else 1  # the pool's recency key (`recency_key`)
+            if top is None:
+                top = key
+            elif key != top and best is not None:
+                ended = True
+                break
+            if view.semantic_rollup or view.semantic_depth:
+                continue
+            index = message_index(view)
+            order = (index if index is not None else -1, id_order(view.id))
+            if best_key is None or order > best_key:
+                best, best_key = view, order
+        if ended or len(views) < want:
+            return best
+        want *= 4

@@ -64,9 +64,9 @@ def due_groups(session: Any) -> int:
     total = 0
     for type_name in hierarchical_types(session):
         for depth in range(MAX_DEPTH_SCAN):
-            groups = session.compaction_candidates(type=type_name, depth=depth).groups
+            groups = session.compaction_due(type=type_name, depth=depth)  # no record made
             if groups:
-                total += len(groups)
+                total += groups
                 break
     return total
 
@@ -84,9 +84,12 @@ async def compact_leftovers(host: Any, session: Any, *, limit: int | None = None
         for depth in range(MAX_DEPTH_SCAN):
             if limit is not None and len(created) >= limit:
                 return created
-            groups = session.compaction_candidates(type=type_name, depth=depth).groups
-            if limit is not None:
-                groups = groups[: limit - len(created)]
+            if limit is None:
+                groups = session.compaction_candidates(type=type_name, depth=depth).groups
+            else:  # the oldest groups only: no sort of every root of a long chat per chunk
+                left = limit - len(created)
+                groups = session.compaction_candidates(type=type_name, depth=depth, limit=left)
+                groups = groups.groups
             if not groups and depth > 0 and depth not in made_at and limit is None:
                 break  # (a chunk of a backlog scans on: an earlier chunk made the tiers above)
             summarised: list[tuple[list[str], str, dict[str, Any]]] = []

@@ -375,6 +375,49 @@ def test_compaction_candidates_at_depth_one_and_parents() -> None:
     assert api.compaction_candidates(type="event").groups == ()  # the leaf has a parent
 
 
+def test_compaction_due_counts_what_compaction_candidates_gives() -> None:
+    """The turn's "is compaction due?" check counts from the pool's keys: the same number of
+    groups, with no record made on a store opened from columns."""
+    from memgraph_plugin.storage.format.graph_columns import state_tables
+
+    for n in (5, 7, 8, 9, 16, 30):
+        store = _events(n)
+        api = get_read_api(store, None)
+        for depth in (0, 1, 10):
+            for kind in ("event", "EVENT", "character_sheet", "unknown"):
+                want = len(api.compaction_candidates(type=kind, depth=depth).groups)
+                assert api.compaction_due(type=kind, depth=depth) == want, (n, kind, depth)
+        nodes, edges = state_tables(store.to_dict())
+        opened = Store.from_columns(nodes, edges, store.node_seq, store.seq_counter)
+        due = get_read_api(opened, None).compaction_due(type="event")
+        assert due == len(api.compaction_candidates(type="event").groups)
+        assert dict.__len__(opened.internals()[0]) == 0  # counted without a record
+    nodes = [node(f"r{i}", "event", seq=i, semanticDepth=1) for i in range(1, 6)]
+    nodes.append(node("leaf", "event", seq=1, parentId="r1"))
+    api = get_read_api(build_store(nodes), None)
+    assert api.compaction_due(type="event", depth=1) == 1
+    assert api.compaction_due(type="event") == 0  # the leaf has a parent
+
+def test_compaction_candidates_with_a_limit_are_the_oldest_groups() -> None:
+    """A chunk of catch-up asks for the oldest groups only: read from the pool's keys, they
+    are the first groups of the full answer (same seq: by id; no seq: last; other depths and
+    archived nodes left out)."""
+    nodes = [node(f"e{i:02d}", "event", seq=(i // 3) or None) for i in range(1, 40)]
+    nodes += [node(f"d{i}", "event", seq=i, semanticDepth=1) for i in range(1, 5)]
+    nodes += [node("gone", "event", seq=1, archived=True)]
+    api = get_read_api(build_store(nodes, seq_counter=20), None)
+    full = api.compaction_candidates(type="event").groups
+    assert len(full) >= 4
+    for limit in (0, 1, 2, 5, len(full), len(full) + 3):
+        got = api.compaction_candidates(type="event", limit=limit).groups
+        assert got == full[:limit], limit
+    depth1 = api.compaction_candidates(type="event", depth=1)
+    assert api.compaction_candidates(type="event", depth=1, limit=9) == depth1
+    with pytest.raises(MemoryGraphError):
+        api.compaction_candidates(type="event", limit=-1)
+
+
+
 # -- layer D ------------------------------------------------------------------------------------
 
 

@@ -521,9 +521,9 @@ def test_column_load_decodes_no_node_one_by_one_and_parses_fields_on_first_read(
         assert hash(n.fields) == hash(reference.node(n.id).fields)
 
 
-def test_column_load_takes_the_per_node_path_for_raw_rows() -> None:
-    """A row the columns cannot hold (stored as raw JSON) goes through the validating decoder,
-    with the same store as a load from the dict."""
+def test_column_load_decodes_raw_rows_like_the_dict_load() -> None:
+    """A row the columns cannot hold (stored as raw JSON) goes through the validating decoder
+    (`raw_rows`: the rest stay columns), with the same store as a load from the dict."""
     data = story_data()
     first = next(iter(data["nodes"]))
     data["nodes"][first] = {**data["nodes"][first], "floorRange": [1, 2]}

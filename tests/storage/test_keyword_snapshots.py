@@ -127,6 +127,7 @@ def test_the_adopted_index_shares_the_stores_id_map_until_it_is_written(tmp_path
     persisted, text = _stores(state)
     index = persisted._keywords
     ids, row_of = persisted.column_ids()  # type: ignore[misc]
+    index._slot_map()  # made by the first read (the base is built on a thread from the load on)
     assert index._slots_shared and index._slot_of is row_of and index._slot_ids is ids
     before = dict(row_of)
     _assert_same(persisted, text)  # reads only: still shared

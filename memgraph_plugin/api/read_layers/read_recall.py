@@ -22,6 +22,7 @@ from ...engine.model.views import (
     RankedView,
 )
 from ...engine.read.edge_summaries import summaries_for
+from ...engine.read.pool_counts import oldest_pool_roots, pool_count_at_depth
 from ...engine.read.projection import edge_summary as _edge_summary
 from ...engine.read.projection import expand_from_seeds as _expand
 from ...errors import (
@@ -359,12 +360,37 @@ class RecallPrimitives(ReadBase):
         view = self._store.view
         return FindResult(matches=tuple(view(n.id) for n in out))  # type: ignore[misc]
 
-    def compaction_candidates(self, *, type: str, depth: int = 0) -> CompactionCandidates:
+    def _due_roots(self, type_id: str, depth: int, keep_recent: int) -> int:
+        """Roots of a pooled type at `depth` a compaction may take (the newest `keep_recent`
+        leaves held back at depth 0), counted from the pool's keys."""
+        count = pool_count_at_depth(self._store, type_id, depth)
+        return max(0, count - keep_recent) if depth == 0 and keep_recent else count
+
+    def compaction_due(self, *, type: str, depth: int = 0) -> int:
+        """How many groups `compaction_candidates` gives for `type` at `depth`, for a pooled
+        type counted from its pool's keys (no record or view made: a turn asks every time)."""
+        check_str("type", type)
+        check_int("depth", depth, minimum=0)
+        spec = self.schema.get(type)
+        if spec is None or not spec.compression.hierarchical:
+            return 0
+        comp = spec.compression
+        if depth >= comp.max_depth:
+            return 0
+        if spec.level == "episodic" or is_diagnostic_type(spec.type):
+            return len(self.compaction_candidates(type=type, depth=depth).groups)
+        roots = self._due_roots(spec.type, depth, comp.keep_recent_leaves)
+        return 0 if roots < comp.threshold else roots // comp.fan_in
+
+    def compaction_candidates(
+        self, *, type: str, depth: int = 0, limit: int | None = None
+    ) -> CompactionCandidates:
         """Groups of `fan_in` roots (active, this type and depth, no parent of the same type),
         oldest first, ready for a rollup of tier ``depth + 1``. Empty for an unknown or
         non-hierarchical type, ``depth >= max_depth``, or fewer than `threshold` roots (after
         holding back the newest `keep_recent_leaves` at depth 0); a trailing partial group is
-        dropped."""
+        dropped. `limit`: the oldest `limit` groups only (a chunk of catch-up compaction; for a
+        type kept in the pools read from the pool's keys, without sorting every root)."""
         check_str("type", type)
         check_int("depth", depth, minimum=0)
         spec = self.schema.get(type)
@@ -375,7 +401,23 @@ class RecallPrimitives(ReadBase):
             return CompactionCandidates(groups=())
         store = self._store
         roots: list[Node] = []
-        if spec.level != "episodic" and not is_diagnostic_type(spec.type):
+        if limit is not None:
+            check_int("limit", limit, minimum=0)
+        pooled = spec.level != "episodic" and not is_diagnostic_type(spec.type)
+        due = self._due_roots(spec.type, depth, comp.keep_recent_leaves) if pooled else 0
+        if pooled and due < comp.threshold:
+            return CompactionCandidates(groups=())  # counted from the pool's keys: no record
+        if pooled and limit is not None:  # the oldest groups only, from the pool's keys
+            fan = comp.fan_in
+            take = min(limit, due // fan)
+            ids = oldest_pool_roots(store, spec.type, depth, take * fan)
+            return CompactionCandidates(
+                groups=tuple(
+                    CompactionGroup(depth=depth + 1, child_ids=tuple(ids[i : i + fan]), fan_in=fan)
+                    for i in range(0, take * fan, fan)
+                )
+            )
+        if pooled:
             # the type's candidate pool holds exactly its roots (active, no active parent of the
             # same type) at every depth: no scan of the store, however long the chat
             roots = [n for n in store.type_pool(spec.type).nodes if n.semantic_depth == depth]
@@ -400,4 +442,4 @@ class RecallPrimitives(ReadBase):
             )
             for i in range(0, len(roots) - fan + 1, fan)
         )
-        return CompactionCandidates(groups=groups)
+        return CompactionCandidates(groups=groups if limit is None else groups[:limit])

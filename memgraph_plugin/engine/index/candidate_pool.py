@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -91,6 +91,16 @@ class SortedPool:
 
     def __len__(self) -> int:
         return self._size
+
+    def count_depth(self, depth: int) -> int:
+        """Members at `semantic_depth` `depth`, from their keys (no record or view made)."""
+        target = -depth  # a key is (-seq_to or 1, -semantic_depth, id)
+        return sum([k[1] == target for chunk in self._chunks for k in chunk[0]])
+
+    def keys_from_oldest(self) -> Iterator[PoolKey]:
+        """The members' keys, last (oldest) first (no record or view made)."""
+        for chunk in reversed(self._chunks):
+            yield from reversed(chunk[0])
 
     def _chunk_of(self, key: PoolKey) -> int:
         """The chunk `key` belongs in (the last whose first key is <= key; 0 before them all)."""

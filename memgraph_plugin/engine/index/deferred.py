@@ -8,12 +8,14 @@ read builds it and stores it in the instance, so every later read is a plain att
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Deferred", "defer", "realize_all"]
+__all__ = ["Deferred", "build_soon", "defer", "realize_all"]
 
+log = logging.getLogger(__name__)
 _lock = threading.RLock()  # one builder at a time (a builder may read another deferred one)
 
 
@@ -34,7 +36,11 @@ class Deferred:
             build = obj._deferred.pop(self.name, None)
             if build is None:
                 raise AttributeError(self.name)
-            value = values[self.name] = build()
+            try:
+                value = values[self.name] = build()
+            except BaseException:  # kept for the next read (a failed build is not the value)
+                obj._deferred[self.name] = build
+                raise
             return value
 
 
@@ -54,3 +60,25 @@ def realize_all(obj: Any) -> None:
             obj._deferred.pop(name, None)
         else:
             getattr(obj, name)
+
+
+def build_soon(obj: Any, *names: str) -> threading.Thread | None:
+    """Build the given deferred attributes of `obj` on a daemon thread of their own (None: none
+    is pending). A reader meanwhile waits for the build (the lock above) instead of starting
+    it, so an index a chat's first turn needs (the name index) is built while the open ends
+    and the person types, not on that turn. Builders read only what the load computed."""
+    deferred = getattr(obj, "_deferred", {})
+    pending = [name for name in names if name in deferred and name not in obj.__dict__]
+    if not pending:
+        return None
+
+    def build() -> None:
+        for name in pending:
+            try:
+                getattr(obj, name)
+            except Exception:  # the reader that needs it builds it again and sees the error
+                log.debug("background build of %s failed", name, exc_info=True)
+
+    thread = threading.Thread(target=build, name="deferred index build", daemon=True)
+    thread.start()
+    return thread

@@ -170,15 +170,19 @@ class NameIndex:
         spec = self.schema.get(node.type)
         if spec is None or not spec.latest_only:
             return
-        names = primary_key_values(spec, node.title, node.fields)
+        self.add(node_id, spec.type, primary_key_values(spec, node.title, node.fields))
+
+    def add(self, node_id: str, type_id: str, names: frozenset[str]) -> None:
+        """Index a node not indexed yet under `names`, `type_id` its spec's type (a bulk build
+        from columns calls this with no `Node` made)."""
         if not names:
             return
-        self.names[node_id] = (spec.type, names)
+        self.names[node_id] = (type_id, names)
         for name in names:
-            self.ids.setdefault((spec.type, name), set()).add(node_id)
+            self.ids.setdefault((type_id, name), set()).add(node_id)
             for form in short_forms(name):
-                self.shorts.setdefault((spec.type, form), set()).add(node_id)
-            self.skeletons.setdefault((spec.type, name_skeleton(name)), set()).add(node_id)
+                self.shorts.setdefault((type_id, form), set()).add(node_id)
+            self.skeletons.setdefault((type_id, name_skeleton(name)), set()).add(node_id)
 
     def note_all(self, nodes: Iterable[tuple[str, Node | None]]) -> None:
         for node_id, node in nodes:

@@ -28,6 +28,7 @@ each half would reach into the other's arrays.
 from __future__ import annotations
 
 import math
+import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -69,9 +70,14 @@ class KeywordIndex:
     """
 
     def __init__(self) -> None:
+        self._build_lock = threading.Lock()  # held while adopted columns are built (`_ready`)
         self.clear()
 
     def clear(self) -> None:
+        with self._build_lock:  # not while a thread builds adopted columns into the index
+            self._clear()
+
+    def _clear(self) -> None:
         self._weights_memo: tuple[Any, dict[int, float], float] | None = None  # score_of's last
         self._vocab = Vocabulary()
         self._postings: dict[int, Postings] = {}  # token number -> postings added in memory
@@ -123,15 +129,21 @@ class KeywordIndex:
         self.clear()
         self._pending = columns
         self._shared_ids = ids if ids is not None and len(ids[0]) == nodes else None
-        self._slot_map()  # built now, id map too: loads run off the event loop, searches on it
+        # built on a thread of its own (numpy sorts, mostly without the GIL): the open ends
+        # and the first turn's extraction runs meanwhile; the first read waits for it
+        threading.Thread(target=self._ready, name="keyword base build", daemon=True).start()
         return columns.unknown_ids
 
     def _ready(self) -> None:
-        """Build the adopted columns into the base (once)."""
-        cols = self._pending
-        if cols is None:
+        """Build the adopted columns into the base (once; a read waits for a build under way)."""
+        if self._pending is None:
             return
-        self._pending = None
+        with self._build_lock:
+            self._build(self._pending)
+
+    def _build(self, cols: KeywordColumns | None) -> None:
+        if cols is None:  # built by another thread meanwhile
+            return
         vocab = Vocabulary(cols.vocab)
         base = BasePostings.from_lists(cols.tids, cols.tfs, len(vocab))
         n = len(cols.ids)
@@ -151,6 +163,7 @@ class KeywordIndex:
         self._total_len = int(base.lens.sum(dtype=np.float64))  # whole numbers: exact
         self._docs = n - len(empty)
         self._slot_of = None
+        self._pending = None  # last: a reader that finds it None finds the base built
 
     def _held(self, slot: int) -> bool:
         """Whether a slot is a base slot still holding its loaded node."""

@@ -8,8 +8,9 @@ children, pool anchors) are computed over whole columns with pyarrow and numpy a
 (`LoadedColumns`, whose methods make their Python containers when the store first reads them),
 and no `Node` is made: the store's node map (`lazy_nodes.LazyNodes`) makes each on the first
 read of its id, its fields left as their stored JSON text until read (`frozen.JsonFields`). A
-table with rows stored as raw JSON (values the columns cannot hold) or repeated ids takes the
-per-node path, `decode_columns`.
+few rows stored as raw JSON (values the columns cannot hold: a pinned node) are decoded one by
+one and their values patched into the columns (`raw_rows`); a table with many such rows or
+repeated ids takes the per-node path, `decode_columns`.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from ..index.candidate_pool import PoolKey
 from ..model.frozen import EMPTY
 from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 from ..model.models import Edge, EdgeKey, Node
-from ..model.schema import Schema, is_diagnostic_type
+from ..model.schema import NodeTypeSpec, Schema, is_diagnostic_type
 from .lazy_nodes import LazyNodes, NodeColumns
 from .loaded_order import LoadedPoolOrder
+from .raw_rows import MAX_RAW_SHARE, patch_raw_rows
 
 _new = object.__new__
 _set = object.__setattr__
@@ -140,18 +142,24 @@ class LoadedColumns:
         self._keys: list[PoolKey] | None = None
         self._types = types  # (distinct types, row -> type code, row -> archived)
 
+    def named_rows(self, schema: Schema) -> tuple[np.ndarray, list[NodeTypeSpec | None]]:
+        """Rows of the active nodes of latest-only types (the ones a name index holds), and
+        each row's spec by its type code (`type_codes`)."""
+        values, code, archived = self._types
+        specs = [
+            s if isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only else None
+            for t in values
+        ]
+        wanted = np.asarray([s is not None for s in specs] or [False], dtype=bool)
+        return np.flatnonzero(wanted[code] & ~archived), specs
+
+    def type_codes(self) -> np.ndarray:
+        """Row -> type code (an index into the distinct types)."""
+        return self._types[1]
+
     def named_ids(self, schema: Schema) -> list[str]:
         """Ids of the active nodes of latest-only types: the ones a name index holds."""
-        values, code, archived = self._types
-        wanted = np.asarray(
-            [
-                isinstance(t, str) and (s := schema.get(t)) is not None and s.latest_only
-                for t in values
-            ]
-            or [False],
-            dtype=bool,
-        )
-        return self._ids[wanted[code] & ~archived].tolist()  # type: ignore[no-any-return]
+        return self._ids[self.named_rows(schema)[0]].tolist()  # type: ignore[no-any-return]
 
     def visible(self) -> set[str]:
         return set(self._ids[self._visible].tolist())
@@ -279,11 +287,15 @@ def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) 
 
 def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumns | None:
     """The lazy node map and the indices of a node state table; None when it needs the per-node
-    path (rows stored as raw JSON, or an id twice). No `Node` is made here: `LazyNodes` makes
-    each on the first read of its id."""
+    path (more than `MAX_RAW_SHARE` of its rows stored as raw JSON, or an id twice). No `Node`
+    is made here but the raw rows': `LazyNodes` makes each on the first read of its id."""
     n = nodes.num_rows
+    decoded: list[Node] = []
     if n and pc.any(pc.is_valid(nodes["raw"])).as_py():
-        return None
+        raw_rows = np.flatnonzero(np.asarray(nodes["raw"].is_valid().to_numpy(), dtype=bool))
+        if len(raw_rows) > MAX_RAW_SHARE * n:
+            return None
+        nodes, decoded = patch_raw_rows(nodes, raw_rows)  # a few: their values in the columns
     ids = _flat(nodes["id"])
     id_list: list[str] = ids.to_pylist()
     row_of = dict(zip(id_list, range(n), strict=True))
@@ -314,6 +326,9 @@ def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumn
             nodes, id_list, row_of, type_values, type_code, level_values, level_code, parent_rows
         )
     )
+    for node in decoded:  # the raw rows' records, as decoded (a pinned node stays pinned)
+        _set(node, "id", id_list[row_of[node.id]])  # the node map's own id string
+        node_map[node.id] = node
 
     # visibility: active, and not below an active parent of its own hierarchical type
     hier = np.zeros(len(type_values) + 1, dtype=bool)

@@ -2,14 +2,14 @@
 `columnar.decode_edge_columns` plus `StoreLoading._load_edges` give, computed over whole columns.
 
 Normalising (lower-case types, a symmetric relation once with the smaller id first), dropping
-self-edges, edges with a missing end and duplicates (the first wins), and grouping by end are
-numpy and pyarrow work; Python only makes each edge's record and key (C-level `zip`/`map`, no
-Python call per edge) and one slice of the records per node with edges.
+self-edges, edges with a missing end and duplicates (the first wins) are numpy and pyarrow work,
+and the result is kept as arrays (`lazy_edges.EdgeArrays`, with CSR indexes by source and by
+target): no Python object per edge at open; the edge map and adjacency make a record on the
+first read of a key or a node's edges (`LazyEdges`, `LazyAdjacency`).
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 from typing import Any
 
@@ -20,11 +20,11 @@ import pyarrow.compute as pc
 from ..model.edge_records import EdgeRec
 from ..model.models import EdgeKey
 from ..model.schema import SYMMETRIC_RELATIONS
+from .lazy_edges import EdgeArrays, LazyAdjacency, LazyEdges
 
 __all__ = ["EdgeMaps", "load_edge_columns"]
 
 EdgeMaps = tuple[dict[EdgeKey, EdgeRec], dict[str, list[EdgeRec]], dict[str, list[EdgeRec]]]
-_key_of = functools.partial(tuple.__new__, EdgeKey)  # EdgeKey(...) without a Python call
 
 
 def _flat(column: Any) -> Any:
@@ -35,32 +35,23 @@ def _np(array: Any, dtype: Any) -> np.ndarray:
     return np.asarray(array.to_numpy(zero_copy_only=False), dtype=dtype)
 
 
-def _grouped(
-    rows: np.ndarray, recs: list[EdgeRec], id_objs: np.ndarray
-) -> dict[str, list[EdgeRec]]:
-    """node id -> its records in serial order, the nodes in order of their first record."""
-    if not len(rows):
-        return {}
-    order = np.argsort(rows, kind="stable")
-    ordered = list(map(recs.__getitem__, order.tolist()))
-    by_row = rows[order]
-    starts = np.flatnonzero(np.concatenate(([True], by_row[1:] != by_row[:-1])))
-    ends = np.append(starts[1:], len(by_row))
-    firsts = order[starts]  # serial of each group's first record
-    sequence = np.argsort(firsts, kind="stable")
-    names = id_objs[by_row[starts[sequence]]].tolist()
-    return {
-        name: ordered[a:b]
-        for name, a, b in zip(
-            names, starts[sequence].tolist(), ends[sequence].tolist(), strict=True
-        )
-    }
+def _first_of_each(composite: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """`rows` without those whose `composite` key an earlier row has (row order kept)."""
+    keys = composite[rows]
+    ordered = np.sort(keys)
+    if not len(ordered) or not (ordered[1:] == ordered[:-1]).any():
+        return rows  # no key twice: the usual case, one sort instead of `unique`'s argsort
+    _values, first = np.unique(keys, return_index=True)
+    return rows[np.sort(first)]
 
 
-def load_edge_columns(edges: Any, ids: Any, id_objs: np.ndarray) -> EdgeMaps | None:
+def load_edge_columns(
+    edges: Any, ids: Any, id_list: list[str], row_of: dict[str, int]
+) -> EdgeMaps | None:
     """`(edge map, out adjacency, in adjacency)` of an edge state table over the nodes whose id
-    column is `ids` (`id_objs`: the node map's own id strings, by row); None when a row needs
-    the per-edge path (stored as raw JSON, or an empty or missing end or type)."""
+    column is `ids` (`id_list`: the node map's own id strings, by row; `row_of`: id -> row),
+    lazy over the columns' arrays; None when a row needs the per-edge path (stored as raw
+    JSON, or an empty or missing end or type)."""
     m = edges.num_rows
     if not m:
         return {}, {}, {}
@@ -80,24 +71,24 @@ def load_edge_columns(edges: Any, ids: Any, id_objs: np.ndarray) -> EdgeMaps | N
     swap = symmetric[type_code] & _np(pc.less(dst, src), bool)
     s_row, t_row = np.where(swap, t_row, s_row), np.where(swap, s_row, t_row)
     keep = (s_row >= 0) & (t_row >= 0) & (s_row != t_row)
-    n, k = len(id_objs), max(len(types), 1)
+    n, k = len(id_list), max(len(types), 1)
     composite = (s_row * n + t_row) * k + type_code  # < 2**63 below ~10**9 nodes
-    rows = np.flatnonzero(keep)
-    _values, first = np.unique(composite[rows], return_index=True)
-    rows = rows[np.sort(first)]  # the first of each key, in row order = serial order
-    seq_col = _flat(edges["seq_to"]).take(pa.array(rows))
-    has_seq = _np(seq_col.is_valid(), bool)
-    seq_np = _np(pc.fill_null(seq_col, 0), np.int64)
-    uniq, inverse = np.unique(seq_np, return_inverse=True)  # one int object per value
-    seq_objs = np.asarray([*uniq.tolist(), None], dtype=object)
-    seqs = seq_objs[np.where(has_seq, inverse.reshape(-1), len(uniq))].tolist()
-    type_objs = np.asarray(types, dtype=object)
-    sources, targets = id_objs[s_row[rows]].tolist(), id_objs[t_row[rows]].tolist()
-    kinds = type_objs[type_code[rows]].tolist()
-    recs: list[EdgeRec] = list(zip(sources, targets, kinds, seqs, range(len(rows)), strict=True))
-    table = dict(zip(map(_key_of, zip(sources, kinds, targets, strict=True)), recs, strict=True))
+    rows = _first_of_each(composite, np.flatnonzero(keep))  # serial order = row order
+    seq_col = _flat(edges["seq_to"])
+    if len(rows) != m:
+        seq_col = seq_col.take(pa.array(rows))
+    arrays = EdgeArrays(
+        id_list,
+        row_of,
+        s_row[rows],
+        t_row[rows],
+        type_code[rows],
+        types,
+        _np(pc.fill_null(seq_col, 0), np.int64),
+        _np(seq_col.is_valid(), bool),
+    )
     return (
-        table,
-        _grouped(s_row[rows], recs, id_objs),
-        _grouped(t_row[rows], recs, id_objs),
+        LazyEdges(arrays),
+        LazyAdjacency(arrays, outgoing=True),
+        LazyAdjacency(arrays, outgoing=False),
     )

@@ -81,6 +81,10 @@ class NodeColumns:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def column(self, name: str) -> pa.ChunkedArray | None:
+        """A node column as loaded (`records` reads it), None once released."""
+        return self._cols.get(name)
+
     def release(self) -> None:
         """Drop the columns (every record is made: only the ids and their rows are read)."""
         self._cols = {}
@@ -328,6 +332,12 @@ class LazyNodes(dict[str, Node]):
         from the columns; None once `materialize` dropped them."""
         source = self._source
         return None if source is None else (source.ids, source.row_of)
+
+    def loaded_column(self, name: str) -> pa.ChunkedArray | None:
+        """A column of the loaded rows (row order: `column_ids`) while records are still read
+        from the columns; None once they are dropped."""
+        source = self._source
+        return None if source is None else source.column(name)
 
     @property
     def complete(self) -> bool:

@@ -30,6 +30,7 @@ from .edge_columns import EdgeMaps, load_edge_columns
 from .gc_pause import gc_paused
 from .lazy_nodes import LazyNodes
 from .loaded_order import LoadedPoolOrder
+from .name_columns import names_from_columns
 
 _first = operator.itemgetter(0)
 _intern = sys.intern
@@ -81,6 +82,7 @@ class StoreLoading:
     # indices a columnar load leaves to their first read (`_load_columns`)
     _kw_dirty = Deferred()
     _names_dirty = Deferred()
+    _names = Deferred()
     _visible = Deferred()
     _pool_of = Deferred()
     _pool = Deferred()
@@ -97,7 +99,6 @@ class StoreLoading:
     _kids: dict[str, list[str]]
     _views: dict[str, NodeView]
     _keywords: KeywordIndex
-    _names: NameIndex
     _node_seq: int
     _seq_counter: int
     _visible_cache: frozenset[str] | None
@@ -139,7 +140,8 @@ class StoreLoading:
             if loaded is None:  # raw JSON rows or repeated ids: node by node
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
-                maps = load_edge_columns(edges, loaded.id_array, loaded.id_objs)
+                columns = loaded.nodes.column_ids() or ([], {})
+                maps = load_edge_columns(edges, loaded.id_array, *columns)
                 store._load_columns(
                     loaded,
                     maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
@@ -172,7 +174,6 @@ class StoreLoading:
             self._next_serial = len(self._edges)
         else:
             self._load_edges(edges)
-        self._names = NameIndex(self._schema)
         views = self._views
         node_of = nodes.__getitem__  # the node map, not the store: no cycle through the pools
         view_of = functools.partial(cached_view, views)
@@ -198,13 +199,14 @@ class StoreLoading:
         defer(
             self,
             _kw_dirty=all_ids,
-            _names_dirty=lambda: dict.fromkeys(loaded.named_ids(schema)),
+            _names=lambda: names_from_columns(loaded, schema),
             _visible=loaded.visible,
             _pool_of=loaded.pool_of,
             _pool=pool,
             _type_pools=type_pools,
             _anchor=loaded.anchors,
         )
+        self._names_dirty = {}  # writes before the first lookup: re-read after the build
         self._loaded_order = loaded.order_view
         self._node_seq = loaded.node_seq
         self._seq_counter = seq_counter

@@ -3,8 +3,9 @@
 `pinned_ids(store)` answers from a set kept per store: found once when first asked, then
 patched from the store's change log (`changes_since`), so a turn reads only the nodes written
 since the last one. The first search reads only records that can be pinned: a store opened
-from columns holds a pinned node as a raw row, and a table with raw rows is opened node by node
-(`column_loader`), so the records a `LazyNodes` has not made yet are never pinned.
+from columns holds a pinned node as a raw row, and the open decodes every raw row into a record
+(`raw_rows`; a table of mostly raw rows is opened node by node), so the records a `LazyNodes`
+has not made yet are never pinned.
 """
 
 from __future__ import annotations

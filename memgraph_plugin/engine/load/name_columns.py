@@ -1,0 +1,55 @@
+"""The name index of a store opened from columns, built from its title and fields columns: the
+index the first lookup after an open builds (`Store.name_index`), without making a `Node` for
+each named node or parsing their fields one by one (every latest-only node of a long chat: a
+character sheet, a place, a thread, is named).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+
+from ..index.name_index import NameIndex, primary_key_values
+from ..model.schema import Schema
+from .column_loader import LoadedColumns
+
+__all__ = ["names_from_columns"]
+
+
+def _parse_all(texts: list[str | None]) -> list[Any]:
+    """Each JSON text parsed (None for None), in one `json.loads` of them all."""
+    present = [t for t in texts if t is not None]
+    if not present:
+        return [None] * len(texts)
+    values = iter(json.loads("[" + ",".join(present) + "]"))
+    return [None if t is None else next(values) for t in texts]
+
+
+def names_from_columns(loaded: LoadedColumns, schema: Schema) -> NameIndex:
+    """The name index of the loaded rows (what `NameIndex(schema, nodes)` gives for them). Once
+    the node map dropped its columns (every record made), from the records."""
+    index = NameIndex(schema)
+    rows, specs = loaded.named_rows(schema)
+    nodes = loaded.nodes
+    ids = loaded.id_objs[rows].tolist()
+    titles, texts = nodes.loaded_column("title"), nodes.loaded_column("fields")
+    if titles is None or texts is None:
+        index.note_all((nid, nodes.get(nid)) for nid in ids)
+        return index
+    take = pa.array(rows, type=pa.int64())
+    codes = loaded.type_codes()[rows].tolist()
+    empty: dict[str, Any] = {}
+    add = index.add
+    for nid, code, title, fields in zip(
+        ids,
+        codes,
+        titles.take(take).to_pylist(),
+        _parse_all(texts.take(take).to_pylist()),
+        strict=True,
+    ):
+        spec = specs[code]
+        assert spec is not None
+        add(nid, spec.type, primary_key_values(spec, title or "", fields or empty))
+    return index

@@ -1,0 +1,99 @@
+"""The name index of a store opened from columns is built from its title and fields columns
+(`name_columns.names_from_columns`): no `Node` made, the same index an eager store builds, and
+writes made before the first lookup (a rename, an archive, a new node) are in it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+
+from memgraph_plugin import Node, Store
+from memgraph_plugin.storage.format.graph_columns import state_tables
+from tests.story_graph import story_data
+
+
+def _opened(data: dict[str, Any]) -> Store:
+    nodes, edges = state_tables(Store.from_dict(data).to_dict())
+    return Store.from_columns(nodes, edges, data["nodeSeq"], data["seqCounter"])
+
+
+def _index(store: Store) -> tuple[Any, ...]:
+    names = store.name_index()
+    return names.ids, names.names, names.shorts, names.skeletons
+
+
+def test_the_first_lookup_after_an_open_makes_no_node() -> None:
+    data = story_data()
+    store = _opened(data)
+    assert _index(store) == _index(Store.from_dict(data))
+    assert dict.__len__(store.internals()[0]) == 0  # built from the columns
+    assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}
+    assert store.name_index().known_as("character_sheet", "艾琳") == {"n_1"}
+
+
+def test_writes_before_the_first_lookup_are_in_the_index() -> None:
+    data = story_data()
+    lazy, eager = _opened(data), Store.from_dict(data)
+    for store in (lazy, eager):
+        with store.transaction():
+            bram = store.node("n_2")
+            assert bram is not None
+            store.put_node(attrs.evolve(bram, title="Bramble", fields={"aliases": ["Smithy"]}))
+            store.put_node(attrs.evolve(store.node("n_12"), archived=True))
+            nid = store.allocate_id()
+            store.put_node(Node(id=nid, type="character_sheet", title="Mira"))
+    assert _index(lazy) == _index(eager)
+    assert lazy.name_index().known_as("character_sheet", "bram") == frozenset()
+    assert lazy.name_index().known_as("character_sheet", "smithy") == {"n_2"}
+    assert lazy.name_index().known_as("character_sheet", "old ghost") == frozenset()
+
+
+def test_an_index_built_after_every_record_was_made_reads_the_records() -> None:
+    data = story_data()
+    lazy = _opened(data)
+    list(lazy.iter_nodes())  # every record made: the node map dropped its columns
+    assert lazy.internals()[0].complete
+    assert _index(lazy) == _index(Store.from_dict(data))
+
+
+def test_the_name_index_built_on_its_own_thread_is_the_one_a_lookup_reads() -> None:
+    from memgraph_plugin.engine.index.deferred import build_soon
+
+    data = story_data()
+    store = _opened(data)
+    with store.transaction():  # a write while it builds: re-read by the first lookup
+        store.put_node(attrs.evolve(store.node("n_2"), title="Bramble", fields={}))
+    thread = build_soon(store, "_names")
+    assert thread is not None
+    thread.join()
+    assert "_names" in vars(store) and build_soon(store, "_names") is None
+    eager = Store.from_dict(data)
+    with eager.transaction():
+        eager.put_node(attrs.evolve(eager.node("n_2"), title="Bramble", fields={}))
+    assert _index(store) == _index(eager)
+
+
+def test_a_deferred_build_that_fails_is_tried_again_by_the_next_read() -> None:
+    from memgraph_plugin.engine.index.deferred import Deferred, defer
+
+    calls: list[int] = []
+
+    class Holder:
+        value = Deferred()
+
+        def __init__(self) -> None:
+            self._deferred: dict[str, Any] = {}
+
+    def build() -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("first build fails")
+        return 42
+
+    holder = Holder()
+    defer(holder, value=build)
+    with pytest.raises(RuntimeError):
+        holder.value  # noqa: B018
+    assert holder.value == 42 and len(calls) == 2
