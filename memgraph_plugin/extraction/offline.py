@@ -29,6 +29,7 @@ from .naming.cues import ENTITY, PERSON
 from .naming.cues import PLACE as PLACE_KIND
 from .naming.names import clean_name, find_mentions
 from .naming.resolve import CHARACTER, PLACE, KnownEntity, NameResolver
+from .naming.vocative import only_addressed
 from .times import iso_time
 from .titles import event_title
 
@@ -209,8 +210,11 @@ def extract_message_ops(
     people = [e for e in (speaker_entity, *mentioned) if e is not None and e.type == CHARACTER]
     if people:  # statements about people: fact fields of their sheets, evidence links
         _gather_facts(text, speaker_entity, people, resolver)
-    named = [e.title for e in mentioned]
-    event["title"] = event_title(text, speaker or role, fields.get(TIME_ISO), named)
+    # what the message is about: not the people it only speaks to ("Thanks, Mel!")
+    spoken_to = [e for e in mentioned if only_addressed(text, e.names)]
+    named = [e.title for e in mentioned if e not in spoken_to]
+    addressed = [name for e in spoken_to for name in e.names]
+    event["title"] = event_title(text, speaker or role, fields.get(TIME_ISO), named, addressed)
     for number, part_event in enumerate([event, *more], 1):
         if more:
             part_event["title"] = f"{event['title']} (part {number}/{len(parts)})"
@@ -224,6 +228,8 @@ def extract_message_ops(
     if speaker_entity is not None:
         ops.append(_link(speaker_entity.endpoint, {"ref": "ev"}, "involved_in"))
     for entity in mentioned:
+        if entity in spoken_to:  # said to them, not about them
+            continue
         relation = "occurred_at" if entity.type == PLACE else "mentions"
         ops.append(_link({"ref": "ev"}, entity.endpoint, relation))
     for entity in entities:
