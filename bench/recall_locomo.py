@@ -12,11 +12,17 @@ collapsed, first 200 characters) appears in one of the first k injected items.
 
     python bench/recall_locomo.py [DATA.json] [--limit N | --conversation I,J]
                                   [--path live|ingest|both] [--settings JSON]
+                                  [--only conv-26,...] [--cache DIR] [--misses FILE]
 
 ``--path``: ``live`` replays each turn through the pipeline (``add_user_message`` /
 ``add_assistant_message``); ``ingest`` writes the conversation to a JSONL transcript and runs the
 code path of ``memgraph-host ingest`` on it (``ingest_file``); ``both`` (the default) measures
 each and prints them side by side (issue 27: the two must agree within a point).
+
+Every chat is built, its host stopped, then reopened from disk for the questions. ``--cache DIR``
+keeps each built chat there, keyed on a hash of the code that builds it (memgraph_plugin/ and
+host/ outside recall/ and web/), the settings and the path, and reuses it: tuning recall-side code
+then runs only the questions (seconds per conversation instead of minutes).
 
 Recall is tuned on three of the five dev conversations (``TUNE_SET``); with both groups in the
 run, the table is printed for all, then for the tuned-on and the held-out conversations apart.
@@ -32,10 +38,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import hashlib
 import inspect
 import json
 import math
 import re
+import shutil
 import statistics
 import sys
 import tempfile
@@ -328,23 +336,72 @@ async def ingest(host: Any, chat: str, turns: Sequence[Turn], folder: Path) -> s
     return "built-in (ingest)"
 
 
+#: what builds a chat's graph (hashed into the cache key); recall/ and the explorer are not
+BUILD_SOURCES = (ROOT / "memgraph_plugin", ROOT / "host")
+RECALL_SIDE = ("recall", "web")
+
+
+def build_key(settings: dict[str, Any], path: str) -> str:
+    """A hash of every source that builds a chat (all of memgraph_plugin/ and host/ but the
+    recall and explorer rooms), the settings and the path: a cached chat is reused only when
+    none of them changed."""
+    digest = hashlib.sha256(json.dumps([settings, path], sort_keys=True).encode())
+    for base in BUILD_SOURCES:
+        for file in sorted(base.rglob("*.py")):
+            rel = file.relative_to(base)
+            if base.name == "memgraph_plugin" and rel.parts[0] in RECALL_SIDE:
+                continue
+            digest.update(str(rel).encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+async def _build(
+    data: Path, settings: dict[str, Any], chat: str, turns: Sequence[Turn], path: str
+) -> None:
+    """The conversation's chat built into `data` (a host data folder), the host stopped."""
+    from host import Host
+
+    host = Host(data_dir=data, settings=settings, entry_points=False)
+    await host.start()
+    try:
+        if path == "ingest":
+            EXTRACTION.add(await ingest(host, chat, turns, data.parent))
+        else:
+            EXTRACTION.add(await replay(host, chat, turns))
+    finally:
+        await host.stop()
+
+
 async def _replay_one(
-    sample: dict[str, Any], settings: dict[str, Any], path: str = "live"
+    sample: dict[str, Any],
+    settings: dict[str, Any],
+    path: str = "live",
+    cache: Path | None = None,
 ) -> list[Asked]:
+    """Build the chat (or copy it from `cache` when the build sources are unchanged), reopen
+    it from disk and ask every question."""
     from host import Host
 
     turns = turns_of(sample)
     questions = questions_of(sample, turns)
     chat = str(sample.get("sample_id", "conv"))
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
-        host = Host(data_dir=Path(tmp) / "data", settings=settings, entry_points=False)
+        data = Path(tmp) / "data"
+        stored = cache / f"{chat}-{path}-{build_key(settings, path)}" if cache else None
+        if stored is not None and (stored / "complete").exists():
+            shutil.copytree(stored / "data", data)
+            EXTRACTION.add(f"cached ({stored.name})")
+        else:
+            await _build(data, settings, chat, turns, path)
+            if stored is not None:
+                shutil.rmtree(stored, ignore_errors=True)
+                shutil.copytree(data, stored / "data")
+                (stored / "complete").write_text("", encoding="utf-8")
+        host = Host(data_dir=data, settings=settings, entry_points=False)
         await host.start()
         try:
             pipeline = pipeline_for(host)
-            if path == "ingest":
-                EXTRACTION.add(await ingest(host, chat, turns, Path(tmp)))
-            else:
-                EXTRACTION.add(await replay(host, chat, turns))
             asked: list[Asked] = []
             base = len(host.chat(chat).messages) - 1
             session = await pipeline.open_session(chat)
@@ -430,7 +487,7 @@ async def main_async(args: argparse.Namespace) -> int:
         per_path, base_of = split.setdefault(group, ({p: [] for p in paths}, []))
         for path in paths:
             t0 = time.perf_counter()
-            got = await _replay_one(sample, settings, path)
+            got = await _replay_one(sample, settings, path, args.cache)
             asked[path].extend(got)
             per_path[path].extend(got)
             print(
@@ -441,6 +498,20 @@ async def main_async(args: argparse.Namespace) -> int:
         base = _bm25_one(sample)
         bm25.extend(base)
         base_of.extend(base)
+    if args.misses:  # every question whose evidence is not all in the first 10 items
+        missed = [
+            {
+                "path": p,
+                "question": a.question.text,
+                "category": a.question.category,
+                "evidence": list(a.question.evidence),
+                "items": list(a.items[:10]),
+            }
+            for p in paths
+            for a in asked[p]
+            if hits_at(a.items, a.question.evidence, 10) < 1
+        ]
+        Path(args.misses).write_text(json.dumps(missed, indent=1), encoding="utf-8")
     rows = {f"{p} path": _collect([(a.question, a.items) for a in asked[p]]) for p in paths}
     rows["BM25"] = _collect(bm25)
     lines = list(_table(rows))
@@ -495,6 +566,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="live: every turn through add_user_message/add_assistant_message; ingest: the "
         "conversation written to a JSONL transcript and read by `memgraph-host ingest`'s code "
         "path (ingest_file); both (default): each, side by side",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=None,
+        help="keep each built chat in this folder and reuse it while the sources that build "
+        "it (memgraph_plugin/ and host/ outside recall/ and web/) and the settings are "
+        "unchanged: only the questions run (for tuning recall)",
+    )
+    parser.add_argument(
+        "--misses", default="", help="write the questions missed at R@10 (JSON) to this file"
     )
     args = parser.parse_args(argv)
     if not Path(args.data).exists():

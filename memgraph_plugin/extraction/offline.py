@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from memgraph_plugin.engine.index.name_index import numbered, short_forms
+from memgraph_plugin.engine.index.name_index import name_items, numbered, short_forms
 
 from .facts import facts_fields, person_facts
 from .long_text import split_text
@@ -29,6 +29,7 @@ from .naming.cues import ENTITY, PERSON
 from .naming.cues import PLACE as PLACE_KIND
 from .naming.names import clean_name, find_mentions
 from .naming.resolve import CHARACTER, PLACE, KnownEntity, NameResolver
+from .naming.vocative import only_addressed
 from .times import iso_time
 from .titles import event_title
 
@@ -209,8 +210,11 @@ def extract_message_ops(
     people = [e for e in (speaker_entity, *mentioned) if e is not None and e.type == CHARACTER]
     if people:  # statements about people: fact fields of their sheets, evidence links
         _gather_facts(text, speaker_entity, people, resolver)
-    named = [e.title for e in mentioned]
-    event["title"] = event_title(text, speaker or role, fields.get(TIME_ISO), named)
+    # what the message is about: not the people it only speaks to ("Thanks, Mel!")
+    spoken_to = [e for e in mentioned if only_addressed(text, e.names)]
+    named = [e.title for e in mentioned if e not in spoken_to]
+    addressed = [name for e in spoken_to for name in e.names]
+    event["title"] = event_title(text, speaker or role, fields.get(TIME_ISO), named, addressed)
     for number, part_event in enumerate([event, *more], 1):
         if more:
             part_event["title"] = f"{event['title']} (part {number}/{len(parts)})"
@@ -222,8 +226,12 @@ def extract_message_ops(
             )
     ops.extend(op for op in (entity.op() for entity in entities) if op is not None)
     if speaker_entity is not None:
+        ops.extend(_speaker_title(speaker_entity, speaker, resolver))
+    if speaker_entity is not None:
         ops.append(_link(speaker_entity.endpoint, {"ref": "ev"}, "involved_in"))
     for entity in mentioned:
+        if entity in spoken_to:  # said to them, not about them
+            continue
         relation = "occurred_at" if entity.type == PLACE else "mentions"
         ops.append(_link({"ref": "ev"}, entity.endpoint, relation))
     for entity in entities:
@@ -256,6 +264,24 @@ def _gather_facts(
         have = node.fields if node is not None else {}
         for key, values in facts_fields(columns, have).items():
             entity.facts[key] = [*entity.facts.get(key, ()), *values]
+
+
+def _speaker_title(entity: _Entity, speaker: str, resolver: NameResolver) -> list[dict[str, Any]]:
+    """An edit titling a person's sheet by the name they speak under, when the sheet was titled
+    by a short form of it ("Mel", from "Hey Mel!" before Melanie spoke): the short form stays an
+    alias. No op when the sheet already has that title or it is no short form of the name."""
+    known = entity.known
+    if known is None or known.type != CHARACTER:
+        return []
+    old, new = known.title.lower(), speaker.lower()
+    if old == new or old not in short_forms(new):
+        return []
+    node = resolver.node(known.id)
+    aliases = node.fields.get("aliases") if node is not None else None
+    names = [known.title, *name_items(aliases), *entity.names]
+    kept = list(dict.fromkeys(n for n in names if n.lower() != new))
+    return [{"op": "edit", "node_id": known.id, "title": speaker,
+             "set_fields": {"title": speaker, "aliases": kept}}]
 
 
 def _link(source: dict[str, str], target: dict[str, str], relation: str) -> dict[str, Any]:

@@ -90,13 +90,18 @@ def _fit(title: str) -> str:
 
 
 def event_title(
-    text: str, speaker: str = "", when: str | None = None, names: Sequence[str] = ()
+    text: str,
+    speaker: str = "",
+    when: str | None = None,
+    names: Sequence[str] = (),
+    spoken_to: Sequence[str] = (),
 ) -> str:
-    """``"Melanie, 8 May 2023: pottery class, therapy, creative"`` for one message."""
+    """``"Melanie, 8 May 2023: pottery class, therapy, creative"`` for one message; the names
+    in `spoken_to` (whom the message only addresses: "Thanks, Mel!") are not what it is about."""
     who = speaker.strip()
     day = day_of(when)
     head = ", ".join(p for p in (who, day) if p)
-    what = _what(text, names, skip=[who] if who else ())
+    what = _what(text, names, skip=[*([who] if who else ()), *spoken_to])
     body = ", ".join(what) or " ".join((text or "").split())[:40] or "(empty)"
     return _fit(f"{head}: {body}" if head else body)
 
