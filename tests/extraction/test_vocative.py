@@ -41,6 +41,18 @@ def _links(ops: list[dict], relation: str) -> list[dict]:
     ]
 
 
+def test_a_long_message_is_read_around_each_name_only() -> None:
+    """Each use is judged from a short window on either side: deep in a long message the answer
+    is the same as at its start (and the cost grows with the text, not with its square)."""
+    filler = "We walked along the quay and talked about the tides. " * 4000
+    assert addressed(filler + "Thanks, Melanie!", "Melanie")
+    assert addressed(filler + "Thank you Melanie.", "Melanie")
+    assert not addressed(filler + "I went with Melanie.", "Melanie")
+    many = " ".join(f"Thanks, Mel! ({i})" for i in range(20_000))
+    assert addressed(many, "Mel")
+    assert not addressed(many + " Mel's cake.", "Mel")
+
+
 def test_the_title_and_links_leave_out_whom_the_message_is_said_to() -> None:
     said_to = extract_message_ops(
         "Thanks, Melanie! I painted a sunset at the beach.", speaker="Caroline"

@@ -12,7 +12,7 @@ and followed by punctuation or the end of the text. "I went with Melanie." is no
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ..words import words
 
@@ -27,6 +27,8 @@ GREETINGS = words(
 )
 _BEFORE = re.compile(r"([^\W_]+)?\W*$")
 _AFTER_END = ",.!?;:…)-–—"
+#: Characters read on either side of a name (a greeting and its punctuation fit in it).
+WINDOW = 48
 
 
 def _apart_before(head: str) -> bool:
@@ -54,25 +56,30 @@ def _apart_after(tail: str) -> bool:
     return not stripped or stripped[0] in _AFTER_END
 
 
-def _uses(text: str, name: str) -> list[bool]:
-    """For each time `name` is written in `text` (as a whole word): whether it is a vocative."""
+def _uses(text: str, name: str) -> Iterator[bool]:
+    """For each time `name` is written in `text` (as a whole word): whether it is a vocative.
+    Only a short window on either side is read, so a long message costs linear time."""
     if not name.strip():
-        return []
+        return
     pattern = re.compile(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])")
-    return [
-        _apart_before(text[: m.start()]) and _apart_after(text[m.end() :])
-        for m in pattern.finditer(text or "")
-    ]
+    for m in pattern.finditer(text or ""):
+        start, end = m.start(), m.end()
+        head = text[max(0, start - WINDOW) : start]
+        yield _apart_before(head) and _apart_after(text[end : end + WINDOW])
 
 
 def addressed(text: str, name: str) -> bool:
     """Whether `name` is written in `text` and every time as a vocative (see the module)."""
-    uses = _uses(text, name)
-    return bool(uses) and all(uses)
+    return only_addressed(text, [name])
 
 
 def only_addressed(text: str, names: Iterable[str]) -> bool:
     """Whether one person, known by `names`, is only spoken to in `text`: at least one of the
-    names written, and every time as a vocative."""
-    uses = [u for name in names for u in _uses(text, name)]
-    return bool(uses) and all(uses)
+    names written, and every time as a vocative (stops at the first use that is not)."""
+    seen = False
+    for name in names:
+        for vocative in _uses(text, name):
+            if not vocative:
+                return False
+            seen = True
+    return seen
