@@ -8,12 +8,16 @@ changed something bumps `version` and adds to the pending `Changeset`.
 The store's parts live beside it, one concept each: `candidate_pool` (recency keys and the
 chunked pool), `edge_records` (the edge tuples and their stored form), `store_transactions`
 (transactions, changesets and the change log) and `store_loading` (bulk loading and `to_dict`).
+
+Why this module is longer than 500 lines: it is the graph's one read surface, and the indices it
+keeps must change together inside one transaction; its parts that stand alone already live in the
+modules above.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -31,7 +35,7 @@ from ..index.name_index import NameIndex
 from ..keyword.keyword_index import KeywordIndex
 from ..load.lazy_nodes import LazyNodes
 from ..load.store_loading import StoreLoading
-from ..model.edge_records import EdgeRec, edge_of, normalize_edge, normalize_key
+from ..model.edge_records import EdgeRec, edge_keys, edge_of, normalize_edge, normalize_key
 from ..model.frozen import JsonFields
 from ..model.models import Edge, EdgeKey, Node
 from ..model.schema import DEFAULT_SCHEMA, Schema, load_schema
@@ -50,14 +54,6 @@ __all__ = [
 
 _SortedPool = SortedPool  # the name the store's tests know
 _edge_of = edge_of
-
-
-def _keys(recs: Sequence[EdgeRec], limit: int | None, newest: bool) -> tuple[EdgeKey, ...]:
-    """The keys of adjacency records, all of them or the first/last `limit`, in stored order."""
-    if limit is not None:
-        limit = max(limit, 0)
-        recs = (recs[len(recs) - limit :] if limit else ()) if newest else recs[:limit]
-    return tuple([EdgeKey(r[0], r[2], r[1]) for r in recs])
 
 
 _intern = sys.intern
@@ -162,13 +158,13 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
     ) -> Collection[EdgeKey]:
         """The keys of `id`'s outgoing edges, oldest first. With `limit`, only the first (or,
         `newest`, the last) `limit`: a hub's thousands of edges are not copied to read a few."""
-        return _keys(self._out.get(id, ()), limit, newest)
+        return edge_keys(self._out.get(id, ()), limit, newest)
 
     def in_edges(
         self, id: str, limit: int | None = None, *, newest: bool = False
     ) -> Collection[EdgeKey]:
         """The keys of `id`'s incoming edges, oldest first; `limit` and `newest` as `out_edges`."""
-        return _keys(self._in.get(id, ()), limit, newest)
+        return edge_keys(self._in.get(id, ()), limit, newest)
 
     def degree(self, id: str) -> int:
         """How many edges touch `id` (counted, not copied)."""

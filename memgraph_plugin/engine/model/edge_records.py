@@ -7,6 +7,8 @@ symmetric relation is stored once, the smaller id first.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .models import Edge, EdgeKey
 from .schema import SYMMETRIC_RELATIONS
 
@@ -49,3 +51,11 @@ def normalize_key(key: tuple[str, str, str]) -> EdgeKey:
     if etype in SYMMETRIC_RELATIONS and target < source:
         return EdgeKey(target, etype, source)
     return key if isinstance(key, EdgeKey) else EdgeKey(source, etype, target)
+
+
+def edge_keys(recs: Sequence[EdgeRec], limit: int | None, newest: bool) -> tuple[EdgeKey, ...]:
+    """The keys of adjacency records, all of them or the first/last `limit`, in stored order."""
+    if limit is not None:
+        limit = max(limit, 0)
+        recs = (recs[len(recs) - limit :] if limit else ()) if newest else recs[:limit]
+    return tuple([EdgeKey(r[0], r[2], r[1]) for r in recs])
