@@ -1,7 +1,7 @@
 """How far the walk from a named person reads: a person in every message of a long chat is a
-hub, and `entity_events` reads only their newest ``ENTITY_SCAN`` edges (so a turn of a 10k-message
-chat reads what one of a 1k-message chat does), finding their recent events; the store hands out
-a slice of a hub's edges without copying the rest."""
+hub, and `entity_events` reads only their newest ``ENTITY_SCAN`` edges (it read the oldest ones,
+so a long chat's recent events were never reached this way), finding their recent events; the
+store hands out a slice of a hub's edges without copying the rest."""
 
 from __future__ import annotations
 
