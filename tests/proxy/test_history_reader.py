@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from memgraph_plugin.proxy.conversation import RequestError, read_conversation
 from memgraph_plugin.proxy.history_reader import MIN_BYTES, HistoryReader, message_starts
 
+EDITS = [b"", b"{", b"}", b",", b'"', b"\\", b"x"]
 SYSTEM = {"role": "system", "content": "You are Mira, the harbour's lighthouse keeper."}
 
 
@@ -159,7 +160,7 @@ def test_any_change_to_the_bytes_reads_as_a_whole_decode(data: st.DataObject) ->
     changed = bytearray(grown)
     for _ in range(data.draw(st.integers(1, 3))):
         at = data.draw(st.integers(len(changed) // 2, len(changed) - 1))
-        changed[at : at + 1] = data.draw(st.sampled_from([b"", b"{", b"}", b",", b'"', b"\\", b"x"]))
+        changed[at : at + 1] = data.draw(st.sampled_from(EDITS))
     raw = bytes(changed)
     try:
         whole = orjson.loads(raw)
