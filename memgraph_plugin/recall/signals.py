@@ -274,12 +274,11 @@ def drill_down(
         node = store.node(node_id)
         if node is None:
             return []
-        kids = [c for c in node.children_ids if usable(store.node(c))]
+        kids = {c: kid for c in node.children_ids if usable(kid := store.node(c))}
         score = scorer(kids)
-        kids.sort(  # a near-empty message last: it answers nothing
-            key=lambda c: (is_filler(store.node(c)), -score[c], -(store.node(c).seq_to or 0), c)
+        return sorted(  # a near-empty message last: it answers nothing
+            kids, key=lambda c: (is_filler(kids[c]), -score[c], -(kids[c].seq_to or 0), c)
         )
-        return kids
 
     out: list[str] = []
     for start in best_children(rollup_id)[:width]:
