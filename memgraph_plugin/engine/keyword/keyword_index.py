@@ -483,18 +483,21 @@ class KeywordIndex:
         if not weights:
             return out
         slot_of, lens = self._slot_map().get, self._lens
-        get = weights.get
+        asked = weights.keys()
         for node_id in out:
             slot = slot_of(node_id)
             pairs = None if slot is None else self._pairs(slot)
             if pairs is None:
                 continue
+            tokens, counts = pairs  # (token numbers, frequencies), each token once
+            shared = asked & tokens  # in C: most nodes share none or one of the query's tokens
+            if not shared:
+                continue
             norm = K1 * (1.0 - B + B * float(lens[slot]) / avg)
             total = 0.0
-            for tid, tf in zip(pairs[0], pairs[1], strict=True):  # (token number, frequency)
-                w = get(tid)
-                if w is not None:
-                    total += w * (K1 + 1.0) * tf / (tf + norm)
+            for tid in sorted(shared, key=tokens.index):  # in the node's order, as before
+                tf = counts[tokens.index(tid)]
+                total += weights[tid] * (K1 + 1.0) * tf / (tf + norm)
             out[node_id] = total / best
         return out
 
