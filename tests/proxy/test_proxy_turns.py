@@ -162,3 +162,33 @@ def test_a_chat_without_an_id_keeps_one_derived_chat(
         model="tiny", messages=history, user="someone-7"
     )
     assert by_user.headers["x-memgraph-chat"] == "someone-7"
+
+
+def test_a_long_history_is_read_from_its_new_messages_and_stays_right(
+    proxy: RunningProxy, upstream: Upstream
+) -> None:
+    """A history past the reader's threshold, grown, regenerated and edited near its end: the
+    proxy decodes only the new part (`HistoryReader.reused`), and the chat and what the upstream
+    received are what the whole bodies say."""
+    history = [SYSTEM]
+    for i in range(200):
+        history.append({"role": "user", "content": f"Log {i}: the tide at pier {i % 9} is high."})
+        history.append({"role": "assistant", "content": f"Noted, pier {i % 9} at tide {i}."})
+    upstream.behaviour.answer = "The Orravel beacon is lit."
+    history.append({"role": "user", "content": "Is the beacon lit?"})
+    ask(proxy, "long", history)
+    for turn in range(3):
+        history += [
+            {"role": "assistant", "content": "The Orravel beacon is lit."},
+            {"role": "user", "content": f"And the bell, round {turn}?"},
+        ]
+        ask(proxy, "long", history, stream=turn == 1)
+        assert upstream.completions_received()[-1]["body"]["messages"][-1] == history[-1]
+    assert proxy.proxy.history.reused >= 3
+    upstream.behaviour.answer = "Quiet tonight."
+    edited = [*history[:-3], {"role": "assistant", "content": "The Pellion beacon is dark."}]
+    ask(proxy, "long", [*edited, {"role": "user", "content": "Which beacon?"}])
+    texts = [t for _, t in proxy.messages("long")]
+    assert texts[-3:] == ["The Pellion beacon is dark.", "Which beacon?", "Quiet tonight."]
+    assert len(texts) == len(edited) + 1  # the edited history, the question and its answer
+    assert "Pellion" in proxy.graph_text("long")
