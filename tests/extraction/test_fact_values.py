@@ -18,8 +18,13 @@ def test_a_hobby_is_an_activity_cut_before_its_time_place_and_company() -> None:
     assert hobby_value("painting together") == "painting"
     assert hobby_value("volunteering at a homeless shelter") == "volunteering"
     assert hobby_value("pottery class") == "pottery class"
-    for state in ("transitioning three years ago", "looking into counseling", "caring",
-                  "feeling kinda low", "thinking about how education"):
+    for state in (
+        "transitioning three years ago",
+        "looking into counseling",
+        "caring",
+        "feeling kinda low",
+        "thinking about how education",
+    ):
         assert hobby_value(state) == "", state
     assert hobby_value("it") == "" and hobby_value("both classical") == ""
     assert activity_of("swimming with the kids") == "swimming"
@@ -28,8 +33,13 @@ def test_a_hobby_is_an_activity_cut_before_its_time_place_and_company() -> None:
 
 def test_a_like_is_a_thing_not_a_clause() -> None:
     assert like_value("card games") == "card games"
-    for clause in ("how you use it to tell", "it and", "to just take a look at", "is awesome",
-                   "seeing you happy"):
+    for clause in (
+        "how you use it to tell",
+        "it and",
+        "to just take a look at",
+        "is awesome",
+        "seeing you happy",
+    ):
         assert like_value(clause) == "", clause
 
 
@@ -45,10 +55,12 @@ def test_statements_of_states_make_no_hobbies_and_liked_activities_are_hobbies()
         "Ann",
         [],
     )
-    assert facts == {"Ann": {
-        "hobbies": ["knitting", "pottery class", "clarinet", "painting", "playing guitar"],
-        "likes": ["painting together"],
-    }}
+    assert facts == {
+        "Ann": {
+            "hobbies": ["knitting", "pottery class", "clarinet", "painting", "playing guitar"],
+            "likes": ["painting together"],
+        }
+    }
 
 
 async def test_each_message_stating_a_fact_is_evidence_even_when_the_sheet_held_it(
