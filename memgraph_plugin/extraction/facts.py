@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from .fact_values import activity_of, hobby_value, like_value
 from .words import words
 
 __all__ = ["FACT_COLUMNS", "MAX_VALUES", "facts_fields", "person_facts"]
@@ -52,18 +53,21 @@ _KIN = (
     "partner|fiance|fiancee|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|"
     "parents|family|twins|baby|niece|nephew|girlfriend|boyfriend"
 )
+_ADVERB = r"(?:(?:just|also|really|still|recently|finally|absolutely|totally|all) )?"
+_UPTAKE = rf"{_ADVERB}(?:have )?(?:took up|taken up|started|picked up|signed up for|joined)"
 _FRIEND = "friend|friends|mentor|boss|colleague|coworker|neighbor|neighbour|roommate|teacher"
 _FIRST: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (column, re.compile(pattern, re.IGNORECASE))
     for column, pattern in (
         ("hobbies", r"\bmy (?:favou?rite )?hobb(?:y|ies) (?:is|are|include|includes) (.+)"),
         ("hobbies", r"\bI(?:'m| am) (?:really |totally )?(?:into|a big fan of|a fan of) (.+)"),
-        ("hobbies", r"\bI (?:took up|started|picked up|have taken up|signed up for) (.+)"),
-        ("hobbies", r"\bI(?:'ve| have) been (\w+ing\b.*)"),
+        ("hobbies", rf"\bI {_UPTAKE} (.+)"),
+        ("hobbies", r"\bI(?:'ve| have) (?:also |really )?been (\w+ing\b.*)"),
+        ("hobbies", rf"\b(?:I|we) {_ADVERB}(?:play|practi[cs]e) (?:the )?(\w+)"),
         ("hobbies", r"\bin my (?:free|spare) time,? I (.+)"),
         ("hobbies", r"\b(?:went|go) ((?!going\b)\w{3,}ing)\b"),  # "we went camping"
         ("hobbies", r"\b(?:I|we) (?:just |also )?(?:tried|started) ((?!going\b)\w{3,}ing)\b"),
-        ("likes", r"\bI (?:really |just |also |absolutely )?(?:love|like|enjoy|adore) (.+)"),
+        ("likes", rf"\b(?:I|we) {_ADVERB}(?:love|like|enjoy|adore) (.+)"),
         ("dislikes", r"\bI (?:really )?(?:hate|dislike|can't stand|cannot stand) (.+)"),
         ("identity", r"\bI (?:work|worked) (?:as|at|in|for) (.+)"),
         ("identity", r"\bI(?:'m| am) (?:studying|training as|training to be) (.+)"),
@@ -105,13 +109,24 @@ def _add(out: dict[str, dict[str, list[str]]], person: str, column: str, value: 
 
 
 def _add_all(out: dict[str, dict[str, list[str]]], person: str, column: str, raw: str) -> None:
-    """The values of one statement: a list ("fishing and chess") split for likes and hobbies."""
+    """The values of one statement: a list ("fishing and chess") split for likes and hobbies,
+    each checked (`fact_values`: a hobby is an activity, a like no clause); a liked activity
+    ("I love painting") is a hobby too."""
     if column not in _LISTS:
         _add(out, person, column, _phrase(raw))
         return
     head = _STOP.search(raw)
     for part in re.split(r",\s*|\s+and\s+|\s+or\s+", raw[: head.start()] if head else raw):
-        _add(out, person, column, _phrase(part))
+        value = _phrase(part)
+        if column == "hobbies":
+            value = hobby_value(value)
+            if not value:  # "looking into counseling and mental health": not a hobby list
+                return
+        elif column == "likes":
+            value = like_value(value)
+            if value and activity_of(value):
+                _add(out, person, "hobbies", hobby_value(value))
+        _add(out, person, column, value)
 
 
 _LISTS = frozenset({"hobbies", "likes", "dislikes"})

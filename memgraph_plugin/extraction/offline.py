@@ -45,7 +45,7 @@ ENTITIES = "entities"  # the event field naming what the cues could not type (no
 class _Entity:
     """One node the message names: every spelling met, its type, and the node it resolved to."""
 
-    __slots__ = ("names", "type", "known", "ref", "titled", "facts")
+    __slots__ = ("names", "type", "known", "ref", "titled", "facts", "stated")
 
     def __init__(self, name: str, type_id: str, known: KnownEntity | None, ref: str) -> None:
         self.names = [name]
@@ -54,6 +54,7 @@ class _Entity:
         self.ref = ref
         self.titled: set[str] = set()  # forms written with a title ("Captain Rourke")
         self.facts: dict[str, Any] = {}  # fact fields this message states (`facts_fields`)
+        self.stated = False  # the message states a fact about it, new to the sheet or not
 
     @property
     def title(self) -> str:
@@ -235,7 +236,7 @@ def extract_message_ops(
         relation = "occurred_at" if entity.type == PLACE else "mentions"
         ops.append(_link({"ref": "ev"}, entity.endpoint, relation))
     for entity in entities:
-        if entity.facts:  # the message is the evidence of what the sheet learnt
+        if entity.stated:  # the message is evidence of a fact, even one the sheet held
             ops.append(_link(entity.endpoint, {"ref": "ev"}, EVIDENCE))
     if previous_event_id:
         ops.append(
@@ -260,6 +261,7 @@ def _gather_facts(
         entity = written.get(name)
         if entity is None:
             continue
+        entity.stated = entity.stated or any(columns.values())
         node = resolver.node(entity.known.id) if entity.known is not None else None
         have = node.fields if node is not None else {}
         for key, values in facts_fields(columns, have).items():

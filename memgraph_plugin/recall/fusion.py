@@ -22,7 +22,9 @@ from .signals import Hit, is_filler
 __all__ = ["FILLER_FACTOR", "Fused", "fuse", "is_filler"]
 
 RRF_K = 10
-WEIGHTS: Mapping[str, float] = {"keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6}
+WEIGHTS: Mapping[str, float] = {
+    "keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6, "places": 1.0
+}
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node
 SPEAKER_BOOST = 1.0  # a message by a person the question names: score x (1 + SPEAKER_BOOST)

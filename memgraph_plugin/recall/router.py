@@ -37,6 +37,7 @@ from ..settings_keys import (
 from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .people import known_names
+from .place_signal import place_hits
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
 from .signals import (
@@ -201,7 +202,10 @@ class HybridRouter:
         people = self._people(ctx, keyword)
         ctx.speakers = frozenset(n for p in people for n in known_names(p))
         facts = self._fact_list(ctx, [p.id for p in people])
-        base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts})
+        places = ctx.allowed(
+            place_hits(request.session, [p.id for p in people], request.query, ctx.terms, ctx.k)
+        )
+        base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts, "places": places})
         always = set(request.always_inject_ids)
         seeds = tuple(i.id for i in base[:n_seeds])
         result = RouteResult(
@@ -220,9 +224,8 @@ class HybridRouter:
         self.gate.record(False, window)
         if not graph:
             return result
-        lists = {
-            "keyword": keyword, "vector": vector, "facts": facts, "graph": [h for h, _ in graph]
-        }
+        lists = {"keyword": keyword, "vector": vector, "facts": facts, "places": places,
+                 "graph": [h for h, _ in graph]}
         how = {h.id: inc for h, inc in graph}
         base_ids = {i.id for i in base}
         # the fused ranking read only as far as the selection and the expansion need: the

@@ -37,6 +37,14 @@ def test_place_cues() -> None:
     }
 
 
+def test_a_journey_to_a_place_with_when_words_between() -> None:
+    assert kinds("Took a short trip last week to Rome to clear my head.") == {"Rome": "place"}
+    assert kinds("We went back to Durnholt.") == {"Durnholt": "place"}
+    # a journey verb further back, across other words, says nothing about the name
+    assert kinds("I went to talk to Anna yesterday.")["Anna"] != "place"
+    assert kinds("I said goodbye to Anna last week.")["Anna"] != "place"
+
+
 def test_person_cues_titles_and_disagreement() -> None:
     found = find_mentions(
         "A messenger of the Duke of Ardent waits. Captain Rourke says nothing, Old Hessa "

@@ -164,12 +164,18 @@ def cues_at(tokens: Sequence[str], start: int, end: int, name_words: Sequence[st
         if owner in PLACE_NOUNS or owner in MORE_PLACE_NOUNS or owner in _OF_PLACE:
             cues.place = True
     elif before in ("to", "for") and at >= 1:
-        travel = tokens[at - 1].lower()
+        k = at - 1  # "a trip last week to Rome": when-words between the journey and "to"
+        while k > 0 and k > at - 4 and tokens[k].lower() in _WHEN_WORDS:
+            k -= 1
+        travel = tokens[k].lower()
         if travel in TRAVEL_VERBS or travel in _MORE_TRAVEL:
             cues.place = True
     return cues
 
 
+#: Words saying when or how a journey went, skipped between it and "to" ("a trip last week
+#: to Rome", "went back to Durnholt").
+_WHEN_WORDS = words("last next this week weekend month year yesterday recently back again finally")
 #: Prepositions of place beyond `PLACE_PREPOSITIONS` ("smoke over Greywater").
 _MORE_PREPOSITIONS = words("over beyond below above through past")
 #: Journeys beyond `TRAVEL_VERBS` ("we ride for Durnholt").
