@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
 
+import orjson
+
 from host.chats.chat_ids import check_chat_id
 from host.chats.context import ROLES, Message, Role
 from host.chats.jsonl import append_lines, split_lines
@@ -265,7 +267,10 @@ def _next_message(
 
 def _parse_line(line: str) -> tuple[Role, str, str, str]:
     """(role, text, name, time) of one message line; ValueError/KeyError/TypeError if bad."""
-    raw = json.loads(line)
+    try:  # orjson: a fifth of json's time, for the lines of a long chat's first read
+        raw = orjson.loads(line)
+    except orjson.JSONDecodeError:  # what orjson refuses (a lone surrogate, NaN): json decides
+        raw = json.loads(line)
     role, text = raw["role"], raw["text"]
     name, when = raw.get("name", ""), raw.get("time", "")
     if role not in ROLES or not isinstance(text, str):

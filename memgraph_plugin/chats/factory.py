@@ -9,7 +9,6 @@ import attrs
 
 from memgraph_plugin.chats.chat_cache import PersistedChats
 from memgraph_plugin.embedding.registry import resolve_profile
-from memgraph_plugin.storage.connect import warm_up
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
 
@@ -41,8 +40,6 @@ def persistence_for_host(
 
     def storage() -> LanceStorage:
         return LanceStorage(with_keyword_schema(storage_settings, service.schema))
-
-    warm_up()  # LanceDB imported beside the host's start, before the first open needs it
 
     chats = PersistedChats(
         storage,

@@ -76,7 +76,7 @@ def connect_database(settings: StorageSettings, *, consistent: bool = True) -> A
     (the journal's inspector travels to old versions: `Journal._added_no_rows`). On an object
     store a failure becomes a `StorageError` naming the URI and the settings to check (bucket,
     endpoint, region, credentials)."""
-    import lancedb  # here, not at import: it takes ~1 s of a host's start (warm_up)
+    import lancedb  # here, on the first write (`table_reads.py`): its import takes ~1 s
 
     options = dict(settings.storage_options)
     remote = _is_object_store(settings.uri)
@@ -97,25 +97,3 @@ def connect_database(settings: StorageSettings, *, consistent: bool = True) -> A
             "aws_secret_access_key, allow_http for an http:// endpoint) are right",
             code="STORAGE_UNREACHABLE",
         ) from exc
-
-
-def warm_up() -> None:
-    """Import LanceDB on a thread of its own: about 1 s of a host's start on a quiet machine
-    (its REST namespace client's generated modules), which only an open of a chat needs. A host
-    starts without waiting for it; the first open waits only for what is left (Python's import
-    lock makes the two imports one). Not a daemon thread: a process ending meanwhile (a CLI
-    command refusing its arguments) waits for the import to end, as a daemon thread killed
-    inside LanceDB's native module aborts the interpreter ("FATAL: exception not rethrown")."""
-    import contextlib
-    import sys
-    import threading
-
-    if "lancedb" in sys.modules:
-        return
-
-    def run() -> None:
-        # a failure is raised again, with its context, by the open that needs the module
-        with contextlib.suppress(Exception):
-            import lancedb  # noqa: F401
-
-    threading.Thread(target=run, name="lancedb-import", daemon=False).start()

@@ -26,7 +26,6 @@ from typing import Any
 import attrs
 
 from memgraph_plugin.engine.load.gc_pause import gc_paused
-from memgraph_plugin.storage.connect import connect_database
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.failures import translate_sync_methods
 from memgraph_plugin.storage.format.graph_columns import (
@@ -47,6 +46,7 @@ from memgraph_plugin.storage.maintenance.table_compaction import Compactor
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
 from memgraph_plugin.storage.settings import StorageSettings
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
+from memgraph_plugin.storage.table_reads import Database
 from memgraph_plugin.storage.tables import (
     COMMITS,
     SNAP_EDGES,
@@ -85,9 +85,9 @@ class LanceStorage(AsyncTwins):
         self.settings = settings
         self.embedder = embedder
         self._chat_id_rule = chat_id_rule
-        self._db = connect_database(settings)
+        self._db = Database(settings)  # reads through pylance; LanceDB on the first write
         self.journal = Journal(
-            self._db, connect_database(settings, consistent=False), JournalGate(settings.uri)
+            self._db, Database(settings, consistent=False), JournalGate(settings.uri)
         )
         self.vectors = VectorTables(self._db)
         self._snaps = SnapshotTables(self._db, self.vectors.table)

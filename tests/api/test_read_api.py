@@ -417,6 +417,51 @@ def test_compaction_candidates_with_a_limit_are_the_oldest_groups() -> None:
         api.compaction_candidates(type="event", limit=-1)
 
 
+def _timeline_groups(store: Store, depth: int) -> list[tuple[str, ...]]:
+    """The event groups at `depth` by the definition: every root (active, this depth, no
+    parent of its type) sorted by `timeline_key`, the newest `keep_recent_leaves` held back at
+    depth 0, then groups of `fan_in` (what the answer was computed as before it was read from
+    the pool's keys)."""
+    from memgraph_plugin.engine.index.candidate_pool import timeline_key
+
+    comp = store.schema.get("event").compression  # type: ignore[union-attr]
+    roots = [
+        n
+        for n in store.iter_nodes()
+        if n.type == "event" and not n.archived and n.semantic_depth == depth
+        and not (n.parent_id and (p := store.node(n.parent_id)) is not None and p.type == "event")
+    ]
+    roots.sort(key=timeline_key)
+    if depth == 0 and comp.keep_recent_leaves:
+        roots = roots[: max(0, len(roots) - comp.keep_recent_leaves)]
+    if len(roots) < comp.threshold:
+        return []
+    fan = comp.fan_in
+    return [tuple(n.id for n in roots[i : i + fan]) for i in range(0, len(roots) - fan + 1, fan)]
+
+
+def test_compaction_candidates_are_the_timeline_groups_read_from_the_pool_keys() -> None:
+    """With no limit too (the turn's inline compaction), the groups of a pooled type are read
+    from its pool's keys, with no record made on a store opened from columns: the same groups
+    as sorting every root (ties by id, no seq last, parents, archived nodes, other depths)."""
+    from memgraph_plugin.storage.format.graph_columns import state_tables
+
+    nodes = [node(f"e{i:02d}", "event", seq=(i // 3) or None) for i in range(1, 40)]
+    nodes += [node(f"d{i}", "event", seq=i % 3 or None, semanticDepth=1) for i in range(1, 11)]
+    nodes += [node("gone", "event", seq=1, archived=True)]
+    nodes += [node("kid", "event", seq=2, parentId="p1"), node("p1", "event", seq=30)]
+    store = build_store(nodes, seq_counter=40)
+    nodes_t, edges_t = state_tables(store.to_dict())
+    opened = Store.from_columns(nodes_t, edges_t, store.node_seq, store.seq_counter)
+    for depth in (0, 1):
+        want = _timeline_groups(store, depth)
+        assert want, depth
+        for s in (store, opened):
+            got = get_read_api(s, None).compaction_candidates(type="event", depth=depth).groups
+            assert [g.child_ids for g in got] == want, depth
+    assert dict.__len__(opened.internals()[0]) == 0  # no record made
+
+
 
 # -- layer D ------------------------------------------------------------------------------------
 

@@ -122,8 +122,9 @@ def test_coarse_lists_over_blocks_probe_every_row_once():
 
 
 async def test_an_open_adopts_the_stored_vector_batches_without_joining_them(tmp_path):
-    """A chat of more rows than one LanceDB batch: its index's base is the batches as read, and
-    searches answer what an index built from the nodes' own vectors answers."""
+    """A chat of more rows than one batch of the scan (pylance's: 8,192 rows): its index's base
+    is the batches as read, and searches answer what an index built from the nodes' own vectors
+    answers."""
     from memgraph_plugin.chats.chat_cache import PersistedChats
     from memgraph_plugin.engine.graph.store import Store
     from memgraph_plugin.engine.model.models import Node
@@ -145,11 +146,11 @@ async def test_an_open_adopts_the_stored_vector_batches_without_joining_them(tmp
     words = ["harbor", "storm", "guild", "garden", "dragon", "castle", "river", "gold"]
     rng = np.random.default_rng(11)
     with chat.store.transaction():
-        for i in range(2600):
+        for i in range(9000):
             text = " ".join(rng.choice(words, size=3)) + f" {i}"
             chat.store.put_node(Node(id=f"n_{i}", type="event", title=text,
                                      fields={"summary": text}))
-    await first.persist("c", chat.store.take_changeset(), applied=2600)
+    await first.persist("c", chat.store.take_changeset(), applied=9000)
     await first.vector_search("c", query="storm", types=None, k=3)  # builds the index
     first.storage.checkpoint_sync("c", first.storage.load_sync("c"),
                                   VectorBlock(profile.name, *first._chats["c"].index.items()))
@@ -157,8 +158,8 @@ async def test_an_open_adopts_the_stored_vector_batches_without_joining_them(tmp
             for q in ("dragon castle", "gold river 17", "guild")]
     second = chats()
     opened = await second.open("c")
-    assert opened.index is not None and len(opened.index) == 2600
-    assert len(opened.index._base) == 2600 and len(opened.index._base.blocks) > 1
+    assert opened.index is not None and len(opened.index) == 9000
+    assert len(opened.index._base) == 9000 and len(opened.index._base.blocks) > 1
     got = [await second.vector_search("c", query=q, types=None, k=8)
            for q in ("dragon castle", "gold river 17", "guild")]
     assert [[i for i, _ in g] for g in got] == [[i for i, _ in w] for w in want]

@@ -389,8 +389,9 @@ class RecallPrimitives(ReadBase):
         oldest first, ready for a rollup of tier ``depth + 1``. Empty for an unknown or
         non-hierarchical type, ``depth >= max_depth``, or fewer than `threshold` roots (after
         holding back the newest `keep_recent_leaves` at depth 0); a trailing partial group is
-        dropped. `limit`: the oldest `limit` groups only (a chunk of catch-up compaction; for a
-        type kept in the pools read from the pool's keys, without sorting every root)."""
+        dropped. `limit`: the oldest `limit` groups only (a chunk of catch-up compaction). A type
+        kept in the pools is read from its pool's keys, oldest first, without making a record
+        or sorting every root (the turn's inline compaction asks with no limit)."""
         check_str("type", type)
         check_int("depth", depth, minimum=0)
         spec = self.schema.get(type)
@@ -407,9 +408,10 @@ class RecallPrimitives(ReadBase):
         due = self._due_roots(spec.type, depth, comp.keep_recent_leaves) if pooled else 0
         if pooled and due < comp.threshold:
             return CompactionCandidates(groups=())  # counted from the pool's keys: no record
-        if pooled and limit is not None:  # the oldest groups only, from the pool's keys
+        if pooled:  # the oldest groups, from the pool's keys: no record made, no sort of
+            # every root (the type's pool holds exactly its roots, at every depth)
             fan = comp.fan_in
-            take = min(limit, due // fan)
+            take = due // fan if limit is None else min(limit, due // fan)
             ids = oldest_pool_roots(store, spec.type, depth, take * fan)
             return CompactionCandidates(
                 groups=tuple(
@@ -417,19 +419,15 @@ class RecallPrimitives(ReadBase):
                     for i in range(0, take * fan, fan)
                 )
             )
-        if pooled:
-            # the type's candidate pool holds exactly its roots (active, no active parent of the
-            # same type) at every depth: no scan of the store, however long the chat
-            roots = [n for n in store.type_pool(spec.type).nodes if n.semantic_depth == depth]
-        else:  # episodic and diagnostic nodes stay out of the pools
-            for n in store.iter_nodes():
-                if n.archived or n.type != spec.type or n.semantic_depth != depth:
+        # episodic and diagnostic nodes stay out of the pools: a scan of the store
+        for n in store.iter_nodes():
+            if n.archived or n.type != spec.type or n.semantic_depth != depth:
+                continue
+            if n.parent_id:
+                parent = store.node(n.parent_id)
+                if parent is not None and parent.type == spec.type:
                     continue
-                if n.parent_id:
-                    parent = store.node(n.parent_id)
-                    if parent is not None and parent.type == spec.type:
-                        continue
-                roots.append(n)
+            roots.append(n)
         roots.sort(key=timeline_key)
         if depth == 0 and comp.keep_recent_leaves:
             roots = roots[: max(0, len(roots) - comp.keep_recent_leaves)]

@@ -131,7 +131,7 @@ def hybrid_search(
 
 
 def _ivf_pq() -> Any:
-    """LanceDB's IVF_PQ index config class (imported on first use: `connect.warm_up`)."""
+    """LanceDB's IVF_PQ index config class (LanceDB imported on first use: `table_reads.py`)."""
     from lancedb.index import IvfPq
 
     return IvfPq

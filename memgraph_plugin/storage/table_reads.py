@@ -1,0 +1,216 @@
+"""A host's database with its reads through pylance and LanceDB connected on first write.
+
+`import lancedb` costs about a second of a process's first open (its REST namespace client's
+pydantic models), `import lance` a fifth of that; both read the same files (a LanceDB table is the
+Lance dataset ``<db uri>/<name>.lance``). So a `Database` hands out `TableHandle`s whose scans
+(``table.search()`` without a vector: the only reads an open makes), version and schema go
+through ``lance.dataset``, and everything else (appends, deletes, compaction, indexes, vector
+search) through the LanceDB table, opened on first use. A handle reads the newest version at
+every scan, as LanceDB's `read_consistency_interval` of 0 does. A table that pylance cannot open
+(not made yet, an object store refusing) goes through LanceDB from the start: it makes the
+table, or raises its error as before (`connect.connect_database`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+from memgraph_plugin.storage.connect import check_options, connect_database, local_folder
+from memgraph_plugin.storage.settings import StorageSettings
+
+
+def table_uri(uri: str, name: str) -> str:
+    """Where LanceDB keeps table `name` of the database at `uri` (a folder or an object store
+    prefix)."""
+    folder = local_folder(uri)
+    if folder is not None:
+        return str(folder / f"{name}.lance")
+    return f"{uri.rstrip('/')}/{name}.lance"
+
+
+class Database:
+    """The database of `settings`: tables read through pylance, the LanceDB connection made on
+    first use (`connection`); `consistent` as in `connect.connect_database`."""
+
+    def __init__(self, settings: StorageSettings, *, consistent: bool = True) -> None:
+        self.settings = settings
+        self.consistent = consistent
+        self._options = {str(k): str(v) for k, v in dict(settings.storage_options).items()}
+        if local_folder(settings.uri) is None:
+            check_options(settings.uri, self._options)
+        self._connection: Any = None
+        self._lock = threading.Lock()
+
+    def connection(self) -> Any:
+        """The LanceDB connection (LanceDB imported and connected now, once)."""
+        with self._lock:
+            if self._connection is None:
+                self._connection = connect_database(self.settings, consistent=self.consistent)
+            return self._connection
+
+    def open_table(self, name: str) -> Any:
+        """Table `name`: a `TableHandle` reading through pylance when pylance opens it, else
+        LanceDB's table (which raises for a missing one, as `tables.open_or_create` expects).
+        Of a database that is not kept consistent, a handle that stays at the version it was
+        last moved to (`TableHandle.checkout`)."""
+        dataset = _open_dataset(table_uri(self.settings.uri, name), self._options)
+        if dataset is None:
+            return self.connection().open_table(name)
+        opener = lambda: self.connection().open_table(name)  # noqa: E731
+        return TableHandle(name, dataset, opener, pinned=not self.consistent)
+
+    def __getattr__(self, name: str) -> Any:
+        """Anything else (`create_table`, `list_tables`, ...): the LanceDB connection's."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.connection(), name)
+
+
+def _open_dataset(uri: str, options: dict[str, str]) -> Any:
+    """The Lance dataset at `uri`, or None when pylance cannot open it (missing, unreachable:
+    LanceDB then makes it or reports why)."""
+    try:
+        import lance
+
+        return lance.dataset(uri, storage_options=options or None)
+    except Exception:
+        return None
+
+
+class TableHandle:
+    """One table: scans, version, schema, row counts and appends through pylance (`dataset`),
+    the rest through LanceDB's table (opened by `opener` on first use). `pinned`: reads see
+    the version the handle was last moved to (`checkout`), not the newest."""
+
+    def __init__(
+        self, name: str, dataset: Any, opener: Callable[[], Any], *, pinned: bool = False
+    ) -> None:
+        self.name = name
+        self._dataset = dataset
+        self._opener = opener
+        self._pinned = pinned
+        self._table: Any = None
+        self._lock = threading.Lock()
+        #: the local folder `table_head.NextVersionProbe` finds the manifests in
+        self._dataset_path = dataset.uri
+
+    def lancedb_table(self) -> Any:
+        """LanceDB's table (opened now, once)."""
+        table = self._table
+        if table is None:
+            with self._lock:
+                if self._table is None:
+                    self._table = self._opener()
+                table = self._table
+        return table
+
+    def latest(self) -> Any:
+        """The dataset at its newest version (checked out now: a scan sees every commit), or,
+        of a pinned handle, at the version it was moved to."""
+        with self._lock:
+            if not self._pinned:
+                self._dataset.checkout_latest()
+            return self._dataset
+
+    @property
+    def version(self) -> int:
+        return int(self.latest().version)
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self.latest().schema
+
+    def count_rows(self, filter: str | None = None) -> int:
+        return int(self.latest().count_rows(filter))
+
+    def checkout(self, version: int) -> None:
+        """Move a pinned handle to table version `version` (`Journal._classify` counts rows of
+        old versions)."""
+        with self._lock:
+            self._dataset = self._dataset.checkout_version(int(version))
+
+    def add(self, data: Any, *args: Any, **kwargs: Any) -> Any:
+        """Append `data` (one commit) and answer as LanceDB's `add` does (the new table
+        version): through pylance when `data` is a table of the table's own schema (every
+        append of this package), else LanceDB's `add` (which casts)."""
+        if (
+            self._pinned
+            or args
+            or kwargs
+            or not isinstance(data, pa.Table)
+            or not data.schema.equals(self.schema, check_metadata=False)
+        ):
+            return self.lancedb_table().add(data, *args, **kwargs)
+        with self._lock:
+            self._dataset.insert(data)
+            return _Added(int(self._dataset.version))
+
+    def search(self, query: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """A scan (no `query`: read through pylance), or LanceDB's search of a vector."""
+        if query is None and not args and not kwargs:
+            return Scan(self)
+        return self.lancedb_table().search(query, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_table", "_dataset", "_opener", "_lock"):
+            raise AttributeError(name)
+        return getattr(self.lancedb_table(), name)
+
+
+class _Added:
+    """What an append made: LanceDB's `AddResult` has the same `version`."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+
+
+class Scan:
+    """The part of LanceDB's query builder a scan uses (`where`, `select`, `with_row_id`,
+    `limit`, `to_arrow`, `to_batches`), run by pylance's scanner."""
+
+    def __init__(self, handle: TableHandle) -> None:
+        self._handle = handle
+        self._filter: str | None = None
+        self._columns: list[str] | None = None
+        self._row_id = False
+        self._limit: int | None = None
+
+    def where(self, condition: str, prefilter: bool = True) -> Scan:
+        self._filter = condition
+        return self
+
+    def select(self, columns: list[str]) -> Scan:
+        self._columns = list(columns)
+        return self
+
+    def with_row_id(self, flag: bool = True) -> Scan:
+        self._row_id = bool(flag)
+        return self
+
+    def limit(self, limit: int | None) -> Scan:
+        self._limit = None if limit is None else int(limit)
+        return self
+
+    def _scanner(self, batch_size: int | None = None) -> Any:
+        return self._handle.latest().scanner(
+            columns=self._columns,
+            filter=self._filter,
+            limit=self._limit,
+            with_row_id=self._row_id,
+            batch_size=batch_size,
+        )
+
+    def to_arrow(self) -> pa.Table:
+        return self._scanner().to_table()
+
+    def to_batches(self, batch_size: int | None = None) -> pa.RecordBatchReader:
+        return self._scanner(batch_size).to_reader()
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return self.to_arrow().to_pylist()

@@ -1,0 +1,129 @@
+"""Reads and appends through pylance (`storage/table_reads.py`): a handle sees every commit
+LanceDB's table makes and the other way round, a pinned handle stays at the version it checked
+out, and a process that opens a stored chat and commits to it never imports LanceDB."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from memgraph_plugin.storage import LanceStorage
+from memgraph_plugin.storage.table_reads import Database, TableHandle, table_uri
+from memgraph_plugin.storage.tables import COMMITS
+from tests.storage.helpers import change, node
+from tests.storage.targets import Target
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stored_chat(target: Target) -> LanceStorage:
+    storage = target.storage(checkpoint_every=1000)
+    version = 0
+    for i in range(3):
+        nid = f"n_{i + 1}"
+        version = storage.commit_sync(
+            "c", change(node(nid), node_seq=i + 1, seq=i + 1), base_version=version
+        ).version
+    storage.snapshot_sync("c")
+    storage.commit_sync("c", change(node("n_4"), node_seq=4, seq=4), base_version=version)
+    return storage
+
+
+def test_the_tables_of_a_stored_chat_are_read_through_pylance(target: Target) -> None:
+    storage = _stored_chat(target)
+    fresh = LanceStorage(target.settings())
+    assert isinstance(fresh.journal.table, TableHandle)
+    assert isinstance(fresh._snaps.nodes, TableHandle)
+    state = fresh.load_sync("c")
+    assert state.version == 4 and set(state.data["nodes"]) == {"n_1", "n_2", "n_3", "n_4"}
+    # a commit by the other handle (appended through pylance too) is seen by the next read
+    storage.commit_sync("c", change(node("n_5"), node_seq=5, seq=5), base_version=4)
+    assert fresh.latest_version_sync("c") == 5
+    assert "n_5" in fresh.load_sync("c").data["nodes"]
+
+
+def test_a_handle_and_lancedbs_table_see_each_others_commits(target: Target) -> None:
+    _stored_chat(target)
+    db = Database(target.settings())
+    handle = db.open_table(COMMITS)
+    assert isinstance(handle, TableHandle)
+    lance_table = handle.lancedb_table()  # LanceDB's own table of the same dataset
+    before = handle.version
+    assert lance_table.version == before
+    rows = handle.search().where("chat_id = 'c'").limit(None).to_arrow()
+    copy = rows.slice(0, 1).set_column(
+        rows.schema.get_field_index("chat_id"), "chat_id", pa.array(["d"], pa.string())
+    )
+    assert handle.add(copy.select(handle.schema.names)).version == before + 1  # pylance
+    assert lance_table.count_rows("chat_id = 'd'") == 1  # LanceDB sees it
+    lance_table.delete("chat_id = 'd'")  # LanceDB's delete: the handle's next read sees it
+    assert handle.search().where("chat_id = 'd'").limit(None).to_arrow().num_rows == 0
+    assert handle.version == lance_table.version == before + 2
+    got = handle.search().where("chat_id = 'c'").select(["version"]).with_row_id(True)
+    table = got.limit(None).to_arrow()
+    assert "_rowid" in table.column_names and sorted(table["version"].to_pylist()) == [1, 2, 3, 4]
+
+
+def test_a_pinned_handle_counts_the_rows_of_the_version_it_checked_out(target: Target) -> None:
+    storage = _stored_chat(target)
+    pinned = Database(target.settings(), consistent=False).open_table(COMMITS)
+    now = storage.journal.table.version
+    pinned.checkout(now)
+    assert pinned.count_rows() == 4
+    storage.commit_sync("c", change(node("n_5"), node_seq=5, seq=5), base_version=4)
+    assert pinned.count_rows() == 4  # still at the version it was moved to
+    pinned.checkout(now + 1)
+    assert pinned.count_rows() == 5
+
+
+def test_a_table_pylance_cannot_open_is_made_by_lancedb(tmp_path: Path) -> None:
+    db = Database(Target(str(tmp_path / "db")).settings())
+    assert not Path(table_uri(db.settings.uri, "fresh")).exists()
+    with pytest.raises((ValueError, FileNotFoundError, RuntimeError)):
+        db.open_table("fresh")  # LanceDB's error for a missing table (open_or_create makes it)
+    storage = LanceStorage(db.settings)  # makes every table, through LanceDB
+    assert Path(table_uri(db.settings.uri, COMMITS)).is_dir()
+    assert storage.load_sync("c").version == 0
+
+
+_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from memgraph_plugin.storage import LanceStorage
+    from tests.storage.helpers import change, node
+    storage = LanceStorage(sys.argv[1])
+    state = storage.load_sync("c")
+    record = storage.commit_sync(
+        "c", change(node("n_9"), node_seq=9, seq=9), base_version=state.version
+    )
+    again = LanceStorage(sys.argv[1]).load_sync("c")
+    print(json.dumps({"version": record.version, "nodes": sorted(again.data["nodes"]),
+                      "lancedb": "lancedb" in sys.modules}))
+    """
+)
+
+
+@pytest.mark.process
+def test_opening_and_committing_to_a_stored_chat_imports_no_lancedb(tmp_path: Path) -> None:
+    target = Target(str(tmp_path / "db"))
+    _stored_chat(target)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, target.uri],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {
+        "version": 5,
+        "nodes": ["n_1", "n_2", "n_3", "n_4", "n_9"],
+        "lancedb": False,
+    }
