@@ -21,7 +21,7 @@ from tests.storage.import_child import big_store
 pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-NODES = 6000  # more than one journal row (journal_parts.PART_ITEMS items each)
+NODES = 6000  # about a second of import: kills land in its snapshot rows, journal row or head
 
 
 def _spawn(uri: str, chat: str) -> subprocess.Popen:
