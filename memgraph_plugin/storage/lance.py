@@ -394,6 +394,7 @@ class LanceStorage(AsyncTwins):
                     if current.version
                     else None
                 ),
+                getattr(self.embedder, "name", None),
             )
             heads.append(head)
             # the commit point: one journal row pointing at those rows (`snapshot_refs.py`)

@@ -115,6 +115,23 @@ def test_a_reimport_keeps_the_stored_vectors_of_unchanged_nodes(tmp_path) -> Non
     assert not np.array_equal(after.matrix[rows_after["n_5"]], before.matrix[rows_before["n_5"]])
 
 
+def test_a_reimport_that_changes_nothing_keeps_every_stored_vector(tmp_path) -> None:
+    """The same graph again: the change has no node (so no fresh vector), and the new snapshot
+    still holds every node's stored vector (none left for the open to embed)."""
+    storage = _storage(tmp_path)
+    storage.import_sync(CHAT, _graph(20))
+    _, before = storage.load_with_vectors_sync(CHAT, profile="hashing")
+    record = storage.import_sync(CHAT, _graph(20))
+    assert record.nodes_changed == 0
+    state, after = storage.load_with_vectors_sync(CHAT, profile="hashing")
+    assert state.checkpoint_version == record.version
+    assert before is not None and after is not None
+    assert sorted(after.ids) == sorted(before.ids) == sorted(_graph(20)["nodes"])
+    rows_before = {nid: i for i, nid in enumerate(before.ids)}
+    for i, nid in enumerate(after.ids):
+        assert np.array_equal(after.matrix[i], before.matrix[rows_before[nid]])
+
+
 def test_a_failed_snapshot_write_stores_nothing(tmp_path) -> None:
     """The snapshot's rows come before the journal row: rows that cannot be written fail the
     import, and the chat stays as it was (no commit, the old graph loads)."""

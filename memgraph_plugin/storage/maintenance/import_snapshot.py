@@ -28,29 +28,35 @@ OldVectors = Callable[[str], VectorBlock | None]
 
 
 def merged_vectors(
-    data: dict[str, Any], change: ChangeRecord, old: OldVectors
+    data: dict[str, Any], change: ChangeRecord, old: OldVectors, profile: str | None = None
 ) -> VectorBlock | None:
     """One vector per node of `data` where one is known: the change's (its nodes were just
     embedded) and, for nodes the import left as they were, the stored ones of the same
-    profile. None when the change carries no vectors (no profile, or embedding failed)."""
+    profile (the change's, else `profile`: the embedder's, when the change has no vectors
+    because it changed no node or its embedding failed). None when neither is known."""
     fresh = change.vectors
-    if fresh is None or not fresh.ids:
+    if fresh is not None and not fresh.ids:
+        fresh = None
+    name = fresh.profile if fresh is not None else profile
+    if name is None:
         return None
     wanted = data.get("nodes") or {}
-    have = set(fresh.ids)
+    have = set(fresh.ids) if fresh is not None else set()
     missing = [nid for nid in wanted if nid not in have]
     if not missing:
         return fresh
-    before = old(fresh.profile)
-    if before is None or before.dim != fresh.dim or not before.ids:
+    before = old(name)
+    if before is None or not before.ids or (fresh is not None and before.dim != fresh.dim):
         return fresh  # the others are embedded by the first search that finds them missing
     rows = {nid: r for r, nid in enumerate(before.ids)}
     take = [(nid, rows[nid]) for nid in missing if nid in rows]
     if not take:
         return fresh
-    kept = before.rows.take(np.asarray([r for _, r in take], dtype=np.int64))
-    matrix = np.concatenate([fresh.matrix, np.asarray(kept, dtype=np.float32)])
-    return VectorBlock(fresh.profile, (*fresh.ids, *(nid for nid, _ in take)), matrix)
+    kept = np.asarray(before.rows.take(np.asarray([r for _, r in take])), dtype=np.float32)
+    ids = tuple(nid for nid, _ in take)
+    if fresh is None:
+        return VectorBlock(name, ids, kept)
+    return VectorBlock(name, (*fresh.ids, *ids), np.concatenate([fresh.matrix, kept]))
 
 
 def write_import_rows(
@@ -60,10 +66,12 @@ def write_import_rows(
     version: int,
     change: ChangeRecord,
     old: OldVectors,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """Write the row sets of a full snapshot of `data` as the chat's version `version` (the
-    import's, once committed), with every node's vector known (`merged_vectors`); returns the
-    head they need. Raises when they cannot be written (nothing committed then)."""
+    import's, once committed), with every node's vector known (`merged_vectors`; `profile`:
+    the embedder's); returns the head they need. Raises when they cannot be written (nothing
+    committed then)."""
     state = ChatState(
         chat_id=chat_id,
         version=version,
@@ -71,7 +79,8 @@ def write_import_rows(
         checkpoint_version=version,
         seq=int(change.seq_counter),
     )
-    return checkpoints.write_full_rows(chat_id, state, merged_vectors(data, change, old))
+    vectors = merged_vectors(data, change, old, profile)
+    return checkpoints.write_full_rows(chat_id, state, vectors)
 
 
 def finish_import(checkpoints: Checkpoints, chat_id: str, head: dict[str, Any]) -> bool:
