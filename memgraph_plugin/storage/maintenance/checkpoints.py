@@ -14,8 +14,10 @@ the maintenance process (`maintenance.py`), never in a commit.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from memgraph_plugin.engine.keyword.keyword_text import keyword_fingerprint
@@ -34,6 +36,20 @@ Loader = Callable[[str, int], ChatState]
 """The chat's state at a version (for a full snapshot)."""
 VectorLoader = Callable[[str, ChatState, str], VectorBlock | None]
 """The vectors of a state made by a profile (for a full snapshot)."""
+
+
+def _alongside(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
+    done: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller's `result()`
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name="snapshot-vectors", daemon=True).start()
+    return done
 
 
 class Checkpoints:
@@ -193,14 +209,25 @@ class Checkpoints:
         node_seq, seq_counter = state.counters
         rowset = new_rowset_id()
         rows = centroids = None
+        vector_work: Future[Any] | None = None
         if vectors is not None and vectors.ids and vectors.dim:
-            rows, centroids = snapshot_vector_rows(
-                chat_id, rowset, vectors, nodes, self.settings.vector_coarse_threshold
+            # numpy and pyarrow work, mostly without the GIL: alongside the keyword rows
+            vector_work = _alongside(
+                snapshot_vector_rows,
+                chat_id,
+                rowset,
+                vectors,
+                nodes,
+                self.settings.vector_coarse_threshold,
             )
         spec = self._keyword_spec()
         keywords = None
-        if spec is not None:
-            keywords = keyword_rows.full_rows(nodes, state.keywords, spec[0], spec[1])
+        try:
+            if spec is not None:
+                keywords = keyword_rows.full_rows(nodes, state.keywords, spec[0], spec[1])
+        finally:
+            if vector_work is not None:
+                rows, centroids = vector_work.result()
         self.snaps.write_rows(
             chat_id,
             rowset,
