@@ -118,10 +118,16 @@ class ChatHistory:
         the records) as one commit anchored to the chat's newest message seq and message count
         (as `store_file.anchor_store` does: chatting
         on never reads it as deleted or already extracted messages, so never rolls it back);
-        fires ``memgraph_commit``, returns its `CommitInfo`."""
+        fires ``memgraph_commit``, returns its `CommitInfo`. A `store_import.NormalStore`
+        (`normalised_store`'s, unanchored) is taken as checked and in the normal form."""
         from memgraph_plugin.engine.load.gc_pause import gc_paused
         from memgraph_plugin.engine.load.store_file import store_problems
-        from memgraph_plugin.engine.load.store_import import normalised_store, store_is_clean
+        from memgraph_plugin.engine.load.store_import import (
+            NormalStore,
+            anchored_store,
+            normalised_store,
+            store_is_clean,
+        )
         from memgraph_plugin.engine.model.values import Limits
 
         checked_chat_id(chat_id)
@@ -130,6 +136,8 @@ class ChatHistory:
         seq, count = self.message_seq(chat_id), self.message_count(chat_id)
 
         def ready() -> dict[str, Any]:
+            if type(data) is NormalStore:  # checked and normalised by the caller: anchored only
+                return anchored_store(data, seq, count)
             with gc_paused():  # one pass per node and edge, no records (store_import.py)
                 if not store_is_clean(data, limits):
                     problems = store_problems(data, limits)

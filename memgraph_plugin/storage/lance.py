@@ -38,12 +38,19 @@ from memgraph_plugin.storage.format.keyword_rows import split_keywords, with_unk
 from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
 from memgraph_plugin.storage.journal.journal import Journal, JournalEntry
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
+from memgraph_plugin.storage.journal.snapshot_refs import rebased
 from memgraph_plugin.storage.lance_async import AsyncTwins
 from memgraph_plugin.storage.maintenance.checkpoints import Checkpoints
-from memgraph_plugin.storage.maintenance.import_snapshot import snapshot_replacement
+from memgraph_plugin.storage.maintenance.import_snapshot import finish_import, write_import_rows
 from memgraph_plugin.storage.maintenance.maintenance import Maintenance
 from memgraph_plugin.storage.maintenance.table_compaction import Compactor
-from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
+from memgraph_plugin.storage.persistence import (
+    ChangeRecord,
+    ChatState,
+    CommitRecord,
+    SnapshotRef,
+    VectorBlock,
+)
 from memgraph_plugin.storage.settings import StorageSettings
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
 from memgraph_plugin.storage.table_reads import Database
@@ -180,7 +187,12 @@ class LanceStorage(AsyncTwins):
             if self._snaps.still_there(chat_id, head):
                 break  # else pruned by another process while read: read the newer one
         base_version = int(head["version"]) if head is not None else 0
-        entries = self.journal.entries(chat_id, base_version, upto)
+        stored, entries = rebased(head, self.journal.entries(chat_id, base_version, upto))
+        if stored is not head:  # an import's snapshot, named by its journal row (no head row)
+            head, base_version = stored, int(stored["version"])
+            if on_head is not None:
+                on_head(head)
+            nodes, edges, vocab = self._snaps.read_with_keywords(chat_id, head)
         with gc_paused():  # decoding builds a few acyclic objects per changed node and edge
             if head is not None:
                 node_seq, seq_counter = int(head["node_seq"]), int(head["seq_counter"])
@@ -230,7 +242,7 @@ class LanceStorage(AsyncTwins):
         self._checked(chat_id)
         head = self._snaps.head(chat_id, state.version)
         ckpt_version = int(head["version"]) if head is not None else 0
-        entries = self.journal.entries(chat_id, ckpt_version, state.version)
+        head, entries = rebased(head, self.journal.entries(chat_id, ckpt_version, state.version))
         return load_vectors(self._snaps, head, entries, state, profile)
 
     def latest_version_sync(self, chat_id: str) -> int:
@@ -356,38 +368,41 @@ class LanceStorage(AsyncTwins):
     ) -> CommitRecord:
         """Replace a chat's graph by `data` (a store dict in the original shape) as one commit
         of `kind` (``import``, or ``fork``) with provenance `note`; recomputed on the new state
-        when another writer committed meanwhile (a few times). Then a full snapshot of `data`
-        at the new version (`import_snapshot.py`). The cyclic garbage collector is held off
-        meanwhile (`gc_paused`: the graph's dicts are acyclic, and collections over them were
-        half the time of a 100k-node import)."""
+        when another writer committed meanwhile (a few times). The graph is stored once, as a
+        full snapshot at the new version, and the journal row points at it
+        (`import_snapshot.py`). The cyclic garbage collector is held off meanwhile
+        (`gc_paused`: the graph's dicts are acyclic, and collections over them were half the
+        time of a 100k-node import)."""
         with gc_paused():
             return self._import(chat_id, data, kind=kind, note=note)
 
     def _import(self, chat_id: str, data: dict[str, Any], *, kind: str, note: str) -> CommitRecord:
-        made: list[tuple[ChatState, ChangeRecord]] = []
+        heads: list[dict[str, Any]] = []
 
         def attempt() -> CommitRecord:
             current = self.load_sync(chat_id)
             change = attrs.evolve(diff_states(current.data, data, kind=kind), note=note)
             change = self._embedded(chat_id, change)
-            made.append((current, change))
-            return self._commit_replacement(chat_id, change, current.version)
+            head = write_import_rows(  # the graph's one copy: a full snapshot's rows
+                self.checkpoints,
+                chat_id,
+                data,
+                current.version + 1,
+                change,
+                lambda profile: (
+                    self.load_vectors_sync(chat_id, current, profile=profile)
+                    if current.version
+                    else None
+                ),
+                getattr(self.embedder, "name", None),
+            )
+            heads.append(head)
+            # the commit point: one journal row pointing at those rows (`snapshot_refs.py`)
+            ref = attrs.evolve(change, snapshot=SnapshotRef(head))
+            return self.commit_sync(chat_id, ref, base_version=current.version)
 
         record = _retry_conflict(attempt, chat_id)
-        current, change = made[-1]
-        # stored the way a long-lived chat is: its next open reads columns (import_snapshot)
-        snapshot_replacement(
-            self.checkpoints,
-            chat_id,
-            data,
-            record,
-            change,
-            lambda profile: (
-                self.load_vectors_sync(chat_id, current, profile=profile)
-                if current.version
-                else None
-            ),
-        )
+        finish_import(self.checkpoints, chat_id, heads[-1])  # its head row: derived
         return record
 
     def _commit_replacement(self, chat_id: str, change: ChangeRecord, base: int) -> CommitRecord:

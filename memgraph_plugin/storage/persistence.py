@@ -29,6 +29,19 @@ class ChangeRecord:
     kind: str = "write"
     vectors: VectorBlock | None = attrs.field(default=None, eq=False)
     note: str = ""  # provenance said in `history` (a fork: "forked from SRC at seq N")
+    #: the full snapshot this change's resulting state is stored in (an import, a fork): the
+    #: journal then stores a small row pointing at it, not the change (`snapshot_refs.py`)
+    snapshot: SnapshotRef | None = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class SnapshotRef:
+    """A journal row's pointer to a full snapshot written at its version: the snapshot's head
+    (the `snapshots` row it gets: chain, counts, vector profile) and the change's sizes
+    (nodes put, nodes removed, edges added, edges removed) for `history`."""
+
+    head: Mapping[str, Any]
+    counts: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 @attrs.frozen

@@ -209,6 +209,7 @@ def _add_import(p: argparse.ArgumentParser) -> None:
 
 async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     from memgraph_plugin.chat_history import checked_chat_id
+    from memgraph_plugin.engine.load.gc_pause import gc_paused
     from memgraph_plugin.engine.load.store_file import StoreFileError, read_store_file
     from memgraph_plugin.engine.load.store_import import normalised_store
     from memgraph_plugin.engine.model.values import Limits
@@ -224,7 +225,9 @@ async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | No
         for line in exc.lines():
             print(f"memgraph-host: error: {line}", file=sys.stderr)
         return 1
-    data = normalised_store(checked)  # its counts: import_graph normalises and anchors it
+    # checked once: import_graph takes the normal form as it is (a NormalStore), and anchors it
+    with gc_paused():
+        data = normalised_store(checked)
     replace = getattr(args, "replace", False)
     if not data["nodes"] and not replace:
         held = await graph.store_for(checked_chat_id(args.chat))
@@ -235,7 +238,7 @@ async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | No
             )
 
     async def run() -> Any:
-        return await graph.import_graph(args.chat, checked)
+        return await graph.import_graph(args.chat, data)
 
     rec = await retry_conflicts(run)
     print(

@@ -1,12 +1,15 @@
 """A child process that imports a large store into one chat (used by the import crash test).
 
-Usage: python -m tests.storage.import_child URI CHAT NODES
-Prints `ready` once the storage is open, then `ok <version>` when the import returned.
+Usage: python -m tests.storage.import_child URI CHAT NODES [--hold-head]
+Prints `ready` once the storage is open, then `ok <version>` when the import returned. With
+`--hold-head` it stops between the import's journal row and its snapshot's head row (prints
+`committed` there and waits to be killed).
 """
 
 from __future__ import annotations
 
 import sys
+import time
 
 from memgraph_plugin.embedding import HashingProfile, NodeEmbedder
 from memgraph_plugin.engine.load.store_import import normalised_store
@@ -38,6 +41,13 @@ def main() -> None:
     uri, chat, nodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
     storage = LanceStorage(uri, embedder=NodeEmbedder(HashingProfile()))
     storage.latest_version_sync(chat)
+    if "--hold-head" in sys.argv:
+
+        def hold(chat_id: str, head: dict) -> None:
+            print("committed", flush=True)
+            time.sleep(600)  # the parent kills us here
+
+        storage.checkpoints.finish = hold  # type: ignore[method-assign]
     data = normalised_store(big_store(nodes, "new"))
     print("ready", flush=True)
     record = storage.import_sync(chat, data)

@@ -194,3 +194,39 @@ def test_newest_rows_lost_behind_a_snapshot_are_reported() -> None:
     assert damage["a"].intact_version == 5 and "history rows of version(s) 4-5" in (
         damage["a"].describe()
     )
+
+
+@pytest.mark.parametrize("table", ["snap_nodes", "snap_edges"])
+def test_an_import_whose_snapshot_rows_were_damaged_is_cut_back_before_it(
+    tmp_path: Path, table: str
+) -> None:
+    """An import's graph lives only in the snapshot rows its journal row points at: when some
+    of them are lost, repair takes the chat back to the version before the import (the import
+    and the commit after it are removed and listed), never a partial graph."""
+    from .helpers import change, edge, node
+
+    data = tmp_path / "d"
+    uri = str(data / "lancedb")
+    storage = LanceStorage(StorageSettings(uri=uri))
+    storage.commit_sync("A", change(node("n_1", "before"), node_seq=1, seq=1), base_version=0)
+    graph = {
+        "nodes": {f"n_{i}": node(f"n_{i}", f"imported {i}") for i in range(2, 40)},
+        "edges": [edge(f"n_{i}", f"n_{i + 1}") for i in range(2, 39)],
+        "nodeSeq": 40,
+        "seqCounter": 5,
+    }
+    assert storage.import_sync("A", graph).version == 2
+    storage.commit_sync("A", change(node("n_50", "after"), node_seq=50, seq=6), base_version=2)
+    storage.close()
+    _damage(data, table, "delete")  # the import's row set is the table's one fragment
+
+    repaired = repair_database(uri, _tables(data))
+    assert repaired.after.ok
+    said = " ".join(repaired.lines)
+    assert "chat 'A': the snapshot rows of its import at version 2 were damaged" in said
+    assert "back to version 1; lost 2 commit(s) from version 2 on" in said
+    storage = LanceStorage(StorageSettings(uri=uri))
+    state = storage.load_sync("A")
+    assert state.version == 1 and list(state.data["nodes"]) == ["n_1"]
+    assert [r.kind for r in storage.history_sync("A")] == ["write"]
+    storage.close()

@@ -21,12 +21,14 @@ from tests.storage.import_child import big_store
 pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-NODES = 6000  # more than one journal row (journal_parts.PART_ITEMS items each)
+#: about a second of import (its snapshot rows, then its journal row, then its head row), so that
+#: kills in the sleep below land inside it as well as after it
+NODES = 20_000
 
 
-def _spawn(uri: str, chat: str) -> subprocess.Popen:
+def _spawn(uri: str, chat: str, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.storage.import_child", uri, chat, str(NODES)],
+        [sys.executable, "-m", "tests.storage.import_child", uri, chat, str(NODES), *extra],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -80,3 +82,39 @@ def test_sigkill_during_an_import_leaves_the_chat_before_or_after_it(tmp_path):
     assert "n_x" in storage.load_sync(chat).data["nodes"] and record.version > before.version
     storage.close()
     assert outcomes  # every round ended in one of the two states
+
+
+def test_sigkill_between_the_journal_row_and_the_head_row_leaves_the_import(tmp_path):
+    """The import's journal row is its commit point: killed right after it, before its
+    snapshot's head row, the chat is the whole imported graph (read through the row pointing
+    at the snapshot), and a later maintenance snapshot writes the missing head."""
+    uri = str(tmp_path / "db")
+    chat = "c"
+    storage = LanceStorage(uri)
+    storage.import_sync(chat, normalised_store(big_store(50, "old")))
+    storage.close()
+    proc = _spawn(uri, chat, "--hold-head")
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+    assert proc.stdout.readline().strip() == "committed", proc.stderr.read()
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    storage = LanceStorage(uri)
+    assert int(storage._snaps.head(chat)["version"]) == 1  # the old import's; none for v2
+    state = storage.load_sync(chat)
+    assert state.version == 2 and state.checkpoint_version == 2
+    assert state.data == normalised_store(big_store(NODES, "new"))
+    assert [r.kind for r in storage.history_sync(chat)] == ["import", "import"]
+    storage.commit_sync(
+        chat,
+        ChangeRecord(
+            nodes=({"id": "n_x", "type": "event", "title": "later", "fields": {}},),
+            node_seq=NODES + 1,
+            seq_counter=NODES + 1,
+        ),
+        base_version=2,
+    )
+    assert storage.snapshot_sync(chat) == 3
+    assert sorted(int(h["version"]) for h in storage._snaps.head_rows(chat)) == [1, 2, 3]
+    assert "n_x" in storage.load_sync(chat).data["nodes"]
+    storage.close()

@@ -409,21 +409,25 @@ def test_import_and_rollback_without_a_base_retry_when_another_writer_got_in(tmp
     st = LanceStorage(StorageSettings(uri=str(tmp_path / "db")))
     other = LanceStorage(st.settings)
     st.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
-    real = st._commit_replacement
+    real = st.commit_sync
     raced: list[int] = []
 
-    def racing(chat_id, ch, base):
+    def racing(chat_id, ch, *, base_version):
         if len(raced) < 2:  # two conflicts in a row, then it goes through
-            raced.append(base)
+            raced.append(base_version)
             other.load_sync("c")
-            other.commit_sync("c", change(node(f"b{base}"), node_seq=1), base_version=base)
-        return real(chat_id, ch, base)
+            other.commit_sync(
+                "c", change(node(f"b{base_version}"), node_seq=1), base_version=base_version
+            )
+        return real(chat_id, ch, base_version=base_version)
 
-    st._commit_replacement = racing
+    st.commit_sync = racing
     data = {"nodes": {"x": node("x")}, "edges": [], "nodeSeq": 1, "seqCounter": 0}
     rec = st.import_sync("c", data)
     assert raced == [1, 2] and rec.version == 4 and rec.kind == "import"
     assert list(st.load_sync("c").data["nodes"]) == ["x"]
+    # the import's snapshot is the one written for version 4 (the lost attempts' rows: orphans)
+    assert int(st._snaps.head("c")["version"]) == 4 and st.load_sync("c").checkpoint_version == 4
     raced.clear()
     rec = st.rollback_sync("c", version=1)
     assert rec.version == 7 and list(st.load_sync("c").data["nodes"]) == ["a"]

@@ -204,3 +204,35 @@ def test_cli_import_retries_a_conflict(data, tmp_path, capsys, monkeypatch):
     code, _, err = _cli(data, capsys, "import", "c", str(path))
     assert code == 0, err
     assert len(calls) == 2 and set(_exported(data, capsys)["nodes"]) == {"n_1"}
+
+
+def test_cli_import_checks_and_normalises_the_file_once(data, tmp_path, capsys, monkeypatch):
+    """The CLI checks and normalises the file, and hands the service its normal form (a
+    `NormalStore`), which only anchors it: one check and one normal form per import."""
+    from memgraph_plugin.engine.load import store_file, store_import
+
+    calls: list[str] = []
+
+    def counted(name, real):
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(store_file, "store_is_clean", counted("check", store_file.store_is_clean))
+    monkeypatch.setattr(
+        store_import, "store_is_clean", counted("check", store_import.store_is_clean)
+    )
+    monkeypatch.setattr(
+        store_import, "normalised_store", counted("normalise", store_import.normalised_store)
+    )
+    store = {**STORE, "nodes": {**STORE["nodes"], "n_3": _node("n_3", "a lantern", 50)}}
+    path = tmp_path / "three.json"
+    path.write_text(json.dumps(store))
+    code, _, err = _cli(data, capsys, "import", "c", str(path))
+    assert code == 0, err
+    assert calls == ["check", "normalise"]
+    exported = _exported(data, capsys)
+    assert set(exported["nodes"]) == {"n_1", "n_2", "n_3"}
+    assert exported["nodes"]["n_3"]["fields"] == {"summary": "a lantern"}

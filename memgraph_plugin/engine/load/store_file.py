@@ -61,11 +61,13 @@ def parse_json(raw: bytes, source: str) -> Any:
     twice: list[str] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                twice.append(key)
-            out[key] = value
+        out = dict(items)  # in C; a key given twice shows as fewer keys than pairs
+        if len(out) != len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    twice.append(key)
+                seen.add(key)
         return out
 
     try:

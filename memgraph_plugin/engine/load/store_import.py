@@ -32,7 +32,7 @@ from ..model.values import (
 )
 from .import_hierarchy import parent_problems
 
-__all__ = ["TOP_KEYS", "normalised_store", "store_is_clean"]
+__all__ = ["TOP_KEYS", "NormalStore", "anchored_store", "normalised_store", "store_is_clean"]
 
 _INT_MIN = -INT_MAX - 1
 #: the keys of a store dict
@@ -178,6 +178,13 @@ def store_is_clean(data: Any, limits: Limits = DEFAULT_LIMITS) -> bool:
     return True
 
 
+class NormalStore(dict):  # type: ignore[type-arg]
+    """A store dict `normalised_store` made without anchoring it: checked, in the normal form.
+    `MemoryGraph.import_graph` takes one as it is (only anchored), so a caller that checked and
+    normalised a file (the CLI's ``import``) does not pay for it twice. Not to be changed after
+    it was made."""
+
+
 def _json_native(value: Any) -> bool:
     """Whether `value` is made of dicts with string keys, lists and JSON scalars only (what
     `thaw(deep_freeze(value))` gives back equal)."""
@@ -265,7 +272,8 @@ def normalised_store(
     data: Mapping[str, Any], seq: int | None = None, messages: int | None = None
 ) -> dict[str, Any]:
     """``anchor_store(Store.from_dict(data).to_dict(), seq, messages)`` of a store `data` that
-    `store_problems` passed (with `seq` None: the normal form alone, not re-anchored). Nodes
+    `store_problems` passed (with `seq` None: the normal form alone, not re-anchored, as a
+    `NormalStore`). Nodes
     already in the normal form are taken as they are (not copied); others go through
     `node_from_dict` / `node_to_dict`."""
     raw_nodes = data.get("nodes") or {}
@@ -285,8 +293,15 @@ def normalised_store(
             node_seq = max(node_seq, int(m.group(1)))
     counter = int(data.get("seqCounter", data.get("seq_counter")) or 0)
     if seq is None:
-        return {"nodes": nodes, "edges": edges, "nodeSeq": node_seq, "seqCounter": counter}
+        return NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
     return _anchored(nodes, edges, node_seq, counter, int(seq), messages)
+
+
+def anchored_store(store: NormalStore, seq: int, messages: int | None = None) -> dict[str, Any]:
+    """`normalised_store(data, seq, messages)` of the `data` that `store` was made from."""
+    return _anchored(
+        store["nodes"], store["edges"], store["nodeSeq"], store["seqCounter"], int(seq), messages
+    )
 
 
 def _message_index(node: Mapping[str, Any]) -> int | None:

@@ -10,6 +10,9 @@ what was lost.
    is whole from version 1 are removed (such a chat loads by replaying its journal, and the next
    maintenance pass writes a new snapshot): nothing of theirs is lost. A chat whose older journal
    was pruned keeps its snapshot; the report says it could not be rebuilt.
+4. An import's (or fork's) graph lives only in the snapshot rows its journal row points at
+   (`snapshot_refs.py`): when those rows lost some, the chat goes back to the version before
+   that import (the import and the commits after it are removed, and listed).
 
 Run it with no host writing to the database (the CLI's own storage handle).
 """
@@ -30,7 +33,8 @@ from memgraph_plugin.storage.integrity.integrity import (
     open_dataset,
     table_uri,
 )
-from memgraph_plugin.storage.tables import COMMITS, SNAPSHOTS
+from memgraph_plugin.storage.journal.snapshot_refs import REF_PREFIX, parsed_ref
+from memgraph_plugin.storage.tables import COMMITS, SNAP_EDGES, SNAP_NODES, SNAPSHOTS
 
 
 @attrs.frozen
@@ -105,6 +109,8 @@ def repair_database(
             f"{', '.join(map(str, chat.missing_versions))}"
             + (f" and {removed} later commit(s) built on them" if removed else "")
         )
+    if {SNAP_NODES, SNAP_EDGES} & set(by_table):
+        lines.extend(_cut_damaged_imports(db))
     if before.snapshot_chats and SNAPSHOTS in db.table_names():
         journal = _journal_versions(db)
         heads = db.open_table(SNAPSHOTS)
@@ -130,3 +136,42 @@ def repair_database(
         )
     after = check_database(uri, names, options)
     return RepairReport(before, tuple(lines), after)
+
+
+def _cut_damaged_imports(db: Any) -> list[str]:
+    """Step 4: each chat whose journal row points at a full row set that lost node or edge
+    rows (fewer than the row says it holds) goes back to the version before the oldest such
+    row."""
+    commits = db.open_table(COMMITS)
+    pointing = (
+        commits.search()
+        .where(f"payload LIKE '{REF_PREFIX}%'")
+        .select(["chat_id", "version", "payload"])
+        .limit(None)
+        .to_arrow()
+        .to_pylist()
+    )
+    cut: dict[str, int] = {}
+    for row in sorted(pointing, key=lambda r: int(r["version"])):
+        chat, version, ref = row["chat_id"], int(row["version"]), parsed_ref(row["payload"])
+        if ref is None or chat in cut or not ref.head.get("chain"):
+            continue
+        snap = int(ref.head["chain"][0])
+        where = f"{where_eq(chat_id=chat)} AND snap = {snap}"
+        for table, count in ((SNAP_NODES, "node_count"), (SNAP_EDGES, "edge_count")):
+            if db.open_table(table).count_rows(where) < int(ref.head.get(count) or 0):
+                cut[chat] = version
+                break
+    lines = []
+    for chat, version in sorted(cut.items()):
+        later = f"{where_eq(chat_id=chat)} AND version >= {version}"
+        versions = commits.search().where(later).select(["version"]).limit(None).to_arrow()
+        removed = len(set(versions["version"].to_pylist()))
+        commits.delete(later)
+        if SNAPSHOTS in db.table_names():  # snapshots of those versions: of a state now gone
+            db.open_table(SNAPSHOTS).delete(later)
+        lines.append(
+            f"chat {chat!r}: the snapshot rows of its import at version {version} were damaged: "
+            f"back to version {version - 1}; lost {removed} commit(s) from version {version} on"
+        )
+    return lines

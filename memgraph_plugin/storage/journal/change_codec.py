@@ -14,6 +14,7 @@ from memgraph_plugin.storage.format.json_shapes import (
     node_to_json,
     thaw,
 )
+from memgraph_plugin.storage.journal.snapshot_refs import ref_change, ref_payload
 from memgraph_plugin.storage.persistence import ChangeRecord, VectorBlock
 
 
@@ -41,7 +42,10 @@ def empty_state() -> dict[str, Any]:
 
 def change_payload(change: ChangeRecord) -> str:
     """The journal's JSON text for a change (vectors travel in their own columns; a provenance
-    note, when there is one, as ``note``)."""
+    note, when there is one, as ``note``). A change stored in a snapshot (`change.snapshot`):
+    a pointer to it (`snapshot_refs.py`), not its nodes and edges."""
+    if change.snapshot is not None:
+        return _ENCODER.encode(ref_payload(change, change.snapshot))
     payload: dict[str, Any] = {
         "nodes": list(change.nodes),  # frozen containers: `_thawed` as the encoder meets them
         "nodesRemoved": list(change.nodes_removed),
@@ -72,6 +76,8 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=_
 def change_from_payload(text: str, *, applied: int = 0, kind: str = "write") -> ChangeRecord:
     """Inverse of `change_payload`."""
     raw = json.loads(text)
+    if "snapshot" in raw:
+        return ref_change(raw, applied=applied, kind=kind)
     return ChangeRecord(
         nodes=tuple(raw.get("nodes", ())),
         nodes_removed=tuple(raw.get("nodesRemoved", ())),

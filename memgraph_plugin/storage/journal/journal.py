@@ -26,16 +26,15 @@ import pyarrow as pa
 
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
-from memgraph_plugin.storage.journal.change_codec import change_from_payload, change_payload
+from memgraph_plugin.storage.journal.change_codec import change_payload
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
-from memgraph_plugin.storage.journal.journal_parts import (
-    group_versions,
-    merge_changes,
-    row_parts,
-    split_change,
-)
+from memgraph_plugin.storage.journal.journal_entry import JournalEntry, _row_change
+from memgraph_plugin.storage.journal.journal_parts import group_versions, split_change
+from memgraph_plugin.storage.journal.snapshot_refs import change_sizes
 from memgraph_plugin.storage.journal.table_head import NextVersionProbe
 from memgraph_plugin.storage.persistence import ChangeRecord, CommitRecord, VectorBlock
+
+__all__ = ["Journal", "JournalEntry", "commit_record"]
 from memgraph_plugin.storage.tables import COMMITS, COMMITS_SCHEMA, open_or_create
 
 #: Own appends remembered for `_uncontested` (a longer gap is checked by reading back).
@@ -62,17 +61,12 @@ def _vectors_to_columns(
     return block.profile, list(block.ids), matrix.tobytes()
 
 
-def _vectors_from_columns(profile: Any, ids: Any, blob: Any) -> VectorBlock | None:
-    if not profile or not ids or blob is None:
-        return None
-    matrix = np.frombuffer(blob, dtype=np.float32)
-    return VectorBlock(profile=profile, ids=tuple(ids), matrix=matrix.reshape(len(ids), -1))
-
-
 def commit_record(
     chat_id: str, version: int, row: dict[str, Any], change: ChangeRecord
 ) -> CommitRecord:
-    """A history row: journal columns `seq, applied, kind, created_at` plus the change's size."""
+    """A history row: journal columns `seq, applied, kind, created_at` plus the change's size
+    (read back from a row pointing at a snapshot: the sizes it kept, no node ids)."""
+    put, removed, added, unlinked = change_sizes(change)
     return CommitRecord(
         chat_id=chat_id,
         version=version,
@@ -80,11 +74,11 @@ def commit_record(
         applied=int(row["applied"]),
         kind=str(row["kind"]),
         created_at=float(row["created_at"]),
-        nodes_changed=len(change.nodes) + len(change.nodes_removed),
-        edges_changed=len(change.edges_added) + len(change.edges_removed),
+        nodes_changed=put + removed,
+        edges_changed=added + unlinked,
         node_ids=(*(str(n["id"]) for n in change.nodes), *change.nodes_removed),
-        edges_added=len(change.edges_added),
-        edges_removed=len(change.edges_removed),
+        edges_added=added,
+        edges_removed=unlinked,
         note=change.note,
     )
 
@@ -104,51 +98,6 @@ def _own_version(before: int, reported: int | None) -> int | None:
     if reported is None or reported != before + 1:
         return None
     return reported
-
-
-class JournalEntry:
-    """A journal version after de-duplication (its rows merged: `journal_parts.py`)."""
-
-    __slots__ = ("version", "seq", "applied", "kind", "created_at", "payload", "vectors", "_more")
-
-    def __init__(self, row: dict[str, Any]) -> None:
-        self.version = int(row["version"])
-        self.seq = int(row["seq"])
-        self.applied = int(row["applied"])
-        self.kind = str(row["kind"])
-        self.created_at = float(row["created_at"])
-        self.payload = row.get("payload")
-        self._more = row.get("_parts") or []  # the version's other rows (a large change)
-        self.vectors = _vectors_from_columns(
-            row.get("vec_profile"), row.get("vec_ids"), row.get("vectors")
-        )
-        if self._more:
-            self.vectors = merge_changes(
-                [ChangeRecord(vectors=self.vectors)]
-                + [
-                    ChangeRecord(
-                        vectors=_vectors_from_columns(
-                            r.get("vec_profile"), r.get("vec_ids"), r.get("vectors")
-                        )
-                    )
-                    for r in self._more
-                ]
-            ).vectors
-
-    def change(self) -> ChangeRecord:
-        first = change_from_payload(self.payload, applied=self.applied, kind=self.kind)
-        if not self._more:
-            return first
-        more = [
-            change_from_payload(r.get("payload"), applied=self.applied, kind=self.kind)
-            for r in self._more
-        ]
-        return merge_changes([first, *more])
-
-
-def _row_change(row: dict[str, Any]) -> ChangeRecord:
-    """The change of a version's winning row and its other parts (vectors left out)."""
-    return merge_changes([change_from_payload(r["payload"]) for r in row_parts(row)])
 
 
 class Journal:
@@ -353,8 +302,11 @@ class Journal:
                 "created_at": created,
             }
             fields_of.append(fields)
-            for part in split_change(change):  # rows of bounded size, one version
-                profile, vec_ids, blob = _vectors_to_columns(part.vectors)
+            # rows of bounded size, one version; a change stored in a snapshot: one small row
+            parts = [change] if change.snapshot is not None else split_change(change)
+            for part in parts:
+                vectors = None if part.snapshot is not None else part.vectors  # in the snapshot
+                profile, vec_ids, blob = _vectors_to_columns(vectors)
                 row = {
                     "chat_id": chat_id,
                     "version": first_version + offset,

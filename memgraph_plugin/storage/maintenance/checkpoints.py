@@ -14,14 +14,18 @@ the maintenance process (`maintenance.py`), never in a commit.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any
 
 from memgraph_plugin.engine.keyword.keyword_text import keyword_fingerprint
 from memgraph_plugin.engine.model.schema import Schema, load_schema
 from memgraph_plugin.storage.format import keyword_rows
 from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
 from memgraph_plugin.storage.journal.journal import Journal
+from memgraph_plugin.storage.journal.snapshot_refs import pinned_rowsets, rebased
 from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
 from memgraph_plugin.storage.settings import StorageSettings
@@ -32,6 +36,20 @@ Loader = Callable[[str, int], ChatState]
 """The chat's state at a version (for a full snapshot)."""
 VectorLoader = Callable[[str, ChatState, str], VectorBlock | None]
 """The vectors of a state made by a profile (for a full snapshot)."""
+
+
+def _alongside(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
+    done: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller's `result()`
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name="snapshot-vectors", daemon=True).start()
+    return done
 
 
 class Checkpoints:
@@ -94,7 +112,13 @@ class Checkpoints:
         Returns the version snapshotted (None: nothing new)."""
         head = self.snaps.head(chat_id)
         base = int(head["version"]) if head is not None else 0
-        entries = self.journal.entries(chat_id, base)
+        stored, entries = rebased(head, self.journal.entries(chat_id, base))
+        if stored is not head:  # an import's snapshot whose head row is missing (a crash)
+            head = stored
+            self.snaps.write_head(chat_id, head)
+            self._after(chat_id, int(head["version"]))
+            if not entries:
+                return int(head["version"])
         if not entries:
             self.note(chat_id, base)
             return None
@@ -173,19 +197,38 @@ class Checkpoints:
         Crash-safe ordering: node, edge and vector rows first (tagged with the row set), the
         head row last; a loader only ever reads rows of a head that exists.
         """
+        self.finish(chat_id, self.write_full_rows(chat_id, state, vectors))
+
+    def write_full_rows(
+        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
+    ) -> dict[str, Any]:
+        """Write the row sets of a full snapshot of `state` (and its vectors), no head row;
+        the head row they need (`finish` writes it; an import's journal row points at them
+        first: `snapshot_refs.py`)."""
         nodes, edges = state.tables()
         node_seq, seq_counter = state.counters
         rowset = new_rowset_id()
         rows = centroids = None
+        vector_work: Future[Any] | None = None
         if vectors is not None and vectors.ids and vectors.dim:
-            rows, centroids = snapshot_vector_rows(
-                chat_id, rowset, vectors, nodes, self.settings.vector_coarse_threshold
+            # numpy and pyarrow work, mostly without the GIL: alongside the keyword rows
+            vector_work = _alongside(
+                snapshot_vector_rows,
+                chat_id,
+                rowset,
+                vectors,
+                nodes,
+                self.settings.vector_coarse_threshold,
             )
         spec = self._keyword_spec()
         keywords = None
-        if spec is not None:
-            keywords = keyword_rows.full_rows(nodes, state.keywords, spec[0], spec[1])
-        self.snaps.write(
+        try:
+            if spec is not None:
+                keywords = keyword_rows.full_rows(nodes, state.keywords, spec[0], spec[1])
+        finally:
+            if vector_work is not None:
+                rows, centroids = vector_work.result()
+        self.snaps.write_rows(
             chat_id,
             rowset,
             nodes=nodes,
@@ -193,20 +236,24 @@ class Checkpoints:
             vectors=rows,
             keywords=keywords,
             centroids=centroids,
-            head={
-                "version": state.version,
-                "seq": state.seq,
-                "node_count": nodes.num_rows,
-                "edge_count": edges.num_rows,
-                "delta_rows": 0,
-                "node_seq": node_seq,
-                "seq_counter": seq_counter,
-                "chain": [rowset],
-                "vec_profile": rows[0] if rows is not None else None,
-                "vec_dim": rows[1] if rows is not None else None,
-            },
         )
-        self._after(chat_id, state.version)
+        return {
+            "version": state.version,
+            "seq": state.seq,
+            "node_count": nodes.num_rows,
+            "edge_count": edges.num_rows,
+            "delta_rows": 0,
+            "node_seq": node_seq,
+            "seq_counter": seq_counter,
+            "chain": [rowset],
+            "vec_profile": rows[0] if rows is not None else None,
+            "vec_dim": rows[1] if rows is not None else None,
+        }
+
+    def finish(self, chat_id: str, head: dict[str, Any]) -> None:
+        """Write the head row of a snapshot whose rows are written; then prune older ones."""
+        self.snaps.write_head(chat_id, head)
+        self._after(chat_id, int(head["version"]))
 
     def _keyword_spec(self) -> tuple[Schema, str] | None:
         """The schema the keyword index reads nodes by, and its fingerprint (None: snapshots
@@ -222,7 +269,9 @@ class Checkpoints:
     def _after(self, chat_id: str, version: int) -> None:
         self.note(chat_id, version)
         oldest = retry_conflicts(
-            lambda: self.snaps.prune(chat_id, self.settings.keep_checkpoints),
+            lambda: self.snaps.prune(
+                chat_id, self.settings.keep_checkpoints, pinned_rowsets(self.journal, chat_id)
+            ),
             f"pruning snapshots of chat {chat_id!r}",
         )
         if self.settings.history_seconds is not None and oldest is not None:

@@ -278,6 +278,30 @@ class SnapshotTables:
     ) -> None:
         """Write a snapshot's row sets, then its head row (the commit point). `centroids`: those
         of the coarse lists in the vector rows' `coarse_list` column (a full row set's)."""
+        self.write_rows(
+            chat_id,
+            rowset,
+            nodes=nodes,
+            edges=edges,
+            vectors=vectors,
+            keywords=keywords,
+            centroids=centroids,
+        )
+        self.write_head(chat_id, head)
+
+    def write_rows(
+        self,
+        chat_id: str,
+        rowset: int,
+        *,
+        nodes: pa.Table,
+        edges: pa.Table,
+        vectors: tuple[str, int, pa.Table] | None,
+        keywords: KeywordRows | None = None,
+        centroids: np.ndarray | None = None,
+    ) -> None:
+        """Write a snapshot's row sets, no head row: nothing reads them until a head row (or a
+        journal row pointing at them, `snapshot_refs.py`) names them."""
         for table, rows in ((self.nodes, nodes), (self.edges, edges)):
             if rows.num_rows:
                 n = rows.num_rows
@@ -309,12 +333,17 @@ class SnapshotTables:
             self.keywords.add(
                 pa.Table.from_pylist([keywords.to_row(chat_id, rowset)], SNAP_KEYWORDS_SCHEMA)
             )
+
+    def write_head(self, chat_id: str, head: dict[str, Any]) -> None:
+        """Write a snapshot's head row, once every row of its chain is written."""
         row = {"chat_id": chat_id, "created_at": time.time(), **head}
+        row = {name: row.get(name) for name in SNAPSHOTS_SCHEMA.names}
         self.heads.add(pa.Table.from_pylist([row], schema=SNAPSHOTS_SCHEMA))
 
-    def prune(self, chat_id: str, keep: int) -> int | None:
-        """Keep the newest `keep` snapshots of a chat and the rows their chains need; delete the
-        rest (and the rows of unfinished snapshots). Returns the oldest kept version."""
+    def prune(self, chat_id: str, keep: int, pinned: set[int] | None = None) -> int | None:
+        """Keep the newest `keep` snapshots of a chat and the rows their chains need, and the
+        row sets in `pinned` (journal rows point at them: `snapshot_refs.py`); delete the rest
+        (and the rows of unfinished snapshots). Returns the oldest kept version."""
         heads = self.head_rows(chat_id)
         if not heads:
             return None
@@ -322,7 +351,10 @@ class SnapshotTables:
         kept = versions[-keep:]
         if len(versions) > len(kept):
             self.heads.delete(f"{where_eq(chat_id=chat_id)} AND version < {kept[0]}")
-        needed = sorted({int(v) for r in heads if int(r["version"]) in kept for v in r["chain"]})
+        needed = sorted(
+            {int(v) for r in heads if int(r["version"]) in kept for v in r["chain"]}
+            | (pinned or set())
+        )
         dropped = {int(v) for r in heads for v in r["chain"]} - set(needed)
         orphan_before = new_rowset_id(time.time() - ORPHAN_GRACE_SECONDS) & ~0xFFFFF
         snap_tables = (self.nodes, self.edges, self.keywords, self.coarse)
