@@ -175,8 +175,11 @@ class Chat:
         with a warning, and the file is rewritten without it, so the chat goes on."""
         if not self.path.exists():
             return []
-        messages: list[Message] = []
         lines = split_lines(self.path.read_text(encoding="utf-8"))
+        whole = _read_whole(lines[1:])
+        if whole is not None:
+            return whole
+        messages: list[Message] = []
         torn: list[str] = []
         for number, line in enumerate(lines[1:], start=2):
             if not line.strip():
@@ -263,6 +266,37 @@ def _next_message(
     if role == "assistant":
         seq += 1
     return Message(seq, role, text, len(messages), name, time)  # type: ignore[arg-type]
+
+
+def _read_whole(lines: list[str]) -> list[Message] | None:
+    """Every message of a chat file's message lines, parsed as one JSON array in one orjson call
+    (a 61k-message chat: about a third of the line-by-line time); None when any line is not a
+    plain message object (a torn or glued line, a blank line, what only `json` reads), which
+    the line-by-line read then handles and names."""
+    if not all(line[:1] == "{" and line[-1:] == "}" for line in lines):
+        return None
+    try:
+        rows = orjson.loads("[" + ",".join(lines) + "]")
+    except orjson.JSONDecodeError:
+        return None
+    if len(rows) != len(lines):  # a line holding two objects ("{..},{..}") reads as two
+        return None
+    messages: list[Message] = []
+    append = messages.append
+    seq = 0
+    for index, raw in enumerate(rows):
+        if type(raw) is not dict:
+            return None
+        role, text = raw.get("role"), raw.get("text")
+        name, when = raw.get("name", ""), raw.get("time", "")
+        if role not in ROLES or type(text) is not str:
+            return None
+        if type(name) is not str or type(when) is not str:
+            return None
+        if role == "assistant":
+            seq += 1
+        append(Message(seq, role, text, index, name, when))
+    return messages
 
 
 def _parse_line(line: str) -> tuple[Role, str, str, str]:

@@ -115,3 +115,28 @@ def test_a_malformed_line_in_the_middle_is_still_an_error_naming_it(tmp_path: Pa
         handle.write(json.dumps({"role": "user", "text": "x"}) + "\n")
     with pytest.raises(ValueError, match=r":4: malformed chat line"):
         _ = make_host(tmp_path).chat("c1").messages
+
+
+def test_the_one_call_read_gives_what_the_line_by_line_read_gives(tmp_path: Path) -> None:
+    """A long chat file is parsed as one JSON array (`_read_whole`); the messages (seq, index,
+    name, time) equal the line-by-line read's, and a file with a blank, torn, two-object or
+    non-message line is left to the line-by-line read."""
+    from host.chats import chats
+
+    chat = make_host(tmp_path).chat("long")
+    with chat.batched_writes():
+        for i in range(300):
+            role = "assistant" if i % 3 == 2 else "user"
+            chat.add_message(role, f'line {i} \u2028 "q" ë', name="Mira" if i % 5 else "")
+    lines = chat.path.read_text(encoding="utf-8").split("\n")[1:-1]
+    whole = chats._read_whole(lines)
+    assert whole is not None
+    by_line: list = []
+    for line in lines:
+        by_line.append(chats._next_message(by_line, *chats._parse_line(line)))
+    assert whole == by_line and [m.index for m in whole] == list(range(300))
+    assert chats._read_whole([*lines[:5], "", *lines[5:]]) is None
+    assert chats._read_whole([*lines[:5], lines[5][:-9]]) is None  # torn
+    assert chats._read_whole([lines[0] + ", " + lines[1], *lines[2:]]) is None  # glued
+    assert chats._read_whole([*lines, '{"role": "tool", "text": "x"}']) is None
+    assert make_host(tmp_path).chat("long").messages == tuple(whole)
