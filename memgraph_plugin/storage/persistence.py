@@ -38,10 +38,12 @@ class ChangeRecord:
 class SnapshotRef:
     """A journal row's pointer to a full snapshot written at its version: the snapshot's head
     (the `snapshots` row it gets: chain, counts, vector profile) and the change's sizes
-    (nodes put, nodes removed, edges added, edges removed) for `history`."""
+    (nodes put, nodes removed, edges added, edges removed) and the ids of the nodes it put or
+    removed, for `history`."""
 
     head: Mapping[str, Any]
     counts: tuple[int, int, int, int] = (0, 0, 0, 0)
+    node_ids: tuple[str, ...] = ()
 
 
 @attrs.frozen

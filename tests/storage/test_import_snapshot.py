@@ -81,6 +81,9 @@ def test_an_import_is_one_snapshot_its_journal_row_points_at(tmp_path) -> None:
         ("import", 40, 39)
     ]
     assert record.nodes_changed == 40 and len(record.node_ids) == 40  # what the commit fires
+    # and history read back names them too (the explorer's per-node history matches on them)
+    (back,) = _storage(tmp_path).history_sync(CHAT)
+    assert sorted(back.node_ids) == sorted(_graph(40)["nodes"])
     # the journal holds one small row naming the snapshot's row sets: no nodes, no vectors
     (row,) = _journal_rows(storage)
     payload = json.loads(row["payload"])

@@ -65,8 +65,11 @@ def commit_record(
     chat_id: str, version: int, row: dict[str, Any], change: ChangeRecord
 ) -> CommitRecord:
     """A history row: journal columns `seq, applied, kind, created_at` plus the change's size
-    (read back from a row pointing at a snapshot: the sizes it kept, no node ids)."""
+    (read back from a row pointing at a snapshot: the sizes and node ids it kept)."""
     put, removed, added, unlinked = change_sizes(change)
+    node_ids = (*(str(n["id"]) for n in change.nodes), *change.nodes_removed)
+    if not node_ids and change.snapshot is not None:
+        node_ids = change.snapshot.node_ids
     return CommitRecord(
         chat_id=chat_id,
         version=version,
@@ -76,7 +79,7 @@ def commit_record(
         created_at=float(row["created_at"]),
         nodes_changed=put + removed,
         edges_changed=added + unlinked,
-        node_ids=(*(str(n["id"]) for n in change.nodes), *change.nodes_removed),
+        node_ids=node_ids,
         edges_added=added,
         edges_removed=unlinked,
         note=change.note,

@@ -3,8 +3,9 @@
 An import (or a fork) replaces a chat's whole graph. Its state is written once, as a full
 snapshot's row sets (node, edge, keyword, vector rows; `import_snapshot.py`), and then the
 journal gets one small row of that version whose payload is
-``{"snapshot": <head>, "counts": [put, removed, added, unlinked], "nodeSeq", "seqCounter"}``:
-the commit point, one append as before. The snapshot's `snapshots` head row is written after
+``{"snapshot": <head>, "counts": [put, removed, added, unlinked], "nodeIds", "nodeSeq",
+"seqCounter"}`` (``nodeIds``: the nodes it put or removed, which `history` names as a plain row
+does): the commit point, one append as before. The snapshot's `snapshots` head row is written after
 it (derived, like any head), so a crash in between leaves the import committed and its state
 found through the journal row (`rebased`). A crash before the journal row leaves row sets no
 head or journal row names: orphans, deleted by a prune after `ORPHAN_GRACE_SECONDS`.
@@ -44,6 +45,7 @@ def ref_payload(change: ChangeRecord, ref: SnapshotRef) -> dict[str, Any]:
     payload: dict[str, Any] = {
         "snapshot": {k: ref.head.get(k) for k in HEAD_FIELDS},
         "counts": list(change_sizes(change)),
+        "nodeIds": [str(n["id"]) for n in change.nodes] + [str(i) for i in change.nodes_removed],
         "nodeSeq": change.node_seq,
         "seqCounter": change.seq_counter,
     }
@@ -70,13 +72,14 @@ def ref_change(raw: Mapping[str, Any], *, applied: int, kind: str) -> ChangeReco
     """The change a pointing row's parsed payload stands for: no nodes or edges (they are in
     the snapshot), its counters, note and `SnapshotRef`."""
     counts = tuple(int(c) for c in raw.get("counts", (0, 0, 0, 0)))
+    ids = tuple(str(i) for i in raw.get("nodeIds", ()))  # rows written before it: none
     return ChangeRecord(
         node_seq=int(raw.get("nodeSeq", 0)),
         seq_counter=int(raw.get("seqCounter", 0)),
         applied=applied,
         kind=kind,
         note=str(raw.get("note", "") or ""),
-        snapshot=SnapshotRef(dict(raw["snapshot"]), counts),  # type: ignore[arg-type]
+        snapshot=SnapshotRef(dict(raw["snapshot"]), counts, ids),  # type: ignore[arg-type]
     )
 
 
