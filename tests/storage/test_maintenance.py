@@ -305,10 +305,11 @@ def test_two_writers_keep_fragments_and_versions_bounded_and_log_no_errors(tmp_p
     }
     final = {k: v["fragments"] for k, v in st.stats_sync().items()}
     for name, (fragments, versions) in worst.items():
-        # measured: <= 9 at the peak on a quiet machine; under load 12-19 compactions lag behind
-        # the commits (peaks of 40-69, 31 at the end, seen) and catch up after. With no
-        # compaction at all the commits table has a fragment per commit (120).
-        assert final[name] <= 60, (name, final, worst)
+        # measured: 3-7 at the end on a quiet machine (peaks of 57-67 while both writers run),
+        # 50 once; beside another test process (`-n 2`) compactions lag behind the commits
+        # (61-70 at the end, seen). With no compaction at all the commits table has a fragment
+        # per commit (120) at the end.
+        assert final[name] <= 90, (name, final, worst)
         assert fragments <= 100, (name, worst)
         # measured: <= 40 on a quiet machine, up to 107 under load 10 (versions newer than the
         # 1 s retention pile up while compactions queue); with no cleanup at all the commits
