@@ -43,7 +43,8 @@ def _column(table: Any, name: str) -> list[Any]:
     return table[name].to_pylist()  # type: ignore[no-any-return]
 
 
-def _parse_all(texts: list[str | None]) -> list[Any]:
+def parse_all(texts: list[str | None]) -> list[Any]:
+    """Each JSON text parsed (None for None), in one `json.loads` of them all."""
     present = [t for t in texts if t is not None]
     if not present:
         return [None] * len(texts)
@@ -61,7 +62,7 @@ def decode_columns(
     seqs, depths = _column(nodes, "seq_to"), _column(nodes, "semantic_depth")
     rollups, archived = _column(nodes, "semantic_rollup"), _column(nodes, "archived")
     sups, raws = _column(nodes, "superseded_by"), _column(nodes, "raw")
-    fields = _parse_all(_column(nodes, "fields"))
+    fields = parse_all(_column(nodes, "fields"))
     out: dict[str, Node] = {}
     for i, nid in enumerate(ids):
         raw = raws[i]

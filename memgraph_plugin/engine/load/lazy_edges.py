@@ -14,13 +14,13 @@ plain dict in all but type.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from ..model.edge_records import EdgeRec, by_serial
 from ..model.models import EdgeKey
+from .materializing import MaterializingDict
 
 __all__ = ["EdgeArrays", "LazyAdjacency", "LazyEdges"]
 
@@ -107,7 +107,7 @@ def _csr(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return ptr, order.astype(np.int64, copy=False)
 
 
-class LazyEdges(dict[EdgeKey, EdgeRec]):
+class LazyEdges(MaterializingDict[EdgeKey, EdgeRec]):
     """key -> record of a store loaded from columns: a loaded edge's record is made on the first
     read of its key (see the module docstring). Writes act as on a dict."""
 
@@ -213,60 +213,12 @@ class LazyEdges(dict[EdgeKey, EdgeRec]):
     def complete(self) -> bool:
         return self._arrays is None
 
-    def __iter__(self) -> Iterator[EdgeKey]:
-        self.materialize()
-        return dict.__iter__(self)
-
-    def keys(self) -> Any:
-        self.materialize()
-        return dict.keys(self)
-
-    def values(self) -> Any:
-        self.materialize()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self.materialize()
-        return dict.items(self)
-
-    def copy(self) -> dict[EdgeKey, EdgeRec]:
-        self.materialize()
-        return dict(dict.items(self))
-
-    __copy__ = copy
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (self.copy(),))
-
-    def popitem(self) -> tuple[EdgeKey, EdgeRec]:
-        self.materialize()
-        return dict.popitem(self)
-
-    def clear(self) -> None:
-        self.materialize()
-        dict.clear(self)
-
-    def __eq__(self, other: object) -> bool:
-        self.materialize()
-        if isinstance(other, (LazyEdges, LazyAdjacency)):
-            other.materialize()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        self.materialize()
-        return f"LazyEdges({dict.__repr__(self)})"
-
 
 def _first_serial(item: tuple[str, list[EdgeRec]]) -> int:
     return item[1][0][4] if item[1] else -1
 
 
-class LazyAdjacency(dict[str, list[EdgeRec]]):
+class LazyAdjacency(MaterializingDict[str, list[EdgeRec]]):
     """node id -> its edges' records (out or in, serial order) of a store loaded from columns,
     each list made on the first read of its id; a node without edges has no entry (as in a
     store built by writes). Writes act as on a dict."""
@@ -361,46 +313,6 @@ class LazyAdjacency(dict[str, list[EdgeRec]]):
             dict.update(self, entries)
             self._arrays = None
 
-    def __iter__(self) -> Iterator[str]:
-        self.materialize()
-        return dict.__iter__(self)
-
     def __len__(self) -> int:
         self.materialize()
         return dict.__len__(self)
-
-    def keys(self) -> Any:
-        self.materialize()
-        return dict.keys(self)
-
-    def values(self) -> Any:
-        self.materialize()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self.materialize()
-        return dict.items(self)
-
-    def copy(self) -> dict[str, list[EdgeRec]]:
-        self.materialize()
-        return dict(dict.items(self))
-
-    __copy__ = copy
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (self.copy(),))
-
-    def __eq__(self, other: object) -> bool:
-        self.materialize()
-        if isinstance(other, (LazyEdges, LazyAdjacency)):
-            other.materialize()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        return not self.__eq__(other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        self.materialize()
-        return f"LazyAdjacency({dict.__repr__(self)})"

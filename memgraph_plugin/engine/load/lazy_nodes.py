@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from ..model.frozen import EMPTY, JsonFields
 from ..model.models import Node
+from .materializing import MaterializingDict
 
 __all__ = ["BLOCK", "LazyNodes", "NodeColumns"]
 
@@ -148,7 +149,7 @@ class NodeColumns:
         return out
 
 
-class LazyNodes(dict[str, Node]):
+class LazyNodes(MaterializingDict[str, Node]):
     """id -> `Node` of a store loaded from columns: records are made on first read of their id
     (see the module docstring). Writes (`[k] = v`, `del`, `pop`) act as on a dict."""
 
@@ -354,68 +355,3 @@ class LazyNodes(dict[str, Node]):
         loaded = [nid for nid in source.ids if not moved or nid not in moved]
         rest = [nid for nid in dict.keys(self) if nid not in row_of or nid in moved]
         return iter(loaded + rest)
-
-    def __iter__(self) -> Iterator[str]:
-        self.materialize()
-        return dict.__iter__(self)
-
-    def __reversed__(self) -> Iterator[str]:
-        self.materialize()
-        return dict.__reversed__(self)
-
-    def keys(self) -> Any:
-        self.materialize()
-        return dict.keys(self)
-
-    def values(self) -> Any:
-        self.materialize()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self.materialize()
-        return dict.items(self)
-
-    def copy(self) -> dict[str, Node]:
-        self.materialize()
-        return dict(dict.items(self))
-
-    __copy__ = copy
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (dict, (self.copy(),))
-
-    def popitem(self) -> tuple[str, Node]:
-        self.materialize()
-        return dict.popitem(self)
-
-    def clear(self) -> None:
-        self.materialize()
-        dict.clear(self)
-
-    def __eq__(self, other: object) -> bool:
-        self.materialize()
-        if isinstance(other, LazyNodes):
-            other.materialize()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        self.materialize()
-        if isinstance(other, LazyNodes):
-            other.materialize()
-        return dict.__ne__(self, other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __or__(self, other: Any) -> Any:
-        return self.copy() | other
-
-    def __ror__(self, other: Any) -> Any:
-        return dict(other) | self.copy()
-
-    def __ior__(self, other: Any) -> LazyNodes:
-        self.update(other)
-        return self
-
-    def __repr__(self) -> str:
-        self.materialize()
-        return f"LazyNodes({dict.__repr__(self)})"

@@ -6,25 +6,15 @@ character sheet, a place, a thread, is named).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pyarrow as pa
 
 from ..index.name_index import NameIndex, primary_key_values
 from ..model.schema import Schema
-from .column_loader import LoadedColumns
+from .column_loader import LoadedColumns, parse_all
 
 __all__ = ["names_from_columns"]
-
-
-def _parse_all(texts: list[str | None]) -> list[Any]:
-    """Each JSON text parsed (None for None), in one `json.loads` of them all."""
-    present = [t for t in texts if t is not None]
-    if not present:
-        return [None] * len(texts)
-    values = iter(json.loads("[" + ",".join(present) + "]"))
-    return [None if t is None else next(values) for t in texts]
 
 
 def names_from_columns(loaded: LoadedColumns, schema: Schema) -> NameIndex:
@@ -46,7 +36,7 @@ def names_from_columns(loaded: LoadedColumns, schema: Schema) -> NameIndex:
         ids,
         codes,
         titles.take(take).to_pylist(),
-        _parse_all(texts.take(take).to_pylist()),
+        parse_all(texts.take(take).to_pylist()),
         strict=True,
     ):
         spec = specs[code]
