@@ -29,6 +29,7 @@ from memgraph_plugin.engine.model.json_records import (
 )
 from memgraph_plugin.engine.model.models import EdgeKey
 from memgraph_plugin.engine.model.views import NodeView
+from memgraph_plugin.storage.format.graph_columns import state_tables
 from tests.story_graph import node, story_data
 
 # -- decoding one node --------------------------------------------------------------------------
@@ -564,3 +565,27 @@ def test_keyword_index_of_a_column_load_equals_one_of_single_writes(
         assert loaded.keywords.search(query, None, 10) == written.keywords.search(query, None, 10)
     for nid in written.internals()[0]:
         assert loaded.keywords.tokens_of(nid) == written.keywords.tokens_of(nid)
+
+
+def test_an_opened_stores_deferred_indices_are_built_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The name index (and every index an open leaves to its first read) is built in bulk with
+    the collector held off, on whatever thread reads it first; the collector is back on after."""
+    import memgraph_plugin.engine.load.store_loading as store_loading
+
+    seen: list[bool] = []
+    build = store_loading.names_from_columns
+
+    def spy(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return build(*args)
+
+    monkeypatch.setattr(store_loading, "names_from_columns", spy)
+    data = story_data()
+    nodes, edges = state_tables(Store.from_dict(data).to_dict())
+    store = Store.from_columns(nodes, edges, data["nodeSeq"], data["seqCounter"])
+    assert gc.isenabled()
+    assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}
+    assert seen == [False]
+    assert gc.isenabled()

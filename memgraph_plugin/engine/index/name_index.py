@@ -41,7 +41,12 @@ def name_items(value: Any) -> list[str]:
     if value is None:
         return out
     if isinstance(value, str):
-        out.extend(p.strip() for p in _ALIAS_SPLIT.split(value) if p.strip())
+        if _ALIAS_SPLIT.search(value) is None:  # one name: most values (an open reads them all)
+            value = value.strip()
+            if value:
+                out.append(value)
+        else:
+            out.extend(p.strip() for p in _ALIAS_SPLIT.split(value) if p.strip())
     elif isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
             out.extend(name_items(item))
@@ -92,7 +97,7 @@ def id_order(node_id: str) -> tuple[int, str]:
 def numbered(name: str) -> bool:
     """Whether a name holds a number ("Guard 2", "Room 101"): it names one of several things, so
     it answers to no short form and no other name answers to a part of it."""
-    return any(c.isdigit() for c in name)
+    return any(map(str.isdigit, name))
 
 
 def short_forms(name: str) -> set[str]:
@@ -175,14 +180,26 @@ class NameIndex:
     def add(self, node_id: str, type_id: str, names: frozenset[str]) -> None:
         """Index a node not indexed yet under `names`, `type_id` its spec's type (a bulk build
         from columns calls this with no `Node` made)."""
-        if not names:
-            return
-        self.names[node_id] = (type_id, names)
-        for name in names:
-            self.ids.setdefault((type_id, name), set()).add(node_id)
-            for form in short_forms(name):
-                self.shorts.setdefault((type_id, form), set()).add(node_id)
-            self.skeletons.setdefault((type_id, name_skeleton(name)), set()).add(node_id)
+        self.add_many(((node_id, type_id, names),))
+
+    def add_many(self, rows: Iterable[tuple[str, str, frozenset[str]]]) -> None:
+        """`add` of each `(node id, type, names)` row, the short forms and skeleton of each
+        distinct name computed once (an open indexes every named node of a long chat, and
+        aliases and shared first names repeat)."""
+        ids, names_of, shorts, skeletons = self.ids, self.names, self.shorts, self.skeletons
+        forms: dict[str, tuple[set[str], str]] = {}
+        for node_id, type_id, names in rows:
+            if not names:
+                continue
+            names_of[node_id] = (type_id, names)
+            for name in names:
+                known = forms.get(name)
+                if known is None:
+                    known = forms[name] = (short_forms(name), name_skeleton(name))
+                ids.setdefault((type_id, name), set()).add(node_id)
+                for form in known[0]:
+                    shorts.setdefault((type_id, form), set()).add(node_id)
+                skeletons.setdefault((type_id, known[1]), set()).add(node_id)
 
     def note_all(self, nodes: Iterable[tuple[str, Node | None]]) -> None:
         for node_id, node in nodes:

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -44,11 +45,18 @@ def _column(table: Any, name: str) -> list[Any]:
 
 
 def parse_all(texts: list[str | None]) -> list[Any]:
-    """Each JSON text parsed (None for None), in one `json.loads` of them all."""
+    """Each JSON text parsed (None for None), in one orjson call for them all (a few times
+    faster than `json`); `json` for what orjson refuses (NaN, integers past 64 bits), which
+    `json.dumps` writes."""
     present = [t for t in texts if t is not None]
     if not present:
         return [None] * len(texts)
-    values = iter(json.loads("[" + ",".join(present) + "]"))
+    whole = "[" + ",".join(present) + "]"
+    try:
+        parsed = orjson.loads(whole)
+    except orjson.JSONDecodeError:
+        parsed = json.loads(whole)
+    values = iter(parsed)
     return [None if t is None else next(values) for t in texts]
 
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
-__all__ = ["gc_paused"]
+__all__ = ["gc_paused", "paused"]
+
+T = TypeVar("T")
 
 _lock = threading.Lock()
 _holders = 0  # gc_paused blocks running now (in any thread)
@@ -41,3 +44,14 @@ def gc_paused() -> Iterator[None]:
             if _holders == 0 and _we_disabled:
                 _we_disabled = False
                 gc.enable()
+
+
+def paused(build: Callable[[], T]) -> Callable[[], T]:
+    """`build` run with the collector held off: for the indices a load leaves to their first
+    read (`Deferred`), built in bulk from its columns on whatever thread reads them first."""
+
+    def run() -> T:
+        with gc_paused():
+            return build()
+
+    return run

@@ -6,6 +6,7 @@ character sheet, a place, a thread, is named).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -30,16 +31,15 @@ def names_from_columns(loaded: LoadedColumns, schema: Schema) -> NameIndex:
         return index
     take = pa.array(rows, type=pa.int64())
     codes = loaded.type_codes()[rows].tolist()
+    titles_of = titles.take(take).to_pylist()
+    fields_of = parse_all(texts.take(take).to_pylist())
     empty: dict[str, Any] = {}
-    add = index.add
-    for nid, code, title, fields in zip(
-        ids,
-        codes,
-        titles.take(take).to_pylist(),
-        parse_all(texts.take(take).to_pylist()),
-        strict=True,
-    ):
-        spec = specs[code]
-        assert spec is not None
-        add(nid, spec.type, primary_key_values(spec, title or "", fields or empty))
+
+    def rows_of() -> Iterator[tuple[str, str, frozenset[str]]]:
+        for nid, code, title, fields in zip(ids, codes, titles_of, fields_of, strict=True):
+            spec = specs[code]
+            assert spec is not None
+            yield nid, spec.type, primary_key_values(spec, title or "", fields or empty)
+
+    index.add_many(rows_of())
     return index

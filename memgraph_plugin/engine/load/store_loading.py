@@ -27,7 +27,7 @@ from ..model.schema import Schema, is_diagnostic_type
 from ..model.views import NodeView
 from .column_loader import LoadedColumns, decode_columns, decode_edge_columns, load_node_columns
 from .edge_columns import EdgeMaps, load_edge_columns
-from .gc_pause import gc_paused
+from .gc_pause import gc_paused, paused
 from .lazy_nodes import LazyNodes
 from .loaded_order import LoadedPoolOrder
 from .name_columns import names_from_columns
@@ -196,16 +196,19 @@ class StoreLoading:
                 for t, rows in loaded.type_rows().items()
             }
 
-        defer(
-            self,
-            _kw_dirty=all_ids,
-            _names=lambda: names_from_columns(loaded, schema),
-            _visible=loaded.visible,
-            _pool_of=loaded.pool_of,
-            _pool=pool,
-            _type_pools=type_pools,
-            _anchor=loaded.anchors,
-        )
+        builders: dict[str, Callable[[], Any]] = {
+            "_kw_dirty": all_ids,
+            "_names": lambda: names_from_columns(loaded, schema),
+            "_visible": loaded.visible,
+            "_pool_of": loaded.pool_of,
+            "_pool": pool,
+            "_type_pools": type_pools,
+            "_anchor": loaded.anchors,
+        }
+        # each builds containers of every id or name, none in a cycle: with the collector on,
+        # their allocations (and the first turn's beside them) set off collections over the
+        # whole loaded heap, again and again (a third of the name index's time at 100k)
+        defer(self, **{name: paused(build) for name, build in builders.items()})
         self._names_dirty = {}  # writes before the first lookup: re-read after the build
         self._loaded_order = loaded.order_view
         self._node_seq = loaded.node_seq
