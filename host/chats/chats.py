@@ -24,6 +24,7 @@ import orjson
 from host.chats.chat_ids import check_chat_id
 from host.chats.context import ROLES, Message, Role
 from host.chats.jsonl import append_lines, split_lines
+from host.collector_pause import gc_paused
 
 log = logging.getLogger("host.chats.chats")
 
@@ -176,7 +177,8 @@ class Chat:
         if not self.path.exists():
             return []
         lines = split_lines(self.path.read_text(encoding="utf-8"))
-        whole = _read_whole(lines[1:])
+        with gc_paused():  # a message object per line, none in a cycle (see collector_pause)
+            whole = _read_whole(lines[1:])
         if whole is not None:
             return whole
         messages: list[Message] = []
