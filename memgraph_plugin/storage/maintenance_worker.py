@@ -186,4 +186,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except BrokenPipeError:  # the host went away (it exits or was killed): nothing to answer
+        with contextlib.suppress(OSError):
+            sys.stderr.close()
+        os._exit(0)

@@ -393,3 +393,25 @@ def test_a_pass_keeps_its_snapshots_to_one_core_and_gives_them_back():
     expected = {cores[-1]} if len(cores) > 1 else set(cores)
     assert inside == {frozenset(expected)}
     assert affinities() == {frozenset(cores)}
+
+
+def test_a_maintenance_process_whose_host_went_away_exits_quietly() -> None:
+    """A host that exits (or is killed) closes the pipe the worker answers on: the worker's
+    next answer meets a broken pipe, and it ends with code 0 and no traceback on the
+    terminal the person's host printed to."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memgraph_plugin.storage.maintenance_worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    assert proc.stdout.readline().startswith('{"ready"')
+    proc.stdout.close()  # the host is gone: nobody reads the answers
+    proc.stdin.write("not a pass\n")  # answered with a failure, into the closed pipe
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    assert "Traceback" not in err and "BrokenPipeError" not in err
