@@ -589,3 +589,38 @@ def test_an_opened_stores_deferred_indices_are_built_with_the_collector_paused(
     assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}
     assert seen == [False]
     assert gc.isenabled()
+
+
+def test_an_index_is_read_while_another_is_still_being_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An open builds the name index on its own thread (`build_soon`); the first turn's read of
+    another deferred index (the pool) does not wait for that build to end."""
+    import concurrent.futures
+
+    import memgraph_plugin.engine.load.store_loading as store_loading
+    from memgraph_plugin.engine.index.deferred import build_soon
+
+    started, release = threading.Event(), threading.Event()
+    build = store_loading.names_from_columns
+
+    def slow(*args: Any) -> Any:
+        started.set()
+        release.wait(60)
+        return build(*args)
+
+    monkeypatch.setattr(store_loading, "names_from_columns", slow)
+    data = story_data()
+    nodes, edges = state_tables(Store.from_dict(data).to_dict())
+    store = Store.from_columns(nodes, edges, data["nodeSeq"], data["seqCounter"])
+    builder = build_soon(store, "_names")
+    assert builder is not None and started.wait(60)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            read = pool.submit(lambda: list(store.pool_anchors()))
+            assert read.result(timeout=60) == list(Store.from_dict(data).pool_anchors())
+            assert not release.is_set()  # read while the name index was still being built
+    finally:
+        release.set()
+        builder.join(60)
+    assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}

@@ -16,7 +16,6 @@ from typing import Any
 __all__ = ["Deferred", "build_soon", "defer", "realize_all"]
 
 log = logging.getLogger(__name__)
-_lock = threading.RLock()  # one builder at a time (a builder may read another deferred one)
 
 
 class Deferred:
@@ -25,11 +24,15 @@ class Deferred:
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+        # one build of this attribute at a time; a reader of another one does not wait for it
+        # (an open builds the name index on its own thread while the first turn reads pools).
+        # A builder may read other deferred attributes: their builders never read back.
+        self._lock = threading.RLock()
 
     def __get__(self, obj: Any, objtype: type | None = None) -> Any:
         if obj is None:
             return self
-        with _lock:
+        with self._lock:
             values = obj.__dict__
             if self.name in values:  # built by another thread meanwhile
                 return values[self.name]
