@@ -11,13 +11,16 @@ are scored in order: an evidence turn counts at k when its text (lower-cased, wh
 collapsed, first 200 characters) appears in one of the first k injected items.
 
     python bench/recall_locomo.py [DATA.json] [--limit N | --conversation I,J]
-                                  [--path live|ingest|both] [--settings JSON]
+                                  [--path live|ingest|both|proxy|all] [--settings JSON]
                                   [--only conv-26,...] [--cache DIR] [--misses FILE]
 
 ``--path``: ``live`` replays each turn through the pipeline (``add_user_message`` /
 ``add_assistant_message``); ``ingest`` writes the conversation to a JSONL transcript and runs the
 code path of ``memgraph-host ingest`` on it (``ingest_file``); ``both`` (the default) measures
-each and prints them side by side (issue 27: the two must agree within a point).
+each and prints them side by side (issue 27: the two must agree within a point). ``proxy`` sends
+the conversation through a real ``memgraph-host proxy`` the way a chat app does, and scores the
+memory block the upstream receives (``bench/locomo_proxy.py``: no message times on that path);
+``all`` measures the three.
 
 Every chat is built, its host stopped, then reopened from disk for the questions. ``--cache DIR``
 keeps each built chat there, keyed on a hash of the code that builds it (memgraph_plugin/ and
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime as dt
 import hashlib
 import inspect
@@ -63,6 +67,9 @@ from host import hookimpl  # noqa: E402
 from memgraph_plugin.recall.render import item_text  # noqa: E402
 from memgraph_plugin.settings_keys import RECALL_ITEM_CHARS  # noqa: E402
 from memgraph_plugin.turn import pipeline_for  # noqa: E402
+
+sys.path.insert(0, str(HERE))
+from locomo_proxy import ProxyRun, ask_through_proxy  # noqa: E402
 
 # ``../shared/data/locomo-dev.json`` from the repository root (from a worktree one level deeper,
 # such as /work/wt/<branch>, the same folder is two levels up)
@@ -422,6 +429,15 @@ async def _replay_one(
             await host.stop()
 
 
+async def _through_proxy(proxy: ProxyRun, sample: dict[str, Any]) -> list[Asked]:
+    """The conversation sent through the proxy, then every question asked through it."""
+    turns = turns_of(sample)
+    chat = str(sample.get("sample_id", "conv"))
+    got = await ask_through_proxy(proxy, chat, turns, questions_of(sample, turns))
+    EXTRACTION.add("built-in (proxy)")
+    return [Asked(q, items, ms, chars) for q, items, ms, chars in got]
+
+
 def _bm25_one(sample: dict[str, Any]) -> list[tuple[Question, tuple[str, ...]]]:
     turns = turns_of(sample)
     index = Bm25([t.message for t in turns])
@@ -476,7 +492,21 @@ async def main_async(args: argparse.Namespace) -> int:
         wanted = {s.strip() for s in args.only.split(",") if s.strip()}
         samples = [s for s in samples if str(s.get("sample_id")) in wanted]
     settings: dict[str, Any] = dict(json.loads(args.settings)) if args.settings else {}
-    paths = ["live", "ingest"] if args.path == "both" else [args.path]
+    paths = {"both": ["live", "ingest"], "all": ["live", "ingest", "proxy"]}.get(
+        args.path, [args.path]
+    )
+    with contextlib.ExitStack() as stack:
+        proxy = stack.enter_context(ProxyRun(settings)) if "proxy" in paths else None
+        return await _measure(args, samples, settings, paths, proxy)
+
+
+async def _measure(
+    args: argparse.Namespace,
+    samples: list[dict[str, Any]],
+    settings: dict[str, Any],
+    paths: list[str],
+    proxy: ProxyRun | None,
+) -> int:
     asked: dict[str, list[Asked]] = {p: [] for p in paths}
     bm25: list[tuple[Question, Sequence[str]]] = []
     #: group ("tuned on" / "held out") -> (asked per path, BM25's)
@@ -487,7 +517,11 @@ async def main_async(args: argparse.Namespace) -> int:
         per_path, base_of = split.setdefault(group, ({p: [] for p in paths}, []))
         for path in paths:
             t0 = time.perf_counter()
-            got = await _replay_one(sample, settings, path, args.cache)
+            if path == "proxy":
+                assert proxy is not None
+                got = await _through_proxy(proxy, sample)
+            else:
+                got = await _replay_one(sample, settings, path, args.cache)
             asked[path].extend(got)
             per_path[path].extend(got)
             print(
@@ -561,11 +595,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--path",
-        choices=("live", "ingest", "both"),
+        choices=("live", "ingest", "both", "proxy", "all"),
         default="both",
         help="live: every turn through add_user_message/add_assistant_message; ingest: the "
         "conversation written to a JSONL transcript and read by `memgraph-host ingest`'s code "
-        "path (ingest_file); both (default): each, side by side",
+        "path (ingest_file); both (default): each, side by side; proxy: every turn sent "
+        "through a real `memgraph-host proxy` by the openai SDK (bench/locomo_proxy.py); all: "
+        "the three",
     )
     parser.add_argument(
         "--cache",
