@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memgraph_plugin import Edge, Store
 from memgraph_plugin.engine.graph.store_revert import revert
-from memgraph_plugin.engine.load.lazy_edges import LazyAdjacency, LazyEdges
+from memgraph_plugin.engine.load.lazy_edges import LazyAdjacency, LazyEdges, _csr
 from memgraph_plugin.storage.format.graph_columns import state_tables
 from tests.story_graph import story_data
 
@@ -117,3 +118,14 @@ def test_a_rollback_of_edge_writes_on_unread_edges_equals_an_eager_store() -> No
     revert(eager, [befores[1]])
     assert snapshot(lazy) == snapshot(eager)
     assert list(lazy.iter_edges()) == list(eager.iter_edges())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), max_size=300), st.integers(0, 20))
+def test_the_csr_groups_each_rows_edges_in_serial_order(rows: list[int], extra: int) -> None:
+    """`_csr` sorts (row << shift | serial) once instead of a stable argsort: the same order."""
+    n = 41 + extra
+    array = np.asarray(rows, dtype=np.int64)
+    ptr, order = _csr(array, n)
+    assert order.tolist() == np.argsort(array, kind="stable").tolist()
+    assert ptr.tolist() == [0, *np.cumsum(np.bincount(array, minlength=n)).tolist()]
