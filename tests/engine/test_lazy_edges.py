@@ -123,7 +123,8 @@ def test_a_rollback_of_edge_writes_on_unread_edges_equals_an_eager_store() -> No
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 40), max_size=300), st.integers(0, 20))
 def test_the_csr_groups_each_rows_edges_in_serial_order(rows: list[int], extra: int) -> None:
-    """`_csr` sorts (row << shift | serial) once instead of a stable argsort: the same order."""
+    """`_csr` sorts (row << shift | serial) once (`int_order.stable_order`) instead of a stable
+    argsort: the same order."""
     n = 41 + extra
     array = np.asarray(rows, dtype=np.int64)
     ptr, order = _csr(array, n)

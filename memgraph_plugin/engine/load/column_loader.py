@@ -29,6 +29,7 @@ from ..model.frozen import EMPTY
 from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 from ..model.models import Edge, EdgeKey, Node
 from ..model.schema import NodeTypeSpec, Schema, is_diagnostic_type
+from .int_order import stable_order
 from .lazy_nodes import LazyNodes, NodeColumns
 from .loaded_order import LoadedPoolOrder
 from .raw_rows import MAX_RAW_SHARE, patch_raw_rows
@@ -377,7 +378,7 @@ def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumn
     kids: dict[str, list[str]] = {}
     if len(with_parent):  # grouped by parent with numpy; a list slice per parent
         pcodes, _values = _codes(pc.take(parent_col, with_parent))
-        order = np.argsort(pcodes, kind="stable")
+        order = stable_order(pcodes, int(pcodes.max()) + 1)
         grouped = with_parent[order]
         codes = pcodes[order]
         starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..model.edge_records import EdgeRec, by_serial
 from ..model.models import EdgeKey
+from .int_order import stable_order
 from .materializing import MaterializingDict
 
 __all__ = ["EdgeArrays", "LazyAdjacency", "LazyEdges"]
@@ -100,21 +101,11 @@ class EdgeArrays:
 
 def _csr(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(row -> start, edges grouped by row): each row's edges in serial order."""
-    m = len(rows)
-    shift = max(1, m.bit_length())
-    if n < 1 << (62 - shift):
-        # one sort of (row << shift | serial): the stable order, ~3x faster than a stable argsort
-        key = rows.astype(np.int64) << shift
-        key |= np.arange(m, dtype=np.int64)
-        key.sort()
-        key &= (1 << shift) - 1
-        order = key
-    else:  # pragma: no cover - past ~10**13 nodes
-        order = np.argsort(rows, kind="stable")
+    order = stable_order(rows, n)
     counts = np.bincount(rows, minlength=n) if len(rows) else np.zeros(n, dtype=np.int64)
     ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=ptr[1:])
-    return ptr, order.astype(np.int64, copy=False)
+    return ptr, order
 
 
 class LazyEdges(MaterializingDict[EdgeKey, EdgeRec]):
