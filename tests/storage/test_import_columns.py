@@ -179,3 +179,38 @@ def test_a_full_row_set_counts_plain_rows_as_token_by_token():
     assert fast.counts[5] == -1 and fast.counts[17] == -1
     empty = keyword_rows._counted_rows([[], []], [False, True], "fp")
     assert empty.counts.tolist() == [0, -1] and len(empty.terms) == 0
+
+
+def _import_store(data: dict):
+    """`data` as an import hands it to storage: checked, normalised and anchored in one pass
+    (a `PlainStore`)."""
+    from memgraph_plugin.engine.load.import_pass import checked_normal_store
+    from memgraph_plugin.engine.load.store_import import anchored_store
+
+    store = checked_normal_store(data)
+    assert store is not None
+    return anchored_store(store, 10**6)
+
+
+def test_an_imports_plain_store_is_taken_without_testing_each_row_again(monkeypatch):
+    data = _import_store(_store(80, seed=11))
+    assert data.plain
+    expected = graph_columns.state_tables(dict(data))  # a plain dict: every row tested
+    calls: list[int] = []
+    monkeypatch.setattr(graph_columns, "_plain_node", lambda n: calls.append(1) or True)
+    nodes, edges = graph_columns.state_tables(data)
+    assert calls == []
+    assert nodes.equals(expected[0]) and edges.equals(expected[1])
+    quick = change_codec.diff_states(change_codec.empty_state(), data, kind="import")
+    slow = change_codec.diff_states(change_codec.empty_state(), dict(data), kind="import")
+    assert quick == slow and quick.edges_added == tuple(data["edges"])
+
+
+def test_a_pinned_node_keeps_the_row_builder_for_an_import():
+    raw = _store(40, seed=12)
+    raw["nodes"]["n_3"]["pinned"] = True
+    data = _import_store(raw)
+    assert not data.plain
+    assert graph_columns._plain_state_tables(data) is None  # tested, and found not plain
+    nodes, _ = graph_columns.state_tables(data)
+    assert nodes.num_rows == 40

@@ -190,11 +190,11 @@ def store_is_clean(data: Any, limits: Limits = DEFAULT_LIMITS) -> bool:
 
 
 class PlainStore(dict):  # type: ignore[type-arg]
-    """A store dict in the normal form. With `plain` True every node has exactly the plain
-    keys `node_to_dict` writes (no ``pinned``, no ``floorRange``) and the edges are
-    `edge_to_dict`'s with unique keys, so storage builds its columns without testing each row
-    again (`graph_columns.state_tables`) and takes it whole as the change from an empty chat
-    (`change_codec.diff_states`). Not to be changed after it was made."""
+    """A store dict in the normal form: its edges are `edge_to_dict`'s with unique keys, so
+    storage takes it whole as the change from an empty chat (`change_codec.diff_states`).
+    With `plain` True every node also has exactly the plain keys `node_to_dict` writes (no
+    ``pinned``, no ``floorRange``), so storage builds its columns without testing each row
+    again (`graph_columns.state_tables`). Not to be changed after it was made."""
 
     plain: bool = False
     #: the largest ``fields.message`` index of its nodes (None: none, or not known)

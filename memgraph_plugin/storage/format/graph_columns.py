@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memgraph_plugin.engine.load.store_import import PlainStore
 from memgraph_plugin.storage.format.json_shapes import edge_key, edge_to_json
 from memgraph_plugin.storage.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 
@@ -305,13 +306,16 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
     if type(nodes) is not dict or type(edges) is not list:
         return None
     rows = list(nodes.values())
-    if not all(map(_plain_node, rows)) or not all(map(_plain_edge, edges)):
+    known = isinstance(data, PlainStore) and data.plain  # an import's: checked as it was made
+    if not known and (not all(map(_plain_node, rows)) or not all(map(_plain_edge, edges))):
         return None
     ids = [n["id"] for n in rows]
     src = [e["from"] for e in edges]
     typ = [e["type"] for e in edges]
     dst = [e["to"] for e in edges]
-    if len(set(ids)) != len(ids) or len(set(zip(src, typ, dst, strict=True))) != len(edges):
+    if not known and (
+        len(set(ids)) != len(ids) or len(set(zip(src, typ, dst, strict=True))) != len(edges)
+    ):
         return None
     n, m = len(rows), len(edges)
     encode = _ENCODER.encode
