@@ -214,3 +214,16 @@ def test_a_pinned_node_keeps_the_row_builder_for_an_import():
     assert graph_columns._plain_state_tables(data) is None  # tested, and found not plain
     nodes, _ = graph_columns.state_tables(data)
     assert nodes.num_rows == 40
+
+
+def test_a_full_row_set_of_an_import_reads_the_fields_it_was_given():
+    data = _import_store(_store(120, seed=13))
+    nodes, _ = graph_columns.state_tables(data)
+    fields = [n["fields"] for n in data["nodes"].values()]
+    given = keyword_rows.full_rows(nodes, None, DEFAULT_SCHEMA, "fp", fields)
+    parsed = keyword_rows.full_rows(nodes, None, DEFAULT_SCHEMA, "fp")
+    slow = keyword_rows._sorted_rows(keyword_rows._store_tokens(nodes, DEFAULT_SCHEMA), "fp")
+    for rows in (given, parsed):
+        assert rows.terms.equals(slow.terms)
+        for name in ("counts", "tids", "tfs"):
+            assert np.array_equal(getattr(rows, name), getattr(slow, name)), name
