@@ -113,3 +113,55 @@ def test_a_large_message_index_is_anchored_from_the_pass():
     store = checked_normal_store(data)
     assert store is not None and store.top_message == 40
     assert anchored_store(store, 30, 10) == _slow(data, 30, 10)
+
+
+def _random_edges(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
+    types = ["related", "allied_with", "family_of", "mentions", "x"]
+    edges = []
+    for _ in range(rng.randint(0, 12)):
+        src = rng.choice(ids)
+        dst = src if rng.random() < 0.01 else rng.choice([i for i in ids if i != src])
+        edge: dict[str, Any] = {"from": src, "to": dst}
+        edge["type"] = "Related" if rng.random() < 0.01 else rng.choice(types)
+        roll = rng.random()
+        if roll < 0.3:
+            edge["seqTo"] = rng.randint(0, 9)
+        elif roll < 0.31:
+            edge["seqTo"] = rng.choice([None, -1, True, "3", 2**64])
+        edges.append(edge)
+    if edges and rng.random() < 0.3:
+        edges.append(dict(rng.choice(edges)))  # a repeat
+    return edges
+
+
+def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
+    """`_edge_columns` (pyarrow) answers only where the edge-by-edge check passes, with the
+    same edges: symmetric ones turned into id order, repeats dropped (the first kept)."""
+    from memgraph_plugin.engine.load import import_pass
+
+    rng = random.Random(77)
+    ids = [f"n_{i}" for i in range(1, 9)]
+    answered = turned = 0
+    for _ in range(400):
+        edges = _random_edges(rng, ids)
+        by_columns = import_pass._edge_columns(edges, dict.fromkeys(ids), {})
+        one_by_one = import_pass._checked_edges(edges, dict.fromkeys(ids), {})
+        if by_columns is import_pass._UNSURE:
+            continue
+        answered += 1
+        assert by_columns == one_by_one, edges
+        turned += any(e["from"] > e["to"] for e in edges if e["type"] == "allied_with")
+    assert answered > 50 and turned > 10
+
+
+def test_a_symmetric_edge_turned_and_repeated_is_normalised_by_columns():
+    data = _store()
+    data["nodes"]["n_3"].pop("pinned")
+    data["edges"] += [
+        {"from": "n_6", "to": "n_5", "type": "allied_with", "seqTo": 3},
+        {"from": "n_5", "to": "n_6", "type": "allied_with"},  # the same edge, once turned
+    ]
+    store = checked_normal_store(data)
+    assert store is not None and store == normalised_store(data)
+    assert store["edges"][-1] == {"from": "n_5", "to": "n_6", "type": "allied_with", "seqTo": 3}
+    assert data["edges"][-2]["from"] == "n_6"  # the caller's edge is not changed

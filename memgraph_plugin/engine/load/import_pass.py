@@ -16,6 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ..model.json_records import node_from_dict, node_to_dict
 from ..model.schema import SYMMETRIC_RELATIONS
 from ..model.values import DEFAULT_LIMITS, Limits
@@ -136,13 +140,85 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
             node_seq = max(node_seq, int(m.group(1)))
     if parents and parent_problems(parents, {nid: nid for nid in parents}):
         return None
-    edges = _checked_edges(raw_edges, ids, parents)
+    edges = _edge_columns(raw_edges, ids, parents) if raw_edges else []
+    if edges is _UNSURE:  # unusual or not yet normal: edge by edge
+        edges = _checked_edges(raw_edges, ids, parents)
     if edges is None:
         return None
     store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
     store.plain = plain
     store.top_message = top_message if top_message >= 0 else None
     return store
+
+
+_UNSURE: Any = object()
+_NONE_TYPE = type(None)
+
+
+def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> Any:
+    """The edges as they are when, checked column by column (pyarrow), every one passes
+    `store_is_clean`'s edge checks and is already in the normal form (lower-case types,
+    symmetric ones in id order, no ``seqTo: null``): the usual file, an export; a symmetric
+    edge out of id order is turned and a repeat dropped (the first kept) as the normal form
+    does. `_UNSURE` for anything else (`_checked_edges` then decides and normalises)."""
+    keys = _EDGE_KEYS
+    if not all(type(e) is dict and e.keys() <= keys for e in raw_edges):
+        return _UNSURE
+    src = [e.get("from") for e in raw_edges]
+    dst = [e.get("to") for e in raw_edges]
+    typ = [e.get("type") for e in raw_edges]
+    seq = [e.get("seqTo") for e in raw_edges]
+    if not set(map(type, seq)) <= {int, _NONE_TYPE}:
+        return _UNSURE
+    try:
+        s, d, t = (pa.array(column, pa.string()) for column in (src, dst, typ))
+        seq_to = pa.array(seq, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return _UNSURE  # not strings, or an int beyond 64 bits
+    if s.null_count or d.null_count or t.null_count:
+        return _UNSURE
+    known = pa.array(list(ids), pa.string())
+    at_src, at_dst = pc.index_in(s, value_set=known), pc.index_in(d, value_set=known)
+    if at_src.null_count or at_dst.null_count:  # an end that is no node
+        return _UNSURE
+    if pc.any(pc.equal(s, d)).as_py():
+        return _UNSURE
+    if seq_to.null_count < len(seq_to):
+        low = pc.min_max(seq_to)["min"].as_py()
+        if low is None or low < 0:  # (beyond INT_MAX, 64 bits: pa.array refused it)
+            return _UNSURE
+    types = pc.unique(t).to_pylist()
+    if any(not _name_ok(x) or x != x.lower() for x in types):
+        return _UNSURE
+    if "contains" in types:
+        for i in np.flatnonzero(pc.equal(t, "contains").to_numpy(zero_copy_only=False)).tolist():
+            if parents.get(dst[i]) != src[i]:
+                return _UNSURE
+    if sum(map(len, raw_edges)) != 3 * len(raw_edges) + (len(seq_to) - seq_to.null_count):
+        return _UNSURE  # an edge with ``"seqTo": null``: the normal form leaves the key out
+    edges = list(raw_edges)
+    symmetric = [x for x in types if x in SYMMETRIC_RELATIONS]
+    turned = np.empty(0, dtype=np.int64)
+    if symmetric:  # a symmetric edge is kept in id order: its ends swapped where they are not
+        swap = pc.and_(pc.is_in(t, value_set=pa.array(symmetric, pa.string())), pc.less(d, s))
+        turned = np.flatnonzero(swap.to_numpy(zero_copy_only=False))
+        if turned.shape[0]:
+            for i in turned.tolist():
+                edge = {"from": dst[i], "to": src[i], "type": typ[i]}
+                if seq[i] is not None:
+                    edge["seqTo"] = seq[i]
+                edges[i] = edge
+    # each edge's key (from, type, to) as one int64 (node and type positions): repeats found
+    # by numpy, the first one kept
+    ends = [at.to_numpy(zero_copy_only=False).astype(np.int64) for at in (at_src, at_dst)]
+    if turned.shape[0]:
+        ends[0][turned], ends[1][turned] = ends[1][turned], ends[0][turned].copy()
+    kind = pc.index_in(t, value_set=pa.array(types, pa.string()))
+    key = (ends[0] * len(types) + kind.to_numpy(zero_copy_only=False)) * len(known) + ends[1]
+    distinct, first = np.unique(key, return_index=True)
+    if distinct.shape[0] != len(edges):
+        edges = [edges[i] for i in np.sort(first).tolist()]
+    return edges
 
 
 def _checked_edges(
