@@ -230,3 +230,27 @@ def test_a_full_row_set_of_an_import_reads_the_fields_it_was_given():
         assert rows.terms.equals(slow.terms)
         for name in ("counts", "tids", "tfs"):
             assert np.array_equal(getattr(rows, name), getattr(slow, name)), name
+
+
+def test_an_imports_fields_without_floats_are_written_byte_for_byte_by_orjson(monkeypatch):
+    """No float in any node's fields (`PlainStore.float_free`): the fields column is written
+    by orjson, byte for byte what the json encoder writes (nested values, non-ASCII text,
+    control characters, 64-bit ints); one float anywhere keeps the json encoder."""
+    raw = _store(60, seed=14)
+    for i, node in enumerate(raw["nodes"].values()):
+        node["fields"] = {
+            "summary": f"艾琳 \u2028 \x01 tab\t{i}",
+            "aliases": ["a", {"deep": [None, True, -(2**63)]}],
+            "n": 2**63 - 1,
+        }
+    data = _import_store(raw)
+    assert data.plain and data.float_free
+    calls: list[int] = []
+    real = graph_columns._orjson_text
+    monkeypatch.setattr(graph_columns, "_orjson_text", lambda v: calls.append(1) or real(v))
+    nodes, edges = graph_columns.state_tables(data)
+    expected = graph_columns.state_tables(dict(data))  # a plain dict: the json encoder
+    assert len(calls) == 60
+    assert nodes.equals(expected[0]) and edges.equals(expected[1])
+    raw["nodes"]["n_7"]["fields"]["aliases"][1]["deep"].append(0.1)
+    assert not _import_store(raw).float_free

@@ -64,6 +64,7 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
     parents: dict[str, str] = {}
     nodes: dict[str, dict[str, Any]] = {}
     plain = True
+    float_free = True  # no float in any node's fields (`PlainStore.float_free`)
     top_message = -1
     fullmatch = _ID_NUM.fullmatch
     for key, raw in raw_nodes.items():
@@ -84,6 +85,8 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
         fields_state = _fields_ok(fields, title or "", limits)
         if not fields_state:
             return None
+        if fields_state != _NATIVE and float_free and _has_float(fields):
+            float_free = False
         seq_to, depth = get("seqTo"), get("semanticDepth")
         if not (_count_ok(seq_to) and _count_ok(depth)):
             return None
@@ -147,8 +150,21 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
         return None
     store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
     store.plain = plain
+    store.float_free = float_free
     store.top_message = top_message if top_message >= 0 else None
     return store
+
+
+def _has_float(value: Any) -> bool:
+    """Whether a float is anywhere in a JSON value (dicts, lists, scalars)."""
+    kind = type(value)
+    if kind is float:
+        return True
+    if kind is dict:
+        return any(_has_float(v) for v in value.values())
+    if kind is list or kind is tuple:
+        return any(_has_float(v) for v in value)
+    return False
 
 
 _UNSURE: Any = object()

@@ -197,6 +197,10 @@ class PlainStore(dict):  # type: ignore[type-arg]
     again (`graph_columns.state_tables`). Not to be changed after it was made."""
 
     plain: bool = False
+    #: no float anywhere in its nodes' fields (then orjson writes each node's fields as
+    #: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` does, byte for byte:
+    #: `graph_columns` encodes them with it)
+    float_free: bool = False
     #: the largest ``fields.message`` index of its nodes (None: none, or not known)
     top_message: int | None = None
 
@@ -330,6 +334,7 @@ def anchored_store(store: NormalStore, seq: int, messages: int | None = None) ->
         int(seq),
         messages,
         plain=store.plain,
+        float_free=store.float_free,
         top_message=store.top_message,
     )
 
@@ -349,6 +354,7 @@ def _anchored(
     messages: int | None,
     *,
     plain: bool = False,
+    float_free: bool = False,
     top_message: int | None = None,
 ) -> PlainStore:
     """`store_file.anchor_store` of a normal-form store, copying only the nodes and edges it
@@ -387,4 +393,5 @@ def _anchored(
         ]
     out = PlainStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=seq)
     out.plain = plain
+    out.float_free = float_free
     return out

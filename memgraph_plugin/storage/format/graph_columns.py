@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -297,6 +298,15 @@ def _edge_json(edge: Any) -> Mapping[str, Any]:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+def _orjson_text(value: Any) -> str:
+    """`_ENCODER.encode(value)` of a JSON value without floats (orjson writes those byte for
+    byte the same, ~5x faster); anything orjson refuses goes to `_ENCODER`."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # e.g. a lone surrogate, an int beyond 64 bits
+        return _ENCODER.encode(value)
+
+
 def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | None:
     """`state_tables` of a store whose nodes and edges are all plain (what `node_to_dict` and
     `edge_to_dict` write), ids and edge keys unique: built column by column, with no row
@@ -318,7 +328,7 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
     ):
         return None
     n, m = len(rows), len(edges)
-    encode = _ENCODER.encode
+    encode = _orjson_text if known and data.float_free else _ENCODER.encode
     no = pa.array(np.zeros(n, dtype=bool))
 
     def column(key: str) -> list[Any]:
