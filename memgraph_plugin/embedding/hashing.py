@@ -121,14 +121,16 @@ class HashingProfile:
         embeds 100k nodes this way, `BATCH` texts at a time (the gathered features of a batch
         take about 40 bytes each: ~100 per text)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), BATCH):
-            out[start : start + BATCH] = self._embed_batch(texts[start : start + BATCH])
+        for start in range(0, len(texts), BATCH):  # each batch summed in its rows of `out`
+            self._embed_batch(texts[start : start + BATCH], out[start : start + BATCH])
         return out
 
-    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        """`embed` of at most `BATCH` texts."""
+    def _embed_batch(self, texts: Sequence[str], out: np.ndarray | None = None) -> np.ndarray:
+        """`embed` of at most `BATCH` texts, into `out` (zeros, one row per text, contiguous;
+        None: a new array)."""
         n, dim = len(texts), self.dim
-        out = np.zeros((n, dim), dtype=np.float32)
+        if out is None:
+            out = np.zeros((n, dim), dtype=np.float32)
         words, wid, sizes = batch_words(texts)
         if not wid.shape[0]:
             return out
