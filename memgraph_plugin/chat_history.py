@@ -115,18 +115,19 @@ class ChatHistory:
         """Replace the chat's graph by `data` (a store in the original's JSON shape, checked
         whole first: ``BAD_ARGS`` naming the field, nothing changed) in its normal form
         (`store_import.normalised_store`: what `Store.from_dict(...).to_dict()` gives, without
-        the records) as one commit anchored to the chat's newest message seq and message count
-        (as `store_file.anchor_store` does: chatting
-        on never reads it as deleted or already extracted messages, so never rolls it back);
+        the records; checked and made in one pass: `import_pass.py`) as one commit anchored to
+        the chat's newest message seq and message count (as `store_file.anchor_store` does:
+        chatting on never reads it as deleted or already extracted messages, so never rolls it
+        back);
         fires ``memgraph_commit``, returns its `CommitInfo`. A `store_import.NormalStore`
         (`normalised_store`'s, unanchored) is taken as checked and in the normal form."""
         from memgraph_plugin.engine.load.gc_pause import gc_paused
+        from memgraph_plugin.engine.load.import_pass import checked_normal_store
         from memgraph_plugin.engine.load.store_file import store_problems
         from memgraph_plugin.engine.load.store_import import (
             NormalStore,
             anchored_store,
             normalised_store,
-            store_is_clean,
         )
         from memgraph_plugin.engine.model.values import Limits
 
@@ -138,12 +139,14 @@ class ChatHistory:
         def ready() -> dict[str, Any]:
             if type(data) is NormalStore:  # checked and normalised by the caller: anchored only
                 return anchored_store(data, seq, count)
-            with gc_paused():  # one pass per node and edge, no records (store_import.py)
-                if not store_is_clean(data, limits):
+            with gc_paused():  # one pass per node and edge, no records (import_pass.py)
+                store = checked_normal_store(data, limits)
+                if store is None:
                     problems = store_problems(data, limits)
                     if problems:
                         raise MemoryGraphError("BAD_ARGS", "; ".join(problems))
-                return normalised_store(data, seq, count)
+                    store = normalised_store(data)
+                return anchored_store(store, seq, count)
 
         # off the event loop: a 100k-node store takes a second or two to check
         normalised = await asyncio.to_thread(ready)

@@ -8,6 +8,8 @@ from functools import lru_cache
 from hashlib import blake2b
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -25,6 +27,37 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
     return h % dim, (1.0 if (h >> 63) & 1 else -1.0)
 
 
+def batch_words(texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The words `embed_one` reads of each text (``\\w+`` of it lower-cased), as ids: the
+    distinct words, every word's id in text order, text by text, and each text's word count.
+    An ASCII text's words (runs of ``[a-z0-9_]``: what ``\\w`` matches there) are cut by
+    pyarrow (RE2) and numbered by one dictionary encoding, all texts at once; any other text
+    through the ``re`` pattern."""
+    n = len(texts)
+    lowered = [t.lower() if t else "" for t in texts]
+    column = pa.array(lowered, pa.string())
+    ascii_rows = pc.string_is_ascii(column).to_numpy(zero_copy_only=False).astype(bool)
+    pieces = pc.split_pattern_regex(column, r"[^a-z0-9_]+")
+    flat = pc.list_flatten(pieces)
+    rows = pc.list_parent_indices(pieces).to_numpy(zero_copy_only=False).astype(np.intp)
+    keep = (pc.binary_length(flat).to_numpy(zero_copy_only=False) > 0) & ascii_rows[rows]
+    found = flat.filter(pa.array(keep))
+    rows = rows[keep]
+    other = np.flatnonzero(~ascii_rows)
+    if other.shape[0]:
+        findall = _TOKEN.findall
+        extra = [findall(lowered[i]) for i in other.tolist()]
+        counts = np.fromiter(map(len, extra), dtype=np.intp, count=len(extra))
+        found = pa.concat_arrays([found, pa.array([w for ws in extra for w in ws], pa.string())])
+        rows = np.concatenate([rows, np.repeat(other, counts)])
+        order = np.argsort(rows, kind="stable")  # text by text, each in text order
+        found, rows = found.take(pa.array(order)), rows[order]
+    encoded = pc.dictionary_encode(found)
+    wid = encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+    sizes = np.bincount(rows, minlength=n).astype(np.intp)
+    return encoded.dictionary.to_pylist(), wid, sizes
+
+
 class HashingProfile:
     """Deterministic, download-free embeddings; similar wording gives similar vectors."""
 
@@ -35,15 +68,22 @@ class HashingProfile:
         self.dim = int(dim)
         self._word = lru_cache(maxsize=200_000)(self._word_features)
         self._pair = lru_cache(maxsize=200_000)(self._pair_feature)
+        # a char n-gram's bucket, shared by the many words that have it (an import's 20k
+        # distinct words have ~13 n-grams each, mostly the same few thousand)
+        self._gram = lru_cache(maxsize=200_000)(self._gram_bucket)
+
+    def _gram_bucket(self, gram: str) -> tuple[int, float]:
+        return _bucket("c:" + gram, self.dim)
 
     def _word_features(self, word: str) -> tuple[tuple[int, float], ...]:
         feats: dict[int, float] = {}
         idx, sign = _bucket("w:" + word, self.dim)
         feats[idx] = feats.get(idx, 0.0) + sign * WORD_WEIGHT
         padded = f"<{word}>"
+        gram = self._gram
         for n in CHAR_SIZES:
             for i in range(max(1, len(padded) - n + 1)):
-                idx, sign = _bucket("c:" + padded[i : i + n], self.dim)
+                idx, sign = gram(padded[i : i + n])
                 feats[idx] = feats.get(idx, 0.0) + sign * CHAR_WEIGHT
         return tuple(feats.items())
 
@@ -81,27 +121,19 @@ class HashingProfile:
         embeds 100k nodes this way, `BATCH` texts at a time (the gathered features of a batch
         take about 40 bytes each: ~100 per text)."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), BATCH):
-            out[start : start + BATCH] = self._embed_batch(texts[start : start + BATCH])
+        for start in range(0, len(texts), BATCH):  # each batch summed in its rows of `out`
+            self._embed_batch(texts[start : start + BATCH], out[start : start + BATCH])
         return out
 
-    def _embed_batch(self, texts: Sequence[str]) -> np.ndarray:
-        """`embed` of at most `BATCH` texts."""
+    def _embed_batch(self, texts: Sequence[str], out: np.ndarray | None = None) -> np.ndarray:
+        """`embed` of at most `BATCH` texts, into `out` (zeros, one row per text, contiguous;
+        None: a new array)."""
         n, dim = len(texts), self.dim
-        out = np.zeros((n, dim), dtype=np.float32)
-        findall = _TOKEN.findall
-        per_text = [findall(text.lower()) if text else [] for text in texts]
-        sizes = np.fromiter(map(len, per_text), dtype=np.intp, count=n)
-        vocab: dict[str, int] = {}
-        add = vocab.setdefault
-        wid = np.fromiter(
-            (add(w, len(vocab)) for words in per_text for w in words),
-            dtype=np.intp,
-            count=int(sizes.sum()),
-        )
+        if out is None:
+            out = np.zeros((n, dim), dtype=np.float32)
+        words, wid, sizes = batch_words(texts)
         if not wid.shape[0]:
             return out
-        words = list(vocab)
         base = np.repeat(np.arange(n, dtype=np.intp) * dim, sizes)  # each word's row start
         target = out.reshape(-1)
         # every word's features, then every pair's: within one row (all a cell ever sees),

@@ -209,9 +209,7 @@ def _add_import(p: argparse.ArgumentParser) -> None:
 
 async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
     from memgraph_plugin.chat_history import checked_chat_id
-    from memgraph_plugin.engine.load.gc_pause import gc_paused
-    from memgraph_plugin.engine.load.store_file import StoreFileError, read_store_file
-    from memgraph_plugin.engine.load.store_import import normalised_store
+    from memgraph_plugin.engine.load.store_file import StoreFileError, read_normal_store
     from memgraph_plugin.engine.model.values import Limits
 
     graph = _running(service)
@@ -220,14 +218,13 @@ async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | No
     except OSError as exc:
         return _fail(f"cannot read {args.file}: {exc}")
     try:
-        checked = read_store_file(raw, args.file, Limits.from_settings(_settings(host)))
+        # checked and normalised once, in one pass: import_graph takes the normal form as it is
+        # (a NormalStore), and anchors it
+        data = read_normal_store(raw, args.file, Limits.from_settings(_settings(host)))
     except StoreFileError as exc:  # every problem, one line each; the chat is untouched
         for line in exc.lines():
             print(f"memgraph-host: error: {line}", file=sys.stderr)
         return 1
-    # checked once: import_graph takes the normal form as it is (a NormalStore), and anchors it
-    with gc_paused():
-        data = normalised_store(checked)
     replace = getattr(args, "replace", False)
     if not data["nodes"] and not replace:
         held = await graph.store_for(checked_chat_id(args.chat))

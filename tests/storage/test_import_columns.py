@@ -143,6 +143,9 @@ def test_hashing_embeds_a_batch_bit_for_bit_as_one_by_one(monkeypatch):
     texts = [_text(rng, rng.randint(0, 15)) for _ in range(300)]
     monkeypatch.setattr(hashing, "BATCH", 64)  # several batches
     texts += ["", "a", "the the the", "Hello, WORLD!! hello", "龙之谷 的 背叛"]
+    # words pyarrow cuts (ASCII texts) beside those `re` does (others): underscores, digits,
+    # a Kelvin sign (lower-cases to ASCII), a dotted capital I, superscripts, Arabic digits
+    texts += ["a__b _x_ 9_", "KELVIN \u212a", "İstanbul x_y", "\u00b2 \u0661\u0662", "naïve_café"]
     batch = HashingProfile().embed(texts)
     single = HashingProfile()
     assert np.array_equal(batch, np.stack([single.embed_one(t) for t in texts]))
@@ -179,3 +182,75 @@ def test_a_full_row_set_counts_plain_rows_as_token_by_token():
     assert fast.counts[5] == -1 and fast.counts[17] == -1
     empty = keyword_rows._counted_rows([[], []], [False, True], "fp")
     assert empty.counts.tolist() == [0, -1] and len(empty.terms) == 0
+
+
+def _import_store(data: dict):
+    """`data` as an import hands it to storage: checked, normalised and anchored in one pass
+    (a `PlainStore`)."""
+    from memgraph_plugin.engine.load.import_pass import checked_normal_store
+    from memgraph_plugin.engine.load.store_import import anchored_store
+
+    store = checked_normal_store(data)
+    assert store is not None
+    return anchored_store(store, 10**6)
+
+
+def test_an_imports_plain_store_is_taken_without_testing_each_row_again(monkeypatch):
+    data = _import_store(_store(80, seed=11))
+    assert data.plain
+    expected = graph_columns.state_tables(dict(data))  # a plain dict: every row tested
+    calls: list[int] = []
+    monkeypatch.setattr(graph_columns, "_plain_node", lambda n: calls.append(1) or True)
+    nodes, edges = graph_columns.state_tables(data)
+    assert calls == []
+    assert nodes.equals(expected[0]) and edges.equals(expected[1])
+    quick = change_codec.diff_states(change_codec.empty_state(), data, kind="import")
+    slow = change_codec.diff_states(change_codec.empty_state(), dict(data), kind="import")
+    assert quick == slow and quick.edges_added == tuple(data["edges"])
+
+
+def test_a_pinned_node_keeps_the_row_builder_for_an_import():
+    raw = _store(40, seed=12)
+    raw["nodes"]["n_3"]["pinned"] = True
+    data = _import_store(raw)
+    assert not data.plain
+    assert graph_columns._plain_state_tables(data) is None  # tested, and found not plain
+    nodes, _ = graph_columns.state_tables(data)
+    assert nodes.num_rows == 40
+
+
+def test_a_full_row_set_of_an_import_reads_the_fields_it_was_given():
+    data = _import_store(_store(120, seed=13))
+    nodes, _ = graph_columns.state_tables(data)
+    fields = [n["fields"] for n in data["nodes"].values()]
+    given = keyword_rows.full_rows(nodes, None, DEFAULT_SCHEMA, "fp", fields)
+    parsed = keyword_rows.full_rows(nodes, None, DEFAULT_SCHEMA, "fp")
+    slow = keyword_rows._sorted_rows(keyword_rows._store_tokens(nodes, DEFAULT_SCHEMA), "fp")
+    for rows in (given, parsed):
+        assert rows.terms.equals(slow.terms)
+        for name in ("counts", "tids", "tfs"):
+            assert np.array_equal(getattr(rows, name), getattr(slow, name)), name
+
+
+def test_an_imports_fields_without_floats_are_written_byte_for_byte_by_orjson(monkeypatch):
+    """No float in any node's fields (`PlainStore.float_free`): the fields column is written
+    by orjson, byte for byte what the json encoder writes (nested values, non-ASCII text,
+    control characters, 64-bit ints); one float anywhere keeps the json encoder."""
+    raw = _store(60, seed=14)
+    for i, node in enumerate(raw["nodes"].values()):
+        node["fields"] = {
+            "summary": f"艾琳 \u2028 \x01 tab\t{i}",
+            "aliases": ["a", {"deep": [None, True, -(2**63)]}],
+            "n": 2**63 - 1,
+        }
+    data = _import_store(raw)
+    assert data.plain and data.float_free
+    calls: list[int] = []
+    real = graph_columns._orjson_text
+    monkeypatch.setattr(graph_columns, "_orjson_text", lambda v: calls.append(1) or real(v))
+    nodes, edges = graph_columns.state_tables(data)
+    expected = graph_columns.state_tables(dict(data))  # a plain dict: the json encoder
+    assert len(calls) == 60
+    assert nodes.equals(expected[0]) and edges.equals(expected[1])
+    raw["nodes"]["n_7"]["fields"]["aliases"][1]["deep"].append(0.1)
+    assert not _import_store(raw).float_free

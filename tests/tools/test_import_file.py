@@ -207,9 +207,10 @@ def test_cli_import_retries_a_conflict(data, tmp_path, capsys, monkeypatch):
 
 
 def test_cli_import_checks_and_normalises_the_file_once(data, tmp_path, capsys, monkeypatch):
-    """The CLI checks and normalises the file, and hands the service its normal form (a
-    `NormalStore`), which only anchors it: one check and one normal form per import."""
-    from memgraph_plugin.engine.load import store_file, store_import
+    """The CLI checks and normalises the file in one pass (`import_pass.checked_normal_store`),
+    and hands the service its normal form (a `NormalStore`), which only anchors it: no
+    separate check or normal form, in the CLI or in the service."""
+    from memgraph_plugin.engine.load import import_pass, store_file, store_import
 
     calls: list[str] = []
 
@@ -224,15 +225,24 @@ def test_cli_import_checks_and_normalises_the_file_once(data, tmp_path, capsys, 
     monkeypatch.setattr(
         store_import, "store_is_clean", counted("check", store_import.store_is_clean)
     )
+    monkeypatch.setattr(store_file, "store_problems", counted("check", store_file.store_problems))
+    monkeypatch.setattr(
+        store_file, "normalised_store", counted("normalise", store_file.normalised_store)
+    )
     monkeypatch.setattr(
         store_import, "normalised_store", counted("normalise", store_import.normalised_store)
+    )
+    monkeypatch.setattr(
+        store_file,
+        "checked_normal_store",
+        counted("one pass", import_pass.checked_normal_store),
     )
     store = {**STORE, "nodes": {**STORE["nodes"], "n_3": _node("n_3", "a lantern", 50)}}
     path = tmp_path / "three.json"
     path.write_text(json.dumps(store))
     code, _, err = _cli(data, capsys, "import", "c", str(path))
     assert code == 0, err
-    assert calls == ["check", "normalise"]
+    assert calls == ["one pass"]
     exported = _exported(data, capsys)
     assert set(exported["nodes"]) == {"n_1", "n_2", "n_3"}
     assert exported["nodes"]["n_3"]["fields"] == {"summary": "a lantern"}

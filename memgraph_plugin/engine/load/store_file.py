@@ -28,7 +28,8 @@ from ..model.values import (
 )
 from .gc_pause import gc_paused
 from .import_hierarchy import contains_problems, parent_problems
-from .store_import import TOP_KEYS, store_is_clean
+from .import_pass import checked_normal_store
+from .store_import import TOP_KEYS, NormalStore, normalised_store, store_is_clean
 
 MAX_PROBLEMS = 20
 _EDGE_KEYS = frozenset({"from", "to", "source", "target", "type", "seqTo", "seq_to"})
@@ -104,6 +105,21 @@ def read_store_file(raw: bytes, source: str, limits: Limits = DEFAULT_LIMITS) ->
     if problems:
         raise StoreFileError(source, problems)
     return data
+
+
+def read_normal_store(raw: bytes, source: str, limits: Limits = DEFAULT_LIMITS) -> NormalStore:
+    """``normalised_store(read_store_file(raw, source, limits))``: the usual file checked and
+    put in the normal form in one pass (`import_pass.checked_normal_store`); any other is
+    checked by `store_problems` (`StoreFileError` listing every problem) and normalised."""
+    data = parse_json(raw, source)
+    with gc_paused():
+        store = checked_normal_store(data, limits)
+        if store is not None:
+            return store
+        problems = store_problems(data, limits)
+        if problems:
+            raise StoreFileError(source, problems)
+        return normalised_store(data)
 
 
 def _int_problem(value: Any, where: str, *, minimum: int | None = None) -> str | None:

@@ -32,7 +32,14 @@ from ..model.values import (
 )
 from .import_hierarchy import parent_problems
 
-__all__ = ["TOP_KEYS", "NormalStore", "anchored_store", "normalised_store", "store_is_clean"]
+__all__ = [
+    "TOP_KEYS",
+    "NormalStore",
+    "PlainStore",
+    "anchored_store",
+    "normalised_store",
+    "store_is_clean",
+]
 
 _INT_MIN = -INT_MAX - 1
 #: the keys of a store dict
@@ -76,22 +83,25 @@ def _count_ok(value: Any) -> bool:
     return value is None or (type(value) is int and 0 <= value <= INT_MAX)
 
 
-def _fields_ok(fields: Any, title: str, limits: Limits) -> bool:
-    """A node's fields and title pass `store_problems`' field, title and size checks."""
+def _fields_ok(fields: Any, title: str, limits: Limits) -> int:
+    """Whether a node's fields and title pass `store_problems`' field, title and size checks:
+    0 no (or not sure), 2 yes with every value a JSON scalar, 1 yes (some value checked by
+    `value_problem`, which `import_pass` then tests for the normal form)."""
     if len(title) > limits.max_title_chars or (
         not title.isascii() and text_problem(title, "t") is not None
     ):
-        return False
+        return 0
     if fields is None:
-        return True
+        return 2
     if type(fields) is not dict:
-        return False
+        return 0
     short = limits.max_field_bytes
     name_limit = limits.max_field_name_chars
     size = len(title) + 2 if title.isascii() else -1  # -1: measured by `node_size_problem`
+    scalars = 2
     for key, value in fields.items():
         if type(key) is not str or len(key) > name_limit or not key.isascii():
-            return False
+            return 0
         kind = type(value)
         if kind is str and value.isascii() and len(value) * 6 + 2 <= short:
             if size >= 0:
@@ -106,11 +116,12 @@ def _fields_ok(fields: Any, title: str, limits: Limits) -> bool:
                 size += len(key) + 9
             continue
         if value_problem(value, "f", limits) is not None:
-            return False
+            return 0
         size = -1
+        scalars = 1
     if size < 0 or size > limits.max_node_bytes:
-        return node_size_problem("n", title, fields, limits) is None
-    return True
+        return scalars if node_size_problem("n", title, fields, limits) is None else 0
+    return scalars
 
 
 def store_is_clean(data: Any, limits: Limits = DEFAULT_LIMITS) -> bool:
@@ -178,11 +189,26 @@ def store_is_clean(data: Any, limits: Limits = DEFAULT_LIMITS) -> bool:
     return True
 
 
-class NormalStore(dict):  # type: ignore[type-arg]
+class PlainStore(dict):  # type: ignore[type-arg]
+    """A store dict in the normal form: its edges are `edge_to_dict`'s with unique keys, so
+    storage takes it whole as the change from an empty chat (`change_codec.diff_states`).
+    With `plain` True every node also has exactly the plain keys `node_to_dict` writes (no
+    ``pinned``, no ``floorRange``), so storage builds its columns without testing each row
+    again (`graph_columns.state_tables`). Not to be changed after it was made."""
+
+    plain: bool = False
+    #: no float anywhere in its nodes' fields (then orjson writes each node's fields as
+    #: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` does, byte for byte:
+    #: `graph_columns` encodes them with it)
+    float_free: bool = False
+    #: the largest ``fields.message`` index of its nodes (None: none, or not known)
+    top_message: int | None = None
+
+
+class NormalStore(PlainStore):
     """A store dict `normalised_store` made without anchoring it: checked, in the normal form.
     `MemoryGraph.import_graph` takes one as it is (only anchored), so a caller that checked and
-    normalised a file (the CLI's ``import``) does not pay for it twice. Not to be changed after
-    it was made."""
+    normalised a file (the CLI's ``import``) does not pay for it twice."""
 
 
 def _json_native(value: Any) -> bool:
@@ -298,9 +324,18 @@ def normalised_store(
 
 
 def anchored_store(store: NormalStore, seq: int, messages: int | None = None) -> dict[str, Any]:
-    """`normalised_store(data, seq, messages)` of the `data` that `store` was made from."""
+    """`normalised_store(data, seq, messages)` of the `data` that `store` was made from (a
+    `PlainStore`, as plain as `store` is)."""
     return _anchored(
-        store["nodes"], store["edges"], store["nodeSeq"], store["seqCounter"], int(seq), messages
+        store["nodes"],
+        store["edges"],
+        store["nodeSeq"],
+        store["seqCounter"],
+        int(seq),
+        messages,
+        plain=store.plain,
+        float_free=store.float_free,
+        top_message=store.top_message,
     )
 
 
@@ -317,15 +352,22 @@ def _anchored(
     counter: int,
     seq: int,
     messages: int | None,
-) -> dict[str, Any]:
+    *,
+    plain: bool = False,
+    float_free: bool = False,
+    top_message: int | None = None,
+) -> PlainStore:
     """`store_file.anchor_store` of a normal-form store, copying only the nodes and edges it
-    changes (see there for what moves and why)."""
+    changes (see there for what moves and why); `top_message`, when given, is the largest
+    message index of the nodes (else found here)."""
     shift = max(0, counter - seq)
     message_shift = 0
     if messages is not None:
-        indices = [i for i in map(_message_index, nodes.values()) if i is not None]
-        if indices:
-            message_shift = max(0, max(indices) - (int(messages) - 1))
+        if top_message is None:
+            indices = [i for i in map(_message_index, nodes.values()) if i is not None]
+            top_message = max(indices) if indices else None
+        if top_message is not None:
+            message_shift = max(0, top_message - (int(messages) - 1))
     if shift or message_shift:
         moved: dict[str, dict[str, Any]] = {}
         for nid, node in nodes.items():
@@ -349,4 +391,7 @@ def _anchored(
             e if e.get("seqTo") is None else {**e, "seqTo": max(0, e["seqTo"] - shift)}
             for e in edges
         ]
-    return {"nodes": nodes, "edges": edges, "nodeSeq": node_seq, "seqCounter": seq}
+    out = PlainStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=seq)
+    out.plain = plain
+    out.float_free = float_free
+    return out

@@ -14,9 +14,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memgraph_plugin.engine.load.store_import import PlainStore
 from memgraph_plugin.storage.format.json_shapes import edge_key, edge_to_json
 from memgraph_plugin.storage.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 
@@ -321,6 +323,15 @@ def _edge_json(edge: Any) -> Mapping[str, Any]:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+def _orjson_text(value: Any) -> str:
+    """`_ENCODER.encode(value)` of a JSON value without floats (orjson writes those byte for
+    byte the same, ~5x faster); anything orjson refuses goes to `_ENCODER`."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # e.g. a lone surrogate, an int beyond 64 bits
+        return _ENCODER.encode(value)
+
+
 def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | None:
     """`state_tables` of a store whose nodes and edges are all plain (what `node_to_dict` and
     `edge_to_dict` write), ids and edge keys unique: built column by column, with no row
@@ -330,16 +341,19 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
     if type(nodes) is not dict or type(edges) is not list:
         return None
     rows = list(nodes.values())
-    if not all(map(_plain_node, rows)) or not all(map(_plain_edge, edges)):
+    known = isinstance(data, PlainStore) and data.plain  # an import's: checked as it was made
+    if not known and (not all(map(_plain_node, rows)) or not all(map(_plain_edge, edges))):
         return None
     ids = [n["id"] for n in rows]
     src = [e["from"] for e in edges]
     typ = [e["type"] for e in edges]
     dst = [e["to"] for e in edges]
-    if len(set(ids)) != len(ids) or len(set(zip(src, typ, dst, strict=True))) != len(edges):
+    if not known and (
+        len(set(ids)) != len(ids) or len(set(zip(src, typ, dst, strict=True))) != len(edges)
+    ):
         return None
     n, m = len(rows), len(edges)
-    encode = _ENCODER.encode
+    encode = _orjson_text if known and data.float_free else _ENCODER.encode
     no = pa.array(np.zeros(n, dtype=bool))
 
     def column(key: str) -> list[Any]:

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from memgraph_plugin.engine.keyword.keyword_columns import KeywordColumns
 from memgraph_plugin.engine.keyword.keyword_text import node_text, tokenize, tokenize_many
+from memgraph_plugin.engine.keyword.token_columns import flat_tokens
 from memgraph_plugin.engine.model.schema import Schema
 from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, bulk_loads, empty_edges
 
@@ -155,13 +156,17 @@ def _plain_tokens(nodes: pa.Table, schema: Schema) -> list[Tokens]:
     ]
 
 
-def _plain_texts(nodes: pa.Table, schema: Schema) -> tuple[list[str], list[bool]]:
+def _plain_texts(
+    nodes: pa.Table, schema: Schema, fields: Sequence[Any] | None = None
+) -> tuple[list[str], list[bool]]:
     """What the keyword index reads of each row without ``raw`` JSON ("" for a removed row),
     and which rows are removed: the title and parsed fields are what a store loaded from them
-    holds (`column_loader` reads the same columns)."""
+    holds (`column_loader` reads the same columns). `fields`: the rows' fields as dicts when
+    the caller has them (an import: the store the columns were made from), not parsed again."""
     get = schema.get
     removed = nodes["removed"].to_pylist()
-    fields = bulk_loads(nodes["fields"].to_pylist())
+    if fields is None:
+        fields = bulk_loads(nodes["fields"].to_pylist())
     texts = [
         "" if gone else node_text(_Readable(title or "", value or {}), get(ntype))  # type: ignore[arg-type]
         for ntype, title, value, gone in zip(
@@ -174,14 +179,22 @@ def _plain_texts(nodes: pa.Table, schema: Schema) -> tuple[list[str], list[bool]
 def _counted_rows(
     tokens: Sequence[list[str]], removed: Sequence[bool], fingerprint: str
 ) -> KeywordRows:
-    """`_sorted_rows` of the rows' tokens (each row's list in text order, duplicates kept),
-    counted with numpy and pyarrow over the flat token list instead of a `Counter` per row:
-    per row its distinct tokens in first-occurrence order with their frequencies (a full row
-    set of an import: 100k nodes)."""
-    n = len(tokens)
-    gone = np.asarray(removed, dtype=bool)
-    sizes = np.fromiter(map(len, tokens), dtype=np.int64, count=n)
+    """`_counted_flat` of the rows' token lists (each row's in text order, duplicates kept)."""
+    sizes = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
     words = pa.array([w for row in tokens for w in row], pa.string())
+    rows = np.repeat(np.arange(len(tokens), dtype=np.int64), sizes)
+    return _counted_flat(words, rows, removed, fingerprint)
+
+
+def _counted_flat(
+    words: pa.Array, rows: np.ndarray, removed: Sequence[bool], fingerprint: str
+) -> KeywordRows:
+    """`_sorted_rows` of the rows' tokens, given flat (`token_columns.flat_tokens`: every
+    token, row by row in text order, and its row), counted with numpy and pyarrow instead of
+    a `Counter` per row: per row its distinct tokens in first-occurrence order with their
+    frequencies (a full row set of an import: 100k nodes)."""
+    n = len(removed)
+    gone = np.asarray(removed, dtype=bool)
     if not len(words):
         counts = np.where(gone, -1, 0).astype(np.int32)
         none = np.empty(0, dtype=np.int32)
@@ -189,7 +202,7 @@ def _counted_rows(
     encoded = pc.dictionary_encode(words)
     vocab = encoded.dictionary
     size = len(vocab)
-    keys = np.repeat(np.arange(n, dtype=np.int64), sizes) * size
+    keys = rows.astype(np.int64) * size
     keys += encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     distinct, first, freq = np.unique(keys, return_index=True, return_counts=True)
     order = np.argsort(first, kind="stable")  # row by row, first occurrence first
@@ -254,12 +267,17 @@ def delta_rows(
 
 
 def full_rows(
-    nodes: pa.Table, kept: KeywordColumns | None, schema: Schema, fingerprint: str
+    nodes: pa.Table,
+    kept: KeywordColumns | None,
+    schema: Schema,
+    fingerprint: str,
+    fields: Sequence[Any] | None = None,
 ) -> KeywordRows:
     """A full snapshot's keyword rows for a state table: the loaded chain's token lists reused
     (renumbered into one sorted vocabulary of the tokens in use) when they were made the same
     way; rows without them (journal rows since, or all after a change of tokenizer or schema)
-    tokenized here."""
+    tokenized here (plain rows: all at once, `token_columns.flat_tokens`; `fields`: their
+    fields as dicts, when the caller has them)."""
     n = nodes.num_rows
     if (
         kept is None
@@ -268,8 +286,8 @@ def full_rows(
         or not kept.ids.equals(nodes["id"])
     ):
         if n and nodes["raw"].null_count == n:  # plain rows: counted over the flat tokens
-            texts, removed = _plain_texts(nodes, schema)
-            return _counted_rows(tokenize_many(texts), removed, fingerprint)
+            texts, removed = _plain_texts(nodes, schema, fields)
+            return _counted_flat(*flat_tokens(texts), removed, fingerprint)
         return _sorted_rows(node_tokens(nodes, schema), fingerprint)
     unknown = kept.tids.is_null().to_numpy(zero_copy_only=False).astype(bool)
     fresh = node_tokens(nodes.filter(pa.array(unknown)), schema) if unknown.any() else []

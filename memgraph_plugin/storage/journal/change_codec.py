@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memgraph_plugin.engine.load.store_import import PlainStore
 from memgraph_plugin.storage.format.json_shapes import (
     EdgeKey,
     _plain_edge_json,
@@ -158,13 +159,17 @@ def diff_states(
 
 def _everything(target: Mapping[str, Any], *, kind: str) -> ChangeRecord:
     """`diff_states` from an empty graph: every node and edge of `target` (edges by key, the
-    last of a repeated key winning where `StateBuilder` keeps it)."""
+    last of a repeated key winning where `StateBuilder` keeps it; an import's `PlainStore`
+    has them so already: taken as they are)."""
     nodes = tuple(dict(target.get("nodes", {})).values())
-    by_key: dict[EdgeKey, Any] = {}
-    for edge in target.get("edges", ()):
-        e = edge if _is_edge_json(edge) else (_plain_edge_json(edge) or edge_to_json(edge))
-        by_key[(e["from"], e["type"], e["to"])] = e
-    edges = tuple(by_key.values())
+    if isinstance(target, PlainStore):
+        edges = tuple(target["edges"])
+    else:
+        by_key: dict[EdgeKey, Any] = {}
+        for edge in target.get("edges", ()):
+            e = edge if _is_edge_json(edge) else (_plain_edge_json(edge) or edge_to_json(edge))
+            by_key[(e["from"], e["type"], e["to"])] = e
+        edges = tuple(by_key.values())
     counters = StateBuilder({**target, "nodes": {}, "edges": []})
     return ChangeRecord(
         nodes=nodes,

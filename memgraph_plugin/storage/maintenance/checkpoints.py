@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from memgraph_plugin.engine.keyword.keyword_text import keyword_fingerprint
+from memgraph_plugin.engine.load.store_import import PlainStore
 from memgraph_plugin.engine.model.schema import Schema, load_schema
 from memgraph_plugin.storage.format import keyword_rows
 from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
@@ -224,7 +225,9 @@ class Checkpoints:
         keywords = None
         try:
             if spec is not None:
-                keywords = keyword_rows.full_rows(nodes, state.keywords, spec[0], spec[1])
+                keywords = keyword_rows.full_rows(
+                    nodes, state.keywords, spec[0], spec[1], _plain_fields(state)
+                )
         finally:
             if vector_work is not None:
                 rows, centroids = vector_work.result()
@@ -281,3 +284,13 @@ class Checkpoints:
                 lambda: self.journal.prune(chat_id, oldest, cutoff),
                 f"pruning the journal of chat {chat_id!r}",
             )
+
+
+def _plain_fields(state: ChatState) -> list[Any] | None:
+    """The fields of the state's nodes in its state table's row order, when its tables are
+    built from an import's plain store (from its nodes, in order: `graph_columns`); else None
+    (the keyword rows parse them from the table)."""
+    data = state.data if state.nodes is None else None
+    if isinstance(data, PlainStore) and data.plain:
+        return [node["fields"] for node in data["nodes"].values()]
+    return None

@@ -1,0 +1,270 @@
+"""An import's check and normal form in one pass per node and edge (issue 31).
+
+`store_import.store_is_clean` (would `store_problems` find nothing?) and
+`store_import.normalised_store` (what ``Store.from_dict(data).to_dict()`` gives) each walked every
+node and edge, the second repeating most of the first's type tests. `checked_normal_store` does
+both at once: each node is checked and, when it already is in the normal form (the usual file:
+an export), taken as it is; each edge is checked and normalised in the same step. It answers
+None whenever the quick check is not sure, and the caller then runs `store_problems` (which
+names each problem: field and node id) and, for a store it passes, `normalised_store`; so the
+errors and the result are the same as before. It also notes what storage can skip: whether
+every node is plain (`PlainStore.plain`: the state columns need no per-row test) and the
+largest message index (anchoring needs no second pass).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..model.json_records import node_from_dict, node_to_dict
+from ..model.schema import SYMMETRIC_RELATIONS
+from ..model.values import DEFAULT_LIMITS, Limits
+from .import_hierarchy import parent_problems
+from .store_import import (
+    _EDGE_KEYS,
+    _ID_NUM,
+    _NORMAL_KEYS,
+    _NORMAL_KEYS_SUP,
+    _QUICK_NODE_KEYS,
+    TOP_KEYS,
+    NormalStore,
+    _count_ok,
+    _fields_ok,
+    _json_native,
+    _name_ok,
+)
+
+__all__ = ["checked_normal_store"]
+
+_NATIVE = 2  # `_fields_ok`: clean, every value JSON-native
+
+
+def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalStore | None:
+    """``normalised_store(data)`` (unanchored: a `NormalStore`) when ``store_is_clean(data,
+    limits)``, made in one pass; None when the quick check is not sure (a problem, or a shape
+    it leaves to `store_problems`)."""
+    if type(data) is not dict or not data.keys() <= TOP_KEYS or "nodes" not in data:
+        return None
+    counters = []
+    for camel, snake in (("nodeSeq", "node_seq"), ("seqCounter", "seq_counter")):
+        value = data.get(camel, data.get(snake))
+        if not _count_ok(value):
+            return None
+        counters.append(int(value or 0))
+    node_seq, counter = counters
+    raw_nodes = data.get("nodes") or {}
+    raw_edges = data.get("edges")
+    if type(raw_nodes) is not dict or (raw_edges is not None and type(raw_edges) is not list):
+        return None
+    ids = raw_nodes.keys()
+    parents: dict[str, str] = {}
+    nodes: dict[str, dict[str, Any]] = {}
+    plain = True
+    float_free = True  # no float in any node's fields (`PlainStore.float_free`)
+    top_message = -1
+    fullmatch = _ID_NUM.fullmatch
+    for key, raw in raw_nodes.items():
+        if type(raw) is not dict:
+            return None
+        keys = raw.keys()
+        if not keys <= _QUICK_NODE_KEYS:
+            return None
+        get = raw.get
+        nid = get("id", key)
+        if nid != key or not _name_ok(nid) or not _name_ok(get("type")):
+            return None
+        level, title, fields = get("level"), get("title"), get("fields")
+        if (level is not None and type(level) is not str) or (
+            title is not None and type(title) is not str
+        ):
+            return None
+        fields_state = _fields_ok(fields, title or "", limits)
+        if not fields_state:
+            return None
+        if fields_state != _NATIVE and float_free and _has_float(fields):
+            float_free = False
+        seq_to, depth = get("seqTo"), get("semanticDepth")
+        if not (_count_ok(seq_to) and _count_ok(depth)):
+            return None
+        rollup, archived, pinned = get("semanticRollup"), get("archived"), get("pinned")
+        for flag in (rollup, archived, pinned):
+            if flag is not None and type(flag) is not bool:
+                return None
+        parent = get("parentId")
+        if parent not in (None, ""):
+            if type(parent) is not str or parent not in ids:
+                return None
+            parents[nid] = parent
+        children = get("childrenIds")
+        if children is not None:
+            if type(children) is not list:
+                return None
+            for child in children:
+                if type(child) is not str or child not in ids:
+                    return None
+        sup = get("supersededBy")
+        if sup is not None and (type(sup) is not str or (sup and sup not in ids)):
+            return None
+        # the normal form (`store_import._normal_node`), from what was just read
+        shape = keys in (_NORMAL_KEYS, _NORMAL_KEYS_SUP)
+        if not shape and pinned is True:
+            rest = keys - {"pinned"}
+            shape = rest in (_NORMAL_KEYS, _NORMAL_KEYS_SUP)
+        if (
+            shape
+            and level
+            and type(title) is str
+            and type(parent) is str
+            and children is not None
+            and depth is not None
+            and rollup is not None
+            and archived is not None
+            and ("supersededBy" not in keys or sup)
+            and type(fields) is dict
+            and (fields_state == _NATIVE or _json_native(fields))
+        ):
+            node = raw
+            if pinned is not None:
+                plain = False
+        else:
+            node = node_to_dict(node_from_dict(raw, key=key))
+            if node.keys() not in (_NORMAL_KEYS, _NORMAL_KEYS_SUP):
+                plain = False
+        nodes[nid] = node
+        message = node["fields"].get("message")
+        if type(message) is int and message > top_message:
+            top_message = message
+        m = fullmatch(nid)
+        if m:
+            node_seq = max(node_seq, int(m.group(1)))
+    if parents and parent_problems(parents, {nid: nid for nid in parents}):
+        return None
+    edges = _edge_columns(raw_edges, ids, parents) if raw_edges else []
+    if edges is _UNSURE:  # unusual or not yet normal: edge by edge
+        edges = _checked_edges(raw_edges, ids, parents)
+    if edges is None:
+        return None
+    store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
+    store.plain = plain
+    store.float_free = float_free
+    store.top_message = top_message if top_message >= 0 else None
+    return store
+
+
+def _has_float(value: Any) -> bool:
+    """Whether a float is anywhere in a JSON value (dicts, lists, scalars)."""
+    kind = type(value)
+    if kind is float:
+        return True
+    if kind is dict:
+        return any(_has_float(v) for v in value.values())
+    if kind is list or kind is tuple:
+        return any(_has_float(v) for v in value)
+    return False
+
+
+_UNSURE: Any = object()
+_NONE_TYPE = type(None)
+
+
+def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> Any:
+    """The edges as they are when, checked column by column (pyarrow), every one passes
+    `store_is_clean`'s edge checks and is already in the normal form (lower-case types,
+    symmetric ones in id order, no ``seqTo: null``): the usual file, an export; a symmetric
+    edge out of id order is turned and a repeat dropped (the first kept) as the normal form
+    does. `_UNSURE` for anything else (`_checked_edges` then decides and normalises)."""
+    keys = _EDGE_KEYS
+    if not all(type(e) is dict and e.keys() <= keys for e in raw_edges):
+        return _UNSURE
+    src = [e.get("from") for e in raw_edges]
+    dst = [e.get("to") for e in raw_edges]
+    typ = [e.get("type") for e in raw_edges]
+    seq = [e.get("seqTo") for e in raw_edges]
+    if not set(map(type, seq)) <= {int, _NONE_TYPE}:
+        return _UNSURE
+    try:
+        s, d, t = (pa.array(column, pa.string()) for column in (src, dst, typ))
+        seq_to = pa.array(seq, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return _UNSURE  # not strings, or an int beyond 64 bits
+    if s.null_count or d.null_count or t.null_count:
+        return _UNSURE
+    known = pa.array(list(ids), pa.string())
+    at_src, at_dst = pc.index_in(s, value_set=known), pc.index_in(d, value_set=known)
+    if at_src.null_count or at_dst.null_count:  # an end that is no node
+        return _UNSURE
+    if pc.any(pc.equal(s, d)).as_py():
+        return _UNSURE
+    if seq_to.null_count < len(seq_to):
+        low = pc.min_max(seq_to)["min"].as_py()
+        if low is None or low < 0:  # (beyond INT_MAX, 64 bits: pa.array refused it)
+            return _UNSURE
+    types = pc.unique(t).to_pylist()
+    if any(not _name_ok(x) or x != x.lower() for x in types):
+        return _UNSURE
+    if "contains" in types:
+        for i in np.flatnonzero(pc.equal(t, "contains").to_numpy(zero_copy_only=False)).tolist():
+            if parents.get(dst[i]) != src[i]:
+                return _UNSURE
+    if sum(map(len, raw_edges)) != 3 * len(raw_edges) + (len(seq_to) - seq_to.null_count):
+        return _UNSURE  # an edge with ``"seqTo": null``: the normal form leaves the key out
+    edges = list(raw_edges)
+    symmetric = [x for x in types if x in SYMMETRIC_RELATIONS]
+    turned = np.empty(0, dtype=np.int64)
+    if symmetric:  # a symmetric edge is kept in id order: its ends swapped where they are not
+        swap = pc.and_(pc.is_in(t, value_set=pa.array(symmetric, pa.string())), pc.less(d, s))
+        turned = np.flatnonzero(swap.to_numpy(zero_copy_only=False))
+        if turned.shape[0]:
+            for i in turned.tolist():
+                edge = {"from": dst[i], "to": src[i], "type": typ[i]}
+                if seq[i] is not None:
+                    edge["seqTo"] = seq[i]
+                edges[i] = edge
+    # each edge's key (from, type, to) as one int64 (node and type positions): repeats found
+    # by numpy, the first one kept
+    ends = [at.to_numpy(zero_copy_only=False).astype(np.int64) for at in (at_src, at_dst)]
+    if turned.shape[0]:
+        ends[0][turned], ends[1][turned] = ends[1][turned], ends[0][turned].copy()
+    kind = pc.index_in(t, value_set=pa.array(types, pa.string()))
+    key = (ends[0] * len(types) + kind.to_numpy(zero_copy_only=False)) * len(known) + ends[1]
+    distinct, first = np.unique(key, return_index=True)
+    if distinct.shape[0] != len(edges):
+        edges = [edges[i] for i in np.sort(first).tolist()]
+    return edges
+
+
+def _checked_edges(
+    raw_edges: list[Any] | None, ids: Any, parents: dict[str, str]
+) -> list[dict[str, Any]] | None:
+    """The edges checked as `store_is_clean` does and in the normal form as
+    `store_import._normal_edges` makes it (types lower-cased, symmetric ones in id order,
+    repeats dropped, the first winning); None at the first doubt."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    symmetric = SYMMETRIC_RELATIONS
+    for raw in raw_edges or ():
+        if type(raw) is not dict or not raw.keys() <= _EDGE_KEYS:
+            return None
+        get = raw.get
+        src, dst, etype, seq_to = get("from"), get("to"), get("type"), get("seqTo")
+        if type(src) is not str or src not in ids or type(dst) is not str or dst not in ids:
+            return None
+        if src == dst or not _name_ok(etype) or not _count_ok(seq_to):
+            return None
+        if etype == "contains" and parents.get(dst) != src:
+            return None
+        if not etype.islower():
+            etype = etype.lower()
+        if etype in symmetric and dst < src:
+            src, dst = dst, src
+        key = (src, etype, dst)
+        if key not in out:
+            out[key] = (
+                {"from": src, "to": dst, "type": etype}
+                if seq_to is None
+                else {"from": src, "to": dst, "type": etype, "seqTo": seq_to}
+            )
+    return list(out.values())

@@ -1,0 +1,167 @@
+"""The one-pass check and normal form of an import (`engine/load/import_pass.py`, issue 31):
+`checked_normal_store` answers only for stores `store_problems` passes, and what it makes (and
+anchors) is exactly the slow path's: a `Store` loaded and written back, then `anchor_store`."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import random
+from typing import Any
+
+import pytest
+
+from memgraph_plugin.engine.load.import_pass import checked_normal_store
+from memgraph_plugin.engine.load.store_file import (
+    StoreFileError,
+    read_normal_store,
+    store_problems,
+)
+from memgraph_plugin.engine.load.store_import import (
+    NormalStore,
+    anchored_store,
+    normalised_store,
+)
+from memgraph_plugin.engine.model.values import Limits
+
+from .test_store_import import _mutations, _node, _slow, _store
+
+
+def _odd_nodes(data: dict[str, Any]) -> dict[str, Any]:
+    """The same graph with nodes the quick check passes but not in the normal form (defaults
+    left out, an empty level, a None title, an empty supersededBy, pinned False, an edge type
+    in capitals and a repeated symmetric edge)."""
+    out = copy.deepcopy(data)
+    nodes = out["nodes"]
+    nodes["n_1"] = {"id": "n_1", "type": "event", "fields": {"summary": "bare"}, "parentId": "n_7"}
+    nodes["n_2"]["level"] = ""
+    nodes["n_2"]["title"] = None
+    nodes["n_6"]["supersededBy"] = ""
+    nodes["n_6"]["pinned"] = False
+    out["edges"] += [
+        {"from": "n_4", "to": "n_3", "type": "RELATED"},
+        {"from": "n_4", "to": "n_3", "type": "related", "seqTo": 2},
+    ]
+    return out
+
+
+@pytest.mark.parametrize("shape", ["usual", "odd nodes", "no pinned"])
+@pytest.mark.parametrize(("seq", "messages"), [(0, 0), (10, 4), (99, None), (25, 9), (3, 2)])
+def test_one_pass_makes_the_stores_own_normal_form(shape, seq, messages):
+    data = _store() if shape != "odd nodes" else _odd_nodes(_store())
+    if shape == "no pinned":
+        del data["nodes"]["n_3"]["pinned"]
+    assert store_problems(data) == []
+    before = copy.deepcopy(data)
+    store = checked_normal_store(data)
+    assert type(store) is NormalStore
+    assert store == normalised_store(data)
+    anchored = anchored_store(store, seq, messages)
+    assert anchored == _slow(data, seq, messages)
+    assert list(anchored["nodes"]) == list(_slow(data, seq, messages)["nodes"])
+    assert data == before  # the caller's store is not changed
+    # plain: every node has exactly node_to_dict's plain keys (a pinned node has one more)
+    assert store.plain is anchored.plain is (shape == "no pinned")
+
+
+@pytest.mark.parametrize(("what", "mutate"), _mutations(), ids=[m[0] for m in _mutations()])
+def test_a_store_with_a_problem_gets_no_quick_answer(what, mutate):
+    data = _store()
+    mutate(data)
+    assert store_problems(data), what
+    assert checked_normal_store(data) is None, what
+
+
+def test_random_stores_agree_with_the_full_check():
+    """Random damage to random stores: a quick answer only where the full check finds no
+    problem, and then the slow path's normal form."""
+    rng = random.Random(3131)
+    mutations = _mutations()
+    answered = 0
+    for _ in range(300):
+        data = _odd_nodes(_store()) if rng.random() < 0.5 else _store()
+        for _ in range(rng.randint(0, 2)):
+            with contextlib.suppress(KeyError, AttributeError):
+                mutations[rng.randrange(len(mutations))][1](data)
+        problems = store_problems(data, Limits())
+        store = checked_normal_store(data, Limits())
+        if store is not None:
+            answered += 1
+            assert problems == []
+            assert anchored_store(store, 5, 3) == _slow(data, 5, 3)
+    assert answered > 30  # the quick path did answer for the undamaged ones
+
+
+def test_a_file_read_in_one_pass_or_refused_naming_field_and_node():
+    import json
+
+    store = _store()
+    assert read_normal_store(json.dumps(store).encode(), "f.json") == normalised_store(store)
+    store["nodes"]["n_4"]["seqTo"] = -2
+    with pytest.raises(StoreFileError) as err:
+        read_normal_store(json.dumps(store).encode(), "f.json")
+    assert "n_4" in str(err.value) and "seqTo" in str(err.value)
+    unusual = {**_store(), "edges": [{"source": "n_5", "target": "n_6", "type": "follows"}]}
+    read = read_normal_store(json.dumps(unusual).encode(), "f.json")  # the long way, same form
+    assert read == normalised_store(unusual)
+
+
+def test_a_large_message_index_is_anchored_from_the_pass():
+    data = _store()
+    data["nodes"]["n_9"] = _node("n_9")
+    data["nodes"]["n_9"]["fields"]["message"] = 40
+    store = checked_normal_store(data)
+    assert store is not None and store.top_message == 40
+    assert anchored_store(store, 30, 10) == _slow(data, 30, 10)
+
+
+def _random_edges(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
+    types = ["related", "allied_with", "family_of", "mentions", "x"]
+    edges = []
+    for _ in range(rng.randint(0, 12)):
+        src = rng.choice(ids)
+        dst = src if rng.random() < 0.01 else rng.choice([i for i in ids if i != src])
+        edge: dict[str, Any] = {"from": src, "to": dst}
+        edge["type"] = "Related" if rng.random() < 0.01 else rng.choice(types)
+        roll = rng.random()
+        if roll < 0.3:
+            edge["seqTo"] = rng.randint(0, 9)
+        elif roll < 0.31:
+            edge["seqTo"] = rng.choice([None, -1, True, "3", 2**64])
+        edges.append(edge)
+    if edges and rng.random() < 0.3:
+        edges.append(dict(rng.choice(edges)))  # a repeat
+    return edges
+
+
+def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
+    """`_edge_columns` (pyarrow) answers only where the edge-by-edge check passes, with the
+    same edges: symmetric ones turned into id order, repeats dropped (the first kept)."""
+    from memgraph_plugin.engine.load import import_pass
+
+    rng = random.Random(77)
+    ids = [f"n_{i}" for i in range(1, 9)]
+    answered = turned = 0
+    for _ in range(400):
+        edges = _random_edges(rng, ids)
+        by_columns = import_pass._edge_columns(edges, dict.fromkeys(ids), {})
+        one_by_one = import_pass._checked_edges(edges, dict.fromkeys(ids), {})
+        if by_columns is import_pass._UNSURE:
+            continue
+        answered += 1
+        assert by_columns == one_by_one, edges
+        turned += any(e["from"] > e["to"] for e in edges if e["type"] == "allied_with")
+    assert answered > 50 and turned > 10
+
+
+def test_a_symmetric_edge_turned_and_repeated_is_normalised_by_columns():
+    data = _store()
+    data["nodes"]["n_3"].pop("pinned")
+    data["edges"] += [
+        {"from": "n_6", "to": "n_5", "type": "allied_with", "seqTo": 3},
+        {"from": "n_5", "to": "n_6", "type": "allied_with"},  # the same edge, once turned
+    ]
+    store = checked_normal_store(data)
+    assert store is not None and store == normalised_store(data)
+    assert store["edges"][-1] == {"from": "n_5", "to": "n_6", "type": "allied_with", "seqTo": 3}
+    assert data["edges"][-2]["from"] == "n_6"  # the caller's edge is not changed
