@@ -247,3 +247,34 @@ def test_cli_storage_without_the_service_writes_keyword_columns(tmp_path) -> Non
     assert not persisted._kw_dirty or len(persisted._kw_dirty) < len(persisted)
     _assert_same(persisted, text)
     storage.close()
+
+
+def test_a_base_with_textless_nodes_builds_its_map_from_the_stores(tmp_path) -> None:
+    """Nodes with no token (a title of punctuation, no fields) hold no slot of the base: the
+    first write's id -> slot map is the store's map copied without them (not rebuilt from the
+    id column), the store's own map is left as it was, and searches equal the text index's
+    through later writes, a textless node given words included."""
+    storage = _storage(tmp_path)
+    _chat(storage)
+    textless = (node(f"n_{80 + i}", "…", seq=80 + i, type="scratch", fields={}) for i in range(3))
+    _commit(storage, *textless)
+    storage.checkpoint_sync("c", storage.load_sync("c"))
+    state = storage.load_sync("c")
+    persisted, text = _stores(state)
+    index = persisted._keywords
+    ids, row_of = persisted.column_ids()  # type: ignore[misc]
+    before = dict(row_of)
+    slot_of = index._slot_map()
+    assert slot_of is not row_of and not index._slots_shared
+    assert {"n_80", "n_81", "n_82"}.isdisjoint(slot_of)
+    assert all(slot_of[nid] == row_of[nid] for nid in slot_of)
+    assert len(slot_of) == len(row_of) - 3
+    _assert_same(persisted, text)
+    for store in (persisted, text):
+        with store.transaction():
+            store.put_node(attrs.evolve(store.node("n_81"), title="lantern in the storm"))
+            store.put_node(attrs.evolve(store.node("n_9"), title="guild lantern"))
+            store.remove_node("n_12")
+        store.take_changeset()
+    _assert_same(persisted, text)
+    assert row_of == before

@@ -187,12 +187,20 @@ class KeywordIndex:
                 self._slot_ids, self._slot_of = shared  # type: ignore[assignment]
                 self._slots_shared = True
                 return shared[1]
+            dead = np.flatnonzero(self._gens[: self._base_n] != 0).tolist()
+            if shared is not None:  # the store's map, copied (C), without the dead slots' ids
+                slot_of, own_ids = dict(shared[1]), list[str | None](shared[0])
+                for i in dead:
+                    del slot_of[own_ids[i]]  # type: ignore[arg-type]
+                    own_ids[i] = None
+                self._slot_of, self._slot_ids = slot_of, own_ids
+                return slot_of
             ids: list[str | None] = self._base_ids.to_pylist()
             if len(live) == self._base_n:
                 slot_of = dict(zip(ids, range(self._base_n), strict=True))  # type: ignore[arg-type]
             else:
                 slot_of = {ids[i]: i for i in live.tolist()}  # type: ignore[misc]
-                for i in np.flatnonzero(self._gens[: self._base_n] != 0).tolist():
+                for i in dead:
                     ids[i] = None
             self._slot_of, self._slot_ids = slot_of, ids  # no slot but base ones in use yet
         return slot_of
