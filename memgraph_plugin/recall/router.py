@@ -50,6 +50,7 @@ from .signals import (
     named_entities,
     vector_hits,
 )
+from .topic_signal import topic_hits, topic_table
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +206,13 @@ class HybridRouter:
         places = ctx.allowed(
             place_hits(request.session, [p.id for p in people], request.query, ctx.terms, ctx.k)
         )
-        base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts, "places": places})
+        table = topic_table(settings) if people else None
+        topic = [] if table is None else ctx.allowed(
+            topic_hits(request.session, [p.id for p in people], request.query, ctx.k, table)
+        )
+        lists = {"keyword": keyword, "vector": vector, "facts": facts, "places": places,
+                 "topic": topic}
+        base = ctx.rank(lists)
         always = set(request.always_inject_ids)
         seeds = tuple(i.id for i in base[:n_seeds])
         result = RouteResult(
@@ -224,8 +231,7 @@ class HybridRouter:
         self.gate.record(False, window)
         if not graph:
             return result
-        lists = {"keyword": keyword, "vector": vector, "facts": facts, "places": places,
-                 "graph": [h for h, _ in graph]}
+        lists = {**lists, "graph": [h for h, _ in graph]}
         how = {h.id: inc for h, inc in graph}
         base_ids = {i.id for i in base}
         # the fused ranking read only as far as the selection and the expansion need: the
