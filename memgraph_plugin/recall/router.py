@@ -50,7 +50,7 @@ from .signals import (
     named_entities,
     vector_hits,
 )
-from .topic_signal import topic_hits, topic_table
+from .topic_signal import topic_list
 
 log = logging.getLogger(__name__)
 
@@ -206,12 +206,10 @@ class HybridRouter:
         places = ctx.allowed(
             place_hits(request.session, [p.id for p in people], request.query, ctx.terms, ctx.k)
         )
-        table = topic_table(settings) if people else None
-        topic = [] if table is None else ctx.allowed(
-            topic_hits(request.session, [p.id for p in people], request.query, ctx.k, table)
-        )
-        lists = {"keyword": keyword, "vector": vector, "facts": facts, "places": places,
-                 "topic": topic}
+        ids = [p.id for p in people]
+        topic = ctx.allowed(topic_list(request.session, settings, ids, request.query, ctx.k))
+        lists = {"keyword": keyword, "vector": vector, "facts": facts, "places": places}
+        lists["topic"] = topic
         base = ctx.rank(lists)
         always = set(request.always_inject_ids)
         seeds = tuple(i.id for i in base[:n_seeds])

@@ -29,7 +29,7 @@ from memgraph_plugin.extraction.titles import content_words
 from .people import known_names
 from .signals import GRAPH_SCAN, Hit, usable
 
-__all__ = ["ASKING_WORDS", "WordTable", "topic_hits", "topic_table", "topic_words"]
+__all__ = ["ASKING_WORDS", "WordTable", "topic_hits", "topic_list", "topic_table", "topic_words"]
 
 INVOLVED = "involved_in"
 #: Question words that ask rather than say what about ("what kind of ... has X done").
@@ -38,6 +38,10 @@ what which who whom whose when where why how kind kinds type types sort sorts ha
 did does do done doing many much both some any ever also
 """
 ASKING_WORDS = frozenset(_ASKING_TEXT.split())
+#: Messages the list holds at most: its best few. A longer list (10, 40) lifted more of the
+#: person's own lines over the other speaker's answers (single-hop -2 to -3 on the tuned-on
+#: three), for no more multi-hop.
+TOPIC_DEPTH = 5
 TABLE_WORDS = 65_536  # distinct words the table holds before it starts afresh
 MESSAGES_KEPT = 200_000  # messages whose word rows are kept before that cache starts afresh
 
@@ -62,8 +66,8 @@ def topic_words(query: str, people: Sequence[Any]) -> list[str]:
 
 class WordTable:
     """word -> unit vector by an embedding profile, each word embedded once; message id ->
-    the rows of its words, kept while its text is the same. Bounded: past `TABLE_WORDS`
-    words (or `MESSAGES_KEPT` messages) it starts afresh."""
+    the rows of its words, kept while its text is the same. Bounded: a call that finds more
+    than `TABLE_WORDS` words (or `MESSAGES_KEPT` messages) held starts it afresh."""
 
     def __init__(self, embed: Embed, dim: int) -> None:
         self._embed = embed
@@ -85,9 +89,6 @@ class WordTable:
         """The table rows of `words` (embedded now when new)."""
         new = [w for w in dict.fromkeys(words) if w not in self._row]
         if new:
-            if len(self._row) + len(new) > TABLE_WORDS:
-                self._clear()
-                new = list(dict.fromkeys(words))
             vectors = np.asarray(self._embed(new), dtype=np.float32)
             start = len(self._row)
             need = start + len(new)
@@ -106,8 +107,6 @@ class WordTable:
         held = self._messages.get(node_id)
         if held is not None and held[0] == key:
             return held[1]
-        if len(self._messages) >= MESSAGES_KEPT:
-            self._messages.clear()
         rows = self.rows(message_words(text))
         self._messages[node_id] = (key, rows)
         return rows
@@ -116,12 +115,12 @@ class WordTable:
         """Each message's topic score: for each query word its best cosine with a word of the
         message, averaged over the query words (0 for a message without content words)."""
         with self._lock:
-            for _ in range(2):  # again once when the table started afresh meanwhile
-                generation = self.generation
-                per_message = [self.message_rows(i, t) for i, t in messages]
-                q_rows = self.rows(query_words)
-                if self.generation == generation:
-                    break
+            # a full table starts afresh between calls, never within one: the rows read
+            # below stay valid (one call adds the words of GRAPH_SCAN messages at most)
+            if len(self._row) > TABLE_WORDS or len(self._messages) > MESSAGES_KEPT:
+                self._clear()
+            per_message = [self.message_rows(i, t) for i, t in messages]
+            q_rows = self.rows(query_words)
             matrix = self._matrix
             q = matrix[q_rows]
             out = np.zeros(len(messages), dtype=np.float32)
@@ -185,6 +184,15 @@ def topic_hits(
     order = sorted(range(len(messages)), key=lambda i: (-scores[i], -seqs[i], messages[i][0]))
     return [
         Hit(messages[i][0], float(scores[i]), via=found[messages[i][0]], edge_type=INVOLVED)
-        for i in order[:k]
+        for i in order[: min(k, TOPIC_DEPTH)]
         if scores[i] > 0
     ]
+
+
+def topic_list(
+    session: Any, settings: Mapping[str, Any], people: Sequence[str], query: str, k: int
+) -> list[Hit]:
+    """`topic_hits` with the process's word table; ``[]`` without a named person or when the
+    settings use another profile than `wordllama` (`topic_table`)."""
+    table = topic_table(settings) if people else None
+    return [] if table is None else topic_hits(session, people, query, k, table)
