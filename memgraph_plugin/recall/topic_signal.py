@@ -122,14 +122,14 @@ class WordTable:
             per_message = [self.message_rows(i, t) for i, t in messages]
             q_rows = self.rows(query_words)
             matrix = self._matrix
-            q = matrix[q_rows]
+            q = np.ascontiguousarray(matrix[q_rows].T)  # (dim, query words), C order
             out = np.zeros(len(messages), dtype=np.float32)
             filled = [i for i, r in enumerate(per_message) if r.size]
             if not filled or not len(q_rows):
                 return out
             flat = np.concatenate([per_message[i] for i in filled])
             uniq, where = np.unique(flat, return_inverse=True)
-            sims = matrix[uniq] @ q.T  # (distinct words, query words)
+            sims = matrix[uniq] @ q  # (distinct words, query words)
             lengths = np.fromiter((per_message[i].size for i in filled), np.int64, len(filled))
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
             best = np.maximum.reduceat(sims[where], starts, axis=0)  # (messages, query words)
