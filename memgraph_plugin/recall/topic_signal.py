@@ -16,20 +16,28 @@ against its text. A recall reads only the named people's messages, as the place 
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from itertools import zip_longest
 from typing import Any
 
 import numpy as np
 
 from memgraph_plugin.embedding.registry import profile_name
-from memgraph_plugin.embedding.wordllama import PROFILE_NAME, WordLlamaProfile
+from memgraph_plugin.embedding.wordllama import (
+    PROFILE_NAME,
+    WordLlamaProfile,
+    WordLlamaUnavailable,
+)
 from memgraph_plugin.extraction.titles import content_words
 
 from .people import known_names
 from .signals import GRAPH_SCAN, Hit, usable
 
 __all__ = ["ASKING_WORDS", "WordTable", "topic_hits", "topic_list", "topic_table", "topic_words"]
+
+log = logging.getLogger(__name__)
 
 INVOLVED = "involved_in"
 #: Question words that ask rather than say what about ("what kind of ... has X done").
@@ -43,7 +51,7 @@ ASKING_WORDS = frozenset(_ASKING_TEXT.split())
 #: three), for no more multi-hop.
 TOPIC_DEPTH = 5
 TABLE_WORDS = 65_536  # distinct words the table holds before it starts afresh
-MESSAGES_KEPT = 200_000  # messages whose word rows are kept before that cache starts afresh
+MESSAGES_KEPT = 100_000  # messages whose word rows are kept before the table starts afresh
 
 Embed = Callable[[list[str]], np.ndarray]
 
@@ -182,10 +190,13 @@ def topic_hits(
         return []
     scores = table.scores(words, messages)
     order = sorted(range(len(messages)), key=lambda i: (-scores[i], -seqs[i], messages[i][0]))
+    order = [i for i in order if scores[i] > 0]
+    if len(sheets) > 1:  # several people named ("both"): each one's best messages in turn
+        per = [[i for i in order if found[messages[i][0]] == s.id] for s in sheets]
+        order = [i for rank in zip_longest(*per) for i in rank if i is not None]
     return [
         Hit(messages[i][0], float(scores[i]), via=found[messages[i][0]], edge_type=INVOLVED)
         for i in order[: min(k, TOPIC_DEPTH)]
-        if scores[i] > 0
     ]
 
 
@@ -195,4 +206,10 @@ def topic_list(
     """`topic_hits` with the process's word table; ``[]`` without a named person or when the
     settings use another profile than `wordllama` (`topic_table`)."""
     table = topic_table(settings) if people else None
-    return [] if table is None else topic_hits(session, people, query, k, table)
+    if table is None:
+        return []
+    try:
+        return topic_hits(session, people, query, k, table)
+    except WordLlamaUnavailable as exc:  # the package or its weights are missing: no list
+        log.info("topic signal unavailable: %s", exc)
+        return []

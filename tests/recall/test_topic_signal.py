@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from host import Host
+from memgraph_plugin.embedding.wordllama import WordLlamaUnavailable
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.recall import topic_signal
 from memgraph_plugin.recall.topic_signal import WordTable, message_words, topic_words
@@ -141,5 +142,51 @@ async def test_no_topic_list_without_word_vectors_of_meaning(tmp_path: Path) -> 
     try:
         recall = await _chat(host)
         assert not any("topic" in (recall.why[n.id].detail or "") for n in recall.recalled)
+    finally:
+        await host.stop()
+
+
+async def test_missing_word_vectors_leave_recall_without_the_topic_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing(words: Sequence[str]) -> np.ndarray:
+        raise WordLlamaUnavailable("the installed wordllama package lacks its weights")
+
+    monkeypatch.setattr(topic_signal, "_tables", {"wordllama": WordTable(missing, 256)})
+    host = Host(data_dir=tmp_path / "data", entry_points=False)
+    await host.start()
+    try:
+        recall = await _chat(host)
+        assert recall.recalled  # the other signals answer
+        assert not any("topic" in (recall.why[n.id].detail or "") for n in recall.recalled)
+    finally:
+        await host.stop()
+
+
+async def test_a_question_naming_two_people_takes_each_ones_best_in_turn(tmp_path: Path) -> None:
+    host = Host(data_dir=tmp_path / "data", entry_points=False)
+    await host.start()
+    try:
+        pipeline = pipeline_for(host)
+        # the sports early: the newest events are pinned (the scene), not recalled
+        john = ["Played basketball all afternoon.", "Went rock climbing with my brother.", *JOHN]
+        maria = ["Went swimming in the lake this morning.", "Nice, have fun!", *MARIA]
+        for his, hers in zip(john, maria, strict=True):
+            await pipeline.add_user_message(CHAT, his, name="John")
+            await pipeline.add_assistant_message(CHAT, hers, name="Maria")
+        await pipeline.add_user_message(CHAT, "What sports have John and Maria both done?")
+        recall = await pipeline.recall(CHAT)
+        by_rank: dict[int, str] = {}
+        for node in recall.recalled:
+            detail = recall.why[node.id].detail or ""
+            for rank in range(1, 6):
+                if f"topic #{rank}," in f"{detail},":
+                    by_rank[rank] = node.fields.get("speaker")
+        # John's best, then Maria's best, then John's second...: never one person's first two
+        assert by_rank.get(1) and by_rank.get(2)
+        assert by_rank[1] != by_rank[2]
+        assert {by_rank[1], by_rank[2]} == {"John", "Maria"}
+        ranks = sorted(by_rank)
+        assert all(by_rank[r] != by_rank[r + 1] for r in ranks if r + 1 in by_rank)
     finally:
         await host.stop()
