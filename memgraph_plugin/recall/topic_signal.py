@@ -182,22 +182,27 @@ def topic_hits(
     seqs: list[int] = []
     for node_id in found:
         node = store.node(node_id)
-        text = node.fields.get("summary") if usable(node) else None
+        text = None if node is None or node.archived else node.fields.get("summary")
         if isinstance(text, str) and text:
             messages.append((node_id, text))
             seqs.append(node.seq_to or 0)
     if not messages:
         return []
     scores = table.scores(words, messages)
-    order = sorted(range(len(messages)), key=lambda i: (-scores[i], -seqs[i], messages[i][0]))
-    order = [i for i in order if scores[i] > 0]
+    # best first, then the newest (ties by id: `found` is in edge order, the same every time)
+    ranked = np.lexsort((-np.asarray(seqs, dtype=np.int64), -scores)).tolist()
+    order = [i for i in ranked if scores[i] > 0]
     if len(sheets) > 1:  # several people named ("both"): each one's best messages in turn
         per = [[i for i in order if found[messages[i][0]] == s.id] for s in sheets]
         order = [i for rank in zip_longest(*per) for i in rank if i is not None]
-    return [
-        Hit(messages[i][0], float(scores[i]), via=found[messages[i][0]], edge_type=INVOLVED)
-        for i in order[: min(k, TOPIC_DEPTH)]
-    ]
+    out: list[Hit] = []
+    for i in order:  # `usable` read for the few taken only
+        node_id = messages[i][0]
+        if usable(store.node(node_id)):
+            out.append(Hit(node_id, float(scores[i]), via=found[node_id], edge_type=INVOLVED))
+            if len(out) >= min(k, TOPIC_DEPTH):
+                break
+    return out
 
 
 def topic_list(
