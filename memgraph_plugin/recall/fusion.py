@@ -23,7 +23,8 @@ __all__ = ["FILLER_FACTOR", "Fused", "fuse", "is_filler"]
 
 RRF_K = 10
 WEIGHTS: Mapping[str, float] = {
-    "keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6, "places": 1.0
+    "keyword": 1.0, "vector": 0.1, "graph": 0.3, "facts": 0.6, "places": 1.0,
+    "topic": 0.8,
 }
 TIME_BOOST = 1.0  # in range: score x (1 + TIME_BOOST)
 RECENCY_PRIOR = 0.002  # at most this much, for the newest node

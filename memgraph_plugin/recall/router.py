@@ -50,6 +50,7 @@ from .signals import (
     named_entities,
     vector_hits,
 )
+from .topic_signal import topic_list
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +206,11 @@ class HybridRouter:
         places = ctx.allowed(
             place_hits(request.session, [p.id for p in people], request.query, ctx.terms, ctx.k)
         )
-        base = ctx.rank({"keyword": keyword, "vector": vector, "facts": facts, "places": places})
+        ids = [p.id for p in people]
+        topic = ctx.allowed(topic_list(request.session, settings, ids, request.query, ctx.k))
+        lists = {"keyword": keyword, "vector": vector, "facts": facts, "places": places}
+        lists["topic"] = topic
+        base = ctx.rank(lists)
         always = set(request.always_inject_ids)
         seeds = tuple(i.id for i in base[:n_seeds])
         result = RouteResult(
@@ -224,8 +229,7 @@ class HybridRouter:
         self.gate.record(False, window)
         if not graph:
             return result
-        lists = {"keyword": keyword, "vector": vector, "facts": facts, "places": places,
-                 "graph": [h for h, _ in graph]}
+        lists = {**lists, "graph": [h for h, _ in graph]}
         how = {h.id: inc for h, inc in graph}
         base_ids = {i.id for i in base}
         # the fused ranking read only as far as the selection and the expansion need: the
