@@ -200,7 +200,11 @@ class MemoryGraph(ChatHistory, ChatFork):
             return pinned  # holds the block's unpersisted writes: never reload
         if self.persistence is not None:  # storage: cached, refreshed when another writer moved on
             # kept by persistence only: a chat it unloads (memory budget) is not held here
-            store = (await self.persistence.open(chat_id)).store
+            cached = getattr(self.persistence, "cached", None)
+            if cached is not None and cached(chat_id) is None:  # a first open: read ahead
+                store = await self._open_reading_messages(chat_id)
+            else:
+                store = (await self.persistence.open(chat_id)).store
             if chat_id in self._deferred:
                 self._pinned[chat_id] = store
             return store
@@ -210,6 +214,26 @@ class MemoryGraph(ChatHistory, ChatFork):
         if chat_id in self._deferred:
             self._pinned[chat_id] = store
         return store
+
+    async def _open_reading_messages(self, chat_id: str) -> Store:
+        """A chat's store loaded (its own thread) while the host reads the chat's message file
+        (another thread) when nothing read it yet: the chat's first turn needs both, and the
+        store's columns decode outside the GIL, so the two overlap. A file that fails to read
+        is left to the reader that needs it, which reports it."""
+        assert self.persistence is not None
+        chat_of = getattr(self.host, "chat", None)
+        chat = chat_of(chat_id) if chat_of is not None else None
+        if chat is None or getattr(chat, "read_yet", True):
+            return (await self.persistence.open(chat_id)).store
+
+        def read() -> None:
+            try:
+                chat.read_ahead()
+            except Exception:  # noqa: BLE001 - the turn reading the chat reports it
+                log.debug("reading chat %r's messages ahead failed", chat_id, exc_info=True)
+
+        opened, _ = await asyncio.gather(self.persistence.open(chat_id), asyncio.to_thread(read))
+        return opened.store
 
     def journal_version(self, chat_id: str, store: Store) -> int:
         """The version of the chat's newest commit as this store knows it (the journal version

@@ -49,6 +49,9 @@ class Chat:
         self._messages: list[Message] | None = None
         self._frozen: tuple[Message, ...] | None = None  # `messages` until the next change
         self._unwritten: list[Message] | None = None  # added inside `batched_writes`, not on disk
+        #: the list the file was read into and its length then: what a snapshot taken before the
+        #: read holds (every change reads the file first, and only appends to that list in place)
+        self._as_read: tuple[list[Message], int] | None = None
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -61,11 +64,16 @@ class Chat:
 
     def snapshot(self) -> Callable[[], tuple[Message, ...]]:
         """The messages as they are now, made into a tuple only when called (cheap to take:
-        the list only ever grows in place, `truncate` replaces it)."""
+        the list only ever grows in place, `truncate` replaces it). A chat whose file was not
+        read yet is read by the first call, not here: the messages then are the file's as read,
+        since any change reads the file first (a long chat's context costs nothing to take,
+        and the memory graph reads its file while it loads the chat's store)."""
         with self._lock:
             frozen = self._frozen
             if frozen is not None:
                 return lambda: frozen
+            if self._messages is None:
+                return self._as_read_then
             messages = self._loaded()
             count = len(messages)
 
@@ -76,6 +84,28 @@ class Chat:
             return tuple(messages[:count])
 
         return load
+
+    @property
+    def read_yet(self) -> bool:
+        """Whether the chat's file was read (or the chat began in this process)."""
+        return self._messages is not None
+
+    def read_ahead(self) -> None:
+        """Read the chat's file now if it was not read yet (a no-op after that), so that a later
+        reader finds the messages ready (the memory graph reads them on a thread of their own
+        while it loads the chat's store)."""
+        with self._lock:
+            self._loaded()
+
+    def _as_read_then(self) -> tuple[Message, ...]:
+        """The messages the file held when it was first read (`snapshot` of an unread chat)."""
+        with self._lock:
+            self._loaded()
+            assert self._as_read is not None
+            messages, count = self._as_read
+            if self._messages is messages and len(messages) == count:
+                return self.messages
+        return tuple(messages[:count])
 
     def view(self) -> Sequence[Message]:
         """The messages as they are now, read in place (no copy; a slice copies its range)."""
@@ -168,6 +198,7 @@ class Chat:
     def _loaded(self) -> list[Message]:
         if self._messages is None:
             self._messages = self._read()
+            self._as_read = (self._messages, len(self._messages))
         return self._messages
 
     def _read(self) -> list[Message]:

@@ -155,6 +155,28 @@ def test_a_context_is_a_snapshot_made_without_copying_the_chat(tmp_path: Path) -
     assert cut != host.get_context("c1")
 
 
+def test_a_context_of_an_unread_chat_reads_its_file_later_as_it_was(tmp_path: Path) -> None:
+    """A context taken before the chat's file is read (a fresh host) costs no read; its first
+    read gives the messages the file held, whatever changed the chat in between."""
+    first = make_host(tmp_path)
+    for n in range(3):
+        first.chat("c1").add_message("user", f"q{n}")
+        first.chat("c1").add_message("assistant", f"a{n}")
+    host = make_host(tmp_path)  # a restart: nothing read yet
+    chat = host.chat("c1")
+    ctx = host.get_context("c1")
+    assert chat._messages is None  # taking the context read nothing
+    chat.truncate(1)  # reads the file, then cuts the chat
+    chat.add_message("assistant", "other")
+    assert [m.text for m in ctx.messages] == ["q0", "a0", "q1", "a1", "q2", "a2"]
+    again = make_host(tmp_path)
+    ctx = again.get_context("c1")
+    again.chat("c1").add_message("user", "later")
+    assert [m.text for m in ctx.messages] == ["q0", "a0", "other"]
+    untouched = make_host(tmp_path).get_context("c1")
+    assert [m.text for m in untouched.messages] == ["q0", "a0", "other", "later"]
+
+
 def test_settings_merge_file_and_explicit(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
