@@ -8,8 +8,6 @@ fraction of a second with no per-node Python work.
 
 from __future__ import annotations
 
-import sys
-
 import attrs
 import numpy as np
 import pyarrow as pa
@@ -18,7 +16,6 @@ import pyarrow.compute as pc
 __all__ = ["BasePostings", "Postings"]
 
 _MIN_POSTINGS = 2  # least capacity of a token's posting array
-_LITTLE = sys.byteorder == "little"
 
 
 class Postings:
@@ -102,27 +99,27 @@ class BasePostings:
         df = np.bincount(flat_t, minlength=vocab_size)
         ptr = np.zeros(vocab_size + 1, dtype=np.int64)
         np.cumsum(df, out=ptr[1:])
-        if vocab_size < 1 << 23 and n < 1 << 24 and (not len(flat_f) or flat_f.max() < 1 << 16):
-            # one sort of (token << 40 | row << 16 | frequency): several times faster than an
-            # argsort, and the order within a token (by row) does not change any score
-            key = flat_t.astype(np.int64)
-            key <<= 40
-            key |= np.repeat(np.arange(n, dtype=np.int64) << 16, counts)
-            key |= flat_f
-            key.sort()
-            if _LITTLE:  # the low 16 bits of each key, read in place
-                freqs = key.view(np.uint16)[::4].astype(np.int32)
-            else:  # pragma: no cover - big-endian machines
-                freqs = (key & 0xFFFF).astype(np.int32)
-            key >>= 16
-            key &= 0xFFFFFF
-            slots = key.astype(np.int32)
-        else:
-            rows = np.repeat(np.arange(n, dtype=np.int64), counts)
-            order = np.argsort(flat_t, kind="stable")
-            slots = rows[order].astype(np.int32)
-            freqs = flat_f[order]
+        # grouped by token, rows in order within a token (the flat lists run in row order, a
+        # row's tokens once each): a stable sort by token id, as 16-bit radix passes (numpy
+        # sorts 16-bit keys stably by radix: 2M postings ~30-50 ms against ~120 ms for one
+        # sort of packed int64 keys); the order within a token does not change any score
+        order = _token_order(flat_t, vocab_size)
+        rows = np.repeat(np.arange(n, dtype=np.int32), counts)
+        slots = rows[order]
+        freqs = flat_f[order]
         return cls(off, flat_t, flat_f, ptr, slots, freqs, df.astype(np.int32), lens)
+
+
+def _token_order(tokens: np.ndarray, vocab_size: int) -> np.ndarray:
+    """The stable order of `tokens` (ids below `vocab_size`): one 16-bit radix pass per 16
+    bits of the largest id."""
+    order = np.argsort((tokens & 0xFFFF).astype(np.uint16), kind="stable")
+    shift = 16
+    while vocab_size > 1 << shift:
+        high = (tokens[order] >> shift) & 0xFFFF
+        order = order[np.argsort(high.astype(np.uint16), kind="stable")]
+        shift += 16
+    return order
 
 
 def _int32(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
