@@ -30,7 +30,7 @@ _we_disabled = False  # whether the first of them turned the collector off
 def gc_paused() -> Iterator[None]:
     """Hold off cyclic garbage collection for the block (reentrant and thread-safe: the
     collector is turned back on when the last overlapping block ends, and only if it was on
-    when the first began)."""
+    when the first began; it then collects the young and middle generations once)."""
     global _holders, _we_disabled
     with _lock:
         if _holders == 0:
@@ -43,9 +43,15 @@ def gc_paused() -> Iterator[None]:
     finally:
         with _lock:
             _holders -= 1
-            if _holders == 0 and _we_disabled:
+            ended = _holders == 0 and _we_disabled
+            if ended:
                 _we_disabled = False
                 gc.enable()
+        if ended:
+            # what the blocks made (young, or middle-aged) is walked once, now, and moved to the
+            # old generation: left to the collector, a young collection walked it, then a
+            # middle one again (a live 100k chat's open: ~50 ms of each)
+            gc.collect(1)
 
 
 def paused(build: Callable[[], T]) -> Callable[[], T]:

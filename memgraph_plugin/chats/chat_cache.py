@@ -10,7 +10,6 @@ one row per write, in one append; `block_commit`).
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import time
 import weakref
@@ -234,9 +233,9 @@ class PersistedChats(ChatVectors):
         collection walks them. The index is built here from the stored vectors (adopted as
         read, no copy: `RowBlocks`, with the coarse lists stored with them), so the first search
         after an open embeds and builds nothing; they are read while the store is built. The
-        young objects the load made are then collected once, here: left to the collector,
-        the first collections after the load (on the event loop, in the chat's first reads)
-        traversed them twice (young, then middle generation)."""
+        young objects the load made are collected once, when the pause ends (`gc_paused`):
+        left to the collector, the first collections after the load (on the event loop, in
+        the chat's first reads) traversed them twice (young, then middle generation)."""
         with gc_paused():
             if self.embedder is None:
                 chat = self._from_state(storage.load_sync(chat_id))
@@ -246,7 +245,6 @@ class PersistedChats(ChatVectors):
                 chat = self._from_state(state)  # while the vectors are read (own thread)
                 build_soon(chat.store, *FIRST_TURN_INDICES)
                 self._load_index(storage, chat, state, vectors())
-        gc.collect(1)
         return chat
 
     def _from_state(self, state: ChatState) -> LoadedChat:

@@ -624,3 +624,22 @@ def test_an_index_is_read_while_another_is_still_being_built(
         release.set()
         builder.join(60)
     assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}
+
+
+def test_the_end_of_a_pause_collects_what_it_made_once() -> None:
+    """When the last pause ends, the young and middle generations are collected at once: what
+    the load made is walked once and moved to the old generation (cyclic garbage made in the
+    block is freed then, not left for later collections)."""
+    gc.collect()
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    with gc_paused():
+        keep = [[i] for i in range(5_000)]
+        garbage = weakref.ref(Cycle())
+        assert garbage() is not None  # paused: the cycle waits
+    assert garbage() is None  # freed when the pause ended
+    assert gc.get_count()[0] < 700 and gc.get_count()[1] == 0  # nothing young left to walk
+    assert len(keep) == 5_000
