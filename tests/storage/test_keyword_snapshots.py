@@ -206,6 +206,7 @@ def test_a_host_opens_a_snapshotted_chat_with_its_keyword_columns(tmp_path) -> N
         persistence.forget("c")
         reopened = await api.open_session(host.get_context("c"))
         store = reopened.store
+        store._keywords._ready()  # built on a thread of its own from the open on: wait for it
         assert store._keywords._base is not None  # adopted: built from the columns
         assert len(store._kw_dirty) == 1  # the node written after the snapshot
         assert [(h.id, h.score) for h in reopened.keyword_search(query="harbor", k=10)] == want

@@ -104,7 +104,9 @@ async def test_a_fresh_hosts_first_recall_uses_the_stored_indexes(tmp_path):
     fresh = await started(profile)
     pipeline = pipeline_for(fresh)
     session = await memory_graph_for(fresh).open_session(fresh.get_context(CHAT))
-    assert session.store._keywords._base is not None  # adopted from the import's snapshot
+    keywords = session.store._keywords
+    keywords._ready()  # built on a thread of its own from the open on: wait for that build
+    assert keywords._base is not None  # adopted from the import's snapshot
     await pipeline.add_user_message(CHAT, "what about the storm at the harbor?")
     embedded = profile.texts  # the message's own extraction may embed a node or two
     outcome = await pipeline.recall(CHAT)
