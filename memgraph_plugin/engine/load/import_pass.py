@@ -36,6 +36,7 @@ from .store_import import (
     _fields_ok,
     _json_native,
     _name_ok,
+    node_links,
 )
 
 __all__ = ["checked_normal_store"]
@@ -94,21 +95,10 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
         for flag in (rollup, archived, pinned):
             if flag is not None and type(flag) is not bool:
                 return None
-        parent = get("parentId")
-        if parent not in (None, ""):
-            if type(parent) is not str or parent not in ids:
-                return None
-            parents[nid] = parent
-        children = get("childrenIds")
-        if children is not None:
-            if type(children) is not list:
-                return None
-            for child in children:
-                if type(child) is not str or child not in ids:
-                    return None
-        sup = get("supersededBy")
-        if sup is not None and (type(sup) is not str or (sup and sup not in ids)):
+        links = node_links(get, nid, ids, parents)
+        if links is None:
             return None
+        parent, children, sup = links
         # the normal form (`store_import._normal_node`), from what was just read
         shape = keys in (_NORMAL_KEYS, _NORMAL_KEYS_SUP)
         if not shape and pinned is True:

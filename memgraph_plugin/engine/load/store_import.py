@@ -16,7 +16,7 @@ time of a 100k-node import. Here:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import Any
 
 from ..model.json_records import edge_from_dict, node_from_dict, node_to_dict
@@ -38,6 +38,7 @@ __all__ = [
     "PlainStore",
     "anchored_store",
     "normalised_store",
+    "node_links",
     "store_is_clean",
 ]
 
@@ -124,6 +125,29 @@ def _fields_ok(fields: Any, title: str, limits: Limits) -> int:
     return scalars
 
 
+def node_links(
+    get: Callable[[str], Any], nid: str, ids: Container[str], parents: dict[str, str]
+) -> tuple[Any, Any, Any] | None:
+    """A node's ``(parentId, childrenIds, supersededBy)`` when each is absent or names a node of
+    the store (`ids`; the parent noted in `parents`), else None (the quick passes' check)."""
+    parent = get("parentId")
+    if parent not in (None, ""):
+        if type(parent) is not str or parent not in ids:
+            return None
+        parents[nid] = parent
+    children = get("childrenIds")
+    if children is not None:
+        if type(children) is not list:
+            return None
+        for child in children:
+            if type(child) is not str or child not in ids:
+                return None
+    sup = get("supersededBy")
+    if sup is not None and (type(sup) is not str or (sup and sup not in ids)):
+        return None
+    return parent, children, sup
+
+
 def store_is_clean(data: Any, limits: Limits = DEFAULT_LIMITS) -> bool:
     """True when `store_file.store_problems(data, limits)` would find no problem, decided with
     cheap checks of the usual shapes; False for a problem or anything unusual (then ask
@@ -159,20 +183,7 @@ def store_is_clean(data: Any, limits: Limits = DEFAULT_LIMITS) -> bool:
             value = get(flag)
             if value is not None and type(value) is not bool:
                 return False
-        parent = get("parentId")
-        if parent not in (None, ""):
-            if type(parent) is not str or parent not in ids:
-                return False
-            parents[nid] = parent
-        children = get("childrenIds")
-        if children is not None:
-            if type(children) is not list:
-                return False
-            for child in children:
-                if type(child) is not str or child not in ids:
-                    return False
-        sup = get("supersededBy")
-        if sup is not None and (type(sup) is not str or (sup and sup not in ids)):
+        if node_links(get, nid, ids, parents) is None:
             return False
     if parents and parent_problems(parents, {nid: nid for nid in parents}):
         return False
