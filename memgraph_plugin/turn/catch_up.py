@@ -27,6 +27,10 @@ log = logging.getLogger(__name__)
 TURN_GROUPS = 16
 #: Groups per background chunk: the longest a turn starting mid-chunk waits for the chat.
 CHUNK_GROUPS = 8
+#: Seconds after a turn's step ends before a chunk starts: a turn's next step (the recall after
+#: its message, the answer's extraction after the recall) comes within it and finds the chat
+#: free, where a chunk that started in the gap made it wait (a 100k import's first turn).
+QUIET_S = 0.25
 
 SessionOpener = Callable[[str], Awaitable[Any]]
 
@@ -41,6 +45,7 @@ class CatchUp:
         self._left: dict[str, int] = {}
         self._turns: dict[str, int] = {}  # turns under way per chat
         self._quiet: dict[str, asyncio.Event] = {}  # set while no turn of the chat runs
+        self._ended: dict[str, float] = {}  # when the chat's last turn step ended (loop time)
 
     @contextlib.contextmanager
     def turn(self, chat_id: str) -> Iterator[None]:
@@ -53,6 +58,7 @@ class CatchUp:
             left = self._turns[chat_id] = self._turns[chat_id] - 1
             if left <= 0:
                 self._turns.pop(chat_id, None)
+                self._ended[chat_id] = asyncio.get_running_loop().time()
                 self._event(chat_id).set()
 
     def _event(self, chat_id: str) -> asyncio.Event:
@@ -106,8 +112,7 @@ class CatchUp:
         finished = False
         try:
             while True:
-                await asyncio.sleep(0)  # a turn queued meanwhile goes first
-                await self._event(chat_id).wait()  # and one under way ends first
+                await self._quiet_spell(chat_id)
                 session = await self._open(chat_id)
                 if session is None:
                     break
@@ -127,6 +132,18 @@ class CatchUp:
             self._left.pop(chat_id, None)
             if finished:
                 self._note(chat_id, 0)
+
+    async def _quiet_spell(self, chat_id: str) -> None:
+        """Until no turn of the chat runs and none ended in the last `QUIET_S` seconds (a turn
+        queued meanwhile goes first, and so does its next step)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(0)
+            await self._event(chat_id).wait()
+            since = loop.time() - self._ended.get(chat_id, float("-inf"))
+            if since >= QUIET_S:
+                return
+            await asyncio.sleep(QUIET_S - since)
 
     def _note(self, chat_id: str, groups: int) -> None:
         try:

@@ -115,3 +115,23 @@ async def test_a_fresh_hosts_first_recall_uses_the_stored_indexes(tmp_path):
     assert profile.texts - embedded <= 2 and embedded <= 3
     await fresh.stop()
     await asyncio.sleep(0)
+
+
+async def test_a_turns_next_step_goes_before_the_next_chunk(tmp_path):
+    """The backlog waits a quiet spell after each step of a turn: the recall that follows a
+    message, and the extraction of the answer after it, find the chat free (no chunk of the
+    backlog started in between), and the backlog is worked off once the turns pause."""
+    host, pipeline = await _host(tmp_path, _loose_events(90))
+    await pipeline.add_user_message(CHAT, "what happened at the harbor?")
+    left = pipeline.catch_up.pending(CHAT)
+    assert left > TURN_GROUPS
+    await asyncio.sleep(0)  # the loop turns between two steps, as a front end's requests do
+    await asyncio.sleep(0)
+    outcome = await pipeline.recall(CHAT)
+    assert outcome is not None and outcome.prompt
+    await pipeline.add_assistant_message(CHAT, "The lanterns were lit at the harbor.")
+    assert pipeline.catch_up.pending(CHAT) == left  # no chunk ran between the steps
+    await pipeline.catch_up.wait(CHAT)
+    session = await memory_graph_for(host).open_session(host.get_context(CHAT))
+    assert not session.compaction_candidates(type="event", depth=0).groups
+    await host.stop()
