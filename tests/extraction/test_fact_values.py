@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host import Host
 from memgraph_plugin.extraction.fact_values import activity_of, hobby_value, like_value
 from memgraph_plugin.extraction.facts import person_facts
-from memgraph_plugin.turn import pipeline_for
+from tests.story_hosts import started_pipeline
 
 
 def test_a_hobby_is_an_activity_cut_before_its_time_place_and_company() -> None:
@@ -66,10 +65,7 @@ def test_statements_of_states_make_no_hobbies_and_liked_activities_are_hobbies()
 async def test_each_message_stating_a_fact_is_evidence_even_when_the_sheet_held_it(
     tmp_path: Path,
 ) -> None:
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    try:
-        pipeline = pipeline_for(host)
+    async with started_pipeline(tmp_path) as pipeline:
         said = [
             ("Nora", "I went swimming with my brother this morning."),
             ("Ivo", "Nice! I spent the day on paperwork."),
@@ -92,5 +88,3 @@ async def test_each_message_stating_a_fact_is_evidence_even_when_the_sheet_held_
         }
         # both swimming messages are evidence; the job search states no hobby
         assert evidence == {said[0][1], said[2][1]}
-    finally:
-        await host.stop()

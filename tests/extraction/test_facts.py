@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from host import Host
 from memgraph_plugin.extraction.facts import MAX_VALUES, facts_fields, person_facts
-from memgraph_plugin.turn import pipeline_for
+from tests.story_hosts import started_pipeline
 
 ROLEPLAY = Path(__file__).with_name("roleplay_chat.json")
 CHAT = "rp"
@@ -61,10 +60,7 @@ def test_sheet_fields_show_facts_in_the_table_columns_and_stay_bounded() -> None
 async def test_sheets_gather_facts_with_evidence_and_answer_a_hobbies_question(
     tmp_path: Path,
 ) -> None:
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    try:
-        pipeline = pipeline_for(host)
+    async with started_pipeline(tmp_path) as pipeline:
         for m in json.loads(ROLEPLAY.read_text())["messages"]:
             user = m["role"] == "user"
             add = pipeline.add_user_message if user else pipeline.add_assistant_message
@@ -90,5 +86,3 @@ async def test_sheets_gather_facts_with_evidence_and_answer_a_hobbies_question(
         assert all(n.fields.get("message") != question.index for n in recall.injected)
         assert "What are Tomas's hobbies?" not in recall.prompt
         assert len(recall.prompt) <= 6000
-    finally:
-        await host.stop()

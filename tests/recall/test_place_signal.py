@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from host import Host
 from memgraph_plugin.recall.place_signal import asks_for_places
-from memgraph_plugin.turn import pipeline_for
+from tests.story_hosts import started_pipeline
 
 CHAT = "c1"
 JON = [
@@ -38,10 +37,7 @@ def test_questions_asking_for_places() -> None:
 async def test_where_a_person_went_is_found_through_the_places_of_their_messages(
     tmp_path: Path,
 ) -> None:
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    try:
-        pipeline = pipeline_for(host)
+    async with started_pipeline(tmp_path) as pipeline:
         for jon, gina in zip(JON, GINA, strict=True):
             await pipeline.add_user_message(CHAT, jon, name="Jon")
             await pipeline.add_assistant_message(CHAT, gina, name="Gina")
@@ -61,5 +57,3 @@ async def test_where_a_person_went_is_found_through_the_places_of_their_messages
         recall = await pipeline.recall(CHAT)
         details = [recall.why[n.id].detail or "" for n in recall.recalled]
         assert not any("places" in d for d in details)  # no place asked: no place list
-    finally:
-        await host.stop()

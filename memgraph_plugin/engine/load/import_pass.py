@@ -36,6 +36,7 @@ from .store_import import (
     _fields_ok,
     _json_native,
     _name_ok,
+    keep_normal_edge,
     node_links,
 )
 
@@ -234,7 +235,6 @@ def _checked_edges(
     `store_import._normal_edges` makes it (types lower-cased, symmetric ones in id order,
     repeats dropped, the first winning); None at the first doubt."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    symmetric = SYMMETRIC_RELATIONS
     for raw in raw_edges or ():
         if type(raw) is not dict or not raw.keys() <= _EDGE_KEYS:
             return None
@@ -246,15 +246,5 @@ def _checked_edges(
             return None
         if etype == "contains" and parents.get(dst) != src:
             return None
-        if not etype.islower():
-            etype = etype.lower()
-        if etype in symmetric and dst < src:
-            src, dst = dst, src
-        key = (src, etype, dst)
-        if key not in out:
-            out[key] = (
-                {"from": src, "to": dst, "type": etype}
-                if seq_to is None
-                else {"from": src, "to": dst, "type": etype, "seqTo": seq_to}
-            )
+        keep_normal_edge(out, src, dst, etype, seq_to)
     return list(out.values())

@@ -38,6 +38,7 @@ __all__ = [
     "PlainStore",
     "anchored_store",
     "normalised_store",
+    "keep_normal_edge",
     "node_links",
     "store_is_clean",
 ]
@@ -277,7 +278,6 @@ def _normal_edges(raw_edges: Any, ids: Mapping[str, Any]) -> list[dict[str, Any]
     ones in id order, self-edges, edges with a missing end and repeats (the first wins)
     dropped. Called on checked stores only."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
-    symmetric = SYMMETRIC_RELATIONS
     for i, raw in enumerate(raw_edges or ()):
         if type(raw) is dict and raw.keys() <= _EDGE_KEYS:
             src, dst, etype, seq_to = (
@@ -291,18 +291,31 @@ def _normal_edges(raw_edges: Any, ids: Mapping[str, Any]) -> list[dict[str, Any]
             src, dst, etype, seq_to = edge.source, edge.target, edge.type, edge.seq_to
         if src == dst or src not in ids or dst not in ids:
             continue
-        if not etype.islower():
-            etype = etype.lower()
-        if etype in symmetric and dst < src:
-            src, dst = dst, src
-        key = (src, etype, dst)
-        if key not in out:
-            out[key] = (
-                {"from": src, "to": dst, "type": etype}
-                if seq_to is None
-                else {"from": src, "to": dst, "type": etype, "seqTo": seq_to}
-            )
+        keep_normal_edge(out, src, dst, etype, seq_to)
     return list(out.values())
+
+
+def keep_normal_edge(
+    out: dict[tuple[str, str, str], dict[str, Any]],
+    src: str,
+    dst: str,
+    etype: str,
+    seq_to: Any,
+) -> None:
+    """Put an edge into `out` in the normal form (type lower-cased, a symmetric one in id
+    order), keyed by ``(from, type, to)``, unless an earlier edge holds the key (the first
+    wins): the two quick passes' last step."""
+    if not etype.islower():
+        etype = etype.lower()
+    if etype in SYMMETRIC_RELATIONS and dst < src:
+        src, dst = dst, src
+    key = (src, etype, dst)
+    if key not in out:
+        out[key] = (
+            {"from": src, "to": dst, "type": etype}
+            if seq_to is None
+            else {"from": src, "to": dst, "type": etype, "seqTo": seq_to}
+        )
 
 
 def normalised_store(
