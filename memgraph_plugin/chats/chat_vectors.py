@@ -7,6 +7,8 @@ or adopted on first search), vector search with the ANN path for very large chat
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import logging
 import threading
 import time
@@ -44,6 +46,8 @@ class ChatVectors:
     _ann: LanceAnn | None
     _ann_build: asyncio.Future[bool] | None
     ann_threshold: int
+    #: LanceDB's index check started by an open (`_warm_vectors`), for the search that needs it
+    _ann_probe: tuple[LanceAnn, concurrent.futures.Future[bool]] | None = None
     #: rows from which a chat's index gets coarse lists (built in the background, then a search
     #: reads a bounded number of rows; `embedding/coarse.py`); the factory sets it from settings
     coarse_threshold: int = DEFAULT_COARSE_THRESHOLD
@@ -105,6 +109,38 @@ class ChatVectors:
         elif len(index) != len(nodes):
             chat.unembedded = [nid for nid in nodes.node_ids() if nid not in index]
         chat.index = index
+
+    def _warm_vectors(self, chat: LoadedChat) -> None:
+        """Start, each on a thread of its own, what a loaded chat's first turn would wait for:
+        its index's id map (the first commit's upsert reads it: ~0.4 s at 1M rows) and, past
+        the ANN threshold, LanceDB's index check (the first search's: it imports LanceDB,
+        ~0.8 s). They run while the open ends and the person types."""
+        index = chat.index
+        if index is None:
+            return
+        index.map_ids_soon()
+        if len(index) < self.ann_threshold or chat.checkpoint_version <= 0:
+            return
+        ann = self._ann_for(index.dim)
+        probe: concurrent.futures.Future[bool] = concurrent.futures.Future()
+
+        def check() -> None:
+            try:
+                probe.set_result(ann.ready())
+            except BaseException as exc:  # the search asks again and sees the error
+                probe.set_exception(exc)
+
+        self._ann_probe = (ann, probe)
+        threading.Thread(target=check, name="ann index check", daemon=True).start()
+
+    async def _ann_ready(self, ann: LanceAnn) -> bool:
+        """Whether `ann`'s index is ready: the open's check when one ran for it (taken once),
+        else asked now."""
+        started, self._ann_probe = self._ann_probe, None
+        if started is not None and started[0] is ann:
+            with contextlib.suppress(Exception):
+                return await asyncio.wrap_future(started[1])
+        return await asyncio.to_thread(ann.ready)
 
     def _embed_changed(self, chat: LoadedChat, nodes: Any) -> VectorBlock | None:
         """Vectors of the changed nodes; a failing profile is logged by name and the write goes
@@ -211,7 +247,7 @@ class ChatVectors:
         q = self.embedder.embed_query(query)
         if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:
             ann = self._ann_for(index.dim)
-            if ann is not None and await asyncio.to_thread(ann.ready):
+            if ann is not None and await self._ann_ready(ann):
                 self.last_search_mode = "ann"
                 return await asyncio.to_thread(
                     hybrid_search,

@@ -121,6 +121,15 @@ class VectorIndex:
                     self._pos_map = pos
         return pos
 
+    def map_ids_soon(self) -> threading.Thread | None:
+        """Make the id -> row map (`_pos`) on a daemon thread of its own, so that the first
+        write or lookup finds it made (~0.4 s at 1M rows); None when it is made already."""
+        if self._pos_map is not None:
+            return None
+        thread = threading.Thread(target=lambda: self._pos, name="vector id map", daemon=True)
+        thread.start()
+        return thread
+
     def __len__(self) -> int:
         return len(self._ids) - self._blank
 
