@@ -127,11 +127,26 @@ def _random_edges(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
         if roll < 0.3:
             edge["seqTo"] = rng.randint(0, 9)
         elif roll < 0.31:
-            edge["seqTo"] = rng.choice([None, -1, True, "3", 2**64])
+            edge["seqTo"] = rng.choice([None, -1, True, "3", 2**64, 1.0])
+        if rng.random() < 0.01:  # not text: bytes (pyarrow would read them as text), a number
+            edge[rng.choice(["from", "to", "type"])] = rng.choice([src.encode(), 7, None])
+        if rng.random() < 0.005:
+            edge[rng.choice(["source", "to"])] = "n_1"
+            edge.pop("from" if "source" in edge else "to", None)
         edges.append(edge)
     if edges and rng.random() < 0.3:
         edges.append(dict(rng.choice(edges)))  # a repeat
     return edges
+
+
+def _columns_of(edges: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The edge columns `_edge_columns` hands storage, from the edge dicts (the plain way)."""
+    return {
+        "src": [e["from"] for e in edges],
+        "type": [e["type"] for e in edges],
+        "dst": [e["to"] for e in edges],
+        "seq_to": [e.get("seqTo") for e in edges],
+    }
 
 
 def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
@@ -149,9 +164,18 @@ def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
         if by_columns is import_pass._UNSURE:
             continue
         answered += 1
-        assert by_columns == one_by_one, edges
+        kept, columns = by_columns
+        assert kept == one_by_one, edges
+        assert _columns_of(kept) == columns.to_pydict(), edges
         turned += any(e["from"] > e["to"] for e in edges if e["type"] == "allied_with")
     assert answered > 50 and turned > 10
+
+
+def test_an_edge_end_in_bytes_is_left_to_the_full_check():
+    data = _store()
+    data["edges"].append({"from": b"n_5", "to": "n_6", "type": "related"})
+    assert store_problems(data)
+    assert checked_normal_store(data) is None
 
 
 def test_a_symmetric_edge_turned_and_repeated_is_normalised_by_columns():

@@ -215,6 +215,10 @@ class PlainStore(dict):  # type: ignore[type-arg]
     float_free: bool = False
     #: the largest ``fields.message`` index of its nodes (None: none, or not known)
     top_message: int | None = None
+    #: its edges as columns ``src``, ``type``, ``dst``, ``seq_to`` (a pyarrow table, row i
+    #: edge i) when its maker has them (`import_pass`): storage's edge state table takes them
+    #: instead of reading 300k edge dicts again (None: not known)
+    edge_columns: Any = None
 
 
 class NormalStore(PlainStore):
@@ -360,6 +364,7 @@ def anchored_store(store: NormalStore, seq: int, messages: int | None = None) ->
         plain=store.plain,
         float_free=store.float_free,
         top_message=store.top_message,
+        edge_columns=store.edge_columns,
     )
 
 
@@ -367,6 +372,26 @@ def _message_index(node: Mapping[str, Any]) -> int | None:
     """A node's ``fields.message`` when it is a message index (an int, not a bool)."""
     value = node["fields"].get("message")
     return value if type(value) is int else None
+
+
+def shifted_edges(edges: list[dict[str, Any]], columns: Any, shift: int) -> tuple[list[Any], Any]:
+    """`edges` with each ``seqTo`` moved back by `shift` (at least 0), and their columns
+    (`PlainStore.edge_columns`) the same: only the edges with a ``seqTo`` are copied, found
+    in the column."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    seq = columns["seq_to"]
+    at = np.flatnonzero(seq.is_valid().to_numpy(zero_copy_only=False)).tolist()
+    if not at:
+        return edges, columns
+    edges = list(edges)
+    for i in at:
+        e = edges[i]
+        edges[i] = {**e, "seqTo": max(0, e["seqTo"] - shift)}
+    moved = pc.max_element_wise(pc.subtract(seq, pa.scalar(shift, pa.int64())), 0, skip_nulls=False)
+    return edges, columns.set_column(columns.schema.get_field_index("seq_to"), "seq_to", moved)
 
 
 def _anchored(
@@ -380,10 +405,12 @@ def _anchored(
     plain: bool = False,
     float_free: bool = False,
     top_message: int | None = None,
+    edge_columns: Any = None,
 ) -> PlainStore:
     """`store_file.anchor_store` of a normal-form store, copying only the nodes and edges it
     changes (see there for what moves and why); `top_message`, when given, is the largest
-    message index of the nodes (else found here)."""
+    message index of the nodes (else found here); `edge_columns` (`PlainStore.edge_columns`
+    of `edges`) are moved the same way."""
     shift = max(0, counter - seq)
     message_shift = 0
     if messages is not None:
@@ -410,7 +437,9 @@ def _anchored(
                     node = {**node, "fields": fields}
             moved[nid] = node
         nodes = moved
-    if shift:
+    if shift and edge_columns is not None:
+        edges, edge_columns = shifted_edges(edges, edge_columns, shift)
+    elif shift:
         edges = [
             e if e.get("seqTo") is None else {**e, "seqTo": max(0, e["seqTo"] - shift)}
             for e in edges
@@ -418,4 +447,5 @@ def _anchored(
     out = PlainStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=seq)
     out.plain = plain
     out.float_free = float_free
+    out.edge_columns = edge_columns
     return out
