@@ -68,6 +68,7 @@ _QUICK_NODE_KEYS = _NORMAL_KEYS | {"supersededBy", "pinned"}
 _EDGE_KEYS = frozenset({"from", "to", "type", "seqTo"})
 _ID_NUM = re.compile(r"n_(\d+)")
 _NATIVE_SCALARS = frozenset({str, int, float, bool, type(None)})
+_STR_TYPE = {str}
 
 
 def _name_ok(value: Any) -> bool:
@@ -87,36 +88,49 @@ def _count_ok(value: Any) -> bool:
 
 def _fields_ok(fields: Any, title: str, limits: Limits) -> int:
     """Whether a node's fields and title pass `store_problems`' field, title and size checks:
-    0 no (or not sure), 2 yes with every value a JSON scalar, 1 yes (some value checked by
-    `value_problem`, which `import_pass` then tests for the normal form)."""
-    if len(title) > limits.max_title_chars or (
-        not title.isascii() and text_problem(title, "t") is not None
-    ):
+    0 no (or not sure), 2 yes with every value JSON-native without a float (a scalar, or a
+    list of plain ASCII texts), 1 yes (some value checked by `value_problem`, which
+    `import_pass` then tests for the normal form). The node's size is added up as
+    `node_size_problem` measures it, which is asked only when it is not sure."""
+    if len(title) > limits.max_title_chars:
         return 0
+    if title.isascii():
+        size = len(title) + 2
+    elif text_problem(title, "t") is not None:
+        return 0
+    else:  # valid Unicode (no lone surrogate): its UTF-8 length as `node_size_problem` takes it
+        size = len(title.encode("utf-8")) + 2
     if fields is None:
         return 2
     if type(fields) is not dict:
         return 0
     short = limits.max_field_bytes
     name_limit = limits.max_field_name_chars
-    size = len(title) + 2 if title.isascii() else -1  # -1: measured by `node_size_problem`
     scalars = 2
     for key, value in fields.items():
         if type(key) is not str or len(key) > name_limit or not key.isascii():
             return 0
         kind = type(value)
-        if kind is str and value.isascii() and len(value) * 6 + 2 <= short:
-            if size >= 0:
+        if kind is str and len(value) * 6 + 2 <= short:
+            if not value.isascii() and text_problem(value, "f") is not None:
+                return 0
+            if size >= 0:  # (`_json_size` of a short text: its length and the quotes)
                 size += len(key) + 6 + len(value)
             continue
         if kind is int and _INT_MIN <= value <= INT_MAX and short >= 32:
             if size >= 0:
                 size += len(key) + 4 + len(str(value))
             continue
-        if kind is bool or value is None:
+        if (kind is bool or value is None) and short >= 32:
             if size >= 0:
                 size += len(key) + 9
             continue
+        if kind is list:
+            texts = _text_list_size(value)
+            if 0 <= texts <= short:
+                if size >= 0:
+                    size += len(key) + 4 + texts
+                continue
         if value_problem(value, "f", limits) is not None:
             return 0
         size = -1
@@ -124,6 +138,20 @@ def _fields_ok(fields: Any, title: str, limits: Limits) -> int:
     if size < 0 or size > limits.max_node_bytes:
         return scalars if node_size_problem("n", title, fields, limits) is None else 0
     return scalars
+
+
+def _text_list_size(value: list[Any]) -> int:
+    """The size of a list of ASCII texts with nothing JSON escapes (no quote, backslash or
+    control character) as ``json.dumps`` writes it (``["a", "b"]``): what `value_problem`
+    and `node_size_problem` measure it at; -1 for any other list."""
+    if not value:
+        return 2
+    if set(map(type, value)) != _STR_TYPE:
+        return -1
+    joined = "".join(value)
+    if not (joined.isascii() and joined.isprintable()) or '"' in joined or "\\" in joined:
+        return -1
+    return len(joined) + 4 * len(value)
 
 
 def node_links(
