@@ -189,3 +189,38 @@ def test_a_symmetric_edge_turned_and_repeated_is_normalised_by_columns():
     assert store is not None and store == normalised_store(data)
     assert store["edges"][-1] == {"from": "n_5", "to": "n_6", "type": "allied_with", "seqTo": 3}
     assert data["edges"][-2]["from"] == "n_6"  # the caller's edge is not changed
+
+
+def test_nodes_checked_by_columns_are_the_node_by_node_ones():
+    """`import_nodes.plain_nodes` (all nodes at once) answers only where the node-by-node loop
+    passes every node as it is, with the loop's parents, float test, message and id maxima."""
+    from memgraph_plugin.engine.load import import_pass
+    from memgraph_plugin.engine.load.import_nodes import plain_nodes
+
+    rng = random.Random(2024)
+    mutations = _mutations()
+    answered = refused = 0
+    for i in range(400):
+        data = _store()
+        del data["nodes"]["n_3"]["pinned"]
+        if i % 3 == 0:
+            data["nodes"]["n_6"]["fields"] = {"aliases": ["Wren", "艾琳"], "n": 2}
+        if i % 5 == 0:
+            data["nodes"]["n_12"] = _node("n_12", title="艾琳的花园")
+        for _ in range(rng.randint(0, 2)):
+            with contextlib.suppress(KeyError, AttributeError):
+                mutations[rng.randrange(len(mutations))][1](data)
+        nodes = data.get("nodes")
+        if type(nodes) is not dict:
+            continue
+        quick = plain_nodes(nodes, Limits())
+        loop = import_pass._node_loop(nodes, Limits())
+        if quick is None:
+            refused += 1
+            continue
+        answered += 1
+        assert loop is not None and loop[2]  # the loop passes them all, plain
+        assert (quick.nodes, quick.parents, quick.float_free) == (loop[0], loop[1], loop[3])
+        assert (quick.top_message, quick.top_id) == (loop[4], loop[5])
+        assert list(quick.nodes) == list(loop[0])
+    assert answered > 100 and refused > 100

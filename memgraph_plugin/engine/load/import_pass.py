@@ -26,6 +26,7 @@ from ..model.json_records import node_from_dict, node_to_dict
 from ..model.schema import SYMMETRIC_RELATIONS
 from ..model.values import DEFAULT_LIMITS, Limits
 from .import_hierarchy import parents_end_in_roots
+from .import_nodes import _has_float, plain_nodes
 from .store_import import (
     _EDGE_KEYS,
     _ID_NUM,
@@ -65,6 +66,40 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
     if type(raw_nodes) is not dict or (raw_edges is not None and type(raw_edges) is not list):
         return None
     ids = raw_nodes.keys()
+    quick = plain_nodes(raw_nodes, limits)  # the usual file: all at once
+    if quick is not None:
+        nodes, parents, plain = quick.nodes, quick.parents, True
+        float_free, top_message, top_id = quick.float_free, quick.top_message, quick.top_id
+    else:
+        looped = _node_loop(raw_nodes, limits)
+        if looped is None:
+            return None
+        nodes, parents, plain, float_free, top_message, top_id = looped
+    node_seq = max(node_seq, top_id)
+    columns = None
+    edges: Any = []
+    if raw_edges:
+        quick = _edge_columns(raw_edges, ids, parents)
+        if quick is _UNSURE:  # unusual or not yet normal: edge by edge
+            edges = _checked_edges(raw_edges, ids, parents)
+        else:
+            edges, columns = quick
+    if edges is None:
+        return None
+    store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
+    store.edge_columns = columns
+    store.plain = plain
+    store.float_free = float_free
+    store.top_message = top_message if top_message >= 0 else None
+    return store
+
+
+def _node_loop(raw_nodes: dict[str, Any], limits: Limits) -> tuple[Any, ...] | None:
+    """Node by node, what `plain_nodes` answers all at once (and any other shape taken to the
+    normal form): ``(nodes, parents, plain, float_free, top_message, top_id)``; None at the
+    first doubt."""
+    ids = raw_nodes.keys()
+    top_id = -1
     parents: dict[str, str] = {}
     nodes: dict[str, dict[str, Any]] = {}
     plain = True
@@ -133,37 +168,10 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
             top_message = message
         m = fullmatch(nid)
         if m:
-            node_seq = max(node_seq, int(m.group(1)))
+            top_id = max(top_id, int(m.group(1)))
     if parents and not parents_end_in_roots(parents):  # a cycle: the full check names it
         return None
-    columns = None
-    edges: Any = []
-    if raw_edges:
-        quick = _edge_columns(raw_edges, ids, parents)
-        if quick is _UNSURE:  # unusual or not yet normal: edge by edge
-            edges = _checked_edges(raw_edges, ids, parents)
-        else:
-            edges, columns = quick
-    if edges is None:
-        return None
-    store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
-    store.edge_columns = columns
-    store.plain = plain
-    store.float_free = float_free
-    store.top_message = top_message if top_message >= 0 else None
-    return store
-
-
-def _has_float(value: Any) -> bool:
-    """Whether a float is anywhere in a JSON value (dicts, lists, scalars)."""
-    kind = type(value)
-    if kind is float:
-        return True
-    if kind is dict:
-        return any(_has_float(v) for v in value.values())
-    if kind is list or kind is tuple:
-        return any(_has_float(v) for v in value)
-    return False
+    return nodes, parents, plain, float_free, top_message, top_id
 
 
 _UNSURE: Any = object()
