@@ -92,3 +92,52 @@ def test_texts_cut_in_chunks_tokenize_as_one_by_one(monkeypatch):
 
 def test_every_pair_of_edge_characters_tokenizes_as_one_by_one():
     _same([a + b for a in _EDGES for b in _EDGES] + [a + b + a for a in _EDGES for b in "艾z"])
+
+
+def _node_text_tokens(types, titles, fields):
+    from memgraph_plugin.engine.keyword.keyword_text import node_text
+    from memgraph_plugin.engine.keyword.token_columns import _Readable
+    from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
+
+    return [
+        tokenize(node_text(_Readable(t or "", f or {}), DEFAULT_SCHEMA.get(k)))
+        for k, t, f in zip(types, titles, fields, strict=True)
+    ]
+
+
+_KINDS = ["event", "character_sheet", "location_state", "thread", "Event", "custom_kind"]
+_WORDS = st.sampled_from(["harbor", "storm", "Guild", "x", "7", "艾琳", "a b", ""])
+_FIELD = st.one_of(
+    _WORDS,
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 500),
+    st.floats(allow_nan=False, allow_infinity=False, width=16),
+    st.lists(_WORDS, max_size=3),
+    st.dictionaries(st.sampled_from(["a", "b"]), _WORDS, max_size=2),
+)
+_COLUMNS = ["summary", "title", "aliases", "traits", "goal", "status", "note", "other"]
+
+
+_FIELDS = st.dictionaries(st.sampled_from(_COLUMNS), _FIELD, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(_KINDS), st.one_of(_WORDS, st.none()), _FIELDS), max_size=12)
+    | st.lists(
+        st.tuples(
+            st.one_of(st.sampled_from(_KINDS), st.none()),
+            st.one_of(_WORDS, st.none()),
+            st.one_of(_FIELDS, st.none()),
+        ),
+        max_size=6,
+    )
+)
+def test_texts_made_a_column_at_a_time_have_node_texts_tokens(nodes):
+    from memgraph_plugin.engine.keyword.token_columns import token_texts
+    from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
+
+    types, titles, fields = (list(c) for c in zip(*nodes, strict=True)) if nodes else ([], [], [])
+    texts = token_texts(types, titles, fields, DEFAULT_SCHEMA)
+    assert [tokenize(t) for t in texts] == _node_text_tokens(types, titles, fields)

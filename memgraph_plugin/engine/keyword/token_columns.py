@@ -14,11 +14,17 @@ character bigrams. The tokens come out row by row, each row's in text order: the
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-__all__ = ["flat_tokens"]
+from ..model.schema import NodeTypeSpec, Schema
+from .keyword_text import _flatten, node_text
+
+__all__ = ["flat_tokens", "token_texts"]
 
 #: texts cut at once (bounds the per-byte arrays of a huge import)
 _CHUNK = 1 << 15
@@ -150,3 +156,73 @@ def _strings(joined: np.ndarray, lengths: np.ndarray) -> pa.Array:
     return pa.LargeStringArray.from_buffers(
         len(lengths), pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(joined))
     ).cast(pa.string())
+
+
+class _Readable(NamedTuple):
+    """What `node_text` reads of a node: its title and fields."""
+
+    title: str
+    fields: Any
+
+
+_DICT, _TEXT = {dict}, {str, type(None)}
+
+
+def token_texts(
+    types: Sequence[Any], titles: Sequence[Any], fields: Sequence[Any], schema: Schema
+) -> list[str]:
+    """Per node (its type, title and fields), a text that `tokenize` cuts into exactly the
+    tokens of ``node_text(node, schema.get(type))``, in order: the same parts joined by
+    spaces, a missing column as an empty part (a space more: no token). Built a node type at
+    a time and a column at a time (``map`` of ``dict.get``, ``str.join`` over ``zip``), not a
+    `node_text` call per node (an import reads 100k)."""
+    n = len(types)
+    texts: list[str] = [""] * n
+    if not n:
+        return texts
+    coded = pc.dictionary_encode(pa.array(types, pa.string()))
+    if coded.indices.null_count:  # a node without a type: node by node
+        return [
+            node_text(_Readable(t or "", f or {}), schema.get(k))  # type: ignore[arg-type]
+            for k, t, f in zip(types, titles, fields, strict=True)
+        ]
+    kinds = coded.dictionary.to_pylist()
+    which = coded.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(which, kind="stable")
+    bounds = np.cumsum(np.bincount(which, minlength=len(kinds)))
+    start = 0
+    for kind, end in zip(kinds, bounds.tolist(), strict=True):
+        rows = order[start:end].tolist()
+        start = end
+        got = _type_texts(
+            list(map(titles.__getitem__, rows)),
+            list(map(fields.__getitem__, rows)),
+            schema.get(kind),
+        )
+        for row, text in zip(rows, got, strict=True):
+            texts[row] = text
+    return texts
+
+
+def _type_texts(titles: list[Any], fields: list[Any], spec: NodeTypeSpec | None) -> list[str]:
+    """`token_texts` of nodes of one type (`spec`: its schema entry)."""
+    titles = [t or "" for t in titles]
+    if spec is None or set(map(type, fields)) != _DICT:  # node by node
+        return [node_text(_Readable(t, f or {}), spec) for t, f in zip(titles, fields, strict=True)]  # type: ignore[arg-type]
+    parts: list[Any] = [titles]
+    for column in spec.table_columns:
+        values = list(map(dict.get, fields, repeat(column)))
+        if not set(map(type, values)) <= _TEXT:
+            values = [_part(v) for v in values]
+        parts.append(["" if v is None else v for v in values])
+    parts.append([" ".join(spec.keywords)] * len(titles))
+    return list(map(" ".join, zip(*parts, strict=True)))
+
+
+def _part(value: Any) -> str:
+    """A field value's words as `node_text` reads them (`_flatten`), joined by spaces."""
+    if type(value) is str:
+        return value
+    out: list[str] = []
+    _flatten(value, out)
+    return " ".join(out)
