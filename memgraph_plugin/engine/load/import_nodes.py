@@ -11,6 +11,7 @@ loop's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
@@ -47,9 +48,10 @@ _SEQ = {int, type(None)}
 class PlainNodes:
     """What `import_pass` needs of nodes `plain_nodes` passed: the nodes (the caller's dicts,
     in order), each node's parent (``parentId`` set), whether no field holds a float, the
-    largest message index (-1: none) and the largest ``n_<k>`` id number (-1: none)."""
+    largest message index (-1: none), the largest ``n_<k>`` id number (-1: none), and each
+    key's values in node order (`store_import.PlainStore.node_columns`)."""
 
-    __slots__ = ("nodes", "parents", "float_free", "top_message", "top_id")
+    __slots__ = ("nodes", "parents", "float_free", "top_message", "top_id", "columns")
 
     def __init__(
         self,
@@ -58,12 +60,14 @@ class PlainNodes:
         float_free: bool,
         top_message: int,
         top_id: int,
+        columns: dict[str, Sequence[Any]],
     ) -> None:
         self.nodes = nodes
         self.parents = parents
         self.float_free = float_free
         self.top_message = top_message
         self.top_id = top_id
+        self.columns = columns
 
 
 def _names_ok(values: Any) -> bool:
@@ -166,7 +170,9 @@ def plain_nodes(raw_nodes: dict[str, Any], limits: Limits) -> PlainNodes | None:
     messages = list(map(dict.get, fields, repeat("message")))
     numbers = [m for m in messages if type(m) is int] if set(map(type, messages)) & _INT else []
     top_message = max(numbers) if numbers else -1
-    return PlainNodes(dict(raw_nodes), parents, float_free, top_message, top_id)
+    named = dict(zip(_KEYS, columns, strict=True))
+    named["supersededBy"] = sup
+    return PlainNodes(dict(raw_nodes), parents, float_free, top_message, top_id, named)
 
 
 def _has_float(value: Any) -> bool:

@@ -67,8 +67,9 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
         return None
     ids = raw_nodes.keys()
     quick = plain_nodes(raw_nodes, limits)  # the usual file: all at once
+    node_columns = None
     if quick is not None:
-        nodes, parents, plain = quick.nodes, quick.parents, True
+        nodes, parents, plain, node_columns = quick.nodes, quick.parents, True, quick.columns
         float_free, top_message, top_id = quick.float_free, quick.top_message, quick.top_id
     else:
         looped = _node_loop(raw_nodes, limits)
@@ -88,6 +89,7 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
         return None
     store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
     store.edge_columns = columns
+    store.node_columns = node_columns
     store.plain = plain
     store.float_free = float_free
     store.top_message = top_message if top_message >= 0 else None

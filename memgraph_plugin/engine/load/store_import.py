@@ -247,6 +247,10 @@ class PlainStore(dict):  # type: ignore[type-arg]
     #: edge i) when its maker has them (`import_pass`): storage's edge state table takes them
     #: instead of reading 300k edge dicts again (None: not known)
     edge_columns: Any = None
+    #: its nodes' values per key (``"id"``, ``"seqTo"``, ...: sequences in node order, a
+    #: missing ``supersededBy`` None) when its maker has them (`import_nodes`): storage's node
+    #: state table takes them instead of reading 100k node dicts again (None: not known)
+    node_columns: dict[str, Any] | None = None
 
 
 class NormalStore(PlainStore):
@@ -393,6 +397,7 @@ def anchored_store(store: NormalStore, seq: int, messages: int | None = None) ->
         float_free=store.float_free,
         top_message=store.top_message,
         edge_columns=store.edge_columns,
+        node_columns=store.node_columns,
     )
 
 
@@ -434,11 +439,12 @@ def _anchored(
     float_free: bool = False,
     top_message: int | None = None,
     edge_columns: Any = None,
+    node_columns: dict[str, Any] | None = None,
 ) -> PlainStore:
     """`store_file.anchor_store` of a normal-form store, copying only the nodes and edges it
     changes (see there for what moves and why); `top_message`, when given, is the largest
     message index of the nodes (else found here); `edge_columns` (`PlainStore.edge_columns`
-    of `edges`) are moved the same way."""
+    of `edges`) and `node_columns` (`PlainStore.node_columns`) are moved the same way."""
     shift = max(0, counter - seq)
     message_shift = 0
     if messages is not None:
@@ -447,6 +453,16 @@ def _anchored(
             top_message = max(indices) if indices else None
         if top_message is not None:
             message_shift = max(0, top_message - (int(messages) - 1))
+    if message_shift:
+        node_columns = None  # (fields are changed)
+    elif shift and node_columns is not None:
+        node_columns = {
+            **node_columns,
+            "seqTo": [
+                None if v is None else (v - shift if v > shift else 0)
+                for v in node_columns["seqTo"]
+            ],
+        }
     if shift or message_shift:
         moved: dict[str, dict[str, Any]] = {}
         for nid, node in nodes.items():
@@ -476,4 +492,5 @@ def _anchored(
     out.plain = plain
     out.float_free = float_free
     out.edge_columns = edge_columns
+    out.node_columns = node_columns
     return out

@@ -338,8 +338,8 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
     """`state_tables` of a store whose nodes and edges are all plain (what `node_to_dict` and
     `edge_to_dict` write), ids and edge keys unique: built column by column, with no row
     builder (an import's 100k nodes and 300k edges: each column one C loop, ``map`` of an
-    ``itemgetter``; the edges' columns taken as the import's check made them, when it did:
-    `PlainStore.edge_columns`); None for any other store."""
+    ``itemgetter``; or taken as the import's check pulled them out, when it did:
+    `PlainStore.node_columns`, `PlainStore.edge_columns`); None for any other store."""
     nodes = data.get("nodes") or {}
     edges = data.get("edges") or []
     if type(nodes) is not dict or type(edges) is not list:
@@ -348,7 +348,16 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
     known = isinstance(data, PlainStore) and data.plain  # an import's: checked as it was made
     if not known and (not all(map(_plain_node, rows)) or not all(map(_plain_edge, edges))):
         return None
-    ids = list(map(_ID, rows))
+    given_nodes = data.node_columns if known else None
+    if given_nodes is not None and len(given_nodes["id"]) != len(rows):
+        given_nodes = None
+
+    def column(key: str) -> Any:
+        if given_nodes is not None:  # (the import's check pulled them out already)
+            return given_nodes[key]
+        return list(map(itemgetter(key), rows))
+
+    ids = column("id")
     given = data.edge_columns if known else None
     if given is not None and given.num_rows != len(edges):
         given = None
@@ -365,9 +374,6 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
     encode = _orjson_text if known and data.float_free else _ENCODER.encode
     no = pa.array(np.zeros(n, dtype=bool))
 
-    def column(key: str) -> list[Any]:
-        return list(map(itemgetter(key), rows))
-
     node_cols = {
         "id": ids,
         "removed": no,
@@ -375,14 +381,18 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
         "type": column("type"),
         "level": column("level"),
         "title": column("title"),
-        "fields": list(map(encode, map(_FIELDS, rows))),
+        "fields": list(map(encode, column("fields"))),
         "parent_id": column("parentId"),
         "children_ids": column("childrenIds"),
         "seq_to": column("seqTo"),
         "semantic_depth": column("semanticDepth"),
         "semantic_rollup": column("semanticRollup"),
         "archived": column("archived"),
-        "superseded_by": list(map(dict.get, rows, repeat("supersededBy"))),
+        "superseded_by": (
+            column("supersededBy")
+            if given_nodes is not None
+            else list(map(dict.get, rows, repeat("supersededBy")))
+        ),
         "raw": pa.nulls(n, pa.string()),
     }
     edge_no = pa.array(np.zeros(m, dtype=bool))
@@ -401,5 +411,4 @@ def _plain_state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table] | 
     )
 
 
-_ID, _FIELDS = itemgetter("id"), itemgetter("fields")
 _FROM, _TYPE, _TO = itemgetter("from"), itemgetter("type"), itemgetter("to")
