@@ -224,3 +224,23 @@ def test_nodes_checked_by_columns_are_the_node_by_node_ones():
         assert (quick.top_message, quick.top_id) == (loop[4], loop[5])
         assert list(quick.nodes) == list(loop[0])
     assert answered > 100 and refused > 100
+
+
+def test_the_usual_file_takes_the_column_paths_only(monkeypatch):
+    """An export-shaped store (every node plain, edges normal) is checked column by column:
+    neither the node-by-node loop nor the edge-by-edge check runs, and the result is still the
+    slow path's."""
+    from memgraph_plugin.engine.load import import_pass
+
+    data = _store()
+    del data["nodes"]["n_3"]["pinned"]
+
+    def refuse(*_args: Any) -> Any:
+        raise AssertionError("the slow path ran")
+
+    monkeypatch.setattr(import_pass, "_node_loop", refuse)
+    monkeypatch.setattr(import_pass, "_checked_edges", refuse)
+    store = checked_normal_store(data)
+    assert store is not None and store.plain
+    assert store.node_columns is not None and store.edge_columns is not None
+    assert anchored_store(store, 5, 3) == _slow(data, 5, 3)

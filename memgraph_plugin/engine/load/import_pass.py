@@ -178,7 +178,6 @@ def _node_loop(raw_nodes: dict[str, Any], limits: Limits) -> tuple[Any, ...] | N
 
 _UNSURE: Any = object()
 _DICT_ONLY = {dict}
-_STR_ONLY = {str}
 _SEQ_TYPES = {int, type(None)}
 _FROM, _TO, _TYPE = itemgetter("from"), itemgetter("to"), itemgetter("type")
 
@@ -202,8 +201,6 @@ def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> An
     except KeyError:
         return _UNSURE
     seq = list(map(dict.get, raw_edges, repeat("seqTo")))
-    if not (set(map(type, src)) == set(map(type, dst)) == set(map(type, typ)) == _STR_ONLY):
-        return _UNSURE  # (exactly str: pyarrow would take bytes as text)
     seq_types = set(map(type, seq))
     if not seq_types <= _SEQ_TYPES:
         return _UNSURE
@@ -212,11 +209,16 @@ def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> An
     # any other key, is one too many: the normal form leaves the former out)
     if sum(map(len, raw_edges)) != 3 * n + (n - seq.count(None)):
         return _UNSURE
-    try:
-        s, d, t = (pa.array(column, pa.string()) for column in (src, dst, typ))
+    try:  # the text columns' type inferred: not string when any value is not text (bytes,
+        # which pyarrow would take as text when told the type, make it binary)
+        s, d, t = (pa.array(column) for column in (src, dst, typ))
         seq_to = pa.array(seq, pa.int64())
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return _UNSURE  # an int beyond 64 bits
+        return _UNSURE  # a number among the texts, an int beyond 64 bits
+    if not s.type == d.type == t.type == pa.string():
+        return _UNSURE
+    if s.null_count or d.null_count or t.null_count:  # a key missing, or null
+        return _UNSURE
     if int in seq_types and pc.min(seq_to).as_py() < 0:
         return _UNSURE
     known = pa.array(list(ids), pa.string())
