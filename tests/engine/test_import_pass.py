@@ -127,11 +127,26 @@ def _random_edges(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
         if roll < 0.3:
             edge["seqTo"] = rng.randint(0, 9)
         elif roll < 0.31:
-            edge["seqTo"] = rng.choice([None, -1, True, "3", 2**64])
+            edge["seqTo"] = rng.choice([None, -1, True, "3", 2**64, 1.0])
+        if rng.random() < 0.01:  # not text: bytes (pyarrow would read them as text), a number
+            edge[rng.choice(["from", "to", "type"])] = rng.choice([src.encode(), 7, None])
+        if rng.random() < 0.005:
+            edge[rng.choice(["source", "to"])] = "n_1"
+            edge.pop("from" if "source" in edge else "to", None)
         edges.append(edge)
     if edges and rng.random() < 0.3:
         edges.append(dict(rng.choice(edges)))  # a repeat
     return edges
+
+
+def _columns_of(edges: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The edge columns `_edge_columns` hands storage, from the edge dicts (the plain way)."""
+    return {
+        "src": [e["from"] for e in edges],
+        "type": [e["type"] for e in edges],
+        "dst": [e["to"] for e in edges],
+        "seq_to": [e.get("seqTo") for e in edges],
+    }
 
 
 def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
@@ -149,9 +164,18 @@ def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
         if by_columns is import_pass._UNSURE:
             continue
         answered += 1
-        assert by_columns == one_by_one, edges
+        kept, columns = by_columns
+        assert kept == one_by_one, edges
+        assert _columns_of(kept) == columns.to_pydict(), edges
         turned += any(e["from"] > e["to"] for e in edges if e["type"] == "allied_with")
     assert answered > 50 and turned > 10
+
+
+def test_an_edge_end_in_bytes_is_left_to_the_full_check():
+    data = _store()
+    data["edges"].append({"from": b"n_5", "to": "n_6", "type": "related"})
+    assert store_problems(data)
+    assert checked_normal_store(data) is None
 
 
 def test_a_symmetric_edge_turned_and_repeated_is_normalised_by_columns():
@@ -165,3 +189,58 @@ def test_a_symmetric_edge_turned_and_repeated_is_normalised_by_columns():
     assert store is not None and store == normalised_store(data)
     assert store["edges"][-1] == {"from": "n_5", "to": "n_6", "type": "allied_with", "seqTo": 3}
     assert data["edges"][-2]["from"] == "n_6"  # the caller's edge is not changed
+
+
+def test_nodes_checked_by_columns_are_the_node_by_node_ones():
+    """`import_nodes.plain_nodes` (all nodes at once) answers only where the node-by-node loop
+    passes every node as it is, with the loop's parents, float test, message and id maxima."""
+    from memgraph_plugin.engine.load import import_pass
+    from memgraph_plugin.engine.load.import_nodes import plain_nodes
+
+    rng = random.Random(2024)
+    mutations = _mutations()
+    answered = refused = 0
+    for i in range(400):
+        data = _store()
+        del data["nodes"]["n_3"]["pinned"]
+        if i % 3 == 0:
+            data["nodes"]["n_6"]["fields"] = {"aliases": ["Wren", "艾琳"], "n": 2}
+        if i % 5 == 0:
+            data["nodes"]["n_12"] = _node("n_12", title="艾琳的花园")
+        for _ in range(rng.randint(0, 2)):
+            with contextlib.suppress(KeyError, AttributeError):
+                mutations[rng.randrange(len(mutations))][1](data)
+        nodes = data.get("nodes")
+        if type(nodes) is not dict:
+            continue
+        quick = plain_nodes(nodes, Limits())
+        loop = import_pass._node_loop(nodes, Limits())
+        if quick is None:
+            refused += 1
+            continue
+        answered += 1
+        assert loop is not None and loop[2]  # the loop passes them all, plain
+        assert (quick.nodes, quick.parents, quick.float_free) == (loop[0], loop[1], loop[3])
+        assert (quick.top_message, quick.top_id) == (loop[4], loop[5])
+        assert list(quick.nodes) == list(loop[0])
+    assert answered > 100 and refused > 100
+
+
+def test_the_usual_file_takes_the_column_paths_only(monkeypatch):
+    """An export-shaped store (every node plain, edges normal) is checked column by column:
+    neither the node-by-node loop nor the edge-by-edge check runs, and the result is still the
+    slow path's."""
+    from memgraph_plugin.engine.load import import_pass
+
+    data = _store()
+    del data["nodes"]["n_3"]["pinned"]
+
+    def refuse(*_args: Any) -> Any:
+        raise AssertionError("the slow path ran")
+
+    monkeypatch.setattr(import_pass, "_node_loop", refuse)
+    monkeypatch.setattr(import_pass, "_checked_edges", refuse)
+    store = checked_normal_store(data)
+    assert store is not None and store.plain
+    assert store.node_columns is not None and store.edge_columns is not None
+    assert anchored_store(store, 5, 3) == _slow(data, 5, 3)

@@ -209,6 +209,43 @@ def test_an_imports_plain_store_is_taken_without_testing_each_row_again(monkeypa
     assert quick == slow and quick.edges_added == tuple(data["edges"])
 
 
+@pytest.mark.parametrize("seq", [10**6, 0, 20])
+def test_an_imports_edge_columns_are_its_edges_anchored_or_not(seq):
+    """The node and edge columns the import's check made (`PlainStore.node_columns`,
+    `.edge_columns`), moved with the nodes and edges when anchoring moves their seqTo, give
+    the same state tables as the dicts."""
+    from memgraph_plugin.engine.load.import_pass import checked_normal_store
+    from memgraph_plugin.engine.load.store_import import anchored_store
+
+    raw = _store(90, seed=15)
+    raw["edges"].append({"from": "n_9", "to": "n_3", "type": "allied_with", "seqTo": 40})
+    data = anchored_store(checked_normal_store(raw), seq)
+    assert data.edge_columns is not None and data.node_columns is not None
+    assert data["edges"][-1]["from"] == "n_3"  # turned into id order
+    if seq == 0:
+        assert {e.get("seqTo") for e in data["edges"]} == {None, 0}  # all moved to 0
+    elif seq == 20:
+        assert {0, 19} <= {e.get("seqTo") for e in data["edges"]}  # moved back by 70
+    nodes, edges = graph_columns.state_tables(data)
+    expected = graph_columns.state_tables(dict(data))  # a plain dict: from the edge dicts
+    assert nodes.equals(expected[0]) and edges.equals(expected[1])
+    assert edges.num_rows == len(raw["edges"])
+
+
+def test_moved_message_indices_drop_the_node_columns():
+    from memgraph_plugin.engine.load.import_pass import checked_normal_store
+    from memgraph_plugin.engine.load.store_import import anchored_store
+
+    raw = _store(30, seed=16)
+    raw["nodes"]["n_4"]["fields"]["message"] = 12
+    store = checked_normal_store(raw)
+    assert store.node_columns is not None
+    data = anchored_store(store, 10**6, 5)  # five messages: index 12 moves back to 4
+    assert data["nodes"]["n_4"]["fields"]["message"] == 4 and data.node_columns is None
+    nodes, _ = graph_columns.state_tables(data)
+    assert nodes.equals(graph_columns.state_tables(dict(data))[0])
+
+
 def test_a_pinned_node_keeps_the_row_builder_for_an_import():
     raw = _store(40, seed=12)
     raw["nodes"]["n_3"]["pinned"] = True

@@ -14,6 +14,8 @@ largest message index (anchoring needs no second pass).
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -23,7 +25,8 @@ import pyarrow.compute as pc
 from ..model.json_records import node_from_dict, node_to_dict
 from ..model.schema import SYMMETRIC_RELATIONS
 from ..model.values import DEFAULT_LIMITS, Limits
-from .import_hierarchy import parent_problems
+from .import_hierarchy import parents_end_in_roots
+from .import_nodes import _has_float, plain_nodes
 from .store_import import (
     _EDGE_KEYS,
     _ID_NUM,
@@ -63,6 +66,42 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
     if type(raw_nodes) is not dict or (raw_edges is not None and type(raw_edges) is not list):
         return None
     ids = raw_nodes.keys()
+    quick = plain_nodes(raw_nodes, limits)  # the usual file: all at once
+    node_columns = None
+    if quick is not None:
+        nodes, parents, plain, node_columns = quick.nodes, quick.parents, True, quick.columns
+        float_free, top_message, top_id = quick.float_free, quick.top_message, quick.top_id
+    else:
+        looped = _node_loop(raw_nodes, limits)
+        if looped is None:
+            return None
+        nodes, parents, plain, float_free, top_message, top_id = looped
+    node_seq = max(node_seq, top_id)
+    columns = None
+    edges: Any = []
+    if raw_edges:
+        quick = _edge_columns(raw_edges, ids, parents)
+        if quick is _UNSURE:  # unusual or not yet normal: edge by edge
+            edges = _checked_edges(raw_edges, ids, parents)
+        else:
+            edges, columns = quick
+    if edges is None:
+        return None
+    store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
+    store.edge_columns = columns
+    store.node_columns = node_columns
+    store.plain = plain
+    store.float_free = float_free
+    store.top_message = top_message if top_message >= 0 else None
+    return store
+
+
+def _node_loop(raw_nodes: dict[str, Any], limits: Limits) -> tuple[Any, ...] | None:
+    """Node by node, what `plain_nodes` answers all at once (and any other shape taken to the
+    normal form): ``(nodes, parents, plain, float_free, top_message, top_id)``; None at the
+    first doubt."""
+    ids = raw_nodes.keys()
+    top_id = -1
     parents: dict[str, str] = {}
     nodes: dict[str, dict[str, Any]] = {}
     plain = True
@@ -131,83 +170,86 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
             top_message = message
         m = fullmatch(nid)
         if m:
-            node_seq = max(node_seq, int(m.group(1)))
-    if parents and parent_problems(parents, {nid: nid for nid in parents}):
+            top_id = max(top_id, int(m.group(1)))
+    if parents and not parents_end_in_roots(parents):  # a cycle: the full check names it
         return None
-    edges = _edge_columns(raw_edges, ids, parents) if raw_edges else []
-    if edges is _UNSURE:  # unusual or not yet normal: edge by edge
-        edges = _checked_edges(raw_edges, ids, parents)
-    if edges is None:
-        return None
-    store = NormalStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=counter)
-    store.plain = plain
-    store.float_free = float_free
-    store.top_message = top_message if top_message >= 0 else None
-    return store
-
-
-def _has_float(value: Any) -> bool:
-    """Whether a float is anywhere in a JSON value (dicts, lists, scalars)."""
-    kind = type(value)
-    if kind is float:
-        return True
-    if kind is dict:
-        return any(_has_float(v) for v in value.values())
-    if kind is list or kind is tuple:
-        return any(_has_float(v) for v in value)
-    return False
+    return nodes, parents, plain, float_free, top_message, top_id
 
 
 _UNSURE: Any = object()
-_NONE_TYPE = type(None)
+_DICT_ONLY = {dict}
+_SEQ_TYPES = {int, type(None)}
+_FROM, _TO, _TYPE = itemgetter("from"), itemgetter("to"), itemgetter("type")
 
 
 def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> Any:
-    """The edges as they are when, checked column by column (pyarrow), every one passes
-    `store_is_clean`'s edge checks and is already in the normal form (lower-case types,
+    """``(edges, columns)``: the edges as they are when, checked column by column, every one
+    passes `store_is_clean`'s edge checks and is already in the normal form (lower-case types,
     symmetric ones in id order, no ``seqTo: null``): the usual file, an export; a symmetric
     edge out of id order is turned and a repeat dropped (the first kept) as the normal form
-    does. `_UNSURE` for anything else (`_checked_edges` then decides and normalises)."""
-    keys = _EDGE_KEYS
-    if not all(type(e) is dict and e.keys() <= keys for e in raw_edges):
-        return _UNSURE
-    src = [e.get("from") for e in raw_edges]
-    dst = [e.get("to") for e in raw_edges]
-    typ = [e.get("type") for e in raw_edges]
-    seq = [e.get("seqTo") for e in raw_edges]
-    if not set(map(type, seq)) <= {int, _NONE_TYPE}:
+    does. `columns` holds them as ``src``, ``type``, ``dst``, ``seq_to`` (pyarrow, in the
+    order of `edges`: storage's state table takes them as they are). `_UNSURE` for anything
+    else (`_checked_edges` then decides and normalises).
+
+    Every step over the 300k edges of a 100k-node import is a C loop (``map`` of an
+    ``itemgetter``, ``type``, ``len``; pyarrow; numpy): no Python code runs per edge."""
+    n = len(raw_edges)
+    if set(map(type, raw_edges)) != _DICT_ONLY:
         return _UNSURE
     try:
-        s, d, t = (pa.array(column, pa.string()) for column in (src, dst, typ))
+        src, dst, typ = (list(map(get, raw_edges)) for get in (_FROM, _TO, _TYPE))
+    except KeyError:
+        return _UNSURE
+    seq = list(map(dict.get, raw_edges, repeat("seqTo")))
+    seq_types = set(map(type, seq))
+    if not seq_types <= _SEQ_TYPES:
+        return _UNSURE
+    # each edge holds from, to and type; so its keys beyond them are one ``seqTo`` with a
+    # value exactly when, over all edges, they number the seqTo values (``seqTo: null``, or
+    # any other key, is one too many: the normal form leaves the former out)
+    if sum(map(len, raw_edges)) != 3 * n + (n - seq.count(None)):
+        return _UNSURE
+    try:  # the text columns' type inferred: not string when any value is not text (bytes,
+        # which pyarrow would take as text when told the type, make it binary)
+        s, d, t = (pa.array(column) for column in (src, dst, typ))
         seq_to = pa.array(seq, pa.int64())
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return _UNSURE  # not strings, or an int beyond 64 bits
-    if s.null_count or d.null_count or t.null_count:
+        return _UNSURE  # a number among the texts, an int beyond 64 bits
+    if not s.type == d.type == t.type == pa.string():
+        return _UNSURE
+    if s.null_count or d.null_count or t.null_count:  # a key missing, or null
+        return _UNSURE
+    if int in seq_types and pc.min(seq_to).as_py() < 0:
         return _UNSURE
     known = pa.array(list(ids), pa.string())
-    at_src, at_dst = pc.index_in(s, value_set=known), pc.index_in(d, value_set=known)
-    if at_src.null_count or at_dst.null_count:  # an end that is no node
+    at = pc.index_in(pa.concat_arrays([s, d]), value_set=known)
+    if at.null_count:  # an end that is no node
         return _UNSURE
-    if pc.any(pc.equal(s, d)).as_py():
+    ends = at.to_numpy(zero_copy_only=False).astype(np.int64)
+    at_src, at_dst = ends[:n], ends[n:]
+    if (at_src == at_dst).any():  # ids are unique: the same position is the same node
         return _UNSURE
-    if seq_to.null_count < len(seq_to):
-        low = pc.min_max(seq_to)["min"].as_py()
-        if low is None or low < 0:  # (beyond INT_MAX, 64 bits: pa.array refused it)
-            return _UNSURE
-    types = pc.unique(t).to_pylist()
+    coded = pc.dictionary_encode(t)
+    types = coded.dictionary.to_pylist()
     if any(not _name_ok(x) or x != x.lower() for x in types):
         return _UNSURE
-    if "contains" in types:
-        for i in np.flatnonzero(pc.equal(t, "contains").to_numpy(zero_copy_only=False)).tolist():
-            if parents.get(dst[i]) != src[i]:
-                return _UNSURE
-    if sum(map(len, raw_edges)) != 3 * len(raw_edges) + (len(seq_to) - seq_to.null_count):
-        return _UNSURE  # an edge with ``"seqTo": null``: the normal form leaves the key out
+    kind = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    if "contains" in types:  # a contains edge runs from its child's parent to the child
+        parent_at = np.full(len(known), -1, dtype=np.int64)
+        if parents:
+            child = pc.index_in(pa.array(list(parents), pa.string()), value_set=known)
+            parent = pc.index_in(pa.array(list(parents.values()), pa.string()), value_set=known)
+            parent_at[child.to_numpy(zero_copy_only=False)] = parent.to_numpy(zero_copy_only=False)
+        contains = kind == types.index("contains")
+        if (parent_at[at_dst[contains]] != at_src[contains]).any():
+            return _UNSURE
     edges = list(raw_edges)
-    symmetric = [x for x in types if x in SYMMETRIC_RELATIONS]
-    turned = np.empty(0, dtype=np.int64)
+    symmetric = [i for i, x in enumerate(types) if x in SYMMETRIC_RELATIONS]
     if symmetric:  # a symmetric edge is kept in id order: its ends swapped where they are not
-        swap = pc.and_(pc.is_in(t, value_set=pa.array(symmetric, pa.string())), pc.less(d, s))
+        swap = pc.and_(
+            pc.is_in(coded.indices, value_set=pa.array(symmetric, coded.indices.type)),
+            pc.less(d, s),
+        )
         turned = np.flatnonzero(swap.to_numpy(zero_copy_only=False))
         if turned.shape[0]:
             for i in turned.tolist():
@@ -215,17 +257,19 @@ def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> An
                 if seq[i] is not None:
                     edge["seqTo"] = seq[i]
                 edges[i] = edge
+            s, d = pc.if_else(swap, d, s), pc.if_else(swap, s, d)
+            at_src, at_dst = at_src.copy(), at_dst.copy()
+            at_src[turned], at_dst[turned] = at_dst[turned], at_src[turned]
+    columns = pa.table({"src": s, "type": t, "dst": d, "seq_to": seq_to})
     # each edge's key (from, type, to) as one int64 (node and type positions): repeats found
     # by numpy, the first one kept
-    ends = [at.to_numpy(zero_copy_only=False).astype(np.int64) for at in (at_src, at_dst)]
-    if turned.shape[0]:
-        ends[0][turned], ends[1][turned] = ends[1][turned], ends[0][turned].copy()
-    kind = pc.index_in(t, value_set=pa.array(types, pa.string()))
-    key = (ends[0] * len(types) + kind.to_numpy(zero_copy_only=False)) * len(known) + ends[1]
+    key = (at_src * len(types) + kind) * len(known) + at_dst
     distinct, first = np.unique(key, return_index=True)
     if distinct.shape[0] != len(edges):
-        edges = [edges[i] for i in np.sort(first).tolist()]
-    return edges
+        keep = np.sort(first)
+        edges = [edges[i] for i in keep.tolist()]
+        columns = columns.take(pa.array(keep))
+    return edges, columns
 
 
 def _checked_edges(

@@ -68,6 +68,7 @@ _QUICK_NODE_KEYS = _NORMAL_KEYS | {"supersededBy", "pinned"}
 _EDGE_KEYS = frozenset({"from", "to", "type", "seqTo"})
 _ID_NUM = re.compile(r"n_(\d+)")
 _NATIVE_SCALARS = frozenset({str, int, float, bool, type(None)})
+_STR_TYPE = {str}
 
 
 def _name_ok(value: Any) -> bool:
@@ -87,36 +88,49 @@ def _count_ok(value: Any) -> bool:
 
 def _fields_ok(fields: Any, title: str, limits: Limits) -> int:
     """Whether a node's fields and title pass `store_problems`' field, title and size checks:
-    0 no (or not sure), 2 yes with every value a JSON scalar, 1 yes (some value checked by
-    `value_problem`, which `import_pass` then tests for the normal form)."""
-    if len(title) > limits.max_title_chars or (
-        not title.isascii() and text_problem(title, "t") is not None
-    ):
+    0 no (or not sure), 2 yes with every value JSON-native without a float (a scalar, or a
+    list of plain ASCII texts), 1 yes (some value checked by `value_problem`, which
+    `import_pass` then tests for the normal form). The node's size is added up as
+    `node_size_problem` measures it, which is asked only when it is not sure."""
+    if len(title) > limits.max_title_chars:
         return 0
+    if title.isascii():
+        size = len(title) + 2
+    elif text_problem(title, "t") is not None:
+        return 0
+    else:  # valid Unicode (no lone surrogate): its UTF-8 length as `node_size_problem` takes it
+        size = len(title.encode("utf-8")) + 2
     if fields is None:
         return 2
     if type(fields) is not dict:
         return 0
     short = limits.max_field_bytes
     name_limit = limits.max_field_name_chars
-    size = len(title) + 2 if title.isascii() else -1  # -1: measured by `node_size_problem`
     scalars = 2
     for key, value in fields.items():
         if type(key) is not str or len(key) > name_limit or not key.isascii():
             return 0
         kind = type(value)
-        if kind is str and value.isascii() and len(value) * 6 + 2 <= short:
-            if size >= 0:
+        if kind is str and len(value) * 6 + 2 <= short:
+            if not value.isascii() and text_problem(value, "f") is not None:
+                return 0
+            if size >= 0:  # (`_json_size` of a short text: its length and the quotes)
                 size += len(key) + 6 + len(value)
             continue
         if kind is int and _INT_MIN <= value <= INT_MAX and short >= 32:
             if size >= 0:
                 size += len(key) + 4 + len(str(value))
             continue
-        if kind is bool or value is None:
+        if (kind is bool or value is None) and short >= 32:
             if size >= 0:
                 size += len(key) + 9
             continue
+        if kind is list:
+            texts = _text_list_size(value)
+            if 0 <= texts <= short:
+                if size >= 0:
+                    size += len(key) + 4 + texts
+                continue
         if value_problem(value, "f", limits) is not None:
             return 0
         size = -1
@@ -124,6 +138,20 @@ def _fields_ok(fields: Any, title: str, limits: Limits) -> int:
     if size < 0 or size > limits.max_node_bytes:
         return scalars if node_size_problem("n", title, fields, limits) is None else 0
     return scalars
+
+
+def _text_list_size(value: list[Any]) -> int:
+    """The size of a list of ASCII texts with nothing JSON escapes (no quote, backslash or
+    control character) as ``json.dumps`` writes it (``["a", "b"]``): what `value_problem`
+    and `node_size_problem` measure it at; -1 for any other list."""
+    if not value:
+        return 2
+    if set(map(type, value)) != _STR_TYPE:
+        return -1
+    joined = "".join(value)
+    if not (joined.isascii() and joined.isprintable()) or '"' in joined or "\\" in joined:
+        return -1
+    return len(joined) + 4 * len(value)
 
 
 def node_links(
@@ -215,6 +243,14 @@ class PlainStore(dict):  # type: ignore[type-arg]
     float_free: bool = False
     #: the largest ``fields.message`` index of its nodes (None: none, or not known)
     top_message: int | None = None
+    #: its edges as columns ``src``, ``type``, ``dst``, ``seq_to`` (a pyarrow table, row i
+    #: edge i) when its maker has them (`import_pass`): storage's edge state table takes them
+    #: instead of reading 300k edge dicts again (None: not known)
+    edge_columns: Any = None
+    #: its nodes' values per key (``"id"``, ``"seqTo"``, ...: sequences in node order, a
+    #: missing ``supersededBy`` None) when its maker has them (`import_nodes`): storage's node
+    #: state table takes them instead of reading 100k node dicts again (None: not known)
+    node_columns: dict[str, Any] | None = None
 
 
 class NormalStore(PlainStore):
@@ -360,6 +396,8 @@ def anchored_store(store: NormalStore, seq: int, messages: int | None = None) ->
         plain=store.plain,
         float_free=store.float_free,
         top_message=store.top_message,
+        edge_columns=store.edge_columns,
+        node_columns=store.node_columns,
     )
 
 
@@ -367,6 +405,26 @@ def _message_index(node: Mapping[str, Any]) -> int | None:
     """A node's ``fields.message`` when it is a message index (an int, not a bool)."""
     value = node["fields"].get("message")
     return value if type(value) is int else None
+
+
+def shifted_edges(edges: list[dict[str, Any]], columns: Any, shift: int) -> tuple[list[Any], Any]:
+    """`edges` with each ``seqTo`` moved back by `shift` (at least 0), and their columns
+    (`PlainStore.edge_columns`) the same: only the edges with a ``seqTo`` are copied, found
+    in the column."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    seq = columns["seq_to"]
+    at = np.flatnonzero(seq.is_valid().to_numpy(zero_copy_only=False)).tolist()
+    if not at:
+        return edges, columns
+    edges = list(edges)
+    for i in at:
+        e = edges[i]
+        edges[i] = {**e, "seqTo": max(0, e["seqTo"] - shift)}
+    moved = pc.max_element_wise(pc.subtract(seq, pa.scalar(shift, pa.int64())), 0, skip_nulls=False)
+    return edges, columns.set_column(columns.schema.get_field_index("seq_to"), "seq_to", moved)
 
 
 def _anchored(
@@ -380,10 +438,13 @@ def _anchored(
     plain: bool = False,
     float_free: bool = False,
     top_message: int | None = None,
+    edge_columns: Any = None,
+    node_columns: dict[str, Any] | None = None,
 ) -> PlainStore:
     """`store_file.anchor_store` of a normal-form store, copying only the nodes and edges it
     changes (see there for what moves and why); `top_message`, when given, is the largest
-    message index of the nodes (else found here)."""
+    message index of the nodes (else found here); `edge_columns` (`PlainStore.edge_columns`
+    of `edges`) and `node_columns` (`PlainStore.node_columns`) are moved the same way."""
     shift = max(0, counter - seq)
     message_shift = 0
     if messages is not None:
@@ -392,6 +453,16 @@ def _anchored(
             top_message = max(indices) if indices else None
         if top_message is not None:
             message_shift = max(0, top_message - (int(messages) - 1))
+    if message_shift:
+        node_columns = None  # (fields are changed)
+    elif shift and node_columns is not None:
+        node_columns = {
+            **node_columns,
+            "seqTo": [
+                None if v is None else (v - shift if v > shift else 0)
+                for v in node_columns["seqTo"]
+            ],
+        }
     if shift or message_shift:
         moved: dict[str, dict[str, Any]] = {}
         for nid, node in nodes.items():
@@ -410,7 +481,9 @@ def _anchored(
                     node = {**node, "fields": fields}
             moved[nid] = node
         nodes = moved
-    if shift:
+    if shift and edge_columns is not None:
+        edges, edge_columns = shifted_edges(edges, edge_columns, shift)
+    elif shift:
         edges = [
             e if e.get("seqTo") is None else {**e, "seqTo": max(0, e["seqTo"] - shift)}
             for e in edges
@@ -418,4 +491,6 @@ def _anchored(
     out = PlainStore(nodes=nodes, edges=edges, nodeSeq=node_seq, seqCounter=seq)
     out.plain = plain
     out.float_free = float_free
+    out.edge_columns = edge_columns
+    out.node_columns = node_columns
     return out

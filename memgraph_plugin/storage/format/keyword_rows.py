@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 
 from memgraph_plugin.engine.keyword.keyword_columns import KeywordColumns
 from memgraph_plugin.engine.keyword.keyword_text import node_text, tokenize, tokenize_many
-from memgraph_plugin.engine.keyword.token_columns import flat_tokens
+from memgraph_plugin.engine.keyword.token_columns import flat_tokens, token_texts
 from memgraph_plugin.engine.model.schema import Schema
 from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, bulk_loads, empty_edges
 
@@ -163,16 +163,13 @@ def _plain_texts(
     and which rows are removed: the title and parsed fields are what a store loaded from them
     holds (`column_loader` reads the same columns). `fields`: the rows' fields as dicts when
     the caller has them (an import: the store the columns were made from), not parsed again."""
-    get = schema.get
     removed = nodes["removed"].to_pylist()
     if fields is None:
         fields = bulk_loads(nodes["fields"].to_pylist())
-    texts = [
-        "" if gone else node_text(_Readable(title or "", value or {}), get(ntype))  # type: ignore[arg-type]
-        for ntype, title, value, gone in zip(
-            nodes["type"].to_pylist(), nodes["title"].to_pylist(), fields, removed, strict=True
-        )
-    ]
+    # (a column at a time: `token_texts` gives texts with `node_text`'s tokens)
+    texts = token_texts(nodes["type"].to_pylist(), nodes["title"].to_pylist(), fields, schema)
+    if any(removed):
+        texts = ["" if gone else text for text, gone in zip(texts, removed, strict=True)]
     return texts, removed
 
 
