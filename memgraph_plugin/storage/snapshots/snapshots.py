@@ -375,7 +375,7 @@ def vector_rows(
     version: int,
     dim: int,
     profile: str,
-    ids: Sequence[str],
+    ids: Sequence[str] | pa.Array | pa.ChunkedArray,
     matrix: np.ndarray | None,
     nodes: pa.Table,
     lists: np.ndarray | None = None,
@@ -388,10 +388,14 @@ def vector_rows(
     if matrix is None:
         matrix = np.full((n, dim), np.nan, dtype=np.float32)
     matrix = np.ascontiguousarray(matrix, dtype=np.float32).reshape(n, dim)
-    blank = np.isnan(matrix).any(axis=1)
+    blank = np.zeros(n, dtype=bool)
+    for start in range(0, n, 8192):  # in chunks: no (n, dim) temporary of flags
+        np.isnan(matrix[start : start + 8192]).any(axis=1, out=blank[start : start + 8192])
     if blank.any():
         matrix = np.where(blank[:, None], 0.0, matrix).astype(np.float32)
-    id_array = pa.array(list(ids), pa.string())
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    id_array = ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string())
     at = pc.index_in(id_array, value_set=nodes["id"])
     meta = nodes.select(["type", "title", "archived"]).take(at)
     return pa.table(
@@ -402,7 +406,7 @@ def vector_rows(
             "type": pc.fill_null(meta["type"], ""),
             "title": pc.fill_null(meta["title"], ""),
             "archived": pc.fill_null(meta["archived"], False),
-            "profile": pa.array(np.where(blank, "", profile).tolist(), pa.string()),
+            "profile": pc.if_else(pa.array(blank), "", profile),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim),
             LIST_COLUMN: list_array(lists, n),
         },
