@@ -105,6 +105,7 @@ def test_snapshot_vector_rows_in_list_order_keep_each_id_with_its_vector():
 def test_vector_rows_with_nan_rows_make_placeholders_from_a_list_or_an_id_column():
     matrix = _unit(20_000, 4, seed=4)  # more rows than one chunk of the NaN check
     matrix[[3, 9000, 19_999]] = np.nan
+    matrix[5, :2] = [np.inf, -np.inf]  # sums to NaN without a NaN: a vector, not a placeholder
     ids = [f"n{i}" for i in range(20_000)]
     nodes = pa.table(
         {
@@ -124,3 +125,4 @@ def test_vector_rows_with_nan_rows_make_placeholders_from_a_list_or_an_id_column
     assert set(profiles) == {"", "hashing"}
     vectors = np.asarray(from_list["vector"].combine_chunks().flatten()).reshape(-1, 4)
     assert not np.isnan(vectors).any() and not vectors[9000].any()
+    assert vectors[5, 0] == np.inf and profiles[5] == "hashing"

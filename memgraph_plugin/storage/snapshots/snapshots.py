@@ -388,9 +388,13 @@ def vector_rows(
     if matrix is None:
         matrix = np.full((n, dim), np.nan, dtype=np.float32)
     matrix = np.ascontiguousarray(matrix, dtype=np.float32).reshape(n, dim)
-    blank = np.zeros(n, dtype=bool)
-    for start in range(0, n, 8192):  # in chunks: no (n, dim) temporary of flags
-        np.isnan(matrix[start : start + 8192]).any(axis=1, out=blank[start : start + 8192])
+    # a row with a NaN sums to NaN: only those rows are checked cell by cell (no (n, dim)
+    # temporary of flags, one pass, one call without the GIL)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, checked below like any NaN sum
+        blank = np.isnan(matrix.sum(axis=1))
+    if blank.any():
+        maybe = np.flatnonzero(blank)
+        blank[maybe] = np.isnan(matrix[maybe]).any(axis=1)
     if blank.any():
         matrix = np.where(blank[:, None], 0.0, matrix).astype(np.float32)
     if isinstance(ids, pa.ChunkedArray):
