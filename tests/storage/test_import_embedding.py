@@ -44,3 +44,49 @@ def test_a_node_embedder_stores_each_nodes_own_vector_at_import(tmp_path):
         expected = single.embed_one(node_text(data["nodes"][nid]))
         assert block.matrix[i].tobytes() == expected.tobytes(), nid
     storage.close()
+
+
+def test_an_import_whose_embedding_fails_commits_without_vectors(tmp_path, caplog):
+    def broken(nodes):
+        raise RuntimeError("model crashed")
+
+    storage = LanceStorage(StorageSettings(uri=str(tmp_path / "db")), embedder=broken)
+    data = normalised_store(big_store(15, "old"))
+    assert storage.import_sync("c", data).version == 1
+    assert "embedding failed; chat 'c' commits without vectors" in caplog.text
+    state = storage.load_sync("c")
+    assert set(state.data["nodes"]) == set(data["nodes"])
+    assert storage.load_vectors_sync("c", state, profile=None) is None
+    storage.close()
+
+
+def test_a_reimport_embeds_only_changed_nodes_and_keeps_the_others_vectors(tmp_path):
+    embedded: list[int] = []
+
+    class Counting(NodeEmbedder):
+        def __call__(self, nodes):
+            embedded.append(len(list(nodes)))
+            return super().__call__(nodes)
+
+    embedder = Counting(HashingProfile(dim=16))
+    storage = LanceStorage(StorageSettings(uri=str(tmp_path / "db")), embedder=embedder)
+    first = normalised_store(big_store(12, "old"))
+    storage.import_sync("c", first)
+    before = storage.load_vectors_sync("c", storage.load_sync("c"), profile=embedder.name)
+    second = normalised_store(big_store(12, "old"))
+    changed = sorted(second["nodes"])[:3]
+    for nid in changed:
+        second["nodes"][nid]["title"] = "a new title " + nid
+    storage.import_sync("c", second)
+    after = storage.load_vectors_sync("c", storage.load_sync("c"), profile=embedder.name)
+    assert embedded == [12, 3]
+    assert before is not None and after is not None and set(after.ids) == set(before.ids)
+    old_rows = {nid: before.matrix[i] for i, nid in enumerate(before.ids)}
+    single = HashingProfile(dim=16)
+    for i, nid in enumerate(after.ids):
+        if nid in changed:
+            expected = single.embed_one(node_text(second["nodes"][nid]))
+            assert after.matrix[i].tobytes() == expected.tobytes(), nid
+        else:
+            assert after.matrix[i].tobytes() == old_rows[nid].tobytes(), nid
+    storage.close()
