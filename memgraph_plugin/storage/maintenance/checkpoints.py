@@ -53,20 +53,6 @@ def _alongside(fn: Callable[..., Any], *args: Any) -> Future[Any]:
     return done
 
 
-def _vector_rows(
-    chat_id: str,
-    rowset: int,
-    vectors: VectorBlock | Future[VectorBlock | None],
-    nodes: Any,
-    coarse_rows: int,
-) -> tuple[tuple[str, int, Any] | None, Any]:
-    """`snapshot_vector_rows` of `vectors` once they are made ((None, None): none made)."""
-    block = vectors.result() if isinstance(vectors, Future) else vectors
-    if block is None or not block.ids or not block.dim:
-        return None, None
-    return snapshot_vector_rows(chat_id, rowset, block, nodes, coarse_rows)
-
-
 class Checkpoints:
     """The snapshots of one database, and the newest one of each chat this handle knows."""
 
@@ -215,28 +201,23 @@ class Checkpoints:
         self.finish(chat_id, self.write_full_rows(chat_id, state, vectors))
 
     def write_full_rows(
-        self,
-        chat_id: str,
-        state: ChatState,
-        vectors: VectorBlock | Callable[[], VectorBlock | None] | None = None,
+        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
     ) -> dict[str, Any]:
         """Write the row sets of a full snapshot of `state` (and its vectors), no head row;
         the head row they need (`finish` writes it; an import's journal row points at them
-        first: `snapshot_refs.py`). `vectors` may be what makes them (an import's embedding):
-        it runs on a thread of its own from the start, beside the state and keyword rows."""
-        making = _alongside(vectors) if callable(vectors) else None
+        first: `snapshot_refs.py`)."""
         nodes, edges = state.tables()
         node_seq, seq_counter = state.counters
         rowset = new_rowset_id()
         rows = centroids = None
         vector_work: Future[Any] | None = None
-        if making is not None or (vectors is not None and vectors.ids and vectors.dim):
+        if vectors is not None and vectors.ids and vectors.dim:
             # numpy and pyarrow work, mostly without the GIL: alongside the keyword rows
             vector_work = _alongside(
-                _vector_rows,
+                snapshot_vector_rows,
                 chat_id,
                 rowset,
-                making or vectors,
+                vectors,
                 nodes,
                 self.settings.vector_coarse_threshold,
             )

@@ -67,13 +67,11 @@ def write_import_rows(
     change: ChangeRecord,
     old: OldVectors,
     profile: str | None = None,
-    embedded: Callable[[ChangeRecord], ChangeRecord] | None = None,
 ) -> dict[str, Any]:
     """Write the row sets of a full snapshot of `data` as the chat's version `version` (the
     import's, once committed), with every node's vector known (`merged_vectors`; `profile`:
-    the embedder's; `embedded`: `change` with its nodes' vectors, made on the vector rows'
-    thread while the state and keyword rows are made); returns the head they need. Raises
-    when they cannot be written (nothing committed then)."""
+    the embedder's); returns the head they need. Raises when they cannot be written (nothing
+    committed then)."""
     state = ChatState(
         chat_id=chat_id,
         version=version,
@@ -81,13 +79,8 @@ def write_import_rows(
         checkpoint_version=version,
         seq=int(change.seq_counter),
     )
-    if embedded is None:
-        return checkpoints.write_full_rows(
-            chat_id, state, merged_vectors(data, change, old, profile)
-        )
-    return checkpoints.write_full_rows(
-        chat_id, state, lambda: merged_vectors(data, embedded(change), old, profile)
-    )
+    vectors = merged_vectors(data, change, old, profile)
+    return checkpoints.write_full_rows(chat_id, state, vectors)
 
 
 def finish_import(checkpoints: Checkpoints, chat_id: str, head: dict[str, Any]) -> bool:
