@@ -8,8 +8,8 @@ from functools import lru_cache
 from hashlib import blake2b
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+
+from memgraph_plugin.embedding.hashing_batch import batch_words, pair_features, word_features
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
@@ -25,37 +25,6 @@ def _bucket(feature: str, dim: int) -> tuple[int, float]:
     """A stable (index, sign) for a feature: blake2b, never Python's per-process hash()."""
     h = int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
     return h % dim, (1.0 if (h >> 63) & 1 else -1.0)
-
-
-def batch_words(texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The words `embed_one` reads of each text (``\\w+`` of it lower-cased), as ids: the
-    distinct words, every word's id in text order, text by text, and each text's word count.
-    An ASCII text's words (runs of ``[a-z0-9_]``: what ``\\w`` matches there) are cut by
-    pyarrow (RE2) and numbered by one dictionary encoding, all texts at once; any other text
-    through the ``re`` pattern."""
-    n = len(texts)
-    lowered = [t.lower() if t else "" for t in texts]
-    column = pa.array(lowered, pa.string())
-    ascii_rows = pc.string_is_ascii(column).to_numpy(zero_copy_only=False).astype(bool)
-    pieces = pc.split_pattern_regex(column, r"[^a-z0-9_]+")
-    flat = pc.list_flatten(pieces)
-    rows = pc.list_parent_indices(pieces).to_numpy(zero_copy_only=False).astype(np.intp)
-    keep = (pc.binary_length(flat).to_numpy(zero_copy_only=False) > 0) & ascii_rows[rows]
-    found = flat.filter(pa.array(keep))
-    rows = rows[keep]
-    other = np.flatnonzero(~ascii_rows)
-    if other.shape[0]:
-        findall = _TOKEN.findall
-        extra = [findall(lowered[i]) for i in other.tolist()]
-        counts = np.fromiter(map(len, extra), dtype=np.intp, count=len(extra))
-        found = pa.concat_arrays([found, pa.array([w for ws in extra for w in ws], pa.string())])
-        rows = np.concatenate([rows, np.repeat(other, counts)])
-        order = np.argsort(rows, kind="stable")  # text by text, each in text order
-        found, rows = found.take(pa.array(order)), rows[order]
-    encoded = pc.dictionary_encode(found)
-    wid = encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp)
-    sizes = np.bincount(rows, minlength=n).astype(np.intp)
-    return encoded.dictionary.to_pylist(), wid, sizes
 
 
 class HashingProfile:
@@ -113,73 +82,57 @@ class HashingProfile:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """`embed_one` of each text, bit for bit, with the work per word done once per
-        distinct word (and word pair) of the batch: the texts' words become ids, each distinct
-        one's features are looked up once, and every occurrence's features are gathered with
-        numpy in `embed_one`'s order (text by text: its words' features, then its pairs'),
-        summed by one `np.add.at` (unbuffered, in order: the same float32 sums), then each
-        row is normalised by its own ``dot`` (what `np.linalg.norm` computes). An import
-        embeds 100k nodes this way, `BATCH` texts at a time (the gathered features of a batch
-        take about 40 bytes each: ~100 per text)."""
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(texts), BATCH):  # each batch summed in its rows of `out`
-            self._embed_batch(texts[start : start + BATCH], out[start : start + BATCH])
-        return out
-
-    def _embed_batch(self, texts: Sequence[str], out: np.ndarray | None = None) -> np.ndarray:
-        """`embed` of at most `BATCH` texts, into `out` (zeros, one row per text, contiguous;
-        None: a new array)."""
+        distinct word (and word pair) of the texts: the texts' words become ids
+        (`hashing_batch.batch_words`), each distinct word's and pair's features are hashed
+        once, and every occurrence's features are gathered with numpy in `embed_one`'s order
+        (text by text: its words' features, then its pairs'), summed by one `np.add.at` per
+        `BATCH` texts (unbuffered, in order: the same float32 sums), then each row is
+        normalised by its own ``dot`` (what `np.linalg.norm` computes). The gathered
+        features of a batch take about 40 bytes each: ~100 per text."""
         n, dim = len(texts), self.dim
-        if out is None:
-            out = np.zeros((n, dim), dtype=np.float32)
+        out = np.zeros((n, dim), dtype=np.float32)
         words, wid, sizes = batch_words(texts)
         if not wid.shape[0]:
             return out
-        base = np.repeat(np.arange(n, dtype=np.intp) * dim, sizes)  # each word's row start
-        target = out.reshape(-1)
-        # every word's features, then every pair's: within one row (all a cell ever sees),
-        # the order `embed_one` adds them in
-        np.add.at(target, *self._word_features_at(words, wid, base))
-        np.add.at(target, *self._pair_features_at(words, wid, base))
-        norms = np.sqrt(np.array([row.dot(row) for row in out], dtype=np.float32))
+        offsets, f_idx, f_w = word_features(words, dim, WORD_WEIGHT, CHAR_WEIGHT, CHAR_SIZES)
+        text_of = np.repeat(np.arange(n, dtype=np.intp), sizes)  # each word's text
+        paired = np.flatnonzero(text_of[:-1] == text_of[1:])  # a pair's first word
+        p_idx, p_w = pair_features(words, wid[paired], wid[paired + 1], dim, BIGRAM_WEIGHT)
+        ends = np.cumsum(sizes)
+        for start in range(0, n, BATCH):  # each batch summed in its rows of `out`
+            stop = min(n, start + BATCH)
+            lo, hi = int(ends[start] - sizes[start]), int(ends[stop - 1])
+            target = out[start:stop].reshape(-1)
+            base = (text_of[lo:hi] - start) * dim  # each word's row start in `target`
+            # every word's features, then every pair's: within one row (all a cell ever
+            # sees), the order `embed_one` adds them in
+            np.add.at(target, *_gathered(offsets, f_idx, f_w, wid[lo:hi], base))
+            first, last = np.searchsorted(paired, [lo, hi - 1])  # pairs within the batch
+            pair_base = (text_of[paired[first:last]] - start) * dim
+            np.add.at(target, pair_base + p_idx[first:last], p_w[first:last])
+        # each row's own ``dot`` (the BLAS dot `embed_one`'s norm calls), stacked: one call
+        norms = np.sqrt(np.matmul(out[:, None, :], out[:, :, None]).reshape(n))
         nonzero = norms > 0
-        out[nonzero] /= norms[nonzero, None]
+        if nonzero.all():
+            out /= norms[:, None]
+        else:
+            out[nonzero] /= norms[nonzero, None]
         return out
-
-    def _word_features_at(
-        self, words: list[str], wid: np.ndarray, base: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(flat index, weight) of every feature of every word occurrence, in order."""
-        feats = [self._word(w) for w in words]
-        lengths = np.fromiter(map(len, feats), dtype=np.intp, count=len(feats))
-        f_idx = np.fromiter((i for f in feats for i, _ in f), dtype=np.intp)
-        f_w = np.asarray([w for f in feats for _, w in f], dtype=np.float32)
-        offsets = np.zeros(len(feats) + 1, dtype=np.intp)
-        np.cumsum(lengths, out=offsets[1:])
-        counts = lengths[wid]
-        ends = np.cumsum(counts)
-        gather = np.repeat(offsets[wid] - (ends - counts), counts)
-        gather += np.arange(int(ends[-1]), dtype=np.intp)
-        flat = np.repeat(base, counts)
-        flat += f_idx[gather]
-        return flat, f_w[gather]
-
-    def _pair_features_at(
-        self, words: list[str], wid: np.ndarray, base: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(flat index, weight) of the feature of every pair of neighbouring words of one
-        text, in order."""
-        same = base[:-1] == base[1:]
-        first, second = wid[:-1][same], wid[1:][same]
-        if not first.shape[0]:
-            return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float32)
-        distinct, inverse = np.unique(first * len(words) + second, return_inverse=True)
-        feats = [
-            self._pair(words[k // len(words)] + " " + words[k % len(words)])
-            for k in distinct.tolist()
-        ]
-        p_idx = np.fromiter((i for i, _ in feats), dtype=np.intp, count=len(feats))
-        p_w = np.asarray([w for _, w in feats], dtype=np.float32)
-        return base[:-1][same] + p_idx[inverse], p_w[inverse]
 
     def __repr__(self) -> str:
         return f"HashingProfile(dim={self.dim}, name={self.name!r})"
+
+
+def _gathered(
+    offsets: np.ndarray, f_idx: np.ndarray, f_w: np.ndarray, wid: np.ndarray, base: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(flat index, weight) of every feature of every word occurrence (`wid`, each at row
+    start `base`), in order: word ``k``'s features are ``f_idx/f_w[offsets[k]:offsets[k+1]]``."""
+    lengths = np.diff(offsets)
+    counts = lengths[wid]
+    ends = np.cumsum(counts)
+    gather = np.repeat(offsets[wid] - (ends - counts), counts)
+    gather += np.arange(int(ends[-1]) if ends.shape[0] else 0, dtype=np.intp)
+    flat = np.repeat(base, counts)
+    flat += f_idx[gather]
+    return flat, f_w[gather]

@@ -50,8 +50,12 @@ def node_text(node: Any, columns: Mapping[str, tuple[str, ...]] | None = None) -
     for key in keys:
         if key == "title":
             continue
-        parts.extend(_flatten(fields.get(key)))
-    return "\n".join(p for p in parts if p)
+        value = fields.get(key)
+        if isinstance(value, str):  # the usual field: no generator
+            parts.append(value)
+        else:
+            parts.extend(_flatten(value))
+    return "\n".join([p for p in parts if p])
 
 
 _MISSING = object()

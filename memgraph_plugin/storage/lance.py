@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.engine.load.gc_pause import gc_paused
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.failures import translate_sync_methods
@@ -415,7 +416,8 @@ class LanceStorage(AsyncTwins):
         fails: logged)."""
         if self.embedder is not None and change.nodes and change.vectors is None:
             try:
-                block = self.embedder([dict(n) for n in change.nodes])
+                copy = not isinstance(self.embedder, NodeEmbedder)  # it only reads the nodes
+                block = self.embedder([dict(n) if copy else n for n in change.nodes])
                 change = attrs.evolve(change, vectors=block)
             except Exception:
                 log.exception("embedding failed; chat %r commits without vectors", chat_id)

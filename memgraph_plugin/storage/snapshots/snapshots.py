@@ -375,7 +375,7 @@ def vector_rows(
     version: int,
     dim: int,
     profile: str,
-    ids: Sequence[str],
+    ids: Sequence[str] | pa.Array | pa.ChunkedArray,
     matrix: np.ndarray | None,
     nodes: pa.Table,
     lists: np.ndarray | None = None,
@@ -388,10 +388,18 @@ def vector_rows(
     if matrix is None:
         matrix = np.full((n, dim), np.nan, dtype=np.float32)
     matrix = np.ascontiguousarray(matrix, dtype=np.float32).reshape(n, dim)
-    blank = np.isnan(matrix).any(axis=1)
+    # a row with a NaN sums to NaN: only those rows are checked cell by cell (no (n, dim)
+    # temporary of flags, one pass, one call without the GIL)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, checked below like any NaN sum
+        blank = np.isnan(matrix.sum(axis=1))
+    if blank.any():
+        maybe = np.flatnonzero(blank)
+        blank[maybe] = np.isnan(matrix[maybe]).any(axis=1)
     if blank.any():
         matrix = np.where(blank[:, None], 0.0, matrix).astype(np.float32)
-    id_array = pa.array(list(ids), pa.string())
+    if isinstance(ids, pa.ChunkedArray):
+        ids = ids.combine_chunks()
+    id_array = ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string())
     at = pc.index_in(id_array, value_set=nodes["id"])
     meta = nodes.select(["type", "title", "archived"]).take(at)
     return pa.table(
@@ -402,7 +410,7 @@ def vector_rows(
             "type": pc.fill_null(meta["type"], ""),
             "title": pc.fill_null(meta["title"], ""),
             "archived": pc.fill_null(meta["archived"], False),
-            "profile": pa.array(np.where(blank, "", profile).tolist(), pa.string()),
+            "profile": pc.if_else(pa.array(blank), "", profile),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim),
             LIST_COLUMN: list_array(lists, n),
         },

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from memgraph_plugin.embedding.coarse import assign, list_count, train
+from memgraph_plugin.embedding.blas_threads import one_blas_thread
+from memgraph_plugin.embedding.coarse import assign, assign_all, list_count, train
 from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.tables import LIST_COLUMN, SNAP_COARSE_SCHEMA
 
@@ -37,7 +38,17 @@ def full_lists(
     prior_centroids: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(centroids, list of each row) for a full snapshot's vector `rows`: the `prior` lists
-    (-1: none) with their centroids when they still fit (see the module doc), else new ones."""
+    (-1: none) with their centroids when they still fit (see the module doc), else new ones.
+    Runs beside other work (the import's keyword rows): its products on this thread only."""
+    with one_blas_thread():
+        return _full_lists(rows, prior, prior_centroids)
+
+
+def _full_lists(
+    rows: RowBlocks,
+    prior: np.ndarray | None,
+    prior_centroids: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
     n, dim = rows.shape
     target = list_count(n)
     if prior is not None and prior_centroids is not None and prior.shape[0] == n:
@@ -56,7 +67,7 @@ def full_lists(
                 lists[todo] = assign(prior_centroids, rows.take, todo)
             return np.ascontiguousarray(prior_centroids, dtype=np.float32), lists
     centroids = train(rows.take, np.ones(n, dtype=bool), seed=SEED)
-    return centroids, assign(centroids, rows.take, np.arange(n, dtype=np.int64))
+    return centroids, assign_all(centroids, rows)
 
 
 def delta_lists(centroids: np.ndarray, matrix: np.ndarray, blank: np.ndarray) -> np.ndarray:

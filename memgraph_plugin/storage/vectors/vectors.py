@@ -216,7 +216,7 @@ def snapshot_vector_rows(
         centroids, lists = full_lists(rows, prior, vectors.centroids)
         order = np.argsort(lists, kind="stable")
         keep, lists, everything = keep[order], lists[order], False
-    ids = [vectors.ids[i] for i in keep.tolist()]
+    ids = id_array if everything else id_array.take(pa.array(keep))
     matrix = vectors.matrix if everything else vectors.rows.take(keep)
     rows_table = vector_rows(chat_id, rowset, dim, vectors.profile, ids, matrix, nodes, lists)
     return (vectors.profile, dim, rows_table), centroids
