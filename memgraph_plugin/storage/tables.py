@@ -157,8 +157,9 @@ def nodes_table_name(dim: int) -> str:
     return "nodes" if dim == DEFAULT_DIM else f"nodes_d{dim}"
 
 
-def vector_table_dims(db: lancedb.DBConnection) -> list[int]:
-    """The dimensions of the vector tables in a database (written by any process)."""
+def table_names(db: lancedb.DBConnection) -> list[str]:
+    """Every table of a database, page by page (`list_tables`; LanceDB deprecated
+    `table_names`)."""
     names: list[str] = []
     token: str | None = None
     while True:
@@ -166,7 +167,12 @@ def vector_table_dims(db: lancedb.DBConnection) -> list[int]:
         names.extend(page.tables)
         token = page.page_token
         if not token or not page.tables:
-            break
+            return names
+
+
+def vector_table_dims(db: lancedb.DBConnection) -> list[int]:
+    """The dimensions of the vector tables in a database (written by any process)."""
+    names = table_names(db)
     dims = [
         DEFAULT_DIM if n == "nodes" else int(n[len("nodes_d") :])
         for n in names

@@ -12,11 +12,12 @@ import lancedb
 from memgraph_plugin.storage import StorageSettings
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
+from memgraph_plugin.storage.tables import table_names
 
 
 def _tables(settings: StorageSettings) -> list[str]:
     options = dict(settings.storage_options) or None
-    return list(lancedb.connect(settings.uri, storage_options=options).table_names())
+    return table_names(lancedb.connect(settings.uri, storage_options=options))
 
 
 async def run_check(host: Any, settings: StorageSettings) -> int:

@@ -34,7 +34,13 @@ from memgraph_plugin.storage.integrity.integrity import (
     table_uri,
 )
 from memgraph_plugin.storage.journal.snapshot_refs import REF_PREFIX, parsed_ref
-from memgraph_plugin.storage.tables import COMMITS, SNAP_EDGES, SNAP_NODES, SNAPSHOTS
+from memgraph_plugin.storage.tables import (
+    COMMITS,
+    SNAP_EDGES,
+    SNAP_NODES,
+    SNAPSHOTS,
+)
+from memgraph_plugin.storage.tables import table_names as tables_of
 
 
 @attrs.frozen
@@ -59,7 +65,7 @@ def _drop_fragments(uri: str, name: str, ids: list[int], options: Mapping[str, s
 
 
 def _journal_versions(db: Any) -> dict[str, set[int]]:
-    if COMMITS not in db.table_names():
+    if COMMITS not in tables_of(db):
         return {}
     rows = db.open_table(COMMITS).to_lance().to_table(columns=["chat_id", "version"])
     versions: dict[str, set[int]] = {}
@@ -111,7 +117,7 @@ def repair_database(
         )
     if {SNAP_NODES, SNAP_EDGES} & set(by_table):
         lines.extend(_cut_damaged_imports(db))
-    if before.snapshot_chats and SNAPSHOTS in db.table_names():
+    if before.snapshot_chats and SNAPSHOTS in tables_of(db):
         journal = _journal_versions(db)
         heads = db.open_table(SNAPSHOTS)
         for chat in before.snapshot_chats:
@@ -168,7 +174,7 @@ def _cut_damaged_imports(db: Any) -> list[str]:
         versions = commits.search().where(later).select(["version"]).limit(None).to_arrow()
         removed = len(set(versions["version"].to_pylist()))
         commits.delete(later)
-        if SNAPSHOTS in db.table_names():  # snapshots of those versions: of a state now gone
+        if SNAPSHOTS in tables_of(db):  # snapshots of those versions: of a state now gone
             db.open_table(SNAPSHOTS).delete(later)
         lines.append(
             f"chat {chat!r}: the snapshot rows of its import at version {version} were damaged: "
