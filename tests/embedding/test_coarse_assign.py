@@ -16,8 +16,8 @@ from memgraph_plugin.embedding.coarse import assign, assign_all, train
 from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.snapshots.snapshots import vector_rows
-from memgraph_plugin.storage.snapshots.vector_stream import VectorRowStream
 from memgraph_plugin.storage.snapshots.vector_lists import SEED, full_lists
+from memgraph_plugin.storage.snapshots.vector_stream import VectorRowStream
 from memgraph_plugin.storage.vectors.vectors import snapshot_vector_rows
 
 
