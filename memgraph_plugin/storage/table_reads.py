@@ -135,15 +135,18 @@ class TableHandle:
 
     def add(self, data: Any, *args: Any, **kwargs: Any) -> Any:
         """Append `data` (one commit) and answer as LanceDB's `add` does (the new table
-        version): through pylance when `data` is a table of the table's own schema (every
-        append of this package), else LanceDB's `add` (which casts)."""
+        version): through pylance when `data` is a table (or a stream of record batches,
+        written as they come) of the table's own schema (every append of this package), else
+        LanceDB's `add` (which casts)."""
         if (
             self._pinned
             or args
             or kwargs
-            or not isinstance(data, pa.Table)
+            or not isinstance(data, pa.Table | pa.RecordBatchReader)
             or not data.schema.equals(self.schema, check_metadata=False)
         ):
+            if isinstance(data, pa.RecordBatchReader):
+                data = data.read_all()
             return self.lancedb_table().add(data, *args, **kwargs)
         with self._lock:
             self._dataset.insert(data)

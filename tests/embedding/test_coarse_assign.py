@@ -17,6 +17,7 @@ from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.snapshots.snapshots import vector_rows
 from memgraph_plugin.storage.snapshots.vector_lists import SEED, full_lists
+from memgraph_plugin.storage.snapshots.vector_stream import VectorRowStream
 from memgraph_plugin.storage.vectors.vectors import snapshot_vector_rows
 
 
@@ -91,7 +92,9 @@ def test_snapshot_vector_rows_in_list_order_keep_each_id_with_its_vector():
         }
     )
     block = VectorBlock(profile="hashing", ids=ids, matrix=matrix)
-    (profile, dim, table), centroids = snapshot_vector_rows("c", 1, block, nodes, coarse_rows=100)
+    (profile, dim, rows), centroids = snapshot_vector_rows("c", 1, block, nodes, coarse_rows=100)
+    assert isinstance(rows, VectorRowStream)  # list order: gathered while written
+    table = rows.table()
     assert (profile, dim) == ("hashing", 8) and centroids is not None
     got_ids = table["id"].to_pylist()
     assert sorted(got_ids) == sorted(ids) and got_ids != list(ids)  # list order, every id once

@@ -291,3 +291,24 @@ def test_an_imports_fields_without_floats_are_written_byte_for_byte_by_orjson(mo
     assert nodes.equals(expected[0]) and edges.equals(expected[1])
     raw["nodes"]["n_7"]["fields"]["aliases"][1]["deep"].append(0.1)
     assert not _import_store(raw).float_free
+
+
+@pytest.mark.parametrize(("seq", "messages"), [(0, None), (5, None), (5, 3), (100, 50)])
+def test_plain_fields_taken_from_the_checks_columns_are_the_nodes_fields(seq, messages):
+    from memgraph_plugin.engine.load.import_pass import checked_normal_store
+    from memgraph_plugin.engine.load.store_import import anchored_store
+    from memgraph_plugin.engine.model.values import Limits
+    from memgraph_plugin.storage.maintenance.checkpoints import _plain_fields
+    from memgraph_plugin.storage.persistence import ChatState
+
+    data = _store(80, seed=9)
+    for i, node in enumerate(data["nodes"].values()):
+        if i % 4 == 0:
+            node["fields"] = {**node["fields"], "message": i}  # anchoring may move these
+    store = anchored_store(checked_normal_store(data, Limits()), seq, messages)
+    assert store.plain
+    # the columns are kept unless anchoring moved message indices (then the nodes are read)
+    assert (store.node_columns is not None) == (messages is None or messages > 60)
+    state = ChatState("c", 1, store)
+    expected = [node["fields"] for node in store["nodes"].values()]
+    assert _plain_fields(state) == expected

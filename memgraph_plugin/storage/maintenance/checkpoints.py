@@ -289,8 +289,13 @@ class Checkpoints:
 def _plain_fields(state: ChatState) -> list[Any] | None:
     """The fields of the state's nodes in its state table's row order, when its tables are
     built from an import's plain store (from its nodes, in order: `graph_columns`); else None
-    (the keyword rows parse them from the table)."""
+    (the keyword rows parse them from the table). The import's check pulled them out already
+    (`PlainStore.node_columns`, as `graph_columns` takes them): taken as they are."""
     data = state.data if state.nodes is None else None
     if isinstance(data, PlainStore) and data.plain:
-        return [node["fields"] for node in data["nodes"].values()]
+        nodes = data["nodes"]
+        given = data.node_columns
+        if given is not None and len(given["fields"]) == len(nodes):
+            return list(given["fields"])
+        return [node["fields"] for node in nodes.values()]
     return None

@@ -35,8 +35,12 @@ from memgraph_plugin.storage.snapshots.vector_lists import (
     centroid_row,
     centroids_from,
     ensure_list_column,
-    list_array,
     lists_of,
+)
+from memgraph_plugin.storage.snapshots.vector_stream import (
+    VectorRowStream,
+    row_meta,
+    vector_columns,
 )
 from memgraph_plugin.storage.tables import (
     LIST_COLUMN,
@@ -271,7 +275,7 @@ class SnapshotTables:
         *,
         nodes: pa.Table,
         edges: pa.Table,
-        vectors: tuple[str, int, pa.Table] | None,
+        vectors: tuple[str, int, pa.Table | VectorRowStream] | None,
         head: dict[str, Any],
         keywords: KeywordRows | None = None,
         centroids: np.ndarray | None = None,
@@ -296,7 +300,7 @@ class SnapshotTables:
         *,
         nodes: pa.Table,
         edges: pa.Table,
-        vectors: tuple[str, int, pa.Table] | None,
+        vectors: tuple[str, int, pa.Table | VectorRowStream] | None,
         keywords: KeywordRows | None = None,
         centroids: np.ndarray | None = None,
     ) -> None:
@@ -320,13 +324,19 @@ class SnapshotTables:
                 table = self.vector_table(dim)
                 schema = nodes_schema(dim)
                 has_lists = LIST_COLUMN in table.schema.names
-                if not has_lists and rows[LIST_COLUMN].null_count < rows.num_rows:
+                if isinstance(rows, VectorRowStream):
+                    listed = rows.has_lists
+                else:
+                    listed = rows[LIST_COLUMN].null_count < rows.num_rows
+                if not has_lists and listed:
                     has_lists = ensure_list_column(table)  # a table made before the column
                 if not has_lists:  # rows without lists (and no centroids: none to use)
                     centroids = None
-                    rows = rows.drop_columns([LIST_COLUMN])
                     schema = schema.remove(schema.get_field_index(LIST_COLUMN))
-                table.add(rows.cast(schema))
+                if isinstance(rows, VectorRowStream):  # gathered while written: no copy
+                    table.add(rows.reader(with_lists=has_lists))
+                else:
+                    table.add(rows.select(schema.names).cast(schema))
         if centroids is not None:
             self.coarse.add(centroid_row(chat_id, rowset, centroids))
         if keywords is not None:
@@ -388,31 +398,12 @@ def vector_rows(
     if matrix is None:
         matrix = np.full((n, dim), np.nan, dtype=np.float32)
     matrix = np.ascontiguousarray(matrix, dtype=np.float32).reshape(n, dim)
-    # a row with a NaN sums to NaN: only those rows are checked cell by cell (no (n, dim)
-    # temporary of flags, one pass, one call without the GIL)
-    with np.errstate(invalid="ignore"):  # inf - inf: NaN, checked below like any NaN sum
-        blank = np.isnan(matrix.sum(axis=1))
-    if blank.any():
-        maybe = np.flatnonzero(blank)
-        blank[maybe] = np.isnan(matrix[maybe]).any(axis=1)
-    if blank.any():
-        matrix = np.where(blank[:, None], 0.0, matrix).astype(np.float32)
     if isinstance(ids, pa.ChunkedArray):
         ids = ids.combine_chunks()
     id_array = ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string())
-    at = pc.index_in(id_array, value_set=nodes["id"])
-    meta = nodes.select(["type", "title", "archived"]).take(at)
-    return pa.table(
-        {
-            "chat_id": pa.array([chat_id] * n, pa.string()),
-            "ckpt_version": pa.array(np.full(n, version, dtype=np.int64)),
-            "id": id_array,
-            "type": pc.fill_null(meta["type"], ""),
-            "title": pc.fill_null(meta["title"], ""),
-            "archived": pc.fill_null(meta["archived"], False),
-            "profile": pc.if_else(pa.array(blank), "", profile),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1)), dim),
-            LIST_COLUMN: list_array(lists, n),
-        },
-        schema=nodes_schema(dim),
-    )
+    columns = {
+        **row_meta(chat_id, version, id_array, nodes, lists),
+        **vector_columns(matrix, profile, dim),
+    }
+    schema = nodes_schema(dim)
+    return pa.table({f.name: columns[f.name] for f in schema}, schema=schema)

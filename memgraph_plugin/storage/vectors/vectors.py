@@ -22,6 +22,7 @@ from memgraph_plugin.storage.journal.journal import JournalEntry
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables, vector_rows
 from memgraph_plugin.storage.snapshots.vector_lists import delta_lists, full_lists
+from memgraph_plugin.storage.snapshots.vector_stream import VectorRowStream, row_meta
 from memgraph_plugin.storage.tables import (
     nodes_schema,
     nodes_table_name,
@@ -198,16 +199,17 @@ def delta_vector_rows(
 
 def snapshot_vector_rows(
     chat_id: str, rowset: int, vectors: VectorBlock, nodes: pa.Table, coarse_rows: int = 0
-) -> tuple[tuple[str, int, pa.Table], np.ndarray | None]:
+) -> tuple[tuple[str, int, pa.Table | VectorRowStream], np.ndarray | None]:
     """The vector rows of a full snapshot: those of `vectors` whose node is in `nodes`; from
     `coarse_rows` rows on (0: never) in coarse-list order with their lists, and the lists'
-    centroids (`vector_lists.full_lists`; else None)."""
+    centroids (`vector_lists.full_lists`; else None). Rows in another order than `vectors`
+    holds them come as a `VectorRowStream` (gathered while written), else as a table."""
     dim = vectors.dim
     id_array = vectors.id_column
     if id_array is None or len(id_array) != len(vectors.ids):
         id_array = pa.array(vectors.ids, pa.string())
-    present = pc.is_in(id_array, value_set=nodes["id"])
-    keep = np.flatnonzero(np.asarray(present.to_numpy(zero_copy_only=False), dtype=bool))
+    at = pc.index_in(id_array, value_set=nodes["id"])  # each vector's node row (null: none)
+    keep = np.flatnonzero(np.asarray(at.is_valid().to_numpy(zero_copy_only=False), dtype=bool))
     everything = keep.shape[0] == len(vectors.ids)
     centroids = lists = None
     if coarse_rows and keep.shape[0] >= coarse_rows:
@@ -216,7 +218,12 @@ def snapshot_vector_rows(
         centroids, lists = full_lists(rows, prior, vectors.centroids)
         order = np.argsort(lists, kind="stable")
         keep, lists, everything = keep[order], lists[order], False
-    ids = id_array if everything else id_array.take(pa.array(keep))
-    matrix = vectors.matrix if everything else vectors.rows.take(keep)
-    rows_table = vector_rows(chat_id, rowset, dim, vectors.profile, ids, matrix, nodes, lists)
-    return (vectors.profile, dim, rows_table), centroids
+    if everything:
+        table = vector_rows(
+            chat_id, rowset, dim, vectors.profile, id_array, vectors.matrix, nodes, lists
+        )
+        return (vectors.profile, dim, table), centroids
+    picked = pa.array(keep)
+    meta = row_meta(chat_id, rowset, id_array.take(picked), nodes, lists, at.take(picked))
+    stream = VectorRowStream(meta, vectors.rows, keep, vectors.profile, dim)
+    return (vectors.profile, dim, stream), centroids
