@@ -3,12 +3,14 @@
 `import lancedb` costs about a second of a process's first open (its REST namespace client's
 pydantic models), `import lance` a fifth of that; both read the same files (a LanceDB table is the
 Lance dataset ``<db uri>/<name>.lance``). So a `Database` hands out `TableHandle`s whose scans
-(``table.search()`` without a vector: the only reads an open makes), version and schema go
-through ``lance.dataset``, and everything else (appends, deletes, compaction, indexes, vector
-search) through the LanceDB table, opened on first use. A handle reads the newest version at
-every scan, as LanceDB's `read_consistency_interval` of 0 does. A table that pylance cannot open
-(not made yet, an object store refusing) goes through LanceDB from the start: it makes the
-table, or raises its error as before (`connect.connect_database`).
+(``table.search()`` without a vector: the only reads an open makes), version, schema, appends
+and deletes go through ``lance.dataset``, and everything else (compaction, indexes, vector
+search, updates) through the LanceDB table, opened on first use. A handle reads the newest
+version at every scan, as LanceDB's `read_consistency_interval` of 0 does. A missing table of a
+database in a local folder is made empty by pylance too (`Database.open_or_make`, with the
+options LanceDB makes it with), so a new host's first write does not import LanceDB either. A
+table that pylance cannot open or make (an object store, one refusing) goes through LanceDB from
+the start: it makes the table, or raises its error as before (`connect.connect_database`).
 """
 
 from __future__ import annotations
@@ -63,6 +65,26 @@ class Database:
         opener = lambda: self.connection().open_table(name)  # noqa: E731
         return TableHandle(name, dataset, opener, pinned=not self.consistent)
 
+    def open_or_make(self, name: str, schema: pa.Schema, **options: Any) -> TableHandle | None:
+        """Table `name` of a database in a local folder, made empty by pylance when missing
+        (`options`: `lance.write_dataset`'s, those LanceDB makes its tables with); None for
+        any other database, or when pylance cannot make it (then LanceDB makes it)."""
+        if local_folder(self.settings.uri) is None:
+            return None
+        uri = table_uri(self.settings.uri, name)
+        if _open_dataset(uri, self._options) is None:
+            try:
+                import lance
+
+                lance.write_dataset(schema.empty_table(), uri, mode="create", **options)
+            except Exception:  # noqa: BLE001 - made by another process meanwhile, or not makeable
+                pass
+        dataset = _open_dataset(uri, self._options)
+        if dataset is None:
+            return None
+        opener = lambda: self.connection().open_table(name)  # noqa: E731
+        return TableHandle(name, dataset, opener, pinned=not self.consistent)
+
     def __getattr__(self, name: str) -> Any:
         """Anything else (`create_table`, `list_tables`, ...): the LanceDB connection's."""
         if name.startswith("_"):
@@ -82,9 +104,10 @@ def _open_dataset(uri: str, options: dict[str, str]) -> Any:
 
 
 class TableHandle:
-    """One table: scans, version, schema, row counts and appends through pylance (`dataset`),
-    the rest through LanceDB's table (opened by `opener` on first use). `pinned`: reads see
-    the version the handle was last moved to (`checkout`), not the newest."""
+    """One table: scans, version, schema, row counts, appends and deletes through pylance
+    (`dataset`), the rest through LanceDB's table (opened by `opener` on first use).
+    `pinned`: reads see the version the handle was last moved to (`checkout`), not the
+    newest."""
 
     def __init__(
         self, name: str, dataset: Any, opener: Callable[[], Any], *, pinned: bool = False
@@ -151,6 +174,14 @@ class TableHandle:
         with self._lock:
             self._dataset.insert(data)
             return _Added(int(self._dataset.version))
+
+    def delete(self, where: str) -> Any:
+        """Delete the rows `where` selects (one commit, retried on a conflict as LanceDB's
+        `delete` is) through pylance; of a pinned handle, through LanceDB's table."""
+        if self._pinned:
+            return self.lancedb_table().delete(where)
+        with self._lock:
+            return self._dataset.delete(where)
 
     def search(self, query: Any = None, *args: Any, **kwargs: Any) -> Any:
         """A scan (no `query`: read through pylance), or LanceDB's search of a vector."""

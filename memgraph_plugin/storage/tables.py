@@ -206,8 +206,19 @@ TABLE_OPTIONS = {
 }
 
 
+#: `TABLE_OPTIONS` as pylance's `write_dataset` takes them (a table made without LanceDB)
+PYLANCE_TABLE_OPTIONS = {"enable_v2_manifest_paths": True, "enable_stable_row_ids": True}
+
+
 def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> lancedb.table.Table:
-    """Open `name`, creating it empty when missing; tolerates another process creating it too."""
+    """Open `name`, creating it empty when missing; tolerates another process creating it too.
+    A `table_reads.Database` in a local folder opens or makes it through pylance (no LanceDB
+    import); LanceDB does it otherwise."""
+    local = getattr(type(db), "open_or_make", None)
+    if local is not None:
+        table = local(db, name, schema, **PYLANCE_TABLE_OPTIONS)
+        if table is not None:
+            return table
     last: Exception | None = None
     for attempt in range(8):
         try:

@@ -82,14 +82,37 @@ def test_a_pinned_handle_counts_the_rows_of_the_version_it_checked_out(target: T
     assert pinned.count_rows() == 5
 
 
-def test_a_table_pylance_cannot_open_is_made_by_lancedb(tmp_path: Path) -> None:
+def test_a_missing_table_of_a_local_database_is_made_by_pylance_as_lancedb_makes_it(
+    tmp_path: Path,
+) -> None:
+    import lance
+    import lancedb
+
     db = Database(Target(str(tmp_path / "db")).settings())
     assert not Path(table_uri(db.settings.uri, "fresh")).exists()
     with pytest.raises((ValueError, FileNotFoundError, RuntimeError)):
         db.open_table("fresh")  # LanceDB's error for a missing table (open_or_create makes it)
-    storage = LanceStorage(db.settings)  # makes every table, through LanceDB
-    assert Path(table_uri(db.settings.uri, COMMITS)).is_dir()
+    storage = LanceStorage(db.settings)  # makes every table
+    assert isinstance(storage.journal.table, TableHandle)  # made and read through pylance
+    made = lance.dataset(table_uri(db.settings.uri, COMMITS))
+    assert made.has_stable_row_ids  # LanceDB's `new_table_enable_stable_row_ids`
+    manifests = list(Path(table_uri(db.settings.uri, COMMITS), "_versions").glob("*.manifest"))
+    assert [m.name for m in manifests] == ["18446744073709551614.manifest"]  # v2 paths
     assert storage.load_sync("c").version == 0
+    storage.commit_sync("c", change(node("n_1"), node_seq=1, seq=1), base_version=0)
+    table = lancedb.connect(db.settings.uri).open_table(COMMITS)  # LanceDB reads what it made
+    assert table.count_rows() == 1 and table.schema.equals(made.schema)
+
+
+def test_a_handle_deletes_through_pylance_and_lancedb_sees_it(target: Target) -> None:
+    _stored_chat(target)
+    handle = LanceStorage(target.settings()).journal.table  # a stored table: read by pylance
+    assert isinstance(handle, TableHandle) and handle._table is None
+    before = handle.count_rows()
+    handle.delete("version = 4")
+    assert handle._table is None  # LanceDB's table was not needed
+    assert handle.count_rows() == before - 1
+    assert LanceStorage(target.settings()).journal.table.lancedb_table().count_rows() == before - 1
 
 
 _CHILD = textwrap.dedent(
@@ -104,6 +127,24 @@ _CHILD = textwrap.dedent(
     )
     again = LanceStorage(sys.argv[1]).load_sync("c")
     print(json.dumps({"version": record.version, "nodes": sorted(again.data["nodes"]),
+                      "lancedb": "lancedb" in sys.modules}))
+    """
+)
+
+_NEW_HOST_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from memgraph_plugin.storage import LanceStorage
+    from tests.storage.helpers import change, node
+    storage = LanceStorage(sys.argv[1])  # a new database: every table made here
+    version = storage.commit_sync("c", change(node("n_1"), node_seq=1, seq=1), base_version=0)
+    storage.snapshot_sync("c")
+    data = {"nodes": {"n_1": node("n_1", "harbor"), "n_2": node("n_2", "storm")},
+            "edges": [], "nodeSeq": 2, "seqCounter": 2}
+    storage.import_sync("d", data)  # its snapshot, then older snapshots pruned (deletes)
+    storage.import_sync("d", data)
+    print(json.dumps({"c": sorted(storage.load_sync("c").data["nodes"]),
+                      "d": sorted(storage.load_sync("d").data["nodes"]),
                       "lancedb": "lancedb" in sys.modules}))
     """
 )
@@ -127,3 +168,19 @@ def test_opening_and_committing_to_a_stored_chat_imports_no_lancedb(tmp_path: Pa
         "nodes": ["n_1", "n_2", "n_3", "n_4", "n_9"],
         "lancedb": False,
     }
+
+
+@pytest.mark.process
+def test_a_new_host_writes_snapshots_and_imports_without_lancedb(tmp_path: Path) -> None:
+    """A new database in a local folder: its tables made, a commit, a snapshot and two imports
+    (the second prunes the first's snapshot rows) all go through pylance."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _NEW_HOST_CHILD, str(tmp_path / "db")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"c": ["n_1"], "d": ["n_1", "n_2"], "lancedb": False}
