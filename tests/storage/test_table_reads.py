@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -154,16 +155,7 @@ _NEW_HOST_CHILD = textwrap.dedent(
 def test_opening_and_committing_to_a_stored_chat_imports_no_lancedb(tmp_path: Path) -> None:
     target = Target(str(tmp_path / "db"))
     _stored_chat(target)
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, target.uri],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out == {
+    assert _child(_CHILD, target.uri) == {
         "version": 5,
         "nodes": ["n_1", "n_2", "n_3", "n_4", "n_9"],
         "lancedb": False,
@@ -174,13 +166,14 @@ def test_opening_and_committing_to_a_stored_chat_imports_no_lancedb(tmp_path: Pa
 def test_a_new_host_writes_snapshots_and_imports_without_lancedb(tmp_path: Path) -> None:
     """A new database in a local folder: its tables made, a commit, a snapshot and two imports
     (the second prunes the first's snapshot rows) all go through pylance."""
+    out = _child(_NEW_HOST_CHILD, str(tmp_path / "db"))
+    assert out == {"c": ["n_1"], "d": ["n_1", "n_2"], "lancedb": False}
+
+
+def _child(script: str, uri: str) -> Any:
+    """What `script`, run by a fresh interpreter on the database `uri`, printed last (JSON)."""
     proc = subprocess.run(
-        [sys.executable, "-c", _NEW_HOST_CHILD, str(tmp_path / "db")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
+        [sys.executable, "-c", script, uri], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out == {"c": ["n_1"], "d": ["n_1", "n_2"], "lancedb": False}
+    return json.loads(proc.stdout.strip().splitlines()[-1])

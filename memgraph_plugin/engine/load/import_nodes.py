@@ -19,26 +19,14 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..model.json_records import NORMAL_NODE_KEYS
 from ..model.values import INT_MAX, MAX_NAME_CHARS, Limits
 from .import_hierarchy import parents_end_in_roots
 from .store_import import _fields_ok, _json_native
 
 __all__ = ["PlainNodes", "plain_nodes"]
 
-#: `node_to_dict`'s keys, in the order read here
-_KEYS = (
-    "id",
-    "type",
-    "level",
-    "title",
-    "fields",
-    "parentId",
-    "childrenIds",
-    "seqTo",
-    "semanticDepth",
-    "semanticRollup",
-    "archived",
-)
+_KEYS = NORMAL_NODE_KEYS
 _ROW = itemgetter(*_KEYS)
 _NATIVE = 2  # `_fields_ok`: clean, every value JSON-native without a float
 _STR, _INT, _BOOL, _LIST, _DICT = {str}, {int}, {bool}, {list}, {dict}

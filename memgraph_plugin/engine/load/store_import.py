@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Container, Mapping
 from typing import Any
 
-from ..model.json_records import edge_from_dict, node_from_dict, node_to_dict
+from ..model.json_records import NORMAL_NODE_KEYS, edge_from_dict, node_from_dict, node_to_dict
 from ..model.schema import SYMMETRIC_RELATIONS
 from ..model.values import (
     DEFAULT_LIMITS,
@@ -46,22 +46,7 @@ __all__ = [
 _INT_MIN = -INT_MAX - 1
 #: the keys of a store dict
 TOP_KEYS = frozenset({"nodes", "edges", "nodeSeq", "node_seq", "seqCounter", "seq_counter"})
-#: the keys of a node in the normal form (`node_to_dict`), optional ones aside
-_NORMAL_KEYS = frozenset(
-    {
-        "id",
-        "type",
-        "level",
-        "title",
-        "fields",
-        "parentId",
-        "childrenIds",
-        "seqTo",
-        "semanticDepth",
-        "semanticRollup",
-        "archived",
-    }
-)
+_NORMAL_KEYS = frozenset(NORMAL_NODE_KEYS)  # a node in the normal form, optional keys aside
 _NORMAL_KEYS_SUP = _NORMAL_KEYS | {"supersededBy"}
 #: keys the quick check reads (the camelCase spellings `store_problems` knows)
 _QUICK_NODE_KEYS = _NORMAL_KEYS | {"supersededBy", "pinned"}

@@ -329,6 +329,24 @@ def edge_from_dict(raw: Any, *, index: int = 0) -> Edge:
     return Edge(source, target, etype, seq_to)
 
 
+#: `node_to_dict`'s keys, in its order, that every node has (``floorRange``, ``supersededBy``
+#: and ``pinned`` only when set): the normal form an import's quick passes and the state
+#: columns read node by node
+NORMAL_NODE_KEYS = (
+    "id",
+    "type",
+    "level",
+    "title",
+    "fields",
+    "parentId",
+    "childrenIds",
+    "seqTo",
+    "semanticDepth",
+    "semanticRollup",
+    "archived",
+)
+
+
 def node_to_dict(node: Node) -> dict[str, Any]:
     """A node in the original's JSON shape (camelCase; floorRange/supersededBy only when set,
     ``pinned`` only when true: an unpinned node has exactly the original's keys)."""

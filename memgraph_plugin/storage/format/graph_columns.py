@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memgraph_plugin.engine.load.store_import import PlainStore
+from memgraph_plugin.engine.model.json_records import NORMAL_NODE_KEYS
 from memgraph_plugin.storage.format.json_shapes import edge_key, edge_to_json
 from memgraph_plugin.storage.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 
@@ -28,19 +29,7 @@ from memgraph_plugin.storage.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 NODE_SCHEMA = pa.schema([f for f in SNAP_NODES_SCHEMA if f.name not in ("chat_id", "snap", "pos")])
 EDGE_SCHEMA = pa.schema([f for f in SNAP_EDGES_SCHEMA if f.name not in ("chat_id", "snap", "pos")])
 
-_NODE_KEYS = (
-    "id",
-    "type",
-    "level",
-    "title",
-    "fields",
-    "parentId",
-    "childrenIds",
-    "seqTo",
-    "semanticDepth",
-    "semanticRollup",
-    "archived",
-)
+_NODE_KEYS = NORMAL_NODE_KEYS
 _PLAIN_NODE = frozenset(_NODE_KEYS)
 _PLAIN_NODE_SUP = _PLAIN_NODE | {"supersededBy"}
 _KEY_SEP = "\x1f"
