@@ -177,3 +177,36 @@ def _child(script: str, uri: str) -> Any:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_storages_made_at_once_on_a_new_folder_share_one_set_of_tables(tmp_path: Path) -> None:
+    """Eight storages opened at the same moment on a new folder (a host and its maintenance
+    worker starting together): each table is made once, whichever maker wins, and every
+    storage commits to it."""
+    import threading
+
+    settings = Target(str(tmp_path / "db")).settings()
+    start = threading.Barrier(8)
+    made: list[LanceStorage] = []
+    failed: list[BaseException] = []
+
+    def open_one() -> None:
+        start.wait(60)
+        try:
+            made.append(LanceStorage(settings))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failed.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not failed and len(made) == 8
+    version = 0
+    for i, storage in enumerate(made):
+        version = storage.commit_sync(
+            "c", change(node(f"n_{i}"), node_seq=i + 1, seq=i + 1), base_version=version
+        ).version
+    assert version == 8
+    assert sorted(made[0].load_sync("c").data["nodes"]) == sorted(f"n_{i}" for i in range(8))
