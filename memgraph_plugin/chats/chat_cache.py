@@ -244,10 +244,12 @@ class PersistedChats(ChatVectors):
                 build_soon(chat.store, *FIRST_TURN_INDICES)
             else:
                 state, vectors = storage.open_sync(chat_id, profile=self.embedder.name)
+                self._check_ann_soon(state)
                 chat = self._from_state(state)  # while the vectors are read (own thread)
                 build_soon(chat.store, *FIRST_TURN_INDICES)
                 self._load_index(storage, chat, state, vectors())
-                self._warm_vectors(chat)
+                if chat.index is not None:  # the first write's id map, on its own thread
+                    chat.index.map_ids_soon()
         return chat
 
     def _from_state(self, state: ChatState) -> LoadedChat:

@@ -46,7 +46,7 @@ class ChatVectors:
     _ann: LanceAnn | None
     _ann_build: asyncio.Future[bool] | None
     ann_threshold: int
-    #: LanceDB's index check started by an open (`_warm_vectors`), for the search that needs it
+    #: LanceDB's index check started by an open (`_check_ann_soon`), for the search that needs it
     _ann_probe: tuple[LanceAnn, concurrent.futures.Future[bool]] | None = None
     #: rows from which a chat's index gets coarse lists (built in the background, then a search
     #: reads a bounded number of rows; `embedding/coarse.py`); the factory sets it from settings
@@ -110,18 +110,15 @@ class ChatVectors:
             chat.unembedded = [nid for nid in nodes.node_ids() if nid not in index]
         chat.index = index
 
-    def _warm_vectors(self, chat: LoadedChat) -> None:
-        """Start, each on a thread of its own, what a loaded chat's first turn would wait for:
-        its index's id map (the first commit's upsert reads it: ~0.4 s at 1M rows) and, past
-        the ANN threshold, LanceDB's index check (the first search's: it imports LanceDB,
-        ~0.8 s). They run while the open ends and the person types."""
-        index = chat.index
-        if index is None:
+    def _check_ann_soon(self, state: ChatState) -> None:
+        """Past the ANN threshold, start LanceDB's index check for a chat being loaded, on a
+        thread of its own, as soon as its rows are read: it imports LanceDB (~0.8 s of
+        Python), which then runs beside the store's build instead of in the first search. The
+        first search takes its answer (`_ann_ready`)."""
+        rows = state.nodes.num_rows if state.nodes is not None else len(state.data["nodes"])
+        if self.embedder is None or rows < self.ann_threshold or state.checkpoint_version <= 0:
             return
-        index.map_ids_soon()
-        if len(index) < self.ann_threshold or chat.checkpoint_version <= 0:
-            return
-        ann = self._ann_for(index.dim)
+        ann = self._ann_for(int(self.embedder.profile.dim))
         probe: concurrent.futures.Future[bool] = concurrent.futures.Future()
 
         def check() -> None:

@@ -1,5 +1,5 @@
 """What a loaded chat's first turn would wait for is started by the open, each on a thread of
-its own (`chats/chat_cache.py` FIRST_TURN_INDICES, `ChatVectors._warm_vectors`): the store's
+its own (`chats/chat_cache.py` FIRST_TURN_INDICES, `ChatVectors._check_ann_soon`): the store's
 deferred indices the first write reads whole, the vector index's id map, and (past the ANN
 threshold) LanceDB's index check. The tests read none of them: they wait for the threads."""
 
