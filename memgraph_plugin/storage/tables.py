@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from memgraph_plugin.storage.table_reads import Database
+
 if TYPE_CHECKING:  # imported when a database is opened (`connect.py`), not with this module
     import lancedb
 
@@ -214,9 +216,8 @@ def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> la
     """Open `name`, creating it empty when missing; tolerates another process creating it too.
     A `table_reads.Database` in a local folder opens or makes it through pylance (no LanceDB
     import); LanceDB does it otherwise."""
-    local = getattr(type(db), "open_or_make", None)
-    if local is not None:
-        table = local(db, name, schema, **PYLANCE_TABLE_OPTIONS)
+    if isinstance(db, Database):
+        table = db.open_or_make(name, schema, **PYLANCE_TABLE_OPTIONS)
         if table is not None:
             return table
     last: Exception | None = None

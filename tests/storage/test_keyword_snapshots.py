@@ -20,16 +20,26 @@ from memgraph_plugin.storage import ChangeRecord, LanceStorage, StorageSettings
 from .helpers import node
 
 QUERIES = [
-    "harbor guild", "storm betrayal at the harbor", "艾琳", "花园", "mira", "ledger 7",
-    "character person", "nothing matches this", "old text", "new text lantern", "quest goal",
+    "harbor guild",
+    "storm betrayal at the harbor",
+    "艾琳",
+    "花园",
+    "mira",
+    "ledger 7",
+    "character person",
+    "nothing matches this",
+    "old text",
+    "new text lantern",
+    "quest goal",
 ]
 SCHEMA_TEXT = json.dumps(DEFAULT_SCHEMA.to_list())
 
 
 def _storage(tmp_path, schema_text: str | None = SCHEMA_TEXT) -> LanceStorage:
     return LanceStorage(
-        StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=10_000,
-                        keyword_schema=schema_text)
+        StorageSettings(
+            uri=str(tmp_path / "db"), checkpoint_every=10_000, keyword_schema=schema_text
+        )
     )
 
 
@@ -37,8 +47,13 @@ def _commit(storage: LanceStorage, *nodes: dict, removed: tuple[str, ...] = ()) 
     base = storage.latest_version_sync("c")
     storage.commit_sync(
         "c",
-        ChangeRecord(nodes=tuple(nodes), nodes_removed=removed, node_seq=100, seq_counter=10,
-                     applied=len(nodes) + len(removed)),
+        ChangeRecord(
+            nodes=tuple(nodes),
+            nodes_removed=removed,
+            node_seq=100,
+            seq_counter=10,
+            applied=len(nodes) + len(removed),
+        ),
         base_version=base,
     )
 
@@ -47,10 +62,17 @@ def _chat(storage: LanceStorage) -> None:
     """A chat written in three stretches: a full snapshot, a delta, then journal rows only."""
     words = ["harbor", "guild", "storm", "betrayal", "garden", "ledger"]
     first = [
-        node(f"n_{i}", f"{words[i % 6]} {words[(i * 5) % 6]} {i % 7}", seq=i,
-             type=["event", "character", "thread", "clue"][i % 4],
-             fields={"summary": f"Mira at the {words[(i + 1) % 6]} old text {i}",
-                     "name": f"name {i}", "note": ["艾琳走进花园", i, None, True]})
+        node(
+            f"n_{i}",
+            f"{words[i % 6]} {words[(i * 5) % 6]} {i % 7}",
+            seq=i,
+            type=["event", "character", "thread", "clue"][i % 4],
+            fields={
+                "summary": f"Mira at the {words[(i + 1) % 6]} old text {i}",
+                "name": f"name {i}",
+                "note": ["艾琳走进花园", i, None, True],
+            },
+        )
         for i in range(40)
     ]
     _commit(storage, *first[:25])
@@ -81,6 +103,18 @@ def _assert_same(a: Store, b: Store) -> None:
         assert ka.knows(word) == kb.knows(word)
 
 
+def _retitle_both(stores: tuple[Store, Store], titles: dict[str, str], removed: str) -> None:
+    """The same writes on each store (new titles, one node removed, one transaction each);
+    then the two stores' keyword answers are the same."""
+    for store in stores:
+        with store.transaction():
+            for nid, title in titles.items():
+                store.put_node(attrs.evolve(store.node(nid), title=title))
+            store.remove_node(removed)
+        store.take_changeset()
+    _assert_same(*stores)
+
+
 def _stores(state, schema=None) -> tuple[Store, Store]:
     args = (state.nodes, state.edges, state.node_seq, state.seq_counter)
     persisted = Store.from_columns(*args, schema=schema, keywords=state.keywords)
@@ -101,13 +135,7 @@ def test_index_from_snapshot_columns_equals_index_from_text(tmp_path) -> None:
     assert "n_5" not in {nid for nid, _ in persisted.keywords.search("harbor guild", None)}
 
     # later writes on both stores (re-index, remove, add) keep them equal
-    for store in (persisted, text):
-        with store.transaction():
-            store.put_node(attrs.evolve(store.node("n_9"), title="lantern harbor guild"))
-            store.put_node(attrs.evolve(store.node("n_10"), title="guild"))
-            store.remove_node("n_11")
-        store.take_changeset()
-    _assert_same(persisted, text)
+    _retitle_both((persisted, text), {"n_9": "lantern harbor guild", "n_10": "guild"}, "n_11")
 
     # a full snapshot reuses the loaded token lists (renumbered), plus the journal's nodes
     storage.checkpoint_sync("c", state)
@@ -148,8 +176,9 @@ def test_fingerprint_mismatch_falls_back_to_text(tmp_path) -> None:
     _chat(storage)
     state = storage.load_sync("c")
     # another schema: the event type reads other columns and keywords
-    other = extend_schema(DEFAULT_SCHEMA, [{"id": "event", "tableColumns": ["name"],
-                                             "keywords": ["happening"]}])
+    other = extend_schema(
+        DEFAULT_SCHEMA, [{"id": "event", "tableColumns": ["name"], "keywords": ["happening"]}]
+    )
     assert keyword_fingerprint(other) != state.keywords.fingerprint
     persisted, text = _stores(state, other)
     assert set(persisted._kw_dirty) == {n.id for n in persisted.iter_nodes()}  # all from text
@@ -192,8 +221,11 @@ def test_a_host_opens_a_snapshotted_chat_with_its_keyword_columns(tmp_path) -> N
     from memgraph_plugin.service import memory_graph_for
 
     async def run() -> None:
-        host = Host(data_dir=tmp_path / "h", entry_points=False,
-                    settings={"storage_maintenance_seconds": 10**6})
+        host = Host(
+            data_dir=tmp_path / "h",
+            entry_points=False,
+            settings={"storage_maintenance_seconds": 10**6},
+        )
         await host.start()
         api = host.registry.get("memory-graph")
         persistence = memory_graph_for(host).persistence
@@ -225,8 +257,9 @@ def test_damaged_columns_are_not_adopted(tmp_path, bad: str) -> None:
 
     broken = pa.array([[10**6]] + [[1]] * (len(cols.ids) - 1), pa.list_(pa.int32()))
     damaged = attrs.evolve(cols, **{bad: broken})
-    store = Store.from_columns(state.nodes, state.edges, state.node_seq, state.seq_counter,
-                               keywords=damaged)
+    store = Store.from_columns(
+        state.nodes, state.edges, state.node_seq, state.seq_counter, keywords=damaged
+    )
     assert len(store._kw_dirty) == len(store)  # from text, as without columns
     _assert_same(store, _stores(state)[1])
 
@@ -271,11 +304,7 @@ def test_a_base_with_textless_nodes_builds_its_map_from_the_stores(tmp_path) -> 
     assert all(slot_of[nid] == row_of[nid] for nid in slot_of)
     assert len(slot_of) == len(row_of) - 3
     _assert_same(persisted, text)
-    for store in (persisted, text):
-        with store.transaction():
-            store.put_node(attrs.evolve(store.node("n_81"), title="lantern in the storm"))
-            store.put_node(attrs.evolve(store.node("n_9"), title="guild lantern"))
-            store.remove_node("n_12")
-        store.take_changeset()
-    _assert_same(persisted, text)
+    _retitle_both(
+        (persisted, text), {"n_81": "lantern in the storm", "n_9": "guild lantern"}, "n_12"
+    )
     assert row_of == before
