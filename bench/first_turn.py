@@ -10,7 +10,9 @@ Per size (default 10k and 100k nodes, about 3 edges a node: ``engine.build_chat`
   most 2x), and, for reference, the node and edge state rows alone. Nothing is deferred: the
   import embeds every node before its commit, and the table says how many nodes were left
   without a stored vector (embedded later, in the background, by every open until a snapshot
-  stores them);
+  stores them). Beside it, the path a person runs: ``memgraph-host import`` in a new process
+  (interpreter and host start, reading the store file, its checks) under the hashing profile
+  and under the default one (WordLlama), for reference (no goal of its own);
 - from 1M nodes (``--million``), one chat seeded with pyarrow the way an import stores it
   (``build_seeded``), since building and importing 1M nodes as Python dicts takes most of an
   hour;
@@ -132,6 +134,27 @@ def build_imported(data_dir: Path, data: dict[str, Any]) -> tuple[float, float, 
 
     took, embedding, uri, missing, cpu = asyncio.run(_with_host(data_dir, work))
     return float(took), float(embedding), str(uri), int(missing), float(cpu)
+
+
+def cli_import(data_dir: Path, data: dict[str, Any], profile: str | None) -> float:
+    """Seconds `memgraph-host import` takes, as a person runs it: a new process (interpreter
+    and host start included) reading the graph as a store file (the original's JSON shape)
+    into a new data folder, under embedding profile `profile` (None: the default profile)."""
+    from memgraph_plugin import Store
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    store_file = data_dir.parent / f"{data_dir.name}.json"
+    store_file.write_text(json.dumps(Store.from_dict(data).to_dict()), encoding="utf-8")
+    argv = [sys.executable, "-m", "host", "--data-dir", str(data_dir), "import", CHAT]
+    if profile is not None:
+        argv[3:3] = ["--set", f"embedding_profile={profile}"]
+    t0 = time.perf_counter()
+    proc = subprocess.run([*argv, str(store_file)], capture_output=True, text=True, check=False)
+    took = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"memgraph-host import failed: {proc.stderr[-3000:]}")
+    store_file.unlink()
+    return took
 
 
 def build_live(data_dir: Path, data: dict[str, Any]) -> None:
@@ -333,6 +356,9 @@ def measure(size: int) -> dict[str, dict[str, float]]:
         imported = Path(tmp) / "imported"
         import_s, embedding_s, uri, unembedded, import_cpu = build_imported(imported, data)
         raw_w, raw_all = raw_write(data), raw_write_all(uri)
+        _phase(f"{size:,}: memgraph-host import (hashing, then the default profile)")
+        cli_hashing = cli_import(Path(tmp) / "cli-hashing", data, "hashing")
+        cli_default = cli_import(Path(tmp) / "cli-default", data, None)
         _phase(f"{size:,}: first turn of the imported chat")
         out["imported"] = {
             **child(imported),
@@ -342,6 +368,8 @@ def measure(size: int) -> dict[str, dict[str, float]]:
             "import unembedded": unembedded,
             "raw write": raw_w,
             "raw write all": raw_all,
+            "cli import": cli_hashing,
+            "cli import default": cli_default,
         }
         _phase(f"{size:,}: live-built chat")
         live = Path(tmp) / "live"
@@ -427,6 +455,8 @@ def table(results: dict[int, dict[str, dict[str, float]]]) -> Any:
     row("  CPU s of it (all threads)", "", num("import cpu"))
     row("  of it embedding (hashing)", "", num("import embedding"))
     row("  nodes left without a stored vector (deferred)", "", num("import unembedded", 0))
+    row("memgraph-host import, new process: hashing", "", num("cli import"))
+    row("  the same, default profile (WordLlama)", "", num("cli import default"))
     row("raw LanceDB write: node + edge state rows", "", num("raw write"))
     row("raw LanceDB write: every row the import stored", "", num("raw write all"))
     row("import / raw write (state rows)", "", ratio("import", "raw write", None))
