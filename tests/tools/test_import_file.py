@@ -246,3 +246,35 @@ def test_cli_import_checks_and_normalises_the_file_once(data, tmp_path, capsys, 
     exported = _exported(data, capsys)
     assert set(exported["nodes"]) == {"n_1", "n_2", "n_3"}
     assert exported["nodes"]["n_3"]["fields"] == {"summary": "a lantern"}
+
+
+def test_the_file_is_parsed_checked_and_imported_under_one_collector_pause(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    """The parse makes about ten objects per node and edge: `memgraph-host import` holds the
+    collector off from the parse to the commit, and turns it back on when it is done."""
+    import gc
+
+    from memgraph_plugin.engine.load import store_file
+    from memgraph_plugin.storage.lance import LanceStorage as Storage
+
+    seen: dict[str, bool] = {}
+    parse, commit = store_file.parse_json, Storage.import_sync
+
+    def parsing(raw: bytes, source: str) -> object:
+        seen["parse"] = gc.isenabled()
+        return parse(raw, source)
+
+    def committing(self: Storage, *args: object, **kwargs: object) -> object:
+        seen["commit"] = gc.isenabled()
+        return commit(self, *args, **kwargs)
+
+    monkeypatch.setattr(store_file, "parse_json", parsing)
+    monkeypatch.setattr(Storage, "import_sync", committing)
+    assert gc.isenabled()
+    path = tmp_path / "store.json"
+    path.write_text(json.dumps(STORE))
+    code, _, err = _cli(tmp_path / "data", capsys, "import", "c", str(path))
+    assert code == 0, err
+    assert seen == {"parse": False, "commit": False}
+    assert gc.isenabled()
