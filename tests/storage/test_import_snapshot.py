@@ -153,6 +153,34 @@ def test_a_failed_snapshot_write_stores_nothing(tmp_path) -> None:
     assert after.version == before.version and after.data == before.data
 
 
+@pytest.mark.parametrize("refused", ["state rows", "vector and keyword rows"])
+def test_a_failed_write_of_either_part_of_the_rows_stores_nothing(tmp_path, refused) -> None:
+    """The node and edge rows are written on a thread while the keyword rows and the coarse
+    lists are made, the rest after: a failure of either fails the import, nothing stored."""
+    storage = _storage(tmp_path)
+    storage.import_sync(CHAT, _graph(5, word="old"))
+    before = storage.load_sync(CHAT)
+    snaps = storage.checkpoints.snaps
+    write = snaps.write_rows
+    calls = []
+
+    def partly(chat_id, rowset, **parts):
+        state = parts["nodes"].num_rows > 0
+        calls.append(state)
+        if state == (refused == "state rows"):
+            raise OSError("disk said no")
+        return write(chat_id, rowset, **parts)
+
+    snaps.write_rows = partly
+    with pytest.raises(OSError):
+        storage.import_sync(CHAT, _graph(12))
+    # the state rows were tried; the rest only when they were written
+    assert calls.count(True) == 1 and calls.count(False) == (refused != "state rows")
+    assert [r.kind for r in storage.history_sync(CHAT)] == ["import"]
+    after = storage.load_sync(CHAT)
+    assert after.version == before.version and after.data == before.data
+
+
 def test_a_missing_head_row_is_read_through_the_journal_row(tmp_path, caplog) -> None:
     """A head row that could not be written (or a crash before it): the import is committed
     and loads, with its keyword rows and vectors, from the snapshot its journal row names; the

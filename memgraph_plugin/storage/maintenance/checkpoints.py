@@ -39,7 +39,7 @@ VectorLoader = Callable[[str, ChatState, str], VectorBlock | None]
 """The vectors of a state made by a profile (for a full snapshot)."""
 
 
-def _alongside(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+def _alongside(fn: Callable[..., Any], *args: Any, name: str = "snapshot-vectors") -> Future[Any]:
     """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
     done: Future[Any] = Future()
 
@@ -49,8 +49,15 @@ def _alongside(fn: Callable[..., Any], *args: Any) -> Future[Any]:
         except BaseException as exc:  # handed to the caller's `result()`
             done.set_exception(exc)
 
-    threading.Thread(target=run, name="snapshot-vectors", daemon=True).start()
+    threading.Thread(target=run, name=name, daemon=True).start()
     return done
+
+
+def _write_state_rows(
+    snaps: SnapshotTables, chat_id: str, rowset: int, nodes: Any, edges: Any
+) -> None:
+    """Write a snapshot's node and edge rows only (`SnapshotTables.write_rows`)."""
+    snaps.write_rows(chat_id, rowset, nodes=nodes, edges=edges, vectors=None)
 
 
 class Checkpoints:
@@ -221,6 +228,11 @@ class Checkpoints:
                 nodes,
                 self.settings.vector_coarse_threshold,
             )
+        # the node and edge rows need neither: LanceDB writes them (on its own threads,
+        # without the GIL) while the keyword rows and the coarse lists are made
+        state_work = _alongside(
+            _write_state_rows, self.snaps, chat_id, rowset, nodes, edges, name="snapshot-rows"
+        )
         spec = self._keyword_spec()
         keywords = None
         try:
@@ -231,11 +243,12 @@ class Checkpoints:
         finally:
             if vector_work is not None:
                 rows, centroids = vector_work.result()
+            state_work.result()
         self.snaps.write_rows(
             chat_id,
             rowset,
-            nodes=nodes,
-            edges=edges,
+            nodes=nodes.slice(0, 0),
+            edges=edges.slice(0, 0),
             vectors=rows,
             keywords=keywords,
             centroids=centroids,
