@@ -383,7 +383,12 @@ class LanceStorage(AsyncTwins):
         def attempt() -> CommitRecord:
             current = self.load_sync(chat_id)
             change = attrs.evolve(diff_states(current.data, data, kind=kind), note=note)
-            change = self._embedded(chat_id, change)
+            embedded: list[ChangeRecord] = []
+
+            def embed(plain: ChangeRecord) -> ChangeRecord:
+                embedded.append(self._embedded(chat_id, plain))
+                return embedded[-1]
+
             head = write_import_rows(  # the graph's one copy: a full snapshot's rows
                 self.checkpoints,
                 chat_id,
@@ -396,7 +401,9 @@ class LanceStorage(AsyncTwins):
                     else None
                 ),
                 getattr(self.embedder, "name", None),
+                embed,  # while the node and edge rows are written
             )
+            change = embedded[-1] if embedded else change
             heads.append(head)
             # the commit point: one journal row pointing at those rows (`snapshot_refs.py`)
             ref = attrs.evolve(change, snapshot=SnapshotRef(head))

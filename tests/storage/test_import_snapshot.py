@@ -153,29 +153,35 @@ def test_a_failed_snapshot_write_stores_nothing(tmp_path) -> None:
     assert after.version == before.version and after.data == before.data
 
 
-@pytest.mark.parametrize("refused", ["state rows", "vector and keyword rows"])
-def test_a_failed_write_of_either_part_of_the_rows_stores_nothing(tmp_path, refused) -> None:
-    """The node and edge rows are written on a thread while the keyword rows and the coarse
-    lists are made, the rest after: a failure of either fails the import, nothing stored."""
+@pytest.mark.parametrize("refused", ["nodes", "vectors", "keywords"])
+def test_a_failed_write_of_any_part_of_the_rows_stores_nothing(tmp_path, refused) -> None:
+    """A snapshot's node and edge rows, vector rows and keyword rows are written side by side
+    (the first two on threads of their own): a failure of any fails the import, nothing
+    stored."""
     storage = _storage(tmp_path)
     storage.import_sync(CHAT, _graph(5, word="old"))
     before = storage.load_sync(CHAT)
     snaps = storage.checkpoints.snaps
     write = snaps.write_rows
-    calls = []
+    tried = []
 
     def partly(chat_id, rowset, **parts):
-        state = parts["nodes"].num_rows > 0
-        calls.append(state)
-        if state == (refused == "state rows"):
-            raise OSError("disk said no")
+        part = (
+            "nodes"
+            if parts["nodes"].num_rows
+            else "vectors"
+            if parts["vectors"] is not None
+            else "keywords"
+        )
+        tried.append(part)
+        if part == refused:
+            raise OSError(f"disk said no to the {part}")
         return write(chat_id, rowset, **parts)
 
     snaps.write_rows = partly
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match=refused):
         storage.import_sync(CHAT, _graph(12))
-    # the state rows were tried; the rest only when they were written
-    assert calls.count(True) == 1 and calls.count(False) == (refused != "state rows")
+    assert refused in tried
     assert [r.kind for r in storage.history_sync(CHAT)] == ["import"]
     after = storage.load_sync(CHAT)
     assert after.version == before.version and after.data == before.data
