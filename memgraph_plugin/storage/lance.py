@@ -383,13 +383,7 @@ class LanceStorage(AsyncTwins):
         def attempt() -> CommitRecord:
             current = self.load_sync(chat_id)
             change = attrs.evolve(diff_states(current.data, data, kind=kind), note=note)
-            embedded: list[ChangeRecord] = []
-
-            def embed(plain: ChangeRecord) -> ChangeRecord:
-                embedded.append(self._embedded(chat_id, plain))
-                return embedded[-1]
-
-            head = write_import_rows(  # the graph's one copy: a full snapshot's rows
+            head, change = write_import_rows(  # the graph's one copy: a full snapshot's rows
                 self.checkpoints,
                 chat_id,
                 data,
@@ -401,9 +395,8 @@ class LanceStorage(AsyncTwins):
                     else None
                 ),
                 getattr(self.embedder, "name", None),
-                embed,  # while the node and edge rows are written
+                lambda plain: self._embedded(chat_id, plain),  # while node rows are written
             )
-            change = embedded[-1] if embedded else change
             heads.append(head)
             # the commit point: one journal row pointing at those rows (`snapshot_refs.py`)
             ref = attrs.evolve(change, snapshot=SnapshotRef(head))

@@ -68,12 +68,13 @@ def write_import_rows(
     old: OldVectors,
     profile: str | None = None,
     embed: Callable[[ChangeRecord], ChangeRecord] | None = None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], ChangeRecord]:
     """Write the row sets of a full snapshot of `data` as the chat's version `version` (the
     import's, once committed), with every node's vector known (`merged_vectors`; `profile`:
-    the embedder's); returns the head they need. Raises when they cannot be written (nothing
-    committed then). `embed`: what gives `change` its nodes' vectors, called once the node
-    and edge rows are being written (LanceDB writes them meanwhile: `write_full_rows`)."""
+    the embedder's); returns the head they need and `change` with its nodes' vectors. Raises
+    when they cannot be written (nothing committed then). `embed`: what gives `change` its
+    nodes' vectors, called once the node and edge rows are being written (LanceDB writes them
+    meanwhile: `Checkpoints.write_full_rows`)."""
     state = ChatState(
         chat_id=chat_id,
         version=version,
@@ -81,13 +82,14 @@ def write_import_rows(
         checkpoint_version=version,
         seq=int(change.seq_counter),
     )
-    if embed is None:
-        return checkpoints.write_full_rows(
-            chat_id, state, merged_vectors(data, change, old, profile)
-        )
-    return checkpoints.write_full_rows(
-        chat_id, state, lambda: merged_vectors(data, embed(change), old, profile)
-    )
+    embedded = [change]
+
+    def vectors() -> VectorBlock | None:
+        if embed is not None:
+            embedded.append(embed(change))
+        return merged_vectors(data, embedded[-1], old, profile)
+
+    return checkpoints.write_full_rows(chat_id, state, vectors), embedded[-1]
 
 
 def finish_import(checkpoints: Checkpoints, chat_id: str, head: dict[str, Any]) -> bool:
