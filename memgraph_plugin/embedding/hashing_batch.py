@@ -22,9 +22,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-#: what separates words in a lower-cased text, among ASCII characters; every other character
-#: (non-ASCII) is left in the pieces, whose words `re` finds
-_ASCII_BREAK = r"[^a-z0-9_\x{80}-\x{10FFFF}]+"
+#: byte value -> whether it can be part of a word (``\w``) of a lower-cased text: an ASCII
+#: letter, digit or underscore, or any byte of a non-ASCII character (whose words `re` finds)
+_IN_PIECE = np.zeros(256, dtype=bool)
+_IN_PIECE[np.frombuffer(b"abcdefghijklmnopqrstuvwxyz0123456789_", dtype=np.uint8)] = True
+_IN_PIECE[0x80:] = True
 
 
 def buckets(features: Sequence[str], dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -42,33 +44,80 @@ def buckets(features: Sequence[str], dim: int) -> tuple[np.ndarray, np.ndarray]:
 def batch_words(texts: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The words `embed_one` reads of each text (``\\w+`` of it lower-cased), as ids: the
     distinct words, every word's id in text order, text by text, and each text's word count.
-    pyarrow (RE2) cuts every text at its runs of ASCII non-word characters (what ``\\w`` never
-    matches there); a piece that is ASCII is one word, any other piece is cut by the ``re``
-    pattern (a match never spans a cut: a cut is all non-word characters). The words are
-    numbered by one dictionary encoding."""
-    n = len(texts)
-    lowered = [t.lower() if t else "" for t in texts]
-    pieces = pc.split_pattern_regex(pa.array(lowered, pa.string()), _ASCII_BREAK)
-    flat = pc.list_flatten(pieces)
-    rows = pc.list_parent_indices(pieces).to_numpy(zero_copy_only=False).astype(np.intp)
-    filled = pc.binary_length(flat).to_numpy(zero_copy_only=False) > 0
-    plain = pc.string_is_ascii(flat).to_numpy(zero_copy_only=False).astype(bool)
-    keep = filled & plain
-    found = flat.filter(pa.array(keep))
-    at = np.flatnonzero(keep)  # each found word's piece
-    other = np.flatnonzero(filled & ~plain)
-    if other.shape[0]:
-        findall = _TOKEN.findall
-        extra = [findall(s) for s in flat.take(pa.array(other)).to_pylist()]
-        counts = np.fromiter(map(len, extra), dtype=np.intp, count=len(extra))
-        found = pa.concat_arrays([found, pa.array([w for ws in extra for w in ws], pa.string())])
-        at = np.concatenate([at, np.repeat(other, counts)])
-        order = np.argsort(at, kind="stable")  # piece by piece; a piece's words in order
-        found, at = found.take(pa.array(order)), at[order]
+    Every text is cut at its runs of ASCII non-word characters (what ``\\w`` never matches
+    there; `_pieces`); a piece that is ASCII is one word, any other piece is cut by the ``re``
+    pattern (a match never spans a cut: a cut is all non-word characters). The pieces are
+    numbered by one dictionary encoding; only the distinct non-ASCII ones are cut by ``re``
+    (a few thousand of an import's million pieces), their words gathered for every piece."""
+    found, per_text = _pieces([t.lower() if t else "" for t in texts])
     encoded = pc.dictionary_encode(found)
-    wid = encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp)
-    sizes = np.bincount(rows[at], minlength=n).astype(np.intp)
-    return encoded.dictionary.to_pylist(), wid, sizes
+    pieces = encoded.dictionary
+    pid = encoded.indices.to_numpy(zero_copy_only=False).astype(np.intp)
+    other = np.flatnonzero(~pc.string_is_ascii(pieces).to_numpy(zero_copy_only=False).astype(bool))
+    if not other.shape[0]:  # every piece is one word
+        return pieces.to_pylist(), pid, per_text
+    # a distinct piece with other characters: its words (`re`), numbered after the plain ones
+    plain = np.ones(len(pieces), dtype=bool)
+    plain[other] = False
+    number = {w: k for k, w in enumerate(pieces.filter(pa.array(plain)).to_pylist())}
+    findall = _TOKEN.findall
+    per_piece = plain.astype(np.intp)  # words of each distinct piece
+    other_ids: list[int] = []
+    for k, piece in zip(other.tolist(), pieces.take(pa.array(other)).to_pylist(), strict=True):
+        got = [number.setdefault(w, len(number)) for w in findall(piece)]
+        per_piece[k] = len(got)
+        other_ids.extend(got)
+    starts = np.cumsum(per_piece) - per_piece  # each distinct piece's words in `ids`
+    ids = np.empty(int(per_piece.sum()), dtype=np.intp)
+    ids[starts[plain]] = np.arange(len(pieces) - other.shape[0])
+    ids[_spans(starts[other], per_piece[other])] = other_ids
+    counts = per_piece[pid]  # the words of each piece of the texts
+    total = np.zeros(counts.shape[0] + 1, dtype=np.intp)
+    np.cumsum(counts, out=total[1:])
+    last = np.cumsum(per_text)  # each text's pieces end there
+    sizes = total[last] - total[last - per_text]
+    return list(number), ids[_spans(starts[pid], counts)], sizes
+
+
+def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of every span, in order."""
+    ends = np.cumsum(lengths)
+    out = np.repeat(starts - (ends - lengths), lengths)
+    out += np.arange(int(ends[-1]) if ends.shape[0] else 0, dtype=np.intp)
+    return out
+
+
+def _pieces(lowered: list[str]) -> tuple[pa.Array, np.ndarray]:
+    """The pieces of lower-cased texts: their maximal runs of `_IN_PIECE` bytes (a run never
+    spans two texts), in order, as one string array, and how many each text has. Found with
+    numpy over the texts' UTF-8 bytes: each run is a slice of them, every slice taken at once
+    by one ``take`` of the string array whose strings alternate gap, run, gap, ..."""
+    column = pa.array(lowered, pa.large_string())
+    n = len(lowered)
+    bounds = np.frombuffer(column.buffers()[1], dtype=np.int64)[: n + 1]
+    size = int(bounds[-1])
+    if not size:
+        return pa.array([], pa.string()), np.zeros(n, dtype=np.intp)
+    inside = _IN_PIECE[np.frombuffer(column.buffers()[2], dtype=np.uint8)[:size]]
+    first = inside.copy()  # a run's first byte: after a byte outside, or a text's first
+    first[1:] &= ~inside[:-1]
+    last = inside.copy()  # a run's last byte: before a byte outside, or a text's last
+    last[:-1] &= ~inside[1:]
+    inner = bounds[1:-1]
+    inner = inner[(inner > 0) & (inner < size)]
+    first[inner] = inside[inner]
+    last[inner - 1] = inside[inner - 1]
+    starts = np.flatnonzero(first)
+    offsets = np.empty(2 * starts.shape[0] + 2, dtype=np.int64)
+    offsets[0], offsets[-1] = 0, size
+    offsets[1:-1:2] = starts
+    offsets[2:-1:2] = np.flatnonzero(last) + 1
+    alternating = pa.LargeStringArray.from_buffers(
+        offsets.shape[0] - 1, pa.py_buffer(offsets), column.buffers()[2]
+    )
+    runs = alternating.take(pa.array(np.arange(1, offsets.shape[0] - 1, 2)))
+    per_text = np.diff(np.searchsorted(starts, bounds)).astype(np.intp)
+    return runs.cast(pa.string()), per_text
 
 
 def word_features(

@@ -383,8 +383,7 @@ class LanceStorage(AsyncTwins):
         def attempt() -> CommitRecord:
             current = self.load_sync(chat_id)
             change = attrs.evolve(diff_states(current.data, data, kind=kind), note=note)
-            change = self._embedded(chat_id, change)
-            head = write_import_rows(  # the graph's one copy: a full snapshot's rows
+            head, change = write_import_rows(  # the graph's one copy: a full snapshot's rows
                 self.checkpoints,
                 chat_id,
                 data,
@@ -396,6 +395,7 @@ class LanceStorage(AsyncTwins):
                     else None
                 ),
                 getattr(self.embedder, "name", None),
+                lambda plain: self._embedded(chat_id, plain),  # while node rows are written
             )
             heads.append(head)
             # the commit point: one journal row pointing at those rows (`snapshot_refs.py`)

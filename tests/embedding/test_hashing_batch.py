@@ -103,3 +103,15 @@ def test_a_hundred_rows_of_one_repeated_text_sum_in_text_order():
     one = HashingProfile(dim=8).embed_one(text)
     assert all(row.tobytes() == one.tobytes() for row in got[:100])
     assert not got[100:].any()
+
+
+def test_batch_words_of_pieces_with_other_characters():
+    # non-ASCII pieces: words that are also plain pieces, none, several, across texts
+    texts = ["the\u3000guild café", "\u3000", "", "東京 the\u00a0x_y", "İstanbul", "the café"] * 3
+    words, wid, sizes = batch_words(texts)
+    assert len(set(words)) == len(words)
+    assert [words[i] for i in wid.tolist()] == [
+        w for t in texts for w in hashing._TOKEN.findall(t.lower())
+    ]
+    assert sizes.tolist() == [len(hashing._TOKEN.findall(t.lower())) for t in texts]
+    assert set(words) == {w for t in texts for w in hashing._TOKEN.findall(t.lower())}

@@ -153,6 +153,40 @@ def test_a_failed_snapshot_write_stores_nothing(tmp_path) -> None:
     assert after.version == before.version and after.data == before.data
 
 
+@pytest.mark.parametrize("refused", ["nodes", "vectors", "keywords"])
+def test_a_failed_write_of_any_part_of_the_rows_stores_nothing(tmp_path, refused) -> None:
+    """A snapshot's node and edge rows, vector rows and keyword rows are written side by side
+    (the first two on threads of their own): a failure of any fails the import, nothing
+    stored."""
+    storage = _storage(tmp_path)
+    storage.import_sync(CHAT, _graph(5, word="old"))
+    before = storage.load_sync(CHAT)
+    snaps = storage.checkpoints.snaps
+    write = snaps.write_rows
+    tried = []
+
+    def partly(chat_id, rowset, **parts):
+        part = (
+            "nodes"
+            if parts["nodes"].num_rows
+            else "vectors"
+            if parts["vectors"] is not None
+            else "keywords"
+        )
+        tried.append(part)
+        if part == refused:
+            raise OSError(f"disk said no to the {part}")
+        return write(chat_id, rowset, **parts)
+
+    snaps.write_rows = partly
+    with pytest.raises(OSError, match=refused):
+        storage.import_sync(CHAT, _graph(12))
+    assert refused in tried
+    assert [r.kind for r in storage.history_sync(CHAT)] == ["import"]
+    after = storage.load_sync(CHAT)
+    assert after.version == before.version and after.data == before.data
+
+
 def test_a_missing_head_row_is_read_through_the_journal_row(tmp_path, caplog) -> None:
     """A head row that could not be written (or a crash before it): the import is committed
     and loads, with its keyword rows and vectors, from the snapshot its journal row names; the

@@ -132,12 +132,17 @@ def _cut(lowered: list[str]) -> tuple[pa.Array, np.ndarray]:
 
 
 def _slices(data: np.ndarray, first: np.ndarray, end: np.ndarray) -> pa.Array:
-    """The strings ``data[first[i]:end[i]]`` of ascending, non-overlapping byte ranges."""
-    mark = np.zeros(len(data) + 1, dtype=np.int8)
-    mark[first] = 1
-    mark[end] -= 1
-    inside = np.cumsum(mark[:-1], dtype=np.int8).view(bool)
-    return _strings(data[inside], end - first)
+    """The strings ``data[first[i]:end[i]]`` of ascending, non-overlapping byte ranges: one
+    ``take`` of every other string of the array over `data` whose strings alternate gap,
+    range, gap, ... (no per-byte pass)."""
+    offsets = np.empty(2 * first.shape[0] + 2, dtype=np.int64)
+    offsets[0], offsets[-1] = 0, data.shape[0]
+    offsets[1:-1:2] = first
+    offsets[2:-1:2] = end
+    alternating = pa.LargeStringArray.from_buffers(
+        offsets.shape[0] - 1, pa.py_buffer(offsets), pa.py_buffer(data)
+    )
+    return alternating.take(pa.array(np.arange(1, offsets.shape[0] - 1, 2))).cast(pa.string())
 
 
 def _gathered(data: np.ndarray, first: np.ndarray, end: np.ndarray) -> pa.Array:

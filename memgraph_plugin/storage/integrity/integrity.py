@@ -151,8 +151,9 @@ def damaged_fragments(name: str, dataset: Any) -> list[DamagedFragment]:
             fragment.to_table()
         except Exception as exc:  # noqa: BLE001 - any failure to read is damage to report
             text = " ".join(str(exc).split())
-            damaged.append(DamagedFragment(name, fragment.fragment_id, files, meta.physical_rows,
-                                           _short(text)))
+            damaged.append(
+                DamagedFragment(name, fragment.fragment_id, files, meta.physical_rows, _short(text))
+            )
     return damaged
 
 
@@ -224,5 +225,6 @@ def check_database(
         chats = _journal_damage(rows, heads)
     snapshot_side = [t for t in by_table if t != COMMITS]
     snapshot_chats = tuple(sorted(heads)) if snapshot_side else ()
-    return IntegrityReport(uri, names, tuple(damaged), tuple(chats), snapshot_chats,
-                           tuple(unreadable))
+    return IntegrityReport(
+        uri, names, tuple(damaged), tuple(chats), snapshot_chats, tuple(unreadable)
+    )

@@ -17,14 +17,14 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any
 
 from memgraph_plugin.engine.keyword.keyword_text import keyword_fingerprint
 from memgraph_plugin.engine.load.store_import import PlainStore
 from memgraph_plugin.engine.model.schema import Schema, load_schema
 from memgraph_plugin.storage.format import keyword_rows
-from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
+from memgraph_plugin.storage.format.graph_columns import DeltaBuilder, empty_edges, empty_nodes
 from memgraph_plugin.storage.journal.journal import Journal
 from memgraph_plugin.storage.journal.snapshot_refs import pinned_rowsets, rebased
 from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
@@ -39,7 +39,7 @@ VectorLoader = Callable[[str, ChatState, str], VectorBlock | None]
 """The vectors of a state made by a profile (for a full snapshot)."""
 
 
-def _alongside(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+def _alongside(fn: Callable[..., Any], *args: Any, name: str = "snapshot-vectors") -> Future[Any]:
     """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
     done: Future[Any] = Future()
 
@@ -49,8 +49,34 @@ def _alongside(fn: Callable[..., Any], *args: Any) -> Future[Any]:
         except BaseException as exc:  # handed to the caller's `result()`
             done.set_exception(exc)
 
-    threading.Thread(target=run, name="snapshot-vectors", daemon=True).start()
+    threading.Thread(target=run, name=name, daemon=True).start()
     return done
+
+
+def _write_state_rows(
+    snaps: SnapshotTables, chat_id: str, rowset: int, nodes: Any, edges: Any
+) -> None:
+    """Write a snapshot's node and edge rows only (`SnapshotTables.write_rows`)."""
+    snaps.write_rows(chat_id, rowset, nodes=nodes, edges=edges, vectors=None)
+
+
+def _write_vector_rows(
+    snaps: SnapshotTables,
+    chat_id: str,
+    rowset: int,
+    vectors: VectorBlock,
+    nodes: Any,
+    coarse_rows: int,
+) -> tuple[str, int, Any]:
+    """Make and write a full snapshot's vector rows and coarse lists (`snapshot_vector_rows`);
+    returns their (profile, dim, rows)."""
+    rows, centroids = snapshot_vector_rows(chat_id, rowset, vectors, nodes, coarse_rows)
+    snaps.write_rows(chat_id, rowset, vectors=rows, centroids=centroids, **_NO_STATE_ROWS)
+    return rows
+
+
+#: `SnapshotTables.write_rows` arguments of a call that writes no node or edge rows
+_NO_STATE_ROWS: dict[str, Any] = {"nodes": empty_nodes(), "edges": empty_edges()}
 
 
 class Checkpoints:
@@ -201,7 +227,10 @@ class Checkpoints:
         self.finish(chat_id, self.write_full_rows(chat_id, state, vectors))
 
     def write_full_rows(
-        self, chat_id: str, state: ChatState, vectors: VectorBlock | None = None
+        self,
+        chat_id: str,
+        state: ChatState,
+        vectors: VectorBlock | Callable[[], VectorBlock | None] | None = None,
     ) -> dict[str, Any]:
         """Write the row sets of a full snapshot of `state` (and its vectors), no head row;
         the head row they need (`finish` writes it; an import's journal row points at them
@@ -209,37 +238,42 @@ class Checkpoints:
         nodes, edges = state.tables()
         node_seq, seq_counter = state.counters
         rowset = new_rowset_id()
-        rows = centroids = None
+        rows = None
+        # three parts written side by side, each as soon as it is made (a crash or a failure
+        # before the head or journal row leaves orphans only): the node and edge rows at once
+        # (LanceDB writes them on its own threads, without the GIL) while the vectors are made
+        # (an import embeds its nodes here: `vectors` callable) and then the keyword rows; the
+        # vector rows with their coarse lists on a thread of their own (numpy, BLAS, LanceDB)
+        state_work = _alongside(
+            _write_state_rows, self.snaps, chat_id, rowset, nodes, edges, name="snapshot-rows"
+        )
         vector_work: Future[Any] | None = None
-        if vectors is not None and vectors.ids and vectors.dim:
-            # numpy and pyarrow work, mostly without the GIL: alongside the keyword rows
-            vector_work = _alongside(
-                snapshot_vector_rows,
-                chat_id,
-                rowset,
-                vectors,
-                nodes,
-                self.settings.vector_coarse_threshold,
-            )
-        spec = self._keyword_spec()
-        keywords = None
         try:
+            if callable(vectors):
+                vectors = vectors()
+            if vectors is not None and vectors.ids and vectors.dim:
+                vector_work = _alongside(
+                    _write_vector_rows,
+                    self.snaps,
+                    chat_id,
+                    rowset,
+                    vectors,
+                    nodes,
+                    self.settings.vector_coarse_threshold,
+                )
+            spec = self._keyword_spec()
             if spec is not None:
                 keywords = keyword_rows.full_rows(
                     nodes, state.keywords, spec[0], spec[1], _plain_fields(state)
                 )
-        finally:
-            if vector_work is not None:
-                rows, centroids = vector_work.result()
-        self.snaps.write_rows(
-            chat_id,
-            rowset,
-            nodes=nodes,
-            edges=edges,
-            vectors=rows,
-            keywords=keywords,
-            centroids=centroids,
-        )
+                self.snaps.write_rows(
+                    chat_id, rowset, vectors=None, keywords=keywords, **_NO_STATE_ROWS
+                )
+        finally:  # both threads done before anything is raised (none writes on after it)
+            wait([state_work] if vector_work is None else [state_work, vector_work])
+        if vector_work is not None:
+            rows = vector_work.result()
+        state_work.result()
         return {
             "version": state.version,
             "seq": state.seq,

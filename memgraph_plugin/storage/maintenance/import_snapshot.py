@@ -67,11 +67,14 @@ def write_import_rows(
     change: ChangeRecord,
     old: OldVectors,
     profile: str | None = None,
-) -> dict[str, Any]:
+    embed: Callable[[ChangeRecord], ChangeRecord] | None = None,
+) -> tuple[dict[str, Any], ChangeRecord]:
     """Write the row sets of a full snapshot of `data` as the chat's version `version` (the
     import's, once committed), with every node's vector known (`merged_vectors`; `profile`:
-    the embedder's); returns the head they need. Raises when they cannot be written (nothing
-    committed then)."""
+    the embedder's); returns the head they need and `change` with its nodes' vectors. Raises
+    when they cannot be written (nothing committed then). `embed`: what gives `change` its
+    nodes' vectors, called once the node and edge rows are being written (LanceDB writes them
+    meanwhile: `Checkpoints.write_full_rows`)."""
     state = ChatState(
         chat_id=chat_id,
         version=version,
@@ -79,8 +82,14 @@ def write_import_rows(
         checkpoint_version=version,
         seq=int(change.seq_counter),
     )
-    vectors = merged_vectors(data, change, old, profile)
-    return checkpoints.write_full_rows(chat_id, state, vectors)
+    embedded = [change]
+
+    def vectors() -> VectorBlock | None:
+        if embed is not None:
+            embedded.append(embed(change))
+        return merged_vectors(data, embedded[-1], old, profile)
+
+    return checkpoints.write_full_rows(chat_id, state, vectors), embedded[-1]
 
 
 def finish_import(checkpoints: Checkpoints, chat_id: str, head: dict[str, Any]) -> bool:
