@@ -111,18 +111,27 @@ def build_imported(data_dir: Path, data: dict[str, Any]) -> tuple[float, float, 
     shared machine's load does not inflate)."""
 
     async def work(host: Any, service: Any) -> tuple[float, float, str, int, float]:
+        from memgraph_plugin.embedding.embedder import NodeEmbedder
+
         storage = service.persistence.storage
         embedder = storage.embedder
         spent = [0.0]
 
-        def timed(nodes: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                return embedder(nodes)
-            finally:
-                spent[0] += time.perf_counter() - t
+        class Timed(NodeEmbedder):
+            """The storage's embedder, timed (still a `NodeEmbedder`: the import hands it
+            the nodes as they are, where it copies them for any other callable)."""
 
-        storage.embedder = timed if embedder is not None else None
+            def __call__(self, nodes: Any) -> Any:
+                t = time.perf_counter()
+                try:
+                    return super().__call__(nodes)
+                finally:
+                    spent[0] += time.perf_counter() - t
+
+        if isinstance(embedder, NodeEmbedder):
+            timed = Timed(embedder.profile)
+            timed.columns = embedder.columns
+            storage.embedder = timed
         await storage.latest_version(CHAT)  # LanceDB imported and connected: not the import's
         t0, c0 = time.perf_counter(), time.process_time()
         await service.import_graph(CHAT, data)
