@@ -115,6 +115,25 @@ def test_a_large_message_index_is_anchored_from_the_pass():
     assert anchored_store(store, 30, 10) == _slow(data, 30, 10)
 
 
+def test_a_store_without_message_indices_is_anchored_without_looking_again(monkeypatch):
+    """The pass notes that no node has a message index (-1), so anchoring it to a chat's
+    message count need not read every node's fields again; the result is the slow path's."""
+    from memgraph_plugin.engine.load import store_import
+
+    data = _store()
+    for node in data["nodes"].values():
+        node["fields"].pop("message", None)
+    store = checked_normal_store(data)
+    assert store is not None and store.top_message == -1
+    expected = _slow(data, 30, 10)
+
+    def refuse(_node: Any) -> Any:
+        raise AssertionError("anchoring read every node's message index again")
+
+    monkeypatch.setattr(store_import, "_message_index", refuse)
+    assert anchored_store(store, 30, 10) == expected
+
+
 def _random_edges(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
     types = ["related", "allied_with", "family_of", "mentions", "x"]
     edges = []

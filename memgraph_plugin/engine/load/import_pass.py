@@ -92,7 +92,7 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
     store.node_columns = node_columns
     store.plain = plain
     store.float_free = float_free
-    store.top_message = top_message if top_message >= 0 else None
+    store.top_message = top_message  # (-1: none: anchoring need not look again)
     return store
 
 
