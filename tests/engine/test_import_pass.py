@@ -190,6 +190,44 @@ def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
     assert answered > 50 and turned > 10
 
 
+def test_contains_edges_checked_by_the_node_checks_positions_as_by_the_parent_map():
+    """`_edge_columns` given the node check's id array and parent positions (the usual file's
+    path) answers as it does from the parent map, and as the edge-by-edge check: a contains
+    edge must run from its child's parent to the child."""
+    import numpy as np
+    import pyarrow as pa
+
+    from memgraph_plugin.engine.load import import_pass
+
+    rng = random.Random(31)
+    ids = [f"n_{i}" for i in range(1, 9)]
+    answered = refused = 0
+    for _ in range(300):
+        parents = {c: rng.choice(ids) for c in rng.sample(ids, rng.randint(0, 6))}
+        parents = {c: p for c, p in parents.items() if c != p}
+        edges = _random_edges(rng, ids)
+        for _ in range(rng.randint(0, 4)):  # contains edges: most along a parent link
+            child = rng.choice(ids)
+            src = parents.get(child, rng.choice(ids)) if rng.random() < 0.8 else rng.choice(ids)
+            edges.insert(rng.randint(0, len(edges)), {"from": src, "to": child, "type": "contains"})
+        known = pa.array(ids, pa.string())
+        parent_at = np.array([ids.index(parents[n]) if n in parents else -1 for n in ids])
+        by_positions = import_pass._edge_columns(
+            edges, dict.fromkeys(ids), parents, known, parent_at
+        )
+        by_map = import_pass._edge_columns(edges, dict.fromkeys(ids), parents)
+        one_by_one = import_pass._checked_edges(edges, dict.fromkeys(ids), parents)
+        if by_map is import_pass._UNSURE:
+            assert by_positions is import_pass._UNSURE, edges
+            refused += 1
+            continue
+        answered += 1
+        assert by_positions is not import_pass._UNSURE, edges
+        assert by_positions[0] == by_map[0] == one_by_one, edges
+        assert by_positions[1].equals(by_map[1])
+    assert answered > 30 and refused > 30
+
+
 def test_an_edge_end_in_bytes_is_left_to_the_full_check():
     data = _store()
     data["edges"].append({"from": b"n_5", "to": "n_6", "type": "related"})
