@@ -79,12 +79,10 @@ def _names_ok(values: Any) -> bool:
     if not values:
         return True
     joined = "".join(values)
-    return (
-        joined.isascii()
-        and joined.isprintable()
-        and min(map(len, values)) > 0
-        and max(map(len, values)) <= MAX_NAME_CHARS
-    )
+    if not (joined.isascii() and joined.isprintable()):
+        return False
+    lengths = list(map(len, values))  # (one pass for both bounds)
+    return min(lengths) > 0 and max(lengths) <= MAX_NAME_CHARS
 
 
 def _counts_ok(values: Any, *, none: bool) -> bool:
@@ -154,7 +152,7 @@ def plain_nodes(raw_nodes: dict[str, Any], limits: Limits) -> PlainNodes | None:
         return None
     parent_at = pc.fill_null(up, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     linked = list(chain.from_iterable(children))
-    if linked and (set(map(type, linked)) != _STR or not set(linked) <= known):
+    if linked and (set(map(type, linked)) != _STR or not all(map(known.__contains__, linked))):
         return None
     if with_sup:
         named = [s for s in sup if s is not None]
