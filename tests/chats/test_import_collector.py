@@ -5,6 +5,7 @@ store made for the import is emptied, so it does not walk the store's 100k ancho
 
 from __future__ import annotations
 
+import copy
 import gc
 import weakref
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from host import Host
 from memgraph_plugin import MemoryGraphError
 from memgraph_plugin.engine.load import store_import
+from memgraph_plugin.engine.load.import_pass import checked_normal_store
 
 
 def _store(n: int) -> dict[str, Any]:
@@ -71,6 +73,14 @@ async def test_one_pause_spans_the_check_and_the_storage_and_ends_after_the_stor
     # the store was made and handed to storage with the collector off; the collection that
     # ended the pause (and any after) found its graph freed
     assert seen and not any(seen), seen
+
+    # a caller's checked store (the CLI's `NormalStore`) is anchored into a store of ours:
+    # emptying that one leaves the caller's as it was
+    checked = checked_normal_store(_store(50))
+    assert checked is not None
+    before = copy.deepcopy(dict(checked))
+    await api.import_graph("d", checked)
+    assert dict(checked) == before
 
     with pytest.raises(MemoryGraphError) as info:  # a failed check ends the pause too
         await api.import_graph("c", {"nodes": {"n_1": {"id": "n_2", "type": "event"}}})
