@@ -153,7 +153,7 @@ class ChatHistory:
         # what it needs, though the executor's work item may hold the dict a moment longer),
         # so the collection that ends the pause walks only what outlives the import. Ended
         # after the check instead, it walked the 100k nodes' anchored copies (60-140 ms).
-        made: list[dict[str, Any]] = []
+        made: list[Any] = []  # (a `store_import.PlainStore`)
         with gc_paused():
             try:
                 # off the event loop: a 100k-node store takes a second or two to check
@@ -163,8 +163,9 @@ class ChatHistory:
                 )
             finally:
                 for store in made:
-                    if store is not data:
-                        store.clear()  # (its nodes and edges freed before the pause ends)
+                    if store is not data:  # its nodes, edges and columns freed before the end
+                        store.clear()
+                        store.node_columns = store.edge_columns = None
                 made.clear()
 
     def message_count(self, chat_id: str) -> int | None:
