@@ -115,6 +115,25 @@ def test_a_large_message_index_is_anchored_from_the_pass():
     assert anchored_store(store, 30, 10) == _slow(data, 30, 10)
 
 
+def test_a_store_without_message_indices_is_anchored_without_looking_again(monkeypatch):
+    """The pass notes that no node has a message index (-1), so anchoring it to a chat's
+    message count need not read every node's fields again; the result is the slow path's."""
+    from memgraph_plugin.engine.load import store_import
+
+    data = _store()
+    for node in data["nodes"].values():
+        node["fields"].pop("message", None)
+    store = checked_normal_store(data)
+    assert store is not None and store.top_message == -1
+    expected = _slow(data, 30, 10)
+
+    def refuse(_node: Any) -> Any:
+        raise AssertionError("anchoring read every node's message index again")
+
+    monkeypatch.setattr(store_import, "_message_index", refuse)
+    assert anchored_store(store, 30, 10) == expected
+
+
 def _random_edges(rng: random.Random, ids: list[str]) -> list[dict[str, Any]]:
     types = ["related", "allied_with", "family_of", "mentions", "x"]
     edges = []
@@ -169,6 +188,44 @@ def test_edges_checked_by_columns_are_the_edge_by_edge_ones():
         assert _columns_of(kept) == columns.to_pydict(), edges
         turned += any(e["from"] > e["to"] for e in edges if e["type"] == "allied_with")
     assert answered > 50 and turned > 10
+
+
+def test_contains_edges_checked_by_the_node_checks_positions_as_by_the_parent_map():
+    """`_edge_columns` given the node check's id array and parent positions (the usual file's
+    path) answers as it does from the parent map, and as the edge-by-edge check: a contains
+    edge must run from its child's parent to the child."""
+    import numpy as np
+    import pyarrow as pa
+
+    from memgraph_plugin.engine.load import import_pass
+
+    rng = random.Random(31)
+    ids = [f"n_{i}" for i in range(1, 9)]
+    answered = refused = 0
+    for _ in range(300):
+        parents = {c: rng.choice(ids) for c in rng.sample(ids, rng.randint(0, 6))}
+        parents = {c: p for c, p in parents.items() if c != p}
+        edges = _random_edges(rng, ids)
+        for _ in range(rng.randint(0, 4)):  # contains edges: most along a parent link
+            child = rng.choice(ids)
+            src = parents.get(child, rng.choice(ids)) if rng.random() < 0.8 else rng.choice(ids)
+            edges.insert(rng.randint(0, len(edges)), {"from": src, "to": child, "type": "contains"})
+        known = pa.array(ids, pa.string())
+        parent_at = np.array([ids.index(parents[n]) if n in parents else -1 for n in ids])
+        by_positions = import_pass._edge_columns(
+            edges, dict.fromkeys(ids), parents, known, parent_at
+        )
+        by_map = import_pass._edge_columns(edges, dict.fromkeys(ids), parents)
+        one_by_one = import_pass._checked_edges(edges, dict.fromkeys(ids), parents)
+        if by_map is import_pass._UNSURE:
+            assert by_positions is import_pass._UNSURE, edges
+            refused += 1
+            continue
+        answered += 1
+        assert by_positions is not import_pass._UNSURE, edges
+        assert by_positions[0] == by_map[0] == one_by_one, edges
+        assert by_positions[1].equals(by_map[1])
+    assert answered > 30 and refused > 30
 
 
 def test_an_edge_end_in_bytes_is_left_to_the_full_check():

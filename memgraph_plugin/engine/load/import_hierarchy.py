@@ -73,3 +73,16 @@ def parents_end_in_roots(parents: Mapping[str, str]) -> bool:
     for _ in range(max(1, n.bit_length() + 1)):
         step = step[step]
     return bool((step == n).all())
+
+
+def positions_end_in_roots(parent_at: Any) -> bool:
+    """`parents_end_in_roots` of nodes given by position: ``parent_at[i]`` is node i's
+    parent's position, -1 for none (a numpy int array; parents among the nodes). The import's
+    column check has the positions already (`import_nodes.plain_nodes`)."""
+    import numpy as np
+
+    n = int(parent_at.shape[0])
+    step = np.append(np.where(parent_at < 0, n, parent_at), n)  # no parent: the chain ends
+    for _ in range(max(1, n.bit_length() + 1)):
+        step = step[step]
+    return bool((step == n).all())

@@ -16,12 +16,13 @@ from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..model.json_records import NORMAL_NODE_KEYS
 from ..model.values import INT_MAX, MAX_NAME_CHARS, Limits
-from .import_hierarchy import parents_end_in_roots
+from .import_hierarchy import positions_end_in_roots
 from .store_import import _fields_ok, _json_native
 
 __all__ = ["PlainNodes", "plain_nodes"]
@@ -37,9 +38,19 @@ class PlainNodes:
     """What `import_pass` needs of nodes `plain_nodes` passed: the nodes (the caller's dicts,
     in order), each node's parent (``parentId`` set), whether no field holds a float, the
     largest message index (-1: none), the largest ``n_<k>`` id number (-1: none), and each
-    key's values in node order (`store_import.PlainStore.node_columns`)."""
+    key's values in node order (`store_import.PlainStore.node_columns`); and, for the edge
+    check, the ids as a pyarrow array and each node's parent's position (-1: none)."""
 
-    __slots__ = ("nodes", "parents", "float_free", "top_message", "top_id", "columns")
+    __slots__ = (
+        "nodes",
+        "parents",
+        "float_free",
+        "top_message",
+        "top_id",
+        "columns",
+        "id_array",
+        "parent_at",
+    )
 
     def __init__(
         self,
@@ -49,6 +60,8 @@ class PlainNodes:
         top_message: int,
         top_id: int,
         columns: dict[str, Sequence[Any]],
+        id_array: pa.Array,
+        parent_at: np.ndarray,
     ) -> None:
         self.nodes = nodes
         self.parents = parents
@@ -56,6 +69,8 @@ class PlainNodes:
         self.top_message = top_message
         self.top_id = top_id
         self.columns = columns
+        self.id_array = id_array
+        self.parent_at = parent_at
 
 
 def _names_ok(values: Any) -> bool:
@@ -64,12 +79,10 @@ def _names_ok(values: Any) -> bool:
     if not values:
         return True
     joined = "".join(values)
-    return (
-        joined.isascii()
-        and joined.isprintable()
-        and min(map(len, values)) > 0
-        and max(map(len, values)) <= MAX_NAME_CHARS
-    )
+    if not (joined.isascii() and joined.isprintable()):
+        return False
+    lengths = list(map(len, values))  # (one pass for both bounds)
+    return min(lengths) > 0 and max(lengths) <= MAX_NAME_CHARS
 
 
 def _counts_ok(values: Any, *, none: bool) -> bool:
@@ -81,10 +94,10 @@ def _counts_ok(values: Any, *, none: bool) -> bool:
     return not numbers or (min(numbers) >= 0 and max(numbers) <= INT_MAX)
 
 
-def _top_id(ids: list[str]) -> int | None:
-    """The largest ``k`` of the ids ``n_<k>`` (ASCII digits: ids are ASCII), -1 for none;
-    None when one is beyond 64 bits (the caller's loop reads it with Python ints)."""
-    column = pa.array(ids, pa.string())
+def _top_id(column: pa.Array) -> int | None:
+    """The largest ``k`` of the ids ``n_<k>`` (a string array; ASCII digits: ids are ASCII),
+    -1 for none; None when one is beyond 64 bits (the caller's loop reads it with Python
+    ints)."""
     numbered = column.filter(pc.match_substring_regex(column, r"^n_[0-9]+$"))
     if not len(numbered):
         return -1
@@ -131,16 +144,21 @@ def plain_nodes(raw_nodes: dict[str, Any], limits: Limits) -> PlainNodes | None:
         return None
     known = raw_nodes.keys()
     parents = dict(filter(itemgetter(1), zip(ids, parent, strict=True)))
-    if not set(parents.values()) <= known:
+    # each node's parent by position (ids are unique and never empty: a root's "" is no id);
+    # a parent that is no node: not sure
+    id_array = pa.array(ids, pa.string())
+    up = pc.index_in(pa.array(parent, pa.string()), value_set=id_array)
+    if up.null_count != n - len(parents):
         return None
+    parent_at = pc.fill_null(up, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     linked = list(chain.from_iterable(children))
-    if linked and (set(map(type, linked)) != _STR or not set(linked) <= known):
+    if linked and (set(map(type, linked)) != _STR or not all(map(known.__contains__, linked))):
         return None
     if with_sup:
         named = [s for s in sup if s is not None]
         if set(map(type, named)) != _STR or "" in named or not set(named) <= known:
             return None
-    if parents and not parents_end_in_roots(parents):
+    if parents and not positions_end_in_roots(parent_at):
         return None
     states = list(map(_fields_ok, fields, titles, repeat(limits)))
     float_free = True
@@ -152,7 +170,7 @@ def plain_nodes(raw_nodes: dict[str, Any], limits: Limits) -> PlainNodes | None:
                 if not _json_native(value):
                     return None  # the loop makes its normal form
                 float_free = float_free and not _has_float(value)
-    top_id = _top_id(keys)
+    top_id = _top_id(id_array)
     if top_id is None:
         return None
     messages = list(map(dict.get, fields, repeat("message")))
@@ -160,7 +178,9 @@ def plain_nodes(raw_nodes: dict[str, Any], limits: Limits) -> PlainNodes | None:
     top_message = max(numbers) if numbers else -1
     named = dict(zip(_KEYS, columns, strict=True))
     named["supersededBy"] = sup
-    return PlainNodes(dict(raw_nodes), parents, float_free, top_message, top_id, named)
+    return PlainNodes(
+        dict(raw_nodes), parents, float_free, top_message, top_id, named, id_array, parent_at
+    )
 
 
 def _has_float(value: Any) -> bool:

@@ -67,8 +67,9 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
         return None
     ids = raw_nodes.keys()
     quick = plain_nodes(raw_nodes, limits)  # the usual file: all at once
-    node_columns = None
+    node_columns = known = parent_at = None
     if quick is not None:
+        known, parent_at = quick.id_array, quick.parent_at
         nodes, parents, plain, node_columns = quick.nodes, quick.parents, True, quick.columns
         float_free, top_message, top_id = quick.float_free, quick.top_message, quick.top_id
     else:
@@ -80,7 +81,7 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
     columns = None
     edges: Any = []
     if raw_edges:
-        quick = _edge_columns(raw_edges, ids, parents)
+        quick = _edge_columns(raw_edges, ids, parents, known, parent_at)
         if quick is _UNSURE:  # unusual or not yet normal: edge by edge
             edges = _checked_edges(raw_edges, ids, parents)
         else:
@@ -92,7 +93,7 @@ def checked_normal_store(data: Any, limits: Limits = DEFAULT_LIMITS) -> NormalSt
     store.node_columns = node_columns
     store.plain = plain
     store.float_free = float_free
-    store.top_message = top_message if top_message >= 0 else None
+    store.top_message = top_message  # (-1: none: anchoring need not look again)
     return store
 
 
@@ -182,14 +183,22 @@ _SEQ_TYPES = {int, type(None)}
 _FROM, _TO, _TYPE = itemgetter("from"), itemgetter("to"), itemgetter("type")
 
 
-def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> Any:
+def _edge_columns(
+    raw_edges: list[Any],
+    ids: Any,
+    parents: dict[str, str],
+    known: pa.Array | None = None,
+    parent_at: np.ndarray | None = None,
+) -> Any:
     """``(edges, columns)``: the edges as they are when, checked column by column, every one
     passes `store_is_clean`'s edge checks and is already in the normal form (lower-case types,
     symmetric ones in id order, no ``seqTo: null``): the usual file, an export; a symmetric
     edge out of id order is turned and a repeat dropped (the first kept) as the normal form
     does. `columns` holds them as ``src``, ``type``, ``dst``, ``seq_to`` (pyarrow, in the
     order of `edges`: storage's state table takes them as they are). `_UNSURE` for anything
-    else (`_checked_edges` then decides and normalises).
+    else (`_checked_edges` then decides and normalises). `known` (`ids` as a string array)
+    and `parent_at` (each node's parent's position in it, -1: none) are made here unless the
+    node check has them (`import_nodes.PlainNodes`).
 
     Every step over the 300k edges of a 100k-node import is a C loop (``map`` of an
     ``itemgetter``, ``type``, ``len``; pyarrow; numpy): no Python code runs per edge."""
@@ -221,7 +230,8 @@ def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> An
         return _UNSURE
     if int in seq_types and pc.min(seq_to).as_py() < 0:
         return _UNSURE
-    known = pa.array(list(ids), pa.string())
+    if known is None:
+        known = pa.array(list(ids), pa.string())
     at = pc.index_in(pa.concat_arrays([s, d]), value_set=known)
     if at.null_count:  # an end that is no node
         return _UNSURE
@@ -234,12 +244,13 @@ def _edge_columns(raw_edges: list[Any], ids: Any, parents: dict[str, str]) -> An
     if any(not _name_ok(x) or x != x.lower() for x in types):
         return _UNSURE
     kind = coded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    if "contains" in types:  # a contains edge runs from its child's parent to the child
+    if "contains" in types and parent_at is None:
         parent_at = np.full(len(known), -1, dtype=np.int64)
         if parents:
             child = pc.index_in(pa.array(list(parents), pa.string()), value_set=known)
             parent = pc.index_in(pa.array(list(parents.values()), pa.string()), value_set=known)
             parent_at[child.to_numpy(zero_copy_only=False)] = parent.to_numpy(zero_copy_only=False)
+    if "contains" in types:  # a contains edge runs from its child's parent to the child
         contains = kind == types.index("contains")
         if (parent_at[at_dst[contains]] != at_src[contains]).any():
             return _UNSURE

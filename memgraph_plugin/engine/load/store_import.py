@@ -226,7 +226,8 @@ class PlainStore(dict):  # type: ignore[type-arg]
     #: ``json.dumps(..., ensure_ascii=False, separators=(",", ":"))`` does, byte for byte:
     #: `graph_columns` encodes them with it)
     float_free: bool = False
-    #: the largest ``fields.message`` index of its nodes (None: none, or not known)
+    #: the largest ``fields.message`` index of its nodes (-1 or below: none; None: not known,
+    #: anchoring then looks at every node)
     top_message: int | None = None
     #: its edges as columns ``src``, ``type``, ``dst``, ``seq_to`` (a pyarrow table, row i
     #: edge i) when its maker has them (`import_pass`): storage's edge state table takes them
