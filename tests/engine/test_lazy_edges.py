@@ -130,28 +130,3 @@ def test_the_csr_groups_each_rows_edges_in_serial_order(rows: list[int], extra: 
     ptr, order = _csr(array, n)
     assert order.tolist() == np.argsort(array, kind="stable").tolist()
     assert ptr.tolist() == [0, *np.cumsum(np.bincount(array, minlength=n)).tolist()]
-
-
-def test_edge_rows_are_made_over_one_id_column_and_say_so() -> None:
-    """An open makes the edge rows beside the node load (`edge_rows`, from the node table's id
-    column): they point into that column, and a store built from them has the edges a
-    store built in one thread has."""
-    import pyarrow as pa
-
-    from memgraph_plugin.engine.load.edge_columns import edge_maps, edge_rows, load_edge_columns
-
-    data = story_data()
-    nodes, edges = state_tables(Store.from_dict(data).to_dict())
-    rows = edge_rows(edges, nodes["id"])
-    assert rows is not None and rows.count == 17
-    assert rows.over(nodes["id"]) and rows.over(nodes["id"].combine_chunks())
-    reversed_ids = pa.array(nodes["id"].to_pylist()[::-1])
-    assert not rows.over(reversed_ids)  # other rows: the open makes them again
-    id_list = nodes["id"].to_pylist()
-    row_of = {nid: i for i, nid in enumerate(id_list)}
-    made = dict(edge_maps(rows, id_list, row_of)[0].items())
-    again = load_edge_columns(edges, nodes["id"].combine_chunks(), id_list, row_of)
-    assert again is not None and made == dict(again[0].items())
-    assert made == dict(Store.from_dict(data).internals()[1].items())
-    no_edges = edge_rows(edges.slice(0, 0), nodes["id"])
-    assert no_edges is not None and edge_maps(no_edges, id_list, row_of) == ({}, {}, {})

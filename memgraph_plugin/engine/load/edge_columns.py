@@ -20,9 +20,9 @@ import pyarrow.compute as pc
 from ..model.edge_records import EdgeRec
 from ..model.models import EdgeKey
 from ..model.schema import SYMMETRIC_RELATIONS
-from .lazy_edges import EdgeArrays, LazyAdjacency, LazyEdges, csr_indexes
+from .lazy_edges import EdgeArrays, LazyAdjacency, LazyEdges
 
-__all__ = ["EdgeMaps", "EdgeRows", "edge_maps", "edge_rows", "load_edge_columns"]
+__all__ = ["EdgeMaps", "load_edge_columns"]
 
 EdgeMaps = tuple[dict[EdgeKey, EdgeRec], dict[str, list[EdgeRec]], dict[str, list[EdgeRec]]]
 
@@ -45,42 +45,16 @@ def _first_of_each(composite: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return rows[np.sort(first)]
 
 
-class EdgeRows:
-    """An edge state table as node rows (normalised, deduplicated, in serial order) with its
-    CSR indexes: all the edge map needs but the node map's id strings. Made from the columns
-    alone (`edge_rows`), so an open makes it beside the node columns' load."""
-
-    __slots__ = ("ids", "count", "src", "dst", "code", "types", "seq", "has_seq", "csr")
-
-    def __init__(
-        self,
-        ids: Any,
-        src: np.ndarray,
-        dst: np.ndarray,
-        code: np.ndarray,
-        types: list[str],
-        seq: np.ndarray,
-        has_seq: np.ndarray,
-        csr: Any,
-    ) -> None:
-        self.ids = ids  # the node id column the rows point into
-        self.count = int(src.shape[0])
-        self.src, self.dst, self.code, self.types = src, dst, code, types
-        self.seq, self.has_seq, self.csr = seq, has_seq, csr
-
-    def over(self, ids: Any) -> bool:
-        """Whether the rows point into the node id column `ids` (the same ids, same order)."""
-        return self.ids is ids or bool(self.ids.equals(_flat(ids)))
-
-
-def edge_rows(edges: Any, ids: Any) -> EdgeRows | None:
-    """The rows of edge state table `edges` over the nodes whose id column is `ids`; None when
-    a row needs the per-edge path (stored as raw JSON, or an empty or missing end or type).
-    pyarrow and numpy work only (they release the GIL): it runs beside the node load."""
-    ids, m = _flat(ids), edges.num_rows
+def load_edge_columns(
+    edges: Any, ids: Any, id_list: list[str], row_of: dict[str, int]
+) -> EdgeMaps | None:
+    """`(edge map, out adjacency, in adjacency)` of an edge state table over the nodes whose id
+    column is `ids` (`id_list`: the node map's own id strings, by row; `row_of`: id -> row),
+    lazy over the columns' arrays; None when a row needs the per-edge path (stored as raw
+    JSON, or an empty or missing end or type)."""
+    m = edges.num_rows
     if not m:
-        none = np.zeros(0, np.int64)
-        return EdgeRows(ids, none, none, none, [], none, np.zeros(0, bool), None)
+        return {}, {}, {}
     if pc.any(pc.is_valid(edges["raw"])).as_py():
         return None
     src, dst, etype = _flat(edges["src"]), _flat(edges["dst"]), _flat(edges["type"])
@@ -92,51 +66,29 @@ def edge_rows(edges: Any, ids: Any) -> EdgeRows | None:
     type_code = _np(enc.indices, np.int64)
     types = [sys.intern(t) for t in enc.dictionary.to_pylist()]
     symmetric = np.asarray([t in SYMMETRIC_RELATIONS for t in types], dtype=bool)
-    both = _np(pc.fill_null(pc.index_in(pa.concat_arrays([src, dst]), value_set=ids), -1), np.int64)
-    s_row, t_row = both[:m], both[m:]  # one hash table of the ids for both ends
+    s_row = _np(pc.fill_null(pc.index_in(src, value_set=ids), -1), np.int64)
+    t_row = _np(pc.fill_null(pc.index_in(dst, value_set=ids), -1), np.int64)
     swap = symmetric[type_code] & _np(pc.less(dst, src), bool)
     s_row, t_row = np.where(swap, t_row, s_row), np.where(swap, s_row, t_row)
     keep = (s_row >= 0) & (t_row >= 0) & (s_row != t_row)
-    n, k = len(ids), max(len(types), 1)
+    n, k = len(id_list), max(len(types), 1)
     composite = (s_row * n + t_row) * k + type_code  # < 2**63 below ~10**9 nodes
     rows = _first_of_each(composite, np.flatnonzero(keep))  # serial order = row order
     seq_col = _flat(edges["seq_to"])
     if len(rows) != m:
         seq_col = seq_col.take(pa.array(rows))
-    src_rows, dst_rows = s_row[rows], t_row[rows]
-    return EdgeRows(
-        ids,
-        src_rows,
-        dst_rows,
+    arrays = EdgeArrays(
+        id_list,
+        row_of,
+        s_row[rows],
+        t_row[rows],
         type_code[rows],
         types,
         _np(pc.fill_null(seq_col, 0), np.int64),
         _np(seq_col.is_valid(), bool),
-        csr_indexes(src_rows, dst_rows, n),
     )
-
-
-def edge_maps(rows: EdgeRows, id_list: list[str], row_of: dict[str, int]) -> EdgeMaps:
-    """`(edge map, out adjacency, in adjacency)` of `rows`, lazy over its arrays (`id_list`:
-    the node map's own id strings, by row; `row_of`: id -> row)."""
-    if not rows.count:
-        return {}, {}, {}
-    arrays = EdgeArrays(
-        id_list, row_of, rows.src, rows.dst, rows.code, rows.types, rows.seq, rows.has_seq,
-        csr=rows.csr,
-    )  # fmt: skip
     return (
         LazyEdges(arrays),
         LazyAdjacency(arrays, outgoing=True),
         LazyAdjacency(arrays, outgoing=False),
     )
-
-
-def load_edge_columns(
-    edges: Any, ids: Any, id_list: list[str], row_of: dict[str, int]
-) -> EdgeMaps | None:
-    """`(edge map, out adjacency, in adjacency)` of an edge state table over the nodes whose id
-    column is `ids` (`id_list`: the node map's own id strings, by row; `row_of`: id -> row),
-    lazy over the columns' arrays; None when a row needs the per-edge path (`edge_rows`)."""
-    rows = edge_rows(edges, ids)
-    return None if rows is None else edge_maps(rows, id_list, row_of)

@@ -23,7 +23,7 @@ from ..model.models import EdgeKey
 from .int_order import stable_order
 from .materializing import MaterializingDict
 
-__all__ = ["EdgeArrays", "LazyAdjacency", "LazyEdges", "csr_indexes"]
+__all__ = ["EdgeArrays", "LazyAdjacency", "LazyEdges"]
 
 _MISS: Any = object()
 _new_key = tuple.__new__
@@ -46,18 +46,16 @@ class EdgeArrays:
         types: list[str],
         seq: np.ndarray,
         has_seq: np.ndarray,
-        csr: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> None:
-        """`csr`: the two CSR indexes (`csr_indexes` of `src` and `dst`), when already made."""
         self.ids = ids  # node row -> the node map's own id string
         self.row_of = row_of  # id -> node row (the node map's)
         self.src, self.dst, self.code = src, dst, code  # edge -> rows, type code
         self.types = types  # code -> interned lower-case type
         self.code_of = {t: i for i, t in enumerate(types)}
         self.seq, self.has_seq = seq, has_seq
-        (self.out_ptr, self.out_idx), (self.in_ptr, self.in_idx) = csr or csr_indexes(
-            src, dst, len(ids)
-        )
+        n = len(ids)
+        self.out_ptr, self.out_idx = _csr(src, n)
+        self.in_ptr, self.in_idx = _csr(dst, n)
 
     def __len__(self) -> int:
         return int(self.src.shape[0])
@@ -99,13 +97,6 @@ class EdgeArrays:
 
     def in_of(self, row: int) -> np.ndarray:
         return self.in_idx[self.in_ptr[row] : self.in_ptr[row + 1]]
-
-
-def csr_indexes(
-    src: np.ndarray, dst: np.ndarray, n: int
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """The CSR indexes of edges by source row and by target row, over `n` node rows."""
-    return _csr(src, n), _csr(dst, n)
 
 
 def _csr(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

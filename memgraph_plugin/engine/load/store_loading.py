@@ -12,7 +12,6 @@ import functools
 import operator
 import sys
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
 from ...errors import bad_args
@@ -27,7 +26,7 @@ from ..model.models import Edge, EdgeKey, Node
 from ..model.schema import Schema, is_diagnostic_type
 from ..model.views import NodeView
 from .column_loader import LoadedColumns, decode_columns, decode_edge_columns, load_node_columns
-from .edge_columns import EdgeMaps, edge_maps, edge_rows
+from .edge_columns import EdgeMaps, load_edge_columns
 from .gc_pause import gc_paused, paused
 from .lazy_nodes import LazyNodes
 from .loaded_order import LoadedPoolOrder
@@ -136,17 +135,13 @@ class StoreLoading:
         (indices computed over whole columns: `columnar.load_node_columns`). `keywords`: the
         snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text."""
         store = cls(schema=schema)
-        with gc_paused(), ThreadPoolExecutor(1, thread_name_prefix="edge-rows") as beside:
-            rows = beside.submit(edge_rows, edges, nodes["id"])  # beside the node columns' load
+        with gc_paused():
             loaded = load_node_columns(nodes, node_seq, store._schema)
             if loaded is None:  # raw JSON rows or repeated ids: node by node
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
                 columns = loaded.nodes.column_ids() or ([], {})
-                got = rows.result()
-                if got is not None and not got.over(loaded.id_array):  # raw rows patched
-                    got = edge_rows(edges, loaded.id_array)
-                maps = None if got is None else edge_maps(got, *columns)
+                maps = load_edge_columns(edges, loaded.id_array, *columns)
                 store._load_columns(
                     loaded,
                     maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
