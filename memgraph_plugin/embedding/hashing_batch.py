@@ -21,6 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memgraph_plugin.engine.keyword.token_columns import byte_slices
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 #: byte value -> whether it can be part of a word (``\w``) of a lower-cased text: an ASCII
 #: letter, digit or underscore, or any byte of a non-ASCII character (whose words `re` finds)
@@ -98,7 +100,8 @@ def _pieces(lowered: list[str]) -> tuple[pa.Array, np.ndarray]:
     size = int(bounds[-1])
     if not size:
         return pa.array([], pa.string()), np.zeros(n, dtype=np.intp)
-    inside = _IN_PIECE[np.frombuffer(column.buffers()[2], dtype=np.uint8)[:size]]
+    data = np.frombuffer(column.buffers()[2], dtype=np.uint8)[:size]
+    inside = _IN_PIECE[data]
     first = inside.copy()  # a run's first byte: after a byte outside, or a text's first
     first[1:] &= ~inside[:-1]
     last = inside.copy()  # a run's last byte: before a byte outside, or a text's last
@@ -108,16 +111,9 @@ def _pieces(lowered: list[str]) -> tuple[pa.Array, np.ndarray]:
     first[inner] = inside[inner]
     last[inner - 1] = inside[inner - 1]
     starts = np.flatnonzero(first)
-    offsets = np.empty(2 * starts.shape[0] + 2, dtype=np.int64)
-    offsets[0], offsets[-1] = 0, size
-    offsets[1:-1:2] = starts
-    offsets[2:-1:2] = np.flatnonzero(last) + 1
-    alternating = pa.LargeStringArray.from_buffers(
-        offsets.shape[0] - 1, pa.py_buffer(offsets), column.buffers()[2]
-    )
-    runs = alternating.take(pa.array(np.arange(1, offsets.shape[0] - 1, 2)))
+    runs = byte_slices(data, starts, np.flatnonzero(last) + 1)
     per_text = np.diff(np.searchsorted(starts, bounds)).astype(np.intp)
-    return runs.cast(pa.string()), per_text
+    return runs, per_text
 
 
 def word_features(

@@ -116,7 +116,7 @@ def _cut(lowered: list[str]) -> tuple[pa.Array, np.ndarray]:
     )
     rows = np.repeat(seg_row, per)
     plain = ~cjk
-    words = _slices(data, seg_first[plain], seg_end[plain])
+    words = byte_slices(data, seg_first[plain], seg_end[plain])
     if not cjk.any():
         return words, rows
     # CJK bigrams: character k and k + 1 of the run
@@ -131,7 +131,7 @@ def _cut(lowered: list[str]) -> tuple[pa.Array, np.ndarray]:
     return pa.concat_arrays([words, bigrams]).take(pa.array(order)), rows
 
 
-def _slices(data: np.ndarray, first: np.ndarray, end: np.ndarray) -> pa.Array:
+def byte_slices(data: np.ndarray, first: np.ndarray, end: np.ndarray) -> pa.Array:
     """The strings ``data[first[i]:end[i]]`` of ascending, non-overlapping byte ranges: one
     ``take`` of every other string of the array over `data` whose strings alternate gap,
     range, gap, ... (no per-byte pass)."""

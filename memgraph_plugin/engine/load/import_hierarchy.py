@@ -65,14 +65,12 @@ def parents_end_in_roots(parents: Mapping[str, str]) -> bool:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    n = len(parents)
     children = pa.array(list(parents), pa.string())
     up = pc.index_in(pa.array(list(parents.values()), pa.string()), value_set=children)
-    # a parent that has no parent itself is a root: the chain ends at `n`
-    step = np.append(pc.fill_null(up, n).to_numpy(zero_copy_only=False).astype(np.int64), n)
-    for _ in range(max(1, n.bit_length() + 1)):
-        step = step[step]
-    return bool((step == n).all())
+    # a parent that has no parent itself is a root (-1: its chain ends)
+    return positions_end_in_roots(
+        pc.fill_null(up, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    )
 
 
 def positions_end_in_roots(parent_at: Any) -> bool:
