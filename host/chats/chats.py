@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
 
@@ -24,11 +24,15 @@ import orjson
 from host.chats.chat_ids import check_chat_id
 from host.chats.context import ROLES, Message, Role
 from host.chats.jsonl import append_lines, split_lines
+from host.chats.message_rows import MessageRows, message_rows
 from host.collector_pause import gc_paused
 
 log = logging.getLogger("host.chats.chats")
 
 FORMAT = 1
+
+#: a chat's messages in memory: as read from its file (`MessageRows`), or a list of its own
+Messages = list[Message] | MessageRows
 
 
 def chat_file_name(chat_id: str) -> str:
@@ -46,12 +50,12 @@ class Chat:
         self.chat_id = chat_id
         self.path = path
         self._lock = threading.RLock()
-        self._messages: list[Message] | None = None
+        self._messages: Messages | None = None
         self._frozen: tuple[Message, ...] | None = None  # `messages` until the next change
         self._unwritten: list[Message] | None = None  # added inside `batched_writes`, not on disk
         #: the list the file was read into and its length then: what a snapshot taken before the
         #: read holds (every change reads the file first, and only appends to that list in place)
-        self._as_read: tuple[list[Message], int] | None = None
+        self._as_read: tuple[Messages, int] | None = None
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -195,13 +199,13 @@ class Chat:
 
     # ------------------------------------------------------------------ storage
 
-    def _loaded(self) -> list[Message]:
+    def _loaded(self) -> Messages:
         if self._messages is None:
             self._messages = self._read()
             self._as_read = (self._messages, len(self._messages))
         return self._messages
 
-    def _read(self) -> list[Message]:
+    def _read(self) -> Messages:
         """The file's messages. A line cut short by a crash (the last one, or one an append
         was glued onto before appends began on a new line) is set aside into ``<file>.torn``
         with a warning, and the file is rewritten without it, so the chat goes on."""
@@ -252,7 +256,7 @@ class Chat:
             len(messages),
         )
 
-    def _write(self, messages: list[Message]) -> None:
+    def _write(self, messages: Iterable[Message]) -> None:
         """Rewrite the whole file atomically (write a temporary file, then rename)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
@@ -268,7 +272,7 @@ class MessagesView(Sequence[Message]):
 
     __slots__ = ("_messages", "_count")
 
-    def __init__(self, messages: list[Message], count: int) -> None:
+    def __init__(self, messages: Messages, count: int) -> None:
         self._messages = messages
         self._count = count
 
@@ -293,7 +297,7 @@ class MessagesView(Sequence[Message]):
 
 
 def _next_message(
-    messages: list[Message], role: str, text: str, name: str = "", time: str = ""
+    messages: Sequence[Message], role: str, text: str, name: str = "", time: str = ""
 ) -> Message:
     seq = messages[-1].seq if messages else 0
     if role == "assistant":
@@ -301,11 +305,12 @@ def _next_message(
     return Message(seq, role, text, len(messages), name, time)  # type: ignore[arg-type]
 
 
-def _read_whole(lines: list[str]) -> list[Message] | None:
+def _read_whole(lines: list[str]) -> MessageRows | None:
     """Every message of a chat file's message lines, parsed as one JSON array in one orjson call
-    (a 61k-message chat: about a third of the line-by-line time); None when any line is not a
-    plain message object (a torn or glued line, a blank line, what only `json` reads), which
-    the line-by-line read then handles and names."""
+    (a 61k-message chat: about a third of the line-by-line time) and kept as columns, each
+    message made on its first read (`message_rows`); None when any line is not a plain
+    message object (a torn or glued line, a blank line, what only `json` reads), which the
+    line-by-line read then handles and names."""
     if not all(line[:1] == "{" and line[-1:] == "}" for line in lines):
         return None
     try:
@@ -314,22 +319,7 @@ def _read_whole(lines: list[str]) -> list[Message] | None:
         return None
     if len(rows) != len(lines):  # a line holding two objects ("{..},{..}") reads as two
         return None
-    messages: list[Message] = []
-    append = messages.append
-    seq = 0
-    for index, raw in enumerate(rows):
-        if type(raw) is not dict:
-            return None
-        role, text = raw.get("role"), raw.get("text")
-        name, when = raw.get("name", ""), raw.get("time", "")
-        if role not in ROLES or type(text) is not str:
-            return None
-        if type(name) is not str or type(when) is not str:
-            return None
-        if role == "assistant":
-            seq += 1
-        append(Message(seq, role, text, index, name, when))
-    return messages
+    return message_rows(rows)
 
 
 def _parse_line(line: str) -> tuple[Role, str, str, str]:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from memgraph_plugin import Edge, Store
 from memgraph_plugin.engine.graph.store_revert import revert
+from memgraph_plugin.engine.load.int_order import stable_order
 from memgraph_plugin.engine.load.lazy_edges import LazyAdjacency, LazyEdges, _csr
 from memgraph_plugin.storage.format.graph_columns import state_tables
 from tests.story_graph import story_data
@@ -123,10 +124,24 @@ def test_a_rollback_of_edge_writes_on_unread_edges_equals_an_eager_store() -> No
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 40), max_size=300), st.integers(0, 20))
 def test_the_csr_groups_each_rows_edges_in_serial_order(rows: list[int], extra: int) -> None:
-    """`_csr` sorts (row << shift | serial) once (`int_order.stable_order`) instead of a stable
+    """`_csr` orders its rows by `int_order.stable_order` (radix passes) instead of a stable
     argsort: the same order."""
     n = 41 + extra
     array = np.asarray(rows, dtype=np.int64)
     ptr, order = _csr(array, n)
     assert order.tolist() == np.argsort(array, kind="stable").tolist()
     assert ptr.tolist() == [0, *np.cumsum(np.bincount(array, minlength=n)).tolist()]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from([1, 300, 1 << 16, (1 << 16) + 1, 100_000, 1 << 32, (1 << 32) + 1, 1 << 45]),
+    st.lists(st.integers(0, 2**62), max_size=400),
+)
+def test_stable_order_is_the_stable_argsort_for_every_bound(bound: int, raw: list[int]) -> None:
+    """One radix pass below 2**16, two below 2**32, one shifted sort above: each the order a
+    stable argsort gives, as int64."""
+    values = np.asarray([x % bound for x in raw], dtype=np.int64)
+    order = stable_order(values, bound)
+    assert order.dtype == np.int64
+    assert order.tolist() == np.argsort(values, kind="stable").tolist()

@@ -97,3 +97,54 @@ def test_a_deferred_build_that_fails_is_tried_again_by_the_next_read() -> None:
     with pytest.raises(RuntimeError):
         holder.value  # noqa: B018
     assert holder.value == 42 and len(calls) == 2
+
+
+def test_the_name_index_is_built_beside_the_rest_of_the_open(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`Store.from_columns` starts the name index on a thread of its own as soon as the node
+    columns are loaded (`deferred.started`): the open goes on (edges, pools) while it is
+    built, and the first lookup waits for that build instead of starting another."""
+    import threading
+
+    import memgraph_plugin.engine.load.store_loading as store_loading
+
+    build = store_loading.names_from_columns
+    began, release = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def slow(*args: Any) -> Any:
+        calls.append(threading.current_thread().name)
+        began.set()
+        assert release.wait(60)
+        return build(*args)
+
+    monkeypatch.setattr(store_loading, "names_from_columns", slow)
+    data = story_data()
+    store = _opened(data)  # returns while the build is held
+    assert began.wait(60) and not release.is_set()
+    assert calls == ["deferred index build"]
+    release.set()
+    assert _index(store) == _index(Store.from_dict(data))
+    assert calls == ["deferred index build"]  # the lookup took the early build's index
+
+
+def test_an_early_build_that_failed_is_built_again_by_the_lookup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import memgraph_plugin.engine.load.store_loading as store_loading
+
+    build = store_loading.names_from_columns
+    calls: list[int] = []
+
+    def flaky(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError("the first build fails")
+        return build(*args)
+
+    monkeypatch.setattr(store_loading, "names_from_columns", flaky)
+    data = story_data()
+    store = _opened(data)
+    assert _index(store) == _index(Store.from_dict(data))
+    assert len(calls) == 2

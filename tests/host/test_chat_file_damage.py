@@ -134,7 +134,7 @@ def test_the_one_call_read_gives_what_the_line_by_line_read_gives(tmp_path: Path
     by_line: list = []
     for line in lines:
         by_line.append(chats._next_message(by_line, *chats._parse_line(line)))
-    assert whole == by_line and [m.index for m in whole] == list(range(300))
+    assert list(whole) == by_line and [m.index for m in whole] == list(range(300))
     assert chats._read_whole([*lines[:5], "", *lines[5:]]) is None
     assert chats._read_whole([*lines[:5], lines[5][:-9]]) is None  # torn
     assert chats._read_whole([lines[0] + ", " + lines[1], *lines[2:]]) is None  # glued

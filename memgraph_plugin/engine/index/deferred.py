@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Deferred", "build_soon", "defer", "realize_all"]
+__all__ = ["Deferred", "build_soon", "defer", "realize_all", "started"]
 
 log = logging.getLogger(__name__)
 
@@ -85,3 +85,29 @@ def build_soon(obj: Any, *names: str) -> threading.Thread | None:
     thread = threading.Thread(target=build, name="deferred index build", daemon=True)
     thread.start()
     return thread
+
+
+def started(build: Callable[[], Any], name: str = "deferred index build") -> Callable[[], Any]:
+    """Run `build` now on a daemon thread of its own; the returned call waits for it and
+    answers its value (a build that failed there runs again in the reader, which then sees
+    its error). A load hands that call to `defer` as the attribute's builder when the index
+    needs only what is loaded so far: its Python work then runs beside the rest of the load's
+    numpy and pyarrow calls, which release the GIL."""
+    done = threading.Event()
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(build())
+        except Exception:
+            log.debug("early build failed (its reader builds it again)", exc_info=True)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+
+    def result() -> Any:
+        done.wait()
+        return out[0] if out else build()
+
+    return result

@@ -16,7 +16,7 @@ from typing import Any, Self
 
 from ...errors import bad_args
 from ..index.candidate_pool import PoolKey, SortedPool, cached_view
-from ..index.deferred import Deferred, defer
+from ..index.deferred import Deferred, defer, started
 from ..index.name_index import NameIndex
 from ..keyword.keyword_columns import KeywordColumns
 from ..keyword.keyword_index import KeywordIndex
@@ -140,12 +140,17 @@ class StoreLoading:
             if loaded is None:  # raw JSON rows or repeated ids: node by node
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
+                # the name index (a chat's first message waits for it) needs only the node
+                # columns: built from now on, beside the edge columns' sorts
+                schema_ = store._schema
+                names = started(paused(lambda: names_from_columns(loaded, schema_)))
                 columns = loaded.nodes.column_ids() or ([], {})
                 maps = load_edge_columns(edges, loaded.id_array, *columns)
                 store._load_columns(
                     loaded,
                     maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
                     seq_counter,
+                    names=names,
                 )
                 shared = (  # the keyword columns' ids are the node rows' (the usual case)
                     loaded.nodes.column_ids()
@@ -161,7 +166,12 @@ class StoreLoading:
         return store
 
     def _load_columns(
-        self, loaded: LoadedColumns, edges: EdgeMaps | dict[EdgeKey, Edge], seq_counter: int
+        self,
+        loaded: LoadedColumns,
+        edges: EdgeMaps | dict[EdgeKey, Edge],
+        seq_counter: int,
+        *,
+        names: Callable[[], NameIndex] | None = None,
     ) -> None:
         """Fill an empty store from indices computed over columns (what `_bulk_load` of the
         same records leaves). The node map makes records on first read (`LazyNodes`), and the
@@ -198,7 +208,7 @@ class StoreLoading:
 
         builders: dict[str, Callable[[], Any]] = {
             "_kw_dirty": all_ids,
-            "_names": lambda: names_from_columns(loaded, schema),
+            "_names": names or (lambda: names_from_columns(loaded, schema)),
             "_visible": loaded.visible,
             "_pool_of": loaded.pool_of,
             "_pool": pool,
