@@ -5,8 +5,10 @@ loads use it through `memgraph_plugin.engine.load.gc_pause`).
 Loading a chat allocates a few objects per message, node and edge (messages, records, frozen
 field maps, index entries), none of them in reference cycles. With the collector on, those
 allocations trigger collections that traverse everything allocated so far, again and again as
-the heap grows: about half the CPU time of loading a 100k-node chat. Paused, the objects are
-traversed once, by the first collection after the load.
+the heap grows: about half the CPU time of loading a 100k-node chat. Paused, the objects join
+the old generation untraversed when the pause ends (`gc.freeze` then `gc.unfreeze`), where a
+full collection is the first to walk them; any cyclic garbage made during the pause waits for
+that one too, unless the block ended by an error (then the young generations are collected).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ _we_disabled = False  # whether the first of them turned the collector off
 def gc_paused() -> Iterator[None]:
     """Hold off cyclic garbage collection for the block (reentrant and thread-safe: the
     collector is turned back on when the last overlapping block ends, and only if it was on
-    when the first began; it then collects the young and middle generations once)."""
+    when the first began; what the blocks made then joins the old generation unwalked, or,
+    when the last block ended by an error, the young and middle generations are collected)."""
     global _holders, _we_disabled
     with _lock:
         if _holders == 0:
@@ -38,19 +41,27 @@ def gc_paused() -> Iterator[None]:
             if _we_disabled:
                 gc.disable()
         _holders += 1
+    failed = True
     try:
         yield
+        failed = False
     finally:
         with _lock:
             _holders -= 1
             ended = _holders == 0 and _we_disabled
             if ended:
                 _we_disabled = False
+                if not failed:
+                    # what the blocks made (young, or middle-aged) goes to the old generation
+                    # as it is, unwalked (`freeze` then `unfreeze`: two list splices, before
+                    # the collector is back on so no young collection comes first). Walking it
+                    # took 50-60 ms of a live 100k chat's open, on its first turn's path; left
+                    # to the collector, a young collection walked it, then a middle one again.
+                    # Cyclic garbage made meanwhile waits for the next full collection.
+                    gc.freeze()
+                    gc.unfreeze()
                 gc.enable()
-        if ended:
-            # what the blocks made (young, or middle-aged) is walked once, now, and moved to the
-            # old generation: left to the collector, a young collection walked it, then a
-            # middle one again (a live 100k chat's open: ~50 ms of each)
+        if ended and failed:  # a failed load's cycles (a traceback's frames) freed now
             gc.collect(1)
 
 

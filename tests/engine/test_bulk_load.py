@@ -626,20 +626,42 @@ def test_an_index_is_read_while_another_is_still_being_built(
     assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}
 
 
-def test_the_end_of_a_pause_collects_what_it_made_once() -> None:
-    """When the last pause ends, the young and middle generations are collected at once: what
-    the load made is walked once and moved to the old generation (cyclic garbage made in the
-    block is freed then, not left for later collections)."""
+def test_the_end_of_a_pause_moves_what_it_made_to_the_old_generation_unwalked() -> None:
+    """When the last pause ends, what the blocks made joins the old generation without a
+    collection walking it (nothing young is left for the first collections after a load);
+    cyclic garbage made in the block is freed by the next full collection. A block that ends
+    by an error has its young and middle generations collected at once (a traceback's cycles
+    hold a failed load's frames)."""
     gc.collect()
 
     class Cycle:
         def __init__(self) -> None:
             self.me = self
 
-    with gc_paused():
-        keep = [[i] for i in range(5_000)]
-        garbage = weakref.ref(Cycle())
-        assert garbage() is not None  # paused: the cycle waits
-    assert garbage() is None  # freed when the pause ended
+    walked: list[int] = []
+
+    def count(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            walked.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        with gc_paused():
+            keep = [[i] for i in range(5_000)]
+            garbage = weakref.ref(Cycle())
+            assert garbage() is not None  # paused: the cycle waits
+    finally:
+        gc.callbacks.remove(count)
+    assert walked == []  # no collection ended the pause
     assert gc.get_count()[0] < 700 and gc.get_count()[1] == 0  # nothing young left to walk
+    old = {id(x) for x in gc.get_objects(generation=2)}
+    assert id(keep) in old and id(keep[0]) in old
+    assert garbage() is not None
+    gc.collect()
+    assert garbage() is None  # the next full collection frees it
     assert len(keep) == 5_000
+
+    with pytest.raises(ValueError), gc_paused():
+        garbage = weakref.ref(Cycle())
+        raise ValueError("the load failed")
+    assert garbage() is None and gc.isenabled()  # collected when the failed block ended
