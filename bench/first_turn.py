@@ -25,12 +25,15 @@ Per size (default 10k and 100k nodes, about 3 edges a node: ``engine.build_chat`
   ``SAVE_EVERY`` messages: the bench writes them ``SAVE_EVERY - 1`` messages before the end,
   the most a live chat's first message after a start counts again).
 
-Then, for each, a fresh process (``--child``): host start, ``open_session``, the first
+Then, for each, a fresh process (``--child``; ``--runs`` of them, 3 by default, each on a copy
+of the chat as built, the median run's numbers shown with every run's open + first turn):
+host start, ``open_session``, the first
 ``add_user_message`` and the first ``recall`` (the offline extractor, ``embedding_profile``
 hashing), then five steady turns; a second cold open in the same process (the modules
 imported); whether LanceDB was imported by the open and by the first turn (reads and appends go
 through pylance, ``storage/table_reads.py``: no row for a wait on LanceDB's import any more);
-and a raw pyarrow read of the chat's tables (``scale.raw_read``). Goals: open + first turn
+and a raw pyarrow read of the chat's tables (``scale.raw_read``, in a process of its own on the
+chat as built, best of three after a first). Goals: open + first turn
 <= 1.5 s at 100k (10 s at 1M) and <= 3x the raw read; the first turn <= 3x a steady turn plus
 the open. The project's modules are compiled to bytecode first, as an installed package has
 them (``compiled``). Ratios are measured within one run, so a shared machine slows both sides alike;
@@ -47,8 +50,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib.util
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -303,7 +308,9 @@ async def _first_turn(data_dir: Path) -> dict[str, float]:
         out["second open"] = time.perf_counter() - t
         storage = service.persistence.storage
         scale = _module("scale")
-        out["raw read"] = min(scale.raw_read(storage.settings.uri, CHAT, storage) for _ in range(2))
+        out["raw read after"] = min(
+            scale.raw_read(storage.settings.uri, CHAT, storage) for _ in range(2)
+        )
     finally:
         await host.stop()
     return out
@@ -317,6 +324,64 @@ def compiled() -> None:
 
     for package in ("host", "memgraph_plugin", "extension_registry", "sample_plugins"):
         compileall.compile_dir(str(ROOT / package), quiet=1)
+
+
+def children(data_dir: Path, runs: int) -> dict[str, float]:
+    """`child` on `runs` copies of `data_dir` as it was built (a run's turns change the chat),
+    one after the other: the numbers of the run whose open + first turn is the median (one
+    run's numbers, so its ratios hold together), with every run's open + first turn beside
+    them, and the raw read of the chat as built (`raw_read_alone`). On this shared 2-core
+    machine one run's open + first turn varies by 0.1-0.3 s."""
+    raw = raw_read_alone(data_dir)
+    if runs <= 1:
+        out = child(data_dir)
+        out["runs"] = [out["open"] + out["first user message"] + out["first recall"]]
+        return {**out, "raw read": raw}
+    results = []
+    for i in range(runs):
+        copy = data_dir.with_name(f"{data_dir.name}-run{i}")
+        shutil.copytree(data_dir, copy, symlinks=True)
+        try:
+            results.append(child(copy))
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+    totals = [r["open"] + r["first user message"] + r["first recall"] for r in results]
+    middle = sorted(range(runs), key=totals.__getitem__)[runs // 2]
+    after = min(r["raw read after"] for r in results)
+    return {**results[middle], "runs": totals, "raw read": raw, "raw read after": after}
+
+
+async def _raw_read(data_dir: Path) -> float:
+    """The fastest of three raw reads of the chat's tables (`scale.raw_read`) in this process,
+    after one that imports LanceDB and warms the files."""
+    from host import Host
+    from memgraph_plugin.service import memory_graph_for
+
+    host = Host(data_dir=data_dir, settings=SETTINGS, entry_points=False)
+    await host.start()
+    try:
+        storage = memory_graph_for(host).persistence.storage
+        scale = _module("scale")
+        scale.raw_read(storage.settings.uri, CHAT, storage)
+        return min(scale.raw_read(storage.settings.uri, CHAT, storage) for _ in range(3))
+    finally:
+        await host.stop()
+
+
+def raw_read_alone(data_dir: Path) -> float:
+    """`_raw_read` of the chat as built, in a process of its own (``--raw``), before any run
+    changed it: the floor the open + first turn is compared with. Read at the end of a run's
+    own process instead (``raw read after``), after its turns and second open, it took
+    0.42 s where a process of its own took 0.25-0.30 s for the live-built 100k chat."""
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__)), "--raw", str(data_dir)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"raw read failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return float(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def child(data_dir: Path) -> dict[str, float]:
@@ -347,16 +412,17 @@ def build_seeded(data_dir: Path, size: int) -> None:
     asyncio.run(_with_host(data_dir, work))
 
 
-def measure(size: int) -> dict[str, dict[str, float]]:
-    """Both chats of `size` nodes: their first-turn numbers (and the import's). From 1M nodes:
-    one chat, seeded with pyarrow as an import stores it (`build_seeded`)."""
+def measure(size: int, runs: int = 3) -> dict[str, dict[str, float]]:
+    """Both chats of `size` nodes: their first-turn numbers (and the import's), each the
+    median of `runs` fresh processes (`children`). From 1M nodes: one chat, seeded with
+    pyarrow as an import stores it (`build_seeded`), and one run (a copy is gigabytes)."""
     if size >= 1_000_000:
         with tempfile.TemporaryDirectory(prefix="first-turn-") as tmp:
             _phase(f"{size:,}: seeding")
             seeded = Path(tmp) / "seeded"
             build_seeded(seeded, size)
             _phase(f"{size:,}: first turn of the seeded chat")
-            return {"seeded": child(seeded)}
+            return {"seeded": children(seeded, 1)}
     engine = _module("engine")
     data = engine.build_chat(size)
     out: dict[str, dict[str, float]] = {}
@@ -368,9 +434,16 @@ def measure(size: int) -> dict[str, dict[str, float]]:
         _phase(f"{size:,}: memgraph-host import (hashing, then the default profile)")
         cli_hashing = cli_import(Path(tmp) / "cli-hashing", data, "hashing")
         cli_default = cli_import(Path(tmp) / "cli-default", data, None)
+        _phase(f"{size:,}: live-built chat")
+        live = Path(tmp) / "live"
+        build_live(live, data)
+        # the children run with the graph's Python dicts freed: held by this process, they
+        # made a child's raw read of the chat's tables 1.3-1.5x slower here
+        del data
+        gc.collect()
         _phase(f"{size:,}: first turn of the imported chat")
         out["imported"] = {
-            **child(imported),
+            **children(imported, runs),
             "import": import_s,
             "import cpu": import_cpu,
             "import embedding": embedding_s,
@@ -380,11 +453,8 @@ def measure(size: int) -> dict[str, dict[str, float]]:
             "cli import": cli_hashing,
             "cli import default": cli_default,
         }
-        _phase(f"{size:,}: live-built chat")
-        live = Path(tmp) / "live"
-        build_live(live, data)
         _phase(f"{size:,}: first turn of the live-built chat")
-        out["live"] = child(live)
+        out["live"] = children(live, runs)
     return out
 
 
@@ -432,7 +502,17 @@ def table(results: dict[int, dict[str, dict[str, float]]]) -> Any:
         "",
         lambda n, r: f"{r['open cpu'] + r['first turn cpu']:.2f}" if "open cpu" in r else "-",
     )
-    row("raw pyarrow read", "", lambda n, r: f"{r['raw read']:.3f}")
+    row(
+        "  each run's (the median run's numbers shown)",
+        "",
+        lambda n, r: " ".join(f"{x:.2f}" for x in sorted(r.get("runs", []))) or "-",
+    )
+    row("raw pyarrow read (own process)", "", lambda n, r: f"{r['raw read']:.3f}")
+    row(
+        "  the same, at the end of a run (fastest)",
+        "",
+        lambda n, r: f"{r['raw read after']:.3f}" if "raw read after" in r else "-",
+    )
     row(
         "cold open again, same process",
         "",
@@ -440,8 +520,8 @@ def table(results: dict[int, dict[str, dict[str, float]]]) -> Any:
     )
     row(
         "open + first turn / raw read",
-        "<= 3",
-        lambda n, r: mark((r["open"] + turn(r)) / r["raw read"], 3.0,
+        "<= 3 (100k, 1M)",
+        lambda n, r: mark((r["open"] + turn(r)) / r["raw read"], 3.0 if _goal(n) else None,
                           f"{(r['open'] + turn(r)) / r['raw read']:.1f}"),
     )  # fmt: skip
     row("steady turn (user + recall)", "", lambda n, r: f"{r['steady turn']:.3f}")
@@ -483,26 +563,33 @@ def _goal(size: int) -> float | None:
     return 10.0 if size >= 1_000_000 else 1.5 if size >= 100_000 else None
 
 
-def run(sizes: list[int]) -> dict[int, dict[str, dict[str, float]]]:
+def run(sizes: list[int], runs: int = 3) -> dict[int, dict[str, dict[str, float]]]:
     compiled()
-    return {size: measure(size) for size in sizes}
+    return {size: measure(size, runs) for size in sizes}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--million", action="store_true", help="also 1M nodes (long)")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="fresh processes per chat below 1M (median shown)"
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--raw", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
         print(json.dumps(asyncio.run(_first_turn(args.child))))
+        return 0
+    if args.raw is not None:
+        print(json.dumps(asyncio.run(_raw_read(args.raw))))
         return 0
     from rich.console import Console
 
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.million:
         sizes.append(1_000_000)
-    Console(width=160).print(table(run(sizes)))
+    Console(width=160).print(table(run(sizes, args.runs)))
     return 0
 
 
