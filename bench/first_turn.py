@@ -197,28 +197,32 @@ def build_live(data_dir: Path, data: dict[str, Any]) -> None:
             )
             version = storage.commit_sync(CHAT, change, base_version=version).version
         storage.snapshot_sync(CHAT)
-        # the conversation that left the graph at seq `seq`: without it the child's first
-        # answer (seq 1) looked like an edit of an answer the graph holds, and the pipeline
-        # rolled the chat back to seq 0 (the steady turns and the second open then measured
-        # an emptied graph, the second open decoding a 100k-node rollback row)
-        chat = host.chat(CHAT)
-        with chat.batched_writes():
-            for i in range(seq):
-                chat.add_message("user", f"question {i}")
-                chat.add_message("assistant", f"answer {i}")
-        # what the turns of a live chat leave in its data folder: the extractor's word counts
-        # (`extraction/vocabulary_file.py`), as of their last write, at worst SAVE_EVERY - 1
-        # messages before the end (the child's first message counts those)
-        from memgraph_plugin.extraction.vocabulary import SAVE_EVERY, words_for
-
-        log = chat.view()
-        words_for(host, CHAT).feed_until(log, max(0, len(log) - (SAVE_EVERY - 1)))
+        converse(host, seq)
         session = await service.open_session(host.get_context(CHAT))
         for i in range(20):  # the turns after the newest snapshot
             await session.create_node(type="event", fields={"summary": f"a later turn {i}"})
         persistence.forget(CHAT)
 
     asyncio.run(_with_host(data_dir, work))
+
+
+def converse(host: Any, seq: int) -> None:
+    """The conversation that left a graph at seq `seq`, written to the chat: without it the
+    child's first answer (seq 1) looked like an edit of an answer the graph holds, and the
+    pipeline rolled the chat back (at 100k the steady turns and the second open then measured
+    an emptied graph; at 1M the rollback took minutes). Then what a live chat's turns leave in
+    its data folder: the extractor's word counts (`extraction/vocabulary_file.py`) as of their
+    last write, at worst SAVE_EVERY - 1 messages before the end (the child's first message
+    counts those)."""
+    from memgraph_plugin.extraction.vocabulary import SAVE_EVERY, words_for
+
+    chat = host.chat(CHAT)
+    with chat.batched_writes():
+        for i in range(seq):
+            chat.add_message("user", f"question {i}")
+            chat.add_message("assistant", f"answer {i}")
+    log = chat.view()
+    words_for(host, CHAT).feed_until(log, max(0, len(log) - (SAVE_EVERY - 1)))
 
 
 def raw_write(data: dict[str, Any]) -> float:
@@ -403,11 +407,13 @@ def child(data_dir: Path) -> dict[str, float]:
 def build_seeded(data_dir: Path, size: int) -> None:
     """A chat of `size` nodes stored as an import leaves it (one `import` commit and a full
     snapshot with keyword rows and vectors), its rows made with pyarrow (`scale.seed_chat`:
-    events without edges, random unit vectors): the 1M case, where building the graph as
-    Python dicts and importing it would take the bench most of an hour."""
+    events without edges, random unit vectors), and the conversation that reached its seq
+    (`converse`): the 1M case, where building the graph as Python dicts and importing it
+    would take the bench most of an hour."""
 
     async def work(host: Any, service: Any) -> None:
         _module("scale").seed_chat(service.persistence.storage, CHAT, size, "hashing")
+        converse(host, size // 10)  # the seed's seq counter (`scale.seed_chat`)
 
     asyncio.run(_with_host(data_dir, work))
 
