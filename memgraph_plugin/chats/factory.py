@@ -51,6 +51,7 @@ def persistence_for_host(
             state.seq_counter,
             schema=service.schema,
             keywords=state.keywords,
+            names_now=True,  # an open: its first message looks names up
         ),
         schema=lambda: service.schema,
         profile=profile,

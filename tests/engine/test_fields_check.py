@@ -73,3 +73,17 @@ def test_a_non_ascii_title_counts_its_utf8_bytes():
     assert _fields_ok({"a": 1}, "艾艾", Limits(max_node_bytes=14)) == 2
     assert _fields_ok({"a": 1}, "艾艾", Limits(max_node_bytes=13)) == 0
     assert _problems("艾艾", {"a": 1}, Limits(max_node_bytes=13))
+
+
+def test_a_short_text_with_an_escape_is_measured_as_json_when_the_node_limit_is_smaller() -> None:
+    """Under a `max_node_bytes` below `max_field_bytes`, a short text is measured by
+    `node_size_problem` as JSON writes it (a control character: six bytes), so the quick
+    check does not pass a node the full check finds too big (hypothesis found it)."""
+    limits = Limits(
+        max_title_chars=1, max_field_bytes=14, max_field_name_chars=1, max_node_bytes=10
+    )
+    fields = {"": "0\x1f"}
+    assert _problems("", fields, limits)
+    assert _fields_ok(fields, "", limits) == 0
+    roomy = Limits(max_title_chars=1, max_field_bytes=14, max_field_name_chars=1, max_node_bytes=16)
+    assert _problems("", fields, roomy) == [] and _fields_ok(fields, "", roomy)

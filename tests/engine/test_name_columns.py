@@ -14,9 +14,11 @@ from memgraph_plugin.storage.format.graph_columns import state_tables
 from tests.story_graph import story_data
 
 
-def _opened(data: dict[str, Any]) -> Store:
+def _opened(data: dict[str, Any], *, names_now: bool = False) -> Store:
     nodes, edges = state_tables(Store.from_dict(data).to_dict())
-    return Store.from_columns(nodes, edges, data["nodeSeq"], data["seqCounter"])
+    return Store.from_columns(
+        nodes, edges, data["nodeSeq"], data["seqCounter"], names_now=names_now
+    )
 
 
 def _index(store: Store) -> tuple[Any, ...]:
@@ -102,9 +104,10 @@ def test_a_deferred_build_that_fails_is_tried_again_by_the_next_read() -> None:
 def test_the_name_index_is_built_beside_the_rest_of_the_open(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`Store.from_columns` starts the name index on a thread of its own as soon as the node
-    columns are loaded (`deferred.started`): the open goes on (edges, pools) while it is
-    built, and the first lookup waits for that build instead of starting another."""
+    """`Store.from_columns(names_now=True)` (a chat's open) starts the name index on a thread
+    of its own as soon as the node columns are loaded (`deferred.started`): the open goes on
+    (edges, pools) while it is built, and the first lookup waits for that build instead of
+    starting another. Without it, the first lookup builds the index."""
     import threading
 
     import memgraph_plugin.engine.load.store_loading as store_loading
@@ -121,12 +124,18 @@ def test_the_name_index_is_built_beside_the_rest_of_the_open(
 
     monkeypatch.setattr(store_loading, "names_from_columns", slow)
     data = story_data()
-    store = _opened(data)  # returns while the build is held
+    store = _opened(data, names_now=True)  # returns while the build is held
     assert began.wait(60) and not release.is_set()
     assert calls == ["deferred index build"]
     release.set()
     assert _index(store) == _index(Store.from_dict(data))
     assert calls == ["deferred index build"]  # the lookup took the early build's index
+
+    calls.clear()
+    lazy = _opened(data)  # a load that may never look a name up (a keyword rebuild)
+    assert calls == []
+    assert _index(lazy) == _index(Store.from_dict(data))
+    assert calls == [threading.current_thread().name]  # built by its first lookup
 
 
 def test_an_early_build_that_failed_is_built_again_by_the_lookup(
@@ -145,6 +154,6 @@ def test_an_early_build_that_failed_is_built_again_by_the_lookup(
 
     monkeypatch.setattr(store_loading, "names_from_columns", flaky)
     data = story_data()
-    store = _opened(data)
+    store = _opened(data, names_now=True)
     assert _index(store) == _index(Store.from_dict(data))
     assert len(calls) == 2

@@ -90,13 +90,17 @@ def _fields_ok(fields: Any, title: str, limits: Limits) -> int:
     if type(fields) is not dict:
         return 0
     short = limits.max_field_bytes
+    # a text this short is measured at its length and quotes by both `value_problem` and
+    # `node_size_problem` (`_json_size`); a longer one (a JSON escape takes up to 6 bytes) is
+    # measured by `node_size_problem` as JSON writes it
+    short_text = min(short, limits.max_node_bytes)
     name_limit = limits.max_field_name_chars
     scalars = 2
     for key, value in fields.items():
         if type(key) is not str or len(key) > name_limit or not key.isascii():
             return 0
         kind = type(value)
-        if kind is str and len(value) * 6 + 2 <= short:
+        if kind is str and len(value) * 6 + 2 <= short_text:
             if not value.isascii() and text_problem(value, "f") is not None:
                 return 0
             if size >= 0:  # (`_json_size` of a short text: its length and the quotes)

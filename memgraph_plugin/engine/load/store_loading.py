@@ -128,22 +128,28 @@ class StoreLoading:
         *,
         schema: Any = None,
         keywords: KeywordColumns | None = None,
+        names_now: bool = False,
     ) -> Self:
         """A store from a snapshot's node and edge state tables (pyarrow,
         `storage/format/graph_columns.py`):
         the same store `from_dict` builds from the same graph, without a JSON dict per node
         (indices computed over whole columns: `columnar.load_node_columns`). `keywords`: the
-        snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text."""
+        snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text.
+        `names_now`: the name index built from the node columns on a thread of its own from the
+        moment they are loaded (a chat's open: its first message waits for it), not at its
+        first lookup."""
         store = cls(schema=schema)
         with gc_paused():
             loaded = load_node_columns(nodes, node_seq, store._schema)
             if loaded is None:  # raw JSON rows or repeated ids: node by node
                 store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
             else:
-                # the name index (a chat's first message waits for it) needs only the node
-                # columns: built from now on, beside the edge columns' sorts
-                schema_ = store._schema
-                names = started(paused(lambda: names_from_columns(loaded, schema_)))
+                # the name index needs only the node columns: built from now on, beside the
+                # edge columns' sorts (which let go of the GIL)
+                names = None
+                if names_now:
+                    schema_ = store._schema
+                    names = started(paused(lambda: names_from_columns(loaded, schema_)))
                 columns = loaded.nodes.column_ids() or ([], {})
                 maps = load_edge_columns(edges, loaded.id_array, *columns)
                 store._load_columns(
