@@ -33,7 +33,8 @@ def gc_paused() -> Iterator[None]:
     """Hold off cyclic garbage collection for the block (reentrant and thread-safe: the
     collector is turned back on when the last overlapping block ends, and only if it was on
     when the first began; what the blocks made then joins the old generation unwalked, or,
-    when the last block ended by an error, the young and middle generations are collected)."""
+    when the last block ended by an error or the process froze objects of its own
+    (`gc.freeze`), the young and middle generations are collected)."""
     global _holders, _we_disabled
     with _lock:
         if _holders == 0:
@@ -49,19 +50,22 @@ def gc_paused() -> Iterator[None]:
         with _lock:
             _holders -= 1
             ended = _holders == 0 and _we_disabled
+            unwalked = False
             if ended:
                 _we_disabled = False
-                if not failed:
-                    # what the blocks made (young, or middle-aged) goes to the old generation
-                    # as it is, unwalked (`freeze` then `unfreeze`: two list splices, before
-                    # the collector is back on so no young collection comes first). Walking it
-                    # took 50-60 ms of a live 100k chat's open, on its first turn's path; left
-                    # to the collector, a young collection walked it, then a middle one again.
-                    # Cyclic garbage made meanwhile waits for the next full collection.
+                # what the blocks made (young, or middle-aged) goes to the old generation as
+                # it is, unwalked (`freeze` then `unfreeze`: two list splices, before the
+                # collector is back on so no young collection comes first). Walking it took
+                # 50-60 ms of a live 100k chat's open, on its first turn's path; left to the
+                # collector, a young collection walked it, then a middle one again. Cyclic
+                # garbage made meanwhile waits for the next full collection. Not when the
+                # process froze objects of its own (`unfreeze` would thaw them too).
+                unwalked = not failed and gc.get_freeze_count() == 0
+                if unwalked:
                     gc.freeze()
                     gc.unfreeze()
                 gc.enable()
-        if ended and failed:  # a failed load's cycles (a traceback's frames) freed now
+        if ended and not unwalked:  # a failed load's cycles (a traceback's frames) freed now
             gc.collect(1)
 
 

@@ -665,3 +665,24 @@ def test_the_end_of_a_pause_moves_what_it_made_to_the_old_generation_unwalked() 
         garbage = weakref.ref(Cycle())
         raise ValueError("the load failed")
     assert garbage() is None and gc.isenabled()  # collected when the failed block ended
+
+
+def test_a_pause_leaves_objects_the_process_froze_frozen() -> None:
+    """A process that froze objects of its own (`gc.freeze`, before a fork) keeps them
+    frozen: the pause then ends with a collection, not with `unfreeze`."""
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+
+        class Cycle:
+            def __init__(self) -> None:
+                self.me = self
+
+        with gc_paused():
+            garbage = weakref.ref(Cycle())
+        assert gc.get_freeze_count() == frozen
+        assert garbage() is None  # collected when the pause ended
+    finally:
+        gc.unfreeze()
