@@ -377,28 +377,25 @@ def raw_read_alone(data_dir: Path) -> float:
     changed it: the floor the open + first turn is compared with. Read at the end of a run's
     own process instead (``raw read after``), after its turns and second open, it took
     0.42 s where a process of its own took 0.25-0.30 s for the live-built 100k chat."""
-    proc = subprocess.run(
-        [sys.executable, str(Path(__file__)), "--raw", str(data_dir)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(f"raw read failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return float(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return float(_in_new_process("--raw", data_dir))
 
 
 def child(data_dir: Path) -> dict[str, float]:
     """Run `_first_turn` in a new interpreter (a real start: nothing imported or cached)."""
+    return dict(_in_new_process("--child", data_dir))
+
+
+def _in_new_process(mode: str, data_dir: Path) -> Any:
+    """What this script prints last (JSON) when run as ``mode data_dir`` in a new interpreter."""
     proc = subprocess.run(
-        [sys.executable, str(Path(__file__)), "--child", str(data_dir)],
+        [sys.executable, str(Path(__file__)), mode, str(data_dir)],
         capture_output=True,
         text=True,
         check=False,
     )
     if proc.returncode != 0:
-        raise RuntimeError(f"child failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+        raise RuntimeError(f"{mode} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 # -- the table ------------------------------------------------------------------------------------
