@@ -15,6 +15,7 @@ from typing import Any
 
 from ..model.models import Node
 from ..model.schema import NodeTypeSpec, Schema
+from .name_skeletons import name_skeleton, name_skeletons
 
 __all__ = [
     "MAX_NAMES",
@@ -115,25 +116,6 @@ def short_forms(name: str) -> set[str]:
     return forms
 
 
-_VOWELS = frozenset("aeiouy")
-
-
-def name_skeleton(name: str) -> str:
-    """A name's consonant skeleton: its first letter, then its consonants and digits, doubled
-    letters collapsed ("muhhamed", "muhammad", "mohammed" -> "mhmd"; "room 101" -> "rm 101").
-    Spelling variants of one name share it; the index keeps names by it so that a variant is
-    looked up, never searched for."""
-    letters = [c for c in name.lower() if c.isalnum() or c == " "]
-    out: list[str] = []
-    for i, c in enumerate(letters):
-        if c in _VOWELS and i and letters[i - 1] != " ":
-            continue
-        if out and out[-1] == c:
-            continue
-        out.append(c)
-    return "".join(out)
-
-
 class NameIndex:
     """(type, normalised name) -> ids of the active latest-only nodes known by that name,
     (type, short form) -> ids known by a longer name with that short form (`short_forms`), and
@@ -187,15 +169,19 @@ class NameIndex:
         distinct name computed once (an open indexes every named node of a long chat, and
         aliases and shared first names repeat)."""
         ids, names_of, shorts, skeletons = self.ids, self.names, self.shorts, self.skeletons
-        forms: dict[str, tuple[set[str], str]] = {}
+        rows = [row for row in rows if row[2]]
+        distinct = list({name: None for _, _, names in rows for name in names})
+        forms = dict(
+            zip(
+                distinct,
+                zip(map(short_forms, distinct), name_skeletons(distinct), strict=True),
+                strict=True,
+            )
+        )
         for node_id, type_id, names in rows:
-            if not names:
-                continue
             names_of[node_id] = (type_id, names)
             for name in names:
-                known = forms.get(name)
-                if known is None:
-                    known = forms[name] = (short_forms(name), name_skeleton(name))
+                known = forms[name]
                 ids.setdefault((type_id, name), set()).add(node_id)
                 for form in known[0]:
                     shorts.setdefault((type_id, form), set()).add(node_id)
