@@ -147,9 +147,9 @@ class StoreLoading:
                 # the name index needs only the node columns: built from now on, beside the
                 # edge columns' sorts (which let go of the GIL)
                 names = None
-                if names_now:
-                    schema_ = store._schema
-                    names = started(paused(lambda: names_from_columns(loaded, schema_)))
+                if names_now:  # (the build holds the schema, not the store: no cycle)
+                    named = store._schema
+                    names = started(paused(lambda: names_from_columns(loaded, named)))
                 columns = loaded.nodes.column_ids() or ([], {})
                 maps = load_edge_columns(edges, loaded.id_array, *columns)
                 store._load_columns(
