@@ -24,7 +24,7 @@ import orjson
 from host.chats.chat_ids import check_chat_id
 from host.chats.context import ROLES, Message, Role
 from host.chats.jsonl import append_lines, split_lines
-from host.chats.message_rows import MessageRows, message_rows
+from host.chats.message_rows import COLUMNS_FROM, MessageRows, message_columns, message_rows
 from host.collector_pause import gc_paused
 
 log = logging.getLogger("host.chats.chats")
@@ -211,7 +211,13 @@ class Chat:
         with a warning, and the file is rewritten without it, so the chat goes on."""
         if not self.path.exists():
             return []
-        lines = split_lines(self.path.read_text(encoding="utf-8"))
+        data = self.path.read_bytes()
+        if len(data) >= COLUMNS_FROM:  # a long chat: parsed off the GIL
+            columns = message_columns(data)
+            if columns is not None:
+                return columns
+        # as text mode reads it: "\r\n" and a lone "\r" end a line
+        lines = split_lines(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
         with gc_paused():  # a message object per line, none in a cycle (see collector_pause)
             whole = _read_whole(lines[1:])
         if whole is not None:

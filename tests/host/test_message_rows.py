@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from host import Host
-from host.chats.message_rows import MessageRows, message_rows
+from host.chats.message_rows import MessageRows, message_columns, message_rows
 
 
 def make_host(tmp_path: Path) -> Host:
@@ -94,3 +96,117 @@ def test_empty_and_plain_rows() -> None:
         (0, "user", "a", 0, "", ""),
         (1, "assistant", "b", 1, "", ""),
     ]
+
+
+# -- a long chat file parsed by pyarrow (`message_columns`) ---------------------------------------
+
+HEADER = '{"chat_id": "c", "format": 1}\n'
+
+
+def _by_line(data: bytes) -> list[Any]:
+    """What the line-by-line read gives for a file's bytes (raises on a bad line)."""
+    from host.chats import chats
+
+    out: list[Any] = []
+    for line in data.decode("utf-8").split("\n")[1:]:
+        if line:
+            out.append(chats._next_message(out, *chats._parse_line(line)))
+    return out
+
+
+def _file(messages: list[tuple[str, str, str, str]]) -> bytes:
+    from host.chats import chats
+    from host.chats.context import Message
+
+    lines = [chats._line(Message(0, r, t, i, n, w)) for i, (r, t, n, w) in enumerate(messages)]
+    return (HEADER + "".join(lines)).encode("utf-8")
+
+
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["user", "assistant", "system"]), texts, texts, texts),
+        max_size=30,
+    )
+)
+def test_the_pyarrow_read_gives_what_the_line_by_line_read_gives(
+    messages: list[tuple[str, str, str, str]],
+) -> None:
+    data = _file(messages)
+    read = message_columns(data)
+    if read is None:  # a text the reader may refuse (or read otherwise): the others decide
+        return
+    assert list(read) == _by_line(data)
+    assert [(m.role, m.text, m.name, m.time) for m in read] == messages
+
+
+def test_the_pyarrow_read_takes_the_usual_files() -> None:
+    plain = _file([("user", "hi", "", ""), ("assistant", 'say "ok" \u2028 ë 😀', "Mira", "t1")])
+    some_named = _file(
+        [("user", "a", "Ann", ""), ("assistant", "b", "", "t2"), ("user", "c", "", "")]
+    )
+    for data in (plain, some_named, plain.replace(b"\n", b"\r\n"), plain[:-1], HEADER.encode()):
+        read = message_columns(data)
+        assert read is not None
+        assert list(read) == _by_line(data.replace(b"\r\n", b"\n"))
+    read = message_columns(some_named)
+    assert read is not None and [(m.name, m.time, m.seq) for m in read] == [
+        ("Ann", "", 0),
+        ("", "t2", 1),
+        ("", "", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ['{"role": "user", "text": "a"}', "", '{"role": "user", "text": "b"}'],  # a blank line
+        ['{"role": "user", "text": "a"}{"role": "user", "text": "b"}', "", "{}"],  # glued
+        ['{"role": "user", "text": "a"}', '{"role": "user", "te'],  # torn
+        ['{"role": "user", "text": "a",\r"name": "x"}'],  # a lone carriage return
+        ['{"role": "user", "text": 5}'],
+        ['{"role": "tool", "text": "a"}'],
+        ['{"role": "user"}'],
+        ['{"role": "user", "text": "a", "name": null}', '{"role": "user", "text": "b"}'],
+        ['{"role": "user", "text": "a", "text": "b"}'],  # a key twice
+        ['{"role": "user", "text": "a\\ud800"}'],  # a lone surrogate
+        ['{"role": "user", "text": "a", "time": {"at": 1}}'],
+        ['  {"role": "user", "text": "a"}'],
+    ],
+)
+def test_the_pyarrow_read_leaves_anything_unusual_to_the_others(lines: list[str]) -> None:
+    assert message_columns((HEADER + "\n".join(lines) + "\n").encode()) is None
+    assert message_columns(b"\xef\xbb\xbf" + _file([("user", "a", "", "")])) is None  # a BOM
+    assert message_columns(_file([("user", "a", "", "")]).replace(b'a"', b'\xff"')) is None
+
+
+def test_a_long_chat_file_is_read_by_pyarrow_and_reads_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from host.chats import chats
+
+    _written(tmp_path, 200)
+    before = list(make_host(tmp_path).chat("long").messages)  # (below the size: orjson)
+    calls: list[Any] = []
+
+    def spy(data: bytes) -> Any:
+        calls.append(message_columns(data))
+        return calls[-1]
+
+    monkeypatch.setattr(chats, "COLUMNS_FROM", 1)
+    monkeypatch.setattr(chats, "message_columns", spy)
+    chat = make_host(tmp_path).chat("long")
+    assert list(chat.messages) == before and isinstance(calls[0], MessageRows)
+    added = chat.add_message("assistant", "next")
+    assert added.index == 200 and added.seq == before[-1].seq + 1
+    path = chat.path
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))  # written on Windows
+    assert list(make_host(tmp_path).chat("long").messages) == [*before, added]
+    assert calls[-1] is not None
+    with path.open("a", encoding="utf-8") as handle:  # a torn last line: set aside as before
+        handle.write('{"role": "user", "te')
+    assert list(make_host(tmp_path).chat("long").messages) == [*before, added]
+    assert calls[-1] is None and path.with_name(path.name + ".torn").exists()
