@@ -191,3 +191,30 @@ async def test_reindex_moves_a_chat_between_profiles_with_progress(tmp_path, cap
     index = back.registry.get("memory-graph").persistence.cached("c").index
     assert index.profile == "hashing" and index.dim == 384
     await back.stop()
+
+
+@pytest.mark.parametrize("per_call, tokens", [(4096, 1 << 15), (3, 8)])
+def test_the_mean_is_the_packages_own(monkeypatch, per_call: int, tokens: int) -> None:
+    """`mean_token_vectors` (one tokenizer call, no padding, texts of one length averaged
+    together) gives what `WordLlamaInference.embed` gives, sum for sum; also across
+    tokenizer calls and blocks (small `TEXTS_PER_CALL` and `CHUNK_TOKENS`)."""
+    monkeypatch.setattr(wl, "TEXTS_PER_CALL", per_call)
+    monkeypatch.setattr(wl, "CHUNK_TOKENS", tokens)
+    texts = [
+        "",
+        "\u200b",
+        "the harbor at night",
+        "Mira met the healer at the harbor; the storm broke the mast.",
+        "我看见艾琳走进花园",
+        "tabs\tand\nnew lines \u2028 and emoji 😀",
+        "word " * 300,
+        "the harbor at night",
+        *[f"note {i}: " + "x" * i for i in range(0, 40, 3)],
+    ]
+    model = wl.load_model()
+    mine = wl.mean_token_vectors(model, texts)
+    theirs = np.asarray(model.embed(texts, norm=False, batch_size=4), dtype=np.float32)
+    assert mine.shape == theirs.shape == (len(texts), 256)
+    np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-6)
+    assert not mine[0].any() and mine[2].any()
+    np.testing.assert_array_equal(mine[2], mine[7])
