@@ -35,7 +35,12 @@ through pylance, ``storage/table_reads.py``: no row for a wait on LanceDB's impo
 and a raw pyarrow read of the chat's tables (``scale.raw_read``, in a process of its own on the
 chat as built, best of three after a first). Goals: open + first turn
 <= 1.5 s at 100k (10 s at 1M) and <= 3x the raw read; the first turn <= 3x a steady turn plus
-the open. The project's modules are compiled to bytecode first, as an installed package has
+the open. Then, on the chat that run left, a second fresh process (``--regenerate``) whose first
+turn is a regenerate of the last answer (what the proxy makes of a chat app's swipe: the answer
+and what the graph learnt from it undone, the new answer extracted), against steady regenerates
+in that process: the same goal as the first turn's (after a start, the commits to undo are not
+the process's own, so storage says what they replaced: ``storage/restored_values.py``).
+The project's modules are compiled to bytecode first, as an installed package has
 them (``compiled``). Ratios are measured within one run, so a shared machine slows both sides alike;
 the open and first turn's CPU seconds (``time.process_time``: every thread of the process,
 LanceDB's decoding threads included) are printed beside their wall time, as the machine's load
@@ -320,6 +325,46 @@ async def _first_turn(data_dir: Path) -> dict[str, float]:
     return out
 
 
+async def _regenerate(data_dir: Path) -> dict[str, float]:
+    """A second start on the chat a run left (its turns made in an earlier process): the first
+    turn a regenerate of the last answer, as the proxy makes it when a chat app swipes (the
+    answer forgotten with what the graph learnt from it, then the new answer extracted), then
+    steady regenerates, each of the answer of a new turn."""
+    from host import Host
+    from memgraph_plugin.service import memory_graph_for
+    from memgraph_plugin.turn import pipeline_for
+
+    host = Host(data_dir=data_dir, settings=SETTINGS, entry_points=False)
+    await host.start()
+    out: dict[str, float] = {}
+    try:
+        service, pipeline = memory_graph_for(host), pipeline_for(host)
+        t = time.perf_counter()
+        store = (await service.open_session(host.get_context(CHAT))).store
+        out["regenerate open"] = time.perf_counter() - t
+
+        async def regenerate(text: str) -> float:
+            t = time.perf_counter()
+            await pipeline.forget_messages_from(CHAT, len(host.chat(CHAT).messages) - 1)
+            await pipeline.add_assistant_message(CHAT, text)
+            return time.perf_counter() - t
+
+        out["first regenerate"] = await regenerate("The storm spared the harbor wall.")
+        session = await service.open_session(host.get_context(CHAT))
+        out["first regenerate reloaded"] = float(session.store is not store)
+        steady: list[float] = []
+        for i in range(3):
+            await pipeline.add_user_message(CHAT, QUESTIONS[1 + i % (len(QUESTIONS) - 1)])
+            await pipeline.recall(CHAT)
+            await pipeline.add_assistant_message(CHAT, f"Turn {i} ended at the gate.")
+            steady.append(await regenerate(f"Turn {i} ended at the pier instead."))
+        out["steady regenerate"] = statistics.median(steady)
+        pipeline.catch_up.stop()
+    finally:
+        await host.stop()
+    return out
+
+
 def compiled() -> None:
     """The project's modules compiled to bytecode once, as an installed package has them (pip
     compiles on install): a shell with ``PYTHONDONTWRITEBYTECODE`` set (this one has) would
@@ -339,6 +384,7 @@ def children(data_dir: Path, runs: int) -> dict[str, float]:
     raw = raw_read_alone(data_dir)
     if runs <= 1:
         out = child(data_dir)
+        out.update(_in_new_process("--regenerate", data_dir))
         out["runs"] = [out["open"] + out["first user message"] + out["first recall"]]
         return {**out, "raw read": raw}
     results = []
@@ -347,6 +393,7 @@ def children(data_dir: Path, runs: int) -> dict[str, float]:
         shutil.copytree(data_dir, copy, symlinks=True)
         try:
             results.append(child(copy))
+            results[-1].update(_in_new_process("--regenerate", copy))
         finally:
             shutil.rmtree(copy, ignore_errors=True)
     totals = [r["open"] + r["first user message"] + r["first recall"] for r in results]
@@ -534,6 +581,23 @@ def table(results: dict[int, dict[str, dict[str, float]]]) -> Any:
         lambda n, r: mark(turn(r) / (3 * r["steady turn"] + r["open"]), 1.0,
                           f"{turn(r) / (3 * r['steady turn'] + r['open']):.2f}"),
     )  # fmt: skip
+    row(
+        "first turn a regenerate, after a start (undo + answer)",
+        "",
+        lambda n, r: (
+            f"{r['first regenerate']:.2f}"
+            + (" (reloaded)" if r["first regenerate reloaded"] else "")
+        ),
+    )
+    row("steady regenerate", "", lambda n, r: f"{r['steady regenerate']:.3f}")
+    row(
+        "first regenerate / (3 x steady + open)",
+        "<= 1",
+        lambda n, r: mark(
+            r["first regenerate"] / (3 * r["steady regenerate"] + r["regenerate open"]), 1.0,
+            f"{r['first regenerate'] / (3 * r['steady regenerate'] + r['regenerate open']):.2f}",
+        ),
+    )  # fmt: skip
 
     def num(key: str, digits: int = 2) -> Any:
         return lambda n, r: f"{r[key]:.{digits}f}" if key in r else "-"
@@ -580,9 +644,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--raw", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--regenerate", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child is not None:
         print(json.dumps(asyncio.run(_first_turn(args.child))))
+        return 0
+    if args.regenerate is not None:
+        print(json.dumps(asyncio.run(_regenerate(args.regenerate))))
         return 0
     if args.raw is not None:
         print(json.dumps(asyncio.run(_raw_read(args.raw))))

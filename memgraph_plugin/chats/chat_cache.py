@@ -22,6 +22,7 @@ from memgraph_plugin.chats.chat_vectors import ChatVectors
 from memgraph_plugin.chats.loaded_chat import UNSNAPSHOTTED, LoadedChat
 from memgraph_plugin.chats.memory_budget import MB, MemoryBudget, chat_bytes
 from memgraph_plugin.chats.recent_commits import RecentCommit
+from memgraph_plugin.chats.stored_rollback import stored_befores
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.embedding.profile import EmbeddingProfile
 from memgraph_plugin.embedding.text import node_id
@@ -383,21 +384,34 @@ class PersistedChats(ChatVectors):
         self, chat_id: str, *, version: int | None = None, seq: int | None = None
     ) -> CommitRecord | None:
         """Roll the loaded chat back to `version` (or to after message `seq`) in memory, as one
-        journal row, when the target is among its newest commits (`RecentCommits`) and no
-        other writer has moved the chat on; None when it is not (the caller takes the storage
-        path, which reloads the chat). Costs what the undone commits changed."""
+        journal row, when no other writer has moved the chat on: by what its newest commits
+        replaced (`RecentCommits`), else (a `version` before them, or commits of an earlier
+        process) by what storage says the undone commits replaced (`stored_befores`). None
+        when it cannot (the caller takes the storage path, which reloads the chat). Costs what
+        the undone commits changed, and for commits of an earlier process a read of the
+        target's columns."""
         chat = self._chats.get(chat_id)
-        if chat is None or not len(chat.recent):
+        if chat is None:
             return None
         async with chat.lock:
             if self._chats.get(chat_id) is not chat:
                 return None
             target = chat.recent.target(version=version, seq=seq)
-            if target is None or chat.store.has_changes or chat.store.in_transaction:
+            if chat.store.has_changes or chat.store.in_transaction:
                 return None  # mid-write (never between writes): leave it to storage
+            if target is None and (version is None or not 0 <= version < chat.version):
+                return None
             if await self.storage.latest_version(chat_id) != chat.version:
                 return None  # another writer committed: the storage path sees its state
-            revert(chat.store, chat.recent.befores_after(target))
+            if target is not None:
+                befores = chat.recent.befores_after(target)
+            else:  # commits this process did not make (a restart since): read what they replaced
+                target = int(version)  # type: ignore[arg-type]  # (checked above)
+                stored = await stored_befores(self.storage, chat, target)
+                if stored is None:
+                    return None
+                befores = [stored]
+            revert(chat.store, befores)
             changeset = chat.store.take_changeset()
             if changeset is None:
                 return None

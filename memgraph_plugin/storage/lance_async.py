@@ -9,6 +9,7 @@ import asyncio
 from typing import Any
 
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
+from memgraph_plugin.storage.restored_values import RestoredValues, restored_values
 
 __all__ = ["AsyncTwins"]
 
@@ -67,6 +68,12 @@ class AsyncTwins:
         return await asyncio.to_thread(
             self.rollback_sync, chat_id, version=version, seq=seq, base_version=base_version
         )
+
+    async def restored_values(
+        self: Any, chat_id: str, target: int, latest: int
+    ) -> RestoredValues | None:
+        """What rolling the chat back from `latest` to `target` restores (`restored_values`)."""
+        return await asyncio.to_thread(restored_values, self, chat_id, target, latest)
 
     async def import_dict(
         self: Any, chat_id: str, data: dict[str, Any], *, kind: str = "import", note: str = ""

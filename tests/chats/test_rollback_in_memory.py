@@ -86,7 +86,68 @@ async def test_rollback_of_newest_commits_equals_the_storage_state_and_keeps_the
     await again.stop()
 
 
-async def test_a_rollback_past_the_recent_commits_takes_the_storage_path(tmp_path):
+async def test_a_rollback_past_the_recent_commits_is_undone_in_memory_from_storage(tmp_path):
+    """Commits the chat no longer keeps (older than `RECENT_COMMITS`, or made before a restart)
+    are undone in memory too, by what storage says they replaced (`restored_values`): the
+    storage path's state and journal, and the store kept."""
+    host = await _host(tmp_path / "d")
+    api = host.registry.get("memory-graph")
+    session = await api.open_session(host.get_context(CHAT))
+    await _write_turns(session, range(1, RECENT_COMMITS + 4))
+    storage = memory_graph_for(host).persistence.storage
+    store = session.store
+    await api.rollback(CHAT, seq=2)
+    fresh = await api.open_session(host.get_context(CHAT))
+    assert fresh.store is store
+    wanted = storage.state_at_sync(CHAT, seq=2).data
+    assert _state(store.to_dict()) == _state(wanted)
+    assert _state(storage.load_sync(CHAT).data) == _state(wanted)
+    assert {n.title for n in fresh.read_api().list_nodes(types=["event"])} == {"turn 1", "turn 2"}
+    await host.stop()
+
+
+async def test_after_a_restart_a_regenerate_is_undone_in_memory(tmp_path):
+    """The first regenerate after a restart (no recent commits kept): rolled back in memory
+    from storage, the answer extracted once, and what a reload reads is the same."""
+    host = await _host(tmp_path / "d")
+    pipeline = pipeline_for(host)
+    for place in ("the Lantern Market", "the salt archive", "the north gate"):
+        await pipeline.add_user_message(CHAT, "Where is Ilya Renn tonight?")
+        await pipeline.add_assistant_message(CHAT, f"Ilya Renn waits at {place}.")
+    await host.stop()
+
+    again = await _host(tmp_path / "d")
+    pipeline = pipeline_for(again)
+    api = again.registry.get("memory-graph")
+    store = (await api.open_session(again.get_context(CHAT))).store
+    chat = again.chat(CHAT)
+    storage = memory_graph_for(again).persistence.storage
+    answer = chat.messages[-1]  # the third answer: regenerated
+    # the state before the answer's commits (its user message's included)
+    target = max(v for v, seq, _ in storage.marks_sync(CHAT) if seq < answer.seq)
+    wanted = storage.state_at_sync(CHAT, version=target).data
+    await pipeline.forget_messages_from(CHAT, answer.index)
+    session = await api.open_session(again.get_context(CHAT))
+    assert session.store is store  # no reload
+    assert _state(store.to_dict()) == _state(wanted)
+    assert _state(storage.load_sync(CHAT).data) == _state(wanted)  # the journal agrees
+    await pipeline.add_assistant_message(CHAT, "Ilya Renn sleeps in the bell tower.")
+    events = [n.fields.get("summary", "") for n in session.read_api().list_nodes(types=["event"])]
+    assert not any("north gate" in text for text in events)
+    assert sum("bell tower" in text for text in events) == 1
+    assert any("salt archive" in text for text in events)
+    await again.stop()
+    third = await _host(tmp_path / "d")
+    reopened = await third.registry.get("memory-graph").open_session(third.get_context(CHAT))
+    assert _state(reopened.store.to_dict()) == _state(store.to_dict())
+    await third.stop()
+
+
+async def test_a_rollback_undoing_too_much_takes_the_storage_path(tmp_path, monkeypatch):
+    """Past `MAX_RESTORED` changes the whole-state path is cheaper: the chat is reloaded."""
+    from memgraph_plugin.storage import restored_values
+
+    monkeypatch.setattr(restored_values, "MAX_RESTORED", 4)
     host = await _host(tmp_path / "d")
     api = host.registry.get("memory-graph")
     session = await api.open_session(host.get_context(CHAT))

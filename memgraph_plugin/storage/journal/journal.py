@@ -166,6 +166,15 @@ class Journal:
             expected += 1
         return entries
 
+    def applied_between(self, chat_id: str, after: int, upto: int) -> int | None:
+        """How many nodes and edges the chat's commits with `after < version <= upto` changed
+        in all (their ``applied`` counts: no change read); None when one is missing."""
+        where = f"{where_eq(chat_id=chat_id)} AND version > {int(after)} AND version <= {int(upto)}"
+        first = self.first_per_version(where, ["applied"])
+        if len(first) != upto - after:
+            return None
+        return sum(int(row["applied"]) for row in first.values())
+
     def latest_version(self, chat_id: str) -> int:
         table_version = self._knew(self.table.version)
         rows = self.rows(self.table, where_eq(chat_id=chat_id), ["version"])
