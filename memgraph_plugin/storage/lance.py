@@ -34,6 +34,7 @@ from memgraph_plugin.storage.format.graph_columns import (
     empty_edges,
     empty_nodes,
     merge,
+    picked,
 )
 from memgraph_plugin.storage.format.keyword_rows import split_keywords, with_unknown_keywords
 from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
@@ -167,14 +168,29 @@ class LanceStorage(AsyncTwins):
 
         return state, vectors
 
+    def rows_at_sync(
+        self, chat_id: str, version: int, node_ids: list[str], sources: list[str]
+    ) -> ChatState:
+        """The chat at `version` (> 0) with only the rows of nodes `node_ids` and of the edges
+        from `sources`: what a rollback restores (`restored_values.py`), read without the rest."""
+        return self._read_state(chat_id, version, pick=(node_ids, sources))[0]
+
     def _read_state(
         self,
         chat_id: str,
         upto: int | None,
         on_head: Callable[[dict[str, Any]], None] | None = None,
+        pick: tuple[list[str], list[str]] | None = None,
     ) -> tuple[ChatState, dict[str, Any] | None, list[JournalEntry]]:
         """`load_sync`, with the snapshot head and the journal entries it read (`on_head` is
-        told each head before its rows are read)."""
+        told each head before its rows are read); `pick`: `rows_at_sync`'s node ids and edge
+        sources (no keyword data then)."""
+
+        def read(head: dict[str, Any]) -> tuple[Any, Any, Any]:
+            if pick is None:
+                return self._snaps.read_with_keywords(chat_id, head)
+            return (*self._snaps.read_picked(chat_id, head, *pick), None)
+
         self._checked(chat_id)
         table_version = self.journal.current_version()
         vocab: tuple[str, list[Any]] | None = None
@@ -184,7 +200,7 @@ class LanceStorage(AsyncTwins):
                 break
             if on_head is not None:
                 on_head(head)
-            nodes, edges, vocab = self._snaps.read_with_keywords(chat_id, head)
+            nodes, edges, vocab = read(head)
             if self._snaps.still_there(chat_id, head):
                 break  # else pruned by another process while read: read the newer one
         base_version = int(head["version"]) if head is not None else 0
@@ -193,7 +209,7 @@ class LanceStorage(AsyncTwins):
             head, base_version = stored, int(stored["version"])
             if on_head is not None:
                 on_head(head)
-            nodes, edges, vocab = self._snaps.read_with_keywords(chat_id, head)
+            nodes, edges, vocab = read(head)
         with gc_paused():  # decoding builds a few acyclic objects per changed node and edge
             if head is not None:
                 node_seq, seq_counter = int(head["node_seq"]), int(head["seq_counter"])
@@ -206,6 +222,8 @@ class LanceStorage(AsyncTwins):
                 seq = entry.seq
             if entries:
                 dn, de = delta.tables()
+                if pick is not None:
+                    dn, de = picked(dn, de, *pick)
                 if vocab is not None:  # journal rows: no token lists (indexed from text)
                     dn = with_unknown_keywords(dn)
                 nodes, edges = merge(nodes, dn), merge(edges, de)

@@ -7,9 +7,10 @@ itself costs milliseconds (`PersistedChats.rollback_recent`). So the first regen
 restart, the commonest first turn of a role-play, was the slowest turn of the chat.
 
 `restored_values` reads the journal rows the rollback undoes (the commits after the target:
-a few) for the nodes and edges they touched, and the target's state for those only (its
-columns read as an open reads them, the rows picked by pyarrow, no dict per node). The loaded
-chat is then rolled back in memory with them, like with the commits it kept. An import or a
+a few) for the nodes and edges they touched, and the target's state for those only (the
+snapshot's rows and the journal's changes of those nodes and edges, read with a filter:
+`LanceStorage.rows_at_sync`). The loaded chat is then rolled back in memory with them, like
+with the commits it kept. An import or a
 fork among the commits (a row pointing at a snapshot: everything replaced) answers None, and
 the caller takes the whole-state path.
 """
@@ -23,15 +24,18 @@ import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.storage.format.graph_columns import edge_dicts, node_dicts
+from memgraph_plugin.storage.format.graph_columns import edge_dicts, node_dicts, picked
 from memgraph_plugin.storage.format.json_shapes import EdgeKey, edge_key
 
-__all__ = ["MAX_RESTORED", "RestoredValues", "restored_values"]
+__all__ = ["MAX_RESTORED", "PICKED_READ", "RestoredValues", "restored_values"]
 
 #: Changes undone beyond this (nodes and edges, as the commits count them): None. Restored in
 #: memory one by one, 100k nodes took 20 s, where the whole-state path takes about 3 s at any
 #: size up to 100k nodes; 16k changes restore in about a second.
 MAX_RESTORED = 16384
+#: Node ids and edge sources up to this many are read with a filter (`rows_at_sync`); more:
+#: the target's whole columns, then picked.
+PICKED_READ = 4096
 
 _SEP = "\x1f"  # (never in a name: names are printable)
 
@@ -72,17 +76,19 @@ def restored_values(storage: Any, chat_id: str, target: int, latest: int) -> Res
     edges: dict[EdgeKey, Mapping[str, Any] | None] = dict.fromkeys(edge_keys)
     if target == 0:  # before the first commit: nothing existed
         return RestoredValues(nodes, edges, 0, 0)
-    state = storage.state_at_sync(chat_id, version=target)
-    node_table, edge_table = state.tables()
-    if node_ids:
-        wanted = pa.array(sorted(node_ids), pa.string())
-        nodes.update(node_dicts(node_table.filter(pc.is_in(node_table["id"], value_set=wanted))))
+    ids, sources = sorted(node_ids), sorted({key[0] for key in edge_keys})
+    if len(ids) + len(sources) <= PICKED_READ:
+        state = storage.rows_at_sync(chat_id, target, ids, sources)
+    else:  # (a filter of that many literals costs more than reading every row)
+        state = storage.state_at_sync(chat_id, version=target)
+    node_table, edge_table = picked(*state.tables(), ids, sources)
+    nodes.update(node_dicts(node_table))
     if edge_keys and edge_table.num_rows:
-        sources = pa.array(sorted({key[0] for key in edge_keys}), pa.string())
-        near = edge_table.filter(pc.is_in(edge_table["src"], value_set=sources))
-        joined = pc.binary_join_element_wise(near["src"], near["type"], near["dst"], _SEP)
+        joined = pc.binary_join_element_wise(
+            edge_table["src"], edge_table["type"], edge_table["dst"], _SEP
+        )
         wanted = pa.array(sorted(_SEP.join(key) for key in edge_keys), pa.string())
-        for edge in edge_dicts(near.filter(pc.is_in(joined, value_set=wanted))):
+        for edge in edge_dicts(edge_table.filter(pc.is_in(joined, value_set=wanted))):
             edges[edge_key(edge)] = edge
     node_seq, seq_counter = state.counters
     return RestoredValues(nodes, edges, node_seq, seq_counter)

@@ -7,6 +7,10 @@ chat as a fresh database handle reads it equals the one in memory; history versi
 contiguous from 1 (increasing, after a repair that lost history rows); the export is strict JSON
 (no NaN / Infinity, valid UTF-8); the chat files read back as written.
 
+After a rollback, the chat in memory is the chat at the target (`state_at_sync`), whether it was
+rolled back in memory (by the commits kept, or by what storage says they replaced, after a
+reopen) or through storage.
+
 Issue 28 adds: messages holding every Unicode line break; an import followed by a turn (the
 import must survive it); a damaged data file (deleted or cut short) that ``check`` must find and
 ``repair`` must fix, every chat opening afterwards.
@@ -30,6 +34,7 @@ from host.chats.chats import ChatStore
 from host.chats.jsonl import UNICODE_LINE_BREAKS
 from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.errors import MemoryGraphError
+from memgraph_plugin.rollback_target import target_version
 from memgraph_plugin.storage import LanceStorage
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
@@ -253,10 +258,21 @@ class ChatMachine(RuleBasedStateMachine):
         before = self._stored(chat)
         memory_before = _text(self._session(chat).store.to_dict())
         target = {"seq": pick} if by_seq else {"version": pick}
+        marks = self.disk.marks_sync(chat)
         try:
-            self._run(self.service.rollback(chat, **target))
+            commit = self._run(self.service.rollback(chat, **target))
         except MemoryGraphError:
             self._refused(chat, before, memory_before)
+            return
+        if commit is None:
+            return
+        # the chat in memory (rolled back there, or reloaded) is the chat at the target
+        version = target_version(
+            chat, marks, version=target.get("version"), seq=target.get("seq"),
+            newest_seq=self.service.message_seq(chat),
+        )  # fmt: skip
+        wanted = Store.from_dict(self.disk.state_at_sync(chat, version=version).data).to_dict()
+        assert _text(self._session(chat).store.to_dict()) == _text(wanted), (chat, version)
 
     @rule(
         chat=st.sampled_from(CHATS),

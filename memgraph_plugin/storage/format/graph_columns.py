@@ -236,6 +236,18 @@ def merge(base: pa.Table, delta: pa.Table) -> pa.Table:
     return out.combine_chunks()
 
 
+def picked(
+    nodes: pa.Table, edges: pa.Table, node_ids: list[str], sources: list[str]
+) -> tuple[pa.Table, pa.Table]:
+    """The rows of state (or delta) tables `nodes` and `edges` of nodes `node_ids` and of the
+    edges from `sources`."""
+    ids, starts = pa.array(node_ids, pa.string()), pa.array(sources, pa.string())
+    return (
+        nodes.filter(pc.is_in(nodes["id"], value_set=ids)),
+        edges.filter(pc.is_in(edges["src"], value_set=starts)),
+    )
+
+
 def node_dicts(table: pa.Table) -> dict[str, dict[str, Any]]:
     """A node table as the original's `nodes` map (id -> node dict)."""
     cols = {name: table[name].to_pylist() for name in table.column_names}

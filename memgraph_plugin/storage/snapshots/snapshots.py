@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.embedding.row_blocks import RowBlocks
-from memgraph_plugin.storage.escape import where_eq
+from memgraph_plugin.storage.escape import where_eq, where_in
 from memgraph_plugin.storage.format.graph_columns import merge
 from memgraph_plugin.storage.format.keyword_rows import KW_TF, KW_TID, KeywordRows
 from memgraph_plugin.storage.snapshots.vector_lists import (
@@ -115,11 +115,15 @@ class SnapshotTables:
             return None
         return max(rows, key=lambda r: (int(r["version"]), float(r["created_at"])))
 
-    def _chain_rows(self, table: Any, chat_id: str, chain: Sequence[int]) -> list[pa.Table]:
-        """The row sets of `chain`, each in its written order, oldest first."""
+    def _chain_rows(
+        self, table: Any, chat_id: str, chain: Sequence[int], where: str = ""
+    ) -> list[pa.Table]:
+        """The row sets of `chain` (their rows matching `where` too, when given), each in its
+        written order, oldest first."""
+        also = f" AND {where}" if where else ""
         rows = read_all(
             table.search()
-            .where(f"{where_eq(chat_id=chat_id)} AND {in_list('snap', chain)}")
+            .where(f"{where_eq(chat_id=chat_id)} AND {in_list('snap', chain)}{also}")
             .limit(None)
         )
         snaps = rows["snap"].to_numpy()
@@ -147,6 +151,21 @@ class SnapshotTables:
         """The node and edge state tables of a snapshot: its chain merged."""
         nodes, edges, _ = self.read_with_keywords(chat_id, head)
         return nodes.drop_columns([c for c in (KW_TID, KW_TF) if c in nodes.column_names]), edges
+
+    def read_picked(
+        self, chat_id: str, head: dict[str, Any], node_ids: Sequence[str], sources: Sequence[str]
+    ) -> tuple[pa.Table, pa.Table]:
+        """`read` of the rows of nodes `node_ids` and of the edges from `sources` only (what a
+        rollback restores: `restored_values.py`): each row set read with that filter, merged."""
+        chain = [int(v) for v in head["chain"]]
+        out = []
+        for table, column, values in ((self.nodes, "id", node_ids), (self.edges, "src", sources)):
+            parts = self._chain_rows(table, chat_id, chain, where_in(column, values))
+            state = parts[0]
+            for delta in parts[1:]:
+                state = merge(state, delta)
+            out.append(state)
+        return out[0], out[1]
 
     def read_with_keywords(
         self, chat_id: str, head: dict[str, Any]
