@@ -188,9 +188,12 @@ class Chat:
             messages = self._loaded()
             removed = max(0, len(messages) - (after_index + 1))
             if removed:  # a new list: snapshots taken before keep the old one
-                self._messages = messages = messages[: after_index + 1]
+                kept = after_index + 1
+                cut = messages.cut(kept) if isinstance(messages, MessageRows) else messages[:kept]
+                self._messages = cut
                 self._frozen = None
-                self._write(messages)
+                if not _cut_file(self.path, len(messages), removed):
+                    self._write(cut)
             return removed
 
     def __len__(self) -> int:
@@ -309,6 +312,24 @@ def _next_message(
     if role == "assistant":
         seq += 1
     return Message(seq, role, text, len(messages), name, time)  # type: ignore[arg-type]
+
+
+def _cut_file(path: Path, count: int, removed: int) -> bool:
+    """Drop the last `removed` of the `count` message lines of a chat file in place (one
+    truncate: a regenerate in a long chat rewrote every line); False, and nothing done, when
+    the file is not one header line and `count` message lines, each ending in a newline."""
+    try:
+        with path.open("r+b") as handle:
+            data = handle.read()
+            if not data.endswith(b"\n") or data.count(b"\n") != count + 1:
+                return False
+            end = len(data) - 1  # the last line's newline
+            for _ in range(removed):
+                end = data.rindex(b"\n", 0, end)
+            handle.truncate(end + 1)
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def _read_whole(lines: list[str]) -> MessageRows | None:

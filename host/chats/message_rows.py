@@ -103,6 +103,21 @@ class MessageRows(Sequence[Message]):
     def __repr__(self) -> str:
         return f"MessageRows({len(self)} messages)"
 
+    def cut(self, count: int) -> MessageRows:
+        """The first `count` messages, as a new `MessageRows` sharing the columns (this one
+        unchanged: the columns are never written, only `_made` grows): a regenerate's cut of
+        a long chat makes no message."""
+        rows = MessageRows.__new__(MessageRows)
+        rows._roles, rows._texts, rows._names, rows._times = (
+            self._roles,
+            self._texts,
+            self._names,
+            self._times,
+        )
+        rows._seqs = self._seqs
+        rows._made = self._made[: max(0, count)]
+        return rows
+
     def append(self, message: Message) -> None:
         """Add a message after the others (its index is the chat's length before it)."""
         self._made.append(message)

@@ -234,7 +234,7 @@ class TurnPipeline:
         """Delete the chat's messages from `index` on and what the graph learnt from them;
         returns how many messages went."""
         chat = self.host.chat(chat_id)
-        messages = chat.messages
+        messages = chat.view()  # (a long chat's messages are not copied)
         if index < 0 or index >= len(messages):
             return 0
         first = messages[index]
@@ -270,8 +270,8 @@ class TurnPipeline:
             seq,
             None if commit is None else commit.version,
         )
-        for earlier in self.host.chat(chat_id).messages[: message.index]:
-            if earlier.seq != seq or earlier.role not in ("user", "assistant"):
+        for earlier in _same_seq_before(self.host.chat(chat_id).view(), message):
+            if earlier.role not in ("user", "assistant"):
                 continue
             session = await self.open_session(chat_id)
             if session is not None and not already_extracted(session.store, earlier):
@@ -485,3 +485,15 @@ def pipeline_for(host: Any) -> TurnPipeline:
     if pipeline is None:
         pipeline = _PIPELINES[host] = TurnPipeline(host, None)
     return pipeline
+
+
+def _same_seq_before(messages: Any, message: Any) -> list[Any]:
+    """The messages before `message` (in `messages`, oldest first) of its seq, oldest first.
+    A message's seq never goes down along a chat: they are the last ones before it, found
+    walking back (a long chat's earlier messages are not read)."""
+    out = []
+    at = min(message.index, len(messages)) - 1
+    while at >= 0 and messages[at].seq == message.seq:
+        out.append(messages[at])
+        at -= 1
+    return out[::-1]

@@ -682,7 +682,9 @@ def test_a_pause_leaves_objects_the_process_froze_frozen() -> None:
 
         with gc_paused():
             garbage = weakref.ref(Cycle())
-        assert gc.get_freeze_count() == frozen
+        # still frozen (an unfreeze empties the permanent generation; a frozen object another
+        # thread lets go of meanwhile leaves it, so not an exact count: CI saw one go)
+        assert gc.get_freeze_count() > frozen // 2
         assert garbage() is None  # collected when the pause ended
     finally:
         gc.unfreeze()

@@ -210,3 +210,50 @@ def test_a_long_chat_file_is_read_by_pyarrow_and_reads_as_before(
         handle.write('{"role": "user", "te')
     assert list(make_host(tmp_path).chat("long").messages) == [*before, added]
     assert calls[-1] is None and path.with_name(path.name + ".torn").exists()
+
+
+def test_a_cut_shares_the_columns_and_leaves_the_read_rows_as_they_were(tmp_path: Path) -> None:
+    _written(tmp_path, 40)
+    chat = make_host(tmp_path).chat("long")
+    chat.read_ahead()
+    rows = chat._messages
+    view = chat.view()
+    assert chat.truncate(29) == 10  # a regenerate's cut
+    cut = chat._messages
+    assert isinstance(cut, MessageRows) and cut is not rows and _made(cut) == 0
+    assert len(cut) == 30 and len(rows) == 40 and len(view) == 40  # earlier readers unchanged
+    added = chat.add_message("assistant", "again")
+    assert (added.index, len(rows), cut[-1]) == (30, 40, added)
+    assert [m.text for m in cut[:30]] == [f"line {i}" for i in range(30)]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_cut_truncates_the_file_in_place(tmp_path: Path, newline: str) -> None:
+    """The cut lines go by one truncate of the file (no rewrite of every line); the file reads
+    back as the chat is, and takes appends after."""
+    _written(tmp_path, 50)
+    path = make_host(tmp_path).chat("long").path
+    path.write_bytes(path.read_bytes().replace(b"\n", newline.encode()))
+    end = newline.encode()
+    header_and_kept = end.join(path.read_bytes().split(end)[:31]) + end
+    chat = make_host(tmp_path).chat("long")
+    inode = path.stat().st_ino
+    assert chat.truncate(29) == 20
+    assert path.stat().st_ino == inode  # the same file: cut in place, not replaced
+    assert path.read_bytes() == header_and_kept
+    chat.add_message("user", "after the cut")
+    again = make_host(tmp_path).chat("long")
+    assert [m.text for m in again.messages] == [*(f"line {i}" for i in range(30)), "after the cut"]
+
+
+def test_a_file_that_is_not_one_line_a_message_is_rewritten(tmp_path: Path) -> None:
+    _written(tmp_path, 12)
+    path = make_host(tmp_path).chat("long").path
+    lines = path.read_text(encoding="utf-8").split("\n")
+    path.write_text("\n".join([*lines[:5], "", *lines[5:]]), encoding="utf-8")  # a blank line
+    chat = make_host(tmp_path).chat("long")
+    assert chat.truncate(7) == 4
+    assert "\n\n" not in path.read_text(encoding="utf-8")  # rewritten whole, as before
+    assert [m.text for m in make_host(tmp_path).chat("long").messages] == [
+        f"line {i}" for i in range(8)
+    ]

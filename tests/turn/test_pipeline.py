@@ -637,8 +637,9 @@ async def test_catch_up_compaction_after_an_import_runs_off_the_turn(tmp_path):
     from tests.recall.test_ranking import CHAT as RANKED
     from tests.recall.test_ranking import _event, _graph, _host
 
-    graph = _graph([_event(i, f"the lantern festival day {i} at the harbor") for i in
-                    range(1, 61)], [])
+    graph = _graph(
+        [_event(i, f"the lantern festival day {i} at the harbor") for i in range(1, 61)], []
+    )
     host, pipeline = await _host(tmp_path, graph)
     spy = CommitSpy()
     host.register_plugin(spy, name="spy")
@@ -664,3 +665,19 @@ async def test_catch_up_compaction_after_an_import_runs_off_the_turn(tmp_path):
     assert 3 <= kinds["compact_nodes"] <= 6 < len(rollups)
     assert not pipeline.catch_up.running(RANKED)
     await host.stop()
+
+
+def test_the_messages_of_a_seq_before_one_are_found_walking_back() -> None:
+    """`_same_seq_before`: what a replaced message's undo extracts again, found without
+    reading a long chat's earlier messages."""
+    from host.chats.context import Message
+    from memgraph_plugin.turn.pipeline import _same_seq_before
+
+    roles = ["user", "assistant", "user", "system", "assistant", "user"]
+    seqs = [0, 1, 1, 1, 2, 2]
+    chat = [Message(s, r, f"m{i}", i) for i, (s, r) in enumerate(zip(seqs, roles, strict=True))]
+    assert _same_seq_before(chat, chat[3]) == chat[1:3]
+    assert _same_seq_before(chat, chat[5]) == [chat[4]]
+    assert _same_seq_before(chat[:4], chat[4]) == []  # (the chat cut before it)
+    assert _same_seq_before(chat[:4], chat[3]) == chat[1:3]
+    assert _same_seq_before(chat, chat[0]) == []
