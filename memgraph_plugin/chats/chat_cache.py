@@ -388,8 +388,8 @@ class PersistedChats(ChatVectors):
         replaced (`RecentCommits`), else (a `version` before them, or commits of an earlier
         process) by what storage says the undone commits replaced (`stored_befores`). None
         when it cannot (the caller takes the storage path, which reloads the chat). Costs what
-        the undone commits changed, and for commits of an earlier process a read of the
-        target's columns."""
+        the undone commits changed, and for commits of an earlier process a filtered read of
+        the target's rows they touched."""
         chat = self._chats.get(chat_id)
         if chat is None:
             return None
