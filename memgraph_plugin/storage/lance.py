@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -55,13 +54,14 @@ from memgraph_plugin.storage.persistence import (
 )
 from memgraph_plugin.storage.settings import StorageSettings
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
-from memgraph_plugin.storage.table_reads import Database
+from memgraph_plugin.storage.table_reads import Database, on_own_thread
 from memgraph_plugin.storage.tables import (
     COMMITS,
     SNAP_EDGES,
     SNAP_NODES,
     SNAPSHOTS,
     nodes_table_name,
+    table_stats,
 )
 from memgraph_plugin.storage.vectors.vectors import VectorTables, load_vectors
 
@@ -157,7 +157,7 @@ class LanceStorage(AsyncTwins):
 
         def read_early(head: dict[str, Any]) -> None:
             if profile is not None and head.get("vec_dim") and head.get("vec_profile") == profile:
-                early.append((head, _on_own_thread(self._snaps.read_vectors, chat_id, head)))
+                early.append((head, on_own_thread(self._snaps.read_vectors, chat_id, head)))
 
         state, head, entries = self._read_state(chat_id, None, on_head=read_early)
         stored = next((f for h, f in early if h is head), None)  # not a head read before it
@@ -460,21 +460,15 @@ class LanceStorage(AsyncTwins):
     def stats_sync(self) -> dict[str, Any]:
         """Rows, fragments and versions of every table (vector tables other processes made
         included)."""
-        out: dict[str, Any] = {}
         snaps = self._snaps
-        for name, table in [
+        named = [
             (COMMITS, self.journal.table),
             (SNAPSHOTS, snaps.heads),
             (SNAP_NODES, snaps.nodes),
             (SNAP_EDGES, snaps.edges),
-        ] + [(nodes_table_name(d), t) for d, t in self.vectors.all().items()]:
-            stats = table.stats()
-            out[name] = {
-                "rows": stats["num_rows"],
-                "fragments": stats["fragment_stats"]["num_fragments"],
-                "versions": len(table.list_versions()),
-            }
-        return out
+        ]
+        vectors = [(nodes_table_name(d), t) for d, t in self.vectors.all().items()]
+        return table_stats(named + vectors)
 
     def close(self) -> None:
         """Stop the maintenance thread (a pass under way finishes first)."""
@@ -483,22 +477,6 @@ class LanceStorage(AsyncTwins):
         self.journal.close()
         if self._compactor.journal_gate is not None:
             self._compactor.journal_gate.close()
-
-
-def _on_own_thread(fn: Callable[..., Any], *args: Any) -> Future[Any]:
-    """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
-    done: Future[Any] = Future()
-
-    def run() -> None:
-        if not done.set_running_or_notify_cancel():
-            return
-        try:
-            done.set_result(fn(*args))
-        except BaseException as exc:  # handed to the caller by `result()`
-            done.set_exception(exc)
-
-    threading.Thread(target=run, name="vector-read", daemon=True).start()
-    return done
 
 
 def _retry_conflict(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 import pyarrow as pa
@@ -248,3 +249,19 @@ class Scan:
 
     def to_list(self) -> list[dict[str, Any]]:
         return self.to_arrow().to_pylist()
+
+
+def on_own_thread(fn: Callable[..., Any], *args: Any) -> Future[Any]:
+    """`fn(*args)` on a new daemon thread (no pool: nothing to go stale in a forked child)."""
+    done: Future[Any] = Future()
+
+    def run() -> None:
+        if not done.set_running_or_notify_cancel():
+            return
+        try:
+            done.set_result(fn(*args))
+        except BaseException as exc:  # handed to the caller by `result()`
+            done.set_exception(exc)
+
+    threading.Thread(target=run, name="vector-read", daemon=True).start()
+    return done

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -237,3 +237,16 @@ def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> la
             last = exc
             time.sleep(0.02 * (attempt + 1))
     raise RuntimeError(f"cannot open or create LanceDB table {name!r}: {last}")
+
+
+def table_stats(tables: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Rows, fragments and versions of each named LanceDB table."""
+    out: dict[str, Any] = {}
+    for name, table in tables:
+        stats = table.stats()
+        out[name] = {
+            "rows": stats["num_rows"],
+            "fragments": stats["fragment_stats"]["num_fragments"],
+            "versions": len(table.list_versions()),
+        }
+    return out
