@@ -36,6 +36,7 @@ from memgraph_plugin.storage.format.graph_columns import (
     picked,
 )
 from memgraph_plugin.storage.format.keyword_rows import split_keywords, with_unknown_keywords
+from memgraph_plugin.storage.format.state_diff import state_diff
 from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
 from memgraph_plugin.storage.journal.journal import Journal, JournalEntry
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
@@ -377,7 +378,7 @@ class LanceStorage(AsyncTwins):
             current = self.load_sync(chat_id)
             if base_version is not None and base_version != current.version:
                 raise ConflictError(chat_id, base_version, current.version)
-            change = diff_states(current.data, target.data, kind="rollback")
+            change = state_diff(current, target, kind="rollback")  # as columns: no dicts
             return self._commit_replacement(chat_id, change, current.version)
 
         return attempt() if base_version is not None else _retry_conflict(attempt, chat_id)
