@@ -80,6 +80,11 @@ class RecentCommits:
                 version = first.version_before
         if version is None or not first.version_before <= version < last.version:
             return None
+        # a version these commits pass through: not one a rollback among them undid (after
+        # a rollback from 7 to 5 as version 8, the kept commits jump from 5 to 8: the states
+        # of 6 and 7 are not theirs)
+        if version != first.version_before and all(c.version != version for c in self._commits):
+            return None
         return version
 
     def befores_after(self, version: int) -> list[Before]:

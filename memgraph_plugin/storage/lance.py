@@ -36,11 +36,11 @@ from memgraph_plugin.storage.format.graph_columns import (
     picked,
 )
 from memgraph_plugin.storage.format.keyword_rows import split_keywords, with_unknown_keywords
-from memgraph_plugin.storage.format.state_diff import state_diff
 from memgraph_plugin.storage.journal.change_codec import diff_states, empty_state
 from memgraph_plugin.storage.journal.journal import Journal, JournalEntry
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 from memgraph_plugin.storage.journal.snapshot_refs import rebased
+from memgraph_plugin.storage.journal.state_diff import state_diff
 from memgraph_plugin.storage.lance_async import AsyncTwins
 from memgraph_plugin.storage.maintenance.checkpoints import Checkpoints
 from memgraph_plugin.storage.maintenance.import_snapshot import finish_import, write_import_rows

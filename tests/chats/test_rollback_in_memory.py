@@ -194,3 +194,24 @@ async def test_another_writer_sends_a_rollback_down_the_storage_path(tmp_path, t
     assert titles == {"turn 1", "turn 2"} and rolled.kind == "rollback"
     await a.stop()
     await b.stop()
+
+
+async def test_a_rollback_to_a_version_an_earlier_rollback_undid_gives_that_version(tmp_path):
+    """After a rollback in memory (versions 4-6 undone, as version 7) and a write, a rollback
+    to version 5 gives the state at 5 (turns 1-5), not the kept commits' state: bench/fuzz.py
+    found the kept commits reverted to the state at 7 instead."""
+    host = await _host(tmp_path / "d")
+    api = host.registry.get("memory-graph")
+    session = await api.open_session(host.get_context(CHAT))
+    await _write_turns(session, range(1, 7))  # versions 1-6
+    await api.rollback(CHAT, seq=3)  # version 7, in memory
+    session = await api.open_session(host.get_context(CHAT))
+    await _write_turns(session, range(4, 5))  # version 8
+    storage = memory_graph_for(host).persistence.storage
+    await api.rollback(CHAT, version=5)
+    fresh = await api.open_session(host.get_context(CHAT))
+    wanted = storage.state_at_sync(CHAT, version=5).data
+    assert _state(fresh.store.to_dict()) == _state(wanted)
+    titles = {n.title for n in fresh.read_api().list_nodes(types=["event"])}
+    assert titles == {f"turn {t}" for t in range(1, 6)}
+    await host.stop()

@@ -1,4 +1,4 @@
-"""The change between two states found column by column (`storage/format/state_diff.py`) is
+"""The change between two states found column by column (`storage/journal/state_diff.py`) is
 `diff_states`'s of their dicts: for every pair of versions of a history (snapshot, edits,
 archives, unlinks, a rollback), from an empty chat, and where the stored texts differ but the
 values do not."""
@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 
 from memgraph_plugin.storage.format.graph_columns import nodes_table, state_tables
-from memgraph_plugin.storage.format.state_diff import state_diff
 from memgraph_plugin.storage.journal.change_codec import diff_states
+from memgraph_plugin.storage.journal.state_diff import state_diff
 from memgraph_plugin.storage.persistence import ChatState
 
 from .test_restored_values import CHAT, _written
