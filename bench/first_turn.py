@@ -330,15 +330,11 @@ async def _regenerate(data_dir: Path) -> dict[str, float]:
     turn a regenerate of the last answer, as the proxy makes it when a chat app swipes (the
     answer forgotten with what the graph learnt from it, then the new answer extracted), then
     steady regenerates, each of the answer of a new turn."""
-    from host import Host
-    from memgraph_plugin.service import memory_graph_for
     from memgraph_plugin.turn import pipeline_for
 
-    host = Host(data_dir=data_dir, settings=SETTINGS, entry_points=False)
-    await host.start()
-    out: dict[str, float] = {}
-    try:
-        service, pipeline = memory_graph_for(host), pipeline_for(host)
+    async def work(host: Any, service: Any) -> dict[str, float]:
+        out: dict[str, float] = {}
+        pipeline = pipeline_for(host)
         t = time.perf_counter()
         store = (await service.open_session(host.get_context(CHAT))).store
         out["regenerate open"] = time.perf_counter() - t
@@ -360,9 +356,9 @@ async def _regenerate(data_dir: Path) -> dict[str, float]:
             steady.append(await regenerate(f"Turn {i} ended at the pier instead."))
         out["steady regenerate"] = statistics.median(steady)
         pipeline.catch_up.stop()
-    finally:
-        await host.stop()
-    return out
+        return out
+
+    return dict(await _with_host(data_dir, work))
 
 
 def compiled() -> None:

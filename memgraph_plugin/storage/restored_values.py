@@ -24,7 +24,13 @@ import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.storage.format.graph_columns import edge_dicts, node_dicts, picked
+from memgraph_plugin.storage.format.graph_columns import (
+    KEY_SEP,
+    edge_dicts,
+    node_dicts,
+    picked,
+    row_keys,
+)
 from memgraph_plugin.storage.format.json_shapes import EdgeKey, edge_key
 
 __all__ = ["MAX_RESTORED", "PICKED_READ", "RestoredValues", "restored_values"]
@@ -36,8 +42,6 @@ MAX_RESTORED = 16384
 #: Node ids and edge sources up to this many are read with a filter (`rows_at_sync`); more:
 #: the target's whole columns, then picked.
 PICKED_READ = 4096
-
-_SEP = "\x1f"  # (never in a name: names are printable)
 
 
 @attrs.frozen
@@ -84,11 +88,9 @@ def restored_values(storage: Any, chat_id: str, target: int, latest: int) -> Res
     node_table, edge_table = picked(*state.tables(), ids, sources)
     nodes.update(node_dicts(node_table))
     if edge_keys and edge_table.num_rows:
-        joined = pc.binary_join_element_wise(
-            edge_table["src"], edge_table["type"], edge_table["dst"], _SEP
-        )
-        wanted = pa.array(sorted(_SEP.join(key) for key in edge_keys), pa.string())
-        for edge in edge_dicts(edge_table.filter(pc.is_in(joined, value_set=wanted))):
+        wanted = pa.array(sorted(KEY_SEP.join(key) for key in edge_keys), pa.string())
+        found = pc.is_in(row_keys(edge_table), value_set=wanted)
+        for edge in edge_dicts(edge_table.filter(found)):
             edges[edge_key(edge)] = edge
     node_seq, seq_counter = state.counters
     return RestoredValues(nodes, edges, node_seq, seq_counter)

@@ -32,7 +32,7 @@ EDGE_SCHEMA = pa.schema([f for f in SNAP_EDGES_SCHEMA if f.name not in ("chat_id
 _NODE_KEYS = NORMAL_NODE_KEYS
 _PLAIN_NODE = frozenset(_NODE_KEYS)
 _PLAIN_NODE_SUP = _PLAIN_NODE | {"supersededBy"}
-_KEY_SEP = "\x1f"
+KEY_SEP = "\x1f"  # (never in a name: names are printable)
 
 
 def _is_int(value: Any) -> bool:
@@ -172,10 +172,11 @@ def empty_edges() -> pa.Table:
     return EDGE_SCHEMA.empty_table()
 
 
-def _keys(table: pa.Table) -> pa.Array:
+def row_keys(table: pa.Table) -> pa.Array:
+    """Each row's key: a node's id, an edge's ends and type joined by `KEY_SEP`."""
     if "src" in table.column_names:
         return pc.binary_join_element_wise(
-            table["src"], table["type"], table["dst"], _KEY_SEP
+            table["src"], table["type"], table["dst"], KEY_SEP
         ).combine_chunks()
     return table["id"].combine_chunks()
 
@@ -192,10 +193,10 @@ def _base_hits(base: pa.Table, delta: pa.Table, dk: pa.Array) -> np.ndarray:
         )
         idx = np.full(n, -1, dtype=np.int64)
         if len(rows):
-            found = pc.index_in(_keys(base.take(pa.array(rows))), value_set=dk)
+            found = pc.index_in(row_keys(base.take(pa.array(rows))), value_set=dk)
             idx[rows] = pc.fill_null(found, -1).to_numpy(zero_copy_only=False)
         return idx
-    found = pc.index_in(_keys(base), value_set=dk)
+    found = pc.index_in(row_keys(base), value_set=dk)
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
@@ -206,7 +207,7 @@ def merge(base: pa.Table, delta: pa.Table) -> pa.Table:
         return base
     delta = delta.cast(base.schema)
     n = base.num_rows
-    dk = _keys(delta)
+    dk = row_keys(delta)
     moved = delta["moved"].to_numpy(zero_copy_only=False).astype(bool)
     if n:
         idx = _base_hits(base, delta, dk)
@@ -218,7 +219,7 @@ def merge(base: pa.Table, delta: pa.Table) -> pa.Table:
             in_base = np.zeros(delta.num_rows, dtype=bool)
             in_base[idx[hit]] = True
         else:
-            in_base = pc.is_in(dk, value_set=_keys(base)).to_numpy(zero_copy_only=False)
+            in_base = pc.is_in(dk, value_set=row_keys(base)).to_numpy(zero_copy_only=False)
             in_base = in_base.astype(bool)
     else:
         src = np.empty(0, dtype=np.int64)

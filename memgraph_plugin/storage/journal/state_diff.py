@@ -17,12 +17,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.storage.format.graph_columns import edge_dicts, node_dicts
+from memgraph_plugin.storage.format.graph_columns import KEY_SEP, edge_dicts, node_dicts, row_keys
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState
 
 __all__ = ["state_diff"]
 
-_SEP = "\x1f"  # (never in a name: names are printable)
 _FLAGS = ("removed", "moved")  # (a state table's rows are neither)
 
 
@@ -51,19 +50,11 @@ def state_diff(current: ChatState, target: ChatState, *, kind: str) -> ChangeRec
     )
 
 
-def _key(table: pa.Table) -> pa.Array:
-    """Each row's id, or an edge's ends and type joined."""
-    if "src" in table.column_names:
-        joined = pc.binary_join_element_wise(table["src"], table["type"], table["dst"], _SEP)
-        return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
-    return table["id"].combine_chunks()
-
-
 def _compared(target: pa.Table, current: pa.Table) -> tuple[pa.Table, pa.Table]:
     """The target's rows that are new or differ from the current row of their key in some
     column (with a ``_at`` column: that row's position in `current`, -1 for none), and the
     current rows whose key the target lacks."""
-    tk, ck = _key(target), _key(current)
+    tk, ck = row_keys(target), row_keys(current)
     at = pc.index_in(tk, value_set=ck)
     found = pc.is_valid(at).to_numpy(zero_copy_only=False)
     pos = pc.fill_null(at, -1).to_numpy(zero_copy_only=False).astype(np.int64)
@@ -94,7 +85,7 @@ def _same_rows(a: pa.Table, b: pa.Table, names: list[str]) -> np.ndarray:
 
 def _comparable(column: Any) -> Any:
     if pa.types.is_list(column.type) or pa.types.is_large_list(column.type):
-        return pc.binary_join(column, _SEP)
+        return pc.binary_join(column, KEY_SEP)
     return column
 
 
