@@ -1,4 +1,4 @@
-"""Every import path the contract (`../shared/API.md`) and `docs/api.md` name still imports, and
+"""Every import path the contract (`docs/contract.md`) and `docs/api.md` name still imports, and
 the module paths the layout of issue 25 moved answer with the same module as the new path."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from host.module_aliases import HOST_MOVES
 from memgraph_plugin.former_paths import FORMER_PATHS
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = (ROOT.parent / "shared" / "API.md", ROOT / "docs" / "api.md")
+DOCS = (ROOT / "docs" / "contract.md", ROOT / "docs" / "api.md")
 PACKAGES = ("memgraph_plugin", "host", "extension_registry", "sample_plugins")
 _PACKAGE = "(?:" + "|".join(PACKAGES) + ")"
 _FROM = re.compile(r"^\s*from (" + _PACKAGE + r"[\w.]*) import (\([^)]*\)|[\w, ]+)", re.M)
