@@ -6,25 +6,19 @@ A chat id is a non-empty string of at most `MAX_CHAT_ID_CHARS` characters of val
 U+2066..U+2069, zero-width space U+200B and joiner U+200D, the BOM U+FEFF, ...: they make one id
 look like another in a list or the explorer) and at least one visible character (not only
 spaces or blank fillers). Anything else is allowed: ids reach file names and LanceDB filters only
-escaped. Errors show the id cut to `SHOWN_CHARS` characters.
+escaped. Errors show the id cut short (`host.echoed.shown`).
 """
 
 from __future__ import annotations
 
 import unicodedata
 
+from host.echoed import shown
+
 #: The longest chat id accepted.
 MAX_CHAT_ID_CHARS = 1024
-#: Characters of an id an error message shows (then "...").
-SHOWN_CHARS = 80
 #: Characters of no visible mark that are not spaces by category (Hangul fillers, braille blank).
 _BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-
-
-def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """`value`'s repr for an error message, cut to `limit` characters (then "...")."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class ChatIdError(ValueError):
