@@ -7,17 +7,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import lancedb
-
 from memgraph_plugin.storage import StorageSettings
+from memgraph_plugin.storage.connect import database_tables
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
-from memgraph_plugin.storage.tables import table_names
 
 
 def _tables(settings: StorageSettings) -> list[str]:
-    options = dict(settings.storage_options) or None
-    return table_names(lancedb.connect(settings.uri, storage_options=options))
+    """The tables to check; an unreachable object store is `STORAGE_UNREACHABLE`."""
+    return database_tables(settings)
 
 
 async def run_check(host: Any, settings: StorageSettings) -> int:

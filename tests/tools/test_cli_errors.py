@@ -5,6 +5,7 @@ real ``memgraph-host`` process."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,30 @@ def test_capped_keeps_the_shape_of_a_message() -> None:
     assert long == f"nodes.{'x' * SHOWN_CHARS}....id: too long"
     assert shown(LONG) == repr(LONG)[:SHOWN_CHARS] + "..."
     assert shown("ok") == "'ok'"
+
+
+@pytest.mark.parametrize("command", ["check", "repair"])
+def test_check_on_an_endpoint_that_does_not_answer_says_storage_unreachable(
+    tmp_path: Path, command: str
+) -> None:
+    """An S3 endpoint on a closed loopback port: the documented sentence (docs/storage.md), not
+    LanceDB's debug dump."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    data = tmp_path / "d"
+    data.mkdir()
+    (data / "memgraph-host.toml").write_text(
+        'storage_uri = "s3://bucket/db"\n[storage_options]\naws_access_key_id = "k"\n'
+        'aws_secret_access_key = "memgraph-test-secret"\nregion = "us-east-1"\n'
+        f'endpoint = "http://127.0.0.1:{port}"\nallow_http = "true"\n'
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "host", "--data-dir", str(data), command],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.count("\n") == 1
+    assert "cannot open storage_uri 's3://bucket/db': the endpoint did not answer" in run.stderr
+    assert "IO {" not in run.stderr and "Traceback" not in run.stderr
+    assert "memgraph-test-secret" not in run.stderr
