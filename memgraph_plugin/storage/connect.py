@@ -103,17 +103,3 @@ def unreachable(uri: str, exc: BaseException) -> StorageError:
         "aws_secret_access_key, allow_http for an http:// endpoint) are right",
         code="STORAGE_UNREACHABLE",
     )
-
-
-def database_tables(settings: StorageSettings) -> list[str]:
-    """The names of the database's tables (`check`, `repair`); an object store that cannot be
-    reached is `STORAGE_UNREACHABLE` (`unreachable`), not LanceDB's dump."""
-    from memgraph_plugin.storage.tables import table_names
-
-    db = connect_database(settings)
-    try:
-        return table_names(db)
-    except (OSError, ValueError, RuntimeError) as exc:
-        if not _is_object_store(settings.uri):
-            raise
-        raise unreachable(settings.uri, exc) from exc

@@ -8,14 +8,22 @@ import asyncio
 from typing import Any
 
 from memgraph_plugin.storage import StorageSettings
-from memgraph_plugin.storage.connect import database_tables
+from memgraph_plugin.storage.connect import connect_database, local_folder, unreachable
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
+from memgraph_plugin.storage.tables import table_names
 
 
 def _tables(settings: StorageSettings) -> list[str]:
-    """The tables to check; an unreachable object store is `STORAGE_UNREACHABLE`."""
-    return database_tables(settings)
+    """The tables to check; an object store that cannot be reached is `STORAGE_UNREACHABLE`
+    (`connect.unreachable`), not LanceDB's dump."""
+    db = connect_database(settings)
+    try:
+        return table_names(db)
+    except (OSError, ValueError, RuntimeError) as exc:
+        if local_folder(settings.uri) is not None:
+            raise
+        raise unreachable(settings.uri, exc) from exc
 
 
 async def run_check(host: Any, settings: StorageSettings) -> int:
