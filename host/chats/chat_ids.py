@@ -2,15 +2,23 @@
 
 A chat id is a non-empty string of at most `MAX_CHAT_ID_CHARS` characters of valid Unicode text
 (no lone surrogates: it must encode as UTF-8) with no control characters (NUL, line breaks, tabs,
-...). Anything else printable is allowed: ids reach file names and LanceDB filters only escaped.
+...), no format characters (Unicode category Cf: right-to-left override U+202E, isolates
+U+2066..U+2069, zero-width space U+200B and joiner U+200D, the BOM U+FEFF, ...: they make one id
+look like another in a list or the explorer) and at least one visible character (not only
+spaces or blank fillers). Anything else is allowed: ids reach file names and LanceDB filters only
+escaped. Errors show the id cut short (`host.echoed.shown`).
 """
 
 from __future__ import annotations
 
 import unicodedata
 
+from host.echoed import shown
+
 #: The longest chat id accepted.
 MAX_CHAT_ID_CHARS = 1024
+#: Characters of no visible mark that are not spaces by category (Hangul fillers, braille blank).
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 
 class ChatIdError(ValueError):
@@ -35,13 +43,24 @@ def chat_id_problem(chat_id: object) -> str | None:
                 f"chat id has a lone surrogate at character {exc.start} "
                 f"({chat_id[exc.start]!r}): not valid Unicode text"
             )
-        bad = next((i for i, c in enumerate(chat_id) if unicodedata.category(c) == "Cc"), None)
-    if bad is not None:
-        return (
-            f"chat id has a control character U+{ord(chat_id[bad]):04X} at character {bad} "
-            f"({chat_id!r})"
+        bad = next(
+            (i for i, c in enumerate(chat_id) if unicodedata.category(c) in ("Cc", "Cf")), None
         )
+    if bad is not None:
+        kind = "control" if unicodedata.category(chat_id[bad]) == "Cc" else "format"
+        return (
+            f"chat id has a {kind} character U+{ord(chat_id[bad]):04X} at character {bad} "
+            f"({shown(chat_id)})"
+        )
+    if not any(_visible(c) for c in chat_id):
+        return f"chat id has no visible character ({shown(chat_id)})"
     return None
+
+
+def _visible(char: str) -> bool:
+    """Whether `char` leaves a mark: a letter, digit, punctuation or symbol, not a blank filler
+    (spaces, separators, lone combining marks and unassigned code points do not)."""
+    return unicodedata.category(char)[0] in "LNPS" and char not in _BLANK
 
 
 def check_chat_id(chat_id: object) -> str:

@@ -30,6 +30,7 @@ from host.cli.listings import (
     plugin_rows,
 )
 from host.commands import Command
+from host.echoed import capped
 from host.errors import CommandError, PluginError, SettingsError
 from host.host import Host
 from host.plugins.notify import summary
@@ -292,7 +293,7 @@ def report_error(exc: BaseException, *, debug: bool, command: str | None = None)
     coded = isinstance(getattr(exc, "code", None), str)  # an engine error: "BAD_ARGS: ..."
     known = isinstance(exc, PluginError | SettingsError | CliError | CommandError) or coded
     text = str(exc) if known else summary(exc)
-    line = redact_known(" ".join(text.split())) or type(exc).__name__
+    line = capped(redact_known(" ".join(text.split()))) or type(exc).__name__
     hint = "" if debug or known else " (--debug shows the traceback)"
     print(f"{where}: error: {line}{hint}", file=sys.stderr)
     if isinstance(exc, CommandError):

@@ -38,8 +38,11 @@ from .relay import (
     StreamedAnswer,
     answer_text,
     client_headers,
+    client_secrets,
     error_body,
     make_client,
+    proxy_secrets,
+    redacted_stream,
     relayed_error,
     upstream_failure,
     upstream_headers,
@@ -74,6 +77,7 @@ class Proxy:
         self.memory = memory
         self.upstream: str = settings.upstream
         self.client = make_client(settings.timeout_s)
+        self.secrets = proxy_secrets(host.settings, (settings.upstream_api_key, settings.api_key))
         self.history = HistoryReader()  # decodes only what is new in a chat's history
 
     def routes(self) -> list[Route]:
@@ -116,7 +120,9 @@ class Proxy:
             finally:
                 await answer.aclose()
 
-        return RelayStream(chunks(), answer.status_code, client_headers(answer.headers))
+        secrets = self.secrets.with_secrets(client_secrets(request.headers))
+        body = redacted_stream(chunks(), secrets, everything=answer.status_code >= 400)
+        return RelayStream(body, answer.status_code, client_headers(answer.headers))
 
     def _url(self, path: str, query: str) -> str:
         tail = path[len("/v1") :] if path.startswith("/v1") else path
@@ -215,7 +221,8 @@ class Proxy:
             out["content-type"] = "application/json"
             sent = asyncio.Event()
             finish(None, sent)
-            error = relayed_error(upstream.status_code, raw)
+            secrets = self.secrets.with_secrets(client_secrets(request.headers))
+            error = relayed_error(upstream.status_code, raw, secrets)
             return Response(error, upstream.status_code, out, background=_signal(sent))
         out = {**client_headers(upstream.headers), **headers}
         if not body.get("stream"):
@@ -232,7 +239,9 @@ class Proxy:
             sent = asyncio.Event()
             finish(answer_text(raw), sent)
             return Response(raw, upstream.status_code, out, background=_signal(sent))
-        return RelayStream(self._stream(upstream, finish), upstream.status_code, out)
+        secrets = self.secrets.with_secrets(client_secrets(request.headers))
+        events = redacted_stream(self._stream(upstream, finish), secrets)  # error events
+        return RelayStream(events, upstream.status_code, out)
 
     async def _stream(self, upstream: httpx.Response, finish: Any) -> AsyncGenerator[bytes, None]:
         """The upstream's events as they arrive; the answer is stored only when it finished."""

@@ -11,13 +11,15 @@ conversation read from them, are the kept body's own objects.
 
 A message start is only recorded once proven: the bytes from it parse, behind that opener, to
 exactly the messages the full decode gave. A body whose bytes differ early (a system prompt
-with the time in it), a duplicated ``messages`` key, or anything orjson refuses is decoded
-whole, as before. The result is always what decoding the whole body gives.
+with the time in it), a second ``messages`` key (however spelt: ``"m\\u0065ssages"`` too), or
+anything orjson refuses is decoded whole. The result is always what decoding the whole body
+gives.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from typing import Any
 
@@ -27,7 +29,18 @@ from .conversation import Conversation, RequestError, read_conversation
 
 #: What the parser has read when it meets a message of the top-level ``messages`` list.
 OPENER = b'{"messages":['
-KEY = b'"messages"'
+
+
+def _spellings(letter: str) -> bytes:
+    """A regex of the ways JSON can write `letter` inside a string: itself or ``\\uXXXX``."""
+    code = "".join(f"[{h.lower()}{h.upper()}]" if h.isalpha() else h for h in f"{ord(letter):04x}")
+    return f"(?:{re.escape(letter)}|\\\\u{code})".encode()
+
+
+#: A JSON string whose decoded text is ``messages``, however it is spelt: each letter as itself
+#: or as a ``\\u`` escape (``"m\\u0065ssages"``). Found anywhere (a value too), it is only
+#: ever a reason to decode the whole body.
+KEY = re.compile(b'"' + b"".join(_spellings(c) for c in "messages") + b'"')
 #: Bytes of a body's opening that find the kept bodies it may continue.
 PROBE = 256
 #: Message starts found per body, from its newest message back (an edit further back than this
@@ -93,7 +106,7 @@ class HistoryReader:
             return None
         shared, kept = best
         start = next(((i, at) for i, at in reversed(kept.starts) if at <= shared), None)
-        if start is None or raw.find(KEY, start[1]) >= 0:  # a second "messages" key: whole
+        if start is None or KEY.search(raw, start[1]):  # a second "messages" key: whole
             return None
         index, at = start
         try:
@@ -130,8 +143,8 @@ class HistoryReader:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return
-        if carried is None and raw.count(KEY) != 1:
-            return  # "messages" twice (or spelt with escapes): never continued
+        if carried is None and len(KEY.findall(raw)) != 1:
+            return  # "messages" twice (however spelt): never continued
         found = message_starts(raw, messages, low)
         starts = sorted({*(carried or ()), *found})[-2 * STARTS :]
         if not starts:

@@ -2,16 +2,22 @@
 errors when the upstream gave no answer, and the assembly of a streamed answer's text.
 
 Secrets: the Authorization header and keys pass through here only as header values; nothing in
-this module logs a header, and errors name the upstream URL, never a key.
+this module logs a header. What the client gets back never holds a secret: the proxy's errors
+name the upstream URL without its password, and an upstream's error body (JSON or not, and the
+error events of a stream) has every configured key (the upstream key, the proxy key, every
+secret setting such as ``serve_token``), the client's own key as it sent it, and every URL
+password replaced by ``***`` (`proxy_secrets`, `client_secrets`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 import httpx
+
+from host.settings.redaction import Redactor, redactor_for, without_password
 
 #: Request headers never relayed: hop-by-hop, recomputed, or the proxy's own.
 _DROP_REQUEST = frozenset({
@@ -61,7 +67,9 @@ def error_body(message: str, kind: str, code: str) -> dict[str, Any]:
 
 
 def upstream_failure(exc: httpx.HTTPError, upstream: str) -> tuple[int, dict[str, Any]]:
-    """Status and body for an upstream that could not be reached or did not answer in time."""
+    """Status and body for an upstream that could not be reached or did not answer in time (the
+    URL shown without its password)."""
+    upstream = without_password(upstream)
     if isinstance(exc, httpx.TimeoutException):
         return 504, error_body(
             f"the upstream {upstream} did not answer in time ({type(exc).__name__})",
@@ -73,14 +81,72 @@ def upstream_failure(exc: httpx.HTTPError, upstream: str) -> tuple[int, dict[str
     )  # fmt: skip
 
 
-def relayed_error(status: int, body: bytes) -> bytes:
-    """An upstream error body as it came when it is JSON, else wrapped in OpenAI's shape."""
+def proxy_secrets(host_settings: Mapping[str, Any], keys: tuple[str | None, ...]) -> Redactor:
+    """The redactor of what the proxy relays: every secret of the host's settings (and the
+    environment variables they name) and `keys` (the upstream key and the proxy key as read)."""
+    return redactor_for(host_settings).with_secrets(k for k in keys if k)
+
+
+def client_secrets(headers: Mapping[str, str]) -> list[str]:
+    """The keys a client sent (its Authorization credential, X-Memgraph-Key): an upstream that
+    quotes them back does not get them shown."""
+    out = []
+    auth = headers.get("authorization") or ""
+    scheme, _, credential = auth.strip().partition(" ")
+    out.append(credential.strip() if credential else scheme)
+    out.append((headers.get("x-memgraph-key") or "").strip())
+    return [v for v in out if v]
+
+
+def relayed_error(status: int, body: bytes, secrets: Redactor) -> bytes:
+    """An upstream error body as it came when it is JSON, else wrapped in OpenAI's shape; every
+    secret in it replaced by ``***`` (`secrets`)."""
+    body = secrets.bytes(body)
     try:
         json.loads(body)
     except ValueError:
         text = body.decode("utf-8", "replace").strip()[:2000] or f"upstream answered {status}"
         return json.dumps(error_body(text, "upstream_error", f"upstream_{status}")).encode()
     return body
+
+
+#: A stream's partial line held back at most this long before it is passed on regardless.
+_LINE_HOLD = 64 * 1024
+
+
+async def redacted_stream(
+    chunks: AsyncGenerator[bytes, None], secrets: Redactor, *, everything: bool = False
+) -> AsyncGenerator[bytes, None]:
+    """`chunks` with secrets replaced, line by line: every line (`everything`: an error body),
+    or only the lines that carry an error (a stream's ``data: {"error": ...}`` event; the
+    answer's own text passes as it came). A partial line waits for its end (server-sent events
+    end each event with a line break, so nothing waits in practice); past `_LINE_HOLD` bytes it
+    goes on but for the longest secret's length, so no secret is cut in two unredacted. Closing
+    this stream closes `chunks` (its clean-up runs then, not when it is collected)."""
+    pending = b""
+    try:
+        async for chunk in chunks:
+            data = pending + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0 and len(data) > _LINE_HOLD:
+                cut = len(data) - max(secrets.longest, 256)
+            pending = data[cut:]
+            if cut:
+                yield _redacted_lines(data[:cut], secrets, everything)
+        if pending:
+            yield _redacted_lines(pending, secrets, everything)
+    finally:
+        await chunks.aclose()
+
+
+def _redacted_lines(data: bytes, secrets: Redactor, everything: bool) -> bytes:
+    if everything:
+        return secrets.bytes(data)
+    if b"error" not in data:
+        return data
+    return b"".join(
+        secrets.bytes(line) if b"error" in line else line for line in data.splitlines(True)
+    )
 
 
 class StreamedAnswer:

@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from host.settings.redaction import without_password
 from host.settings.settings_schema import Kind, declare
 
 AFTER_SYSTEM = "after_system"
@@ -156,7 +157,8 @@ def check_upstream(url: str) -> str:
     text = str(url).strip().rstrip("/")
     if not text.startswith(("http://", "https://")) or len(text) <= len("https://"):
         raise ProxySettingsError(
-            f"proxy_upstream / --upstream must be an http:// or https:// base URL, got {url!r}"
+            "proxy_upstream / --upstream must be an http:// or https:// base URL, got "
+            f"{without_password(str(url))!r}"
         )
     return text
 

@@ -91,9 +91,15 @@ def connect_database(settings: StorageSettings, *, consistent: bool = True) -> A
     except (OSError, ValueError, RuntimeError) as exc:
         if not remote:
             raise
-        raise StorageError(
-            f"cannot open storage_uri {settings.uri!r}: {_summary(exc)}; check that the bucket "
-            "exists and storage_options (endpoint, region, aws_access_key_id / "
-            "aws_secret_access_key, allow_http for an http:// endpoint) are right",
-            code="STORAGE_UNREACHABLE",
-        ) from exc
+        raise unreachable(settings.uri, exc) from exc
+
+
+def unreachable(uri: str, exc: BaseException) -> StorageError:
+    """`STORAGE_UNREACHABLE` for an object store LanceDB could not reach: the URI, the cause and
+    the failed request, and the settings to check."""
+    return StorageError(
+        f"cannot open storage_uri {uri!r}: {_summary(exc)}; check that the bucket "
+        "exists and storage_options (endpoint, region, aws_access_key_id / "
+        "aws_secret_access_key, allow_http for an http:// endpoint) are right",
+        code="STORAGE_UNREACHABLE",
+    )

@@ -7,17 +7,23 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import lancedb
-
 from memgraph_plugin.storage import StorageSettings
+from memgraph_plugin.storage.connect import connect_database, local_folder, unreachable
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
 from memgraph_plugin.storage.tables import table_names
 
 
 def _tables(settings: StorageSettings) -> list[str]:
-    options = dict(settings.storage_options) or None
-    return table_names(lancedb.connect(settings.uri, storage_options=options))
+    """The tables to check; an object store that cannot be reached is `STORAGE_UNREACHABLE`
+    (`connect.unreachable`), not LanceDB's dump."""
+    db = connect_database(settings)
+    try:
+        return table_names(db)
+    except (OSError, ValueError, RuntimeError) as exc:
+        if local_folder(settings.uri) is not None:
+            raise
+        raise unreachable(settings.uri, exc) from exc
 
 
 async def run_check(host: Any, settings: StorageSettings) -> int:

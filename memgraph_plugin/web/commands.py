@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from host.errors import CommandError
+from host.settings.redaction import without_password
 
 if TYPE_CHECKING:  # the web stack loads when a server starts (listing commands stays cheap)
     from memgraph_plugin.proxy.settings import ProxySettings
@@ -104,7 +105,8 @@ async def serve(
         explorer=explorer, memory_api=api, proxy=proxy, edits=edits, bound_host=args.host
     )
     url = url_of(sock)
-    extra = f"; proxy {url}v1 -> {settings.upstream}" if proxy is not None else ""
+    shown = without_password(settings.upstream or "")
+    extra = f"; proxy {url}v1 -> {shown}" if proxy is not None else ""
     announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
     announce += "\n" + token_line
     if edits is not None and not host.settings.get(SERVE_TOKEN.key):  # a token made here
@@ -164,7 +166,8 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
     app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host)
     url = url_of(sock)
     announce = (
-        f"memgraph proxy: {url}v1  (upstream {settings.upstream}; data dir {host.data_dir}; "
+        f"memgraph proxy: {url}v1  (upstream {without_password(settings.upstream)}; "
+        f"data dir {host.data_dir}; "
         "Ctrl-C stops)"
     )
     return await _run(app, sock, announce, proxy.aclose)

@@ -13,6 +13,11 @@ from memgraph_plugin.errors import MemoryGraphError
 from memgraph_plugin.storage import LanceStorage
 
 BAD = ["", "\ud800", "a\x00b", "line\nbreak", "tab\there", "x" * 2000, 5, None]
+#: Ids that would look like another one, or like nothing, in a list or the explorer.
+SPOOFS = [
+    "\u202eevil", "chat\u2066x\u2069", "\u200b", "ad\u200bmin", "\ufeffchat", "a\u200db",
+    "   ", "\u3000", "\u3164", "\u0301", "\u2028",
+]
 
 
 @pytest.mark.parametrize("bad", BAD)
@@ -22,12 +27,27 @@ def test_check_chat_id_refuses_with_a_clear_message(bad):
     assert str(info.value).startswith("chat id ")
 
 
-@pytest.mark.parametrize("good", ["c", "x' OR '1'='1", "艾琳 chat", "a/b\\c", "émoji 🎲"])
+@pytest.mark.parametrize("good", ["c", "x' OR '1'='1", "艾琳 chat", "a/b\\c", "émoji 🎲", " a "])
 def test_ordinary_and_odd_but_printable_ids_pass(good):
     assert check_chat_id(good) == good
 
 
-@pytest.mark.parametrize("bad", ["", "\ud800", "a\x00b"])
+@pytest.mark.parametrize("spoof", SPOOFS)
+def test_format_characters_and_invisible_ids_are_refused(spoof):
+    with pytest.raises(ChatIdError) as info:
+        check_chat_id(spoof)
+    message = str(info.value)
+    assert message.startswith("chat id has ")
+    assert "format character U+" in message or "no visible character" in message
+
+
+def test_an_error_shows_a_long_id_cut_short():
+    with pytest.raises(ChatIdError) as info:
+        check_chat_id("x" * 1000 + "\u202e")
+    assert len(str(info.value)) < 200 and "xxx..." in str(info.value)
+
+
+@pytest.mark.parametrize("bad", ["", "\ud800", "a\x00b", "\u202eevil", "\u200b"])
 async def test_every_entry_point_gives_the_same_error(tmp_path, bad):
     host = Host(data_dir=tmp_path / "d", entry_points=False)
     await host.start()
@@ -53,8 +73,12 @@ async def test_every_entry_point_gives_the_same_error(tmp_path, bad):
     await host.stop()
 
 
-def test_cli_reports_a_bad_chat_id_in_one_line(tmp_path, capsys):
-    status = main(["--data-dir", str(tmp_path / "d"), "history", "a\x01b"])
+@pytest.mark.parametrize(("bad", "said"), [
+    ("a\x01b", "control character U+0001"), ("\u202eevil", "format character U+202E"),
+    ("\u200b", "format character U+200B"), ("\u3164", "no visible character"),
+])  # fmt: skip
+def test_cli_reports_a_bad_chat_id_in_one_line(tmp_path, capsys, bad, said):
+    status = main(["--data-dir", str(tmp_path / "d"), "history", bad])
     err = capsys.readouterr().err
     assert status == 1  # a user error (docs/cli.md)
-    assert "chat id" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert said in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

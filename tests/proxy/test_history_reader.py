@@ -116,6 +116,57 @@ def test_a_second_messages_key_is_decoded_whole() -> None:
     assert body["messages"] == more
 
 
+def _escaped(word: str, which: list[bool], upper: bool) -> bytes:
+    """`word` as a JSON string with the letters `which` marks written as ``\\u`` escapes."""
+    out = []
+    for letter, escape in zip(word, which, strict=True):
+        code = f"{ord(letter):04x}"
+        out.append(f"\\u{code.upper() if upper else code}" if escape else letter)
+    return ('"' + "".join(out) + '"').encode()
+
+
+@pytest.mark.parametrize(
+    "key", [b'"m\\u0065ssages"', b'"\\u006Dessages"', b'"\\u006d\\u0065ssage\\u0073"']
+)
+def test_an_escaped_second_messages_key_is_what_a_decoder_reads(key: bytes) -> None:
+    """A second key spelt with escapes after a long history: a JSON decoder reads the second
+    (one message); so does the reader, never the 200 before it plus the new ones."""
+    reader = HistoryReader()
+    messages = history(200)
+    first = encode({"model": "m", "messages": messages})
+    assert len(first) >= MIN_BYTES
+    check(reader, first)
+    grown = encode({"model": "m", "messages": [*messages, {"role": "user", "content": "next"}]})
+    dup = grown[:-1] + b"," + key + b':[{"role":"user","content":"only me"}]}'
+    body, conv = reader.read(dup)
+    assert body == orjson.loads(dup) == json.loads(dup)
+    assert body["messages"] == [{"role": "user", "content": "only me"}]
+    assert len(conv.texts) == 1
+    # a body with such a key is never kept to be continued either
+    reader = HistoryReader()
+    check(reader, dup)
+    check(reader, dup[:-1] + b',"n":1}')
+    assert reader.reused == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(which=st.lists(st.booleans(), min_size=8, max_size=8), upper=st.booleans(),
+       where=st.sampled_from(["end", "value"]))  # fmt: skip
+def test_any_spelling_of_a_second_messages_key_reads_as_a_whole_decode(
+    which: list[bool], upper: bool, where: str
+) -> None:
+    reader = HistoryReader()
+    messages = history(200)
+    check(reader, encode({"model": "m", "messages": messages}))
+    grown = encode({"model": "m", "messages": [*messages, {"role": "user", "content": "next"}]})
+    key = _escaped("messages", which, upper)
+    if where == "end":  # a second top-level key
+        raw = grown[:-1] + b"," + key + b':[{"role":"user","content":"x"}]}'
+    else:  # the same spelling as a string inside a message: harmless, still the whole decode
+        raw = grown[:-4] + b" " + key.replace(b'"', b"") + b'"}]}'
+    check(reader, raw)
+
+
 def test_bad_tails_fail_like_a_whole_decode_and_lose_nothing() -> None:
     reader = HistoryReader()
     messages = history(300)

@@ -25,7 +25,7 @@ from .upstream import Upstream
 USER = {"role": "user", "content": "Where is the harbour bell?"}
 
 
-def post(proxy: RunningProxy, body: dict, **headers: str) -> httpx.Response:
+def post(proxy: RunningProxy, body: dict, **headers: str | bytes) -> httpx.Response:
     return httpx.post(proxy.url + "/chat/completions", json=body, headers=headers, timeout=60)
 
 
@@ -116,10 +116,13 @@ def test_memory_failing_still_forwards_with_a_warning(
 
 @pytest.mark.parametrize(
     ("header", "problem"),
-    [("x" * 2000, "2000 characters long"), ("", "must not be empty")],
+    [("x" * 2000, "2000 characters long"), ("", "must not be empty"),
+     ("\u202eevil".encode(), "format character U+202E"),  # sent as UTF-8 bytes
+     ("\u200b".encode(), "format character U+200B"),
+     ("\u3164".encode(), "no visible character")],
 )
 def test_a_hostile_chat_header_is_refused(
-    proxy: RunningProxy, upstream: Upstream, header: str, problem: str
+    proxy: RunningProxy, upstream: Upstream, header: str | bytes, problem: str
 ) -> None:
     answer = post(proxy, {"model": "tiny", "messages": [USER]}, **{"x-memgraph-chat": header})
     assert answer.status_code == 400 and problem in answer.json()["error"]["message"]

@@ -14,6 +14,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from host.echoed import capped
+
 from ..model.converter import canonical_keys
 from ..model.json_records import NODE_KEYS as _NODE_KEYS
 from ..model.values import (
@@ -39,6 +41,7 @@ class StoreFileError(Exception):
     """A store file that cannot be imported: `problems` are ``path: what is wrong`` strings."""
 
     def __init__(self, source: str, problems: list[str]) -> None:
+        problems = [capped(p) for p in problems]  # a 100k-character id is shown cut short
         super().__init__(f"{source}: {problems[0]}" if problems else source)
         self.source = source
         self.problems = problems
