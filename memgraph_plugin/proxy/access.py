@@ -38,9 +38,7 @@ def check_key(headers: Mapping[str, str], api_key: str | None) -> tuple[bool, bo
     return False, False
 
 
-def write_refusal(
-    headers: Mapping[str, str], token: str | None, api_key: str | None
-) -> str | None:
+def write_refusal(headers: Mapping[str, str], token: str | None, api_key: str | None) -> str | None:
     """None when the request carries a write credential (the token, or the key when one is
     set); else the message of the 401 (the value given is never echoed)."""
     given = headers.get(TOKEN_HEADER)

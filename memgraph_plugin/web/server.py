@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .explorer import GraphExplorer
 
@@ -205,37 +206,24 @@ class JsonH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def _json_httptools() -> type[asyncio.Protocol] | None:
-    """uvicorn's httptools protocol (its default when httptools is installed) with its 400 for
-    an unreadable request as JSON; None without httptools."""
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:
-        return None
+class JsonHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol (httptools is a dependency: the servers' parser) with its 400
+    for an unreadable request as JSON."""
 
-    class JsonHttpToolsProtocol(HttpToolsProtocol):
-        def send_400_response(self, msg: str) -> None:
-            body = bad_http_body(bytes(getattr(self, "url", b"") or b""))
-            head = [b"HTTP/1.1 400 Bad Request\r\n"]
-            for name, value in self.server_state.default_headers:
-                head.extend([name, b": ", value, b"\r\n"])
-            head.extend(
-                [
-                    b"content-type: application/json\r\n",
-                    b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
-                    b"connection: close\r\n\r\n",
-                ]
-            )
-            self.transport.write(b"".join(head) + body)
-            self.transport.close()
-
-    return JsonHttpToolsProtocol
-
-
-def http_protocol() -> type[asyncio.Protocol]:
-    """The HTTP protocol the servers use: httptools when installed, else h11; both answer a
-    request their parser refuses with a JSON 400."""
-    return _json_httptools() or JsonH11Protocol
+    def send_400_response(self, msg: str) -> None:
+        body = bad_http_body(bytes(getattr(self, "url", b"") or b""))
+        head = [b"HTTP/1.1 400 Bad Request\r\n"]
+        for name, value in self.server_state.default_headers:
+            head.extend([name, b": ", value, b"\r\n"])
+        head.extend(
+            [
+                b"content-type: application/json\r\n",
+                b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
+                b"connection: close\r\n\r\n",
+            ]
+        )
+        self.transport.write(b"".join(head) + body)
+        self.transport.close()
 
 
 def uvicorn_server(
@@ -243,10 +231,10 @@ def uvicorn_server(
 ) -> uvicorn.Server:
     """uvicorn for one app: no access log (it would show query strings), a bounded graceful
     shutdown (open event streams do not hold it), idle keep-alive connections closed, a JSON
-    400 for a request the HTTP parser refuses (`http`: the protocol, `http_protocol()`)."""
+    400 for a request the HTTP parser refuses (`http`: the protocol; httptools by default)."""
     config = uvicorn.Config(
         app,
-        http=http or http_protocol(),
+        http=http or JsonHttpToolsProtocol,
         log_level="warning",
         access_log=False,
         lifespan="off",
