@@ -6,7 +6,9 @@ route."""
 
 from __future__ import annotations
 
+import queue
 import subprocess
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,6 +25,7 @@ pytestmark = [pytest.mark.process]
 EVIL = {"Origin": "http://evil.example", "Content-Type": "text/plain"}
 CROSS_SITE = {"Sec-Fetch-Site": "cross-site", "Content-Type": "text/plain"}
 LISTED = "http://allowed.example:3000"
+STARTUP_S = 120
 NOTES = [
     {"role": "user", "content": "Mira keeps the brass lantern in the Zanzibar tower."},
     {"role": "assistant", "content": "Noted: the lantern is in the Zanzibar tower."},
@@ -31,17 +34,23 @@ NOTES = [
 
 @contextmanager
 def started(data_dir: Path, *args: str, lines: int) -> Iterator[list[str]]:
-    """A real `memgraph-host` server process: the first `lines` lines it printed."""
+    """A real `memgraph-host` server process: the first `lines` lines it printed (a server that
+    prints fewer fails the test instead of hanging it)."""
     proc = subprocess.Popen(
         [str(SCRIPT), "--data-dir", str(data_dir), *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    printed: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    threading.Thread(target=lambda: [printed.put(line) for line in proc.stdout or ()],
+                     daemon=True).start()  # fmt: skip
     try:
-        assert proc.stdout is not None
-        printed = [proc.stdout.readline() for _ in range(lines)]
-        problem = proc.stderr.read() if proc.stderr and not printed[0] else ""
-        assert "http://127.0.0.1:" in printed[0], (printed, problem)
-        yield printed
+        first = [printed.get(timeout=STARTUP_S) for _ in range(lines)]
+        assert "http://127.0.0.1:" in first[0], first
+        yield first
+    except queue.Empty:
+        proc.kill()
+        raise AssertionError(f"the server printed fewer than {lines} lines") from None
     finally:
         proc.terminate()
         proc.wait(timeout=30)
