@@ -376,7 +376,7 @@ SERVE_TOKEN = declare(
     None,
     "The token `memgraph-host serve` and `memgraph-host proxy` require (X-Memgraph-Token "
     "header) for every write route: the explorer's edits and the JSON API's messages and "
-    "forget; unset: a random one is printed at start. A non-loopback --host needs it set.",
+    "forget; unset: a random one is printed at start. `serve --host` off loopback needs it set.",
 )
 HTTP_MAX_BODY_BYTES = declare(
     "http_max_body_bytes",
