@@ -18,7 +18,6 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -42,15 +41,15 @@ log = logging.getLogger(__name__)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
 
 
-def allowed_hosts(bound_host: str) -> list[str]:
-    """The Host header values accepted for a server bound to `bound_host`: its own name, and
+def allowed_hosts(bound_host: str) -> tuple[str, ...]:
+    """The Host header names accepted for a server bound to `bound_host`: its own name, and
     the loopback names for a loopback bind; any for a wildcard bind (then a key guards)."""
     if bound_host in ("0.0.0.0", "::", ""):
-        return ["*"]
+        return ("*",)
     names = [bound_host]
     if is_loopback(bound_host):
         names.extend(n for n in LOOPBACK_NAMES if n != bound_host)
-    return names
+    return tuple(names)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -98,8 +97,7 @@ def build_app(
     return Starlette(
         routes=routes,
         middleware=[
-            Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(bound_host)),
-            Middleware(RequestGuard, settings=http),
+            Middleware(RequestGuard, settings=http, allowed_hosts=allowed_hosts(bound_host)),
             *cors_middleware(http),
         ],
         exception_handlers={

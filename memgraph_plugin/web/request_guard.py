@@ -1,6 +1,8 @@
 """Who may call ``/api/*`` and ``/v1/*``, and with what body: one policy, applied by
 `app.build_app` in front of every route, before any route reads or decodes anything.
 
+- **Host** (every path): the ``Host`` header must name the bound address (`app.allowed_hosts`),
+  else 400: a web page cannot reach a loopback server through a name it controls (DNS rebinding).
 - **Cross-site refusal** (reads included): a request whose ``Origin`` is neither the server's own
   (``scheme://Host``) nor listed in ``http_cors_origins``, ``Origin: null``, or a browser's
   ``Sec-Fetch-Site: cross-site`` / ``same-site`` without a listed ``Origin`` is a 403 naming the
@@ -22,6 +24,7 @@ the listed origins come from Starlette's `CORSMiddleware` inside this guard (`co
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
@@ -77,6 +80,14 @@ def _area(path: str) -> str | None:
     return None
 
 
+def _host_name(host: str) -> str | None:
+    """The name in a Host header (``[::1]:8765`` -> ``::1``), lower-cased; None when unreadable."""
+    try:
+        return urlsplit("//" + host.strip()).hostname
+    except ValueError:
+        return None
+
+
 def _shown(value: str) -> str:
     return repr(value if len(value) <= ECHO_CHARS else value[:ECHO_CHARS] + "...")
 
@@ -84,10 +95,14 @@ def _shown(value: str) -> str:
 class RequestGuard:
     """The ASGI middleware (see the module note)."""
 
-    def __init__(self, app: ASGIApp, *, settings: HttpSettings) -> None:
+    def __init__(
+        self, app: ASGIApp, *, settings: HttpSettings, allowed_hosts: tuple[str, ...] = ("*",)
+    ) -> None:
+        """`allowed_hosts`: the Host names accepted (``"*"``: any)."""
         self.app = app
         self.limit = settings.max_body_bytes
         self.listed = frozenset(settings.cors_origins)
+        self.hosts = None if "*" in allowed_hosts else {_host_name(h) for h in allowed_hosts}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -96,6 +111,7 @@ class RequestGuard:
         headers = Headers(scope=scope)
         area = _area(scope["path"])
         try:
+            self._known_host(headers)
             if area is not None:
                 self._same_origin(scope, headers)
             receive = await self._limited(scope, headers, receive)
@@ -107,6 +123,18 @@ class RequestGuard:
         await self.app(scope, receive, send)
 
     # ------------------------------------------------------------------ checks
+
+    def _known_host(self, headers: Headers) -> None:
+        if self.hosts is None:
+            return
+        given = headers.get("host", "")
+        if _host_name(given) not in self.hosts:
+            raise Refusal(
+                400,
+                "bad_host",
+                f"the Host header {_shown(given)} does not name this server (a page reaching it "
+                "through another name is refused)",
+            )
 
     def _same_origin(self, scope: Scope, headers: Headers) -> None:
         origin = headers.get("origin")

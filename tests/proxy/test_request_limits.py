@@ -18,6 +18,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from memgraph_plugin.proxy import json_body
 from memgraph_plugin.web.server import (
     JsonH11Protocol,
     JsonHttpToolsProtocol,
@@ -155,3 +156,24 @@ def test_both_http_parsers_answer_their_400_as_json(protocol: str) -> None:
         server.should_exit = True
         thread.join(timeout=60)
         sock.close()
+
+
+def test_a_large_body_is_decoded_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A body of 1 MB or more is decoded on a worker thread (the loop keeps serving others); a
+    small one where it is."""
+    threads: list[str] = []
+    real = json_body.decoded
+
+    def spy(raw: bytes) -> object:
+        threads.append(threading.current_thread().name)
+        return real(raw)
+
+    monkeypatch.setattr(json_body, "decoded", spy)
+    big = json.dumps({"text": "x" * json_body.OFF_LOOP_BYTES}).encode()
+
+    async def both() -> tuple[object, object]:
+        return await json_body.decoded_off_loop(big), await json_body.decoded_off_loop(b"[1]")
+
+    loop_thread = threading.current_thread().name
+    assert asyncio.run(both())[1] == [1]
+    assert threads[0] != loop_thread and threads[1] == loop_thread

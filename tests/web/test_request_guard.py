@@ -116,6 +116,13 @@ def test_serve_refuses_cross_site_calls_and_writes_without_the_token(data_dir: P
             _refused(client.post("api/chats/notes/recall", json={"query": "lantern"},
                                  headers={"Sec-Fetch-Site": "same-site"}))  # fmt: skip
             _refused(client.get("api/chats", headers={"Sec-Fetch-Site": "cross-site"}))
+            # a body nested too deep, a Host naming another site: JSON errors, nothing written
+            deep = b'{"title": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+            nested = client.post(edit, content=deep,
+                                 headers={**good, "Content-Type": "application/json"})  # fmt: skip
+            assert "nested too deep" in _refused(nested, 400)
+            rebound = client.get("api/chats", headers={"Host": "evil.example"})
+            assert rebound.status_code == 400 and rebound.json()["code"] == "bad_host"
             assert _history(client, "notes") == before
             assert "Mira" in _graph_titles(client) and "Mallory" not in _graph_titles(client)
 
