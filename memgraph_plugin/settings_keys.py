@@ -369,11 +369,27 @@ MAX_NODE_BYTES = declare(
     minimum=1,
 )
 
-# ---------------------------------------------------------------- the explorer's edits
+# ---------------------------------------------------------------- the HTTP server
 SERVE_TOKEN = declare(
     "serve_token",
     Kind.STRING,
     None,
-    "The token `memgraph-host serve` requires (X-Memgraph-Token header) for the explorer's "
-    "edits; unset: a random one is printed at start. A non-loopback --host needs it set.",
+    "The token `memgraph-host serve` and `memgraph-host proxy` require (X-Memgraph-Token "
+    "header) for every write route: the explorer's edits and the JSON API's messages and "
+    "forget; unset: a random one is printed at start. `serve --host` off loopback needs it set.",
+)
+HTTP_MAX_BODY_BYTES = declare(
+    "http_max_body_bytes",
+    Kind.INTEGER,
+    8 * 1024 * 1024,
+    "Largest request body `serve` and `proxy` take (bytes); a larger one is refused with 413 "
+    "before any of it is decoded.",
+    minimum=1,
+)
+HTTP_CORS_ORIGINS = declare(
+    "http_cors_origins",
+    Kind.ANY,
+    None,
+    "Other web origins (scheme://host[:port]) whose pages may call /api/* and /v1/* from a "
+    "browser: a list, or one comma-separated string. Unset: none (cross-site calls are refused).",
 )

@@ -18,7 +18,6 @@ gives.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import OrderedDict
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import orjson
 
 from .conversation import Conversation, RequestError, read_conversation
+from .json_body import decoded
 
 #: What the parser has read when it meets a message of the top-level ``messages`` list.
 OPENER = b'{"messages":['
@@ -166,15 +166,6 @@ class HistoryReader:
             self._by_probe[probe] = same
         else:
             self._by_probe.pop(probe, None)
-
-
-def decoded(raw: bytes) -> Any:
-    """A request body's JSON: orjson (about twice as fast on a long history), `json` for what
-    orjson refuses and `json` takes (NaN, integers past 64 bits); `ValueError` when neither."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
 
 
 def message_starts(raw: bytes, messages: list[Any], low: int = 0) -> list[tuple[int, int]]:

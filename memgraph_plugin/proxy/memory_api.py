@@ -7,6 +7,11 @@
 - ``POST /api/chats/{id}/forget`` with ``{"from": index}``
 - ``GET /api/chats/{id}/history``
 
+Every route needs the proxy key when ``proxy_api_key`` is set; the two writes (messages,
+forget) need a write credential besides (`access.write_refusal`: the server's token, or the key),
+and a read-only server mounts neither. Origin, body size and content type are checked before
+any route runs (``web/request_guard.py``).
+
 Chat ids go through the one chat-id rule; a chat's calls are serialised with its proxied
 requests (the same lock), so a read sees every answer stored before it.
 """
@@ -14,7 +19,6 @@ requests (the same lock), so a read sees every answer stored before it.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,10 +30,11 @@ from starlette.routing import Route
 
 from host.chats.chat_ids import ChatIdError, check_chat_id
 
-from .access import check_key, refused
+from .access import check_key, refused, write_refusal
 from .chat_identity import ChatIdentity
 from .chat_memory import ChatMemory, read_sources
 from .conversation import content_text
+from .json_body import TooDeep, decoded_off_loop
 
 API_SOURCE = "api"
 HISTORY_LIMIT = 200  # messages one history call returns by default
@@ -127,26 +132,41 @@ class MemoryApi:
         memory: ChatMemory,
         *,
         api_key: str | None = None,
+        token: str | None = None,
+        read_only: bool = False,
         versions: Callable[[], Mapping[str, int]] | None = None,
     ) -> None:
+        """`token`: the server's write token (`access.write_refusal`); `read_only`: mount no
+        write route."""
         self.host = host
         self.memory = memory
         self.api_key = api_key
+        self.token = token
+        self.read_only = read_only
         self.versions = versions
 
     def routes(self) -> list[Route]:
-        return [
+        base = "/api/chats/{chat:path}"
+        routes = [
             Route("/api/chats", self._guard(self.list_chats), methods=["GET"]),
-            Route("/api/chats/{chat:path}/messages", self._guard(self.add), methods=["POST"]),
-            Route("/api/chats/{chat:path}/recall", self._guard(self.recall), methods=["POST"]),
-            Route("/api/chats/{chat:path}/forget", self._guard(self.forget), methods=["POST"]),
-            Route("/api/chats/{chat:path}/history", self._guard(self.history), methods=["GET"]),
+            Route(f"{base}/recall", self._guard(self.recall), methods=["POST"]),
+            Route(f"{base}/history", self._guard(self.history), methods=["GET"]),
         ]
+        if not self.read_only:
+            routes += [
+                Route(f"{base}/messages", self._guard(self.add, write=True), methods=["POST"]),
+                Route(f"{base}/forget", self._guard(self.forget, write=True), methods=["POST"]),
+            ]
+        return routes
 
-    def _guard(self, endpoint: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    def _guard(
+        self, endpoint: Callable[[Request], Any], *, write: bool = False
+    ) -> Callable[[Request], Any]:
         async def guarded(request: Request) -> Any:
             if not check_key(request.headers, self.api_key)[0]:
                 return refused()
+            if write and (problem := write_refusal(request.headers, self.token, self.api_key)):
+                return JSONResponse({"error": problem, "code": "unauthorized"}, status_code=401)
             try:
                 return JSONResponse(await endpoint(request))
             except ApiError as exc:
@@ -227,7 +247,9 @@ def _message_item(raw: Any, position: int) -> dict[str, str]:
 
 async def _json(request: Request) -> Any:
     try:
-        return json.loads(await request.body() or b"{}")
+        return await decoded_off_loop(await request.body() or b"{}")
+    except TooDeep as exc:
+        raise ApiError(400, f"the body is not usable: {exc}") from None
     except ValueError as exc:
         raise ApiError(400, f"the body is not JSON: {exc}") from None
 

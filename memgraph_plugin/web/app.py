@@ -3,7 +3,10 @@ Starlette app (``memgraph-host serve [--proxy-upstream URL]`` and ``memgraph-hos
 
 Every answer is JSON except the page, its files and the streams; an unexpected error is a 500
 that names no exception (the log has it). The ``Host`` header must name the bound address
-(DNS rebinding: a web page cannot reach a loopback server through a name it controls).
+(DNS rebinding: a web page cannot reach a loopback server through a name it controls). Before
+any route runs, `request_guard.RequestGuard` refuses cross-site calls to ``/api`` and ``/v1``,
+bodies over ``http_max_body_bytes`` and non-JSON bodies; CORS answers only the origins
+``http_cors_origins`` lists.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -23,6 +25,7 @@ from starlette.routing import Route
 from memgraph_plugin.proxy.settings import is_loopback
 
 from .explorer import GraphExplorer, UnknownChat
+from .request_guard import RequestGuard, cors_middleware
 from .server import (
     POLL_SECONDS,
     ExplorerRoutes,
@@ -31,21 +34,22 @@ from .server import (
     not_found,
     unknown_chat,
 )
+from .settings import HttpSettings
 
 log = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "[::1]")
 
 
-def allowed_hosts(bound_host: str) -> list[str]:
-    """The Host header values accepted for a server bound to `bound_host`: its own name, and
+def allowed_hosts(bound_host: str) -> tuple[str, ...]:
+    """The Host header names accepted for a server bound to `bound_host`: its own name, and
     the loopback names for a loopback bind; any for a wildcard bind (then a key guards)."""
     if bound_host in ("0.0.0.0", "::", ""):
-        return ["*"]
+        return ("*",)
     names = [bound_host]
     if is_loopback(bound_host):
         names.extend(n for n in LOOPBACK_NAMES if n != bound_host)
-    return names
+    return tuple(names)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -72,10 +76,13 @@ def build_app(
     proxy: Any = None,
     edits: Any = None,
     bound_host: str = "127.0.0.1",
+    http: HttpSettings | None = None,
 ) -> Starlette:
     """One app: `explorer` (`ExplorerRoutes`), `memory_api` (`proxy.memory_api.MemoryApi`),
     `proxy` (`proxy.completions.Proxy`) and `edits` (`edits.EditRoutes`: the explorer's write
-    routes, absent when read-only), each optional."""
+    routes, absent when read-only), each optional; `http`: the body limit and the listed
+    origins (default: 8 MiB, none)."""
+    http = http or HttpSettings()
     routes: list[Any] = []
     if edits is not None:  # before the explorer's GET routes (their paths overlap)
         routes.extend(edits.routes())
@@ -89,7 +96,10 @@ def build_app(
         routes.extend(explorer.routes(with_chat_list=memory_api is None))
     return Starlette(
         routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(bound_host))],
+        middleware=[
+            Middleware(RequestGuard, settings=http, allowed_hosts=allowed_hosts(bound_host)),
+            *cors_middleware(http),
+        ],
         exception_handlers={
             UnknownChat: unknown_chat,
             HTTPException: _http_error,

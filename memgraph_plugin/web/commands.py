@@ -32,7 +32,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--read-only",
         action="store_true",
-        help="serve no write route (the explorer only shows the memory)",
+        help="serve no write route (no edits, no JSON API messages/forget); not with "
+        "--proxy-upstream (the proxy stores every turn)",
     )
 
 
@@ -52,6 +53,28 @@ def _settings(owner: Any, **override: Any) -> ProxySettings:
         return ProxySettings.from_settings(owner.settings, **override)
     except ProxySettingsError as exc:
         raise CommandError(str(exc)) from None
+
+
+def _http_settings(owner: Any) -> Any:
+    from .settings import HttpSettings, HttpSettingsError
+
+    try:
+        return HttpSettings.from_settings(owner.settings)
+    except HttpSettingsError as exc:
+        raise CommandError(str(exc), exit_code=2) from None
+
+
+def _write_token(owner: Any) -> tuple[str, str]:
+    """The write token (``serve_token``, else a random one) and how the start line shows it."""
+    from memgraph_plugin.settings_keys import SERVE_TOKEN
+
+    from .edits import new_token
+
+    configured = owner.settings.get(SERVE_TOKEN.key)
+    if configured:
+        return str(configured), "(serve_token)"
+    token = new_token()
+    return token, token
 
 
 async def _run(app: Any, sock: Any, announce: str, stop: Callable[[], Any] | None) -> int:
@@ -79,7 +102,8 @@ async def serve(
     """Explorer + API (+ proxy) until stopped; prints the page's address first (one line), and
     the edit token on the next unless ``--read-only`` (`edits.EditRoutes`), then (a token made
     here) the page's address with it in the fragment, ready to open: the fragment never
-    reaches the server or a log."""
+    reaches the server or a log. The token guards the JSON API's writes too; ``--read-only``
+    mounts no write route, and is refused with ``--proxy-upstream``."""
     from memgraph_plugin.proxy.chat_memory import ChatMemory
     from memgraph_plugin.proxy.completions import Proxy
     from memgraph_plugin.proxy.memory_api import MemoryApi
@@ -90,20 +114,31 @@ async def serve(
     from .explorer import GraphExplorer
     from .server import ExplorerRoutes, url_of
 
+    if args.read_only and args.proxy_upstream:
+        raise CommandError(
+            "--read-only cannot go with --proxy-upstream: the proxy stores every turn; serve "
+            "the proxy without --read-only, or the read-only explorer without the proxy",
+            exit_code=2,
+        )
     settings = _settings(host, upstream=args.proxy_upstream)
-    edits, token_line = _edit_routes(host, args, service)
+    http = _http_settings(host)
+    edits, token, token_line = _edit_routes(host, args, service, settings.api_key)
     try:
         require_key_off_loopback(args.host, settings.api_key)
     except ProxySettingsError as exc:
         raise CommandError(str(exc)) from None
     explorer = ExplorerRoutes(GraphExplorer(storage, store_from_dict, host.data_dir))
     memory = ChatMemory(host)
-    api = MemoryApi(host, memory, api_key=settings.api_key, versions=explorer.versions)
+    api = MemoryApi(
+        host, memory, api_key=settings.api_key, token=token, read_only=args.read_only,
+        versions=explorer.versions,
+    )  # fmt: skip
     proxy = Proxy(host, settings, memory) if args.proxy_upstream else None
     sock = _bind(args.host, args.port)
     app = build_app(
-        explorer=explorer, memory_api=api, proxy=proxy, edits=edits, bound_host=args.host
-    )
+        explorer=explorer, memory_api=api, proxy=proxy, edits=edits, bound_host=args.host,
+        http=http,
+    )  # fmt: skip
     url = url_of(sock)
     shown = without_password(settings.upstream or "")
     extra = f"; proxy {url}v1 -> {shown}" if proxy is not None else ""
@@ -114,28 +149,29 @@ async def serve(
     return await _run(app, sock, announce, proxy.aclose if proxy is not None else memory.drain)
 
 
-def _edit_routes(host: Any, args: argparse.Namespace, service: Any) -> tuple[Any, str]:
-    """The explorer's write routes and the line ``serve`` prints about them: none with
-    ``--read-only``; else guarded by ``serve_token`` (or a random token, printed). A
-    non-loopback ``--host`` without ``serve_token`` set is refused."""
+def _edit_routes(
+    host: Any, args: argparse.Namespace, service: Any, api_key: str | None
+) -> tuple[Any, str | None, str]:
+    """The explorer's write routes, the write token and the line ``serve`` prints about them:
+    none with ``--read-only``; else guarded by ``serve_token`` (or a random token, printed) or
+    the proxy key. A non-loopback ``--host`` without ``serve_token`` set is refused."""
     from memgraph_plugin.proxy.settings import is_loopback
     from memgraph_plugin.settings_keys import SERVE_TOKEN
 
-    from .edits import EditRoutes, new_token
+    from .edits import EditRoutes
 
     if getattr(args, "read_only", False):
-        return None, "read-only: no edits"
-    configured = host.settings.get(SERVE_TOKEN.key)
-    if not is_loopback(args.host) and not configured:
+        return None, None, "read-only: no write route"
+    if not is_loopback(args.host) and not host.settings.get(SERVE_TOKEN.key):
         raise CommandError(
             f"refusing to serve edits on {args.host!r} (not loopback) without serve_token: set "
             "serve_token, or give --read-only"
         )
+    token, shown = _write_token(host)
+    line = f"edit token (X-Memgraph-Token header): {shown}"
     if service is None:
-        return None, "read-only: the memory graph is not running, no edits"
-    token = str(configured) if configured else new_token()
-    shown = "(serve_token)" if configured else token
-    return EditRoutes(service, token), f"edit token (X-Memgraph-Token header): {shown}"
+        return None, token, "the memory graph is not running: no edits; " + line
+    return EditRoutes(service, token, api_key), token, line
 
 
 async def run_proxy(host: Any, args: argparse.Namespace) -> int:
@@ -159,16 +195,18 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
         require_key_off_loopback(settings.host, settings.api_key)
     except ProxySettingsError as exc:
         raise CommandError(str(exc)) from None
+    http = _http_settings(host)
+    token, shown = _write_token(host)
     memory = ChatMemory(host)
     proxy = Proxy(host, settings, memory)
-    api = MemoryApi(host, memory, api_key=settings.api_key)
+    api = MemoryApi(host, memory, api_key=settings.api_key, token=token)
     sock = _bind(settings.host, settings.port)
-    app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host)
+    app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host, http=http)
     url = url_of(sock)
     announce = (
         f"memgraph proxy: {url}v1  (upstream {without_password(settings.upstream)}; "
-        f"data dir {host.data_dir}; "
-        "Ctrl-C stops)"
+        f"data dir {host.data_dir}; Ctrl-C stops)\n"
+        f"write token for the JSON API (X-Memgraph-Token header): {shown}"
     )
     return await _run(app, sock, announce, proxy.aclose)
 

@@ -6,17 +6,17 @@ page's live view redraws on it; ``POST .../undo`` rolls the chat back to the ver
 edit. Who may write:
 
 - every write needs the server's token in the ``X-Memgraph-Token`` header (``serve`` prints it
-  at start, or takes the ``serve_token`` setting); there is no cookie authority, so a foreign
-  page cannot ride on a browser's session (no cross-site request forgery);
-- a request whose ``Origin`` is not the server's own is refused (403);
+  at start, or takes the ``serve_token`` setting), or the proxy key when ``proxy_api_key`` is
+  set (`proxy.access.write_refusal`); there is no cookie authority, so a foreign page cannot
+  ride on a browser's session (no cross-site request forgery);
+- a cross-site request (its ``Origin`` or ``Sec-Fetch-Site``), a body that is not JSON and a
+  body over the size limit are refused before any route runs (`request_guard`);
 - the ``Host`` header is checked by the app (`app.allowed_hosts`: DNS rebinding);
 - ``serve --read-only`` mounts none of these routes.
 """
 
 from __future__ import annotations
 
-import hmac
-import json
 import re
 import secrets
 from collections.abc import Callable
@@ -26,9 +26,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from memgraph_plugin.proxy.access import TOKEN_HEADER, write_refusal
+from memgraph_plugin.proxy.json_body import TooDeep, decoded_off_loop
 from memgraph_plugin.settings_keys import SERVE_TOKEN
 
-TOKEN_HEADER = "x-memgraph-token"
 TOKEN_SETTING = SERVE_TOKEN
 RECENT_EDITS = 20
 
@@ -49,9 +50,11 @@ class EditError(Exception):
         self.field = field
 
 
-def _body_of(raw: bytes) -> dict[str, Any]:
+async def _body_of(raw: bytes) -> dict[str, Any]:
     try:
-        body = json.loads(raw or b"{}")
+        body = await decoded_off_loop(raw or b"{}")
+    except TooDeep as exc:
+        raise EditError(400, f"the body is not usable: {exc}") from None
     except ValueError:
         raise EditError(400, "the body must be JSON") from None
     if not isinstance(body, dict):
@@ -67,13 +70,15 @@ def _text(body: dict[str, Any], key: str) -> str:
 
 
 class EditRoutes:
-    """The write routes over the host's `MemoryGraph` (`service`), guarded by `token`."""
+    """The write routes over the host's `MemoryGraph` (`service`), guarded by `token` (or
+    `api_key`, the proxy key, when set)."""
 
-    def __init__(self, service: Any, token: str) -> None:
+    def __init__(self, service: Any, token: str, api_key: str | None = None) -> None:
         if not token:
             raise ValueError("the explorer's write routes need a token")
         self.service = service
         self.token = token
+        self.api_key = api_key
 
     def routes(self) -> list[Route]:
         base = "/api/chats/{chat:path}"
@@ -97,22 +102,15 @@ class EditRoutes:
     # ------------------------------------------------------------------ guard
 
     def _check(self, request: Request) -> None:
-        """401 without the right token; 403 from a foreign Origin."""
-        given = request.headers.get(TOKEN_HEADER, "")
-        if not given:
-            raise EditError(401, f"writes need the server's token in the {TOKEN_HEADER} header")
-        if not hmac.compare_digest(given.encode(), self.token.encode()):
-            raise EditError(401, "wrong token")
-        origin = request.headers.get("origin")
-        if origin is not None:
-            own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-            if origin.rstrip("/") != own:
-                raise EditError(403, f"cross-origin write refused (Origin {origin})")
+        """401 without the right token (or key)."""
+        problem = write_refusal(request.headers, self.token, self.api_key)
+        if problem is not None:
+            raise EditError(401, problem)
 
     async def _guarded(self, request: Request, run: Any) -> JSONResponse:
         try:
             self._check(request)
-            body = _body_of(await request.body())
+            body = await _body_of(await request.body())
             return JSONResponse(await run(request.path_params["chat"], body))
         except EditError as exc:
             out: dict[str, Any] = {"error": str(exc)}

@@ -21,10 +21,13 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import h11
 import uvicorn
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from .explorer import GraphExplorer
 
@@ -167,11 +170,71 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_server(app: Any, *, keep_alive: float = 5.0) -> uvicorn.Server:
+#: What a request the HTTP parser refuses is told (it never reaches the app).
+BAD_HTTP = (
+    "bad HTTP request: the request line or a header is malformed or holds a character HTTP "
+    "does not allow (a control character such as NUL, ESC or CR in a header value)"
+)
+
+
+def bad_http_body(url: bytes) -> bytes:
+    """The JSON of a parser's 400: OpenAI's error shape for ``/v1`` (when the request line was
+    read), ``{"error", "code"}`` otherwise."""
+    if url == b"/v1" or url.startswith((b"/v1/", b"/v1?")):
+        error: Any = {"message": BAD_HTTP, "type": "invalid_request_error", "param": None,
+                      "code": "bad_http_request"}  # fmt: skip
+        return json.dumps({"error": error}).encode()
+    return json.dumps({"error": BAD_HTTP, "code": "bad_http_request"}).encode()
+
+
+class JsonH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with its 400 for an unreadable request as JSON."""
+
+    def send_400_response(self, msg: str) -> None:
+        body = bad_http_body(b"")
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        for event in (
+            h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
+
+
+class JsonHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol (httptools is a dependency: the servers' parser) with its 400
+    for an unreadable request as JSON."""
+
+    def send_400_response(self, msg: str) -> None:
+        body = bad_http_body(bytes(getattr(self, "url", b"") or b""))
+        head = [b"HTTP/1.1 400 Bad Request\r\n"]
+        for name, value in self.server_state.default_headers:
+            head.extend([name, b": ", value, b"\r\n"])
+        head.extend(
+            [
+                b"content-type: application/json\r\n",
+                b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
+                b"connection: close\r\n\r\n",
+            ]
+        )
+        self.transport.write(b"".join(head) + body)
+        self.transport.close()
+
+
+def uvicorn_server(
+    app: Any, *, keep_alive: float = 5.0, http: type[asyncio.Protocol] | None = None
+) -> uvicorn.Server:
     """uvicorn for one app: no access log (it would show query strings), a bounded graceful
-    shutdown (open event streams do not hold it), idle keep-alive connections closed."""
+    shutdown (open event streams do not hold it), idle keep-alive connections closed, a JSON
+    400 for a request the HTTP parser refuses (`http`: the protocol; httptools by default)."""
     config = uvicorn.Config(
         app,
+        http=http or JsonHttpToolsProtocol,
         log_level="warning",
         access_log=False,
         lifespan="off",

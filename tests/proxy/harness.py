@@ -16,12 +16,18 @@ from memgraph_plugin.proxy.memory_api import MemoryApi
 from memgraph_plugin.proxy.settings import ProxySettings
 from memgraph_plugin.web.app import build_app
 from memgraph_plugin.web.server import bind, url_of, uvicorn_server
+from memgraph_plugin.web.settings import HttpSettings
 
 BASE_SETTINGS = {"embedding_profile": "hashing"}
+#: The write token of the JSON API under test (X-Memgraph-Token).
+TOKEN = "harness-write-token"
 
 
 class RunningProxy:
-    """``url`` is the proxy's ``/v1`` base; `call` runs a coroutine on its loop."""
+    """``url`` is the proxy's ``/v1`` base; `call` runs a coroutine on its loop; ``writer``:
+    the header that lets a client use the JSON API's write routes."""
+
+    writer = {"X-Memgraph-Token": TOKEN}
 
     def __init__(self, data_dir: Path, upstream: str, **settings: Any) -> None:
         self.settings = {**BASE_SETTINGS, "proxy_upstream": upstream, **settings}
@@ -52,8 +58,11 @@ class RunningProxy:
         self.memory = ChatMemory(self.host)
         settings = ProxySettings.from_settings(self.host.settings)
         self.proxy = Proxy(self.host, settings, self.memory)
-        api = MemoryApi(self.host, self.memory, api_key=settings.api_key)
-        app = build_app(memory_api=api, proxy=self.proxy, bound_host="127.0.0.1")
+        api = MemoryApi(self.host, self.memory, api_key=settings.api_key, token=TOKEN)
+        app = build_app(
+            memory_api=api, proxy=self.proxy, bound_host="127.0.0.1",
+            http=HttpSettings.from_settings(self.host.settings),
+        )  # fmt: skip
         self.server = uvicorn_server(app)
         self.ready.set_result(None)
         try:

@@ -52,7 +52,8 @@ def test_a_sillytavern_request_keeps_names_and_drops_system_and_prefill(
 
 def test_the_json_memory_api(proxy: RunningProxy) -> None:
     api = proxy.base + "api/chats"
-    added = httpx.post(api + "/notes/messages", timeout=60, json={"messages": [
+    write = proxy.writer
+    added = httpx.post(api + "/notes/messages", timeout=60, headers=write, json={"messages": [
         {"role": "user", "content": "Mira keeps the brass lantern in the Zanzibar tower."},
         {"role": "assistant", "text": "Noted: the lantern is in the Zanzibar tower.", "name": "Q"},
     ]})  # fmt: skip
@@ -67,9 +68,9 @@ def test_the_json_memory_api(proxy: RunningProxy) -> None:
     assert history["messages"][1]["name"] == "Q"
     listed = httpx.get(api, timeout=60).json()["chats"]
     assert [(c["id"], c["messages"], c["source"]) for c in listed] == [("notes", 2, "api")]
-    forgot = httpx.post(api + "/notes/forget", json={"from": 1}, timeout=60).json()
+    forgot = httpx.post(api + "/notes/forget", json={"from": 1}, headers=write, timeout=60).json()
     assert forgot == {"chat": "notes", "removed": 1, "messages": 1}
     assert "Noted" not in proxy.graph_text("notes")
-    bad = httpx.post(api + "/notes/forget", json={"from": "x"}, timeout=60)
+    bad = httpx.post(api + "/notes/forget", json={"from": "x"}, headers=write, timeout=60)
     assert bad.status_code == 400 and "'from'" in bad.json()["error"]
     assert httpx.post(api + "/notes/recall", json={}, timeout=60).status_code == 400

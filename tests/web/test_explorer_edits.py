@@ -131,7 +131,7 @@ def test_read_only_serves_no_write_route_and_a_public_bind_needs_a_token(data_di
     proc, lines = _start(data_dir, "serve", "--port", "0", "--read-only")
     try:
         url = lines[0].split()[2]
-        assert lines[1].strip() == "read-only: no edits"
+        assert lines[1].strip() == "read-only: no write route"
         with httpx.Client(base_url=url, timeout=60) as client:
             mira = _node(client, "Mira")
             answer = client.post(
