@@ -84,6 +84,24 @@ declare("proxy_memory_timeout_s", Kind.NUMBER, 15.0,
         "Seconds the memory step (history reconciliation + recall) may take before the request "
         "is forwarded without memory (with an X-Memgraph-Warning header).",
         minimum=0.1)  # fmt: skip
+declare(
+    "proxy_context_tokens",
+    Kind.INTEGER,
+    0,
+    "A context budget in tokens (0: off): a history over it is forwarded as its system "
+    "messages, the newest turns that fit and the memory block; older turns are dropped whole "
+    "(docs/proxy.md). A request's X-Memgraph-Context-Tokens header sets it for that request.",
+    minimum=0,
+)
+declare(
+    "proxy_context_memory_share",
+    Kind.NUMBER,
+    0.35,
+    "Inside a context budget, the share of it the memory block may take when that is more "
+    "than recall_budget_chars (a token counted as 3.5 characters).",
+    minimum=0.0,
+    maximum=0.9,
+)
 
 
 class ProxySettingsError(ValueError):
@@ -103,6 +121,8 @@ class ProxySettings:
     inject_template: str = DEFAULT_TEMPLATE
     timeout_s: float = 600.0
     memory_timeout_s: float = 15.0
+    context_tokens: int = 0
+    context_memory_share: float = 0.35
 
     def __repr__(self) -> str:  # keys never reach a log line or a traceback's locals
         return (
@@ -141,6 +161,8 @@ class ProxySettings:
             "inject_template": get("proxy_inject_template") or DEFAULT_TEMPLATE,
             "timeout_s": float(get("proxy_timeout_s", 600.0)),
             "memory_timeout_s": float(get("proxy_memory_timeout_s", 15.0)),
+            "context_tokens": int(get("proxy_context_tokens", 0) or 0),
+            "context_memory_share": float(get("proxy_context_memory_share", 0.35)),
         }
         values.update({k: v for k, v in override.items() if v is not None})
         if values["upstream"] is not None:
