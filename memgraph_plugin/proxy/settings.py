@@ -17,6 +17,7 @@ DEFAULT_TEMPLATE = (
     "Long-term memory of this conversation (notes for you, not part of the dialogue):\n{memory}"
 )
 DEFAULT_PORT = 8766
+DEFAULT_MEMORY_SHARE = 0.35
 
 declare(
     "proxy_upstream",
@@ -96,7 +97,7 @@ declare(
 declare(
     "proxy_context_memory_share",
     Kind.NUMBER,
-    0.35,
+    DEFAULT_MEMORY_SHARE,
     "Inside a context budget, the share of it the memory block may take when that is more "
     "than recall_budget_chars (a token counted as 3.5 characters).",
     minimum=0.0,
@@ -122,7 +123,7 @@ class ProxySettings:
     timeout_s: float = 600.0
     memory_timeout_s: float = 15.0
     context_tokens: int = 0
-    context_memory_share: float = 0.35
+    context_memory_share: float = DEFAULT_MEMORY_SHARE
 
     def __repr__(self) -> str:  # keys never reach a log line or a traceback's locals
         return (
@@ -162,7 +163,9 @@ class ProxySettings:
             "timeout_s": float(get("proxy_timeout_s", 600.0)),
             "memory_timeout_s": float(get("proxy_memory_timeout_s", 15.0)),
             "context_tokens": int(get("proxy_context_tokens", 0) or 0),
-            "context_memory_share": float(get("proxy_context_memory_share", 0.35)),
+            "context_memory_share": float(
+                get("proxy_context_memory_share", DEFAULT_MEMORY_SHARE)
+            ),
         }
         values.update({k: v for k, v in override.items() if v is not None})
         if values["upstream"] is not None:

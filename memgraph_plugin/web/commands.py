@@ -97,7 +97,10 @@ async def serve(
         raise CommandError(str(exc)) from None
     explorer = ExplorerRoutes(GraphExplorer(storage, store_from_dict, host.data_dir))
     memory = ChatMemory(host)
-    api = MemoryApi(host, memory, api_key=settings.api_key, versions=explorer.versions)
+    api = MemoryApi(
+        host, memory, api_key=settings.api_key, versions=explorer.versions,
+        memory_share=settings.context_memory_share,
+    )  # fmt: skip
     proxy = Proxy(host, settings, memory) if args.proxy_upstream else None
     sock = _bind(args.host, args.port)
     app = build_app(
@@ -159,7 +162,9 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     memory = ChatMemory(host)
     proxy = Proxy(host, settings, memory)
-    api = MemoryApi(host, memory, api_key=settings.api_key)
+    api = MemoryApi(
+        host, memory, api_key=settings.api_key, memory_share=settings.context_memory_share
+    )
     sock = _bind(settings.host, settings.port)
     app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host)
     url = url_of(sock)

@@ -136,3 +136,29 @@ def test_a_request_can_turn_the_budget_off(budget_proxy: RunningProxy, upstream:
     assert "x-memgraph-context" not in raw.headers
     forwarded = upstream.completions_received()[-1]["body"]["messages"]
     assert [m for m in forwarded if m["role"] != "system"] == messages[1:]
+
+
+def test_the_json_api_recall_returns_the_window_it_recalled_for(
+    budget_proxy: RunningProxy, upstream: Upstream
+) -> None:
+    import httpx
+
+    history: list[dict] = [SYSTEM]
+    for user, answer in [("My sister Lena lives in Porto.", "Noted: Lena lives in Porto."),
+                         *[(f"Tell me about pier {n}.", f"Pier {n} holds boats.")
+                           for n in range(40)]]:  # fmt: skip
+        upstream.behaviour.answer = answer
+        history.append({"role": "user", "content": user})
+        client(budget_proxy, "api").chat.completions.create(model="tiny", messages=history)
+        history.append({"role": "assistant", "content": answer})
+    question = {"query": "Where does my sister Lena live?", "context_tokens": 300}
+    got = httpx.post(budget_proxy.base + "api/chats/api/recall", json=question, timeout=60)
+    assert got.status_code == 200, got.text
+    context = got.json()["context"]
+    assert context["messages"][-1] == {"role": "user", "content": question["query"]}
+    assert context["messages"][:-1] == history[len(history) - len(context["messages"]) + 1 :]
+    assert context["dropped"] > 30 and context["tokens_saved"] > 0
+    assert "Porto" in got.json()["block"]
+    bad = httpx.post(budget_proxy.base + "api/chats/api/recall",
+                     json={"query": "x", "context_tokens": -1}, timeout=60)  # fmt: skip
+    assert bad.status_code == 400 and "context_tokens" in bad.json()["error"]
