@@ -17,7 +17,7 @@ DEFAULT_TEMPLATE = (
     "Long-term memory of this conversation (notes for you, not part of the dialogue):\n{memory}"
 )
 DEFAULT_PORT = 8766
-DEFAULT_MEMORY_SHARE = 0.35
+DEFAULT_MEMORY_SHARE = 0.5
 
 declare(
     "proxy_upstream",
