@@ -218,3 +218,68 @@ async def ask_through_proxy(
         out.append((q, items, ms, chars))
     await client.close()
     return out
+
+
+def evidence_share(evidence: Sequence[str], texts: Sequence[str]) -> float:
+    """Share of the (normalised) evidence found in one of `texts` (normalised, whole)."""
+    return sum(1 for e in evidence if any(e in t for t in texts)) / len(evidence)
+
+
+async def cover_through_proxy(
+    run: ProxyRun, chat: str, turns: Sequence[Any], questions: Sequence[Any], budgets: Sequence[int]
+) -> list[tuple[Any, dict[int, tuple[float, float, int, int]]]]:
+    """The conversation sent through the proxy whole, then every question asked under each
+    context budget (``X-Memgraph-Context-Tokens``); per question and budget: the share of its
+    evidence in the kept turns alone, in the kept turns or the memory block, and the tokens
+    forwarded (kept turns, as the proxy's ``X-Memgraph-Context`` header counts them, plus the
+    block, estimated) and in the full history."""
+    from openai import AsyncOpenAI
+
+    from memgraph_plugin.proxy.token_count import estimate_tokens
+
+    client = AsyncOpenAI(
+        base_url=run.url, api_key="locomo", default_headers={PROXY_CHAT_HEADER: chat}
+    )
+    history: list[dict[str, str]] = []
+    for sent, answer in history_of(turns):
+        history = sent
+        if answer is None:
+            break
+        run.upstream.answer = answer
+        await client.chat.completions.create(model="locomo", messages=sent)  # type: ignore[arg-type]
+    run.upstream.answer = QUESTION_ANSWER
+    out: list[tuple[Any, dict[int, tuple[float, float, int, int]]]] = []
+    for q in questions:
+        per: dict[int, tuple[float, float, int, int]] = {}
+        for budget in budgets:
+            asked = [*history, {"role": "user", "content": q.text}]
+            raw = await client.chat.completions.with_raw_response.create(
+                model="locomo",
+                messages=asked,  # type: ignore[arg-type]
+                extra_headers={"X-Memgraph-Context-Tokens": str(budget)},
+            )
+            received = run.upstream.received or {}
+            kept = [
+                " ".join(str(m.get("content", "")).lower().split())
+                for m in received.get("messages", ())
+                if m.get("role") != "system"
+            ]
+            rows = [" ".join(r.lower().split()) for r in block_rows(received).values()]
+            context = dict(
+                part.split("=", 1) for part in raw.headers.get("x-memgraph-context", "").split("; ")
+                if "=" in part
+            )  # fmt: skip
+            kept_tokens = int(context.get("tokens", 0))
+            full = kept_tokens + int(context.get("saved", 0))
+            block = sum(
+                estimate_tokens(str(m.get("content", "")))
+                for m in received.get("messages", ())
+                if m.get("role") == "system"
+            )
+            forwarded = kept_tokens + block
+            window = evidence_share(q.evidence, kept)
+            both = evidence_share(q.evidence, kept + rows)
+            per[budget] = (window, both, forwarded, full)
+        out.append((q, per))
+    await client.close()
+    return out

@@ -69,7 +69,7 @@ from memgraph_plugin.settings_keys import RECALL_ITEM_CHARS  # noqa: E402
 from memgraph_plugin.turn import pipeline_for  # noqa: E402
 
 sys.path.insert(0, str(HERE))
-from locomo_proxy import ProxyRun, ask_through_proxy  # noqa: E402
+from locomo_proxy import ProxyRun, ask_through_proxy, cover_through_proxy  # noqa: E402
 
 # ``../shared/data/locomo-dev.json`` from the repository root (from a worktree one level deeper,
 # such as /work/wt/<branch>, the same folder is two levels up)
@@ -497,7 +497,59 @@ async def main_async(args: argparse.Namespace) -> int:
     )
     with contextlib.ExitStack() as stack:
         proxy = stack.enter_context(ProxyRun(settings)) if "proxy" in paths else None
+        if args.context_tokens:
+            if paths != ["proxy"] or proxy is None:
+                print("--context-tokens measures the proxy path only", file=sys.stderr)
+                return 2
+            return await _coverage(samples, proxy, args.context_tokens)
         return await _measure(args, samples, settings, paths, proxy)
+
+
+async def _coverage(samples: list[dict[str, Any]], proxy: ProxyRun, budgets: list[int]) -> int:
+    """Per context budget: the share of each question's evidence the upstream receives in the
+    kept turns alone (a trimming app's window) and in the kept turns plus the memory block;
+    the tokens forwarded at each conversation's end against its full history."""
+    started = time.perf_counter()
+    window: dict[int, dict[str, list[float]]] = {b: defaultdict(list) for b in budgets}
+    both: dict[int, dict[str, list[float]]] = {b: defaultdict(list) for b in budgets}
+    ends: list[str] = []
+    for sample in samples:
+        t0 = time.perf_counter()
+        turns = turns_of(sample)
+        chat = str(sample.get("sample_id", "conv"))
+        got = await cover_through_proxy(proxy, chat, turns, questions_of(sample, turns), budgets)
+        for q, per in got:
+            cat = CATEGORIES.get(q.category, str(q.category))
+            for budget, (in_window, in_both, _, _) in per.items():
+                for key in (cat, "overall"):
+                    window[budget][key].append(in_window)
+                    both[budget][key].append(in_both)
+        if got:
+            last = got[-1][1]
+            shares = [
+                f"{b} -> {last[b][2]} of {last[b][3]} tokens "
+                f"({100 * last[b][2] / max(1, last[b][3]):.1f}%)"
+                for b in budgets
+            ]
+            ends.append(f"{chat}: " + ", ".join(shares))
+        print(f"[{chat}] proxy coverage: {len(got)} questions, "
+              f"{time.perf_counter() - t0:.1f} s", file=sys.stderr)  # fmt: skip
+    cats = [c for c in (*CATEGORIES.values(), "overall") if window[budgets[0]].get(c)]
+    head = ["category", "n", "full history"]
+    for b in budgets:
+        head += [f"{b}: window", f"{b}: window+block"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for cat in cats:
+        cells = [cat, str(len(window[budgets[0]][cat])), "100.0"]
+        for b in budgets:
+            cells += [f"{100 * statistics.fmean(window[b][cat]):.1f}",
+                      f"{100 * statistics.fmean(both[b][cat]):.1f}"]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "tokens forwarded with the last question (kept turns + block) / full history:"]
+    lines += [f"- {line}" for line in ends]
+    lines.append(f"{len(samples)} conversations, {time.perf_counter() - started:.0f} s")
+    print("\n".join(lines))
+    return 0
 
 
 async def _measure(
@@ -613,6 +665,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--misses", default="", help="write the questions missed at R@10 (JSON) to this file"
+    )
+    parser.add_argument(
+        "--context-tokens",
+        type=lambda v: [int(i) for i in v.split(",")],
+        default=None,
+        help="with --path proxy: ask every question under each of these context budgets "
+        "(comma-separated tokens) and print the evidence coverage of the kept turns alone and "
+        "with the memory block, and the tokens forwarded",
     )
     args = parser.parse_args(argv)
     if not Path(args.data).exists():

@@ -78,6 +78,9 @@ class RouteRequest:
     seq: int = 0  # seq of the assistant message about to be written
     ranked: tuple[Inclusion, ...] = ()  # the built-in fused ranking, best first
     question_ids: tuple[str, ...] = ()  # the question's own nodes: in the prompt, never recalled
+    #: chat index of the oldest message the prompt carries (a trimmed context window): the
+    #: events of that message and later ones are in the prompt, never recalled; None: no window
+    kept_from: int | None = None
 
 
 @attrs.frozen

@@ -11,6 +11,7 @@ import asyncio
 import json
 import logging
 import time
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,13 @@ from typing import Any
 import attrs
 
 from host.chats.jsonl import read_objects
+from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
 from memgraph_plugin.turn.message_extraction import already_extracted
 from memgraph_plugin.turn.pipeline import pipeline_for
 
 from .chat_identity import OPENING_SOURCE, ChatIdentity
+from .context_budget import Trimmed
 from .conversation import Conversation, speaker
 from .reconcile import Ledger, Plan, plan
 
@@ -221,9 +224,26 @@ class ChatMemory:
         ledger.truncate(keep)
         return removed
 
-    async def recall(self, chat_id: str) -> Any:
-        """Recall for the chat's last user message (`TurnPipeline.recall`; its trace is kept)."""
-        return await self.pipeline.recall(chat_id)
+    async def recall(self, chat_id: str, *, window: PromptWindow | None = None) -> Any:
+        """Recall for the chat's last user message (`TurnPipeline.recall`; its trace is kept),
+        inside `window` when the request's history was cut to a context budget."""
+        return await self.pipeline.recall(chat_id, window=window)
+
+    def window(
+        self, chat_id: str, conv: Conversation, synced: Synced, trimmed: Trimmed
+    ) -> PromptWindow:
+        """The recall window of a request cut to a budget (after `sync`): the chat index of the
+        oldest message the forwarded request keeps (sent message i is stored at the ledger's
+        ``offset + i``) and the block's budget."""
+        first = bisect_left(conv.positions, trimmed.first_kept)
+        ledger = self.ledger(chat_id)
+        at = synced.plan.offset + first
+        kept_from = ledger.indices[at] if first < len(conv) and at < len(ledger) else None
+        if kept_from is None:
+            kept_from = len(self.host.chat(chat_id))
+        return PromptWindow(
+            trimmed.block_chars, kept_from, trimmed.dropped, trimmed.tokens_saved
+        )
 
     # ------------------------------------------------------- off the response path
 

@@ -41,6 +41,11 @@ def _chats_arguments(parser: argparse.ArgumentParser) -> None:
 def _recall_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("chat", help="the chat id")
     parser.add_argument("question", help="what to recall for (not stored in the chat)")
+    parser.add_argument(
+        "--context-tokens", type=int, default=0, metavar="N",
+        help="as the proxy would under a context budget of N tokens: the chat's history plus "
+        "the question cut to N, what was dropped, and the block for what the window lost",
+    )  # fmt: skip
     add_json_option(parser, "recall")
 
 
@@ -50,7 +55,8 @@ async def run_recall(host: Any, args: argparse.Namespace) -> int:
     except ChatIdError as exc:
         raise CommandError(str(exc), exit_code=2) from None
     from .chat_memory import ChatMemory
-    from .memory_api import recall_json
+    from .memory_api import recall_json, stored_window
+    from .settings import DEFAULT_MEMORY_SHARE
 
     if chat_id not in host.chat_ids():
         from memgraph_plugin.chats.chat_lookup import UnknownChatError, require_chat
@@ -62,13 +68,27 @@ async def run_recall(host: Any, args: argparse.Namespace) -> int:
         except UnknownChatError as exc:
             raise CommandError(str(exc)) from None
     memory = ChatMemory(host)
-    outcome = await memory.pipeline.preview(chat_id, args.question)
+    budget = max(0, int(getattr(args, "context_tokens", 0) or 0))
+    share = float(host.settings.get("proxy_context_memory_share", DEFAULT_MEMORY_SHARE))
+    window = stored_window(host, chat_id, args.question, budget, share) if budget else None
+    outcome = await memory.pipeline.preview(
+        chat_id, args.question, window=window[0] if window else None
+    )
     answer = recall_json(outcome)
+    if window is not None:
+        answer["context"] = window[1]
     if getattr(args, "json", False):
         print_json(answer)
         return 0
     if not answer["available"]:
         raise CommandError("memory-graph is not available in this host")
+    if window is not None:
+        context = window[1]
+        print(
+            f"context budget {budget} tokens: {len(context['messages'])} messages kept, "
+            f"{context['dropped']} dropped, {context['tokens_saved']} tokens saved "
+            f"({context['counted']})"
+        )
     if not answer["items"]:
         print(f"chat {chat_id!r}: nothing to recall for {args.question!r}")
         return 0

@@ -27,10 +27,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from host.chats.chat_ids import ChatIdError
+from host.settings.setting_values import int_setting
+from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
 
 from .access import check_key, refused
 from .chat_identity import ChatIdentity, identify
 from .chat_memory import ChatMemory, Synced
+from .context_budget import Trimmed, context_header, requested_budget, trim
 from .conversation import Conversation, RequestError, speaker
 from .fork_header import ForkRefused, fork_on_first_request
 from .history_reader import HistoryReader
@@ -49,6 +52,7 @@ from .relay import (
 )
 from .settings import BEFORE_LAST_USER, ProxySettings
 from .streaming import RelayStream
+from .token_count import for_model
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +141,10 @@ class Proxy:
         try:
             body, conv = self.history.read(await request.body())
             identity = identify(request.headers, body, conv)
-        except (ValueError, ChatIdError) as exc:  # JSON, RequestError, ChatIdError
-            problem = str(exc) if isinstance(exc, RequestError | ChatIdError) else "not JSON"
+            budget = requested_budget(request.headers, self.settings.context_tokens)
+        except (ValueError, ChatIdError) as exc:  # JSON, RequestError, ChatIdError, budget
+            readable = isinstance(exc, RequestError | ChatIdError) or "Context-Tokens" in str(exc)
+            problem = str(exc) if readable else "not JSON"
             return JSONResponse(
                 error_body(f"bad request: {problem}", "invalid_request_error", "bad_request"),
                 status_code=400,
@@ -157,7 +163,8 @@ class Proxy:
                     error_body(f"bad request: {exc}", "invalid_request_error", "bad_request"),
                     status_code=400,
                 )
-            return await self._forward(request, body, conv, identity, lock, consumed)
+            trimmed = self._trim(body, budget) if budget else None
+            return await self._forward(request, body, conv, identity, lock, consumed, trimmed)
         except BaseException:
             if lock.locked():
                 lock.release()
@@ -171,9 +178,10 @@ class Proxy:
         identity: ChatIdentity,
         lock: asyncio.Lock,
         consumed: bool,
+        trimmed: Trimmed | None = None,
     ) -> Any:
         chat_id = identity.chat_id
-        step = asyncio.ensure_future(self._prepare(identity, conv))
+        step = asyncio.ensure_future(self._prepare(identity, conv, trimmed))
         await asyncio.wait({step}, timeout=self.settings.memory_timeout_s)
         prepared: Prepared | None = None
         headers = {"x-memgraph-chat": quote(chat_id, safe="")}
@@ -190,6 +198,9 @@ class Proxy:
                 f"seq={trace.seq}; items={len(prepared.recall.injected)}; "
                 f"chars={len(prepared.block)}; reused={str(trace.reused).lower()}"
             )
+        if trimmed is not None:  # the budget holds with memory or without it
+            headers["x-memgraph-context"] = context_header(trimmed)
+            body = {**body, "messages": trimmed.messages}
         if prepared is not None and prepared.block:
             body = {**body, "messages": self._inject(body["messages"], prepared.block)}
         outgoing = self.client.build_request(
@@ -277,12 +288,27 @@ class Proxy:
 
     # --------------------------------------------------------------- memory
 
-    async def _prepare(self, identity: ChatIdentity, conv: Conversation) -> Prepared:
+    def _trim(self, body: dict[str, Any], budget: int) -> Trimmed | None:
+        """The body's messages cut to `budget` tokens (`context_budget.trim`), or None."""
+        return trim(
+            body["messages"],
+            budget,
+            for_model(body.get("model")),
+            recall_chars=int_setting(self.host.settings, RECALL_BUDGET_CHARS),
+            memory_share=self.settings.context_memory_share,
+        )
+
+    async def _prepare(
+        self, identity: ChatIdentity, conv: Conversation, trimmed: Trimmed | None = None
+    ) -> Prepared:
         self.memory.note(identity)
         synced = await self.memory.sync(identity.chat_id, conv)
         if conv.last_user() < 0:
             return Prepared(synced, "")
-        outcome = await self.memory.recall(identity.chat_id)
+        window = None
+        if trimmed is not None:
+            window = self.memory.window(identity.chat_id, conv, synced, trimmed)
+        outcome = await self.memory.recall(identity.chat_id, window=window)
         block = outcome.prompt.strip() if outcome is not None else ""
         return Prepared(synced, block, outcome)
 

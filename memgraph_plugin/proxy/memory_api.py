@@ -29,12 +29,18 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from host.chats.chat_ids import ChatIdError, check_chat_id
+from host.settings.setting_values import int_setting
+from memgraph_plugin.recall.prompt_window import PromptWindow
+from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
 
 from .access import check_key, refused, write_refusal
 from .chat_identity import ChatIdentity
 from .chat_memory import ChatMemory, read_sources
+from .context_budget import trim
 from .conversation import content_text
 from .json_body import TooDeep, decoded_off_loop
+from .settings import DEFAULT_MEMORY_SHARE
+from .token_count import for_model
 
 API_SOURCE = "api"
 HISTORY_LIMIT = 200  # messages one history call returns by default
@@ -123,6 +129,39 @@ def _why(inclusion: Any, pinned_by_person: bool) -> str:
     return "always injected" if inclusion is None else str(inclusion.describe())
 
 
+def stored_window(
+    host: Any, chat_id: str, query: str, budget: int, memory_share: float = DEFAULT_MEMORY_SHARE
+) -> tuple[Any, dict[str, Any]] | None:
+    """The chat's stored history plus `query`, cut to `budget` tokens: the recall window
+    and what a front end would send (``messages``, oldest first, the question last)."""
+    view = host.chat(chat_id).view()
+    sent = [
+        {"role": m.role, "content": m.text, **({"name": m.name} if m.name else {})}
+        for m in view
+        if m.role in ("user", "assistant")
+    ]
+    indices = [m.index for m in view if m.role in ("user", "assistant")]
+    sent.append({"role": "user", "content": query})
+    trimmed = trim(
+        sent,
+        budget,
+        for_model(None),
+        recall_chars=int_setting(host.settings, RECALL_BUDGET_CHARS),
+        memory_share=memory_share,
+    )
+    if trimmed is None:
+        return None
+    kept_from = indices[trimmed.first_kept] if trimmed.first_kept < len(indices) else len(view)
+    window = PromptWindow(trimmed.block_chars, kept_from, trimmed.dropped, trimmed.tokens_saved)
+    return window, {
+        "messages": trimmed.messages,
+        "dropped": trimmed.dropped,
+        "tokens": trimmed.tokens_kept,
+        "tokens_saved": trimmed.tokens_saved,
+        "counted": trimmed.counter,
+    }
+
+
 class MemoryApi:
     """The API's endpoints over one host's `ChatMemory`."""
 
@@ -135,6 +174,7 @@ class MemoryApi:
         token: str | None = None,
         read_only: bool = False,
         versions: Callable[[], Mapping[str, int]] | None = None,
+        memory_share: float = DEFAULT_MEMORY_SHARE,
     ) -> None:
         """`token`: the server's write token (`access.write_refusal`); `read_only`: mount no
         write route."""
@@ -144,6 +184,7 @@ class MemoryApi:
         self.token = token
         self.read_only = read_only
         self.versions = versions
+        self.memory_share = memory_share  # proxy_context_memory_share, for a recall's window
 
     def routes(self) -> list[Route]:
         base = "/api/chats/{chat:path}"
@@ -200,10 +241,22 @@ class MemoryApi:
         query = body.get("query") if isinstance(body, dict) else None
         if not isinstance(query, str) or not query.strip():
             raise ApiError(400, "'query' must be a non-empty string")
+        budget = body.get("context_tokens", 0) if isinstance(body, dict) else 0
+        if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
+            raise ApiError(400, "'context_tokens' must be a whole number of tokens >= 0")
         started = time.perf_counter()
         async with self.memory.lock(chat_id):
-            outcome = await self.memory.pipeline.preview(chat_id, query)
+            window = (
+                stored_window(self.host, chat_id, query, budget, self.memory_share)
+                if budget
+                else None
+            )
+            outcome = await self.memory.pipeline.preview(
+                chat_id, query, window=window[0] if window else None
+            )
         answer = recall_json(outcome)
+        if window is not None:
+            answer["context"] = window[1]
         answer.update(chat=chat_id, ms=round((time.perf_counter() - started) * 1000, 2))
         return answer
 

@@ -18,6 +18,7 @@ DEFAULT_TEMPLATE = (
     "Long-term memory of this conversation (notes for you, not part of the dialogue):\n{memory}"
 )
 DEFAULT_PORT = 8766
+DEFAULT_MEMORY_SHARE = 0.5
 
 declare(
     "proxy_upstream",
@@ -85,6 +86,24 @@ declare("proxy_memory_timeout_s", Kind.NUMBER, 15.0,
         "Seconds the memory step (history reconciliation + recall) may take before the request "
         "is forwarded without memory (with an X-Memgraph-Warning header).",
         minimum=0.1)  # fmt: skip
+declare(
+    "proxy_context_tokens",
+    Kind.INTEGER,
+    0,
+    "A context budget in tokens (0: off): a history over it is forwarded as its system "
+    "messages, the newest turns that fit and the memory block; older turns are dropped whole "
+    "(docs/proxy.md). A request's X-Memgraph-Context-Tokens header sets it for that request.",
+    minimum=0,
+)
+declare(
+    "proxy_context_memory_share",
+    Kind.NUMBER,
+    DEFAULT_MEMORY_SHARE,
+    "Inside a context budget, the share of it the memory block may take when that is more "
+    "than recall_budget_chars (a token counted as 3.5 characters).",
+    minimum=0.0,
+    maximum=0.9,
+)
 
 
 class ProxySettingsError(ValueError):
@@ -104,6 +123,8 @@ class ProxySettings:
     inject_template: str = DEFAULT_TEMPLATE
     timeout_s: float = 600.0
     memory_timeout_s: float = 15.0
+    context_tokens: int = 0
+    context_memory_share: float = DEFAULT_MEMORY_SHARE
 
     def __repr__(self) -> str:  # keys never reach a log line or a traceback's locals
         return (
@@ -142,6 +163,10 @@ class ProxySettings:
             "inject_template": get("proxy_inject_template") or DEFAULT_TEMPLATE,
             "timeout_s": float(get("proxy_timeout_s", 600.0)),
             "memory_timeout_s": float(get("proxy_memory_timeout_s", 15.0)),
+            "context_tokens": int(get("proxy_context_tokens", 0) or 0),
+            "context_memory_share": float(
+                get("proxy_context_memory_share", DEFAULT_MEMORY_SHARE)
+            ),
         }
         values.update({k: v for k, v in override.items() if v is not None})
         if values["upstream"] is not None:

@@ -38,6 +38,7 @@ from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .people import known_names
 from .place_signal import place_hits
+from .prompt_window import in_window
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
 from .signals import (
@@ -431,6 +432,8 @@ class _Turn:
         not the question's own event (the prompt holds the question)."""
         node = self.store.node(node_id)
         if node is None or node.archived or node_id in self.request.question_ids:
+            return False
+        if in_window(node, self.request.kept_from):
             return False
         return self.cut is None or node.seq_to is None or node.seq_to < self.cut
 

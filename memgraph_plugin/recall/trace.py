@@ -61,6 +61,11 @@ class RecallTrace:
     injected_chars: int = 0  # the prompt block's length (never above the budget)
     cut: tuple[str, ...] = ()  # picked, but left out to stay within the budget
     pinned_ids: tuple[str, ...] = ()  # of always_inject_ids, those a person pinned
+    #: a context window (the proxy's budget): the oldest kept message's chat index, how many
+    #: older messages were dropped from what the model receives, and the tokens that saved
+    window_kept_from: int | None = None
+    window_dropped: int = 0
+    window_tokens_saved: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data = attrs.asdict(self, recurse=True)

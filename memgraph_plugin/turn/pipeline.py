@@ -35,6 +35,7 @@ from ..engine.read.pinned import pinned_ids
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
 from ..recall.hookcalls import first, report_failures
 from ..recall.injection_budget import fit, pinned_nodes
+from ..recall.prompt_window import PromptWindow, in_window
 from ..recall.router import HybridRouter
 from ..recall.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
@@ -55,6 +56,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+#: A recall inside a context window (`PromptWindow`); None: the whole history is in the prompt.
+Window = PromptWindow | None
+
+
 @attrs.frozen
 class RecallOutcome:
     """What one recall injected, why, and the prompt text it rendered."""
@@ -69,6 +74,7 @@ class RecallOutcome:
     trace: RecallTrace  # also holds the chat, the anchor and the always-inject ids
     reused: bool = False
     query: str = ""  # the whole query (the trace keeps the first 300 characters)
+    window: Window = None  # the context window it recalled for, if any
 
     @property
     def chat_id(self) -> str:
@@ -291,21 +297,23 @@ class TurnPipeline:
     def last_recall(self, chat_id: str) -> RecallOutcome | None:
         return self._last.get(chat_id)
 
-    async def recall(self, chat_id: str) -> RecallOutcome | None:
+    async def recall(self, chat_id: str, *, window: Window = None) -> RecallOutcome | None:
         """Recall for the answer to come; ``None`` when memory-graph is unavailable (the chat's
-        background catch-up held back meanwhile)."""
+        background catch-up held back meanwhile). `window`: the prompt keeps only the chat's
+        newest messages (`Window`): the block gets that budget and leaves their events out."""
         with self.catch_up.turn(chat_id):
-            return await self._recall(chat_id)
+            return await self._recall(chat_id, window)
 
-    async def _recall(self, chat_id: str) -> RecallOutcome | None:
+    async def _recall(self, chat_id: str, window: Window) -> RecallOutcome | None:
         """`recall` itself."""
         started = time.perf_counter()
         anchor = self.anchor(chat_id)
         previous = self._last.get(chat_id)
         # same anchor and same user message: a regenerate or swipe (an edited message is new)
-        if previous is not None and (previous.anchor, previous.query) == (
+        if previous is not None and (previous.anchor, previous.query, previous.window) == (
             anchor,
             self._query(chat_id),
+            window,
         ):
             trace = attrs.evolve(
                 previous.trace,
@@ -318,11 +326,13 @@ class TurnPipeline:
         session = await self.open_session(chat_id)
         if session is None:
             return None
-        outcome = await self._fresh_recall(chat_id, session, anchor, started)
+        outcome = await self._fresh_recall(chat_id, session, anchor, started, window=window)
         self._last[chat_id] = outcome
         return outcome
 
-    async def preview(self, chat_id: str, query: str) -> RecallOutcome | None:
+    async def preview(
+        self, chat_id: str, query: str, *, window: Window = None
+    ) -> RecallOutcome | None:
         """What a recall for `query` would inject, without adding the question to the chat,
         recording an injection or writing a trace (the JSON API's ``recall``)."""
         session = await self.open_session(chat_id)
@@ -330,7 +340,7 @@ class TurnPipeline:
             return None
         anchor = self.anchor(chat_id)
         return await self._fresh_recall(
-            chat_id, session, anchor, time.perf_counter(), query=query, dry=True
+            chat_id, session, anchor, time.perf_counter(), query=query, dry=True, window=window
         )
 
     async def _fresh_recall(
@@ -342,15 +352,21 @@ class TurnPipeline:
         *,
         query: str | None = None,
         dry: bool = False,
+        window: Window = None,
     ) -> RecallOutcome:
         settings = self.host.settings
         recent = int_setting(settings, RECALL_RECENT_WINDOW)
         per_type = int_setting(settings, RECALL_PINNED_PER_TYPE)
         budget = int_setting(settings, RECALL_BUDGET_CHARS)
+        kept_from = None
+        if window is not None:
+            budget, kept_from = window.budget_chars, window.kept_from
         max_cell = int_setting(settings, RECALL_ITEM_CHARS)
         specs = session.get_schema().types
         question = self._question_index(chat_id)
-        pinned = pinned_nodes(session, per_type, lambda n: not_pinned(n, question))
+        pinned = pinned_nodes(
+            session, per_type, lambda n: not_pinned(n, question) or in_window(n, kept_from)
+        )
         always_ids = tuple(n.id for n in pinned)
         pins = set(pinned_ids(session.store))  # a person's pins: the trace says so
         question_ids = question_nodes(session, question, per_type)
@@ -363,6 +379,7 @@ class TurnPipeline:
             settings=settings,
             seq=anchor[1],
             question_ids=question_ids,
+            kept_from=kept_from,
         )
         builtin = await self.router.route(request)  # bounded: the ranking a plugin may rerank
         request = attrs.evolve(request, ranked=builtin.selected)
@@ -373,7 +390,9 @@ class TurnPipeline:
         always.update(question_ids)  # whatever a router plugin answers: never the question
         for inc in route.selected:
             node = get(inc.id)
-            if inc.id not in always and inc.id not in chosen and usable(node):
+            if inc.id not in always and inc.id not in chosen and usable(node) and not (
+                node is not None and in_window(node, kept_from)
+            ):
                 chosen[inc.id] = node
         fitted = fit(pinned, list(chosen.values()), specs, budget=budget, max_cell=max_cell)
         selected = [n.id for n in fitted.recalled]
@@ -406,6 +425,9 @@ class TurnPipeline:
             injected_chars=len(fitted.prompt),
             cut=fitted.cut,
             pinned_ids=tuple(i for i in always_ids if i in pins),
+            window_kept_from=kept_from,
+            window_dropped=window.dropped_messages if window is not None else 0,
+            window_tokens_saved=window.tokens_saved if window is not None else 0,
         )
         if not dry:
             self.traces.append(trace)
@@ -419,6 +441,7 @@ class TurnPipeline:
             fitted.prompt,
             trace,
             query=request.query,
+            window=window,
         )
 
     def _question_index(self, chat_id: str) -> int | None:

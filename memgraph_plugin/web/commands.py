@@ -131,7 +131,7 @@ async def serve(
     memory = ChatMemory(host)
     api = MemoryApi(
         host, memory, api_key=settings.api_key, token=token, read_only=args.read_only,
-        versions=explorer.versions,
+        versions=explorer.versions, memory_share=settings.context_memory_share,
     )  # fmt: skip
     proxy = Proxy(host, settings, memory) if args.proxy_upstream else None
     sock = _bind(args.host, args.port)
@@ -199,7 +199,10 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
     token, shown = _write_token(host)
     memory = ChatMemory(host)
     proxy = Proxy(host, settings, memory)
-    api = MemoryApi(host, memory, api_key=settings.api_key, token=token)
+    api = MemoryApi(
+        host, memory, api_key=settings.api_key, token=token,
+        memory_share=settings.context_memory_share,
+    )  # fmt: skip
     sock = _bind(settings.host, settings.port)
     app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host, http=http)
     url = url_of(sock)

@@ -41,9 +41,11 @@ JSON_ONLY_V1 = "/v1/chat/completions"
 #: Request headers a listed origin's page may send, and response headers it may read.
 CORS_REQUEST_HEADERS = (
     "authorization", "content-type", "x-memgraph-chat", "x-memgraph-fork-from",
-    "x-memgraph-key", "x-memgraph-token",
+    "x-memgraph-key", "x-memgraph-token", "x-memgraph-context-tokens",
 )  # fmt: skip
-CORS_EXPOSED_HEADERS = ("x-memgraph-chat", "x-memgraph-recall", "x-memgraph-warning")
+CORS_EXPOSED_HEADERS = (
+    "x-memgraph-chat", "x-memgraph-recall", "x-memgraph-warning", "x-memgraph-context",
+)  # fmt: skip
 CORS_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 ECHO_CHARS = 200  # the most of a refused header value an error repeats
 
