@@ -11,6 +11,10 @@ edit. Who may write:
 - a request whose ``Origin`` is not the server's own is refused (403);
 - the ``Host`` header is checked by the app (`app.allowed_hosts`: DNS rebinding);
 - ``serve --read-only`` mounts none of these routes.
+
+A storage failure is a JSON answer with its code: 507 for a full disk or a read-only data dir,
+409 when another writer committed the chat first, 503 otherwise (`proxy.failure_status`); the
+edit's commit is not made then.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from memgraph_plugin.proxy.failure_status import failure_of, storage_message, storage_status
 from memgraph_plugin.settings_keys import SERVE_TOKEN
 
 TOKEN_HEADER = "x-memgraph-token"
@@ -119,6 +124,12 @@ class EditRoutes:
             if exc.field is not None:
                 out["field"] = exc.field
             return JSONResponse(out, status_code=exc.status)
+        except Exception as exc:
+            error = failure_of(exc)
+            if error is None:
+                raise
+            answer = {"error": storage_message(error), "code": error.code}
+            return JSONResponse(answer, status_code=storage_status(error))
 
     async def _apply(self, chat: str, ops: list[dict[str, Any]]) -> dict[str, Any]:
         """The ops as one batch and one ``edit`` commit (fired); 422 naming the field when the
