@@ -29,6 +29,7 @@ import orjson
 
 from host.chats.chat_ids import check_chat_id
 from host.chats.context import ROLES, Message, Role
+from host.chats.file_signature import Signature, signature, signature_of
 from host.chats.jsonl import append_lines, split_lines
 from host.chats.message_rows import COLUMNS_FROM, MessageRows, message_columns, message_rows
 from host.collector_pause import gc_paused
@@ -62,7 +63,7 @@ class Chat:
         #: the list the file was read into and its length then: what a snapshot taken before the
         #: read holds (every change reads the file first, and only appends to that list in place)
         self._as_read: tuple[Messages, int] | None = None
-        #: the file as this process last read or wrote it (`_signature`): `refresh` compares
+        #: the file as this process last read or wrote it (`signature`): `refresh` compares
         self._disk: Signature | None = None
 
     @property
@@ -207,7 +208,7 @@ class Chat:
                 cut = _first(messages, after_index + 1)
                 # the file first: when it cannot be cut, the chat stays as it is on disk
                 if _cut_file(self.path, len(messages), removed):
-                    self._disk = _signature(self.path)
+                    self._disk = signature(self.path)
                 else:
                     self._write(cut)
                 self._messages = cut
@@ -221,7 +222,7 @@ class Chat:
         with self._lock:
             if self._messages is None or self._unwritten is not None:
                 return False
-            if _signature(self.path) == self._disk:
+            if signature(self.path) == self._disk:
                 return False
             log.info("%s: changed by another process; read again", self.path)
             self._messages = self._frozen = self._as_read = self._disk = None
@@ -250,7 +251,7 @@ class Chat:
         except FileNotFoundError:
             self._disk = None
             return []
-        self._disk = _signature_of(stat, data)
+        self._disk = signature_of(stat, data)
         if len(data) >= COLUMNS_FROM:  # a long chat: parsed off the GIL
             columns = message_columns(data)
             if columns is not None:
@@ -315,7 +316,7 @@ class Chat:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             raise
-        self._disk = _signature(self.path)
+        self._disk = signature(self.path)
 
     def _append(self, messages: Sequence[Message]) -> None:
         """Append the messages' lines; when the append fails (a full disk) the file is cut back
@@ -327,7 +328,7 @@ class Chat:
             with contextlib.suppress(OSError):
                 os.truncate(self.path, size)
             raise
-        self._disk = _signature(self.path)
+        self._disk = signature(self.path)
 
 
 class MessagesView(Sequence[Message]):
@@ -358,28 +359,6 @@ class MessagesView(Sequence[Message]):
         if not 0 <= index < self._count:
             raise IndexError("message index out of range")
         return self._messages[index]
-
-
-#: what says a chat file changed: size, modification time, inode and a digest of its tail
-Signature = tuple[int, int, int, bytes]
-#: the tail the signature digests (a change of equal size within one clock tick shows there)
-TAIL_BYTES = 4096
-
-
-def _signature_of(stat: os.stat_result, data: bytes) -> Signature:
-    tail = hashlib.blake2b(data[-TAIL_BYTES:], digest_size=16).digest()
-    return (stat.st_size, stat.st_mtime_ns, stat.st_ino, tail)
-
-
-def _signature(path: Path) -> Signature | None:
-    """The chat file's `Signature` now (None: no file)."""
-    try:
-        with path.open("rb") as handle:
-            stat = os.fstat(handle.fileno())
-            handle.seek(max(0, stat.st_size - TAIL_BYTES))
-            return _signature_of(stat, handle.read(TAIL_BYTES))
-    except FileNotFoundError:
-        return None
 
 
 def _first(messages: Messages, count: int) -> Messages:

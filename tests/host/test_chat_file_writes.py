@@ -52,10 +52,9 @@ def test_a_full_disk_changes_neither_file_nor_chat(small_disk: Path) -> None:
     with pytest.raises(OSError) as raised:
         chat.add_message("user", big)
     assert raised.value.errno == errno.ENOSPC
-    with pytest.raises(OSError):
-        with chat.batched_writes():
-            chat.add_message("user", "First of a block.")
-            chat.add_message("assistant", big)
+    with pytest.raises(OSError), chat.batched_writes():
+        chat.add_message("user", "First of a block.")
+        chat.add_message("assistant", big)
     assert chat.path.read_bytes() == before
     assert [m.text for m in chat.messages] == ["The lamp is lit.", "The keeper nods."]
     assert [m.text for m in ChatStore(small_disk / "chats").chat("storm").messages] == [
