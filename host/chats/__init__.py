@@ -1,5 +1,7 @@
-"""Chats the host keeps: messages, the chat-id rule, and the context a plugin is handed."""
+"""Chats the host keeps: messages, the chat-id rule, the per-chat lock across processes, and the
+context a plugin is handed."""
 
+from host.chats.chat_lock import ChatBusy, ChatLock, FileChatLock
 from host.chats.chats import (
     FORMAT,
     Chat,
@@ -10,8 +12,11 @@ from host.chats.chats import (
 
 __all__ = [
     "Chat",
+    "ChatBusy",
+    "ChatLock",
     "ChatStore",
     "FORMAT",
+    "FileChatLock",
     "MessagesView",
     "chat_file_name",
 ]

@@ -4,6 +4,12 @@ Each file starts with a header line ``{"chat_id": ...}`` followed by one ``{"rol
 line per message (plus ``name`` and ``time`` when the message has them). File names are a
 readable slug plus a hash of the chat id, so any chat id is safe (no path separators, no case
 clashes). Chats are read from disk on first use.
+
+File and memory never disagree: a change is written to the file first and reaches the cached
+messages only when the write succeeded (an append cut short by a full disk is cut off the file
+again). Several processes may share a data dir: each change is made under the chat's lock
+(`host.chats.chat_lock`), and `Chat.refresh`, called on taking it, drops the cached messages when
+another process changed the file since this one last read or wrote it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import orjson
 
 from host.chats.chat_ids import check_chat_id
 from host.chats.context import ROLES, Message, Role
+from host.chats.file_signature import Signature, signature, signature_of
 from host.chats.jsonl import append_lines, split_lines
 from host.chats.message_rows import COLUMNS_FROM, MessageRows, message_columns, message_rows
 from host.collector_pause import gc_paused
@@ -56,6 +63,8 @@ class Chat:
         #: the list the file was read into and its length then: what a snapshot taken before the
         #: read holds (every change reads the file first, and only appends to that list in place)
         self._as_read: tuple[Messages, int] | None = None
+        #: the file as this process last read or wrote it (`signature`): `refresh` compares
+        self._disk: Signature | None = None
 
     @property
     def messages(self) -> tuple[Message, ...]:
@@ -143,7 +152,7 @@ class Chat:
             elif not self.path.exists():
                 self._write(messages + [message])
             else:
-                append_lines(self.path, [_line(message)])
+                self._append([message])
             messages.append(message)
             self._frozen = None
             return message
@@ -165,14 +174,22 @@ class Chat:
                     self._flush()
 
     def _flush(self) -> None:
-        """Write the messages `batched_writes` held back (call holding the lock)."""
+        """Write the messages `batched_writes` held back (call holding the lock). When the write
+        fails they leave the chat again (the file holds none of them) and the error propagates."""
         unwritten, self._unwritten = self._unwritten or [], None
         if not unwritten:
             return
-        if not self.path.exists():
-            self._write(self._loaded())
-            return
-        append_lines(self.path, (_line(message) for message in unwritten))
+        try:
+            if not self.path.exists():
+                self._write(self._loaded())
+            else:
+                self._append(unwritten)
+        except BaseException:
+            messages = self._loaded()
+            kept = len(messages) - len(unwritten)
+            self._messages = _first(messages, kept)  # a new list: snapshots keep theirs
+            self._frozen = None
+            raise
 
     def truncate(self, after_index: int) -> int:
         """Delete every message whose index is greater than ``after_index``; returns how many.
@@ -188,13 +205,28 @@ class Chat:
             messages = self._loaded()
             removed = max(0, len(messages) - (after_index + 1))
             if removed:  # a new list: snapshots taken before keep the old one
-                kept = after_index + 1
-                cut = messages.cut(kept) if isinstance(messages, MessageRows) else messages[:kept]
+                cut = _first(messages, after_index + 1)
+                # the file first: when it cannot be cut, the chat stays as it is on disk
+                if _cut_file(self.path, len(messages), removed):
+                    self._disk = signature(self.path)
+                else:
+                    self._write(cut)
                 self._messages = cut
                 self._frozen = None
-                if not _cut_file(self.path, len(messages), removed):
-                    self._write(cut)
             return removed
+
+    def refresh(self) -> bool:
+        """Drop the cached messages when the file is not as this process last read or wrote
+        it (another process changed it); the next read reads it again. True when dropped.
+        Called holding the chat's lock (`host.chats.chat_lock`), so no change is under way."""
+        with self._lock:
+            if self._messages is None or self._unwritten is not None:
+                return False
+            if signature(self.path) == self._disk:
+                return False
+            log.info("%s: changed by another process; read again", self.path)
+            self._messages = self._frozen = self._as_read = self._disk = None
+            return True
 
     def __len__(self) -> int:
         with self._lock:
@@ -212,9 +244,14 @@ class Chat:
         """The file's messages. A line cut short by a crash (the last one, or one an append
         was glued onto before appends began on a new line) is set aside into ``<file>.torn``
         with a warning, and the file is rewritten without it, so the chat goes on."""
-        if not self.path.exists():
+        try:
+            with self.path.open("rb") as handle:
+                stat = os.fstat(handle.fileno())
+                data = handle.read()
+        except FileNotFoundError:
+            self._disk = None
             return []
-        data = self.path.read_bytes()
+        self._disk = signature_of(stat, data)
         if len(data) >= COLUMNS_FROM:  # a long chat: parsed off the GIL
             columns = message_columns(data)
             if columns is not None:
@@ -266,13 +303,32 @@ class Chat:
         )
 
     def _write(self, messages: Iterable[Message]) -> None:
-        """Rewrite the whole file atomically (write a temporary file, then rename)."""
+        """Rewrite the whole file atomically (write a temporary file, then rename); when that
+        fails (a full disk) the file is as it was and the temporary file is removed."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(json.dumps({"chat_id": self.chat_id, "format": FORMAT}) + "\n")
-            handle.writelines(_line(message) for message in messages)
-        os.replace(tmp, self.path)
+        try:
+            with tmp.open("w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"chat_id": self.chat_id, "format": FORMAT}) + "\n")
+                handle.writelines(_line(message) for message in messages)
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        self._disk = signature(self.path)
+
+    def _append(self, messages: Sequence[Message]) -> None:
+        """Append the messages' lines; when the append fails (a full disk) the file is cut back
+        to its size before, so no part of them stays."""
+        size = self.path.stat().st_size
+        try:
+            append_lines(self.path, (_line(message) for message in messages))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.truncate(self.path, size)
+            raise
+        self._disk = signature(self.path)
 
 
 class MessagesView(Sequence[Message]):
@@ -303,6 +359,11 @@ class MessagesView(Sequence[Message]):
         if not 0 <= index < self._count:
             raise IndexError("message index out of range")
         return self._messages[index]
+
+
+def _first(messages: Messages, count: int) -> Messages:
+    """The first `count` messages as a new list (a `MessageRows` shares its columns)."""
+    return messages.cut(count) if isinstance(messages, MessageRows) else messages[:count]
 
 
 def _next_message(

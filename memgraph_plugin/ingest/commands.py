@@ -4,8 +4,12 @@ bar (rich, on stderr) and a summary; a bad line stops it with ``file:line: what 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
+
+from host.errors import CommandError
 
 if TYPE_CHECKING:  # the pipeline loads when an ingest runs (listing commands stays cheap)
     from .run import IngestReport
@@ -42,6 +46,35 @@ def format_report(report: IngestReport) -> str:
     return "\n".join(lines)
 
 
+@contextlib.asynccontextmanager
+async def _chat_lock(host: Any, chat_id: str) -> AsyncIterator[None]:
+    """The chat's lock across the processes on the data dir (`host.chats.chat_lock`), held for
+    the whole ingest; a chat a server holds past ``chat_lock_timeout_s`` stops it (exit 1). An
+    id the chat-id rule refuses takes no lock (the ingest reports it)."""
+    from host.chats.chat_ids import chat_id_problem
+    from host.chats.chat_lock import (
+        CHAT_LOCK_TIMEOUT,
+        DEFAULT_TIMEOUT_S,
+        ChatBusy,
+        FileChatLock,
+        lock_folder,
+    )
+
+    if chat_id_problem(chat_id) is not None:
+        yield
+        return
+    timeout = float(host.settings.get(CHAT_LOCK_TIMEOUT, DEFAULT_TIMEOUT_S))
+    lock = FileChatLock(lock_folder(host.data_dir), chat_id, timeout)
+    try:
+        await lock.acquire()
+    except ChatBusy as exc:
+        raise CommandError(str(exc)) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 async def run_ingest(host: Any, args: argparse.Namespace) -> int:
     """Run the ingest; exit 0, or 1 with ``file:line: ...`` when the transcript is bad."""
     from .run import count_messages, ingest_file
@@ -68,7 +101,8 @@ async def run_ingest(host: Any, args: argparse.Namespace) -> int:
             bar.update(task, completed=done)
 
     try:
-        report = await ingest_file(host, args.file, args.chat, progress=progress)
+        async with _chat_lock(host, args.chat):  # a server on this data dir waits meanwhile
+            report = await ingest_file(host, args.file, args.chat, progress=progress)
     finally:
         if bar is not None:
             bar.stop()

@@ -3,6 +3,13 @@ ledger and a lock, and drives the host's turn pipeline (`turn/pipeline.py`) so a
 builds the same memory as a live one: messages go into the host's chat, each is extracted by
 `TurnPipeline.extract`, a forget goes through `TurnPipeline.forget_messages_from`, recall is
 `TurnPipeline.recall`. It also keeps where each chat id came from and the memory failures.
+
+Several processes may serve one data dir: a chat's `lock` is held across them
+(`host.chats.chat_lock`), and on taking it the process drops what it cached of the chat when
+another process changed the chat file meanwhile (the chat's messages, its ledger, the pending
+list), so the next step reads the file again and recovers the messages the graph did not learn
+yet. A change that fails leaves the chat file, the cached chat and the ledger as they were before
+it (`NotStored` says which messages were kept).
 """
 
 from __future__ import annotations
@@ -12,12 +19,20 @@ import json
 import logging
 import time
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from host.chats.chat_lock import (
+    CHAT_LOCK_TIMEOUT,
+    DEFAULT_TIMEOUT_S,
+    ChatLock,
+    CombinedChatLock,
+    FileChatLock,
+    lock_folder,
+)
 from host.chats.jsonl import read_objects
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
@@ -50,15 +65,34 @@ class Synced:
     added: tuple[Any, ...]
 
 
-class ChatMemory:
-    """Per-host proxy state; every method that changes a chat expects its `lock` held."""
+class NotStored(Exception):
+    """Adding messages failed part way: `stored` are the messages the chat kept (each one
+    extracted), the others left the chat again; `cause` is why."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, chat_id: str, stored: Sequence[Any], total: int, cause: Exception) -> None:
+        super().__init__(
+            f"chat {chat_id!r}: {len(stored)} message(s) stored, the others not: "
+            f"{type(cause).__name__}: {cause}"
+        )
+        self.chat_id = chat_id
+        self.stored = tuple(stored)
+        self.total = total
+        self.cause = cause
+
+
+class ChatMemory:
+    """Per-host proxy state; every method that changes a chat expects its `lock` held.
+
+    `shared_lock`: the cross-process lock of a chat (default: its lock file under the data
+    dir, waited on up to ``chat_lock_timeout_s``); a lease on a shared store fits here."""
+
+    def __init__(self, host: Any, shared_lock: Callable[[str], ChatLock] | None = None) -> None:
         self.host = host
         self.pipeline = pipeline_for(host)
         self.folder = Path(host.data_dir) / FOLDER
         self._ledgers: dict[str, Ledger] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, CombinedChatLock] = {}
+        self._shared_lock = shared_lock or self._file_lock
         self._sources: dict[str, dict[str, Any]] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pending: dict[str, list[Any]] = {}  # added to the chat, not extracted yet
@@ -67,12 +101,43 @@ class ChatMemory:
 
     # ------------------------------------------------------------------ chats
 
-    def lock(self, chat_id: str) -> asyncio.Lock:
-        """Serialises the requests of one chat (different chats run in parallel)."""
+    def lock(self, chat_id: str) -> CombinedChatLock:
+        """Serialises the requests of one chat, in this process and across the processes on
+        the data dir (different chats run in parallel); ``acquire`` raises
+        `host.chats.chat_lock.ChatBusy` when another process holds the chat too long."""
         lock = self._locks.get(chat_id)
         if lock is None:
-            lock = self._locks[chat_id] = asyncio.Lock()
+
+            async def refresh() -> None:
+                self.refresh(chat_id)
+
+            shared = self._shared_lock(chat_id)
+            lock = self._locks[chat_id] = CombinedChatLock(shared, refresh)
         return lock
+
+    def _file_lock(self, chat_id: str) -> ChatLock:
+        timeout = self.host.settings.get(CHAT_LOCK_TIMEOUT, DEFAULT_TIMEOUT_S)
+        return FileChatLock(lock_folder(self.host.data_dir), chat_id, float(timeout))
+
+    def refresh(self, chat_id: str) -> bool:
+        """Drop what this process cached of the chat when another process changed its file
+        (`Chat.refresh`): the ledger, the pending list; the unextracted tail is looked for
+        again (`recover`). True when it did."""
+        if not self.host.chat(chat_id).refresh():
+            return False
+        self._ledgers.pop(chat_id, None)
+        self._pending.pop(chat_id, None)
+        self._recovered.discard(chat_id)
+        return True
+
+    def _resync(self, chat_id: str) -> None:
+        """After a failed change: the ledger is built again from the chat as it is (file and
+        memory agree), and the pending list keeps only messages still in the chat."""
+        self._ledgers.pop(chat_id, None)
+        count = len(self.host.chat(chat_id))
+        pending = self._pending.get(chat_id)
+        if pending:
+            pending[:] = [m for m in pending if m.index < count]
 
     def ledger(self, chat_id: str) -> Ledger:
         ledger = self._ledgers.get(chat_id)
@@ -129,9 +194,13 @@ class ChatMemory:
             forgotten = await self.forget(chat_id, ledger.indices[found.forget_from])
         chat = self.host.chat(chat_id)
         added = []
-        with chat.batched_writes():
-            for i in range(found.add_from, len(conv)):
-                added.append(self._append(chat_id, conv.roles[i], conv.texts[i], conv.raw[i]))
+        try:
+            with chat.batched_writes():
+                for i in range(found.add_from, len(conv)):
+                    added.append(self._append(chat_id, conv.roles[i], conv.texts[i], conv.raw[i]))
+        except BaseException:  # the file took none of them, nor did the chat
+            self._resync(chat_id)
+            raise
         return Synced(found, forgotten, tuple(added))
 
     def _append(self, chat_id: str, role: str, text: str, raw: Mapping[str, Any]) -> Any:
@@ -149,13 +218,48 @@ class ChatMemory:
         return self._append(chat_id, "assistant", text, {"name": name})
 
     async def add_messages(self, chat_id: str, items: Iterable[Mapping[str, Any]]) -> list[Any]:
-        """Append messages (role, text, name) and extract each, in order (the JSON API)."""
+        """Append messages (role, text, name) and extract each, in order (the JSON API). When
+        the append fails nothing is kept; when an extraction fails (its commit: a full disk)
+        the messages from the first one the graph did not take leave the chat again, and
+        `NotStored` says which were kept."""
         await self.recover(chat_id)
         chat = self.host.chat(chat_id)
-        with chat.batched_writes():
-            added = [self._append(chat_id, i["role"], i["text"], i) for i in items]
-        await self.extract_pending(chat_id)
+        try:
+            with chat.batched_writes():
+                added = [self._append(chat_id, i["role"], i["text"], i) for i in items]
+        except BaseException:
+            self._resync(chat_id)
+            raise
+        try:
+            await self.extract_pending(chat_id)
+        except Exception as exc:
+            kept = await self._drop_unextracted(chat_id, added)
+            raise NotStored(chat_id, kept, len(chat), exc) from exc
         return added
+
+    async def _drop_unextracted(self, chat_id: str, added: list[Any]) -> list[Any]:
+        """Cut the chat before the first of `added` the graph did not take; the ones kept."""
+        left = {m.index for m in self._pending.get(chat_id, ())}
+        session = None
+        try:
+            session = await self.pipeline.open_session(chat_id)
+        except Exception:  # noqa: BLE001 - then every pending message counts as not taken
+            log.warning("proxy: chat %s: cannot open its graph after a failed extraction", chat_id)
+        first = next(
+            (
+                m
+                for m in added
+                if m.index in left and (session is None or not already_extracted(session.store, m))
+            ),
+            None,
+        )
+        if first is not None:
+            try:
+                self.host.chat(chat_id).truncate(first.index - 1)
+            except OSError as exc:  # the file could not be cut: they stay, to be extracted
+                log.error("proxy: chat %s: cannot remove unstored messages: %s", chat_id, exc)
+        self._resync(chat_id)
+        return [m for m in added if first is None or m.index < first.index]
 
     async def recover(self, chat_id: str) -> int:
         """Once per chat and process: put back on the pending list the chat's newest messages
@@ -214,8 +318,16 @@ class ChatMemory:
 
     async def forget(self, chat_id: str, index: int) -> int:
         """Forget the chat's messages from chat index `index` on, and what the graph learnt
-        from them (`TurnPipeline.forget_messages_from`: one rollback commit)."""
-        removed = await self.pipeline.forget_messages_from(chat_id, index)
+        from them (`TurnPipeline.forget_messages_from`: one rollback commit). When it fails after
+        the chat was cut (the rollback's commit: a full disk) the messages are put back, so
+        the chat is as the client was told."""
+        chat = self.host.chat(chat_id)
+        before = tuple(chat.view()[index:])
+        try:
+            removed = await self.pipeline.forget_messages_from(chat_id, index)
+        except BaseException:
+            self._put_back(chat_id, before)
+            raise
         pending = self._pending.get(chat_id)
         if pending:
             pending[:] = [m for m in pending if m.index < index]
@@ -223,6 +335,22 @@ class ChatMemory:
         keep = next((i for i, at in enumerate(ledger.indices) if at >= index), len(ledger))
         ledger.truncate(keep)
         return removed
+
+    def _put_back(self, chat_id: str, messages: Sequence[Any]) -> None:
+        """Append again those of `messages` (the chat's tail from some index) the chat lost."""
+        chat = self.host.chat(chat_id)
+        lost = [m for m in messages if m.index >= len(chat)]
+        try:
+            if lost:
+                with chat.batched_writes():
+                    for m in lost:
+                        chat.add_message(m.role, m.text, name=m.name, time=m.time)
+                log.warning("proxy: chat %s: a failed forget put back %d", chat_id, len(lost))
+        except OSError as exc:
+            log.error("proxy: chat %s: cannot put back %d messages: %s", chat_id, len(lost), exc)
+        finally:
+            self._resync(chat_id)
+            self._recovered.discard(chat_id)  # what the graph no longer holds is found again
 
     async def recall(self, chat_id: str, *, window: PromptWindow | None = None) -> Any:
         """Recall for the chat's last user message (`TurnPipeline.recall`; its trace is kept),

@@ -13,12 +13,16 @@ and a read-only server mounts neither. Origin, body size and content type are ch
 any route runs (``web/request_guard.py``).
 
 Chat ids go through the one chat-id rule; a chat's calls are serialised with its proxied
-requests (the same lock), so a read sees every answer stored before it.
+requests (the same lock, held across the processes on the data dir), so a read sees every answer
+stored before it. A storage failure is a JSON answer with its code (`failure_status`: 507 for a
+full disk or a read-only data dir), and a chat another process holds too long a 503
+``CHAT_BUSY``; a failed add keeps no message it did not report as stored.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -29,18 +33,22 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from host.chats.chat_ids import ChatIdError, check_chat_id
+from host.chats.chat_lock import ChatBusy
 from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
 
 from .access import check_key, refused, write_refusal
 from .chat_identity import ChatIdentity
-from .chat_memory import ChatMemory, read_sources
+from .chat_memory import ChatMemory, NotStored, read_sources
 from .context_budget import trim
 from .conversation import content_text
+from .failure_status import busy_body, failure_of, storage_message, storage_status
 from .json_body import TooDeep, decoded_off_loop
 from .settings import DEFAULT_MEMORY_SHARE
 from .token_count import for_model
+
+log = logging.getLogger(__name__)
 
 API_SOURCE = "api"
 HISTORY_LIMIT = 200  # messages one history call returns by default
@@ -214,6 +222,17 @@ class MemoryApi:
                 return JSONResponse({"error": str(exc)}, status_code=exc.status)
             except ChatIdError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=400)
+            except ChatBusy as exc:
+                body, headers = busy_body(exc)
+                return JSONResponse(body, status_code=503, headers=headers)
+            except NotStored as exc:
+                return _not_stored(exc)
+            except Exception as exc:
+                error = failure_of(exc)
+                if error is None:
+                    raise
+                answer = {"error": storage_message(error), "code": error.code}
+                return JSONResponse(answer, status_code=storage_status(error))
 
         return guarded
 
@@ -280,6 +299,22 @@ class MemoryApi:
             rows = [message_json(m) for m in view[since : since + limit]]
             total = len(view)
         return {"chat": chat_id, "messages": rows, "total": total, "since": since}
+
+
+def _not_stored(exc: NotStored) -> JSONResponse:
+    """A failed add: the storage failure's status and code, and the messages kept."""
+    error = failure_of(exc.cause)
+    if error is None:
+        log.error("chat %r: adding messages failed", exc.chat_id, exc_info=exc.cause)
+    status = storage_status(error) if error is not None else 500
+    answer: dict[str, Any] = {
+        "error": storage_message(error) if error is not None else "the messages were not stored",
+        "code": error.code if error is not None else "NOT_STORED",
+        "chat": exc.chat_id,
+        "stored": [message_json(m) for m in exc.stored],
+        "messages": exc.total,
+    }
+    return JSONResponse(answer, status_code=status)
 
 
 def _message_item(raw: Any, position: int) -> dict[str, str]:

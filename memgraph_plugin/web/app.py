@@ -22,6 +22,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from host.chats.chat_lock import ChatBusy
+from memgraph_plugin.proxy.failure_status import busy_completion
 from memgraph_plugin.proxy.settings import is_loopback
 
 from .explorer import GraphExplorer, UnknownChat
@@ -102,6 +104,7 @@ def build_app(
         ],
         exception_handlers={
             UnknownChat: unknown_chat,
+            ChatBusy: busy_completion,  # a proxied chat another process holds too long
             HTTPException: _http_error,
             Exception: _server_error,
         },

@@ -13,6 +13,10 @@ edit. Who may write:
   body over the size limit are refused before any route runs (`request_guard`);
 - the ``Host`` header is checked by the app (`app.allowed_hosts`: DNS rebinding);
 - ``serve --read-only`` mounts none of these routes.
+
+A storage failure is a JSON answer with its code: 507 for a full disk or a read-only data dir,
+409 when another writer committed the chat first, 503 otherwise (`proxy.failure_status`); the
+edit's commit is not made then.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from memgraph_plugin.proxy.access import TOKEN_HEADER, write_refusal
+from memgraph_plugin.proxy.failure_status import failure_of, storage_message, storage_status
 from memgraph_plugin.proxy.json_body import TooDeep, decoded_off_loop
 from memgraph_plugin.settings_keys import SERVE_TOKEN
 
@@ -117,6 +122,12 @@ class EditRoutes:
             if exc.field is not None:
                 out["field"] = exc.field
             return JSONResponse(out, status_code=exc.status)
+        except Exception as exc:
+            error = failure_of(exc)
+            if error is None:
+                raise
+            answer = {"error": storage_message(error), "code": error.code}
+            return JSONResponse(answer, status_code=storage_status(error))
 
     async def _apply(self, chat: str, ops: list[dict[str, Any]]) -> dict[str, Any]:
         """The ops as one batch and one ``edit`` commit (fired); 422 naming the field when the

@@ -135,8 +135,10 @@ def test_a_path_like_chat_header_stays_inside_the_data_dir(proxy: RunningProxy) 
                   **{"x-memgraph-chat": "../../outside/chat"})  # fmt: skip
     assert answer.status_code == 200
     assert proxy.messages("../../outside/chat")[0] == ("user", "Where is the harbour bell?")
-    files = [p.relative_to(proxy.data_dir) for p in (proxy.data_dir / "chats").iterdir()]
+    chats = proxy.data_dir / "chats"
+    files = [p.relative_to(proxy.data_dir) for p in chats.iterdir() if p.name != "locks"]
     assert len(files) == 1 and not (proxy.data_dir.parent / "outside").exists()
+    assert all(p.parent == chats / "locks" for p in (chats / "locks").rglob("*"))
 
 
 def test_the_proxy_key_and_no_key_in_any_log_or_trace(

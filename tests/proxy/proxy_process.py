@@ -1,0 +1,66 @@
+"""A real ``memgraph-host proxy`` process on a data dir (any free port), for the tests of several
+processes on one data dir and of a data dir that fills up or turns read-only."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+SCRIPT = Path(sys.executable).with_name("memgraph-host")
+#: settings every proxy process of these tests gets (as MEMGRAPH_HOST_* variables)
+BASE_ENV = {"MEMGRAPH_HOST_EMBEDDING_PROFILE": "hashing"}
+
+
+class ProxyProcess:
+    """``url``: the proxy's ``/v1`` base; ``base``: the server's root (``/api`` lives there).
+    Its stderr is collected on a thread (`log`) so a full pipe never stalls it."""
+
+    def __init__(self, data_dir: Path, upstream: str, **settings: Any) -> None:
+        env = {**os.environ, **BASE_ENV}
+        env.update({f"MEMGRAPH_HOST_{k.upper()}": str(v) for k, v in settings.items()})
+        self.proc = subprocess.Popen(
+            [str(SCRIPT), "--data-dir", str(data_dir), "proxy", "--upstream", upstream,
+             "--port", "0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        self._err: list[str] = []
+        self._reader = threading.Thread(target=self._read_err, daemon=True)
+        self._reader.start()
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if "memgraph proxy: http://" not in line:
+            self.proc.wait(timeout=60)
+            self._reader.join(timeout=10)
+            raise AssertionError(f"the proxy did not start: {line!r}\n{self.log}")
+        self.url = line.split()[2]
+        self.base = self.url.removesuffix("v1")
+        self.pid = self.proc.pid
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._err.append(line)
+
+    @property
+    def log(self) -> str:
+        return "".join(self._err)
+
+    def api(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base, timeout=120)
+
+    def stop(self) -> str:
+        """Stop it (SIGTERM: the answers still being stored are stored first); its stderr."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=30)
+        self._reader.join(timeout=10)
+        return self.log
