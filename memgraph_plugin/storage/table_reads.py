@@ -230,11 +230,13 @@ class TableHandle:
         return self.lancedb_table().search(query, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in (
-            "_table", "_writer", "_snapshot", "_opener", "_lock", "_options"
-        ):
+        if name.startswith("__") or name in _OWN:
             raise AttributeError(name)
         return getattr(self.lancedb_table(), name)
+
+
+#: A handle's own attributes: never looked up on LanceDB's table (not set yet while it is made).
+_OWN = frozenset(("_table", "_writer", "_snapshot", "_opener", "_lock", "_options"))
 
 
 class _Added:
