@@ -137,11 +137,12 @@ def test_a_memory_step_failing_before_it_stored_anything_stores_the_turn_after(
 def test_a_multi_mb_message_never_stalls_another_chat(
     tmp_path: Path, upstream: Upstream, mb: int
 ) -> None:
-    """A message of several MB beside a small chat's request, with a memory timeout well above
-    what either step needs when the loop is free: both get memory (the big one's recall reads
-    the opening and end of its message, its decoding and extraction run on worker threads),
-    and the big message is stored whole."""
-    proxy = RunningProxy(tmp_path / "data", upstream.url, proxy_memory_timeout_s=10)
+    """A message of several MB beside a small chat's request, with a memory timeout far above
+    what the small chat's step needs when the loop is free: the small one gets memory (the big
+    one's recall reads the opening and end of its message, its decoding and extraction run on
+    worker threads; its recall alone held the loop for seconds per MB), and the big message is
+    stored whole."""
+    proxy = RunningProxy(tmp_path / "data", upstream.url, proxy_memory_timeout_s=3)
     try:
         started = threading.Event()
         real = proxy.proxy._prepare
@@ -152,7 +153,10 @@ def test_a_multi_mb_message_never_stalls_another_chat(
             return await real(identity, conv)
 
         proxy.proxy._prepare = prepare  # type: ignore[method-assign]
-        words = " ".join(f"lantern{i % 997} harbour{i % 89}" for i in range(mb * 50_000))
+        names = ["Mira", "Juno", "Skyharbor", "Tobin", "Carrowmere", "Ilse", "Brannock"]
+        words = " ".join(
+            f"{names[i % 7]}{i % 997} lit lantern{i % 89} at the quay" for i in range(mb * 28_000)
+        )
         big_text = f"Here is the harbour log: {words}. Which lantern was lit last?"
         assert mb * 10**6 <= len(big_text) < 8 * 2**20
         big: dict[str, httpx.Response] = {}
@@ -171,7 +175,6 @@ def test_a_multi_mb_message_never_stalls_another_chat(
         assert "x-memgraph-recall" in small.headers
         sender.join(300)
         assert big["answer"].status_code == 200
-        assert "x-memgraph-warning" not in big["answer"].headers
         kept = stored(proxy, "big")
         assert kept[0] == ("user", big_text) and len(kept) == 2
     finally:
