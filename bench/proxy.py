@@ -10,10 +10,11 @@ upstream. Before each timed request the bench waits until the chat's previous an
 (`GET /api/chats/ID/history` waits for the chat's lock), then 0.5 s more: a person reads and
 types between turns, and the memory's work after a commit (notifications) is done by then. Streamed
 requests give the time to the first byte. Then 20 chats at once (100 messages each, 5 requests
-each): errors and p95.
+each): errors, requests forwarded without memory (their ``X-Memgraph-Warning``) and p95.
 
 Goals (issue 26): added p50 <= 25 ms at 10k; added time to first byte <= 30 ms; added p50 at 10k
-<= 1.5x that at 1k; 20 concurrent chats with no error (p95 reported).
+<= 1.5x that at 1k; 20 concurrent chats with no error and no request without memory (p95
+reported).
 
     python bench/proxy.py [--sizes 100,1000,10000] [--requests 30]
 """
@@ -115,6 +116,7 @@ class Bench:
         self.upstream = upstream
         self.data = data  # the proxy's data dir
         self.client = httpx.AsyncClient(timeout=600)
+        self.without_memory: list[str] = []  # X-Memgraph-Warning of the proxied requests
 
     async def caught_up(self, chat: str) -> float:
         """Seconds until the proxy has no catch-up work left on the chat (the background
@@ -140,6 +142,8 @@ class Bench:
             url + "/chat/completions", json=body, headers={"x-memgraph-chat": chat}
         )
         answer.raise_for_status()
+        if "x-memgraph-warning" in answer.headers:  # forwarded without memory
+            self.without_memory.append(answer.headers["x-memgraph-warning"])
         return (time.perf_counter() - started) * 1000
 
     async def first_byte(self, url: str, body: dict, chat: str) -> float:
@@ -186,6 +190,7 @@ class Bench:
     async def crowd(self, chats: int = 20, each: int = 5) -> dict[str, Any]:
         errors: list[str] = []
         times: list[float] = []
+        warned = len(self.without_memory)
 
         async def one(c: int) -> None:
             chat = f"crowd-{c}"
@@ -202,8 +207,11 @@ class Bench:
         await asyncio.gather(*(one(c) for c in range(chats)))
         if errors:
             Console().print(f"crowd errors, first: {errors[0]}")
+        without = self.without_memory[warned:]
+        if without:
+            Console().print(f"crowd requests without memory, first: {without[0]}")
         return {"errors": len(errors), "p50": statistics.median(times), "p95": pct(times, 0.95),
-                "requests": len(times) + len(errors)}  # fmt: skip
+                "requests": len(times) + len(errors), "without_memory": len(without)}  # fmt: skip
 
 
 def start(cmd: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
@@ -268,6 +276,11 @@ async def main(sizes: list[int], requests: int) -> None:
         )
     table.add_row("20 concurrent chats: errors", str(crowd["errors"]), "0",
                   "ok" if crowd["errors"] == 0 else "OVER")  # fmt: skip
+    table.add_row("20 concurrent chats: requests without memory",
+                  f"{crowd['without_memory']} of {crowd['requests']}", "0",
+                  "ok" if crowd["without_memory"] == 0 else "OVER")  # fmt: skip
+    table.add_row("all requests without memory", str(len(bench.without_memory)), "0",
+                  "ok" if not bench.without_memory else "OVER")  # fmt: skip
     table.add_row("20 concurrent chats: p50 / p95",
                   f"{crowd['p50']:.1f} / {crowd['p95']:.1f} ms", "reported", "")  # fmt: skip
     console.print(table)

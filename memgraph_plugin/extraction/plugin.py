@@ -15,6 +15,8 @@ is published under in the host's registry (`published_graph`).
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from typing import Any
 
 from host import hookimpl
@@ -35,6 +37,8 @@ __all__ = [
 ]
 
 PLUGIN_NAME = "memgraph-extract-offline"
+#: Messages from this many characters on are extracted on a worker thread (`offline_extract`).
+OFF_LOOP_CHARS = 100_000
 
 
 def others_extract(host: Any) -> bool:
@@ -75,7 +79,8 @@ async def offline_extract(
         chat = getattr(host, "chat", None)
         messages = chat(chat_id).view() if chat is not None else None
         chat_words.feed_until(messages or getattr(context, "messages", None) or (), index)
-    return extract_message_ops(
+    extract = functools.partial(
+        extract_message_ops,
         message.text,
         speaker=getattr(message, "name", "") or "",
         role=getattr(message, "role", "") or "",
@@ -87,6 +92,11 @@ async def offline_extract(
         ordinary=chat_words.ordinary,
         max_field_bytes=_max_field_bytes(context),
     )
+    if len(message.text) < OFF_LOOP_CHARS:
+        return extract()
+    # a long message (a pasted file: seconds per MB) is read on a worker thread, so the event
+    # loop goes on serving other chats meanwhile; the chat's own turn waits for it
+    return await asyncio.to_thread(extract)
 
 
 def _max_field_bytes(context: Any) -> int | None:

@@ -1,11 +1,14 @@
 """``POST /v1/chat/completions`` through memory, and every other ``/v1/*`` relayed unchanged.
 
-Per request: read the conversation, find its chat, take the chat's lock, reconcile the sent
-history and recall for the last user message (within ``proxy_memory_timeout_s``; a failure
-forwards without memory and says so in ``X-Memgraph-Warning``), inject the block as a system
-message, forward. The answer (assembled from the stream) is stored and every new message
-extracted after the response, off its path; the lock is released then. A cut-off answer is
-not stored.
+Per request: read the conversation (a large body on a worker thread, so other chats go on),
+find its chat, take the chat's lock, reconcile the sent history and recall for the last user
+message (within ``proxy_memory_timeout_s``; a failure or a timeout forwards without memory and
+says so in ``X-Memgraph-Warning``), inject the block as a system message, forward. The answer
+(assembled from the stream) is stored and every new message extracted after the response, off
+its path; the lock is released then. When the memory step failed or timed out, the turn is
+still stored once the step has ended (reconciled again, as `ChatMemory.sync` does) and
+extracted after it. A cut-off answer is not stored; a client that hangs up while the upstream
+is still answering cancels the upstream call and frees the chat.
 """
 
 from __future__ import annotations
@@ -51,14 +54,20 @@ from .relay import (
     upstream_headers,
 )
 from .settings import BEFORE_LAST_USER, ProxySettings
-from .streaming import RelayStream
+from .streaming import RelayStream, disconnected
 from .token_count import for_model
+from .unencodable import unencodable_place
 
 log = logging.getLogger(__name__)
 
 #: Seconds the answer's storing waits for its response to be sent (a client gone before the
 #: last byte never lets it know).
 SENT_GRACE_S = 5.0
+#: Bodies from this size on are decoded on a worker thread: a multi-MB body never holds the
+#: event loop (other chats' requests) for its whole decoding.
+OFF_LOOP_BYTES = 256 * 1024
+#: The status a request gets when its client hung up first (nobody reads it; access logs do).
+CLIENT_GONE = 499
 
 
 @attrs.frozen
@@ -138,8 +147,12 @@ class Proxy:
         allowed, consumed = check_key(request.headers, self.settings.api_key)
         if not allowed:
             return refused()
+        raw = await request.body()
         try:
-            body, conv = self.history.read(await request.body())
+            if len(raw) >= OFF_LOOP_BYTES:
+                body, conv = await asyncio.to_thread(self._read, raw)
+            else:
+                body, conv = self._read(raw)
             identity = identify(request.headers, body, conv)
             budget = requested_budget(request.headers, self.settings.context_tokens)
         except (ValueError, ChatIdError) as exc:  # JSON, RequestError, ChatIdError, budget
@@ -170,6 +183,18 @@ class Proxy:
                 lock.release()
             raise
 
+    def _read(self, raw: bytes) -> tuple[dict[str, Any], Conversation]:
+        """The body and its conversation (`HistoryReader.read`); `RequestError` for text that
+        cannot be stored or forwarded (a lone surrogate), naming where it is."""
+        body, conv = self.history.read(raw)
+        place = unencodable_place(raw, body)
+        if place is not None:
+            raise RequestError(
+                f"{place} holds a lone surrogate (an escaped \\ud800-\\udfff without its "
+                "pair), which is not text: send it as valid Unicode"
+            )
+        return body, conv
+
     async def _forward(
         self,
         request: Request,
@@ -190,7 +215,10 @@ class Proxy:
         else:
             reason = _failure(step)
             self.memory.warn(chat_id, reason)
-            headers["x-memgraph-warning"] = f"memory unavailable, forwarded without it: {reason}"
+            headers["x-memgraph-warning"] = (
+                f"memory unavailable, forwarded without it: {reason}; "
+                "the turn is stored and will be extracted later"
+            )
             log.warning("proxy: chat %r: %s", chat_id, reason)
         if prepared is not None and prepared.recall is not None:
             trace = prepared.recall.trace
@@ -215,44 +243,65 @@ class Proxy:
         def finish(answer: str | None, sent: asyncio.Event | None = None) -> None:
             self.memory.later(self._store(chat_id, step, conv, answer, lock, sent))
 
+        streamed = bool(body.get("stream"))
+        call = asyncio.ensure_future(self._call(outgoing, whole=not streamed))
+        gone = asyncio.ensure_future(disconnected(request.receive))
         try:
-            upstream = await self.client.send(outgoing, stream=True)
+            await asyncio.wait({call, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            gone.cancel()
+            if not call.done():  # the client hung up first: the upstream call goes too
+                call.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await gone
+        try:
+            upstream, raw = await call
+        except asyncio.CancelledError:
+            if not gone.cancelled() and gone.done():
+                finish(None)  # its user message stays stored, no answer
+                log.info("proxy: chat %r: the client hung up before the answer", chat_id)
+                return Response(b"", CLIENT_GONE)
+            raise
         except httpx.HTTPError as exc:
             finish(None)
             status, error = upstream_failure(exc, self.upstream)
             return JSONResponse(error, status_code=status, headers=headers)
+        out = {**client_headers(upstream.headers), **headers}
         if upstream.status_code >= 400:
-            try:
-                raw = await upstream.aread()
-            except httpx.HTTPError:
-                raw = b""
-            finally:
-                await upstream.aclose()
-            out = {**client_headers(upstream.headers), **headers}
             out["content-type"] = "application/json"
             sent = asyncio.Event()
             finish(None, sent)
             secrets = self.secrets.with_secrets(client_secrets(request.headers))
-            error = relayed_error(upstream.status_code, raw, secrets)
+            error = relayed_error(upstream.status_code, raw or b"", secrets)
             return Response(error, upstream.status_code, out, background=_signal(sent))
-        out = {**client_headers(upstream.headers), **headers}
-        if not body.get("stream"):
-            try:
-                raw = await upstream.aread()
-            except httpx.HTTPError as exc:
-                finish(None)
-                status, error = upstream_failure(exc, self.upstream)
-                return JSONResponse(error, status_code=status, headers=headers)
-            finally:
-                await upstream.aclose()
+        if not streamed:
             # stored once the response is sent: extraction runs on this loop, and started
             # before, it held the client's answer back by the time it took
             sent = asyncio.Event()
-            finish(answer_text(raw), sent)
+            finish(answer_text(raw or b""), sent)
             return Response(raw, upstream.status_code, out, background=_signal(sent))
         secrets = self.secrets.with_secrets(client_secrets(request.headers))
         events = redacted_stream(self._stream(upstream, finish), secrets)  # error events
         return RelayStream(events, upstream.status_code, out)
+
+    async def _call(
+        self, outgoing: httpx.Request, *, whole: bool
+    ) -> tuple[httpx.Response, bytes | None]:
+        """The upstream's response to `outgoing`, and its body read whole when `whole` or when
+        it is an error (else None: a stream, read by `_stream`). `httpx.HTTPError` when the
+        upstream fails before that; cancelled (a client gone), nothing is left open."""
+        upstream = await self.client.send(outgoing, stream=True)
+        if not whole and upstream.status_code < 400:
+            return upstream, None
+        try:
+            raw = await upstream.aread()
+        except httpx.HTTPError:
+            if upstream.status_code < 400:
+                raise
+            raw = b""  # an error whose body broke off: relayed as the status alone
+        finally:
+            await upstream.aclose()
+        return upstream, raw
 
     async def _stream(self, upstream: httpx.Response, finish: Any) -> AsyncGenerator[bytes, None]:
         """The upstream's events as they arrive; the answer is stored only when it finished."""
@@ -322,17 +371,23 @@ class Proxy:
         sent: asyncio.Event | None = None,
     ) -> None:
         """After the response (`sent`, when given, is set once its last byte went; a client
-        gone first leaves it unset, and the wait ends after `SENT_GRACE_S`): add the answer,
-        extract every new message, release the chat."""
+        gone first leaves it unset, and the wait ends after `SENT_GRACE_S`) and after the memory
+        step (`step`, which may have run past its timeout): add the answer, extract every new
+        message, release the chat. A step that failed is reconciled again first, so the sent
+        messages and the answer are stored whatever it did."""
         try:
             if sent is not None:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(sent.wait(), SENT_GRACE_S)
             try:
-                await step
-            except Exception:  # memory failed for this request: what it added is still tried
-                await self.memory.extract_pending(chat_id)
-                return
+                await step  # a step past the timeout is still running: it ends first
+            except Exception:  # the memory step failed: the turn is stored all the same
+                try:
+                    await self.memory.sync(chat_id, conv)  # the sent messages not stored yet
+                except Exception as exc:
+                    log.warning("proxy: chat %r: storing the turn failed: %s", chat_id, exc)
+                    await self.memory.extract_pending(chat_id)  # what it did add
+                    return
             if answer is not None:
                 name, text = _answer_speaker(conv, conv.prefill + answer)
                 self.memory.add_answer(chat_id, text, name)

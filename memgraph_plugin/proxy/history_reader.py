@@ -19,6 +19,7 @@ gives.
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -77,21 +78,26 @@ class HistoryReader:
         self._by_probe: dict[bytes, list[_Kept]] = {}
         self._bytes = 0
         self.reused = 0  # bodies read from a kept one (tests and the bench look)
+        self._lock = threading.Lock()
 
     def read(self, raw: bytes) -> tuple[dict[str, Any], Conversation]:
         """The body and its conversation; `ValueError` (`RequestError` included) for a body
-        that is not JSON or not a chat-completions object."""
+        that is not JSON or not a chat-completions object. Safe from several threads at once
+        (the proxy reads large bodies on worker threads): the kept bodies are looked up and
+        changed under one lock, a body that continues none is decoded outside it."""
         if len(raw) >= MIN_BYTES:
-            found = self._continued(raw)
-            if found is not None:
-                self.reused += 1
-                return found
+            with self._lock:
+                found = self._continued(raw)
+                if found is not None:
+                    self.reused += 1
+                    return found
         body = decoded(raw)
         if not isinstance(body, dict):
             raise RequestError("the body must be a JSON object")
         conv = read_conversation(body)
         if len(raw) >= MIN_BYTES:
-            self._keep(raw, body, conv, None, 0)
+            with self._lock:
+                self._keep(raw, body, conv, None, 0)
         return body, conv
 
     # ------------------------------------------------------------------ continuing

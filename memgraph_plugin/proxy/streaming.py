@@ -24,7 +24,7 @@ class RelayStream:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         stream = asyncio.ensure_future(self._stream(send))
-        watch = asyncio.ensure_future(_disconnected(receive))
+        watch = asyncio.ensure_future(disconnected(receive))
         try:
             await asyncio.wait({stream, watch}, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -47,7 +47,9 @@ class RelayStream:
             await self.chunks.aclose()
 
 
-async def _disconnected(receive: Any) -> None:
+async def disconnected(receive: Any) -> None:
+    """Returns once the client has gone (ASGI ``http.disconnect``; the request body read
+    already, nothing else comes before it)."""
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":

@@ -64,7 +64,9 @@ class Database:
         if dataset is None:
             return self.connection().open_table(name)
         opener = lambda: self.connection().open_table(name)  # noqa: E731
-        return TableHandle(name, dataset, opener, pinned=not self.consistent)
+        return TableHandle(
+            name, dataset, opener, pinned=not self.consistent, storage_options=self._options
+        )
 
     def open_or_make(self, name: str, schema: pa.Schema, **options: Any) -> TableHandle | None:
         """Table `name` of a database in a local folder, made empty by pylance when missing
@@ -84,7 +86,9 @@ class Database:
         if dataset is None:
             return None
         opener = lambda: self.connection().open_table(name)  # noqa: E731
-        return TableHandle(name, dataset, opener, pinned=not self.consistent)
+        return TableHandle(
+            name, dataset, opener, pinned=not self.consistent, storage_options=self._options
+        )
 
     def __getattr__(self, name: str) -> Any:
         """Anything else (`create_table`, `list_tables`, ...): the LanceDB connection's."""
@@ -105,18 +109,34 @@ def _open_dataset(uri: str, options: dict[str, str]) -> Any:
 
 
 class TableHandle:
-    """One table: scans, version, schema, row counts, appends and deletes through pylance
-    (`dataset`), the rest through LanceDB's table (opened by `opener` on first use).
-    `pinned`: reads see the version the handle was last moved to (`checkout`), not the
-    newest."""
+    """One table: scans, version, schema, row counts, appends and deletes through pylance, the
+    rest through LanceDB's table (opened by `opener` on first use). `pinned`: reads see the
+    version the handle was last moved to (`checkout`), not the newest.
+
+    Threads share a handle (storage work runs on `asyncio.to_thread`), and a pylance dataset
+    object is not safe to change while another thread reads it: moving it to another version
+    (`checkout_latest`) or deleting through it while a scan is set up on it fails with
+    "Already borrowed". So the handle keeps two kinds of dataset object: `_writer`, which follows
+    the newest version and makes the appends and deletes, used only under the handle's lock and
+    never scanned; and a snapshot per version read (`latest`), opened at that version and never
+    changed afterwards, which any number of threads scan at once. A snapshot shares the
+    writer's session, so its manifest and index caches are the writer's."""
 
     def __init__(
-        self, name: str, dataset: Any, opener: Callable[[], Any], *, pinned: bool = False
+        self,
+        name: str,
+        dataset: Any,
+        opener: Callable[[], Any],
+        *,
+        pinned: bool = False,
+        storage_options: dict[str, str] | None = None,
     ) -> None:
         self.name = name
-        self._dataset = dataset
+        self._writer = dataset
+        self._snapshot: Any = dataset if pinned else None
         self._opener = opener
         self._pinned = pinned
+        self._options = storage_options or None
         self._table: Any = None
         self._lock = threading.Lock()
         #: the local folder `table_head.NextVersionProbe` finds the manifests in
@@ -133,12 +153,29 @@ class TableHandle:
         return table
 
     def latest(self) -> Any:
-        """The dataset at its newest version (checked out now: a scan sees every commit), or,
-        of a pinned handle, at the version it was moved to."""
+        """A dataset object at the newest version (looked up now: a scan sees every commit),
+        or, of a pinned handle, at the version it was moved to. Nobody changes the object it
+        returns: scan it from any thread."""
         with self._lock:
-            if not self._pinned:
-                self._dataset.checkout_latest()
-            return self._dataset
+            if self._pinned:
+                return self._snapshot
+            self._writer.checkout_latest()
+            return self._snapshot_at(int(self._writer.version))
+
+    def _snapshot_at(self, version: int) -> Any:
+        """The snapshot of `version` (the lock held): the kept one, or a new object opened
+        there (never the writer's: the writer changes)."""
+        snapshot = self._snapshot
+        if snapshot is None or int(snapshot.version) != version:
+            import lance
+
+            snapshot = self._snapshot = lance.dataset(
+                self._dataset_path,
+                version=version,
+                storage_options=self._options,
+                session=self._writer.session(),
+            )
+        return snapshot
 
     @property
     def version(self) -> int:
@@ -153,9 +190,9 @@ class TableHandle:
 
     def checkout(self, version: int) -> None:
         """Move a pinned handle to table version `version` (`Journal._classify` counts rows of
-        old versions)."""
+        old versions): a new snapshot object, the old one left as it is for its readers."""
         with self._lock:
-            self._dataset = self._dataset.checkout_version(int(version))
+            self._snapshot = self._snapshot.checkout_version(int(version))
 
     def add(self, data: Any, *args: Any, **kwargs: Any) -> Any:
         """Append `data` (one commit) and answer as LanceDB's `add` does (the new table
@@ -173,8 +210,9 @@ class TableHandle:
                 data = data.read_all()
             return self.lancedb_table().add(data, *args, **kwargs)
         with self._lock:
-            self._dataset.insert(data)
-            return _Added(int(self._dataset.version))
+            self._writer.checkout_latest()
+            self._writer.insert(data)
+            return _Added(int(self._writer.version))
 
     def delete(self, where: str) -> Any:
         """Delete the rows `where` selects (one commit, retried on a conflict as LanceDB's
@@ -182,7 +220,8 @@ class TableHandle:
         if self._pinned:
             return self.lancedb_table().delete(where)
         with self._lock:
-            return self._dataset.delete(where)
+            self._writer.checkout_latest()
+            return self._writer.delete(where)
 
     def search(self, query: Any = None, *args: Any, **kwargs: Any) -> Any:
         """A scan (no `query`: read through pylance), or LanceDB's search of a vector."""
@@ -191,9 +230,13 @@ class TableHandle:
         return self.lancedb_table().search(query, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_table", "_dataset", "_opener", "_lock"):
+        if name.startswith("__") or name in _OWN:
             raise AttributeError(name)
         return getattr(self.lancedb_table(), name)
+
+
+#: A handle's own attributes: never looked up on LanceDB's table (not set yet while it is made).
+_OWN = frozenset(("_table", "_writer", "_snapshot", "_opener", "_lock", "_options"))
 
 
 class _Added:

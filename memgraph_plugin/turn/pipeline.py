@@ -47,6 +47,7 @@ from ..settings_keys import (
 )
 from .auto_compaction import compact_leftovers
 from .catch_up import CatchUp
+from .long_messages import recall_text
 from .message_extraction import already_extracted, extract_ops
 from .recall_inputs import LazyPool, not_pinned, question_nodes
 
@@ -456,7 +457,7 @@ class TurnPipeline:
     def _query(self, chat_id: str) -> str:
         chat = self.host.chat(chat_id)
         message = chat.newest("user") or chat.newest()
-        return message.text if message is not None else ""
+        return recall_text(message.text) if message is not None else ""
 
     async def _route(self, request: RouteRequest, builtin: RouteResult) -> RouteResult:
         """A plugin's ``memgraph_route`` answer (drilled from its ``drill`` seeds), else the

@@ -29,6 +29,8 @@ class Behaviour:
     cut_after: int | None = None  # stream: close the connection after N chunks
     chunk_pause_s: float = 0.0  # stream: pause between chunks
     echo: bool = False  # answer "echo: <last user message>"
+    numbered: bool = False  # the answer ends with " #N": N counts the requests received
+    hold: threading.Event | None = None  # answer only once this is set (`held` tells when)
 
 
 class Upstream:
@@ -40,6 +42,7 @@ class Upstream:
         self.lock = threading.Lock()
         self.streams_done = threading.Event()  # set when a stream generator ends (any way)
         self.stream_started = threading.Event()
+        self.held = threading.Event()  # set when a completion waits on `behaviour.hold`
         app = Starlette(
             routes=[
                 Route("/v1/chat/completions", self.completions, methods=["POST"]),
@@ -76,6 +79,11 @@ class Upstream:
         body = json.loads(await request.body())
         self._record(request, body)
         b = self.behaviour
+        with self.lock:
+            number = len(self.requests)
+        if b.hold is not None and not b.hold.is_set():
+            self.held.set()
+            await asyncio.to_thread(b.hold.wait)
         if b.delay_s:
             await asyncio.sleep(b.delay_s)
         if b.status >= 400:
@@ -91,6 +99,8 @@ class Upstream:
             answer = "echo: " + next(
                 m["content"] for m in reversed(body["messages"]) if m["role"] == "user"
             )
+        if b.numbered:
+            answer = f"{answer} #{number}"
         if not body.get("stream"):
             return JSONResponse({
                 "id": "cmpl-1", "object": "chat.completion", "created": created,

@@ -210,3 +210,58 @@ def test_storages_made_at_once_on_a_new_folder_share_one_set_of_tables(tmp_path:
         ).version
     assert version == 8
     assert sorted(made[0].load_sync("c").data["nodes"]) == sorted(f"n_{i}" for i in range(8))
+
+
+def test_threads_scan_a_shared_storage_while_others_commit(target: Target) -> None:
+    """Storage work runs on worker threads (`asyncio.to_thread`), so one storage's table handles
+    are scanned by some threads while others append to and delete from them: every read and
+    every commit succeeds (a pylance dataset moved to a newer version while another thread set
+    up a scan on it failed with "Already borrowed"), and each reader sees whole commits."""
+    import threading
+
+    storage = _stored_chat(target)
+    writers, readers, commits = 2, 4, 12
+    start = threading.Barrier(writers + readers)
+    done = threading.Event()
+    failed: list[str] = []
+    seen: list[int] = []
+
+    def write(w: int) -> None:
+        start.wait(60)
+        chat, version = f"w{w}", 0
+        try:
+            for i in range(commits):
+                nid = f"n_{i + 1}"
+                version = storage.commit_sync(
+                    chat, change(node(nid), node_seq=i + 1, seq=i + 1), base_version=version
+                ).version
+                if i % 4 == 3:
+                    storage.snapshot_sync(chat)  # snapshot rows appended, older ones deleted
+        except Exception as exc:  # noqa: BLE001 - reported below
+            failed.append(f"writer {w}: {exc!r}")
+
+    def read() -> None:
+        start.wait(60)
+        try:
+            while not done.is_set():
+                for w in range(writers):
+                    state = storage.load_sync(f"w{w}")
+                    assert len(state.data["nodes"]) == state.version  # one node per commit
+                    seen.append(state.version)
+                assert storage.load_sync("c").version == 4
+        except Exception as exc:  # noqa: BLE001 - reported below
+            failed.append(f"reader: {exc!r}")
+
+    pool = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    scanners = [threading.Thread(target=read) for _ in range(readers)]
+    for t in pool + scanners:
+        t.start()
+    for t in pool:
+        t.join(300)
+    done.set()
+    for t in scanners:
+        t.join(300)
+    assert failed == []
+    assert seen  # the readers ran alongside the commits
+    for w in range(writers):
+        assert storage.load_sync(f"w{w}").version == commits
