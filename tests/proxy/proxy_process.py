@@ -40,6 +40,9 @@ class ProxyProcess:
         self.url = line.split()[2]
         self.base = self.url.removesuffix("v1")
         self.pid = self.proc.pid
+        token_line = self.proc.stdout.readline() if self.proc.stdout else ""
+        #: the JSON API's write token, from the start's second line (or the serve_token setting)
+        self.token = str(settings.get("serve_token") or token_line.rsplit(" ", 1)[-1].strip())
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
@@ -51,7 +54,9 @@ class ProxyProcess:
         return "".join(self._err)
 
     def api(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base, timeout=120)
+        """A client of the JSON API with the write token."""
+        headers = {"X-Memgraph-Token": self.token}
+        return httpx.Client(base_url=self.base, timeout=120, headers=headers)
 
     def stop(self) -> str:
         """Stop it (SIGTERM: the answers still being stored are stored first); its stderr."""

@@ -157,6 +157,7 @@ def test_a_process_waiting_past_the_timeout_is_refused_clearly(tmp_path: Path) -
             api_refused = httpx.post(
                 waiter.base + f"api/chats/{CHAT}/messages",
                 json={"role": "user", "text": "A note while the chat is held."},
+                headers={"X-Memgraph-Token": waiter.token},
                 timeout=120,
             )
             upstream.gate.set()
