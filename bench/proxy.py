@@ -16,7 +16,10 @@ Goals (issue 26): added p50 <= 25 ms at 10k; added time to first byte <= 30 ms; 
 <= 1.5x that at 1k; 20 concurrent chats with no error and no request without memory (p95
 reported).
 
-    python bench/proxy.py [--sizes 100,1000,10000] [--requests 30]
+    python bench/proxy.py [--sizes 100,1000,10000] [--requests 30] [--context-tokens N]
+
+With ``--context-tokens N`` the proxy runs under that context budget (``proxy_context_tokens``):
+the same goals hold, and the table adds the tokens forwarded of each chat's whole history.
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ class Bench:
         self.data = data  # the proxy's data dir
         self.client = httpx.AsyncClient(timeout=600)
         self.without_memory: list[str] = []  # X-Memgraph-Warning of the proxied requests
+        self.context: dict[str, str] = {}  # chat -> its newest X-Memgraph-Context (a budget)
 
     async def caught_up(self, chat: str) -> float:
         """Seconds until the proxy has no catch-up work left on the chat (the background
@@ -144,6 +148,8 @@ class Bench:
         answer.raise_for_status()
         if "x-memgraph-warning" in answer.headers:  # forwarded without memory
             self.without_memory.append(answer.headers["x-memgraph-warning"])
+        if "x-memgraph-context" in answer.headers:  # the context budget cut the history
+            self.context[chat] = answer.headers["x-memgraph-context"]
         return (time.perf_counter() - started) * 1000
 
     async def first_byte(self, url: str, body: dict, chat: str) -> float:
@@ -224,7 +230,7 @@ def start(cmd: list[str], env: dict[str, str] | None = None) -> tuple[subprocess
     return proc, url
 
 
-async def main(sizes: list[int], requests: int) -> None:
+async def main(sizes: list[int], requests: int, context_tokens: int = 0) -> None:
     console = Console()
     procs = []
     data = ""
@@ -233,8 +239,9 @@ async def main(sizes: list[int], requests: int) -> None:
         procs.append(up)
         data = tempfile.mkdtemp(prefix="bench-proxy-")
         script = str(Path(sys.executable).with_name("memgraph-host"))
+        budget = ["--set", f"proxy_context_tokens={context_tokens}"] if context_tokens else []
         px, proxy = start([script, "--data-dir", data, "--set", "embedding_profile=hashing",
-                           "proxy", "--upstream", upstream, "--port", "0"],
+                           *budget, "proxy", "--upstream", upstream, "--port", "0"],
                           env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
         procs.append(px)
         bench = Bench(proxy, upstream, data)
@@ -253,7 +260,10 @@ async def main(sizes: list[int], requests: int) -> None:
             proc.wait(timeout=60)
         if data:
             shutil.rmtree(data, ignore_errors=True)
-    table = Table(title=f"memory proxy vs direct, loopback upstream ({requests} requests/size)")
+    title = f"memory proxy vs direct, loopback upstream ({requests} requests/size)"
+    if context_tokens:
+        title += f", context budget {context_tokens} tokens"
+    table = Table(title=title)
     for col in ("measure", "value", "goal", "status"):
         table.add_column(col, justify="right" if col == "value" else "left")
     by = {r["n"]: r for r in rows}
@@ -267,6 +277,12 @@ async def main(sizes: list[int], requests: int) -> None:
         table.add_row(f"direct p50 @{r['n']}", f"{r['direct_p50']:.1f} ms", "-", "")
         ok = "ok" if r["ttfb_added"] <= 30 else "OVER"
         table.add_row(f"added first byte @{r['n']}", f"{r['ttfb_added']:.1f} ms", "<= 30 ms", ok)
+        cut = bench.context.get(f"bench-{r['n']}")
+        if cut is not None:  # what the budget forwarded of the whole history
+            parts = dict(p.split("=", 1) for p in cut.split("; "))
+            sent, saved = int(parts["tokens"]), int(parts["saved"])
+            table.add_row(f"tokens forwarded @{r['n']} (block not counted)",
+                          f"{sent} of {sent + saved}", "-", "")  # fmt: skip
     if 1000 in by and 10000 in by:
         a1 = by[1000]["proxy_p50"] - by[1000]["direct_p50"]
         a10 = by[10000]["proxy_p50"] - by[10000]["direct_p50"]
@@ -293,5 +309,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--context-tokens", type=int, default=0,
+                        help="run the proxy with proxy_context_tokens set to this")  # fmt: skip
     args = parser.parse_args()
-    asyncio.run(main([int(s) for s in args.sizes.split(",")], args.requests))
+    sizes = [int(s) for s in args.sizes.split(",")]
+    asyncio.run(main(sizes, args.requests, args.context_tokens))
