@@ -162,3 +162,30 @@ def test_the_json_api_recall_returns_the_window_it_recalled_for(
     bad = httpx.post(budget_proxy.base + "api/chats/api/recall",
                      json={"query": "x", "context_tokens": -1}, timeout=60)  # fmt: skip
     assert bad.status_code == 400 and "context_tokens" in bad.json()["error"]
+
+
+@pytest.mark.process
+def test_the_cli_recall_shows_the_window(budget_proxy: RunningProxy, upstream: Upstream) -> None:
+    import subprocess
+    import sys
+
+    history: list[dict] = [SYSTEM]
+    for user, answer in [("My sister Lena lives in Porto.", "Noted: Lena lives in Porto."),
+                         *[(f"Tell me about pier {n}.", f"Pier {n} holds boats.")
+                           for n in range(30)]]:  # fmt: skip
+        upstream.behaviour.answer = answer
+        history.append({"role": "user", "content": user})
+        client(budget_proxy, "cli").chat.completions.create(model="tiny", messages=history)
+        history.append({"role": "assistant", "content": answer})
+    script = Path(sys.executable).with_name("memgraph-host")
+    command = [str(script), "--data-dir", str(budget_proxy.data_dir), "--set",
+               "embedding_profile=hashing", "recall", "cli", "Where does Lena live?"]  # fmt: skip
+    shown = subprocess.run([*command, "--context-tokens", "300"], capture_output=True,
+                           text=True, timeout=300)  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "context budget 300 tokens:" in shown.stdout and "dropped" in shown.stdout
+    assert "Porto" in shown.stdout
+    answer = subprocess.run([*command, "--context-tokens", "300", "--json"],
+                            capture_output=True, text=True, timeout=300)  # fmt: skip
+    context = json.loads(answer.stdout)["context"]
+    assert context["dropped"] > 20 and context["messages"][-1]["content"] == "Where does Lena live?"
