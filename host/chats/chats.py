@@ -478,20 +478,15 @@ class ChatStore:
             return chat
 
     def has(self, chat_id: str) -> bool:
-        """Whether the chat exists: its file is on disk, or it holds messages in this process.
-        Opening a chat to read it (an unknown id asked for) does not make it exist."""
-        with self._lock:
-            chat = self._chats.get(chat_id)
-        if chat is not None and chat.read_yet and len(chat):
-            return True
-        return (self.folder / chat_file_name(chat_id)).is_file()
+        """Whether the chat's file is on disk or it holds messages here (opening it does not)."""
+        chat = self._chats.get(chat_id)
+        return bool(chat and chat.read_yet and len(chat)) or (
+            self.folder / chat_file_name(chat_id)
+        ).is_file()
 
     def chat_ids(self) -> list[str]:
-        """Every chat stored on disk or holding messages in this process, sorted (a chat only
-        opened, never written, is none)."""
-        with self._lock:
-            opened = list(self._chats.items())
-        ids = {chat_id for chat_id, chat in opened if chat.read_yet and len(chat)}
+        """Every chat stored on disk or holding messages in this process, sorted."""
+        ids = {c for c, chat in list(self._chats.items()) if chat.read_yet and len(chat)}
         if self.folder.is_dir():
             for path in self.folder.glob("*.jsonl"):
                 try:

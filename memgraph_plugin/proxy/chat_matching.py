@@ -140,9 +140,7 @@ class Choice:
     match: str
 
 
-def choose(
-    fits: Iterable[tuple[str, Fit]], prefer: Callable[[str], tuple[int, float]]
-) -> Choice:
+def choose(fits: Iterable[tuple[str, Fit]], prefer: Callable[[str], tuple[int, float]]) -> Choice:
     """The best of the chats that fit: most shared messages, then continued before edited; a tie
     goes to `prefer` (same system prompt, then the most recent activity) and is `AMBIGUOUS`."""
     ranked = sorted(fits, key=lambda item: item[1].rank(), reverse=True)

@@ -128,7 +128,8 @@ def test_a_tail_no_chat_holds_starts_a_new_chat_and_says_so(
     chat = headers["x-memgraph-chat"]
     assert headers["x-memgraph-chat-match"] == "new"
     assert [t for _, t in proxy.messages(chat)][:2] == [
-        "Pier nine, at dawn.", "Thanks. And where is the chandlery?"
+        "Pier nine, at dawn.",
+        "Thanks. And where is the chandlery?",
     ]  # its messages are the new chat's memory from the start
     named = client(proxy, "named").chat.completions.with_raw_response.create(
         model="tiny", messages=tail
