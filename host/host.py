@@ -558,8 +558,12 @@ class Host:
         return self._chats.chat(chat_id)
 
     def chat_ids(self) -> list[str]:
-        """Every chat stored under the data dir or opened in this process."""
+        """Every chat stored under the data dir or holding messages in this process."""
         return self._chats.chat_ids()
+
+    def has_chat(self, chat_id: str) -> bool:
+        """Whether chat ``chat_id`` exists (stored, or holding messages); asking never makes it."""
+        return self._chats.has(chat_id)
 
     def get_context(self, chat_id: str | None = None) -> ChatContext:
         """What a plugin is handed for one chat; ``chat_id`` None gives a context with no chat."""

@@ -477,9 +477,16 @@ class ChatStore:
                 self._chats[chat_id] = chat
             return chat
 
+    def has(self, chat_id: str) -> bool:
+        """Whether the chat's file is on disk or it holds messages here (opening it does not)."""
+        chat = self._chats.get(chat_id)
+        return bool(chat and chat.read_yet and len(chat)) or (
+            self.folder / chat_file_name(chat_id)
+        ).is_file()
+
     def chat_ids(self) -> list[str]:
-        """Every chat stored on disk or opened in this process, sorted."""
-        ids = set(self._chats)
+        """Every chat stored on disk or holding messages in this process, sorted."""
+        ids = {c for c, chat in list(self._chats.items()) if chat.read_yet and len(chat)}
         if self.folder.is_dir():
             for path in self.folder.glob("*.jsonl"):
                 try:

@@ -1,7 +1,9 @@
-"""Which chat a proxied request belongs to: the ``X-Memgraph-Chat`` header, else the body's
-``user`` field, else an id derived from the conversation's opening (system prompt and first user
-message), so a front end that says nothing keeps one chat per conversation. Every id goes through
-the project's one chat-id rule (`host.chats.chat_ids`)."""
+"""Which chat a proxied request says it belongs to: the ``X-Memgraph-Chat`` header, else the
+body's ``user`` field, else an id derived from the conversation's opening (system prompt and
+first user message). A derived id is only a proposal: `ChatMemory.resolve` gives the request
+the stored chat whose messages it shares (`chat_matching`), and the derived id only to a
+conversation no stored chat holds. Every id goes through the project's one chat-id rule
+(`host.chats.chat_ids`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from host.chats.chat_ids import check_chat_id
 from .conversation import Conversation
 
 HEADER = "x-memgraph-chat"
+#: The response header saying how a request without an id was matched (`chat_matching`).
+MATCH_HEADER = "x-memgraph-chat-match"
 HEADER_SOURCE = "header"
 USER_SOURCE = "user"
 OPENING_SOURCE = "opening"
@@ -30,7 +34,8 @@ class ChatIdentity:
 
     chat_id: str
     source: str
-    opening: str = ""  # digest of the system prompt alone (finds a trimmed derived chat)
+    opening: str = ""  # digest of the system prompt alone (prefers a chat of the same prompt)
+    match: str = ""  # how a derived chat was found (`chat_matching.CONTINUED` ...); "" for ids
 
 
 def digest(*parts: str) -> str:

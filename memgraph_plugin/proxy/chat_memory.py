@@ -2,7 +2,8 @@
 ledger and a lock, and drives the host's turn pipeline (`turn/pipeline.py`) so a proxied chat
 builds the same memory as a live one: messages go into the host's chat, each is extracted by
 `TurnPipeline.extract`, a forget goes through `TurnPipeline.forget_messages_from`, recall is
-`TurnPipeline.recall`. It also keeps where each chat id came from and the memory failures.
+`TurnPipeline.recall`. It also keeps where each chat id came from, the index that finds the
+chat of a request sent without an id (`resolve`, `chat_matching`), and the memory failures.
 
 Several processes may serve one data dir: a chat's `lock` is held across them
 (`host.chats.chat_lock`), and on taking it the process drops what it cached of the chat when
@@ -40,6 +41,7 @@ from memgraph_plugin.turn.message_extraction import already_extracted
 from memgraph_plugin.turn.pipeline import pipeline_for
 
 from .chat_identity import OPENING_SOURCE, ChatIdentity
+from .chat_matching import NEW, MessageIndex, choose, fit, read_tail
 from .context_budget import Trimmed
 from .conversation import Conversation, speaker
 from .reconcile import Ledger, Plan, plan
@@ -94,6 +96,10 @@ class ChatMemory:
         self._locks: dict[str, CombinedChatLock] = {}
         self._shared_lock = shared_lock or self._file_lock
         self._sources: dict[str, dict[str, Any]] | None = None
+        self._sources_size = -1  # the sources file's size when it was read
+        #: derived chats by the messages they hold (`resolve`); `_stale`: chats to index again
+        self._index = MessageIndex()
+        self._stale: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pending: dict[str, list[Any]] = {}  # added to the chat, not extracted yet
         self._recovered: set[str] = set()  # chats whose unextracted tail was looked for
@@ -128,12 +134,14 @@ class ChatMemory:
         self._ledgers.pop(chat_id, None)
         self._pending.pop(chat_id, None)
         self._recovered.discard(chat_id)
+        self._stale.add(chat_id)
         return True
 
     def _resync(self, chat_id: str) -> None:
         """After a failed change: the ledger is built again from the chat as it is (file and
         memory agree), and the pending list keeps only messages still in the chat."""
         self._ledgers.pop(chat_id, None)
+        self._stale.add(chat_id)
         count = len(self.host.chat(chat_id))
         pending = self._pending.get(chat_id)
         if pending:
@@ -146,9 +154,18 @@ class ChatMemory:
         return ledger
 
     def sources(self) -> dict[str, dict[str, Any]]:
-        """chat id -> {"source", "opening", "time"} for every chat the proxy or API has seen."""
-        if self._sources is None:
-            self._sources = read_sources(self.folder)
+        """chat id -> {"source", "opening", "time"} for every chat the proxy or API has seen
+        (read again when the file changed size: another process noted a chat)."""
+        size = _size(self.folder / SOURCES_FILE)
+        if self._sources is None or size != self._sources_size:
+            fresh = read_sources(self.folder)
+            known = self._sources or {}
+            self._stale.update(
+                chat_id
+                for chat_id, row in fresh.items()
+                if known.get(chat_id, {}).get("source") != row.get("source")
+            )
+            self._sources, self._sources_size = fresh, size
         return self._sources
 
     def note(self, identity: ChatIdentity) -> None:
@@ -159,27 +176,62 @@ class ChatMemory:
         row = {"chat_id": identity.chat_id, "source": identity.source,
                "opening": identity.opening, "time": time.time()}  # fmt: skip
         self.sources()[identity.chat_id] = row
+        self._stale.add(identity.chat_id)
         _append_line(self.folder / SOURCES_FILE, row)
 
-    def continued_chat(self, identity: ChatIdentity, conv: Conversation) -> ChatIdentity:
-        """A derived id the host has never stored, whose messages are the exact continuation of
-        a chat derived from the same system prompt: the front end trimmed the opening out of
-        its context window, and the conversation is that chat (else `identity` as it is)."""
-        if identity.source != OPENING_SOURCE or len(self.ledger(identity.chat_id)):
+    def resolve(self, identity: ChatIdentity, conv: Conversation) -> ChatIdentity:
+        """The chat of a request sent without an id (`identity` from its opening): the stored
+        derived chat its messages fit best (`chat_matching.fit`: a trimmed window, a regenerate,
+        an edit), else a new chat: the derived id, or, when a chat of that id exists and the
+        request does not fit it (a conversation that only shares its opening), that id with
+        ``-2``, ``-3``, ... The result's `match` says which (`chat_matching`). Nothing is
+        created here: a chat exists once its first message is stored."""
+        if identity.source != OPENING_SOURCE:
             return identity
-        best: tuple[float, str] | None = None
-        for chat_id, row in self.sources().items():
-            if row.get("source") != OPENING_SOURCE or row.get("opening") != identity.opening:
+        self._refresh_index()
+        derived = identity.chat_id
+        names = self._index.candidates(conv.roles, conv.texts)
+        if derived not in names and self.host.has_chat(derived):
+            names.append(derived)
+        fits = []
+        for chat_id in names:
+            found = fit(conv.roles, conv.texts, self.ledger(chat_id))
+            if found is not None:
+                fits.append((chat_id, found))
+        choice = choose(fits, lambda chat_id: self._preference(chat_id, identity.opening))
+        if choice.chat_id is not None:
+            return attrs.evolve(identity, chat_id=choice.chat_id, match=choice.match)
+        chat_id, number = derived, 1
+        while chat_id in names or self.host.has_chat(chat_id):
+            number += 1
+            chat_id = f"{derived}-{number}"
+        log.info("proxy: no stored chat holds the request's messages: new chat %s", chat_id)
+        return attrs.evolve(identity, chat_id=chat_id, match=NEW)
+
+    def _preference(self, chat_id: str, opening: str) -> tuple[int, float]:
+        """Among chats a request fits equally well: one of the same system prompt, then the
+        most recently active."""
+        same = int(self.sources().get(chat_id, {}).get("opening") == opening)
+        return same, _mtime(self.host.chat(chat_id).path)
+
+    def _refresh_index(self) -> None:
+        """Index again the derived chats changed since the last request (this process's
+        changes, chats another process noted): from the ledger when this process holds one,
+        else from the end of the chat file (`chat_matching.read_tail`)."""
+        sources = self.sources()
+        for chat_id in self._stale:
+            row = sources.get(chat_id)
+            if row is None or row.get("source") != OPENING_SOURCE:
+                self._index.drop(chat_id)
                 continue
-            ledger = self.ledger(chat_id)
-            found = plan(conv.roles, conv.texts, ledger)
-            if found.offset > 0 and found.forget_from is None and found.add_from > 0:
-                mtime = _mtime(self.host.chat(chat_id).path)
-                if best is None or mtime > best[0]:
-                    best = (mtime, chat_id)
-        if best is None:
-            return identity
-        return attrs.evolve(identity, chat_id=best[1])
+            ledger = self._ledgers.get(chat_id)
+            if ledger is not None:
+                self._index.put(chat_id, ledger.roles, ledger.texts)
+            elif self.host.has_chat(chat_id):
+                self._index.put(chat_id, *read_tail(self.host.chat(chat_id).path))
+            else:
+                self._index.drop(chat_id)
+        self._stale.clear()
 
     # --------------------------------------------------------------- messages
 
@@ -207,6 +259,7 @@ class ChatMemory:
         chat = self.host.chat(chat_id)
         message = chat.add_message(role, text, name=speaker(raw, text))  # type: ignore[arg-type]
         self.ledger(chat_id).append(role, text, message.index)
+        self._stale.add(chat_id)
         self._pending.setdefault(chat_id, []).append(message)
         return message
 
@@ -334,6 +387,7 @@ class ChatMemory:
         ledger = self.ledger(chat_id)
         keep = next((i for i, at in enumerate(ledger.indices) if at >= index), len(ledger))
         ledger.truncate(keep)
+        self._stale.add(chat_id)
         return removed
 
     def _put_back(self, chat_id: str, messages: Sequence[Any]) -> None:
@@ -423,6 +477,13 @@ def _append_line(path: Path, row: Mapping[str, Any]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     except OSError as exc:  # bookkeeping only: never fails a request
         log.warning("proxy: cannot write %s: %s", path, exc)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
 
 
 def _mtime(path: Path) -> float:

@@ -1,10 +1,12 @@
-"""``memgraph-host chats`` (every chat: messages, last activity, where its id came from) and
+"""``memgraph-host chats`` (every chat with messages or commits: messages, commit version, last
+activity, where its id came from) and
 ``memgraph-host recall CHAT "question"`` (what a recall would inject, and why; nothing stored)."""
 
 from __future__ import annotations
 
 import argparse
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from host.chats.chat_ids import ChatIdError, check_chat_id
@@ -17,10 +19,22 @@ def _when(stamp: float | None) -> str:
     return "-" if stamp is None else datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _graph_versions(host: Any) -> dict[str, int]:
+    """chat id -> newest commit version, read from the data dir's database (none yet: {})."""
+    from memgraph_plugin.storage import LanceStorage, StorageSettings
+
+    from .memory_api import stored_versions
+
+    settings = StorageSettings.from_settings(host.settings, data_dir=host.data_dir)
+    if "://" not in str(settings.uri) and not Path(settings.uri).exists():
+        return {}  # no database: nothing committed (and none made by listing)
+    return stored_versions(LanceStorage(settings))
+
+
 def run_chats(host: Any, args: argparse.Namespace) -> int:
     from .memory_api import chat_rows
 
-    rows = chat_rows(host)
+    rows = chat_rows(host, lambda: _graph_versions(host))
     if getattr(args, "json", False):
         print_json(rows)
         return 0
@@ -28,8 +42,11 @@ def run_chats(host: Any, args: argparse.Namespace) -> int:
         print(f"no chats in {host.data_dir}")
         return 0
     print_table(
-        ["CHAT", "MESSAGES", "LAST ACTIVITY", "ID FROM"],
-        [[r["id"], r["messages"], _when(r["last_activity"]), r["source"]] for r in rows],
+        ["CHAT", "MESSAGES", "VERSION", "LAST ACTIVITY", "ID FROM"],
+        [
+            [r["id"], r["messages"], r["version"], _when(r["last_activity"]), r["source"]]
+            for r in rows
+        ],
     )
     return 0
 
@@ -103,7 +120,7 @@ async def run_recall(host: Any, args: argparse.Namespace) -> int:
 def proxy_commands() -> list[Command]:
     """``chats`` and ``recall`` (the proxy itself is served by ``web``'s ``proxy`` command)."""
     return [
-        Command("chats", "list chats: messages, last activity, where the id came from",
+        Command("chats", "list chats: messages, version, last activity, where the id came from",
                 _chats_arguments, run_chats, start_host=False),
         Command("recall", "show what a recall would inject for a question, and why",
                 _recall_arguments, run_recall),

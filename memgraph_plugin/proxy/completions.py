@@ -34,7 +34,7 @@ from host.settings.setting_values import int_setting
 from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
 
 from .access import check_key, refused
-from .chat_identity import ChatIdentity, identify
+from .chat_identity import MATCH_HEADER, ChatIdentity, identify
 from .chat_memory import ChatMemory, Synced
 from .context_budget import Trimmed, context_header, requested_budget, trim
 from .conversation import Conversation, RequestError, speaker
@@ -162,7 +162,7 @@ class Proxy:
                 error_body(f"bad request: {problem}", "invalid_request_error", "bad_request"),
                 status_code=400,
             )
-        identity = self.memory.continued_chat(identity, conv)
+        identity = self.memory.resolve(identity, conv)  # a request without an id: its chat
         lock = self.memory.lock(identity.chat_id)
         await lock.acquire()
         try:
@@ -210,6 +210,8 @@ class Proxy:
         await asyncio.wait({step}, timeout=self.settings.memory_timeout_s)
         prepared: Prepared | None = None
         headers = {"x-memgraph-chat": quote(chat_id, safe="")}
+        if identity.match:  # how a request without an id found its chat (docs/proxy.md)
+            headers[MATCH_HEADER] = identity.match
         if step.done() and step.exception() is None:
             prepared = step.result()
         else:

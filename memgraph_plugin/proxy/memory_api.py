@@ -12,7 +12,9 @@ forget) need a write credential besides (`access.write_refusal`: the server's to
 and a read-only server mounts neither. Origin, body size and content type are checked before
 any route runs (``web/request_guard.py``).
 
-Chat ids go through the one chat-id rule; a chat's calls are serialised with its proxied
+Chat ids go through the one chat-id rule. Reads never make a chat: ``recall`` and ``history``
+of a chat with neither messages nor commits answer 404 (``"code": "unknown_chat"``), as does
+``forget``, and the chat is not listed afterwards. A chat's calls are serialised with its proxied
 requests (the same lock, held across the processes on the data dir), so a read sees every answer
 stored before it. A storage failure is a JSON answer with its code (`failure_status`: 507 for a
 full disk or a read-only data dir), and a chat another process holds too long a 503
@@ -55,16 +57,36 @@ HISTORY_LIMIT = 200  # messages one history call returns by default
 
 
 class ApiError(Exception):
-    """A request the API answers with 4xx: status and a message saying what was wrong."""
+    """A request the API answers with 4xx: status, a message saying what was wrong, and a code
+    for a front end to tell cases apart (optional)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
+
+
+def graph_storage(service: Any) -> Any | None:
+    """The memory graph's database handle (`LanceStorage`), or None when the graph is not
+    running or keeps no storage (its URI is unusable: the reason was logged when it opened)."""
+    try:
+        return getattr(getattr(service, "persistence", None), "storage", None)
+    except Exception as exc:  # noqa: BLE001 - a bad storage URI connects here
+        log.warning("memory API: no storage: %s: %s", type(exc).__name__, exc)
+        return None
+
+
+def stored_versions(storage: Any) -> dict[str, int]:
+    """chat id -> its newest commit version, for every chat with commits (the journal)."""
+    if storage is None:
+        return {}
+    return {chat: int(storage.latest_version_sync(chat)) for chat in storage.chats_sync()}
 
 
 def chat_rows(host: Any, versions: Callable[[], Mapping[str, int]] | None = None) -> list[dict]:
-    """Every chat of the data dir: id, messages, last activity (Unix time of its file), where its
-    id came from, and its graph's commit version (chats with commits first)."""
+    """Every chat of the data dir: its messages, or commits (an imported graph with no messages
+    is a chat too): id, messages, last activity (Unix time of its file), where its id came from,
+    and its graph's newest commit version (`versions`; chats with commits first)."""
     sources = read_sources(Path(host.data_dir) / "proxy")
     committed = dict(versions()) if versions is not None else {}
     rows = []
@@ -191,7 +213,7 @@ class MemoryApi:
         self.api_key = api_key
         self.token = token
         self.read_only = read_only
-        self.versions = versions
+        self.versions = versions or self._stored_versions
         self.memory_share = memory_share  # proxy_context_memory_share, for a recall's window
 
     def routes(self) -> list[Route]:
@@ -219,7 +241,8 @@ class MemoryApi:
             try:
                 return JSONResponse(await endpoint(request))
             except ApiError as exc:
-                return JSONResponse({"error": str(exc)}, status_code=exc.status)
+                answer = {"error": str(exc), **({"code": exc.code} if exc.code else {})}
+                return JSONResponse(answer, status_code=exc.status)
             except ChatIdError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=400)
             except ChatBusy as exc:
@@ -235,6 +258,22 @@ class MemoryApi:
                 return JSONResponse(answer, status_code=storage_status(error))
 
         return guarded
+
+    def _stored_versions(self) -> dict[str, int]:
+        return stored_versions(graph_storage(self.memory.pipeline.service))
+
+    async def _require_chat(self, chat_id: str) -> None:
+        """`ApiError` 404 for a chat with neither messages nor commits (asking makes none)."""
+        if self.host.has_chat(chat_id):
+            return
+        storage = graph_storage(self.memory.pipeline.service)
+        if storage is not None and await asyncio.to_thread(storage.latest_version_sync, chat_id):
+            return
+        raise ApiError(
+            404,
+            f"unknown chat {chat_id!r}: it has no messages and no commits in this data dir",
+            "unknown_chat",
+        )
 
     # ---------------------------------------------------------------- endpoints
 
@@ -263,6 +302,7 @@ class MemoryApi:
         budget = body.get("context_tokens", 0) if isinstance(body, dict) else 0
         if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
             raise ApiError(400, "'context_tokens' must be a whole number of tokens >= 0")
+        await self._require_chat(chat_id)
         started = time.perf_counter()
         async with self.memory.lock(chat_id):
             window = (
@@ -285,6 +325,7 @@ class MemoryApi:
         index = body.get("from") if isinstance(body, dict) else None
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             raise ApiError(400, "'from' must be a message index (an integer >= 0)")
+        await self._require_chat(chat_id)
         async with self.memory.lock(chat_id):
             removed = await self.memory.forget(chat_id, index)
             total = len(self.host.chat(chat_id))
@@ -294,6 +335,7 @@ class MemoryApi:
         chat_id = check_chat_id(request.path_params["chat"])
         since = _int_param(request, "since", 0)
         limit = _int_param(request, "limit", HISTORY_LIMIT)
+        await self._require_chat(chat_id)
         async with self.memory.lock(chat_id):  # after the answers still being stored
             view = self.host.chat(chat_id).view()
             rows = [message_json(m) for m in view[since : since + limit]]

@@ -41,19 +41,46 @@ def make_client(timeout_s: float) -> httpx.AsyncClient:
     )
 
 
+#: Credentials a front end sends when it has no key (SillyTavern's ``Bearer undefined``):
+#: never a key, so never relayed.
+_NO_KEY = frozenset({"", "undefined", "null", "none"})
+
+
+def no_credential(value: str) -> bool:
+    """Whether an Authorization value carries no key: empty, a scheme alone (``Bearer``), or a
+    bearer of `_NO_KEY` (``Bearer undefined``, ``Bearer null``). One word that is not a scheme
+    is a bare key, and is one."""
+    scheme, _, credential = value.strip().partition(" ")
+    if not credential.strip():
+        return scheme.lower() in _NO_KEY or scheme.lower() in ("bearer", "basic")
+    return scheme.lower() == "bearer" and credential.strip().lower() in _NO_KEY
+
+
 def upstream_headers(
     headers: Mapping[str, str], *, upstream_key: str | None, consumed_auth: bool
-) -> dict[str, str]:
+) -> dict[str, bytes]:
     """The client's headers for the upstream: its own Authorization relayed unless the proxy's
-    key was presented in it (`consumed_auth`) or an upstream key is configured (which wins)."""
-    out = {k: v for k, v in headers.items() if k.lower() not in _DROP_REQUEST}
+    key was presented in it (`consumed_auth`), an upstream key is configured (which wins), or it
+    carries no key (`no_credential`: then the upstream gets no Authorization at all). Values go
+    as the bytes the client sent (HTTP headers arrive decoded as Latin-1): a UTF-8 value from a
+    client passes unchanged instead of failing the request."""
+    out = {k.lower(): v for k, v in headers.items() if k.lower() not in _DROP_REQUEST}
+    auth = out.pop("authorization", None)
     if upstream_key:
-        out = {k: v for k, v in out.items() if k.lower() != "authorization"}
         out["authorization"] = f"Bearer {upstream_key}"
-    elif consumed_auth:
-        out = {k: v for k, v in out.items() if k.lower() != "authorization"}
+    elif auth is not None and not consumed_auth and not no_credential(auth):
+        out["authorization"] = auth
     out["accept-encoding"] = "identity"  # the answer is read as it streams
-    return out
+    return {k: _raw(v) for k, v in out.items()}
+
+
+def _raw(value: str) -> bytes:
+    """A header value as its bytes (Latin-1 is how they were decoded; a configured key that is
+    not Latin-1 goes as UTF-8)."""
+    try:
+        return value.encode("latin-1")
+    except UnicodeEncodeError:
+        return value.encode("utf-8")
 
 
 def client_headers(headers: httpx.Headers) -> dict[str, str]:
@@ -93,7 +120,8 @@ def client_secrets(headers: Mapping[str, str]) -> list[str]:
     out = []
     auth = headers.get("authorization") or ""
     scheme, _, credential = auth.strip().partition(" ")
-    out.append(credential.strip() if credential else scheme)
+    if not no_credential(auth):  # "Bearer undefined" is no secret
+        out.append(credential.strip() if credential else scheme)
     out.append((headers.get("x-memgraph-key") or "").strip())
     return [v for v in out if v]
 

@@ -46,7 +46,8 @@ declare(
     Kind.STRING,
     None,
     "Environment variable holding the upstream's API key; unset: the client's own "
-    "Authorization header is relayed. The key is never logged, traced or shown.",
+    "Authorization header is relayed, unless it holds no key (Bearer undefined, Bearer null, "
+    "an empty bearer: then none is sent). The key is never logged, traced or shown.",
 )
 declare(
     "proxy_api_key",

@@ -45,6 +45,7 @@ CORS_REQUEST_HEADERS = (
 )  # fmt: skip
 CORS_EXPOSED_HEADERS = (
     "x-memgraph-chat", "x-memgraph-recall", "x-memgraph-warning", "x-memgraph-context",
+    "x-memgraph-chat-match",
 )  # fmt: skip
 CORS_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
 ECHO_CHARS = 200  # the most of a refused header value an error repeats

@@ -225,7 +225,8 @@ def test_a_lone_surrogate_is_refused_naming_the_message(
     error = answer.json()["error"]
     assert "messages[1].content" in error["message"] and "lone surrogate" in error["message"]
     assert upstream.completions_received() == []  # nothing forwarded
-    assert stored(proxy, "surrogate") == []  # nothing stored
+    unknown = httpx.get(proxy.base + "api/chats/surrogate/history", timeout=60)
+    assert unknown.status_code == 404 and unknown.json()["code"] == "unknown_chat"  # no chat
     pair = b'{"model":"tiny","messages":[{"role":"user","content":"a bell \\ud83d\\udd14"}]}'
     answer = post(proxy, pair, "surrogate")  # an escaped pair is one character: fine
     assert answer.status_code == 200
