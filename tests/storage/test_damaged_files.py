@@ -134,7 +134,7 @@ def test_check_names_the_damage_and_repair_brings_every_chat_back(
     for chat in CHATS:
         assert opened[chat] is not None, chat
     if table == "commits" and not report.chats:  # some chat's newest commit row was lost
-        assert "were a chat's newest commit" in said
+        assert "each was a chat's newest commit" in said
         # that chat is back at its previous commit, or whole when a snapshot holds the commit
         lost = [c for c in CHATS if opened[c] != newest[c]]
         assert len(lost) <= 1 and all(opened[c] == states[c][-2] for c in lost)
