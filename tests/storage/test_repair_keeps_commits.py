@@ -108,7 +108,9 @@ def test_repair_keeps_the_commits_after_a_lost_one_that_still_apply(
     _lose(data, "A", lost)
 
     status, out = _cli(capsys, data, "check")
-    assert status == 1 and f"chat 'A': commit(s) {lost} lost; intact up to version {lost - 1}" in out
+    assert (
+        status == 1 and f"chat 'A': commit(s) {lost} lost; intact up to version {lost - 1}" in out
+    )
 
     status, out = _cli(capsys, data, "repair")
     assert status == 0, out
