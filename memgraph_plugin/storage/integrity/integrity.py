@@ -209,9 +209,9 @@ def _journal_damage(
     commits: Any, snapshots: Mapping[str, int], *, history_pruned: bool = False
 ) -> list[ChatDamage]:
     """Each chat's missing versions. With `history_pruned` (``storage_history_seconds`` set),
-    rows before a journal's first readable one are counted missing only when no snapshot
-    covers them (else they may have been pruned: `unheaded_journals`); without, they were
-    lost."""
+    of the rows before a journal's first readable one only those past its newest snapshot are
+    counted missing (the others may have been pruned: `unheaded_journals`); without, every one
+    was lost."""
     versions = _versions(commits)
     out = []
     for chat, present in sorted(versions.items()):
@@ -221,8 +221,10 @@ def _journal_damage(
         # the rows between were lost, the state is whole
         top = max(high, snapshot)
         missing = tuple(v for v in range(low, top + 1) if v not in present)
-        if low > 1 and (not history_pruned or snapshot < low - 1):
+        if low > 1 and not history_pruned:
             missing = tuple(range(1, low)) + missing
+        elif low > 1 and snapshot < low - 1:  # pruning removes only rows a snapshot covers
+            missing = tuple(range(snapshot + 1, low)) + missing
         if missing:
             out.append(ChatDamage(chat, missing, snapshot, top))
     return out
