@@ -104,9 +104,10 @@ def close_gap(storage: LanceStorage, db: Any, damage: ChatDamage) -> GapRepair:
     first = min(lost)
     entries = _entries_from(storage, chat, first)
     newest = max([*entries, *lost])
-    placeholders = _placeholders(storage, chat, first, newest, entries)
+    before = storage.state_at_sync(chat, version=first - 1)
+    placeholders = _placeholders(before.counters, first, newest, entries)
     _append(storage, chat, placeholders)
-    graph = _Graph(storage.state_at_sync(chat, version=first - 1))
+    graph = _Graph(before)
     kept: list[int] = []
     for version in range(first, newest + 1):
         entry = entries.get(version)
@@ -122,8 +123,8 @@ def close_gap(storage: LanceStorage, db: Any, damage: ChatDamage) -> GapRepair:
         if why is not None:
             removed = sum(1 for v in entries if v >= version)
             _remove_from(storage, db, chat, version)
-            return GapRepair(chat, tuple(v for v in lost if v < version), tuple(kept), version,
-                             removed, why)  # fmt: skip
+            placed = tuple(v for v in lost if v < version)
+            return GapRepair(chat, placed, tuple(kept), version, removed, why)
         graph.apply(change, entry.seq)
         kept.append(version)
     return GapRepair(chat, tuple(lost), tuple(kept), None, 0, "")
@@ -137,17 +138,11 @@ def _entries_from(storage: LanceStorage, chat: str, first: int) -> dict[int, Jou
 
 
 def _placeholders(
-    storage: LanceStorage,
-    chat: str,
-    first: int,
-    newest: int,
-    entries: dict[int, JournalEntry],
+    counters: tuple[int, int], first: int, newest: int, entries: dict[int, JournalEntry]
 ) -> dict[int, ChangeRecord]:
     """An empty change for each version in `first..newest` that has no row, carrying the
-    counters (node seq, message seq) of the version before it: those of a placeholder's
-    predecessor are what a load of it gives."""
-    before = storage.state_at_sync(chat, version=first - 1)
-    counters = before.counters
+    counters (node seq, message seq) of the version before it (`counters`: those of version
+    `first - 1`), so a load of it gives its predecessor's."""
     out: dict[int, ChangeRecord] = {}
     for version in range(first, newest + 1):
         entry = entries.get(version)
