@@ -3,8 +3,9 @@
 A loaded chat is an engine `Store`, the journal version it reflects, and (when an embedding
 profile is configured) its in-memory `VectorIndex`. Opening a cached chat costs one cheap
 freshness check; a chat another writer has moved on is reloaded. Every persisted change embeds
-the changed nodes, appends one journal row, then updates the index (a block of deferred writes:
-one row per write, in one append; `block_commit`).
+the changed nodes (on a worker thread when their text is large: `OFF_LOOP_TEXT_CHARS`), appends
+one journal row, then updates the index (a block of deferred writes: one row per write, in one
+append; `block_commit`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from memgraph_plugin.chats.memory_budget import MB, MemoryBudget, chat_bytes
 from memgraph_plugin.chats.recent_commits import RecentCommit
 from memgraph_plugin.chats.stored_rollback import stored_befores
 from memgraph_plugin.embedding.embedder import NodeEmbedder
-from memgraph_plugin.embedding.profile import EmbeddingProfile
+from memgraph_plugin.embedding.profile import EmbeddingProfile, VectorBlock
 from memgraph_plugin.embedding.text import node_id
 from memgraph_plugin.engine.graph.store_revert import revert
 from memgraph_plugin.engine.graph.store_transactions import Changeset
@@ -46,6 +47,22 @@ StoreFactory = Callable[[Mapping[str, Any]], Any]
 #: 100k; the type pools the extraction's newest event reads; the pool map, anchors and visible
 #: set its first write updates: ~1.4 s together at 1M nodes, which the first turn waited for)
 FIRST_TURN_INDICES = ("_names", "_type_pools", "_pool_of", "_anchor", "_visible")
+
+
+#: text (characters) of a block's changed nodes from which their embedding runs on a worker
+#: thread: below it, embedding takes about a millisecond and a thread hop would cost more
+OFF_LOOP_TEXT_CHARS = 64_000
+
+
+def _text_chars(changesets: Sequence[Changeset]) -> int:
+    """About how much text embedding the changesets' nodes reads: their titles and their
+    fields' top-level strings (a bound on the work, not `node_text` itself)."""
+    total = 0
+    for changeset in changesets:
+        for node in changeset.nodes:
+            total += len(node.title or "")
+            total += sum(len(v) for v in node.fields.values() if isinstance(v, str))
+    return total
 
 
 class PersistedChats(ChatVectors):
@@ -338,7 +355,18 @@ class PersistedChats(ChatVectors):
         """Embed (each node's final state once), bring the live index up to date, append one
         journal row per item in one append."""
         changesets = [item.changeset for item in items]
-        vectors = embed_block(changesets, lambda nodes: self._embed_changed(chat, nodes))
+
+        def embed() -> list[VectorBlock | None] | None:
+            return embed_block(changesets, lambda nodes: self._embed_changed(chat, nodes))
+
+        if self.embedder is not None and _text_chars(changesets) > OFF_LOOP_TEXT_CHARS:
+            # seconds of embedding for a several-MB message: on a worker thread, so other
+            # chats are answered meanwhile (the nodes are frozen records, the profiles are
+            # called from threads already; this chat's lock is held, so nothing else of it
+            # commits or reads its index until the vectors are in)
+            vectors = await asyncio.to_thread(embed)
+        else:
+            vectors = embed()
         blocks = vectors if vectors is not None else [None] * len(items)
         if chat.index is not None and self.embedder is not None:
             # before the snapshot below: it must hold this write's vectors

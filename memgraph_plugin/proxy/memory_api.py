@@ -36,6 +36,7 @@ from starlette.routing import Route
 
 from host.chats.chat_ids import ChatIdError, check_chat_id
 from host.chats.chat_lock import ChatBusy
+from host.echoed import capped, shown
 from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
@@ -240,8 +241,8 @@ class MemoryApi:
                 return JSONResponse({"error": problem, "code": "unauthorized"}, status_code=401)
             try:
                 return JSONResponse(await endpoint(request))
-            except ApiError as exc:
-                answer = {"error": str(exc), **({"code": exc.code} if exc.code else {})}
+            except ApiError as exc:  # a client's value it repeats is cut short (`host/echoed.py`)
+                answer = {"error": capped(str(exc)), **({"code": exc.code} if exc.code else {})}
                 return JSONResponse(answer, status_code=exc.status)
             except ChatIdError as exc:
                 return JSONResponse({"error": str(exc)}, status_code=400)
@@ -324,7 +325,9 @@ class MemoryApi:
         body = await _json(request)
         index = body.get("from") if isinstance(body, dict) else None
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise ApiError(400, "'from' must be a message index (an integer >= 0)")
+            raise ApiError(
+                400, f"'from' must be a message index (an integer >= 0), got {shown(index)}"
+            )
         await self._require_chat(chat_id)
         async with self.memory.lock(chat_id):
             removed = await self.memory.forget(chat_id, index)
@@ -364,7 +367,9 @@ def _message_item(raw: Any, position: int) -> dict[str, str]:
         raise ApiError(400, f"messages[{position}] must be an object")
     role = raw.get("role")
     if role not in ("user", "assistant"):
-        raise ApiError(400, f"messages[{position}].role must be 'user' or 'assistant'")
+        raise ApiError(
+            400, f"messages[{position}].role must be 'user' or 'assistant', got {shown(role)}"
+        )
     text = raw.get("text", raw.get("content"))
     text = content_text(text).strip() if text is not None else ""
     if not text:
@@ -379,9 +384,9 @@ async def _json(request: Request) -> Any:
     try:
         return await decoded_off_loop(await request.body() or b"{}")
     except TooDeep as exc:
-        raise ApiError(400, f"the body is not usable: {exc}") from None
+        raise ApiError(400, f"the body is not usable: {capped(str(exc))}") from None
     except ValueError as exc:
-        raise ApiError(400, f"the body is not JSON: {exc}") from None
+        raise ApiError(400, f"the body is not JSON: {capped(str(exc))}") from None
 
 
 def _int_param(request: Request, name: str, default: int) -> int:
@@ -391,7 +396,7 @@ def _int_param(request: Request, name: str, default: int) -> int:
     try:
         number = int(value)
     except ValueError:
-        raise ApiError(400, f"?{name} must be an integer, got {value!r}") from None
+        raise ApiError(400, f"?{name} must be an integer, got {shown(value)}") from None
     if number < 0:
-        raise ApiError(400, f"?{name} must be >= 0")
+        raise ApiError(400, f"?{name} must be >= 0, got {number}")
     return number

@@ -30,7 +30,12 @@ async def run_check(host: Any, settings: StorageSettings) -> int:
     """Print what `check_database` found; 1 when something is damaged."""
 
     def work() -> Any:
-        return check_database(settings.uri, _tables(settings), settings.storage_options)
+        return check_database(
+            settings.uri,
+            _tables(settings),
+            settings.storage_options,
+            history_pruned=settings.history_seconds is not None,
+        )
 
     report = await asyncio.to_thread(work)
     for line in report.lines():
@@ -46,7 +51,12 @@ async def run_repair(host: Any, settings: StorageSettings) -> int:
     """Repair, print every loss; 0 when every fragment reads afterwards."""
 
     def work() -> Any:
-        return repair_database(settings.uri, _tables(settings), settings.storage_options)
+        return repair_database(
+            settings.uri,
+            _tables(settings),
+            settings.storage_options,
+            history_pruned=settings.history_seconds is not None,
+        )
 
     report = await asyncio.to_thread(work)
     for line in report.lines:

@@ -74,3 +74,23 @@ def test_the_json_memory_api(proxy: RunningProxy) -> None:
     bad = httpx.post(api + "/notes/forget", json={"from": "x"}, headers=write, timeout=60)
     assert bad.status_code == 400 and "'from'" in bad.json()["error"]
     assert httpx.post(api + "/notes/recall", json={}, timeout=60).status_code == 400
+
+
+def test_the_json_memory_api_cuts_an_echoed_value_short(proxy: RunningProxy) -> None:
+    """An error that repeats a client's value (`?since=`, `from`, a role) shows its first 80
+    characters and "..." (`host/echoed.py`), never the whole value."""
+    api = proxy.base + "api/chats/notes"
+    long = "9x" * 2_500
+    since = httpx.get(api + "/history", params={"since": long}, timeout=60)
+    assert since.status_code == 400
+    said = since.json()["error"]
+    assert said.startswith("?since must be an integer, got '9x9x") and said.endswith("...")
+    assert len(said) < 200
+    forget = httpx.post(api + "/forget", json={"from": long}, headers=proxy.writer, timeout=60)
+    assert forget.status_code == 400 and len(forget.json()["error"]) < 200
+    assert "'from' must be a message index" in forget.json()["error"]
+    role = httpx.post(
+        api + "/messages", json={"role": long, "text": "hi"}, headers=proxy.writer, timeout=60
+    )
+    assert role.status_code == 400 and len(role.json()["error"]) < 200
+    assert role.json()["error"].startswith("messages[0].role must be 'user' or 'assistant', got")

@@ -18,7 +18,7 @@ from host.cli.cli import main
 from memgraph_plugin.storage import LanceStorage, StorageSettings
 from memgraph_plugin.storage.errors import StorageError
 from memgraph_plugin.storage.failures import storage_failure
-from memgraph_plugin.storage.integrity.integrity import check_database
+from memgraph_plugin.storage.integrity.integrity import DamagedFragment, check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
 
 CHATS = ("A", "B", "C")
@@ -134,7 +134,7 @@ def test_check_names_the_damage_and_repair_brings_every_chat_back(
     for chat in CHATS:
         assert opened[chat] is not None, chat
     if table == "commits" and not report.chats:  # some chat's newest commit row was lost
-        assert "were a chat's newest commit" in said
+        assert "each was a chat's newest commit" in said
         # that chat is back at its previous commit, or whole when a snapshot holds the commit
         lost = [c for c in CHATS if opened[c] != newest[c]]
         assert len(lost) <= 1 and all(opened[c] == states[c][-2] for c in lost)
@@ -230,3 +230,33 @@ def test_an_import_whose_snapshot_rows_were_damaged_is_cut_back_before_it(
     assert state.version == 1 and list(state.data["nodes"]) == ["n_1"]
     assert [r.kind for r in storage.history_sync("A")] == ["write"]
     storage.close()
+
+
+def test_rows_before_the_first_readable_one_are_lost_unless_history_may_be_pruned() -> None:
+    """Without ``storage_history_seconds`` nothing prunes the journal, so a journal that starts
+    at version 3 lost versions 1-2 (history only, under a snapshot at 2); with it, they may have
+    been pruned: `check` names the chat and says it cannot tell, never "a chat's newest
+    commit"."""
+    import pyarrow as pa
+
+    from memgraph_plugin.storage.integrity.integrity import (
+        IntegrityReport,
+        _journal_damage,
+        unheaded_journals,
+    )
+
+    commits = pa.table({"chat_id": ["a", "a", "b", "b"], "version": [3, 4, 3, 4]})
+    kept = {d.chat_id: d for d in _journal_damage(commits, {"a": 2})}
+    assert kept["a"].missing_versions == (1, 2) and kept["a"].state_whole
+    assert kept["b"].missing_versions == (1, 2) and kept["b"].intact_version == 0
+    pruned = {d.chat_id: d for d in _journal_damage(commits, {"a": 2}, history_pruned=True)}
+    assert set(pruned) == {"b"} and pruned["b"].missing_versions == (1, 2)
+    assert unheaded_journals(commits, {"a": 2}) == [("a", 3, 2)]
+    lost = DamagedFragment("commits", 0, ("commits.lance/data/x.lance",), 4, "gone")
+    report = IntegrityReport(
+        "u", ("commits",), (lost,), tuple(pruned.values()), (), (), (("a", 3, 2),)
+    )
+    said = "\n".join(report.lines())
+    assert "chat 'a': no journal rows before version 3 (lost here, or pruned by" in said
+    assert "2 lost commit row(s) are in no chat's gap" in said
+    assert "or one of the rows before a first readable version listed above" in said

@@ -6,7 +6,10 @@ damaged row cannot be read, so whose it was is inferred from what survives:
 
 - ``commits`` (the journal): a chat whose versions have a gap lost the commits in the gap; when
   its newest snapshot is at or past the gap, its state is whole (the snapshot holds it) and only
-  history rows are gone; otherwise the commits after the gap cannot be replayed either.
+  history rows are gone; otherwise the changes of the lost commits are gone from its state (the
+  later commits are kept by repair where they still apply). A journal that starts past version 1
+  lost its first rows, unless ``storage_history_seconds`` pruned them (then, under a snapshot,
+  it cannot tell). A chat's newest row leaves no gap: it is counted, not placed.
 - the snapshot tables (``snapshots``, ``snap_*``, the vector tables ``nodes*``): derived data;
   every chat with a snapshot is listed, since a snapshot's rows may have been in the lost file.
 
@@ -46,19 +49,25 @@ class ChatDamage:
     newest_version: int  # its newest readable commit
 
     @property
+    def lost_state_versions(self) -> tuple[int, ...]:
+        """The missing versions past the newest snapshot: their changes are gone from the state
+        (the snapshot holds the changes of the ones at or before it)."""
+        return tuple(v for v in self.missing_versions if v > self.snapshot_version)
+
+    @property
     def state_whole(self) -> bool:
         """The snapshot covers every missing version: only history rows were lost."""
-        return bool(self.missing_versions) and max(self.missing_versions) <= self.snapshot_version
+        return bool(self.missing_versions) and not self.lost_state_versions
 
     @property
     def intact_version(self) -> int:
-        """The newest version the chat can be brought back to."""
-        if self.state_whole or not self.missing_versions:
-            return self.newest_version
-        return min(self.missing_versions) - 1
+        """The newest version whose state is whole: the one before the first lost change (repair
+        keeps the commits after it that still apply, `journal_gaps.py`)."""
+        lost = self.lost_state_versions
+        return min(lost) - 1 if lost else self.newest_version
 
     def describe(self) -> str:
-        missing = _ranges(self.missing_versions)
+        missing = ranges(self.missing_versions)
         if self.state_whole:
             return (
                 f"chat {self.chat_id!r}: history rows of version(s) {missing} lost; its state is "
@@ -66,7 +75,8 @@ class ChatDamage:
             )
         return (
             f"chat {self.chat_id!r}: commit(s) {missing} lost; intact up to version "
-            f"{self.intact_version} (newest readable {self.newest_version})"
+            f"{self.intact_version} (newest readable {self.newest_version}); repair keeps the "
+            "later commits that still apply"
         )
 
 
@@ -80,13 +90,18 @@ class IntegrityReport:
     chats: tuple[ChatDamage, ...]  # journal damage per chat
     snapshot_chats: tuple[str, ...]  # chats whose snapshots may have lost rows
     unreadable_tables: tuple[tuple[str, str], ...] = ()  # (table, why): no manifest
+    #: (chat, first readable version, snapshot version): a journal that starts past version 1
+    #: under a snapshot, when `storage_history_seconds` may have pruned its oldest rows (lost
+    #: or pruned: cannot tell; the state is whole either way)
+    unheaded: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def ok(self) -> bool:
         return not self.damaged and not self.unreadable_tables
 
     def affected_chats(self) -> tuple[str, ...]:
-        return tuple(sorted({c.chat_id for c in self.chats} | set(self.snapshot_chats)))
+        chats = {c.chat_id for c in self.chats} | set(self.snapshot_chats)
+        return tuple(sorted(chats | {chat for chat, _first, _snap in self.unheaded}))
 
     def lines(self) -> list[str]:
         if self.ok:
@@ -101,22 +116,44 @@ class IntegrityReport:
                 f"damaged: {files}: {frag.error}"
             )
         out.extend(chat.describe() for chat in self.chats)
+        out.extend(self.unheaded_lines())
         if self.snapshot_chats:
             out.append(
                 "snapshots that may have lost rows (rebuilt from the journal by repair): "
                 + ", ".join(repr(c) for c in self.snapshot_chats)
             )
-        lost_commits = sum(f.rows for f in self.damaged if f.table == COMMITS)
-        explained = sum(len(c.missing_versions) for c in self.chats)
-        if lost_commits > explained:
+        unplaced = self.unplaced_commit_rows()
+        if unplaced:
             out.append(
-                f"{lost_commits - explained} lost commit row(s) were some chat's newest: that "
-                "chat goes back to its previous commit"
+                f"{unplaced} lost commit row(s) are in no chat's gap: "
+                + newest_commit_loss(bool(self.unheaded))
             )
         return out
 
+    def unheaded_lines(self) -> list[str]:
+        return [
+            f"chat {chat!r}: no journal rows before version {first} (lost here, or pruned by "
+            f"storage_history_seconds); its state is whole (snapshot at version {snapshot})"
+            for chat, first, snapshot in self.unheaded
+        ]
 
-def _ranges(values: Iterable[int]) -> str:
+    def unplaced_commit_rows(self) -> int:
+        """Lost journal rows that no chat's gap accounts for: a chat's newest commit (nothing
+        after it shows the gap), or rows before a journal's first readable one (`unheaded`)."""
+        lost_commits = sum(f.rows for f in self.damaged if f.table == COMMITS)
+        explained = sum(len(c.missing_versions) for c in self.chats)
+        return max(0, lost_commits - explained)
+
+
+def newest_commit_loss(maybe_unheaded: bool) -> str:
+    """What a lost journal row that is in no gap was."""
+    said = "each was a chat's newest commit (that chat is back at its previous commit)"
+    if maybe_unheaded:
+        said += ", or one of the rows before a first readable version listed above"
+    return said
+
+
+def ranges(values: Iterable[int]) -> str:
     items = sorted(values)
     parts: list[str] = []
     start = prev = None
@@ -168,24 +205,48 @@ def intact_rows(dataset: Any, damaged: Iterable[DamagedFragment], columns: list[
     return dataset.scanner(columns=columns, fragments=keep).to_table()
 
 
-def _journal_damage(commits: Any, snapshots: Mapping[str, int]) -> list[ChatDamage]:
-    versions: dict[str, list[int]] = {}
-    ids = commits.column("chat_id").to_pylist()
-    for chat, version in zip(ids, commits.column("version").to_pylist(), strict=True):
-        versions.setdefault(chat, []).append(int(version))
+def _journal_damage(
+    commits: Any, snapshots: Mapping[str, int], *, history_pruned: bool = False
+) -> list[ChatDamage]:
+    """Each chat's missing versions. With `history_pruned` (``storage_history_seconds`` set),
+    of the rows before a journal's first readable one only those past its newest snapshot are
+    counted missing (the others may have been pruned: `unheaded_journals`); without, every one
+    was lost."""
+    versions = _versions(commits)
     out = []
-    for chat, seen in sorted(versions.items()):
-        present = set(seen)
+    for chat, present in sorted(versions.items()):
         low, high = min(present), max(present)
+        snapshot = snapshots.get(chat, 0)
         # a snapshot newer than the newest readable row (an import writes one at its version):
         # the rows between were lost, the state is whole
-        top = max(high, snapshots.get(chat, 0))
+        top = max(high, snapshot)
         missing = tuple(v for v in range(low, top + 1) if v not in present)
-        if low > 1 and snapshots.get(chat, 0) < low - 1:  # the oldest rows were pruned? no
-            missing = tuple(range(snapshots.get(chat, 0) + 1, low)) + missing
+        if low > 1 and not history_pruned:
+            missing = tuple(range(1, low)) + missing
+        elif low > 1 and snapshot < low - 1:  # pruning removes only rows a snapshot covers
+            missing = tuple(range(snapshot + 1, low)) + missing
         if missing:
-            out.append(ChatDamage(chat, missing, snapshots.get(chat, 0), top))
+            out.append(ChatDamage(chat, missing, snapshot, top))
     return out
+
+
+def unheaded_journals(commits: Any, snapshots: Mapping[str, int]) -> list[tuple[str, int, int]]:
+    """(chat, first readable version, snapshot version) of each journal that starts past
+    version 1 under a snapshot: those rows were lost or pruned."""
+    out = []
+    for chat, present in sorted(_versions(commits).items()):
+        low, snapshot = min(present), snapshots.get(chat, 0)
+        if 1 < low <= snapshot + 1:
+            out.append((chat, low, snapshot))
+    return out
+
+
+def _versions(commits: Any) -> dict[str, set[int]]:
+    versions: dict[str, set[int]] = {}
+    ids = commits.column("chat_id").to_pylist()
+    for chat, version in zip(ids, commits.column("version").to_pylist(), strict=True):
+        versions.setdefault(chat, set()).add(int(version))
+    return versions
 
 
 def snapshot_versions(snapshots: Any) -> dict[str, int]:
@@ -197,9 +258,14 @@ def snapshot_versions(snapshots: Any) -> dict[str, int]:
 
 
 def check_database(
-    uri: str, table_names: Iterable[str], options: Mapping[str, str] | None = None
+    uri: str,
+    table_names: Iterable[str],
+    options: Mapping[str, str] | None = None,
+    *,
+    history_pruned: bool = False,
 ) -> IntegrityReport:
-    """Read every fragment of every table of the database at `uri`."""
+    """Read every fragment of every table of the database at `uri`; `history_pruned`: whether
+    ``storage_history_seconds`` may have pruned the journal's oldest rows (`_journal_damage`)."""
     names = tuple(sorted(table_names))
     damaged: list[DamagedFragment] = []
     unreadable: list[tuple[str, str]] = []
@@ -220,11 +286,20 @@ def check_database(
             intact_rows(datasets[SNAPSHOTS], by_table.get(SNAPSHOTS, ()), ["chat_id", "version"])
         )
     chats: list[ChatDamage] = []
+    unheaded: list[tuple[str, int, int]] = []
     if COMMITS in datasets and COMMITS in by_table:
         rows = intact_rows(datasets[COMMITS], by_table[COMMITS], ["chat_id", "version"])
-        chats = _journal_damage(rows, heads)
+        chats = _journal_damage(rows, heads, history_pruned=history_pruned)
+        if history_pruned:
+            unheaded = unheaded_journals(rows, heads)
     snapshot_side = [t for t in by_table if t != COMMITS]
     snapshot_chats = tuple(sorted(heads)) if snapshot_side else ()
     return IntegrityReport(
-        uri, names, tuple(damaged), tuple(chats), snapshot_chats, tuple(unreadable)
+        uri,
+        names,
+        tuple(damaged),
+        tuple(chats),
+        snapshot_chats,
+        tuple(unreadable),
+        tuple(unheaded),
     )

@@ -4,8 +4,11 @@ what was lost.
 
 1. Each table drops its damaged fragments in one new table version (a Lance ``Delete`` of those
    fragments): every other row stays, and the table reads again.
-2. The journal: a chat whose commits have a gap its newest snapshot does not cover keeps its
-   commits up to the gap; the later ones (built on the lost one) are removed, and listed.
+2. The journal: a chat whose commits have a gap its newest snapshot does not cover gets an
+   empty commit (kind ``repair``) at each lost version, and keeps every later commit whose
+   change still applies to what the kept commits give; from the first one that needs a node or
+   edge that is not there on, the commits are removed (`journal_gaps.py`). Each is listed.
+   A chat's lost newest commit leaves no gap: the chat is at the commit before it.
 3. The snapshots: when a snapshot table lost rows, the snapshot heads of the chats whose journal
    is whole from version 1 are removed (such a chat loads by replaying its journal, and the next
    maintenance pass writes a new snapshot): nothing of theirs is lost. A chat whose older journal
@@ -30,10 +33,14 @@ from memgraph_plugin.storage.escape import where_eq
 from memgraph_plugin.storage.integrity.integrity import (
     IntegrityReport,
     check_database,
+    newest_commit_loss,
     open_dataset,
     table_uri,
 )
+from memgraph_plugin.storage.integrity.journal_gaps import close_gap
 from memgraph_plugin.storage.journal.snapshot_refs import REF_PREFIX, parsed_ref
+from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.settings import StorageSettings
 from memgraph_plugin.storage.tables import (
     COMMITS,
     SNAP_EDGES,
@@ -77,12 +84,17 @@ def _journal_versions(db: Any) -> dict[str, set[int]]:
 
 
 def repair_database(
-    uri: str, table_names: Iterable[str], options: Mapping[str, str] | None = None
+    uri: str,
+    table_names: Iterable[str],
+    options: Mapping[str, str] | None = None,
+    *,
+    history_pruned: bool = False,
 ) -> RepairReport:
-    """Repair the database at `uri` (see the module docstring); the report lists each loss."""
+    """Repair the database at `uri` (see the module docstring); the report lists each loss.
+    `history_pruned`: as `check_database` takes it."""
     options = dict(options or {})
     names = list(table_names)
-    before = check_database(uri, names, options)
+    before = check_database(uri, names, options, history_pruned=history_pruned)
     lines: list[str] = []
     if before.ok:
         return RepairReport(before, ("nothing to repair: every fragment is readable",), before)
@@ -100,21 +112,15 @@ def repair_database(
             "lost"
         )
     db = lancedb.connect(uri, storage_options=options or None)
-    for chat in before.chats:
-        if chat.state_whole:
-            lines.append(chat.describe())
-            continue
-        cut = chat.intact_version
-        commits = db.open_table(COMMITS)
-        later = f"{where_eq(chat_id=chat.chat_id)} AND version > {int(cut)}"
-        removed = commits.count_rows(later)
-        if removed:
-            commits.delete(later)
-        lines.append(
-            f"chat {chat.chat_id!r}: back to version {cut}; lost commit(s) "
-            f"{', '.join(map(str, chat.missing_versions))}"
-            + (f" and {removed} later commit(s) built on them" if removed else "")
-        )
+    gaps = [chat for chat in before.chats if not chat.state_whole]
+    lines.extend(chat.describe() for chat in before.chats if chat.state_whole)
+    lines.extend(before.unheaded_lines())
+    if gaps:
+        storage = LanceStorage(StorageSettings(uri=uri, storage_options=options))
+        try:
+            lines.extend(close_gap(storage, db, chat).describe() for chat in gaps)
+        finally:
+            storage.close()
     if {SNAP_NODES, SNAP_EDGES} & set(by_table):
         lines.extend(_cut_damaged_imports(db))
     if before.snapshot_chats and SNAPSHOTS in tables_of(db):
@@ -134,13 +140,13 @@ def repair_database(
                     f"chat {chat!r}: its journal is not whole from version 1, so its snapshot is "
                     "kept; rows of it may be lost (check the chat's export)"
                 )
-    unexplained = rows_lost.get(COMMITS, 0) - sum(len(c.missing_versions) for c in before.chats)
-    if unexplained > 0:
+    unplaced = before.unplaced_commit_rows()
+    if unplaced:
         lines.append(
-            f"{unexplained} lost commit row(s) were a chat's newest commit: that chat is back at "
-            "its previous commit"
+            f"{unplaced} lost commit row(s) are in no chat's gap: "
+            + newest_commit_loss(bool(before.unheaded))
         )
-    after = check_database(uri, names, options)
+    after = check_database(uri, names, options, history_pruned=history_pruned)
     return RepairReport(before, tuple(lines), after)
 
 
