@@ -110,7 +110,7 @@ class MemoryPanel {
         this.whyQuery = clipped('p.mgp-why-query', '');
         this.edits = el('ol.mgp-edits');
         this.body = el('div.mgp-body', {},
-            this.search, this.message, this.lists, this.detail,
+            this.search, this.message, this.detail, this.lists,
             el('details.mgp-section', { open: true },
                 el('summary', { text: 'Why recalled (last generation)' }), this.whyQuery, this.why),
             el('details.mgp-section', {},
@@ -329,6 +329,7 @@ class MemoryPanel {
             actions);
         this.detail.hidden = false;
         this.detail.dataset.node = node.id;
+        this.detail.scrollIntoView({ block: 'nearest' });
     }
 
     async change(run, done) {
