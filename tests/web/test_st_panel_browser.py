@@ -164,6 +164,11 @@ def _node_id(client: httpx.Client, title: str) -> str:
 
 
 def _open_node(panel: Locator, node: str) -> Locator:
+    """Open a node's detail, closed first so that the detail seen is the one this click drew."""
+    shown = panel.locator(".mgp-detail")
+    if shown.is_visible():
+        shown.locator("button.mgp-detail-close").click()
+        expect(shown).to_be_hidden()
     panel.locator(f".mgp-lists li[data-node='{node}'] button.mgp-open").click()
     detail = panel.locator(f".mgp-detail[data-node='{node}']")
     expect(detail).to_be_visible()
@@ -174,6 +179,18 @@ def _people(panel: Locator) -> Locator:
     return panel.locator(".mgp-group[data-type='character_sheet'] li.mgp-item")
 
 
+@pytest.fixture
+def patient() -> Iterator[None]:
+    """Each step of the panel waits on the server: on a busy machine that takes more than
+    Playwright's default 5 s; put back afterwards for the other tests."""
+    expect.set_options(timeout=READY)
+    try:
+        yield
+    finally:
+        expect.set_options(timeout=5_000)
+
+
+@pytest.mark.usefixtures("patient")
 def test_the_panel_against_a_real_server(
     chat_dir: Path, test_page: str, upstream: Upstream
 ) -> None:
