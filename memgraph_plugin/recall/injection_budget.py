@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from ..engine.read.pinned import pinned_ids
-from .render import PINNED_HEADING, RECALLED_HEADING, item_text, render_injection
+from .render import PINNED_HEADING, RECALLED_HEADING, item_text, node_columns, render_injection
 
 # a table's fixed cost beyond its rows: "### name", header and separator lines, blank lines
 _TABLE_SLACK = 16
@@ -62,14 +62,13 @@ def pinned_nodes(
 
 def _row_bound(node: Any, specs: Sequence[Any], max_cell: int) -> int:
     """An upper bound of the node's row length (every column present, separators included)."""
-    spec = next((s for s in specs if s.type == node.type), None)
-    columns = len(spec.table_columns) if spec is not None else len(node.fields)
+    columns = len(node_columns(node, specs))
     return len(item_text(node, specs, max_cell)) + 3 * (columns + 3) + 1
 
 
 def _table_bound(node: Any, specs: Sequence[Any]) -> int:
     spec = next((s for s in specs if s.type == node.type), None)
-    names = list(spec.table_columns) if spec is not None else [str(k) for k in node.fields]
+    names = node_columns(node, specs)
     name = spec.table_name if spec is not None and spec.table_name else node.type
     header = sum(len(c) + 3 for c in ["id", "title", *names]) + 2
     return len(name) + 6 + 2 * header + _TABLE_SLACK

@@ -4,6 +4,11 @@ Recalled nodes first (most relevant first; a type's table placed by its best nod
 pinned (always-inject) nodes of the current scene, nearest the conversation. One markdown table
 per node type; cells are escaped so that a ``|`` or a line break in a field never breaks the
 table, and clipped to ``max_cell`` characters when given.
+
+A type's table has its schema columns, and for the types off the timeline (people, places,
+threads: what a person corrects) every other field a row holds too (a note a person added in the
+explorer or the panel reaches the model); in those extra cells a value the row already shows in
+a schema column is left out (a sheet's raw fact lists, shown in its traits and identity).
 """
 
 from __future__ import annotations
@@ -47,24 +52,57 @@ def escape_cell(value: Any, max_cell: int | None = None) -> str:
     return text
 
 
+def _on_timeline(spec: Any) -> bool:
+    """A rolled-up or episodic type (events): its rows show the schema's columns only."""
+    return (
+        getattr(spec, "compression_mode", "none") == "hierarchical"
+        or getattr(spec, "level", "semantic") == "episodic"
+    )
+
+
+def _schema_columns(type_name: str, specs: Mapping[str, _SpecLike]) -> tuple[str, ...]:
+    spec = specs.get(type_name)
+    return tuple(spec.table_columns) if spec is not None else ()
+
+
 def _columns_for(
     type_name: str, specs: Mapping[str, _SpecLike], nodes: Sequence[_NodeLike]
 ) -> list[str]:
+    """The schema's columns, then (a type off the timeline, or one the schema has no columns
+    for) every other field the nodes hold, in first-seen order."""
     spec = specs.get(type_name)
-    columns = list(spec.table_columns) if spec is not None else []
-    if not columns:  # unknown type: every field seen, in first-seen order
-        seen: dict[str, None] = {}
-        for node in nodes:
-            for key in node.fields:
-                seen.setdefault(str(key), None)
-        columns = list(seen)
-    return columns
+    columns = list(_schema_columns(type_name, specs))
+    if columns and _on_timeline(spec):
+        return columns
+    seen: dict[str, None] = dict.fromkeys(columns)
+    for node in nodes:
+        for key in node.fields:
+            seen.setdefault(str(key), None)
+    return list(seen)
 
 
 def _cell(node: _NodeLike, column: str) -> Any:
     if column == "title":
         return node.fields.get("title") or node.title
     return node.fields.get(column)
+
+
+def _unshown(value: Any, shown: str) -> Any:
+    """`value` without what `shown` (the row's schema cells, lower case) already says."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [v for v in value if escape_cell(v).casefold() not in shown]
+    return None if escape_cell(value).casefold() in shown else value
+
+
+def _value(node: _NodeLike, column: str, schema_columns: Sequence[str]) -> Any:
+    """A cell's value; an extra field's leaves out what the row's schema cells show."""
+    value = _cell(node, column)
+    if not schema_columns or column in schema_columns or value is None:
+        return value
+    shown = " | ".join(
+        escape_cell(_cell(node, c)) for c in ("title", *schema_columns)
+    ).casefold()
+    return _unshown(value, shown)
 
 
 def render_table(
@@ -76,10 +114,11 @@ def render_table(
     max_cell: int | None = None,
 ) -> str:
     """A ``### table`` heading and a markdown table for nodes of one type."""
+    base = _schema_columns(type_name, specs)
     columns = [  # a column empty in every row only costs prompt space
         c
         for c in _columns_for(type_name, specs, nodes)
-        if c == "title" or any(escape_cell(_cell(n, c)) for n in nodes)
+        if c == "title" or any(escape_cell(_value(n, c, base)) for n in nodes)
     ]
     spec = specs.get(type_name)
     name = spec.table_name if spec is not None and spec.table_name else type_name
@@ -91,7 +130,8 @@ def render_table(
     lines = [f"### {escape_cell(name)}", "", "| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join(" --- " for _ in header) + "|")
     for node in nodes:
-        lines.append("| " + " | ".join(row_cells(node, columns, why, max_cell)) + " |")
+        cells = row_cells(node, columns, why, max_cell, schema_columns=base)
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -100,22 +140,38 @@ def row_cells(
     columns: Sequence[str],
     why: Mapping[str, str] | None = None,
     max_cell: int | None = None,
+    *,
+    schema_columns: Sequence[str] = (),
 ) -> list[str]:
-    """The cells of one node's row: id, title, the columns (and ``why`` when given)."""
+    """The cells of one node's row: id, title, the columns (and ``why`` when given); a column
+    outside `schema_columns` (an extra field) leaves out what the schema's cells show."""
     cells = [escape_cell(node.id)]
     if "title" not in columns:
         cells.append(escape_cell(node.title, max_cell))
-    cells.extend(escape_cell(_cell(node, c), max_cell) for c in columns)
+    cells.extend(escape_cell(_value(node, c, schema_columns), max_cell) for c in columns)
     if why is not None:
         cells.append(escape_cell(why.get(node.id, "")))
     return cells
+
+
+def node_columns(node: _NodeLike, specs: Iterable[_SpecLike]) -> list[str]:
+    """The columns a table holding the node has for it: the schema's, and the extra fields
+    this node shows."""
+    by_type = {s.type: s for s in specs}
+    base = _schema_columns(node.type, by_type)
+    return [
+        c
+        for c in _columns_for(node.type, by_type, [node])
+        if c in base or escape_cell(_value(node, c, base))
+    ]
 
 
 def item_text(node: _NodeLike, specs: Iterable[_SpecLike], max_cell: int | None = None) -> str:
     """One injected item as the prompt shows it: its row's cells joined by spaces."""
     by_type = {s.type: s for s in specs}
     columns = _columns_for(node.type, by_type, [node])
-    return " ".join(row_cells(node, columns, None, max_cell))
+    base = _schema_columns(node.type, by_type)
+    return " ".join(row_cells(node, columns, None, max_cell, schema_columns=base))
 
 
 def _group(

@@ -135,7 +135,9 @@ class EditRoutes:
         from memgraph_plugin.engine.write.batch import apply_batch
 
         def change(store: Any, limits: Any) -> Any:
-            return apply_batch(store, ops, schema=store.schema, limits=limits)
+            return apply_batch(
+                store, ops, schema=store.schema, limits=limits, keep_node_seq=True
+            )
 
         return await self._change(chat, change)
 

@@ -219,6 +219,50 @@ class GraphExplorer:
         data.update(version=version, edges=edges, history=history, recalls=recalls)
         return data
 
+    # ----------------------------------------------------------------- recall
+
+    def last_recall(self, chat_id: str) -> dict[str, Any]:
+        """The chat's newest recall trace (a proxied turn's, any process's): its query and each
+        injected item with why it was chosen; ``available`` is false when no recall ran yet."""
+        _, store = self.store(chat_id)  # an unknown chat is a 404, like every read
+        traces = self.traces.read(chat_id, last=1)
+        if not traces:
+            return {"chat": chat_id, "available": False, "query": None, "time": None, "items": []}
+        trace = traces[-1]
+        cut = set(trace.cut)
+        why = {i.id: i for i in trace.selected}
+        by_person = set(trace.pinned_ids)
+        order = [*trace.always_inject_ids, *(i.id for i in trace.selected)]
+        items = []
+        for node_id in dict.fromkeys(order):
+            if node_id in cut:
+                continue
+            node = store.node(node_id)
+            inclusion = why.get(node_id)
+            items.append(
+                {
+                    "id": node_id,
+                    "type": node.type if node is not None else None,
+                    "title": (node.title or node_id) if node is not None else node_id,
+                    "pinned": node_id in trace.always_inject_ids,
+                    "why": "pinned" if node_id in by_person else _inclusion_text(inclusion),
+                    "score": None if inclusion is None else inclusion.score,
+                }
+            )
+        return {
+            "chat": chat_id,
+            "available": True,
+            "query": trace.query,
+            "time": trace.time,
+            "seq": trace.seq,
+            "router": trace.router,
+            "reused": trace.reused,
+            "injected_chars": trace.injected_chars,
+            "budget_chars": trace.budget_chars,
+            "cut": list(trace.cut),
+            "items": items,
+        }
+
 
 def types_json(schema: Any, types: Iterable[str]) -> dict[str, dict[str, Any]]:
     """How the page draws each type: its colour (`memgraph_plugin.type_colours`, graph.html's

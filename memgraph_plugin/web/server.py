@@ -81,6 +81,7 @@ class ExplorerRoutes:
             Route("/api/chats/{chat:path}/search", self.search, methods=["GET"]),
             Route("/api/chats/{chat:path}/events", self.events, methods=["GET"]),
             Route("/api/chats/{chat:path}/nodes/{node}", self.node, methods=["GET"]),
+            Route("/api/chats/{chat:path}/recalls/last", self.last_recall, methods=["GET"]),
         ]
         if with_chat_list:  # else the memory API's list (it has the versions too)
             routes.append(Route("/api/chats", self.chats, methods=["GET"]))
@@ -117,6 +118,10 @@ class ExplorerRoutes:
         if detail is None:
             return JSONResponse({"error": f"no node {node_id!r}"}, status_code=404)
         return JSONResponse(detail)
+
+    def last_recall(self, request: Request) -> JSONResponse:
+        """The chat's newest recall: its query and each injected item with why."""
+        return JSONResponse(self.explorer.last_recall(request.path_params["chat"]))
 
     async def events(self, request: Request) -> Response:
         """A server-sent event stream: ``commit`` with the new version whenever one lands."""

@@ -78,3 +78,30 @@ def test_empty_injection_renders_nothing():
     only_recalled = render_injection([], [node("n_9", "other", "X", colour="red")], SPECS)
     assert PINNED_HEADING not in only_recalled
     assert "| id | title | colour |" in only_recalled
+
+
+@attrs.frozen
+class TimelineSpec(Spec):
+    compression_mode: str = "hierarchical"
+
+
+def test_a_person_or_place_shows_its_other_fields_an_event_its_columns_only():
+    specs = [
+        TimelineSpec("event", "event_table", ("summary",)),
+        Spec("character_sheet", "character_table", ("title", "aliases", "traits")),
+    ]
+    mira = node(
+        "n_1", "character_sheet", "Mira", title="Mira", traits=["likes fishing", "brave"],
+        likes=["fishing", "chess"], note="afraid of deep water",
+    )  # fmt: skip
+    told = node("n_2", "event", "Summary 2", summary="Mira sails", speaker="Mira", message=4)
+    text = render_injection([], [mira, told], specs)
+    # an added note is a column of its own; a raw fact list shows only what traits do not
+    assert "| id | title | traits | likes | note |" in text
+    assert "| n_1 | Mira | likes fishing, brave | chess | afraid of deep water |" in text
+    # an event's bookkeeping fields stay out of the prompt
+    assert "| n_2 | Summary 2 | Mira sails |" in text
+    assert "speaker" not in text and "| 4 |" not in text
+    # clipped to the item budget like every cell
+    clipped = render_injection([], [mira], specs, max_cell=8)
+    assert "| afraid … |" in clipped

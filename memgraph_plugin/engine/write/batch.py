@@ -13,7 +13,8 @@ Choices where the docs leave room (see docs/api.md, "Write pipeline"):
 - A required column is satisfied by a non-empty field value; ``title``, ``name`` and ``summary``
   columns are also satisfied by the node title.
 - `delete` archives: the node stays with its edges and children (soft delete).
-- Every write stamps ``seq_to`` with the batch's seq (edges too).
+- Every write stamps ``seq_to`` with the batch's seq (edges too), except an `edit` in a batch run
+  with ``keep_node_seq`` (a person's correction): the node keeps its place on the timeline.
 """
 
 from __future__ import annotations
@@ -103,12 +104,19 @@ class _BatchRun:
     """One batch's state: the store, the schema, the seq and what each op did."""
 
     def __init__(
-        self, store: Any, schema: Schema, seq: int, limits: Limits = DEFAULT_LIMITS
+        self,
+        store: Any,
+        schema: Schema,
+        seq: int,
+        limits: Limits = DEFAULT_LIMITS,
+        *,
+        keep_node_seq: bool = False,
     ) -> None:
         self.store = store
         self.schema = schema
         self.seq = seq
         self.limits = limits
+        self.keep_node_seq = keep_node_seq
         self.refs: dict[str, str] = {}
         self.outcomes: list[_Outcome] = []
         self.extra_rejections: list[Rejection] = []
@@ -267,7 +275,7 @@ class _BatchRun:
         frozen = FrozenDict(fields)
         if new_title != node.title or frozen != node.fields:
             self._check_size(f"node {node.id!r}", new_title, frozen)
-            seq_to = max(self.seq, node.seq_to or 0)
+            seq_to = node.seq_to if self.keep_node_seq else max(self.seq, node.seq_to or 0)
             self._put(attrs.evolve(node, title=new_title, fields=frozen, seq_to=seq_to))
         return node.id
 
@@ -405,6 +413,7 @@ def apply_batch(
     max_seq: int | None = None,
     schema: Schema | None = None,
     limits: Limits | None = None,
+    keep_node_seq: bool = False,
 ) -> BatchResult:
     """Apply `ops` in one transaction; each op is applied or rejected with a code.
 
@@ -413,7 +422,9 @@ def apply_batch(
     a batch that changes nothing (every op rejected, or applied without effect: a same-value
     edit, a duplicate link) changes nothing, its seq included. The result's `seq` is the
     counter after the batch (the seq its commit records). An unexpected exception rolls the whole
-    batch back and is raised as ``MemoryGraphError("OP_FAILED")``.
+    batch back and is raised as ``MemoryGraphError("OP_FAILED")``. With `keep_node_seq` (a
+    person's correction), an edited node keeps its ``seq_to``: when it happened, not when it
+    was corrected, so it stays where it was on the timeline and in recency.
     """
     check_store(store)
     if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
@@ -421,7 +432,11 @@ def apply_batch(
     ops = list(ops)
     seq = _seq_of(max_seq, store.seq_counter)
     run = _BatchRun(
-        store, schema if schema is not None else store.schema, seq, limits or DEFAULT_LIMITS
+        store,
+        schema if schema is not None else store.schema,
+        seq,
+        limits or DEFAULT_LIMITS,
+        keep_node_seq=keep_node_seq,
     )
     before = store.version
     try:
