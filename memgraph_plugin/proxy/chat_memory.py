@@ -257,8 +257,9 @@ class ChatMemory:
 
     def _append(self, chat_id: str, role: str, text: str, raw: Mapping[str, Any]) -> Any:
         chat = self.host.chat(chat_id)
+        ledger = self.ledger(chat_id)  # built before the append, so it never holds it twice
         message = chat.add_message(role, text, name=speaker(raw, text))  # type: ignore[arg-type]
-        self.ledger(chat_id).append(role, text, message.index)
+        ledger.append(role, text, message.index)
         self._stale.add(chat_id)
         self._pending.setdefault(chat_id, []).append(message)
         return message

@@ -192,3 +192,32 @@ def test_a_long_history_is_read_from_its_new_messages_and_stays_right(
     assert texts[-3:] == ["The Pellion beacon is dark.", "Which beacon?", "Quiet tonight."]
     assert len(texts) == len(edited) + 1  # the edited history, the question and its answer
     assert "Pellion" in proxy.graph_text("long")
+
+
+def test_messages_added_through_the_api_then_proxied_turns_keep_one_history(
+    proxy: RunningProxy, upstream: Upstream
+) -> None:
+    """A front end moving from the JSON API to the proxy (a SillyTavern chat switched from
+    direct to proxy mode): the proxy continues the chat the API built, word for word."""
+    import httpx
+
+    said = [("user", "My sister Lena lives in Porto."), ("assistant", "Noted, Lena is in Porto."),
+            ("user", "My dog is Biscuit."), ("assistant", "Biscuit is a fine dog.")]  # fmt: skip
+    added = httpx.post(
+        proxy.base + "api/chats/mixed/messages",
+        json={"messages": [{"role": r, "text": t} for r, t in said]},
+        headers=proxy.writer,
+        timeout=60,
+    )
+    assert added.status_code == 200, added.text
+    history = [{"role": r, "content": t} for r, t in said]
+    for question, answer in [("Where does Lena live?", "Lena lives in Porto."),
+                             ("And the dog?", "The dog is Biscuit.")]:  # fmt: skip
+        upstream.behaviour.answer = answer
+        history.append({"role": "user", "content": question})
+        raw = client(proxy, "mixed").chat.completions.with_raw_response.create(
+            model="tiny", messages=history
+        )
+        assert "items=0" not in raw.headers["x-memgraph-recall"]
+        history.append({"role": "assistant", "content": answer})
+    assert proxy.messages("mixed") == [(m["role"], m["content"]) for m in history]
