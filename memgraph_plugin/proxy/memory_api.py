@@ -9,9 +9,9 @@
   SRC's memory (the proxy's ``X-Memgraph-Fork-From`` for front ends that call)
 - ``GET /api/chats/{id}/history``
 
-Every route needs the proxy key when ``proxy_api_key`` is set; the two writes (messages,
-forget, fork) need a write credential besides (`access.write_refusal`: the server's token, or the key),
-and a read-only server mounts neither. Origin, body size and content type are checked before
+Every route needs the proxy key when ``proxy_api_key`` is set; the writes (messages, forget,
+fork) need a write credential besides (`access.write_refusal`: the server's token, or the key),
+and a read-only server mounts none of them. Origin, body size and content type are checked before
 any route runs (``web/request_guard.py``).
 
 Chat ids go through the one chat-id rule; a chat's calls are serialised with its proxied
