@@ -29,6 +29,24 @@ export function chatMessages(chat) {
     return rows;
 }
 
+function equal(a, b) {
+    return a.role === b.role && a.text === b.text;
+}
+
+function sameRows(a, b) {
+    return a.length === b.length && a.every((row, i) => equal(row, b[i]));
+}
+
+/** Whether `wanted` is `held` with the message at `at` edited or deleted, or cut from `at` on. */
+function isOneChange(held, wanted, at) {
+    if (at === held.length) {
+        return wanted.length === at; // nothing changed
+    }
+    return wanted.length === at
+        || sameRows(held.slice(at + 1), wanted.slice(at + 1))
+        || sameRows(held.slice(at + 1), wanted.slice(at));
+}
+
 export class DirectMemory {
     /** @param {import('./memory_client.js').MemoryClient} client */
     constructor(client) {
@@ -44,15 +62,24 @@ export class DirectMemory {
         return run;
     }
 
-    /** Bring the server's copy of the current chat in step with `chat` (default: the whole chat). */
-    sync(chat = undefined) {
+    /**
+     * Bring the server's copy of the current chat in step with `chat` (default: the whole chat).
+     * `oneChange`: the server's copy is written by the proxy as well (proxy mode), so it is read
+     * afresh, and only one edited or deleted message (or a cut end) is applied: a list that
+     * differs otherwise is the proxy's business (its history rule) and is left alone.
+     */
+    sync(chat = undefined, { oneChange = false } = {}) {
         return this.enqueue(async () => {
             const identity = await chatIdentity();
             if (!identity) {
                 return;
             }
+            if (oneChange) {
+                this.mirror.delete(identity.id);
+            }
             try {
-                await this.#sync(identity, chatMessages(chat ?? SillyTavern.getContext().chat));
+                const wanted = chatMessages(chat ?? SillyTavern.getContext().chat);
+                await this.#sync(identity, wanted, oneChange);
             } catch (error) {
                 this.mirror.delete(identity.id); // read again from the server next time
                 console.warn('[memgraph] sync failed:', error);
@@ -80,13 +107,16 @@ export class DirectMemory {
         return held;
     }
 
-    async #sync(identity, wanted) {
+    async #sync(identity, wanted, oneChange = false) {
         const id = encodeURIComponent(identity.id);
         let held = await this.#held(identity);
         let same = 0;
-        while (same < held.length && same < wanted.length
-            && held[same].role === wanted[same].role && held[same].text === wanted[same].text) {
+        while (same < held.length && same < wanted.length && equal(held[same], wanted[same])) {
             same++;
+        }
+        if (oneChange && !isOneChange(held, wanted, same)) {
+            this.mirror.delete(identity.id);
+            return;
         }
         if (same < held.length) {
             await this.client.fetchJson(`/api/chats/${id}/forget`, { method: 'POST', body: { from: same } });

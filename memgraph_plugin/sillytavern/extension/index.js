@@ -101,6 +101,16 @@ function syncIfDirect() {
     }
 }
 
+// An edit or a delete: in proxy mode too, since the message may be outside the window the next
+// request carries (the proxy would never see the change).
+function syncChange() {
+    if (currentMode() === 'direct') {
+        direct.sync();
+    } else {
+        direct.sync(undefined, { oneChange: true });
+    }
+}
+
 function onSwiped(messageIndex) {
     const chat = SillyTavern.getContext().chat;
     const message = chat[messageIndex];
@@ -195,17 +205,21 @@ async function mountPanelIfPresent() {
     }
 }
 
+// for tests and the browser console: the mode in use, and a promise of the queued calls' end
+globalThis.memgraphMemory = { mode: currentMode, idle: () => direct.queue };
+
 jQuery(async () => {
     const { eventSource, eventTypes } = SillyTavern.getContext();
     mountSettings();
     eventSource.on(eventTypes.CHAT_COMPLETION_SETTINGS_READY, onChatCompletionSettingsReady);
     eventSource.on(eventTypes.MESSAGE_SENT, syncIfDirect);
     eventSource.on(eventTypes.MESSAGE_RECEIVED, onReceived);
-    eventSource.on(eventTypes.MESSAGE_EDITED, syncIfDirect);
-    eventSource.on(eventTypes.MESSAGE_DELETED, syncIfDirect);
+    eventSource.on(eventTypes.MESSAGE_EDITED, syncChange);
+    eventSource.on(eventTypes.MESSAGE_DELETED, syncChange);
     eventSource.on(eventTypes.MESSAGE_SWIPED, onSwiped);
     eventSource.on(eventTypes.CHAT_CHANGED, () => {
         showStatus();
+        direct.enqueue(chatIdentity); // a new chat, branch or copy gets its id now
         syncIfDirect();
     });
     await mountPanelIfPresent();
