@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
 
 SCRIPT = Path(sys.executable).with_name("memgraph-host")
 MARKER = "Long-term memory of this conversation"
-CONTEXT_TOKENS = 600  # SillyTavern's context size: the early turns fall out of the window
+CONTEXT_TOKENS = 1100  # SillyTavern's context size: the early turns fall out of the window
 
 
 def _install(sillytavern: SillyTavern) -> None:

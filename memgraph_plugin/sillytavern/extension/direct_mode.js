@@ -10,6 +10,19 @@
 import { chatIdentity } from './chat_identity.js';
 
 export const PROMPT_KEY = 'memgraph_memory';
+// The block may fill at most this share of SillyTavern's context size (counted at 3.5 characters
+// a token): a block that does not fit with SillyTavern's own prompts makes it drop the history.
+const BLOCK_SHARE = 0.5;
+const CHARS_PER_TOKEN = 3.5;
+
+/** The block cut at a line end to `limit` characters (0: no limit). */
+export function fitted(block, limit) {
+    if (!limit || block.length <= limit) {
+        return block;
+    }
+    const cut = block.lastIndexOf('\n', limit);
+    return block.slice(0, cut > 0 ? cut : limit);
+}
 export const MEMORY_HEADING =
     'Long-term memory of this conversation (notes for you, not part of the dialogue):\n';
 
@@ -134,7 +147,7 @@ export class DirectMemory {
      * Recall for the last user message of `chat` (after the chat is in step) and put the block into
      * the prompt; the JSON API's answer, or null when nothing was recalled.
      */
-    recall(chat) {
+    recall(chat, contextSize = 0) {
         return this.enqueue(async () => {
             const context = SillyTavern.getContext();
             context.setExtensionPrompt(PROMPT_KEY, '', 0, 0);
@@ -146,12 +159,19 @@ export class DirectMemory {
             try {
                 await this.#sync(identity, chatMessages(chat));
                 const id = encodeURIComponent(identity.id);
+                // context_tokens: the server recalls for SillyTavern's window (what it drops)
+                const body = { query: question.text };
+                if (contextSize > 0) {
+                    body.context_tokens = Math.floor(contextSize);
+                }
                 const answer = await this.client.fetchJson(`/api/chats/${id}/recall`, {
-                    method: 'POST', body: { query: question.text },
+                    method: 'POST', body,
                 });
-                if (answer.block) {
+                const limit = Math.floor(contextSize * BLOCK_SHARE * CHARS_PER_TOKEN);
+                const block = fitted(answer.block ?? '', limit).trim();
+                if (block) {
                     // in the prompt, as a system message of its own (extension_prompt_types.IN_PROMPT)
-                    context.setExtensionPrompt(PROMPT_KEY, MEMORY_HEADING + answer.block, 0, 0);
+                    context.setExtensionPrompt(PROMPT_KEY, MEMORY_HEADING + block, 0, 0);
                 }
                 return { ...answer, chat: identity.id, query: question.text };
             } catch (error) {

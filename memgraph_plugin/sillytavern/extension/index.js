@@ -70,7 +70,7 @@ async function onChatCompletionSettingsReady(data) {
 }
 
 // The manifest's generate_interceptor: SillyTavern awaits it before each prompt is built.
-globalThis.memgraphMemoryInterceptor = async function (chat) {
+globalThis.memgraphMemoryInterceptor = async function (chat, contextSize) {
     const context = SillyTavern.getContext();
     if (currentMode() === 'proxy') {
         context.setExtensionPrompt(PROMPT_KEY, '', 0, 0); // the proxy injects
@@ -78,7 +78,7 @@ globalThis.memgraphMemoryInterceptor = async function (chat) {
         lastQuery = question?.mes ?? null;
         return;
     }
-    const recall = await direct.recall(chat);
+    const recall = await direct.recall(chat, Number(contextSize) || 0);
     lastQuery = recall?.query ?? null;
     if (recall) {
         notifyGenerated({ mode: 'direct', chat: recall.chat, query: recall.query, recall });
