@@ -130,3 +130,13 @@ class ChatPage:
             "() => SillyTavern.getContext().chat.length > 0", timeout=TIMEOUT_MS
         )
         self.settle()
+
+    def screenshot_settings(self, path: str) -> None:
+        """The Extensions drawer with the memory extension's settings open."""
+        self.page.locator("#extensions-settings-button .drawer-toggle").click()
+        drawer = self.page.locator(".memgraph-settings")
+        drawer.locator(".inline-drawer-toggle").click()
+        drawer.locator("#memgraph_url").wait_for(state="visible")
+        drawer.scroll_into_view_if_needed()
+        self.page.screenshot(path=path)
+        self.page.locator("#extensions-settings-button .drawer-toggle").click()

@@ -1,5 +1,6 @@
 """The real SillyTavern, a recording upstream, ``memgraph-host serve`` and headless chromium.
-Every test here skips (one line naming the variable) when `MEMGRAPH_SILLYTAVERN_TARBALL` is unset."""
+The tests that need SillyTavern skip (one line naming the variable) when
+`MEMGRAPH_SILLYTAVERN_TARBALL` is unset."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ the JSON API and injects the recall block)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
 
 SCRIPT = Path(sys.executable).with_name("memgraph-host")
 MARKER = "Long-term memory of this conversation"
+#: a folder: the tests save the pictures docs/sillytavern.md shows there
+SCREENSHOTS = os.environ.get("SILLYTAVERN_SCREENSHOT_DIR")
 CONTEXT_TOKENS = 1100  # SillyTavern's context size: the early turns fall out of the window
 
 
@@ -163,8 +166,12 @@ def _check(goals: dict[str, Any]) -> None:
 
 
 def test_proxy_mode_keeps_one_memory_through_trimming_edits_and_a_branch(
-    browser: Browser, sillytavern: SillyTavern, memory: MemoryServer, upstream: Upstream,
-    characters: dict[str, str], goals_table: dict[str, dict[str, Any]],
+    browser: Browser,
+    sillytavern: SillyTavern,
+    memory: MemoryServer,
+    upstream: Upstream,
+    characters: dict[str, str],
+    goals_table: dict[str, dict[str, Any]],
 ) -> None:
     context, chat = _open(browser, sillytavern, memory, memory.url + "/v1")
     try:
@@ -173,13 +180,20 @@ def test_proxy_mode_keeps_one_memory_through_trimming_edits_and_a_branch(
         goals = run_chat(chat, memory, upstream)
         goals_table["proxy"] = goals
         _check(goals)
+        if SCREENSHOTS:
+            chat.page.screenshot(path=str(Path(SCREENSHOTS) / "sillytavern-chat.png"))
+            chat.screenshot_settings(str(Path(SCREENSHOTS) / "sillytavern-settings.png"))
     finally:
         context.close()
 
 
 def test_direct_mode_keeps_and_injects_memory_and_goes_on_without_the_server(
-    browser: Browser, sillytavern: SillyTavern, memory: MemoryServer, upstream: Upstream,
-    characters: dict[str, str], goals_table: dict[str, dict[str, Any]],
+    browser: Browser,
+    sillytavern: SillyTavern,
+    memory: MemoryServer,
+    upstream: Upstream,
+    characters: dict[str, str],
+    goals_table: dict[str, dict[str, Any]],
 ) -> None:
     context, chat = _open(browser, sillytavern, memory, upstream.url)
     try:
