@@ -116,10 +116,12 @@ def running_service(host: Any) -> MemoryGraph | None:
 def host_cli_commands(host: Any) -> list[Any]:
     """``memgraph-host history/rollback/import/export/reindex/...`` (`tools.commands`), recall's
     ``trace`` and ``status`` (`recall.commands`), ``demo`` (`tools.demo_command`) and
-    ``llm-check`` / ``llm-trace`` (`llm.commands`)."""
+    ``llm-check`` / ``llm-trace`` (`llm.commands`) and ``sillytavern install``
+    (`sillytavern.commands`)."""
     from .llm.commands import llm_commands
     from .proxy.commands import proxy_commands
     from .recall.commands import recall_commands
+    from .sillytavern.commands import sillytavern_commands
     from .tools.commands import commands
     from .tools.demo_command import demo_command
 
@@ -131,6 +133,7 @@ def host_cli_commands(host: Any) -> list[Any]:
         + proxy_commands()
         + [demo_command()]
         + llm_commands()
+        + sillytavern_commands()
     )
 
 

@@ -5,11 +5,13 @@
 - ``POST /api/chats/{id}/recall``: the block, the items and why each was chosen (the question is
   not stored)
 - ``POST /api/chats/{id}/forget`` with ``{"from": index}``
+- ``POST /api/chats/{id}/fork`` with ``{"from": SRC, "upto"?: seq}``: a new chat starts with chat
+  SRC's memory (the proxy's ``X-Memgraph-Fork-From`` for front ends that call)
 - ``GET /api/chats/{id}/history``
 
-Every route needs the proxy key when ``proxy_api_key`` is set; the two writes (messages,
-forget) need a write credential besides (`access.write_refusal`: the server's token, or the key),
-and a read-only server mounts neither. Origin, body size and content type are checked before
+Every route needs the proxy key when ``proxy_api_key`` is set; the writes (messages, forget,
+fork) need a write credential besides (`access.write_refusal`: the server's token, or the key),
+and a read-only server mounts none of them. Origin, body size and content type are checked before
 any route runs (``web/request_guard.py``).
 
 Chat ids go through the one chat-id rule. Reads never make a chat: ``recall`` and ``history``
@@ -228,6 +230,7 @@ class MemoryApi:
             routes += [
                 Route(f"{base}/messages", self._guard(self.add, write=True), methods=["POST"]),
                 Route(f"{base}/forget", self._guard(self.forget, write=True), methods=["POST"]),
+                Route(f"{base}/fork", self._guard(self.fork, write=True), methods=["POST"]),
             ]
         return routes
 
@@ -333,6 +336,35 @@ class MemoryApi:
             removed = await self.memory.forget(chat_id, index)
             total = len(self.host.chat(chat_id))
         return {"chat": chat_id, "removed": removed, "messages": total}
+
+    async def fork(self, request: Request) -> dict[str, Any]:
+        """Start the path's chat with chat ``from``'s graph (as of seq ``upto``): 409 when the
+        chat already has messages or a graph, 400 for a source that cannot be forked."""
+        from memgraph_plugin.errors import MemoryGraphError
+
+        chat_id = check_chat_id(request.path_params["chat"])
+        body = await _json(request)
+        src = body.get("from") if isinstance(body, dict) else None
+        if not isinstance(src, str) or not src.strip():
+            raise ApiError(400, "'from' must be the id of the chat to fork")
+        src = check_chat_id(src.strip())
+        upto = body.get("upto")
+        if upto is not None and (not isinstance(upto, int) or isinstance(upto, bool) or upto < 0):
+            raise ApiError(400, "'upto' must be a message seq (an integer >= 0)")
+        service = self.memory.pipeline.service
+        if service is None:
+            raise ApiError(503, "the memory graph is not running")
+        self.memory.note(ChatIdentity(chat_id, API_SOURCE))
+        async with self.memory.lock(chat_id):
+            if self.host.chat(chat_id).messages or await service.has_graph(chat_id):
+                raise ApiError(409, f"chat {chat_id!r} already has memory: fork into a new chat")
+            try:
+                commit = await service.fork(src, chat_id, upto)
+            except MemoryGraphError as exc:
+                if exc.code != "BAD_ARGS":
+                    raise  # a storage failure: the guard answers with its code
+                raise ApiError(400, f"'from': {exc.message or exc}") from None
+        return {"chat": chat_id, "forked_from": src, "version": commit.version}
 
     async def history(self, request: Request) -> dict[str, Any]:
         chat_id = check_chat_id(request.path_params["chat"])

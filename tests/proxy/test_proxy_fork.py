@@ -3,6 +3,7 @@ memory (issue 29.4): the real openai SDK, the proxy on loopback, a real upstream
 
 from __future__ import annotations
 
+import httpx
 import openai
 import pytest
 
@@ -68,3 +69,29 @@ def test_fork_header_naming_an_unknown_chat_is_a_400(proxy: RunningProxy) -> Non
         sdk.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi"}])
     assert "X-Memgraph-Fork-From" in str(err.value) and "'nope'" in str(err.value)
     assert proxy.messages("fresh") == []
+
+
+def test_the_json_apis_fork_route_starts_a_chat_with_the_old_chats_memory(
+    proxy: RunningProxy,
+) -> None:
+    api = proxy.base + "api/chats"
+    note = {"role": "user", "content": "Mira keeps the brass lantern in the Zanzibar tower."}
+    added = httpx.post(api + "/old/messages", json=note, headers=proxy.writer, timeout=60)
+    assert added.status_code == 200
+    # a write: no token, nothing forked
+    refused = httpx.post(api + "/new/fork", json={"from": "old"}, timeout=60)
+    assert refused.status_code == 401 and proxy.graph_text("new") == ""
+    forked = httpx.post(api + "/new/fork", json={"from": "old"}, headers=proxy.writer, timeout=60)
+    assert forked.status_code == 200, forked.text
+    assert forked.json()["chat"] == "new" and forked.json()["forked_from"] == "old"
+    assert "Zanzibar" in proxy.graph_text("new")
+    recalled = httpx.post(api + "/new/recall", json={"query": "where is the lantern?"}, timeout=60)
+    assert "Zanzibar" in recalled.json()["block"]
+    assert httpx.get(api + "/new/history", timeout=60).json()["total"] == 0  # no messages copied
+    again = httpx.post(api + "/new/fork", json={"from": "old"}, headers=proxy.writer, timeout=60)
+    assert again.status_code == 409 and "already has memory" in again.json()["error"]
+    unknown = httpx.post(api + "/b/fork", json={"from": "nope"}, headers=proxy.writer, timeout=60)
+    assert unknown.status_code == 400 and "'nope'" in unknown.json()["error"]
+    bad = httpx.post(api + "/c/fork", json={"from": "old", "upto": -1}, headers=proxy.writer,
+                     timeout=60)  # fmt: skip
+    assert bad.status_code == 400 and "'upto'" in bad.json()["error"]

@@ -1,0 +1,142 @@
+"""Driving SillyTavern's own UI with Playwright: send a message, regenerate, swipe, edit, delete
+and branch, each waiting for SillyTavern (and the memory extension's queued calls) to finish."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import Page
+
+TIMEOUT_MS = 60_000
+#: SillyTavern is idle: no generation running, the send button back
+IDLE = """() => {
+    const shown = id => { const e = document.getElementById(id);
+                          return !!e && getComputedStyle(e).display !== 'none'; };
+    return shown('send_but') && !shown('mes_stop');
+}"""
+
+
+class ChatPage:
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    def evaluate(self, script: str, arg: Any = None) -> Any:
+        return self.page.evaluate(script, arg)
+
+    def chat(self) -> list[dict[str, Any]]:
+        """SillyTavern's message list (name, is_user, mes, swipe_id)."""
+        return self.evaluate("""() => SillyTavern.getContext().chat.map(m => ({
+            name: m.name, is_user: !!m.is_user, mes: m.mes, swipe_id: m.swipe_id ?? 0}))""")
+
+    def memory_chat_id(self) -> str:
+        return self.evaluate("() => SillyTavern.getContext().chatMetadata.memgraph?.id ?? ''")
+
+    def settle(self) -> None:
+        """Wait for SillyTavern to be idle and the extension's calls to be done."""
+        self.page.wait_for_function(IDLE, timeout=TIMEOUT_MS)
+        self.evaluate("() => globalThis.memgraphMemory?.idle()")
+
+    def open_character(self, name: str) -> None:
+        self.page.wait_for_function(
+            "name => SillyTavern.getContext().characters.some(c => c.name === name)",
+            arg=name, timeout=TIMEOUT_MS,
+        )  # fmt: skip
+        self.evaluate(
+            """async name => {
+                const context = SillyTavern.getContext();
+                const id = context.characters.findIndex(c => c.name === name);
+                await context.selectCharacterById(String(id));
+            }""",
+            name,
+        )
+        self.page.wait_for_function(
+            "() => SillyTavern.getContext().characterId !== undefined"
+            " && SillyTavern.getContext().chat.length > 0",
+            timeout=TIMEOUT_MS,
+        )
+        self.settle()
+
+    def send(self, text: str) -> str:
+        """Type a message, send it and wait for the answer; the answer."""
+        before = len(self.chat())
+        self.page.fill("#send_textarea", text)
+        self.page.click("#send_but")
+        self.page.wait_for_function(
+            "n => SillyTavern.getContext().chat.length >= n + 2", arg=before, timeout=TIMEOUT_MS
+        )
+        self.settle()
+        return self.chat()[-1]["mes"]
+
+    def regenerate(self) -> str:
+        old = self.chat()[-1]["mes"]
+        self.page.click("#options_button")
+        self.page.click("#option_regenerate")
+        self._changed(old)
+        return self.chat()[-1]["mes"]
+
+    def swipe(self) -> str:
+        old = self.chat()[-1]["mes"]
+        self.page.locator("#chat .last_mes .swipe_right").click()
+        self._changed(old)
+        return self.chat()[-1]["mes"]
+
+    def _changed(self, old: str) -> None:
+        self.page.wait_for_function(
+            """old => { const c = SillyTavern.getContext().chat;
+                return c[c.length - 1].mes !== old && c[c.length - 1].mes !== '...'; }""",
+            arg=old, timeout=TIMEOUT_MS,
+        )  # fmt: skip
+        self.settle()
+
+    def edit(self, index: int, text: str) -> None:
+        message = self.page.locator(f'#chat .mes[mesid="{index}"]')
+        message.scroll_into_view_if_needed()
+        message.hover()
+        message.locator(".mes_edit").click()
+        message.locator(".edit_textarea").fill(text)
+        message.locator(".mes_edit_done").click()
+        self.page.wait_for_function(
+            "([i, t]) => SillyTavern.getContext().chat[i].mes === t", arg=[index, text],
+            timeout=TIMEOUT_MS,
+        )  # fmt: skip
+        self.settle()
+
+    def delete(self, index: int) -> None:
+        """Delete one message (its editor's delete button, confirmed)."""
+        before = len(self.chat())
+        message = self.page.locator(f'#chat .mes[mesid="{index}"]')
+        message.scroll_into_view_if_needed()
+        message.hover()
+        message.locator(".mes_edit").click()
+        message.locator(".mes_edit_delete").click()
+        self.page.locator("dialog.popup[open] .popup-button-ok").click()
+        self.page.wait_for_function(
+            "n => SillyTavern.getContext().chat.length === n - 1", arg=before, timeout=TIMEOUT_MS
+        )
+        self.settle()
+
+    def branch(self) -> None:
+        """Branch the chat at its last message (the message's "Create branch" button)."""
+        old = self.evaluate("() => SillyTavern.getContext().getCurrentChatId()")
+        last = self.page.locator("#chat .last_mes")
+        last.hover()
+        last.locator(".extraMesButtonsHint").click()
+        last.locator(".mes_create_branch").click()
+        self.page.wait_for_function(
+            "old => SillyTavern.getContext().getCurrentChatId() !== old", arg=old,
+            timeout=TIMEOUT_MS,
+        )  # fmt: skip
+        self.page.wait_for_function(
+            "() => SillyTavern.getContext().chat.length > 0", timeout=TIMEOUT_MS
+        )
+        self.settle()
+
+    def screenshot_settings(self, path: str) -> None:
+        """The Extensions drawer with the memory extension's settings open."""
+        self.page.locator("#extensions-settings-button .drawer-toggle").click()
+        drawer = self.page.locator(".memgraph-settings")
+        drawer.locator(".inline-drawer-toggle").click()
+        drawer.locator("#memgraph_url").wait_for(state="visible")
+        drawer.scroll_into_view_if_needed()
+        self.page.screenshot(path=path)
+        self.page.locator("#extensions-settings-button .drawer-toggle").click()

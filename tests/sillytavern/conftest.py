@@ -1,0 +1,78 @@
+"""The real SillyTavern, a recording upstream, ``memgraph-host serve`` and headless chromium.
+The tests that need SillyTavern skip (one line naming the variable) when
+`MEMGRAPH_SILLYTAVERN_TARBALL` is unset."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from tests.proxy.upstream import Upstream
+
+from .sillytavern_app import SKIP_REASON, TARBALL_ENV, SillyTavern, installed_sillytavern
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def sillytavern_app() -> Path:
+    tarball = os.environ.get(TARBALL_ENV)
+    if not tarball:
+        pytest.skip(SKIP_REASON)
+    path = Path(tarball)
+    assert path.is_file(), f"{TARBALL_ENV}={tarball} is not a file"
+    return installed_sillytavern(path)
+
+
+@pytest.fixture(scope="session")
+def sillytavern(
+    sillytavern_app: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SillyTavern]:
+    server = SillyTavern(sillytavern_app, tmp_path_factory.mktemp("sillytavern-data"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[Upstream]:
+    server = Upstream()
+    server.behaviour.answer = "Noted."
+    server.behaviour.numbered = True  # "Noted. #N": every answer differs
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
+    with sync_playwright() as pw:
+        launched = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        yield launched
+        launched.close()
+
+
+#: the goals per mode, filled by the tests, printed as a table at the end of the run
+GOALS: dict[str, dict] = {}
+
+
+@pytest.fixture(scope="session")
+def goals_table() -> dict[str, dict]:
+    return GOALS
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from .goals import goal_lines
+
+    if GOALS:
+        terminalreporter.section("SillyTavern goals")
+        for line in goal_lines(GOALS):
+            terminalreporter.write_line(line)

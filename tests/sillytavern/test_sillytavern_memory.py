@@ -1,0 +1,219 @@
+"""The extension in the real SillyTavern 1.12.6, driven through its own UI in headless chromium,
+in both modes: proxy (Chat Completion through ``memgraph-host serve --proxy-upstream``) and
+direct (SillyTavern calls the upstream itself; the extension keeps the memory in step through
+the JSON API and injects the recall block)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser
+
+from tests.proxy.upstream import Upstream
+
+from .chat_page import ChatPage
+from .memory_server import TOKEN, MemoryServer
+from .sillytavern_app import SillyTavern
+
+pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
+
+SCRIPT = Path(sys.executable).with_name("memgraph-host")
+MARKER = "Long-term memory of this conversation"
+#: a folder: the tests save the pictures docs/sillytavern.md shows there
+SCREENSHOTS = os.environ.get("SILLYTAVERN_SCREENSHOT_DIR")
+CONTEXT_TOKENS = 1100  # SillyTavern's context size: the early turns fall out of the window
+
+
+def _install(sillytavern: SillyTavern) -> None:
+    proc = subprocess.run(
+        [str(SCRIPT), "sillytavern", "install", str(sillytavern.user_dir),
+         "--origin", sillytavern.origin],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def characters(sillytavern: SillyTavern) -> dict[str, str]:
+    _install(sillytavern)
+    return {
+        mode: sillytavern.create_character(
+            name, f"{name} is a terse archivist.", f"Hello, I am {name}."
+        )
+        for mode, name in (("proxy", "Quill"), ("direct", "Wren"))
+    }
+
+
+def _open(
+    browser: Browser, sillytavern: SillyTavern, server: MemoryServer, custom_url: str
+) -> tuple[Any, ChatPage]:
+    sillytavern.write_settings(
+        firstRun=False, main_api="openai",
+        power_user={"auto_connect": True},
+        oai_settings={
+            "chat_completion_source": "custom", "custom_url": custom_url,
+            "custom_model": "tiny", "openai_max_context": CONTEXT_TOKENS,
+            "openai_max_tokens": 60, "stream_openai": False,
+        },
+        extension_settings={"memgraph-memory": {
+            "url": server.url, "token": TOKEN, "mode": "auto"}},
+    )  # fmt: skip
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(sillytavern.url)
+    page.wait_for_function("() => globalThis.memgraphMemory !== undefined", timeout=120_000)
+    return context, ChatPage(page)
+
+
+@pytest.fixture
+def memory(tmp_path: Path, upstream: Upstream, sillytavern: SillyTavern) -> Iterator[MemoryServer]:
+    server = MemoryServer(tmp_path / "memgraph", upstream.url, sillytavern.origin)
+    yield server
+    server.stop()
+
+
+FACTS = {
+    "Lisbon": "My sister Anna lives in Lisbon.",
+    "Biscuit": "My dog is called Biscuit.",
+    "Brest": "I work as a lighthouse keeper in Brest.",
+    "teal": "My favourite colour is teal.",
+    "cello": "My brother Tomas plays the cello.",
+}
+QUESTION = (
+    "Remind me: where does Anna live, what is my dog called, where do I work, "
+    "my favourite colour, and what does Tomas play?"
+)
+FILLER_TURNS = 33  # with the five facts and the question: 39 turns before the checks
+
+
+def _blocks(request: dict[str, Any]) -> list[str]:
+    """The request's memory blocks (any system message carrying the memory heading)."""
+    return [m["content"] for m in request["body"]["messages"] if MARKER in str(m["content"])]
+
+
+def _facts_recalled(request: dict[str, Any]) -> set[str]:
+    block = "\n".join(_blocks(request))
+    return {word for word in FACTS if word in block}
+
+
+def _dialogue(request: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in request["body"]["messages"] if m["role"] != "system"]
+
+
+def run_chat(chat: ChatPage, memory: MemoryServer, upstream: Upstream) -> dict[str, Any]:
+    """The whole story in one SillyTavern chat; what each step's upstream request recalled."""
+    first = len(upstream.completions_received())
+    for text in FACTS.values():
+        chat.send(text)
+    for turn in range(FILLER_TURNS):
+        chat.send(f"Turn {turn}: what do you think of the weather today?")
+    parent = chat.memory_chat_id()
+    assert parent.startswith("st-") and parent.isascii()
+    goals: dict[str, Any] = {}
+    chat.send(QUESTION)
+    last = upstream.completions_received()[-1]
+    assert FACTS["Lisbon"] not in _dialogue(last)  # the early turns were trimmed out of the window
+    goals["after trimming"] = _facts_recalled(last)
+    chat.regenerate()
+    goals["after a regenerate"] = _facts_recalled(upstream.completions_received()[-1])
+    chat.swipe()
+    goals["after a swipe"] = _facts_recalled(upstream.completions_received()[-1])
+    assert list(memory.chats()) == [parent]  # one memory all along
+    # an edit of an early message (outside the window): the old fact is replaced
+    messages = [m["mes"] for m in chat.chat()]
+    chat.edit(messages.index(FACTS["Biscuit"]), "My dog is called Pepper.")
+    chat.send(QUESTION)
+    block = "\n".join(_blocks(upstream.completions_received()[-1]))
+    goals["edit replaces the fact"] = "Pepper" in block and "Biscuit" not in block
+    assert "My dog is called Pepper." in memory.history(parent)
+    # a delete: the fact is forgotten
+    messages = [m["mes"] for m in chat.chat()]
+    chat.delete(messages.index(FACTS["teal"]))
+    chat.send(QUESTION)
+    goals["delete forgets the fact"] = "teal" not in _facts_recalled(
+        upstream.completions_received()[-1]
+    )
+    assert FACTS["teal"] not in memory.history(parent)
+    # a branch: a new memory chat forked from the parent; the parent untouched
+    parent_messages = memory.chats()[parent]
+    chat.branch()
+    branch = chat.memory_chat_id()
+    assert branch != parent and branch.startswith("st-")
+    chat.send(QUESTION)
+    goals["in a branch"] = _facts_recalled(upstream.completions_received()[-1])
+    chats = memory.chats()
+    goals["parent untouched"] = chats[parent] == parent_messages and branch in chats
+    requests = upstream.completions_received()[first:]
+    goals["double injections"] = sum(len(_blocks(r)) > 1 for r in requests)
+    goals["requests"] = len(requests)
+    return goals
+
+
+def _check(goals: dict[str, Any]) -> None:
+    remaining = set(FACTS) - {"teal", "Biscuit"}  # deleted, and edited into Pepper
+    assert goals["after trimming"] == set(FACTS), goals
+    assert goals["after a regenerate"] == set(FACTS), goals
+    assert goals["after a swipe"] == set(FACTS), goals
+    assert goals["edit replaces the fact"] and goals["delete forgets the fact"], goals
+    assert goals["in a branch"] == remaining, goals
+    assert goals["parent untouched"] and goals["double injections"] == 0, goals
+
+
+def test_proxy_mode_keeps_one_memory_through_trimming_edits_and_a_branch(
+    browser: Browser,
+    sillytavern: SillyTavern,
+    memory: MemoryServer,
+    upstream: Upstream,
+    characters: dict[str, str],
+    goals_table: dict[str, dict[str, Any]],
+) -> None:
+    context, chat = _open(browser, sillytavern, memory, memory.url + "/v1")
+    try:
+        chat.open_character("Quill")
+        assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "proxy"
+        goals = run_chat(chat, memory, upstream)
+        goals_table["proxy"] = goals
+        _check(goals)
+        if SCREENSHOTS:
+            chat.page.screenshot(path=str(Path(SCREENSHOTS) / "sillytavern-chat.png"))
+            chat.screenshot_settings(str(Path(SCREENSHOTS) / "sillytavern-settings.png"))
+    finally:
+        context.close()
+
+
+def test_direct_mode_keeps_and_injects_memory_and_goes_on_without_the_server(
+    browser: Browser,
+    sillytavern: SillyTavern,
+    memory: MemoryServer,
+    upstream: Upstream,
+    characters: dict[str, str],
+    goals_table: dict[str, dict[str, Any]],
+) -> None:
+    context, chat = _open(browser, sillytavern, memory, upstream.url)
+    try:
+        chat.open_character("Wren")
+        assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "direct"
+        goals = run_chat(chat, memory, upstream)
+        goals_table["direct"] = goals
+        _check(goals)
+        # the memory server stops: the chat answers without memory, and says so once
+        chat.evaluate("""() => { window.memgraphToasts = [];
+            const warn = toastr.warning.bind(toastr);
+            toastr.warning = (...args) => { window.memgraphToasts.push(String(args[0]));
+                                            return warn(...args); }; }""")
+        memory.stop()
+        before = len(upstream.completions_received())
+        assert chat.send("Are you still there?").startswith("Noted.")
+        assert chat.send("And now?").startswith("Noted.")
+        assert len(upstream.completions_received()) == before + 2
+        assert not _blocks(upstream.completions_received()[-1])
+        toasts = chat.evaluate("() => window.memgraphToasts")
+        assert len([t for t in toasts if "without memory" in t]) == 1, toasts
+    finally:
+        context.close()
