@@ -74,28 +74,38 @@ def trim(
     full = sum(costs)
     if full + block_tokens(recall_chars) <= budget_tokens:
         return None
-    chars = block_budget(budget_tokens, recall_chars, memory_share)
     keep = [False] * len(messages)
-    left = budget_tokens - block_tokens(chars)
+    fixed = 0  # what goes whatever the budget: system messages, a prefill, the question's turn
     for at, message in enumerate(messages):
         if _role(message) in SYSTEM_ROLES:
             keep[at] = True
-            left -= costs[at]
+            fixed += costs[at]
     end = len(messages)
     if end and _role(messages[-1]) == "assistant":  # a prefill: the answer continues it
         keep[-1] = True
-        left -= costs[-1]
+        fixed += costs[-1]
         end -= 1
     last_user = next((i for i in range(end - 1, -1, -1) if _role(messages[i]) == "user"), -1)
+    turns = _turns(messages, end)
     first_kept = len(messages)
-    for start, stop in reversed(_turns(messages, end)):
+    while turns and turns[-1][1] > last_user:  # the question's turn and later ones stay
+        start, stop = turns.pop()
+        fixed += sum(costs[start:stop])
+        first_kept = start
+        keep[start:stop] = [True] * (stop - start)
+    room = budget_tokens - fixed - MESSAGE_OVERHEAD  # what the block and older turns share
+    chars = min(
+        block_budget(budget_tokens, recall_chars, memory_share),
+        max(0, int(room * BYTES_PER_TOKEN)),
+    )
+    left = room - math.ceil(chars / BYTES_PER_TOKEN)
+    for start, stop in reversed(turns):
         cost = sum(costs[start:stop])
-        if cost > left and stop <= last_user:  # the question's turn and later ones stay
+        if cost > left:
             break  # older turns are dropped whole, never one out of the middle
         left -= cost
         first_kept = start
-        for at in range(start, stop):
-            keep[at] = True
+        keep[start:stop] = [True] * (stop - start)
     kept = [m for m, k in zip(messages, keep, strict=True) if k]
     return Trimmed(
         messages=kept,

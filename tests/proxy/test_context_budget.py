@@ -4,6 +4,7 @@ fit and the memory block (`proxy/context_budget.py`), through a real proxy and t
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -189,3 +190,13 @@ def test_the_cli_recall_shows_the_window(budget_proxy: RunningProxy, upstream: U
                             capture_output=True, text=True, timeout=300)  # fmt: skip
     context = json.loads(answer.stdout)["context"]
     assert context["dropped"] > 20 and context["messages"][-1]["content"] == "Where does Lena live?"
+
+
+def test_the_block_shrinks_to_what_a_small_budget_leaves() -> None:
+    messages = [*_chat(100), {"role": "user", "content": "Which pier has the ferry?"}]
+    cut = trim(messages, 500, COUNT, recall_chars=6000, memory_share=0.5)
+    assert cut is not None
+    assert cut.block_chars < 6000  # recall_budget_chars would not fit in 500 tokens
+    assert cut.tokens_kept + math.ceil(cut.block_chars / 3.5) + 4 <= 500
+    roomy = trim(messages, 4000, COUNT, recall_chars=6000, memory_share=0.5)
+    assert roomy is not None and roomy.block_chars == 7000  # grown to half the budget
