@@ -51,8 +51,10 @@ def upstream() -> Iterator[Upstream]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Browser]:
+    """Chromium for one test: Playwright's sync API keeps an event loop running on this thread
+    while it is started, which every later test of the worker calling `asyncio.run` would meet."""
     assert Path(CHROMIUM).exists(), "Debian's chromium is missing: `make test` installs it"
     with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
