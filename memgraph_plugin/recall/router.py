@@ -22,6 +22,7 @@ from host.settings.setting_values import float_setting, int_setting
 from memgraph_plugin.embedding.registry import profile_name
 from memgraph_plugin.engine.model.schema import DEFAULT_DRILL_EDGE_TYPES
 from memgraph_plugin.engine.read.projection import expand_from_seeds
+from memgraph_plugin.engine.read.recent_window import recent_from
 
 from ..hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from ..settings_keys import (
@@ -54,7 +55,6 @@ from .signals import (
 from .topic_signal import topic_list
 
 log = logging.getLogger(__name__)
-
 
 # settings (all optional): the recall_* keys of memgraph_plugin/settings_keys.py
 DRILL_WIDTH = 2  # leaves a rollup hit is replaced by
@@ -409,7 +409,7 @@ class _Turn:
         self.store = request.session.store
         words = content_words(request.query) if request.query.strip() else []
         self.terms = expand_terms(words, self.store.keywords.knows)
-        self.cut = self.store.seq_counter - recent + 1 if recent else None
+        self.cut = recent_from(self.store.seq_counter, recent)
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
         self.speakers: frozenset[str] = frozenset()  # the people the question names
         self.named: list[str] | None = None  # the entities it names (`named_entities`)
