@@ -68,3 +68,31 @@ def test_fork_header_naming_an_unknown_chat_is_a_400(proxy: RunningProxy) -> Non
         sdk.chat.completions.create(model="tiny", messages=[{"role": "user", "content": "Hi"}])
     assert "X-Memgraph-Fork-From" in str(err.value) and "'nope'" in str(err.value)
     assert proxy.messages("fresh") == []
+
+
+def test_the_first_forked_request_ranks_the_old_chats_people(
+    proxy: RunningProxy, upstream: Upstream
+) -> None:
+    """The person asked about is older than the pinned scene: only ranking can bring her."""
+    sdk = client(proxy, "long")
+    turns = [
+        ("My sister Maria moved to Lisbon last spring.", "How does Maria like Lisbon?"),
+        ("My friend Tom plays the violin in an orchestra.", "Tom must practise a lot."),
+        ("Yesterday I adopted a grey cat named Pixel.", "Pixel is a great name."),
+        ("I repainted the kitchen green over the weekend.", "Green kitchens feel fresh."),
+        ("We had pancakes for breakfast today.", "Pancakes are a fine start."),
+    ]
+    history: list[dict[str, str]] = []
+    for said, answer in turns:
+        history.append({"role": "user", "content": said})
+        upstream.behaviour.answer = answer
+        sdk.chat.completions.create(model="tiny", messages=history)  # type: ignore[arg-type]
+        history.append({"role": "assistant", "content": answer})
+    proxy.idle("long")
+    upstream.behaviour.answer = "She lives in Lisbon."
+    ask = [{"role": "user", "content": "Where does Maria live?"}]
+    _forking(proxy, "branch", "long").chat.completions.create(model="tiny", messages=ask)
+    block = upstream.completions_received()[-1]["body"]["messages"][0]["content"]
+    recalled = block.split("## Pinned memory")[0]
+    assert "## Recalled memory" in recalled, block
+    assert "My sister Maria moved to Lisbon last spring." in recalled
