@@ -433,7 +433,7 @@ class _Turn:
         node = self.store.node(node_id)
         if node is None or node.archived or node_id in self.request.question_ids:
             return False
-        if in_window(node, self.request.kept_from):
+        if in_window(node, self.request.kept_from, self.store.node):
             return False
         return self.cut is None or node.seq_to is None or node.seq_to < self.cut
 

@@ -365,8 +365,11 @@ class TurnPipeline:
         max_cell = int_setting(settings, RECALL_ITEM_CHARS)
         specs = session.get_schema().types
         question = self._question_index(chat_id)
+        node_of = session.store.node
         pinned = pinned_nodes(
-            session, per_type, lambda n: not_pinned(n, question) or in_window(n, kept_from)
+            session,
+            per_type,
+            lambda n: not_pinned(n, question) or in_window(n, kept_from, node_of),
         )
         always_ids = tuple(n.id for n in pinned)
         pins = set(pinned_ids(session.store))  # a person's pins: the trace says so
@@ -392,7 +395,7 @@ class TurnPipeline:
         for inc in route.selected:
             node = get(inc.id)
             if inc.id not in always and inc.id not in chosen and usable(node) and not (
-                node is not None and in_window(node, kept_from)
+                node is not None and in_window(node, kept_from, node_of)
             ):
                 chosen[inc.id] = node
         fitted = fit(pinned, list(chosen.values()), specs, budget=budget, max_cell=max_cell)
@@ -425,6 +428,7 @@ class TurnPipeline:
             budget_chars=budget,
             injected_chars=len(fitted.prompt),
             cut=fitted.cut,
+            collapsed=fitted.collapsed,
             pinned_ids=tuple(i for i in always_ids if i in pins),
             window_kept_from=kept_from,
             window_dropped=window.dropped_messages if window is not None else 0,
