@@ -94,10 +94,10 @@ def test_a_failed_memory_step_still_stores_the_turn(
     upstream.behaviour.answer = "The bell hangs in the Carrowmere chapel tower."
     real = proxy.memory.recall
 
-    async def failing(chat_id: str) -> Any:
+    async def failing(chat_id: str, **options: Any) -> Any:
         if chat_id == "failing":
             raise RuntimeError("Already borrowed")
-        return await real(chat_id)
+        return await real(chat_id, **options)
 
     monkeypatch.setattr(proxy.memory, "recall", failing)
     answer = post(proxy, {"model": "tiny", "messages": [USER]}, "failing")
@@ -147,10 +147,10 @@ def test_a_multi_mb_message_never_stalls_another_chat(
         started = threading.Event()
         real = proxy.proxy._prepare
 
-        async def prepare(identity: Any, conv: Any) -> Any:
+        async def prepare(identity: Any, conv: Any, *rest: Any) -> Any:
             if identity.chat_id == "big":
                 started.set()
-            return await real(identity, conv)
+            return await real(identity, conv, *rest)
 
         proxy.proxy._prepare = prepare  # type: ignore[method-assign]
         names = ["Mira", "Juno", "Skyharbor", "Tobin", "Carrowmere", "Ilse", "Brannock"]
