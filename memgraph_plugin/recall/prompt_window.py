@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["PromptWindow", "in_window"]
+__all__ = ["CarriedNodes", "PromptWindow", "in_window"]
 
 #: Rollup levels walked down to find what a rollup is made of (rollups nest a few deep).
 MAX_ROLLUP_DEPTH = 8
@@ -38,21 +38,45 @@ def in_window(
 
 
 def _rollup_carried(
-    node: Any, kept_from: int, node_of: Callable[[str], Any], depth: int
+    node: Any,
+    kept_from: int,
+    node_of: Callable[[str], Any],
+    depth: int,
+    memo: dict[str, bool] | None = None,
 ) -> bool:
-    """Whether every leaf under the rollup `node` is an event of a carried message."""
+    """Whether every leaf under the rollup `node` is an event of a carried message (`memo`:
+    rollup id -> the answer, kept across calls of one recall)."""
+    if memo is not None and node.id in memo:
+        return memo[node.id]
     children = [c for c in map(node_of, node.children_ids) if c is not None]
-    if not children or depth <= 0:
-        return False
-    for child in children:
+    carried = bool(children) and depth > 0
+    for child in children if carried else ():
         if child.semantic_rollup or child.children_ids:
-            if not _rollup_carried(child, kept_from, node_of, depth - 1):
-                return False
+            carried = _rollup_carried(child, kept_from, node_of, depth - 1, memo)
         else:
             message = _message_of(child)
-            if message is None or message < kept_from:
-                return False
-    return True
+            carried = message is not None and message >= kept_from
+        if not carried:
+            break
+    if memo is not None:
+        memo[node.id] = carried
+    return carried
+
+
+class CarriedNodes:
+    """`in_window` for the many nodes of one recall: what a rollup is made of is read once."""
+
+    def __init__(self, kept_from: int | None, node_of: Callable[[str], Any]) -> None:
+        self.kept_from = kept_from
+        self._node_of = node_of
+        self._memo: dict[str, bool] = {}
+
+    def __call__(self, node: Any) -> bool:
+        if self.kept_from is None:
+            return False
+        if not node.semantic_rollup:
+            return in_window(node, self.kept_from)
+        return _rollup_carried(node, self.kept_from, self._node_of, MAX_ROLLUP_DEPTH, self._memo)
 
 
 @attrs.frozen

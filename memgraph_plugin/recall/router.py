@@ -39,7 +39,7 @@ from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .people import known_names
 from .place_signal import place_hits
-from .prompt_window import in_window
+from .prompt_window import CarriedNodes
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
 from .signals import (
@@ -410,6 +410,7 @@ class _Turn:
         words = content_words(request.query) if request.query.strip() else []
         self.terms = expand_terms(words, self.store.keywords.knows)
         self.cut = recent_from(self.store.seq_counter, recent)
+        self.carried = CarriedNodes(request.kept_from, self.store.node)  # the prompt holds it
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
         self.speakers: frozenset[str] = frozenset()  # the people the question names
         self.named: list[str] | None = None  # the entities it names (`named_entities`)
@@ -431,9 +432,8 @@ class _Turn:
         """Usable and outside the recent window (what the newest answers wrote is in context),
         not the question's own event (the prompt holds the question)."""
         node = self.store.node(node_id)
-        if node is None or node.archived or node_id in self.request.question_ids:
-            return False
-        if in_window(node, self.request.kept_from, self.store.node):
+        gone = node is None or node.archived or node_id in self.request.question_ids
+        if gone or self.carried(node):
             return False
         return self.cut is None or node.seq_to is None or node.seq_to < self.cut
 

@@ -35,7 +35,7 @@ from ..engine.read.pinned import pinned_ids
 from ..hook_contract import Inclusion, RouteRequest, RouteResult, coerce_route_result
 from ..recall.hookcalls import first, report_failures
 from ..recall.injection_budget import fit, pinned_nodes
-from ..recall.prompt_window import PromptWindow, in_window
+from ..recall.prompt_window import CarriedNodes, PromptWindow
 from ..recall.router import HybridRouter
 from ..recall.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
@@ -365,12 +365,8 @@ class TurnPipeline:
         max_cell = int_setting(settings, RECALL_ITEM_CHARS)
         specs = session.get_schema().types
         question = self._question_index(chat_id)
-        node_of = session.store.node
-        pinned = pinned_nodes(
-            session,
-            per_type,
-            lambda n: not_pinned(n, question) or in_window(n, kept_from, node_of),
-        )
+        carried = CarriedNodes(kept_from, session.store.node)  # the prompt holds them
+        pinned = pinned_nodes(session, per_type, lambda n: not_pinned(n, question) or carried(n))
         always_ids = tuple(n.id for n in pinned)
         pins = set(pinned_ids(session.store))  # a person's pins: the trace says so
         question_ids = question_nodes(session, question, per_type)
@@ -395,7 +391,7 @@ class TurnPipeline:
         for inc in route.selected:
             node = get(inc.id)
             if inc.id not in always and inc.id not in chosen and usable(node) and not (
-                node is not None and in_window(node, kept_from, node_of)
+                node is not None and carried(node)
             ):
                 chosen[inc.id] = node
         fitted = fit(pinned, list(chosen.values()), specs, budget=budget, max_cell=max_cell)
