@@ -12,10 +12,12 @@ where the conversation spans months), which costs questions about when things ha
 
 Then each question goes in as the history plus one user message, and replaces the one before
 (an edit of the last message: the proxy rolls the chat back to before it, as a front end's
-regenerate or edit does). What the upstream receives is scored: the injected memory block's
-rows, in the order the recall ranked them (the proxy's recall trace in its data folder: the
-block itself groups rows by type), each matched against the evidence as the in-process paths
-match their items.
+regenerate or edit does). What the upstream receives is scored: evidence the request's own
+messages carry counts as found (the model reads it there; the proxy injects no message the
+request carries, so the block holds none of it), then the injected memory block's rows, in the
+order the recall ranked them (the proxy's recall trace in its data folder: the block itself
+groups rows by type), each matched against the evidence as the in-process paths match their
+items.
 """
 
 from __future__ import annotations
@@ -181,11 +183,23 @@ def history_of(turns: Sequence[Any]) -> Iterator[tuple[list[dict[str, str]], str
     yield history, None
 
 
+def carried_evidence(evidence: Sequence[str], body: dict[str, Any]) -> frozenset[str]:
+    """The (normalised) evidence that the request's own messages (every one but the proxy's
+    system messages: the bench sends none) carry, whole."""
+    sent = [
+        " ".join(str(m.get("content", "")).lower().split())
+        for m in body.get("messages", ())
+        if m.get("role") != "system"
+    ]
+    return frozenset(e for e in evidence if any(e in text for text in sent))
+
+
 async def ask_through_proxy(
     run: ProxyRun, chat: str, turns: Sequence[Any], questions: Sequence[Any]
-) -> list[tuple[Any, tuple[str, ...], float, int]]:
+) -> list[tuple[Any, tuple[str, ...], float, int, frozenset[str]]]:
     """Send the conversation through the proxy, then ask every question; per question its
-    normalised items (in recall order), the recall's milliseconds and injected characters."""
+    normalised items (in recall order), the recall's milliseconds and injected characters, and
+    the evidence the request itself carried to the upstream."""
     import httpx
     from openai import AsyncOpenAI
 
@@ -202,7 +216,7 @@ async def ask_through_proxy(
     async with httpx.AsyncClient(timeout=600) as http:  # the last answer stored and extracted
         base = run.url[: -len("v1")]
         await http.get(base + f"api/chats/{chat}/history", params={"limit": 1})
-    out: list[tuple[Any, tuple[str, ...], float, int]] = []
+    out: list[tuple[Any, tuple[str, ...], float, int, frozenset[str]]] = []
     run.upstream.answer = QUESTION_ANSWER
     for q in questions:
         run.upstream.received = None
@@ -215,7 +229,7 @@ async def ask_through_proxy(
         items = tuple(" ".join(row.lower().split()) for row in rows)
         ms = float(trace.duration_ms) if trace is not None else 0.0
         chars = int(trace.injected_chars) if trace is not None else 0
-        out.append((q, items, ms, chars))
+        out.append((q, items, ms, chars, carried_evidence(q.evidence, received)))
     await client.close()
     return out
 

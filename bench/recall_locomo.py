@@ -165,10 +165,14 @@ def questions_of(sample: dict[str, Any], turns: Sequence[Turn]) -> list[Question
     return out
 
 
-def hits_at(items: Sequence[str], evidence: Sequence[str], k: int) -> float:
-    """Share of the evidence found in the first k items (already normalised, whole text)."""
+def hits_at(
+    items: Sequence[str], evidence: Sequence[str], k: int, carried: frozenset[str] = frozenset()
+) -> float:
+    """Share of the evidence found in the first k items (already normalised, whole text), or
+    in `carried` (what the prompt holds without the block: found at any k)."""
     first = items[:k]
-    return sum(1 for e in evidence if any(e in item for item in first)) / len(evidence)
+    found = sum(1 for e in evidence if e in carried or any(e in item for item in first))
+    return found / len(evidence)
 
 
 # -- Okapi BM25 over the raw turns --------------------------------------------------------------
@@ -316,6 +320,8 @@ class Asked:
     items: tuple[str, ...]  # normalised injected items, in order
     ms: float
     chars: int
+    #: evidence the request itself carries (the proxy path: its history), found at any k
+    carried: frozenset[str] = frozenset()
 
 
 def write_transcript(path: Path, turns: Sequence[Turn]) -> Path:
@@ -435,7 +441,7 @@ async def _through_proxy(proxy: ProxyRun, sample: dict[str, Any]) -> list[Asked]
     chat = str(sample.get("sample_id", "conv"))
     got = await ask_through_proxy(proxy, chat, turns, questions_of(sample, turns))
     EXTRACTION.add("built-in (proxy)")
-    return [Asked(q, items, ms, chars) for q, items, ms, chars in got]
+    return [Asked(*one) for one in got]
 
 
 def _bm25_one(sample: dict[str, Any]) -> list[tuple[Question, tuple[str, ...]]]:
@@ -467,14 +473,36 @@ def _table(rows: dict[str, dict[str, list[float]]]) -> Iterator[str]:
         yield "| " + " | ".join(cells) + " |"
 
 
-def _collect(pairs: Sequence[tuple[Question, Sequence[str]]]) -> dict[str, dict[int, list[float]]]:
+def _collect(pairs: Sequence[tuple[Any, ...]]) -> dict[str, dict[int, list[float]]]:
+    """R@k per category and overall: (question, items[, evidence carried by the request])."""
     out: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for q, items in pairs:
+    for q, items, *rest in pairs:
+        carried = rest[0] if rest else frozenset()
         for k in KS:
-            h = hits_at(items, q.evidence, k)
+            h = hits_at(items, q.evidence, k, carried)
             out[CATEGORIES.get(q.category, str(q.category))][k].append(h)
             out["overall"][k].append(h)
     return out
+
+
+def _carried_line(path: str, asked: Sequence[Asked]) -> list[str]:
+    """For a path whose requests carry evidence themselves (the proxy's): how much, and the
+    block's recall@10 of the evidence they do not carry."""
+    pieces = [(e in a.carried, a.items, e) for a in asked for e in a.question.evidence]
+    if not any(carried for carried, _, _ in pieces):
+        return []
+    rest = [e for carried, items, e in pieces if not carried and any(e in i for i in items[:10])]
+    missing = sum(1 for carried, _, _ in pieces if not carried)
+    share = 100 * (len(pieces) - missing) / len(pieces)
+    block = f"{100 * len(rest) / missing:.1f}%" if missing else "-"
+    return [
+        f"{path} path: {share:.1f}% of the evidence turns are in the request's own messages; "
+        f"the block holds {block} of the rest in its first 10 rows"
+    ]
+
+
+def _scored(a: Asked) -> tuple[Question, Sequence[str], frozenset[str]]:
+    return a.question, a.items, a.carried
 
 
 def _pct(values: Sequence[float], p: float) -> float:
@@ -595,10 +623,10 @@ async def _measure(
             }
             for p in paths
             for a in asked[p]
-            if hits_at(a.items, a.question.evidence, 10) < 1
+            if hits_at(a.items, a.question.evidence, 10, a.carried) < 1
         ]
         Path(args.misses).write_text(json.dumps(missed, indent=1), encoding="utf-8")
-    rows = {f"{p} path": _collect([(a.question, a.items) for a in asked[p]]) for p in paths}
+    rows = {f"{p} path": _collect([_scored(a) for a in asked[p]]) for p in paths}
     rows["BM25"] = _collect(bm25)
     lines = list(_table(rows))
     if len(split) > 1:  # the conversations tuned on and the held-out ones, apart
@@ -609,9 +637,7 @@ async def _measure(
                 for s in samples
                 if (str(s.get("sample_id")) in TUNE_SET) == (group == "tuned on")
             )
-            group_rows = {
-                f"{p} path": _collect([(a.question, a.items) for a in per_path[p]]) for p in paths
-            }
+            group_rows = {f"{p} path": _collect([_scored(a) for a in per_path[p]]) for p in paths}
             group_rows["BM25"] = _collect(base_of)
             lines += ["", f"{group} ({', '.join(ids)}):", "", *_table(group_rows)]
     lines.append("")
@@ -621,8 +647,10 @@ async def _measure(
         lines.append(
             f"{path} path: recall latency p50 {_pct(ms, 0.5):.1f} ms, p95 {_pct(ms, 0.95):.1f} ms;"
             f" injected characters p50 {_pct(chars, 0.5):.0f}, p95 {_pct(chars, 0.95):.0f}, "
-            f"max {max(chars, default=0)}; {len(asked[path])} questions"
+            f"max {max(chars, default=0)}, mean {statistics.fmean(chars or [0]):.0f}; "
+            f"{len(asked[path])} questions"
         )
+        lines.extend(_carried_line(path, asked[path]))
     lines.append(
         f"{len(samples)} conversations ({', '.join(str(s.get('sample_id')) for s in samples)}), "
         f"{time.perf_counter() - started:.0f} s; extraction: {', '.join(sorted(EXTRACTION))}"

@@ -35,8 +35,10 @@ from host.chats.chat_lock import (
     lock_folder,
 )
 from host.chats.jsonl import read_objects
+from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
+from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
 from memgraph_plugin.turn.message_extraction import already_extracted
 from memgraph_plugin.turn.pipeline import pipeline_for
 
@@ -413,17 +415,21 @@ class ChatMemory:
         return await self.pipeline.recall(chat_id, window=window)
 
     def window(
-        self, chat_id: str, conv: Conversation, synced: Synced, trimmed: Trimmed
+        self, chat_id: str, conv: Conversation, synced: Synced, trimmed: Trimmed | None = None
     ) -> PromptWindow:
-        """The recall window of a request cut to a budget (after `sync`): the chat index of the
-        oldest message the forwarded request keeps (sent message i is stored at the ledger's
-        ``offset + i``) and the block's budget."""
-        first = bisect_left(conv.positions, trimmed.first_kept)
+        """The recall window of a request (after `sync`): the chat index of the oldest message
+        the forwarded request carries (sent message i is stored at the ledger's ``offset + i``),
+        whose events and those of every later message the block leaves out, and the block's
+        budget: `trimmed`'s for a request cut to a context budget, else
+        ``recall_budget_chars`` (the request is forwarded with every message it sent)."""
+        first = bisect_left(conv.positions, trimmed.first_kept) if trimmed is not None else 0
         ledger = self.ledger(chat_id)
         at = synced.plan.offset + first
         kept_from = ledger.indices[at] if first < len(conv) and at < len(ledger) else None
         if kept_from is None:
             kept_from = len(self.host.chat(chat_id))
+        if trimmed is None:
+            return PromptWindow(int_setting(self.host.settings, RECALL_BUDGET_CHARS), kept_from)
         return PromptWindow(
             trimmed.block_chars, kept_from, trimmed.dropped, trimmed.tokens_saved
         )

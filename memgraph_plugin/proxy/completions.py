@@ -356,9 +356,8 @@ class Proxy:
         synced = await self.memory.sync(identity.chat_id, conv)
         if conv.last_user() < 0:
             return Prepared(synced, "")
-        window = None
-        if trimmed is not None:
-            window = self.memory.window(identity.chat_id, conv, synced, trimmed)
+        # the block leaves out the events of every message the forwarded request carries
+        window = self.memory.window(identity.chat_id, conv, synced, trimmed)
         outcome = await self.memory.recall(identity.chat_id, window=window)
         block = outcome.prompt.strip() if outcome is not None else ""
         return Prepared(synced, block, outcome)

@@ -5,8 +5,10 @@ Pinned (always-inject) nodes are the nodes a person pinned (`Node.pinned`, from 
 always-inject type (the current scene's events, the newest threads), read from the head of the
 store's per-type pool. A person's pins take the budget first. Recalled nodes then fill what is
 left of ``recall_budget_chars`` in relevance order; a node whose row does not fit is left out
-(named in the trace) and smaller ones after it may still come in. Every cell is clipped to
-``recall_item_chars``.
+(named in the trace) and smaller ones after it may still come in. A row that repeats one the
+block already has (`repeated_rows.RowRepeats`: the same text, or nearly) is left out too
+(counted in the trace as collapsed), and its room goes to the next-ranked items. Every cell is
+clipped to ``recall_item_chars``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import attrs
 
 from ..engine.read.pinned import pinned_ids
 from .render import PINNED_HEADING, RECALLED_HEADING, item_text, node_columns, render_injection
+from .repeated_rows import RowRepeats
 
 # a table's fixed cost beyond its rows: "### name", header and separator lines, blank lines
 _TABLE_SLACK = 16
@@ -25,12 +28,14 @@ _TABLE_SLACK = 16
 
 @attrs.frozen
 class Fitted:
-    """What fits the budget: pinned and recalled nodes (in order), the ids left out, the text."""
+    """What fits the budget: pinned and recalled nodes (in order), the ids left out, the text,
+    and the ids left out as repeats of a row kept (`collapsed`)."""
 
     pinned: tuple[Any, ...]
     recalled: tuple[Any, ...]
     cut: tuple[str, ...]
     prompt: str
+    collapsed: tuple[str, ...] = ()
 
 
 #: Nodes of the pool's head read past `per_type` to make up for the ones left out (the
@@ -83,15 +88,21 @@ def fit(
     max_cell: int,
 ) -> Fitted:
     """Pinned first (the newest kept when even they overflow), then recalled in order, each
-    while the bound of the text so far stays within `budget`; the rendered text is checked
-    and trimmed from the end until it fits."""
+    while the bound of the text so far stays within `budget` and its row repeats none taken
+    before (`RowRepeats`); the rendered text is checked and trimmed from the end until it
+    fits."""
     specs = list(specs)
     used = 0
     tables: set[tuple[str, str]] = set()
     cut: list[str] = []
+    collapsed: list[str] = []
+    repeats = RowRepeats(specs, max_cell)
 
     def take(node: Any, block: str) -> bool:
         nonlocal used
+        if repeats.repeats(node):
+            collapsed.append(node.id)
+            return False
         cost = _row_bound(node, specs, max_cell)
         if (block, node.type) not in tables:
             cost += _table_bound(node, specs)
@@ -102,6 +113,7 @@ def fit(
             return False
         used += cost
         tables.add((block, node.type))
+        repeats.keep(node)
         return True
 
     kept_pinned = [n for n in reversed(pinned) if take(n, "pinned")][::-1]
@@ -110,4 +122,4 @@ def fit(
     while len(prompt) > budget and (kept or kept_pinned):  # the bound was too low: trim
         cut.append(kept.pop().id if kept else kept_pinned.pop(0).id)
         prompt = render_injection(kept_pinned, kept, specs, max_cell=max_cell)
-    return Fitted(tuple(kept_pinned), tuple(kept), tuple(cut), prompt)
+    return Fitted(tuple(kept_pinned), tuple(kept), tuple(cut), prompt, tuple(collapsed))

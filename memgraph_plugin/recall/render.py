@@ -174,6 +174,14 @@ def item_text(node: _NodeLike, specs: Iterable[_SpecLike], max_cell: int | None 
     return " ".join(row_cells(node, columns, None, max_cell, schema_columns=base))
 
 
+def content_text(node: _NodeLike, specs: Iterable[_SpecLike], max_cell: int | None = None) -> str:
+    """What one item's row says: its cells but the id, joined by spaces (two nodes whose rows
+    say the same have the same content text)."""
+    by_type = {s.type: s for s in specs}
+    columns = _columns_for(node.type, by_type, [node])
+    return " ".join(row_cells(node, columns, None, max_cell)[1:])
+
+
 def _group(
     nodes: Iterable[_NodeLike], order: Sequence[str] | None
 ) -> list[tuple[str, list[_NodeLike]]]:

@@ -22,6 +22,7 @@ from host.settings.setting_values import float_setting, int_setting
 from memgraph_plugin.embedding.registry import profile_name
 from memgraph_plugin.engine.model.schema import DEFAULT_DRILL_EDGE_TYPES
 from memgraph_plugin.engine.read.projection import expand_from_seeds
+from memgraph_plugin.engine.read.recent_window import recent_from
 
 from ..hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
 from ..settings_keys import (
@@ -38,7 +39,7 @@ from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .people import known_names
 from .place_signal import place_hits
-from .prompt_window import in_window
+from .prompt_window import CarriedNodes
 from .query import STOP_WORDS, content_query, content_words, expand_terms, time_cue, time_of
 from .rollout import FallbackReason, QualityGate, decide, gate_settings
 from .signals import (
@@ -54,7 +55,6 @@ from .signals import (
 from .topic_signal import topic_list
 
 log = logging.getLogger(__name__)
-
 
 # settings (all optional): the recall_* keys of memgraph_plugin/settings_keys.py
 DRILL_WIDTH = 2  # leaves a rollup hit is replaced by
@@ -409,7 +409,8 @@ class _Turn:
         self.store = request.session.store
         words = content_words(request.query) if request.query.strip() else []
         self.terms = expand_terms(words, self.store.keywords.knows)
-        self.cut = self.store.seq_counter - recent + 1 if recent else None
+        self.cut = recent_from(self.store.seq_counter, recent)
+        self.carried = CarriedNodes(request.kept_from, self.store.node)  # the prompt holds it
         self.time_range = time_cue(request.query, self._now()) if self.terms else None
         self.speakers: frozenset[str] = frozenset()  # the people the question names
         self.named: list[str] | None = None  # the entities it names (`named_entities`)
@@ -431,9 +432,8 @@ class _Turn:
         """Usable and outside the recent window (what the newest answers wrote is in context),
         not the question's own event (the prompt holds the question)."""
         node = self.store.node(node_id)
-        if node is None or node.archived or node_id in self.request.question_ids:
-            return False
-        if in_window(node, self.request.kept_from):
+        gone = node is None or node.archived or node_id in self.request.question_ids
+        if gone or self.carried(node):
             return False
         return self.cut is None or node.seq_to is None or node.seq_to < self.cut
 

@@ -61,6 +61,8 @@ class RecallTrace:
     injected_chars: int = 0  # the prompt block's length (never above the budget)
     cut: tuple[str, ...] = ()  # picked, but left out to stay within the budget
     pinned_ids: tuple[str, ...] = ()  # of always_inject_ids, those a person pinned
+    #: left out as repeats of a row the block kept (the same text, or nearly)
+    collapsed: tuple[str, ...] = ()
     #: a context window (the proxy's budget): the oldest kept message's chat index, how many
     #: older messages were dropped from what the model receives, and the tokens that saved
     window_kept_from: int | None = None
@@ -77,7 +79,7 @@ def trace_from_json(data: dict[str, Any]) -> RecallTrace:
     """Rebuild a trace read back from disk."""
     fields = dict(data)
     fields["anchor"] = tuple(fields.get("anchor", (0, 0)))
-    for key in ("always_inject_ids", "seeds", "cut", "pinned_ids"):
+    for key in ("always_inject_ids", "seeds", "cut", "pinned_ids", "collapsed"):
         fields[key] = tuple(fields.get(key, ()))
     for key in ("selected", "shadow"):
         fields[key] = tuple(Inclusion(**i) for i in fields.get(key, ()))
@@ -192,6 +194,8 @@ def format_table(traces: Sequence[RecallTrace]) -> str:
     for t in traces:
         why = [f"{nid} pinned" for nid in t.pinned_ids]
         picked = "; ".join([*why, *(f"{i.id} {i.describe()}" for i in t.selected)])
+        if t.collapsed:
+            picked += f"; {len(t.collapsed)} repeated rows collapsed"
         rows.append(
             (
                 f"{t.seq}{' (reused)' if t.reused else ''}",

@@ -35,7 +35,7 @@ from ..engine.read.pinned import pinned_ids
 from ..hook_contract import RouteRequest, RouteResult, coerce_route_result
 from ..recall.hookcalls import first, report_failures
 from ..recall.injection_budget import fit, pinned_nodes
-from ..recall.prompt_window import in_window
+from ..recall.prompt_window import CarriedNodes
 from ..recall.router import HybridRouter
 from ..recall.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
@@ -303,9 +303,8 @@ class TurnPipeline:
         max_cell = int_setting(settings, RECALL_ITEM_CHARS)
         specs = session.get_schema().types
         question = self._question_index(chat_id)
-        pinned = pinned_nodes(
-            session, per_type, lambda n: not_pinned(n, question) or in_window(n, kept_from)
-        )
+        carried = CarriedNodes(kept_from, session.store.node)  # the prompt holds them
+        pinned = pinned_nodes(session, per_type, lambda n: not_pinned(n, question) or carried(n))
         always_ids = tuple(n.id for n in pinned)
         pins = set(pinned_ids(session.store))  # a person's pins: the trace says so
         question_ids = question_nodes(session, question, per_type)
@@ -330,7 +329,7 @@ class TurnPipeline:
         for inc in route.selected:
             node = get(inc.id)
             if inc.id not in always and inc.id not in chosen and usable(node) and not (
-                node is not None and in_window(node, kept_from)
+                node is not None and carried(node)
             ):
                 chosen[inc.id] = node
         fitted = fit(pinned, list(chosen.values()), specs, budget=budget, max_cell=max_cell)
@@ -363,6 +362,7 @@ class TurnPipeline:
             budget_chars=budget,
             injected_chars=len(fitted.prompt),
             cut=fitted.cut,
+            collapsed=fitted.collapsed,
             pinned_ids=tuple(i for i in always_ids if i in pins),
             window_kept_from=kept_from,
             window_dropped=window.dropped_messages if window is not None else 0,

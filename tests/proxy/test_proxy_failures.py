@@ -242,8 +242,9 @@ def test_memory_goes_on_after_a_restart(tmp_path: Path, upstream: Upstream) -> N
         first.stop()
     second = RunningProxy(data, upstream.url)
     try:
-        history.append({"role": "user", "content": "Which tower again?"})
-        client(second, "bell").chat.completions.create(model="tiny", messages=history)
+        # a front end whose window holds the newest message only: the answer comes from memory
+        window = [{"role": "user", "content": "Which tower again?"}]
+        client(second, "bell").chat.completions.create(model="tiny", messages=window)
         sent = upstream.completions_received()[-1]["body"]["messages"]
         assert sent[0]["role"] == "system" and "Carrowmere" in sent[0]["content"]
         assert len(second.messages("bell")) == 4  # nothing added twice after the restart

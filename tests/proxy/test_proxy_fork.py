@@ -95,3 +95,31 @@ def test_the_json_apis_fork_route_starts_a_chat_with_the_old_chats_memory(
     bad = httpx.post(api + "/c/fork", json={"from": "old", "upto": -1}, headers=proxy.writer,
                      timeout=60)  # fmt: skip
     assert bad.status_code == 400 and "'upto'" in bad.json()["error"]
+
+
+def test_the_first_forked_request_ranks_the_old_chats_people(
+    proxy: RunningProxy, upstream: Upstream
+) -> None:
+    """The person asked about is older than the pinned scene: only ranking can bring her."""
+    sdk = client(proxy, "long")
+    turns = [
+        ("My sister Maria moved to Lisbon last spring.", "How does Maria like Lisbon?"),
+        ("My friend Tom plays the violin in an orchestra.", "Tom must practise a lot."),
+        ("Yesterday I adopted a grey cat named Pixel.", "Pixel is a great name."),
+        ("I repainted the kitchen green over the weekend.", "Green kitchens feel fresh."),
+        ("We had pancakes for breakfast today.", "Pancakes are a fine start."),
+    ]
+    history: list[dict[str, str]] = []
+    for said, answer in turns:
+        history.append({"role": "user", "content": said})
+        upstream.behaviour.answer = answer
+        sdk.chat.completions.create(model="tiny", messages=history)  # type: ignore[arg-type]
+        history.append({"role": "assistant", "content": answer})
+    proxy.idle("long")
+    upstream.behaviour.answer = "She lives in Lisbon."
+    ask = [{"role": "user", "content": "Where does Maria live?"}]
+    _forking(proxy, "branch", "long").chat.completions.create(model="tiny", messages=ask)
+    block = upstream.completions_received()[-1]["body"]["messages"][0]["content"]
+    recalled = block.split("## Pinned memory")[0]
+    assert "## Recalled memory" in recalled, block
+    assert "My sister Maria moved to Lisbon last spring." in recalled

@@ -29,10 +29,8 @@ def test_the_injected_block_is_what_the_upstream_received(
     history = [SYSTEM, {"role": "user", "content": "Where does Mira keep the brass lantern?"}]
     first = ask(proxy, "harbour", history)
     assert first == upstream.behaviour.answer
-    history += [
-        {"role": "assistant", "content": first},
-        {"role": "user", "content": "Remind me: where is the lantern kept?"},
-    ]
+    # a front end whose window holds the newest message only: the first exchange is not sent
+    history = [SYSTEM, {"role": "user", "content": "Remind me: where is the lantern kept?"}]
     raw = client(proxy, "harbour").chat.completions.with_raw_response.create(
         model="tiny", messages=history
     )

@@ -46,7 +46,10 @@ def test_a_sillytavern_request_keeps_names_and_drops_system_and_prefill(
     assert len(proxy.messages(chat)) == 7
     sent = upstream.completions_received()[-1]["body"]["messages"]
     # after the leading system messages (main prompt, card, examples), before the history
-    assert sent[6]["role"] == "system" and "Skyharbor" in sent[6]["content"]
+    block = sent[6]["content"]
+    assert sent[6]["role"] == "system" and block.startswith("Long-term memory")
+    assert "| Ilya |" in block and "| Quill |" in block  # the people of the chat
+    assert "Skyharbor" not in block  # the history the request carries is not repeated
     assert sent[:6] == body["messages"][:6] and sent[7:] == body["messages"][6:]
 
 

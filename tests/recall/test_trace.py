@@ -50,3 +50,11 @@ def test_round_trip_last_n_and_torn_line(tmp_path):
     table = format_table(traces)
     assert "4 (reused)" in table and "n_6 via n_4 -[related]- (1 hop)" in table
     assert table.count("\n") == 4
+
+
+def test_the_trace_says_how_many_rows_collapsed(tmp_path):
+    log = TraceLog(tmp_path / "traces")
+    log.append(_trace("c", 1, collapsed=("n_2", "n_3")))
+    (trace,) = log.read("c")
+    assert trace.collapsed == ("n_2", "n_3")
+    assert "2 repeated rows collapsed" in format_table([trace])

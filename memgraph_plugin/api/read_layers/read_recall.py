@@ -25,6 +25,7 @@ from ...engine.read.edge_summaries import summaries_for
 from ...engine.read.pool_counts import oldest_pool_roots, pool_count_at_depth
 from ...engine.read.projection import edge_summary as _edge_summary
 from ...engine.read.projection import expand_from_seeds as _expand
+from ...engine.read.recent_window import recent_from
 from ...errors import (
     check_bool,
     check_id_container,
@@ -69,8 +70,9 @@ class RecallPrimitives(ReadBase):
         )
         # keys are (-seq, -depth, id) ascending; a missing seq_to is -1 (key 1), at the end
         cut_hi: int | None = None  # keep seq_to <= cut_hi
-        if recent:
-            cut_hi = store.seq_counter - recent  # drops seq_to >= L - N + 1
+        first_recent = recent_from(store.seq_counter, recent)
+        if first_recent is not None:
+            cut_hi = first_recent - 1  # drops seq_to >= L - N + 1 (never an imported seq 0)
         windowed = window is not None and window != (None, None)
         start = end = None
         if windowed:

@@ -31,6 +31,15 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// A chat id may be up to 1,024 characters: the chat list shows a long one with an ellipsis in
+// its middle (ids that share a long opening still differ at their end) and the whole id on hover.
+const SHOWN_ID = 48;
+function shortId(id) {
+  if (id.length <= SHOWN_ID) return id;
+  const tail = Math.floor(SHOWN_ID / 3);
+  return `${id.slice(0, SHOWN_ID - tail - 1)}…${id.slice(-tail)}`;
+}
+
 function colour(type) {
   // the server's colours (memgraph_plugin/type_colours.py, graph.html's too); else a palette
   if (explorer.types[type]) return explorer.types[type].colour;
@@ -264,6 +273,7 @@ async function openChat(chat) {
   $("detail").replaceChildren(el("p", { class: "hint" }, "Click a node to see its details."));
   await loadGraph();
   listen();
+  $("chat-select").title = chat;
   const url = new URL(location.href);
   url.searchParams.set("chat", chat);
   history.replaceState(null, "", url);
@@ -271,9 +281,14 @@ async function openChat(chat) {
 
 async function start() {
   makeGraph();
+  // the status line is cut to the header's room: its whole text on hover
+  const status = $("status");
+  new MutationObserver(() => { status.title = status.textContent; })
+    .observe(status, { childList: true, characterData: true, subtree: true });
   const { chats } = await api("/api/chats");
   const select = $("chat-select");
-  select.replaceChildren(...chats.map((c) => el("option", { value: c.id }, c.id)));
+  select.replaceChildren(...chats.map((c) => el("option", { value: c.id, title: c.id },
+    shortId(c.id))));
   select.addEventListener("change", () => openChat(select.value));
   let timer = null;
   $("search").addEventListener("input", (evt) => {
