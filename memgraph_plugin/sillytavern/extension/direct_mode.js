@@ -106,7 +106,13 @@ export class DirectMemory {
         if (held) {
             return held;
         }
-        const history = await this.client.fetchJson(`/api/chats/${id}/history?limit=1000000`);
+        const history = await this.client.fetchJson(`/api/chats/${id}/history?limit=1000000`)
+            .catch(error => {
+                if (error.status === 404) {  // a chat the server has no message of yet
+                    return { total: 0, messages: [] };
+                }
+                throw error;
+            });
         if (history.total === 0 && identity.forkFrom) {
             const fork = { method: 'POST', body: { from: identity.forkFrom } };
             await this.client.fetchJson(`/api/chats/${id}/fork`, fork).catch(error => {
