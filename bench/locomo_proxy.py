@@ -194,6 +194,21 @@ def carried_evidence(evidence: Sequence[str], body: dict[str, Any]) -> frozenset
     return frozenset(e for e in evidence if any(e in text for text in sent))
 
 
+async def send_conversation(
+    run: ProxyRun, client: Any, turns: Sequence[Any]
+) -> list[dict[str, str]]:
+    """Every request a chat app makes for the conversation, each answered with its next
+    assistant turn (`history_of`); the whole history, for the questions to go on top of."""
+    history: list[dict[str, str]] = []
+    for sent, answer in history_of(turns):
+        history = sent
+        if answer is None:
+            break
+        run.upstream.answer = answer
+        await client.chat.completions.create(model="locomo", messages=sent)
+    return history
+
+
 async def ask_through_proxy(
     run: ProxyRun, chat: str, turns: Sequence[Any], questions: Sequence[Any]
 ) -> list[tuple[Any, tuple[str, ...], float, int, frozenset[str]]]:
@@ -206,13 +221,7 @@ async def ask_through_proxy(
     client = AsyncOpenAI(
         base_url=run.url, api_key="locomo", default_headers={PROXY_CHAT_HEADER: chat}
     )
-    history: list[dict[str, str]] = []
-    for sent, answer in history_of(turns):
-        history = sent
-        if answer is None:
-            break
-        run.upstream.answer = answer
-        await client.chat.completions.create(model="locomo", messages=sent)  # type: ignore[arg-type]
+    history = await send_conversation(run, client, turns)
     async with httpx.AsyncClient(timeout=600) as http:  # the last answer stored and extracted
         base = run.url[: -len("v1")]
         await http.get(base + f"api/chats/{chat}/history", params={"limit": 1})
@@ -254,13 +263,7 @@ async def cover_through_proxy(
     client = AsyncOpenAI(
         base_url=run.url, api_key="locomo", default_headers={PROXY_CHAT_HEADER: chat}
     )
-    history: list[dict[str, str]] = []
-    for sent, answer in history_of(turns):
-        history = sent
-        if answer is None:
-            break
-        run.upstream.answer = answer
-        await client.chat.completions.create(model="locomo", messages=sent)  # type: ignore[arg-type]
+    history = await send_conversation(run, client, turns)
     run.upstream.answer = QUESTION_ANSWER
     out: list[tuple[Any, dict[int, tuple[float, float, int, int]]]] = []
     for q in questions:

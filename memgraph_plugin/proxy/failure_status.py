@@ -24,7 +24,10 @@ from host.chats.chat_lock import ChatBusy
 from memgraph_plugin.storage.errors import StorageError
 from memgraph_plugin.storage.failures import storage_failure
 
-__all__ = ["busy_body", "busy_completion", "failure_of", "storage_message", "storage_status"]
+__all__ = [
+    "busy_body", "busy_completion", "failure_of", "storage_answer", "storage_message",
+    "storage_status",
+]  # fmt: skip
 
 #: status per storage error code (any other: 503)
 STATUS = {"STORAGE_FULL": 507, "STORAGE_READ_ONLY": 507, "CONFLICT": 409}
@@ -51,6 +54,16 @@ def storage_message(error: StorageError) -> str:
     """The error's one-line message, without the code prefix `MemoryGraphError` adds."""
     message = getattr(error, "message", "") or str(error)
     return str(message).splitlines()[0] if message else type(error).__name__
+
+
+def storage_answer(exc: BaseException) -> JSONResponse | None:
+    """The JSON answer to a storage failure (`failure_of`), or None for any other exception
+    (the caller raises it again)."""
+    error = failure_of(exc)
+    if error is None:
+        return None
+    answer = {"error": storage_message(error), "code": error.code}
+    return JSONResponse(answer, status_code=storage_status(error))
 
 
 def busy_body(exc: ChatBusy) -> tuple[dict[str, Any], dict[str, str]]:

@@ -48,7 +48,13 @@ from .chat_identity import ChatIdentity
 from .chat_memory import ChatMemory, NotStored, read_sources
 from .context_budget import trim
 from .conversation import content_text
-from .failure_status import busy_body, failure_of, storage_message, storage_status
+from .failure_status import (
+    busy_body,
+    failure_of,
+    storage_answer,
+    storage_message,
+    storage_status,
+)
 from .json_body import TooDeep, decoded_off_loop
 from .settings import DEFAULT_MEMORY_SHARE
 from .token_count import for_model
@@ -255,11 +261,9 @@ class MemoryApi:
             except NotStored as exc:
                 return _not_stored(exc)
             except Exception as exc:
-                error = failure_of(exc)
-                if error is None:
+                if (answer := storage_answer(exc)) is None:
                     raise
-                answer = {"error": storage_message(error), "code": error.code}
-                return JSONResponse(answer, status_code=storage_status(error))
+                return answer
 
         return guarded
 

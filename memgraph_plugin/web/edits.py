@@ -31,7 +31,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from memgraph_plugin.proxy.access import TOKEN_HEADER, write_refusal
-from memgraph_plugin.proxy.failure_status import failure_of, storage_message, storage_status
+from memgraph_plugin.proxy.failure_status import storage_answer
 from memgraph_plugin.proxy.json_body import TooDeep, decoded_off_loop
 from memgraph_plugin.settings_keys import SERVE_TOKEN
 
@@ -123,11 +123,9 @@ class EditRoutes:
                 out["field"] = exc.field
             return JSONResponse(out, status_code=exc.status)
         except Exception as exc:
-            error = failure_of(exc)
-            if error is None:
+            if (answer := storage_answer(exc)) is None:
                 raise
-            answer = {"error": storage_message(error), "code": error.code}
-            return JSONResponse(answer, status_code=storage_status(error))
+            return answer
 
     async def _apply(self, chat: str, ops: list[dict[str, Any]]) -> dict[str, Any]:
         """The ops as one batch and one ``edit`` commit (fired); 422 naming the field when the
