@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, BrowserContext, Page
+
+from .memory_server import TOKEN, MemoryServer
+from .sillytavern_app import SillyTavern
 
 TIMEOUT_MS = 60_000
 #: SillyTavern is idle: no generation running, the send button back
@@ -14,6 +17,34 @@ IDLE = """() => {
                           return !!e && getComputedStyle(e).display !== 'none'; };
     return shown('send_but') && !shown('mes_stop');
 }"""
+
+
+def open_chat_page(
+    browser: Browser,
+    sillytavern: SillyTavern,
+    server: MemoryServer,
+    custom_url: str,
+    context_tokens: int,
+) -> tuple[BrowserContext, ChatPage]:
+    """SillyTavern's page with Chat Completion (Custom) at `custom_url`: the memory server's
+    `/v1` for proxy mode, the upstream itself for direct mode; the extension set up for
+    `server`. The browser context is the caller's to close."""
+    sillytavern.write_settings(
+        firstRun=False, main_api="openai",
+        power_user={"auto_connect": True},
+        oai_settings={
+            "chat_completion_source": "custom", "custom_url": custom_url,
+            "custom_model": "tiny", "openai_max_context": context_tokens,
+            "openai_max_tokens": 60, "stream_openai": False,
+        },
+        extension_settings={"memgraph-memory": {
+            "url": server.url, "token": TOKEN, "mode": "auto"}},
+    )  # fmt: skip
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(sillytavern.url)
+    page.wait_for_function("() => globalThis.memgraphMemory !== undefined", timeout=120_000)
+    return context, ChatPage(page)
 
 
 class ChatPage:

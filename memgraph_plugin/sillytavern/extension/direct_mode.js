@@ -106,7 +106,14 @@ export class DirectMemory {
         if (held) {
             return held;
         }
-        const history = await this.client.fetchJson(`/api/chats/${id}/history?limit=1000000`);
+        // a chat the server does not know yet is a 404 (reads never create chats): no messages
+        const history = await this.client.fetchJson(`/api/chats/${id}/history?limit=1000000`)
+            .catch(error => {
+                if (error.status !== 404) {
+                    throw error;
+                }
+                return { total: 0, messages: [] };
+            });
         if (history.total === 0 && identity.forkFrom) {
             const fork = { method: 'POST', body: { from: identity.forkFrom } };
             await this.client.fetchJson(`/api/chats/${id}/fork`, fork).catch(error => {
