@@ -1,7 +1,7 @@
 """The real SillyTavern (the extension installed), a recording upstream, ``memgraph-host serve``
 and headless chromium. The tests that need SillyTavern skip (one line naming the variable) when
-`MEMGRAPH_SILLYTAVERN_TARBALL` is unset. They carry the xdist group `sillytavern`: under
-`--dist loadgroup` (`make test`) one worker runs them all with one SillyTavern and one browser."""
+`MEMGRAPH_SILLYTAVERN_TARBALL` is unset. Under xdist each worker that runs one of them starts
+its own SillyTavern and browser once (session fixtures)."""
 
 from __future__ import annotations
 

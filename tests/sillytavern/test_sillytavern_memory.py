@@ -19,10 +19,7 @@ from .goals import record
 from .memory_server import MemoryServer
 from .sillytavern_app import SillyTavern
 
-pytestmark = [
-    pytest.mark.browser, pytest.mark.process, pytest.mark.slow,
-    pytest.mark.xdist_group("sillytavern"),  # one worker, one SillyTavern (conftest.py)
-]  # fmt: skip
+pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
 
 MARKER = "Long-term memory of this conversation"
 #: a folder: the tests save the pictures docs/sillytavern.md shows there
