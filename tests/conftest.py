@@ -1,5 +1,6 @@
 """Shared fixtures: a host environment free of the developer's env switches, the engine's story
-graph (engine and API tests), and the storage targets (storage and loaded-chats tests)."""
+graph (engine and API tests), the storage targets (storage and loaded-chats tests), and the
+SillyTavern goals table gathered from the xdist workers and printed at the end of the run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from memgraph_plugin.engine.graph.store import Store
+from tests.sillytavern import goals as sillytavern_goals
 from tests.storage.targets import S3Server, Target, local_target
 from tests.story_graph import story_data
 
@@ -22,6 +24,19 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile("memgraph")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    sillytavern_goals.handed_over(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: a worker's session ended
+def pytest_testnodedown(node: object, error: object) -> None:
+    sillytavern_goals.merge(getattr(node, "workeroutput", None) or {})
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    sillytavern_goals.summary(terminalreporter)
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from .memory_server import TOKEN, MemoryServer
+from .sillytavern_app import SillyTavern
 
 TIMEOUT_MS = 60_000
 #: SillyTavern is idle: no generation running, the send button back
@@ -16,9 +20,43 @@ IDLE = """() => {
 }"""
 
 
+def open_chat_page(
+    browser: Browser,
+    sillytavern: SillyTavern,
+    server: MemoryServer,
+    custom_url: str,
+    context_tokens: int,
+) -> tuple[BrowserContext, ChatPage]:
+    """SillyTavern's page with Chat Completion (Custom) at `custom_url`: the memory server's
+    `/v1` for proxy mode, the upstream itself for direct mode; the extension set up for
+    `server`. The browser context is the caller's to close."""
+    sillytavern.write_settings(
+        firstRun=False, main_api="openai",
+        power_user={"auto_connect": True},
+        oai_settings={
+            "chat_completion_source": "custom", "custom_url": custom_url,
+            "custom_model": "tiny", "openai_max_context": context_tokens,
+            "openai_max_tokens": 60, "stream_openai": False,
+        },
+        extension_settings={"memgraph-memory": {
+            "url": server.url, "token": TOKEN, "mode": "auto"}},
+    )  # fmt: skip
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(sillytavern.url)
+    page.wait_for_function("() => globalThis.memgraphMemory !== undefined", timeout=120_000)
+    return context, ChatPage(page)
+
+
 class ChatPage:
     def __init__(self, page: Page) -> None:
         self.page = page
+        self.console: list[str] = []  # the page's warnings and errors, for a failure's message
+        page.on("console", self._console)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type in ("warning", "error"):
+            self.console.append(f"{message.type}: {message.text[:400]}")
 
     def evaluate(self, script: str, arg: Any = None) -> Any:
         return self.page.evaluate(script, arg)
@@ -61,9 +99,15 @@ class ChatPage:
         before = len(self.chat())
         self.page.fill("#send_textarea", text)
         self.page.click("#send_but")
-        self.page.wait_for_function(
-            "n => SillyTavern.getContext().chat.length >= n + 2", arg=before, timeout=TIMEOUT_MS
-        )
+        try:
+            self.page.wait_for_function(
+                "n => SillyTavern.getContext().chat.length >= n + 2", arg=before,
+                timeout=TIMEOUT_MS,
+            )  # fmt: skip
+        except PlaywrightTimeout:
+            raise AssertionError(
+                f"no answer to {text!r}; the page said:\n" + "\n".join(self.console[-20:])
+            ) from None
         self.settle()
         return self.chat()[-1]["mes"]
 
@@ -88,7 +132,33 @@ class ChatPage:
         )  # fmt: skip
         self.settle()
 
+    def _seen(self, event: str) -> int:
+        """How many times SillyTavern has emitted `event` (a MESSAGE_* name) since counting began.
+        The counting listener is added after the extension's, so SillyTavern calls it after the
+        extension's handler: a new count means the extension has queued its call."""
+        return int(
+            self.evaluate(
+                """event => {
+                    const { eventSource, eventTypes } = SillyTavern.getContext();
+                    const seen = globalThis.memgraphTestSeen ??= {};
+                    if (!(event in seen)) {
+                        seen[event] = 0;
+                        eventSource.on(eventTypes[event], () => { seen[event] += 1; });
+                    }
+                    return seen[event];
+                }""",
+                event,
+            )
+        )
+
+    def _wait_seen(self, event: str, before: int) -> None:
+        self.page.wait_for_function(
+            "([event, n]) => globalThis.memgraphTestSeen[event] > n", arg=[event, before],
+            timeout=TIMEOUT_MS,
+        )  # fmt: skip
+
     def edit(self, index: int, text: str) -> None:
+        seen = self._seen("MESSAGE_EDITED")
         message = self.page.locator(f'#chat .mes[mesid="{index}"]')
         message.scroll_into_view_if_needed()
         message.hover()
@@ -99,11 +169,13 @@ class ChatPage:
             "([i, t]) => SillyTavern.getContext().chat[i].mes === t", arg=[index, text],
             timeout=TIMEOUT_MS,
         )  # fmt: skip
+        self._wait_seen("MESSAGE_EDITED", seen)
         self.settle()
 
     def delete(self, index: int) -> None:
         """Delete one message (its editor's delete button, confirmed)."""
         before = len(self.chat())
+        seen = self._seen("MESSAGE_DELETED")
         message = self.page.locator(f'#chat .mes[mesid="{index}"]')
         message.scroll_into_view_if_needed()
         message.hover()
@@ -113,6 +185,7 @@ class ChatPage:
         self.page.wait_for_function(
             "n => SillyTavern.getContext().chat.length === n - 1", arg=before, timeout=TIMEOUT_MS
         )
+        self._wait_seen("MESSAGE_DELETED", seen)
         self.settle()
 
     def branch(self) -> None:

@@ -1,6 +1,7 @@
-"""The real SillyTavern, a recording upstream, ``memgraph-host serve`` and headless chromium.
-The tests that need SillyTavern skip (one line naming the variable) when
-`MEMGRAPH_SILLYTAVERN_TARBALL` is unset."""
+"""The real SillyTavern (the extension installed), a recording upstream, ``memgraph-host serve``
+and headless chromium. The tests that need SillyTavern skip (one line naming the variable) when
+`MEMGRAPH_SILLYTAVERN_TARBALL` is unset. Under xdist each worker that runs one of them starts
+its own SillyTavern and browser once (session fixtures)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from playwright.sync_api import Browser, sync_playwright
 
 from tests.proxy.upstream import Upstream
 
+from .memory_server import MemoryServer
 from .sillytavern_app import SKIP_REASON, TARBALL_ENV, SillyTavern, installed_sillytavern
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -38,8 +40,11 @@ def sillytavern(
     sillytavern_app: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[SillyTavern]:
     server = SillyTavern(sillytavern_app, tmp_path_factory.mktemp("sillytavern-data"))
-    yield server
-    server.stop()
+    try:
+        server.install_extension()
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -62,19 +67,9 @@ def browser() -> Iterator[Browser]:
         launched.close()
 
 
-#: the goals per mode, filled by the tests, printed as a table at the end of the run
-GOALS: dict[str, dict] = {}
-
-
-@pytest.fixture(scope="session")
-def goals_table() -> dict[str, dict]:
-    return GOALS
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    from .goals import goal_lines
-
-    if GOALS:
-        terminalreporter.section("SillyTavern goals")
-        for line in goal_lines(GOALS):
-            terminalreporter.write_line(line)
+@pytest.fixture
+def memory(tmp_path: Path, upstream: Upstream, sillytavern: SillyTavern) -> Iterator[MemoryServer]:
+    """A fresh ``memgraph-host serve --proxy-upstream`` that SillyTavern's page may call."""
+    server = MemoryServer(tmp_path / "memgraph", upstream.url, sillytavern.origin)
+    yield server
+    server.stop()

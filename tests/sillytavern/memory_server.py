@@ -46,6 +46,12 @@ class MemoryServer:
         rows = self.api.get("/api/chats").json()["chats"]
         return {row["id"]: row["messages"] for row in rows}
 
+    def graph(self, chat: str) -> list[dict]:
+        """The chat's nodes (id, type, title, ...)."""
+        answer = self.api.get(f"/api/chats/{chat}/graph")
+        assert answer.status_code == 200, answer.text
+        return answer.json()["nodes"]
+
     def history(self, chat: str) -> list[str]:
         answer = self.api.get(f"/api/chats/{chat}/history", params={"limit": 100000})
         return [m["text"] for m in answer.json()["messages"]]

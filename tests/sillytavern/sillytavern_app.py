@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tarfile
 import threading
 from pathlib import Path
@@ -106,6 +107,15 @@ class SillyTavern:
             if LISTENING in line:
                 self.ready.set()
         self.ready.set()  # ended: the waiter looks at the exit status
+
+    def install_extension(self) -> None:
+        """The memory extension, put into this profile by its install command."""
+        script = Path(sys.executable).with_name("memgraph-host")
+        proc = subprocess.run(
+            [str(script), "sillytavern", "install", str(self.user_dir), "--origin", self.origin],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
 
     def create_character(self, name: str, description: str, first_mes: str) -> str:
         """A character through SillyTavern's own API; its avatar file name."""

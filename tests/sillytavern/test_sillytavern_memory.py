@@ -6,9 +6,6 @@ the JSON API and injects the recall block)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,65 +14,27 @@ from playwright.sync_api import Browser
 
 from tests.proxy.upstream import Upstream
 
-from .chat_page import ChatPage
-from .memory_server import TOKEN, MemoryServer
+from .chat_page import ChatPage, open_chat_page
+from .goals import record
+from .memory_server import MemoryServer
 from .sillytavern_app import SillyTavern
 
 pytestmark = [pytest.mark.browser, pytest.mark.process, pytest.mark.slow]
 
-SCRIPT = Path(sys.executable).with_name("memgraph-host")
 MARKER = "Long-term memory of this conversation"
 #: a folder: the tests save the pictures docs/sillytavern.md shows there
 SCREENSHOTS = os.environ.get("SILLYTAVERN_SCREENSHOT_DIR")
 CONTEXT_TOKENS = 600  # SillyTavern's context size: the five facts fall out of the window
 
 
-def _install(sillytavern: SillyTavern) -> None:
-    proc = subprocess.run(
-        [str(SCRIPT), "sillytavern", "install", str(sillytavern.user_dir),
-         "--origin", sillytavern.origin],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-
-
 @pytest.fixture(scope="module")
 def characters(sillytavern: SillyTavern) -> dict[str, str]:
-    _install(sillytavern)
     return {
         mode: sillytavern.create_character(
             name, f"{name} is a terse archivist.", f"Hello, I am {name}."
         )
         for mode, name in (("proxy", "Quill"), ("direct", "Wren"))
     }
-
-
-def _open(
-    browser: Browser, sillytavern: SillyTavern, server: MemoryServer, custom_url: str
-) -> tuple[Any, ChatPage]:
-    sillytavern.write_settings(
-        firstRun=False, main_api="openai",
-        power_user={"auto_connect": True},
-        oai_settings={
-            "chat_completion_source": "custom", "custom_url": custom_url,
-            "custom_model": "tiny", "openai_max_context": CONTEXT_TOKENS,
-            "openai_max_tokens": 60, "stream_openai": False,
-        },
-        extension_settings={"memgraph-memory": {
-            "url": server.url, "token": TOKEN, "mode": "auto"}},
-    )  # fmt: skip
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(sillytavern.url)
-    page.wait_for_function("() => globalThis.memgraphMemory !== undefined", timeout=120_000)
-    return context, ChatPage(page)
-
-
-@pytest.fixture
-def memory(tmp_path: Path, upstream: Upstream, sillytavern: SillyTavern) -> Iterator[MemoryServer]:
-    server = MemoryServer(tmp_path / "memgraph", upstream.url, sillytavern.origin)
-    yield server
-    server.stop()
 
 
 FACTS = {
@@ -172,14 +131,13 @@ def test_proxy_mode_keeps_one_memory_through_trimming_edits_and_a_branch(
     memory: MemoryServer,
     upstream: Upstream,
     characters: dict[str, str],
-    goals_table: dict[str, dict[str, Any]],
 ) -> None:
-    context, chat = _open(browser, sillytavern, memory, memory.url + "/v1")
+    context, chat = open_chat_page(browser, sillytavern, memory, memory.url + "/v1", CONTEXT_TOKENS)
     try:
         chat.open_character("Quill")
         assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "proxy"
         goals = run_chat(chat, memory, upstream)
-        goals_table["proxy"] = goals
+        record("proxy", goals)
         _check(goals)
         if SCREENSHOTS:
             chat.page.screenshot(path=str(Path(SCREENSHOTS) / "sillytavern-chat.png"))
@@ -194,14 +152,13 @@ def test_direct_mode_keeps_and_injects_memory_and_goes_on_without_the_server(
     memory: MemoryServer,
     upstream: Upstream,
     characters: dict[str, str],
-    goals_table: dict[str, dict[str, Any]],
 ) -> None:
-    context, chat = _open(browser, sillytavern, memory, upstream.url)
+    context, chat = open_chat_page(browser, sillytavern, memory, upstream.url, CONTEXT_TOKENS)
     try:
         chat.open_character("Wren")
         assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "direct"
         goals = run_chat(chat, memory, upstream)
-        goals_table["direct"] = goals
+        record("direct", goals)
         _check(goals)
         # the memory server stops: the chat answers without memory, and says so once
         chat.evaluate("""() => { window.memgraphToasts = [];

@@ -106,12 +106,13 @@ export class DirectMemory {
         if (held) {
             return held;
         }
+        // a chat the server does not know yet is a 404 (reads never create chats): no messages
         const history = await this.client.fetchJson(`/api/chats/${id}/history?limit=1000000`)
             .catch(error => {
-                if (error.status === 404) {  // a chat the server has no message of yet
-                    return { total: 0, messages: [] };
+                if (error.status !== 404) {
+                    throw error;
                 }
-                throw error;
+                return { total: 0, messages: [] };
             });
         if (history.total === 0 && identity.forkFrom) {
             const fork = { method: 'POST', body: { from: identity.forkFrom } };

@@ -34,6 +34,7 @@ const client = new MemoryClient(settings);
 const direct = new DirectMemory(client);
 const generatedListeners = [];
 let lastQuery = null;
+let lastRecall = null; // direct mode: the JSON API's answer for the last generation
 
 /** "proxy" or "direct": the chosen mode, or for "auto" where Chat Completion requests go. */
 export function currentMode() {
@@ -80,6 +81,7 @@ globalThis.memgraphMemoryInterceptor = async function (chat, contextSize) {
     }
     const recall = await direct.recall(chat, Number(contextSize) || 0);
     lastQuery = recall?.query ?? null;
+    lastRecall = recall;
     if (recall) {
         notifyGenerated({ mode: 'direct', chat: recall.chat, query: recall.query, recall });
     }
@@ -205,8 +207,11 @@ async function mountPanelIfPresent() {
     }
 }
 
-// for tests and the browser console: the mode in use, and a promise of the queued calls' end
-globalThis.memgraphMemory = { mode: currentMode, idle: () => direct.queue };
+// for tests and the browser console: the mode in use, a promise of the queued calls' end, and
+// in direct mode the recall made for the last generation (null in proxy mode)
+globalThis.memgraphMemory = {
+    mode: currentMode, idle: () => direct.queue, lastRecall: () => lastRecall,
+};
 
 jQuery(async () => {
     const { eventSource, eventTypes } = SillyTavern.getContext();

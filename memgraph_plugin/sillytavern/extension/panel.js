@@ -300,7 +300,9 @@ class MemoryPanel {
             return el('label.mgp-field', {}, clipped('span.mgp-name', name), input);
         };
         const title = row('title', node.title);
-        const fields = Object.keys(node.fields).map(name => row(name, node.fields[name]));
+        // a stored `title` field is the node's title: one row for it
+        const fields = Object.keys(node.fields).filter(name => name !== 'title')
+            .map(name => row(name, node.fields[name]));
         const newName = el('input.mgp-new-name', { type: 'text', placeholder: 'new field', 'aria-label': 'new field name' });
         const newValue = el('input.mgp-new-value', { type: 'text', placeholder: 'value', 'aria-label': 'new field value' });
         const save = () => this.save(node, inputs, newName.value.trim(), newValue.value);
@@ -349,6 +351,9 @@ class MemoryPanel {
         const fields = {};
         const clear = [];
         for (const [name, text] of Object.entries(node.fields)) {
+            if (name === 'title') {
+                continue; // the title row above
+            }
             const now = inputs.get(name).value;
             if (now === text) {
                 continue;
