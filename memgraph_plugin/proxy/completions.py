@@ -306,20 +306,20 @@ class Proxy:
         return upstream, raw
 
     async def _stream(self, upstream: httpx.Response, finish: Any) -> AsyncGenerator[bytes, None]:
-        """The upstream's events as they arrive; the answer is stored only when it finished."""
+        """The upstream's events as they arrive; the answer is stored only when the upstream
+        finished it (its ``[DONE]`` or a ``finish_reason`` was read), also when the client
+        hung up as the last event went out (the stream is then closed at that event)."""
         answer = StreamedAnswer()
-        complete = False
         try:
             async for chunk in upstream.aiter_raw():
                 answer.feed(chunk)
                 yield chunk
-            answer.close()
-            complete = answer.finished
         except httpx.HTTPError as exc:
             _, error = upstream_failure(exc, self.upstream)
             yield f"data: {json.dumps(error)}\n\n".encode()
         finally:
-            finish(answer.text if complete else None)
+            answer.close()
+            finish(answer.text if answer.finished else None)
             await upstream.aclose()
 
     def _inject(self, messages: list[Any], block: str) -> list[Any]:
