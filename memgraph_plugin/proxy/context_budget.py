@@ -18,11 +18,12 @@ the prompt) and spends the block on what was dropped.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from .conversation import content_text
 from .token_count import BYTES_PER_TOKEN, MESSAGE_OVERHEAD, TokenCounter
 
 #: Roles kept whatever the budget.
@@ -69,28 +70,45 @@ def trim(
     memory_share: float,
 ) -> Trimmed | None:
     """`messages` cut to `budget_tokens` (see the module note); None when the whole history
-    and a block of `recall_chars` fit already."""
-    costs = [counter.message(m) if isinstance(m, Mapping) else 0 for m in messages]
-    full = sum(costs)
-    if full + block_tokens(recall_chars) <= budget_tokens:
+    and a block of `recall_chars` fit already. Only the messages the budget reaches are counted
+    (from the newest back); the dropped ones' tokens are estimated from their length."""
+    costs: dict[int, int] = {}
+
+    def cost(at: int) -> int:
+        found = costs.get(at)
+        if found is None:
+            message = messages[at]
+            found = costs[at] = counter.message(message) if _role(message) is not None else 0
+        return found
+
+    fits = budget_tokens - block_tokens(recall_chars)
+    total = 0
+    for at in range(len(messages) - 1, -1, -1):
+        total += cost(at)
+        if total > fits:
+            break
+    else:
         return None
     keep = [False] * len(messages)
     fixed = 0  # what goes whatever the budget: system messages, a prefill, the question's turn
     for at, message in enumerate(messages):
         if _role(message) in SYSTEM_ROLES:
             keep[at] = True
-            fixed += costs[at]
+            fixed += cost(at)
     end = len(messages)
     if end and _role(messages[-1]) == "assistant":  # a prefill: the answer continues it
         keep[-1] = True
-        fixed += costs[-1]
+        fixed += cost(end - 1)
         end -= 1
     last_user = next((i for i in range(end - 1, -1, -1) if _role(messages[i]) == "user"), -1)
-    turns = _turns(messages, end)
+    turns = _turns_back(messages, end)
     first_kept = len(messages)
-    while turns and turns[-1][1] > last_user:  # the question's turn and later ones stay
-        start, stop = turns.pop()
-        fixed += sum(costs[start:stop])
+    older: tuple[int, int] | None = None
+    for start, stop in turns:  # the question's turn and later ones stay
+        if stop <= last_user:
+            older = (start, stop)
+            break
+        fixed += sum(cost(at) for at in range(start, stop))
         first_kept = start
         keep[start:stop] = [True] * (stop - start)
     room = budget_tokens - fixed - MESSAGE_OVERHEAD  # what the block and older turns share
@@ -99,42 +117,59 @@ def trim(
         max(0, int(room * BYTES_PER_TOKEN)),
     )
     left = room - math.ceil(chars / BYTES_PER_TOKEN)
-    for start, stop in reversed(turns):
-        cost = sum(costs[start:stop])
-        if cost > left:
+    while older is not None:
+        start, stop = older
+        turn_cost = sum(cost(at) for at in range(start, stop))
+        if turn_cost > left:
             break  # older turns are dropped whole, never one out of the middle
-        left -= cost
+        left -= turn_cost
         first_kept = start
         keep[start:stop] = [True] * (stop - start)
+        older = next(turns, None)
     kept = [m for m, k in zip(messages, keep, strict=True) if k]
+    tokens_kept = sum(cost(at) for at, k in enumerate(keep) if k)
+    dropped = [m for at, m in enumerate(messages) if not keep[at] and at not in costs]
+    counted_dropped = sum(c for at, c in costs.items() if not keep[at])
     return Trimmed(
         messages=kept,
         first_kept=first_kept,
         dropped=len(messages) - len(kept),
-        tokens_full=full,
-        tokens_kept=sum(c for c, k in zip(costs, keep, strict=True) if k),
+        tokens_full=tokens_kept + counted_dropped + _estimated(dropped),
+        tokens_kept=tokens_kept,
         block_chars=chars,
         counter=counter.name,
     )
 
 
+def _estimated(messages: Sequence[Any]) -> int:
+    """The tokens of messages nobody counted (dropped, past where the budget reached): their
+    text's length at 3.5 characters a token, plus the per-message overhead."""
+    chars = sum(len(content_text(m.get("content"))) for m in messages if _role(m) is not None)
+    return math.ceil(chars / BYTES_PER_TOKEN) + MESSAGE_OVERHEAD * len(messages)
+
+
 def _role(message: Any) -> Any:
+    if type(message) is dict:  # what a decoded body holds: no abstract-class check
+        return message.get("role")
     return message.get("role") if isinstance(message, Mapping) else None
 
 
-def _turns(messages: Sequence[Any], end: int) -> list[tuple[int, int]]:
-    """(start, stop) of each turn before `end`: a non-system message and the tool results
-    after it (system messages are not part of any turn)."""
-    turns: list[tuple[int, int]] = []
-    for at in range(end):
+def _turns_back(messages: Sequence[Any], end: int) -> Iterator[tuple[int, int]]:
+    """(start, stop) of each turn before `end`, newest first: a non-system message and the
+    tool results right after it (system messages are not part of any turn; a tool result
+    after one starts a turn of its own)."""
+    at = end - 1
+    while at >= 0:
         role = _role(messages[at])
         if role in SYSTEM_ROLES:
+            at -= 1
             continue
-        if role in FOLLOWING_ROLES and turns and turns[-1][1] == at:
-            turns[-1] = (turns[-1][0], at + 1)
-        else:
-            turns.append((at, at + 1))
-    return turns
+        stop = at + 1
+        while role in FOLLOWING_ROLES and at > 0 and _role(messages[at - 1]) not in SYSTEM_ROLES:
+            at -= 1
+            role = _role(messages[at])
+        yield at, stop
+        at -= 1
 
 
 #: The request header that sets the budget for one request (0: off).

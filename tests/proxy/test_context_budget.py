@@ -200,3 +200,19 @@ def test_the_block_shrinks_to_what_a_small_budget_leaves() -> None:
     assert cut.tokens_kept + math.ceil(cut.block_chars / 3.5) + 4 <= 500
     roomy = trim(messages, 4000, COUNT, recall_chars=6000, memory_share=0.5)
     assert roomy is not None and roomy.block_chars == 7000  # grown to half the budget
+
+
+def test_turns_are_read_newest_first_with_their_tool_results() -> None:
+    from memgraph_plugin.proxy.context_budget import _turns_back
+
+    roles = ["system", "user", "assistant", "tool", "tool", "system", "tool", "user", "tool"]
+    messages = [{"role": r, "content": "x"} for r in roles]
+    assert list(_turns_back(messages, len(messages))) == [(7, 9), (6, 7), (2, 5), (1, 2)]
+
+
+def test_the_dropped_tokens_are_estimated_from_their_length() -> None:
+    messages = [*_chat(400), {"role": "user", "content": "Which pier has the ferry?"}]
+    cut = trim(messages, 1000, COUNT, recall_chars=400, memory_share=0.3)
+    assert cut is not None
+    counted = sum(COUNT.message(m) for m in messages)
+    assert abs(cut.tokens_full - counted) <= 0.1 * counted  # the estimate, near the count
