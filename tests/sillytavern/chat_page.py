@@ -12,6 +12,8 @@ from .memory_server import TOKEN, MemoryServer
 from .sillytavern_app import SillyTavern
 
 TIMEOUT_MS = 60_000
+#: how long a send may take to be taken before its button is pressed again
+SEND_TAKEN_MS = 10_000
 #: SillyTavern is idle: no generation running, the send button back
 IDLE = """() => {
     const shown = id => { const e = document.getElementById(id);
@@ -98,11 +100,20 @@ class ChatPage:
         """Type a message, send it and wait for the answer; the answer."""
         before = len(self.chat())
         self.page.fill("#send_textarea", text)
-        self.page.click("#send_but")
+        for _ in range(3):  # SillyTavern clears the box when it takes a send; a busy page may not
+            self.page.click("#send_but")
+            try:
+                self.page.wait_for_function(
+                    "() => document.querySelector('#send_textarea').value === ''",
+                    timeout=SEND_TAKEN_MS,
+                )
+                break
+            except PlaywrightTimeout:
+                continue
         try:
             self.page.wait_for_function(
                 "n => SillyTavern.getContext().chat.length >= n + 2", arg=before,
-                timeout=TIMEOUT_MS,
+                timeout=2 * TIMEOUT_MS,
             )  # fmt: skip
         except PlaywrightTimeout:
             raise AssertionError(
