@@ -139,19 +139,27 @@ def test_a_request_can_turn_the_budget_off(budget_proxy: RunningProxy, upstream:
     assert [m for m in forwarded if m["role"] != "system"] == messages[1:]
 
 
+def _lena_then_piers(
+    proxy: RunningProxy, upstream: Upstream, chat: str, piers: int
+) -> list[dict]:
+    """A chat through the proxy: one fact, then `piers` turns of chatter; its history."""
+    history: list[dict] = [SYSTEM]
+    turns = [("My sister Lena lives in Porto.", "Noted: Lena lives in Porto.")]
+    turns += [(f"Tell me about pier {n}.", f"Pier {n} holds boats.") for n in range(piers)]
+    for user, answer in turns:
+        upstream.behaviour.answer = answer
+        history.append({"role": "user", "content": user})
+        client(proxy, chat).chat.completions.create(model="tiny", messages=history)
+        history.append({"role": "assistant", "content": answer})
+    return history
+
+
 def test_the_json_api_recall_returns_the_window_it_recalled_for(
     budget_proxy: RunningProxy, upstream: Upstream
 ) -> None:
     import httpx
 
-    history: list[dict] = [SYSTEM]
-    for user, answer in [("My sister Lena lives in Porto.", "Noted: Lena lives in Porto."),
-                         *[(f"Tell me about pier {n}.", f"Pier {n} holds boats.")
-                           for n in range(40)]]:  # fmt: skip
-        upstream.behaviour.answer = answer
-        history.append({"role": "user", "content": user})
-        client(budget_proxy, "api").chat.completions.create(model="tiny", messages=history)
-        history.append({"role": "assistant", "content": answer})
+    history = _lena_then_piers(budget_proxy, upstream, "api", 40)
     question = {"query": "Where does my sister Lena live?", "context_tokens": 300}
     got = httpx.post(budget_proxy.base + "api/chats/api/recall", json=question, timeout=60)
     assert got.status_code == 200, got.text
@@ -170,14 +178,7 @@ def test_the_cli_recall_shows_the_window(budget_proxy: RunningProxy, upstream: U
     import subprocess
     import sys
 
-    history: list[dict] = [SYSTEM]
-    for user, answer in [("My sister Lena lives in Porto.", "Noted: Lena lives in Porto."),
-                         *[(f"Tell me about pier {n}.", f"Pier {n} holds boats.")
-                           for n in range(30)]]:  # fmt: skip
-        upstream.behaviour.answer = answer
-        history.append({"role": "user", "content": user})
-        client(budget_proxy, "cli").chat.completions.create(model="tiny", messages=history)
-        history.append({"role": "assistant", "content": answer})
+    _lena_then_piers(budget_proxy, upstream, "cli", 30)
     script = Path(sys.executable).with_name("memgraph-host")
     command = [str(script), "--data-dir", str(budget_proxy.data_dir), "--set",
                "embedding_profile=hashing", "recall", "cli", "Where does Lena live?"]  # fmt: skip
