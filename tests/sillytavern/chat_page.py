@@ -3,6 +3,7 @@ and branch, each waiting for SillyTavern (and the memory extension's queued call
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page
@@ -20,6 +21,18 @@ IDLE = """() => {
                           return !!e && getComputedStyle(e).display !== 'none'; };
     return shown('send_but') && !shown('mes_stop');
 }"""
+#: what a failure message shows of the page: SillyTavern's connection, its chat and send box, and
+#: the extension's queued calls
+PAGE_STATE = """() => {
+    const c = SillyTavern.getContext();
+    const shown = id => { const e = document.getElementById(id);
+                          return !!e && getComputedStyle(e).display !== 'none'; };
+    return { online: c.onlineStatus, chat: c.chat.length, chat_file: c.getCurrentChatId(),
+             box: document.querySelector('#send_textarea').value,
+             send_shown: shown('send_but'), stop_shown: shown('mes_stop'),
+             memgraph_pending: globalThis.memgraphMemory?.pending() };
+}"""
+CONNECTED = "() => SillyTavern.getContext().onlineStatus !== 'no_connection'"
 
 
 def open_chat_page(
@@ -47,14 +60,38 @@ def open_chat_page(
     page = context.new_page()
     page.goto(sillytavern.url)
     page.wait_for_function("() => globalThis.memgraphMemory !== undefined", timeout=120_000)
-    return context, ChatPage(page)
+    chat = ChatPage(page)
+    chat.describe_servers = lambda: (
+        "memory server:\n" + server.log_tail() + "SillyTavern:\n" + "".join(sillytavern.lines[-20:])
+    )
+    chat.connect()
+    return context, chat
 
 
 class ChatPage:
     def __init__(self, page: Page) -> None:
         self.page = page
         self.console: list[str] = []  # the page's warnings and errors, for a failure's message
+        #: the servers' side of a failure's message (set by the test: logs, requests received)
+        self.describe_servers: Callable[[], str] = lambda: ""
         page.on("console", self._console)
+
+    def connect(self) -> None:
+        """Wait for SillyTavern's API connection (auto-connect at load); a check that failed is
+        tried again with the Connect button, as a user would. SillyTavern drops a send silently
+        while it is not connected."""
+        for _ in range(3):
+            try:
+                self.page.wait_for_function(CONNECTED, timeout=TIMEOUT_MS)
+                return
+            except PlaywrightTimeout:
+                self.page.evaluate("() => $('#api_button_openai').trigger('click')")
+        raise AssertionError("SillyTavern did not connect to its API:\n" + self.failure_state())
+
+    def failure_state(self) -> str:
+        """The page's state, its last warnings and errors, and the servers' side."""
+        lines = [f"page: {self.evaluate(PAGE_STATE)}", *self.console[-20:]]
+        return "\n".join([*lines, self.describe_servers()])
 
     def _console(self, message: ConsoleMessage) -> None:
         if message.type in ("warning", "error"):
@@ -98,6 +135,12 @@ class ChatPage:
 
     def send(self, text: str) -> str:
         """Type a message, send it and wait for the answer; the answer."""
+        before = self.start_send(text)
+        self.wait_answer(text, before)
+        return self.chat()[-1]["mes"]
+
+    def start_send(self, text: str) -> int:
+        """Type a message and send it, not waiting for the answer; the chat's length before."""
         before = len(self.chat())
         self.page.fill("#send_textarea", text)
         for _ in range(3):  # SillyTavern clears the box when it takes a send; a busy page may not
@@ -110,17 +153,18 @@ class ChatPage:
                 break
             except PlaywrightTimeout:
                 continue
+        return before
+
+    def wait_answer(self, text: str, before: int) -> None:
+        """Wait for the answer to `text`, sent when the chat had `before` messages."""
         try:
             self.page.wait_for_function(
                 "n => SillyTavern.getContext().chat.length >= n + 2", arg=before,
                 timeout=2 * TIMEOUT_MS,
             )  # fmt: skip
         except PlaywrightTimeout:
-            raise AssertionError(
-                f"no answer to {text!r}; the page said:\n" + "\n".join(self.console[-20:])
-            ) from None
+            raise AssertionError(f"no answer to {text!r}:\n{self.failure_state()}") from None
         self.settle()
-        return self.chat()[-1]["mes"]
 
     def regenerate(self) -> str:
         old = self.chat()[-1]["mes"]
@@ -136,9 +180,14 @@ class ChatPage:
         return self.chat()[-1]["mes"]
 
     def _changed(self, old: str) -> None:
+        """Wait for the new answer: the last message is a character's again, with other text
+        than `old`, and SillyTavern is idle (a regenerate first removes the old answer, leaving
+        the user's message last; a swipe shows "..." meanwhile)."""
         self.page.wait_for_function(
             """old => { const c = SillyTavern.getContext().chat;
-                return c[c.length - 1].mes !== old && c[c.length - 1].mes !== '...'; }""",
+                const last = c[c.length - 1];
+                return !last.is_user && last.mes !== old && last.mes !== '...'
+                    && (""" + IDLE + """)(); }""",
             arg=old, timeout=TIMEOUT_MS,
         )  # fmt: skip
         self.settle()
@@ -168,7 +217,9 @@ class ChatPage:
             timeout=TIMEOUT_MS,
         )  # fmt: skip
 
-    def edit(self, index: int, text: str) -> None:
+    def edit(self, index: int, text: str, *, settle: bool = True) -> None:
+        """Edit message `index` in its editor; `settle=False`: while an answer is being
+        generated, not waiting for it."""
         seen = self._seen("MESSAGE_EDITED")
         message = self.page.locator(f'#chat .mes[mesid="{index}"]')
         message.scroll_into_view_if_needed()
@@ -181,7 +232,8 @@ class ChatPage:
             timeout=TIMEOUT_MS,
         )  # fmt: skip
         self._wait_seen("MESSAGE_EDITED", seen)
-        self.settle()
+        if settle:
+            self.settle()
 
     def delete(self, index: int) -> None:
         """Delete one message (its editor's delete button, confirmed)."""

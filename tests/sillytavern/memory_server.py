@@ -33,8 +33,19 @@ class MemoryServer:
         if "http://127.0.0.1:" not in line:
             self.stop()
             raise AssertionError(f"serve did not start: {line!r}\n{''.join(self._err)}")
+        self._out = [line]
+        threading.Thread(target=self._read_out, daemon=True).start()  # a full pipe would block it
         self.url = line.split()[2].rstrip("/")
         self.api = httpx.Client(base_url=self.url, timeout=120, headers={"X-Memgraph-Token": TOKEN})
+
+    def _read_out(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._out.append(line)
+
+    def log_tail(self, lines: int = 30) -> str:
+        """The server's last output lines (stdout and stderr), for a failure's message."""
+        return "".join(self._out[-lines:] + self._err[-lines:])
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None

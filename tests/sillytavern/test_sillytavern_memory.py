@@ -6,6 +6,7 @@ the JSON API and injects the recall block)."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ QUESTION = (
     "Remind me: where does Anna live, what is my dog called, where do I work, "
     "my favourite colour, and what does Tomas play?"
 )
+FILLER = "Turn {}: what do you think of the weather today?"
+RAINY = "Turn 3: what do you think of the rain today?"
 FILLER_TURNS = 33  # with the five facts and the question: 39 turns before the checks
 
 
@@ -65,13 +68,32 @@ def _dialogue(request: dict[str, Any]) -> list[str]:
     return [m["content"] for m in request["body"]["messages"] if m["role"] != "system"]
 
 
+def _count_upstream_requests(chat: ChatPage, upstream: Upstream) -> None:
+    """A failure's message also says what the upstream received."""
+    servers = chat.describe_servers
+
+    def described() -> str:
+        paths = [r["path"] for r in upstream.requests]
+        return f"upstream: {len(paths)} requests, the last {paths[-3:]}\n" + servers()
+
+    chat.describe_servers = described
+
+
 def run_chat(chat: ChatPage, memory: MemoryServer, upstream: Upstream) -> dict[str, Any]:
-    """The whole story in one SillyTavern chat; what each step's upstream request recalled."""
+    """The whole story in one SillyTavern chat; what each step's upstream request recalled. A
+    failed check says what the page and the servers showed at that moment."""
+    try:
+        return _story(chat, memory, upstream)
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}\n{chat.failure_state()}") from None
+
+
+def _story(chat: ChatPage, memory: MemoryServer, upstream: Upstream) -> dict[str, Any]:
     first = len(upstream.completions_received())
     for text in FACTS.values():
         chat.send(text)
     for turn in range(FILLER_TURNS):
-        chat.send(f"Turn {turn}: what do you think of the weather today?")
+        chat.send(FILLER.format(turn))
     parent = chat.memory_chat_id()
     assert parent.startswith("st-") and parent.isascii()
     goals: dict[str, Any] = {}
@@ -100,6 +122,21 @@ def run_chat(chat: ChatPage, memory: MemoryServer, upstream: Upstream) -> dict[s
         upstream.completions_received()[-1]
     )
     assert FACTS["teal"] not in memory.history(parent)
+    # an edit while the character is answering: kept, and so is the answer
+    upstream.behaviour.hold = hold = threading.Event()
+    upstream.held.clear()
+    before = chat.start_send("Tell me about the sea.")
+    try:
+        assert upstream.held.wait(timeout=120), "the upstream got no request"
+        messages = [m["mes"] for m in chat.chat()]
+        chat.edit(messages.index(FILLER.format(3)), RAINY, settle=False)
+    finally:
+        hold.set()
+        upstream.behaviour.hold = None
+    chat.wait_answer("Tell me about the sea.", before)
+    stored = memory.history(parent)
+    goals["edit while answering kept"] = RAINY in stored and FILLER.format(3) not in stored
+    assert stored[-1] == chat.chat()[-1]["mes"], stored[-3:]
     # a branch: a new memory chat forked from the parent; the parent untouched
     parent_messages = memory.chats()[parent]
     chat.branch()
@@ -121,6 +158,7 @@ def _check(goals: dict[str, Any]) -> None:
     assert goals["after a regenerate"] == set(FACTS), goals
     assert goals["after a swipe"] == set(FACTS), goals
     assert goals["edit replaces the fact"] and goals["delete forgets the fact"], goals
+    assert goals["edit while answering kept"], goals
     assert goals["in a branch"] == remaining, goals
     assert goals["parent untouched"] and goals["double injections"] == 0, goals
 
@@ -135,6 +173,7 @@ def test_proxy_mode_keeps_one_memory_through_trimming_edits_and_a_branch(
     context, chat = open_chat_page(browser, sillytavern, memory, memory.url + "/v1", CONTEXT_TOKENS)
     try:
         chat.open_character("Quill")
+        _count_upstream_requests(chat, upstream)
         assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "proxy"
         goals = run_chat(chat, memory, upstream)
         record("proxy", goals)
@@ -156,6 +195,7 @@ def test_direct_mode_keeps_and_injects_memory_and_goes_on_without_the_server(
     context, chat = open_chat_page(browser, sillytavern, memory, upstream.url, CONTEXT_TOKENS)
     try:
         chat.open_character("Wren")
+        _count_upstream_requests(chat, upstream)
         assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "direct"
         goals = run_chat(chat, memory, upstream)
         record("direct", goals)

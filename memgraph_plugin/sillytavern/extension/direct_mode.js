@@ -66,11 +66,16 @@ export class DirectMemory {
         this.client = client;
         this.mirror = new Map(); // chat id -> the messages the server holds (role, text)
         this.queue = Promise.resolve();
+        this.pending = 0; // jobs queued and not yet ended
+        // proxy mode: an edit or delete met the server's copy mid-turn (the answer being stored);
+        // it is applied again once SillyTavern has the answer (`retryChange`)
+        this.changeLeft = false;
     }
 
     /** Run `job` after every job queued before it (one chat's calls never overlap). */
     enqueue(job) {
-        const run = this.queue.then(job);
+        this.pending++;
+        const run = this.queue.then(job).finally(() => { this.pending--; });
         this.queue = run.catch(() => undefined);
         return run;
     }
@@ -79,7 +84,9 @@ export class DirectMemory {
      * Bring the server's copy of the current chat in step with `chat` (default: the whole chat).
      * `oneChange`: the server's copy is written by the proxy as well (proxy mode), so it is read
      * afresh, and only one edited or deleted message (or a cut end) is applied: a list that
-     * differs otherwise is the proxy's business (its history rule) and is left alone.
+     * differs otherwise is the proxy's business (its history rule) and is left alone, unless
+     * SillyTavern has not shown the answer the server already holds: then `retryChange()` applies
+     * it once the answer is received.
      */
     sync(chat = undefined, { oneChange = false } = {}) {
         return this.enqueue(async () => {
@@ -89,9 +96,11 @@ export class DirectMemory {
             }
             if (oneChange) {
                 this.mirror.delete(identity.id);
+                this.changeLeft = false;
             }
             try {
-                const wanted = chatMessages(chat ?? SillyTavern.getContext().chat);
+                // read after the server's copy: its read waits for an answer still being stored
+                const wanted = () => chatMessages(chat ?? SillyTavern.getContext().chat);
                 await this.#sync(identity, wanted, oneChange);
             } catch (error) {
                 this.mirror.delete(identity.id); // read again from the server next time
@@ -127,15 +136,25 @@ export class DirectMemory {
         return held;
     }
 
-    async #sync(identity, wanted, oneChange = false) {
+    /** Proxy mode, after an answer was received: the edit or delete left aside, applied now. */
+    retryChange() {
+        if (this.changeLeft) {
+            this.sync(undefined, { oneChange: true });
+        }
+    }
+
+    async #sync(identity, wantedOf, oneChange = false) {
         const id = encodeURIComponent(identity.id);
         let held = await this.#held(identity);
+        const wanted = wantedOf();
         let same = 0;
         while (same < held.length && same < wanted.length && equal(held[same], wanted[same])) {
             same++;
         }
         if (oneChange && !isOneChange(held, wanted, same)) {
             this.mirror.delete(identity.id);
+            // the server holds more than SillyTavern shows: an answer on its way to the page
+            this.changeLeft = held.length > wanted.length;
             return;
         }
         if (same < held.length) {
@@ -164,7 +183,8 @@ export class DirectMemory {
                 return null;
             }
             try {
-                await this.#sync(identity, chatMessages(chat));
+                const wanted = chatMessages(chat);
+                await this.#sync(identity, () => wanted);
                 const id = encodeURIComponent(identity.id);
                 // context_tokens: the server recalls for SillyTavern's window (what it drops)
                 const body = { query: question.text };

@@ -126,6 +126,7 @@ function onSwiped(messageIndex) {
 async function onReceived() {
     syncIfDirect();
     if (currentMode() === 'proxy') {
+        direct.retryChange();
         const identity = await chatIdentity();
         notifyGenerated({ mode: 'proxy', chat: identity?.id ?? null, query: lastQuery, recall: null });
     }
@@ -207,10 +208,12 @@ async function mountPanelIfPresent() {
     }
 }
 
-// for tests and the browser console: the mode in use, a promise of the queued calls' end, and
-// in direct mode the recall made for the last generation (null in proxy mode)
+// for tests and the browser console: the mode in use, a promise of the queued calls' end, how
+// many calls are queued, and in direct mode the recall made for the last generation (null in
+// proxy mode)
 globalThis.memgraphMemory = {
-    mode: currentMode, idle: () => direct.queue, lastRecall: () => lastRecall,
+    mode: currentMode, idle: () => direct.queue, pending: () => direct.pending,
+    lastRecall: () => lastRecall,
 };
 
 jQuery(async () => {
