@@ -82,7 +82,7 @@ class ChatPage:
         while it is not connected."""
         for _ in range(3):
             try:
-                self.page.wait_for_function(CONNECTED, timeout=TIMEOUT_MS)
+                self.page.wait_for_function(CONNECTED, timeout=TIMEOUT_MS // 3)
                 return
             except PlaywrightTimeout:
                 self.page.evaluate("() => $('#api_button_openai').trigger('click')")
@@ -126,11 +126,20 @@ class ChatPage:
             }""",
             name,
         )
+        self._loaded()
+
+    def _loaded(self) -> None:
+        """Wait for the chat SillyTavern opens to be loaded: shown, and its CHAT_CHANGED handled
+        by the extension (which keeps the memory identity in the chat's metadata then); a send
+        before that meets a chat still loading."""
         self.page.wait_for_function(
-            "() => SillyTavern.getContext().characterId !== undefined"
-            " && SillyTavern.getContext().chat.length > 0",
+            """() => { const c = SillyTavern.getContext();
+                return c.characterId !== undefined && c.chat.length > 0
+                    && c.chatMetadata?.memgraph?.file === c.getCurrentChatId()
+                    && document.querySelector('#chat .last_mes')?.getAttribute('mesid')
+                        === String(c.chat.length - 1); }""",
             timeout=TIMEOUT_MS,
-        )
+        )  # fmt: skip
         self.settle()
 
     def send(self, text: str) -> str:
@@ -262,10 +271,7 @@ class ChatPage:
             "old => SillyTavern.getContext().getCurrentChatId() !== old", arg=old,
             timeout=TIMEOUT_MS,
         )  # fmt: skip
-        self.page.wait_for_function(
-            "() => SillyTavern.getContext().chat.length > 0", timeout=TIMEOUT_MS
-        )
-        self.settle()
+        self._loaded()
 
     def screenshot_settings(self, path: str) -> None:
         """The Extensions drawer with the memory extension's settings open."""
