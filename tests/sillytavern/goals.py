@@ -13,7 +13,8 @@ import pytest
 
 ROWS = ("after trimming", "after a regenerate", "after a swipe", "in a branch")
 KEYS = (*ROWS, "edit replaces the fact", "delete forgets the fact", "edit while answering kept",
-        "parent untouched", "double injections")  # fmt: skip
+        "parent untouched", "double injections", "panel edit in the next block",
+        "panel undo takes it out", "why recalled shows the last generation")  # fmt: skip
 TOTALS = {"in a branch": 3}  # two of the five facts were edited and deleted before the branch
 #: the key of a worker's cells in xdist's `workeroutput`
 WORKER_KEY = "sillytavern_goals"
