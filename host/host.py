@@ -62,7 +62,7 @@ HOST_HOOKS: frozenset[str] = frozenset(n for n in vars(hookspecs) if n.startswit
 #: Lower tiers are called later (pluggy calls the end of its list first).
 TIERS: Mapping[str, int] = {"built-in": 0, "entry point": 1, "folder": 2, "explicit": 3}
 #: Hooks called built-in tier first (providers before consumers): ``host_startup``, so a plugin
-#: starting finds every built-in API (``memory-graph``) already published (issue 18.1).
+#: starting finds every built-in API (``memory-graph``) already published.
 PROVIDERS_FIRST = frozenset({"host_startup"})
 
 

@@ -112,7 +112,7 @@ class ChatHistory:
         return await self.rollback_to(chat_id, target, latest=marks[-1][0])
 
     async def import_graph(self, chat_id: str, data: Any) -> Any:
-        """Replace the chat's graph by `data` (a store in the original's JSON shape, checked
+        """Replace the chat's graph by `data` (a store in the contract's JSON shape, checked
         whole first: ``BAD_ARGS`` naming the field, nothing changed) in its normal form
         (`store_import.normalised_store`: what `Store.from_dict(...).to_dict()` gives, without
         the records; checked and made in one pass: `import_pass.py`) as one commit anchored to

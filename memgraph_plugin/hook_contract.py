@@ -117,7 +117,7 @@ def _id_list(value: Any, *, router: str, what: str) -> list[str]:
 
 def coerce_route_result(value: Any, *, router: str) -> RouteResult:
     """Accept a plugin's answer: a ``RouteResult``, an iterable of node ids, or a mapping
-    ``{"selected": ids, "drill": ids}`` (``drill``: seeds to dig into, as the original's route
+    ``{"selected": ids, "drill": ids}`` (``drill``: seeds to dig into, as the contract's route
     LLM asks for; the pipeline drills from them)."""
     if isinstance(value, RouteResult):
         return value

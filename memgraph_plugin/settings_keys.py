@@ -34,7 +34,7 @@ SCHEMA = declare(
     "schema",
     Kind.ANY,
     None,
-    """Node-type schema: a path to a JSON file or a list of type specs (the original's shape).
+    """Node-type schema: a path to a JSON file or a list of type specs (the contract's shape).
     Unset: the built-in default schema.""",
 )
 

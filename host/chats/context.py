@@ -1,4 +1,4 @@
-"""What a plugin is handed for one chat: `ChatContext` (the original's ``getContext()``)."""
+"""What a plugin is handed for one chat: `ChatContext` (the contract's ``getContext()``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`checked_call`: a write method whose missing or unknown argument is the contract's ``BAD_ARGS``
-naming it, not a ``TypeError`` (issue 18.14). Used on each `WriteApi` write and on the `Session`
+naming it, not a ``TypeError``. Used on each `WriteApi` write and on the `Session`
 writes that run them."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ _ARGUMENT = re.compile(r"argument:? '?([A-Za-z_][A-Za-z0-9_]*)'?")
 
 def checked_call(method: Method) -> Method:
     """``method`` with its arguments bound first: a missing or unknown argument is the contract's
-    ``BAD_ARGS`` naming it, not a ``TypeError`` (issue 18.14). Signature and docstring stay."""
+    ``BAD_ARGS`` naming it, not a ``TypeError``. Signature and docstring stay."""
     signature = inspect.signature(method)
     params = list(signature.parameters.values())[1:]
     accepted = frozenset(p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY)

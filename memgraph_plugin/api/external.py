@@ -7,7 +7,7 @@ integer, exclude ids that are no ids) is ``BAD_ARGS`` naming the argument.
 `record_injected_node_ids` is how the recall pipeline sets a chat's injection state (listeners and
 ``memgraph_injection_changed`` fire). Injection state is per chat.
 
-As in the original, ``store`` may also be a plain dict in the original's JSON shape (what
+As the contract has it, ``store`` may also be a plain dict in the contract's JSON shape (what
 ``Store.to_dict()`` writes); it is read as it is at the call. The original's injection-state
 helpers are here too: `create_empty_injection_state`, `apply_memory_graph_injection_update`,
 `get_memory_graph_injection_state`.
@@ -85,7 +85,7 @@ def record_injected_node_ids(
     )
 
 
-#: The keys an injection update may carry (camelCase spellings of the original accepted too).
+#: The keys an injection update may carry (the contract's camelCase spellings accepted too).
 INJECTION_KEYS: Mapping[str, str] = {
     "always_inject_ids": "always_inject_ids",
     "alwaysInjectIds": "always_inject_ids",
@@ -97,7 +97,7 @@ INJECTION_KEYS: Mapping[str, str] = {
 
 
 def create_empty_injection_state() -> InjectionState:
-    """An empty frozen injection state (the original's ``createEmptyInjectionState``)."""
+    """An empty frozen injection state (the contract's ``createEmptyInjectionState``)."""
     return InjectionState()
 
 
@@ -159,12 +159,12 @@ def _row(node: Node) -> dict[str, Any]:
 
 
 def _store(store: Any) -> Store | None:
-    """A `Store`, None, or the original's plain dict store (read through `Store.from_dict`)."""
+    """A `Store`, None, or the contract's plain dict store (read through `Store.from_dict`)."""
     if isinstance(store, Mapping):
         try:
             return Store.from_dict(store)
         except MemoryGraphError as exc:
-            raise bad_args("store", f"not a store in the original's shape: {exc.message}") from None
+            raise bad_args("store", f"not a store in the contract's shape: {exc.message}") from None
     if store is not None and not isinstance(store, Store):
         raise bad_args(
             "store", f"expected a Store, a dict store or None, got {type(store).__name__}"
@@ -218,7 +218,7 @@ def list_recent_nodes(
     """Active nodes in reverse timeline order (newest first), ``limit`` (default 10) of them."""
     store = _store(store)
     cap = check_int("limit", limit, minimum=0, allow_none=True)
-    if cap is None:  # null / undefined in the original: the default
+    if cap is None:  # null / undefined in the contract: the default
         cap = 10
     excluded = _exclude_set(exclude_ids)
     if store is None:

@@ -1,7 +1,7 @@
 """Is a chat id known to this host? Commits in its database or messages in its chat folder.
 
 The CLI commands that read one chat (history, export, trace, status) use it, so an unknown id is
-an error naming the known ones, never an empty chat with exit status 0 (issue 18.4). The error
+an error naming the known ones, never an empty chat with exit status 0. The error
 is this layer's own (`UnknownChatError`); the commands turn it into the CLI's `CommandError`.
 """
 

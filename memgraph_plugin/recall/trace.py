@@ -99,7 +99,7 @@ class TraceLog:
     def append(self, trace: RecallTrace) -> None:
         """Add ``trace``. A fresh (not reused) trace of the same anchor and query as the newest
         stored one replaces it: the same turn recalled again by a new process (a demo run
-        again, a restart) is one recall, not two (issue 18.8). Only the file's tail is read."""
+        again, a restart) is one recall, not two. Only the file's tail is read."""
         self.root.mkdir(parents=True, exist_ok=True)
         line = redact_known(json.dumps(trace.to_json(), ensure_ascii=False, sort_keys=True))
         path = self.path_for(trace.chat_id)

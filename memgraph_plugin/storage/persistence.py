@@ -13,7 +13,7 @@ from memgraph_plugin.engine.keyword.keyword_columns import KeywordColumns
 
 @attrs.frozen
 class ChangeRecord:
-    """One committed batch as stored in the journal (JSON-ready node dicts in the original shape).
+    """One committed batch as stored in the journal (JSON-ready node dicts in the contract's shape).
 
     `node_seq` and `seq_counter` are the chat's counters *after* the change.
     Edges are `{"from", "to", "type"[, "seqTo"]}`; removed edges are `(from, type, to)` keys.
@@ -66,7 +66,7 @@ class CommitRecord:
 
 @attrs.frozen(eq=False)
 class ChatState:
-    """A chat as loaded: its graph at `version`, as columns and/or as the original's JSON dict.
+    """A chat as loaded: its graph at `version`, as columns and/or as the contract's JSON dict.
 
     `data` has `nodes` (id -> node dict), `edges` (list), `nodeSeq`, `seqCounter`; a state loaded
     from storage holds the node and edge state tables (`nodes`, `edges`, see `columns.py`) and

@@ -1,4 +1,4 @@
-"""What a rollback restores, read for what it undoes only (issue 31).
+"""What a rollback restores, read for what it undoes only.
 
 Rolling a chat back from its newest version to an earlier one through storage diffed the two
 whole states, a dict per node each, and the chat was loaded again after: 1.7 s plus a 1.4 s
@@ -47,7 +47,7 @@ PICKED_READ = 4096
 @attrs.frozen
 class RestoredValues:
     """Each node and edge the undone commits touched as it was at the target (None: it did not
-    exist then; node and edge dicts in the original's JSON shape), and the target's counters."""
+    exist then; node and edge dicts in the contract's JSON shape), and the target's counters."""
 
     nodes: Mapping[str, Mapping[str, Any] | None]
     edges: Mapping[EdgeKey, Mapping[str, Any] | None]

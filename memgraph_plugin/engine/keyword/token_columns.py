@@ -1,4 +1,4 @@
-"""`keyword_text.tokenize` of many texts at once, as one flat column of tokens (issue 31).
+"""`keyword_text.tokenize` of many texts at once, as one flat column of tokens.
 
 An import tokenizes every node (100k, some 10 MB of text): one regex call per text, then a
 Python list per text to count, flatten and encode again. Here the texts are lower-cased by

@@ -1,1 +1,1 @@
-"""Bulk loading a store: from the original's JSON, from a snapshot's columns, lazily."""
+"""Bulk loading a store: from the contract's JSON, from a snapshot's columns, lazily."""

@@ -1,5 +1,5 @@
 """The hierarchy checks of an imported store file: no node its own parent, no ``parentId``
-cycle, and every ``contains`` edge matched by its child's ``parentId`` (issue 28.12). A node
+cycle, and every ``contains`` edge matched by its child's ``parentId``. A node
 in a cycle never becomes a recall candidate, and a ``contains`` edge without the parent link
 is a rollup whose child does not know it: each is refused, naming the node."""
 

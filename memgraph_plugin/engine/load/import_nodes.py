@@ -1,4 +1,4 @@
-"""An import's nodes checked column by column (issue 31): the usual file (an export) has every
+"""An import's nodes checked column by column: the usual file (an export) has every
 node in the plain normal form (`node_to_dict`'s eleven keys, a ``supersededBy`` at most), and
 then `import_pass`'s per-node loop takes each as it is. `plain_nodes` makes the same decision
 for all of them at once: each key's values pulled out by C loops (``map`` of an

@@ -1,4 +1,4 @@
-"""An import's check and normal form in one pass per node and edge (issue 31).
+"""An import's check and normal form in one pass per node and edge.
 
 `store_import.store_is_clean` (would `store_problems` find nothing?) and
 `store_import.normalised_store` (what ``Store.from_dict(data).to_dict()`` gives) each walked every

@@ -2,8 +2,8 @@
 
 A keyword search breaks ties by recency through `Store.pool_order()` (id -> recency key and
 type of every pool member). After a columnar open that map is deferred: building it makes a
-key tuple and a dict entry per pool member (0.4 s at 100k nodes, more at 1M), which the first
-search after an open used to pay. Until the store builds it (its first write that touches the
+key tuple and a dict entry per pool member, which the first search after an open would pay.
+Until the store builds it (its first write that touches the
 pool), the pool is exactly the load's, so this read-only map answers from the load's arrays:
 per looked-up id, a dict lookup and three array reads.
 """

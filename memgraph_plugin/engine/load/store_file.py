@@ -1,4 +1,4 @@
-"""A store file (the original's JSON shape) read and checked whole before an import touches a chat.
+"""A store file (the contract's JSON shape) read and checked whole before an import touches a chat.
 
 `read_store_file` turns bytes into a checked store dict or raises `StoreFileError`, whose lines
 read ``<file>: <path.to.field>: <what is wrong>`` (every problem found, up to `MAX_PROBLEMS`):

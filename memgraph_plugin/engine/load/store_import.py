@@ -1,9 +1,8 @@
-"""A store dict made ready for an import in one quick pass per node and edge (issue 31).
+"""A store dict made ready for an import in one quick pass per node and edge.
 
-An import used to check a store file node by node (`store_file.store_problems`), load it into a
-`Store` and write it back (`from_dict(...).to_dict()`, the normal form), then re-anchor it
-(`store_file.anchor_store`): three passes making Python objects for every node, most of the
-time of a 100k-node import. Here:
+Checking a store file node by node (`store_file.store_problems`), loading it into a `Store`
+and writing it back (`from_dict(...).to_dict()`, the normal form), then re-anchoring it
+(`store_file.anchor_store`) would make Python objects for every node three times. Here:
 
 - `store_is_clean` answers "would `store_problems` find nothing?" with cheap checks of the usual
   shapes; anything unusual answers False, and the caller runs `store_problems` for the precise

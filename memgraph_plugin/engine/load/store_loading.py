@@ -1,7 +1,7 @@
 """Loading a whole graph into an empty `Store` at once, and writing it back out.
 
 `StoreLoading` (a mixin of `Store`) builds every index in one pass each from decoded records
-(`from_dict`: the original's JSON; `from_columns`: a snapshot's pyarrow tables), which is what
+(`from_dict`: the contract's JSON; `from_columns`: a snapshot's pyarrow tables), which is what
 `put_node` / `add_edge` one by one would leave without their per-write bookkeeping; the keyword
 and name indices and the pools' views are left to their first use.
 """
@@ -107,7 +107,7 @@ class StoreLoading:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, schema: Schema | Any = None) -> Self:
-        """A store from the original's JSON (``nodes`` map, ``edges`` list, ``nodeSeq``,
+        """A store from the contract's JSON (``nodes`` map, ``edges`` list, ``nodeSeq``,
         ``seqCounter``). Node keys may be camelCase or snake_case; unknown keys are ignored.
         Edges with a missing end, self-edges and duplicates are dropped.
         """

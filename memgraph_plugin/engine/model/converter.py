@@ -98,7 +98,7 @@ def _camel(name: str) -> str:
 
 def key_spellings(*names: str, **aliases: str) -> dict[str, str]:
     """``{spelling: snake_name}`` accepting each snake_case name and its camelCase spelling
-    (the original's JSON uses camelCase), plus `aliases` (``spelling=snake_name``)."""
+    (the contract's JSON uses camelCase), plus `aliases` (``spelling=snake_name``)."""
     out: dict[str, str] = {}
     for name in names:
         out[_camel(name)] = name

@@ -31,7 +31,7 @@ def serial_of(rec: EdgeRec) -> int:
 
 
 def normalize_edge(edge: Edge) -> Edge:
-    """Edge types are stored lower-case (the original lower-cases relations when it reads them,
+    """Edge types are stored lower-case (the contract lower-cases relations when it reads them,
     so an imported ``"Mentions"`` is ``mentions``); symmetric relations once, the smaller id
     first."""
     etype = edge.type if edge.type.islower() else edge.type.lower()

@@ -234,7 +234,7 @@ def _freeze_fields(fields: dict[Any, Any]) -> FrozenDict:
 
 
 def node_from_dict(raw: Any, *, key: str | None = None) -> Node:
-    """One node in the original's JSON shape -> `Node` (BAD_ARGS names the bad key)."""
+    """One node in the contract's JSON shape -> `Node` (BAD_ARGS names the bad key)."""
     where = f"nodes[{key!r}]" if key is not None else "nodes[]"
     if not isinstance(raw, Mapping):
         raise bad_args(where, f"expected a node object, got {type(raw).__name__}")
@@ -348,8 +348,8 @@ NORMAL_NODE_KEYS = (
 
 
 def node_to_dict(node: Node) -> dict[str, Any]:
-    """A node in the original's JSON shape (camelCase; floorRange/supersededBy only when set,
-    ``pinned`` only when true: an unpinned node has exactly the original's keys)."""
+    """A node in the contract's JSON shape (camelCase; floorRange/supersededBy only when set,
+    ``pinned`` only when true: an unpinned node has exactly the contract's keys)."""
     out: dict[str, Any] = {
         "id": node.id,
         "type": node.type,

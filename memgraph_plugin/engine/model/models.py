@@ -45,7 +45,7 @@ class Node:
     archived: bool = False
     floor_range: tuple[int, int] | None = attrs.field(default=None, converter=_floor_range)
     superseded_by: str | None = None
-    pinned: bool = False  # a person pinned it: recall always injects it (issue 29)
+    pinned: bool = False  # a person pinned it: recall always injects it
 
     @property
     def active(self) -> bool:

@@ -31,7 +31,7 @@ RELATIONS: tuple[str, ...] = (
     "debt_owed_to",
     "deceiving",
 )
-#: Relations beyond the original's that built-in plugins write (any non-internal relation is
+#: Relations beyond the contract's that built-in plugins write (any non-internal relation is
 #: accepted): ``follows``, an event -> the event before it in the same scene (the offline
 #: extractor, memgraph_plugin/extraction).
 EXTRA_RELATIONS: tuple[str, ...] = ("follows",)
@@ -303,7 +303,7 @@ def _compression(raw: Any, where: str) -> Compression:
         mode="hierarchical" if mode == "hierarchical" else "none",
         threshold=_count(data.get("threshold"), 6, 2, f"{where}.threshold"),
         fan_in=_count(data.get("fan_in"), 3, 2, f"{where}.fan_in"),
-        # 0 is kept: a type whose rollups may not grow at all is never compacted (issue 18.16)
+        # 0 is kept: a type whose rollups may not grow at all is never compacted
         max_depth=_count(data.get("max_depth"), 6, 0, f"{where}.max_depth"),
         keep_recent_leaves=_count(
             data.get("keep_recent_leaves"), 0, 0, f"{where}.keep_recent_leaves"
@@ -312,7 +312,7 @@ def _compression(raw: Any, where: str) -> Compression:
 
 
 def normalize_type_spec(raw: Any, *, index: int = 0) -> NodeTypeSpec:
-    """One spec in the original's camelCase shape (or snake_case) -> `NodeTypeSpec`."""
+    """One spec in the contract's camelCase shape (or snake_case) -> `NodeTypeSpec`."""
     where = f"schema[{index}]"
     if isinstance(raw, NodeTypeSpec):
         return raw

@@ -1,4 +1,4 @@
-"""The nodes a person pinned (`Node.pinned`): recall injects them every turn (issue 29).
+"""The nodes a person pinned (`Node.pinned`): recall injects them every turn.
 
 `pinned_ids(store)` answers from a set kept per store: found once when first asked, then
 patched from the store's change log (`changes_since`), so a turn reads only the nodes written

@@ -1,4 +1,4 @@
-"""A person's corrections beyond the batch ops (issue 29): pin and unpin, restore an archived
+"""A person's corrections beyond the batch ops: pin and unpin, restore an archived
 node, merge a duplicate into the node it duplicates.
 
 Each is one store transaction (all or nothing, indices follow) and answers a `BatchResult`

@@ -1,5 +1,5 @@
 """A chat's graph as columns: journal changes -> delta tables, deltas merged onto a base, and the
-tables back to the original's JSON shape.
+tables back to the contract's JSON shape.
 
 A *state table* holds one row per node (or edge) in the order a journal replay would leave them
 (`StateBuilder`). A *delta* holds the rows changed since a base: the final value of each node or
@@ -250,7 +250,7 @@ def picked(
 
 
 def node_dicts(table: pa.Table) -> dict[str, dict[str, Any]]:
-    """A node table as the original's `nodes` map (id -> node dict)."""
+    """A node table as the contract's `nodes` map (id -> node dict)."""
     cols = {name: table[name].to_pylist() for name in table.column_names}
     fields = bulk_loads(cols["fields"])
     out: dict[str, dict[str, Any]] = {}
@@ -280,7 +280,7 @@ def node_dicts(table: pa.Table) -> dict[str, dict[str, Any]]:
 
 
 def edge_dicts(table: pa.Table) -> list[dict[str, Any]]:
-    """An edge table as the original's `edges` list."""
+    """An edge table as the contract's `edges` list."""
     out: list[dict[str, Any]] = []
     src, typ, dst = table["src"].to_pylist(), table["type"].to_pylist(), table["dst"].to_pylist()
     seq, raw = table["seq_to"].to_pylist(), table["raw"].to_pylist()
@@ -305,7 +305,7 @@ def bulk_loads(texts: list[str | None]) -> list[Any]:
 
 
 def state_tables(data: Mapping[str, Any]) -> tuple[pa.Table, pa.Table]:
-    """A store dict (the original's shape) as node and edge state tables."""
+    """A store dict (the contract's shape) as node and edge state tables."""
     quick = _plain_state_tables(data)
     if quick is not None:
         return quick

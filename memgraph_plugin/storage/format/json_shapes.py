@@ -32,11 +32,11 @@ def thaw(value: Any) -> Any:
 
 
 _OPTIONAL_KEYS = {"floorRange", "supersededBy"}
-_FLAG_KEYS = {"pinned"}  # left out when false: an unpinned node keeps the original's keys
+_FLAG_KEYS = {"pinned"}  # left out when false: an unpinned node keeps the contract's keys
 
 
 def node_to_json(node: Any) -> dict[str, Any]:
-    """A node (attrs record or mapping) in the original's JSON node shape (camelCase keys)."""
+    """A node (attrs record or mapping) in the contract's JSON node shape (camelCase keys)."""
     if isinstance(node, Mapping):
         return thaw(node)
     out: dict[str, Any] = {}

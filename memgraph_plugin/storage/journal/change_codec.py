@@ -1,4 +1,4 @@
-"""Conversions between engine records, journal changes and the original's JSON store shape."""
+"""Conversions between engine records, journal changes and the contract's JSON store shape."""
 
 from __future__ import annotations
 

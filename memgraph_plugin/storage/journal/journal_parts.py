@@ -1,7 +1,7 @@
 """Journal rows of bounded size: a large change (an import, a fork, a rollback far back) is stored
 as several rows of one version, written by one append (so still all or nothing), each holding at
-most `PART_ITEMS` nodes, removals and edges with their nodes' vectors (issue 31: an imported
-100k-node graph was one row of ~100 MB of JSON and vectors).
+most `PART_ITEMS` nodes, removals and edges with their nodes' vectors (without it an imported
+100k-node graph would be one row of about 100 MB of JSON and vectors).
 
 The rows of a version are told apart by the stable row id LanceDB gives them in commit order:
 the winner of a version is the writer of its smallest row id (`journal.py`), and its parts are

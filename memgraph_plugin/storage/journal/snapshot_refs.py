@@ -1,4 +1,4 @@
-"""Journal rows that point at a snapshot instead of holding their change (issue 31).
+"""Journal rows that point at a snapshot instead of holding their change.
 
 An import (or a fork) replaces a chat's whole graph. Its state is written once, as a full
 snapshot's row sets (node, edge, keyword, vector rows; `import_snapshot.py`), and then the
