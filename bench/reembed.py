@@ -124,6 +124,7 @@ async def measure(size: int, turns: int) -> dict[str, float]:
             steady = [await one_turn() for _ in range(max(turns, 5))]
         finally:
             await host.stop()
+
     def p50(turns: list[tuple[float, float, float]], at: int) -> float:
         return statistics.median(t[at] for t in turns) if turns else float("nan")
 
