@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from host.module_aliases import HOST_MOVES, keep_importable, lazy_exports
+from host.lazy_exports import lazy_exports
 from host.version import __version__ as __version__
-
-keep_importable(HOST_MOVES)
 
 #: public name -> the module that defines it
 _EXPORTS: dict[str, str] = {

@@ -1,18 +1,14 @@
 """memgraph_plugin: the long-term memory graph (schema, store + indices, views, read/write API).
 
 The public names load on first use (PEP 562): importing engine code (``memgraph_plugin.engine...``)
-loads neither the host nor the service. Former module paths stay importable
-(`memgraph_plugin.former_paths`).
+loads neither the host nor the service.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from host.module_aliases import keep_importable, lazy_exports
-from memgraph_plugin.former_paths import FORMER_PATHS
-
-keep_importable(FORMER_PATHS)
+from host.lazy_exports import lazy_exports
 
 #: public name -> the module that defines it
 _EXPORTS: dict[str, str] = {

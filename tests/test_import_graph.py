@@ -1,19 +1,21 @@
-"""No import cycles in the project, and sample plugins that use only public names (issue 13).
+"""The import rules between rooms (import-linter contracts in pyproject.toml, run here), module
+names that mean one thing, long modules that say why, and no function looking the service up.
 
-Every import counts, deferred and ``TYPE_CHECKING`` ones included: a cycle hidden behind a
-function-level import is still two modules that cannot be understood one without the other.
+Every import counts for the contracts, deferred and ``TYPE_CHECKING`` ones included: a cycle
+hidden behind a function-level import is still two modules that cannot be understood one without
+the other.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
-import pytest
-
-from .import_graph import cycles, import_graph, package_graph
-
 ROOT = Path(__file__).resolve().parent.parent
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 #: Module names several packages use, each for the same role in its own package. Any other name
 #: must be unique across host/ and memgraph_plugin/, so a name says what a module holds.
@@ -29,16 +31,67 @@ ROLE_NAMES = {
 }
 
 
-@pytest.mark.slow
-def test_no_module_imports_itself_back() -> None:
-    assert cycles(import_graph(ROOT)) == []
+def _lint_imports(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    """`lint-imports` run in ``cwd`` (no cache files left behind): its output; fails the test
+    if it did not run to a verdict (0 kept, 1 broken)."""
+    done = subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    return done.stdout + ("" if done.returncode == 0 else "\nBROKEN")
 
 
-@pytest.mark.slow
-def test_no_cycles_between_subpackages() -> None:
-    graph = import_graph(ROOT)
-    assert cycles(package_graph(graph)) == []
-    assert cycles(package_graph(graph, depth=3)) == []
+def test_the_import_contracts_are_kept() -> None:
+    """No cycles, storage and loaded chats below the rooms built on them, the engine at the
+    bottom, sample plugins on public names (the contracts in pyproject.toml)."""
+    output = _lint_imports(ROOT)
+    assert "BROKEN" not in output, output
+    assert "0 broken" in output, output
+
+
+def test_the_contracts_see_deferred_and_type_checking_imports(tmp_path: Path) -> None:
+    """A cycle through a ``TYPE_CHECKING`` import and a function-level one, and a deferred
+    import against a forbidden direction, both break their contracts."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import b\n",
+        "pkg/b.py": "def f():\n    from .c import g\n",
+        "pkg/c.py": "from . import a\n",
+        "pkg/low/__init__.py": "",
+        "pkg/low/journal.py": "def f():\n    from pkg.high import x\n",
+        "pkg/high.py": "",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / ".importlinter").write_text(
+        textwrap.dedent(
+            """\
+            [importlinter]
+            root_package = pkg
+
+            [importlinter:contract:cycles]
+            name = cycles
+            type = acyclic_siblings
+            ancestors = pkg
+
+            [importlinter:contract:direction]
+            name = direction
+            type = forbidden
+            source_modules = pkg.low
+            forbidden_modules = pkg.high
+            allow_indirect_imports = true
+            """
+        )
+    )
+    output = _lint_imports(tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert "cycles BROKEN" in output and "direction BROKEN" in output, output
+    assert "pkg.low.journal -> pkg.high" in output, output
 
 
 def test_a_module_name_means_one_thing() -> None:
@@ -48,30 +101,6 @@ def test_a_module_name_means_one_thing() -> None:
             seen.setdefault(path.stem, []).append(str(path.relative_to(ROOT)))
     shared = {name: paths for name, paths in seen.items() if len(paths) > 1}
     assert {name: paths for name, paths in shared.items() if name not in ROLE_NAMES} == {}
-
-
-@pytest.mark.slow
-def test_sample_plugins_use_no_memory_graph_internals() -> None:
-    graph = import_graph(ROOT)
-    reaching_in = {
-        source: sorted(t for t in targets if t.startswith("memgraph_plugin."))
-        for source, targets in graph.items()
-        if source.startswith("sample_plugins")
-    }
-    assert {s: t for s, t in reaching_in.items() if t} == {}
-
-
-def test_the_checker_sees_deferred_and_type_checking_imports(tmp_path: Path) -> None:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    (pkg / "a.py").write_text(
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import b\n"
-    )
-    (pkg / "b.py").write_text("def f():\n    from .c import g\n")
-    (pkg / "c.py").write_text("from . import a\n")
-    (pkg / "d.py").write_text("import pkg.a\n")
-    assert cycles(import_graph(tmp_path, ["pkg"])) == [["pkg.a", "pkg.b", "pkg.c"]]
 
 
 #: Modules still over the size limit, to be cut apart (issue 13). The list may only shrink.
@@ -91,73 +120,6 @@ def test_a_long_module_says_why_at_its_top() -> None:
             if not any(line.startswith("Why ") for line in doc.splitlines()):
                 too_long.add(str(path.relative_to(ROOT)))
     assert too_long == PENDING_SPLITS
-
-
-# -- the direction between rooms (issue 25) ---------------------------------------------------
-
-#: room -> the modules (and their submodules) it must never import, deferred or not.
-FORBIDDEN = {
-    "memgraph_plugin.storage": (
-        "host",
-        "memgraph_plugin.api",
-        "memgraph_plugin.service",
-        "memgraph_plugin.chats",
-        "memgraph_plugin.turn",
-        "memgraph_plugin.recall",
-        "memgraph_plugin.plugin",
-    ),
-    "memgraph_plugin.chats": (
-        "memgraph_plugin.api",
-        "memgraph_plugin.service",
-        "memgraph_plugin.turn",
-        "memgraph_plugin.recall",
-    ),
-}
-
-
-def _inside(module: str, prefix: str) -> bool:
-    return module == prefix or module.startswith(prefix + ".")
-
-
-def _imports_of_room(room: str) -> dict[str, set[str]]:
-    graph = import_graph(ROOT)
-    return {source: targets for source, targets in graph.items() if _inside(source, room)}
-
-
-def test_rooms_import_only_downwards() -> None:
-    climbing = {
-        source: sorted(t for t in targets if any(_inside(t, f) for f in forbidden))
-        for room, forbidden in FORBIDDEN.items()
-        for source, targets in _imports_of_room(room).items()
-    }
-    assert {source: targets for source, targets in climbing.items() if targets} == {}
-
-
-def test_engine_imports_nothing_of_the_plugin_but_its_errors() -> None:
-    outside = {
-        source: sorted(
-            t
-            for t in targets
-            if _inside(t, "memgraph_plugin")
-            and not _inside(t, "memgraph_plugin.engine")
-            and t != "memgraph_plugin.errors"
-        )
-        for source, targets in _imports_of_room("memgraph_plugin.engine").items()
-    }
-    assert {source: targets for source, targets in outside.items() if targets} == {}
-
-
-def test_the_direction_checks_see_a_climbing_import(tmp_path: Path) -> None:
-    """The helpers the two tests above use find a deferred import that climbs."""
-    for package in ("memgraph_plugin", "memgraph_plugin/storage", "host"):
-        (tmp_path / package).mkdir(parents=True, exist_ok=True)
-        (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / "host" / "chats.py").write_text("")
-    (tmp_path / "memgraph_plugin" / "storage" / "journal.py").write_text(
-        "def f():\n    from host.chats import x\n"
-    )
-    graph = import_graph(tmp_path, ["host", "memgraph_plugin"])
-    assert graph["memgraph_plugin.storage.journal"] == {"host.chats"}
 
 
 # -- no function looks the service up from the host --------------------------------------------

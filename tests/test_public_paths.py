@@ -1,5 +1,5 @@
-"""Every import path the contract (`docs/contract.md`) and `docs/api.md` name still imports, and
-the module paths the layout of issue 25 moved answer with the same module as the new path."""
+"""Every import path the contract (`docs/contract.md`) and `docs/api.md` name imports: each is a
+plain module (or a package's public name) at that path."""
 
 from __future__ import annotations
 
@@ -8,9 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
-from host.module_aliases import HOST_MOVES
-from memgraph_plugin.former_paths import FORMER_PATHS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = (ROOT / "docs" / "contract.md", ROOT / "docs" / "api.md")
@@ -75,27 +72,3 @@ def test_every_named_module_path_resolves(dotted: str) -> None:
     if dotted.startswith("host.") and (hasattr(Host, first) or first == "registry"):
         return
     _resolve(dotted)
-
-
-@pytest.mark.parametrize(("old", "new"), sorted({**FORMER_PATHS, **HOST_MOVES}.items()))
-def test_a_former_path_is_the_module_at_its_new_path(old: str, new: str) -> None:
-    assert importlib.import_module(old) is importlib.import_module(new)
-
-
-def test_the_project_itself_imports_only_new_paths() -> None:
-    """Former paths are for outside code: inside, every import names where a module lives now."""
-    import ast
-
-    former = {**FORMER_PATHS, **HOST_MOVES}
-    found = []
-    for folder in (*PACKAGES, "tests", "bench"):
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-                names: list[str] = []
-                if isinstance(node, ast.Import):
-                    names = [alias.name for alias in node.names]
-                elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                    names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-                where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)}"
-                found += [f"{where} {name}" for name in names if name in former]
-    assert found == []

@@ -151,6 +151,7 @@ class PersistedChats(ChatVectors):
     def _used(self, chat: LoadedChat) -> None:
         """`chat` was just used: most recent in the LRU order, its size re-estimated; then the
         coldest chats are evicted while the loaded ones exceed the budget."""
+        chat.used_at = time.monotonic()  # background work on it waits for a pause in its turns
         if self._chats.get(chat.chat_id) is not chat:
             return
         self.budget.use(chat.chat_id, chat_bytes(chat.store, chat.index))

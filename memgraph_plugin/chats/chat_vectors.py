@@ -262,7 +262,8 @@ class ChatVectors:
                 self._build_ann(ann)
         self.last_search_mode = "exact" if index.coarse is None else "coarse"
         found = index.search(q, k=k, types=types)
-        self._maybe_build_coarse(index)  # after: this search ran as `last_search_mode` says
+        if chat.embedding is None or chat.embedding.done():  # once, after a re-embedding
+            self._maybe_build_coarse(index)  # after: this search ran as `last_search_mode` says
         return found
 
     def _maybe_build_coarse(self, index: VectorIndex) -> None:

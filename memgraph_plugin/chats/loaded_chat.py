@@ -32,6 +32,8 @@ class LoadedChat:
     recent: RecentCommits = attrs.field(factory=RecentCommits)  # for rollbacks in memory
     #: the task embedding `unembedded` in the background (`background_embedding.py`)
     embedding: asyncio.Task[None] | None = None
+    #: `time.monotonic()` when a turn last opened, searched or committed the chat
+    used_at: float = 0.0
 
     def snapshot_seen(self, version: int) -> None:
         """A snapshot at `version` exists: nodes changed up to it are among its vector rows."""

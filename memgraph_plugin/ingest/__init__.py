@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from host.module_aliases import lazy_exports
+from host.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .run import IngestReport, ingest_file, ingest_messages

@@ -49,7 +49,7 @@ def already_extracted(store: Any, message: Any) -> bool:
     answer whose seq the store has reached, or a message index the newest message event has."""
     if message.role == "assistant" and message.seq <= getattr(store, "seq_counter", 0):
         return True
-    newest = message_index(newest_event(store)) if hasattr(store, "newest_in_pool") else None
+    newest = message_index(newest_event(store)) if hasattr(store, "newest_leaf") else None
     return newest is not None and message.index <= newest
 
 

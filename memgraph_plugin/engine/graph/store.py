@@ -31,7 +31,7 @@ from ..index.candidate_pool import (
     recency_key,
     timeline_key,
 )
-from ..index.name_index import NameIndex
+from ..index.name_index import NameIndex, id_order
 from ..keyword.keyword_index import KeywordIndex
 from ..load.lazy_nodes import LazyNodes
 from ..load.store_loading import StoreLoading
@@ -298,6 +298,31 @@ class Store(StoreLoading, StoreTransactions, PoolMembership):
             return []
         views = (self.view(node.id) for node in pool.head(n))
         return [v for v in views if v is not None]
+
+    def newest_leaf(self, type_id: str, field: str) -> NodeView | None:
+        """The newest leaf of one type's pool (depth 0, no rollup): the highest seq, then the
+        highest whole-number `field` (none: lowest), then the newest id (`id_order`). Found from
+        the pool's keys and the values of `field` (read from the node columns for records not
+        made yet): only the answer's view is made, however many leaves share its seq."""
+        pool = self._type_pools.get(type_id.lower())
+        if pool is None:
+            return None
+        nodes = self._nodes
+        for ids in pool.leaves_by_seq():
+            if isinstance(nodes, LazyNodes):
+                facts = nodes.field_and_rollup(ids, field)
+            else:
+                facts = [(nodes[i].fields.get(field), nodes[i].semantic_rollup) for i in ids]
+            numbers = {
+                nid: value if type(value) is int else -1
+                for nid, (value, rollup) in zip(ids, facts, strict=True)
+                if not rollup
+            }
+            if numbers:
+                top = max(numbers.values())
+                newest = max((i for i, v in numbers.items() if v == top), key=id_order)
+                return self.view(newest)
+        return None
 
     def in_pool(self, id: str) -> bool:  # after an open: from the load's arrays (pool_order)
         return id in (self._pool_of if (loaded := self._order_as_loaded()) is None else loaded)

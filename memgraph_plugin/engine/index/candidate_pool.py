@@ -102,6 +102,27 @@ class SortedPool:
         for chunk in reversed(self._chunks):
             yield from reversed(chunk[0])
 
+    def leaves_by_seq(self) -> Iterator[list[str]]:
+        """The ids of the members at depth 0, one list per seq that has any, newest seq first
+        (members without a seq last), bisected from the keys: no record or view made."""
+        group: list[str] = []
+        current: int | None = None
+        for keys, _nodes, _views in self._chunks:
+            i, end_of_chunk = 0, len(keys)
+            while i < end_of_chunk:
+                seq_key = keys[i][0]
+                if seq_key != current:
+                    if group:
+                        yield group
+                        group = []
+                    current = seq_key
+                end = bisect.bisect_left(keys, (seq_key + 1,), i)  # past this seq in the chunk
+                first_leaf = bisect.bisect_left(keys, (seq_key, 0), i, end)  # deeper ones first
+                group.extend([key[2] for key in keys[first_leaf:end]])
+                i = end
+        if group:
+            yield group
+
     def _chunk_of(self, key: PoolKey) -> int:
         """The chunk `key` belongs in (the last whose first key is <= key; 0 before them all)."""
         return max(0, bisect.bisect_right(self._firsts, key) - 1)

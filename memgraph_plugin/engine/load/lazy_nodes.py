@@ -15,12 +15,14 @@ too, so a chat read almost whole holds its nodes once, not also their columns.
 
 from __future__ import annotations
 
+import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..model.frozen import EMPTY, JsonFields
 from ..model.models import Node
@@ -244,6 +246,35 @@ class LazyNodes(MaterializingDict[str, Node]):
             self._pending -= made
             if self._pending == 0:  # every loaded record made or replaced: columns unneeded
                 source.release()
+
+    def field_and_rollup(self, ids: Sequence[str], field: str) -> list[tuple[Any, bool]]:
+        """For each of `ids` (nodes of this map): the value of its field `field` (None when it
+        has none) and whether it is a rollup. Records not made yet are answered from the
+        columns (only the texts holding `field` are parsed) and stay unmade."""
+        with self._lock:
+            out: list[tuple[Any, bool]] = [(None, False)] * len(ids)
+            unread: list[int] = []  # positions in `ids`
+            rows: list[int] = []
+            for at, nid in enumerate(ids):
+                node = dict.get(self, nid)
+                if node is None and (row := self._unread_row(nid)) is not None:
+                    unread.append(at)
+                    rows.append(row)
+                elif node is not None:
+                    out[at] = (node.fields.get(field), bool(node.semantic_rollup))
+            if rows:
+                source = self._source
+                assert source is not None  # rows are unread only while it is there
+                take = pa.array(rows, pa.int64())
+                texts = source.column("fields").take(take)  # type: ignore[union-attr]
+                rollups = source.column("semantic_rollup").take(take).to_pylist()  # type: ignore[union-attr]
+                holding = pc.match_substring(texts, f'"{field}"').to_pylist()
+                for k, at in enumerate(unread):
+                    value = None
+                    if holding[k]:
+                        value = json.loads(texts[k].as_py()).get(field)
+                    out[at] = (value, bool(rollups[k]))
+            return out
 
     def get(self, key: Any, default: Any = None) -> Any:
         value = dict.get(self, key, _MISS)
