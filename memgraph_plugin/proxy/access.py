@@ -1,7 +1,7 @@
 """Who may call, and which chats they reach: `AccessGuard` in front of every ``/api`` and ``/v1``
 route, and the write check of the write routes.
 
-With keys (``proxy_api_key``, the admin key, and the keys of ``access_keys_file``,
+With keys (``proxy_api_key``, the admin key, and the keys of ``namespace_keys_file``,
 `access_keys.AccessKeys`), every ``/api`` and ``/v1`` request presents one, as
 ``Authorization: Bearer KEY`` (then that header is not relayed) or as ``X-Memgraph-Key: KEY``
 (then the client's Authorization goes on to the upstream); else a 401. The key's `Access`

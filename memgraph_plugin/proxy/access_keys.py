@@ -1,4 +1,4 @@
-"""The keys file (setting ``access_keys_file``): which key reaches which namespace, and whether
+"""The keys file (setting ``namespace_keys_file``): which key reaches which namespace, and whether
 it may write.
 
 A TOML file of ``[[key]]`` tables, or a JSON file (``{"keys": [...]}`` or a list), one entry per
@@ -33,7 +33,7 @@ import attrs
 
 from host.chats.namespaces import ChatScope, NamespaceError, check_namespace
 
-from .settings import ACCESS_KEYS_FILE
+from .settings import NAMESPACE_KEYS_FILE
 
 KEY_HEADER = "x-memgraph-key"
 #: The shortest key a file may hold as itself (a ``sha256`` entry hides any length).
@@ -109,7 +109,7 @@ class AccessKeys:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], admin_key: str | None) -> AccessKeys:
-        return cls.of(admin_key, settings.get(ACCESS_KEYS_FILE.key))
+        return cls.of(admin_key, settings.get(NAMESPACE_KEYS_FILE.key))
 
     def _find(self, given: str) -> KeyEntry | None:
         digest = key_digest(given.strip()).encode()
@@ -154,7 +154,7 @@ def read_keys_file(path: Path) -> list[KeyEntry]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise AccessKeysError(f"access_keys_file {str(path)!r}: cannot read it: {reason}") from None
+        raise AccessKeysError(f"namespace_keys_file {str(path)!r}: cannot read it: {reason}") from None
     if path.suffix.lower() == ".json":
         raws, lines = _json_entries(path, text), None
     else:
@@ -176,7 +176,7 @@ def _toml_entries(path: Path, text: str) -> tuple[list[Any], list[int]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise AccessKeysError(f"access_keys_file {str(path)!r} is not TOML: {exc}") from None
+        raise AccessKeysError(f"namespace_keys_file {str(path)!r} is not TOML: {exc}") from None
     extra = sorted(set(data) - {"key"})
     if extra:
         raise AccessKeysError(
@@ -193,7 +193,7 @@ def _json_entries(path: Path, text: str) -> list[Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise AccessKeysError(f"access_keys_file {str(path)!r} is not JSON: {exc}") from None
+        raise AccessKeysError(f"namespace_keys_file {str(path)!r} is not JSON: {exc}") from None
     raws = data.get("keys") if isinstance(data, dict) else data
     if not isinstance(raws, list):
         raise AccessKeysError(f"{path}: expected a list of keys or {{\"keys\": [...]}}")

@@ -62,8 +62,8 @@ declare(
     None,
     "Environment variable holding proxy_api_key (wins over proxy_api_key).",
 )
-ACCESS_KEYS_FILE = declare(
-    "access_keys_file",
+NAMESPACE_KEYS_FILE = declare(
+    "namespace_keys_file",
     Kind.PATH,
     None,
     "A TOML or JSON file of access keys, each reaching one namespace (read-only or not) or "
@@ -212,6 +212,6 @@ def require_key_off_loopback(address: str, api_key: str | None) -> None:
     if not is_loopback(address) and not api_key:
         raise ProxySettingsError(
             f"refusing to listen on {address!r} (not loopback) without proxy_api_key: set "
-            "proxy_api_key_env (or proxy_api_key, or access_keys_file) so clients must present "
+            "proxy_api_key_env (or proxy_api_key, or namespace_keys_file) so clients must present "
             "a key"
         )

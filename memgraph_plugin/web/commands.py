@@ -65,7 +65,7 @@ def _http_settings(owner: Any) -> Any:
 
 
 def _keys(owner: Any, settings: ProxySettings, address: str) -> Any:
-    """The server's keys (`proxy_api_key` and ``access_keys_file``); a bad keys file, or a
+    """The server's keys (`proxy_api_key` and ``namespace_keys_file``); a bad keys file, or a
     non-loopback `address` with no key at all, is a `CommandError`."""
     from memgraph_plugin.proxy.access_keys import AccessKeys, AccessKeysError
     from memgraph_plugin.proxy.settings import ProxySettingsError, require_key_off_loopback
