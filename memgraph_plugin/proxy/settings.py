@@ -54,7 +54,8 @@ declare(
     Kind.STRING,
     None,
     "When set, clients must present this key (Authorization: Bearer, or X-Memgraph-Key) "
-    "to use /v1/* and /api/*. Prefer proxy_api_key_env to keep it out of files.",
+    "to use /v1/* and /api/*; it reaches every namespace's chats (the admin key). Prefer "
+    "proxy_api_key_env to keep it out of files.",
 )
 declare(
     "proxy_api_key_env",
