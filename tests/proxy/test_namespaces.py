@@ -20,6 +20,8 @@ import pytest
 
 from tests.web.conftest import SCRIPT
 
+from .conftest import client
+from .harness import RunningProxy
 from .upstream import Upstream
 
 ADMIN = "admin-key-0123456789abcdef"
@@ -282,3 +284,31 @@ def test_a_bad_keys_file_stops_the_start_naming_the_line_and_field(tmp_path: Pat
     assert run.returncode == 2 and run.stdout == "", (run.stdout, run.stderr)
     assert f"{path}:5: key entry 2: namespace: namespace 'no such'" in run.stderr
     assert [k for k in KEYS if k in run.stderr] == []
+
+
+def test_a_conversation_without_an_id_matches_its_namespace_chats_only(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    proxy = RunningProxy(tmp_path / "data", upstream.url, proxy_api_key=ADMIN,
+                         namespace_keys_file=str(_keys_file(tmp_path)))  # fmt: skip
+    try:
+        history: list[dict[str, str]] = [{"role": "system", "content": "You are a guide."}]
+        for text in ("Bob's secret word is Zanzibar.", "What is my secret word?"):
+            history.append({"role": "user", "content": text})
+            raw = client(proxy, api_key=BOB).chat.completions.with_raw_response.create(
+                model="m", messages=history
+            )
+            history.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+        bobs = raw.headers["x-memgraph-chat"]
+        assert raw.headers["x-memgraph-chat-match"] == "continued" and bobs.startswith("auto-")
+        history.append({"role": "user", "content": "And again?"})  # Bob's messages, Alice's key
+        raw = client(proxy, api_key=ALICE).chat.completions.with_raw_response.create(
+            model="m", messages=history
+        )
+        assert raw.headers["x-memgraph-chat-match"] == "new"
+        assert raw.headers["x-memgraph-chat"] == bobs  # the same id, in Alice's namespace
+        assert len(proxy.messages(f"ns/bob/{bobs}")) == 4
+        assert [t for _, t in proxy.messages(f"ns/alice/{bobs}")][-2:] == [
+            "And again?", upstream.behaviour.answer]  # fmt: skip
+    finally:
+        proxy.stop()
