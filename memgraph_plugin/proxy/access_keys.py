@@ -154,7 +154,9 @@ def read_keys_file(path: Path) -> list[KeyEntry]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise AccessKeysError(f"namespace_keys_file {str(path)!r}: cannot read it: {reason}") from None
+        raise AccessKeysError(
+            f"namespace_keys_file {str(path)!r}: cannot read it: {reason}"
+        ) from None
     if path.suffix.lower() == ".json":
         raws, lines = _json_entries(path, text), None
     else:

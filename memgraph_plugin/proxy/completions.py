@@ -1,9 +1,11 @@
 """``POST /v1/chat/completions`` through memory, and every other ``/v1/*`` relayed unchanged.
 
 Per request: read the conversation (a large body on a worker thread, so other chats go on),
-find its chat, take the chat's lock, reconcile the sent history and recall for the last user
-message (within ``proxy_memory_timeout_s``; a failure or a timeout forwards without memory and
-says so in ``X-Memgraph-Warning``), inject the block as a system message, forward. The answer
+find its chat (among the chats of the request key's namespace: `access.access_of`; a read-only
+key's completion is a 403, since the turn is stored), take the chat's lock, reconcile the sent
+history and recall for the last user message (within ``proxy_memory_timeout_s``; a failure or a
+timeout forwards without memory and says so in ``X-Memgraph-Warning``), inject the block as a
+system message, forward. The answer
 (assembled from the stream) is stored and every new message extracted after the response, off
 its path; the lock is released then. When the memory step failed or timed out, the turn is
 still stored once the step has ended (reconciled again, as `ChatMemory.sync` does) and
