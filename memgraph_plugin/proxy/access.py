@@ -22,12 +22,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .access_keys import KEY_HEADER, OPEN, Access, AccessKeys
+from .access_keys import KEY_HEADER, OPEN, SCOPE_KEY, Access, AccessKeys
 from .relay import error_body
 
 TOKEN_HEADER = "x-memgraph-token"
-#: Where `AccessGuard` keeps a request's `Access` in the ASGI scope.
-SCOPE_KEY = "memgraph.access"
 READ_ONLY = "this key is read-only: it cannot write"
 
 __all__ = ["KEY_HEADER", "TOKEN_HEADER", "AccessGuard", "access_of", "refused", "write_refusal"]

@@ -36,6 +36,8 @@ from host.chats.namespaces import ChatScope, NamespaceError, check_namespace
 from .settings import NAMESPACE_KEYS_FILE
 
 KEY_HEADER = "x-memgraph-key"
+#: Where `access.AccessGuard` keeps a request's `Access` in the ASGI scope.
+SCOPE_KEY = "memgraph.access"
 #: The shortest key a file may hold as itself (a ``sha256`` entry hides any length).
 MIN_KEY_CHARS = 16
 _FIELDS = frozenset({"key", "sha256", "namespace", "read_only", "admin", "note"})

@@ -266,9 +266,10 @@ class MemoryApi:
                 return JSONResponse({"error": str(exc)}, status_code=400)
             except ChatBusy as exc:
                 body, headers = busy_body(exc)
-                return JSONResponse(body, status_code=503, headers=headers)
+                return JSONResponse(_as_given(body, request), status_code=503, headers=headers)
             except NotStored as exc:
-                return _not_stored(exc)
+                answer = _not_stored(exc)
+                return JSONResponse(_as_given(answer[0], request), status_code=answer[1])
             except Exception as exc:
                 if (answer := storage_answer(exc)) is None:
                     raise
@@ -400,7 +401,15 @@ def _chat_of(request: Request) -> tuple[str, str]:
     return given, access_of(request).scope.internal(given)
 
 
-def _not_stored(exc: NotStored) -> JSONResponse:
+def _as_given(body: dict[str, Any], request: Request) -> dict[str, Any]:
+    """`body` naming its chat as the request did (not by its stored id in a namespace)."""
+    stored, given = body.get("chat"), request.path_params.get("chat")
+    if isinstance(stored, str) and given is not None and stored != given:
+        body = {**body, "chat": given, "error": str(body["error"]).replace(stored, given)}
+    return body
+
+
+def _not_stored(exc: NotStored) -> tuple[dict[str, Any], int]:
     """A failed add: the storage failure's status and code, and the messages kept."""
     error = failure_of(exc.cause)
     if error is None:
@@ -413,7 +422,7 @@ def _not_stored(exc: NotStored) -> JSONResponse:
         "stored": [message_json(m) for m in exc.stored],
         "messages": exc.total,
     }
-    return JSONResponse(answer, status_code=status)
+    return answer, status
 
 
 def _message_item(raw: Any, position: int) -> dict[str, str]:
