@@ -29,6 +29,7 @@ from host.cli.listings import (
     plugin_chatter_to_stderr,
     plugin_rows,
 )
+from host.cli.namespace_option import in_namespace
 from host.commands import Command
 from host.echoed import capped
 from host.errors import CommandError, PluginError, SettingsError
@@ -381,6 +382,7 @@ def _broken_command(command: Command, exc: Exception) -> Callable[[Host, Any], i
 def _command_handler(command: Command) -> Callable[[Host, argparse.Namespace], int]:
     def handle(host: Host, args: argparse.Namespace) -> int:
         try:
+            args = in_namespace(args)  # --namespace: the chat ids given are that namespace's
             if command.start_host:
                 result = asyncio.run(_run_started(host, command, args))
             else:

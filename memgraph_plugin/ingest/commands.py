@@ -9,6 +9,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from host.cli.namespace_option import add_namespace_option
 from host.errors import CommandError
 
 if TYPE_CHECKING:  # the pipeline loads when an ingest runs (listing commands stays cheap)
@@ -20,6 +21,7 @@ __all__ = ["add_ingest_arguments", "format_report", "run_ingest"]
 def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="transcript: JSONL, SillyTavern .jsonl, or a JSON list")
     parser.add_argument("--chat", required=True, help="the chat id to ingest into")
+    add_namespace_option(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

@@ -183,9 +183,15 @@ class MessageIndex:
                 if not holders:
                     del self._chats[key]
 
-    def candidates(self, roles: Sequence[str], texts: Sequence[str]) -> list[str]:
-        """The chats (at most `MAX_CANDIDATES`) holding the most of the request's looked-up
-        pairs: its first pair and its `LOOKUPS - 1` newest ones."""
+    def candidates(
+        self,
+        roles: Sequence[str],
+        texts: Sequence[str],
+        within: Callable[[str], bool] = lambda chat_id: True,
+    ) -> list[str]:
+        """The chats (at most `MAX_CANDIDATES`, each one `within` takes: the request's
+        namespace's) holding the most of the request's looked-up pairs: its first pair and its
+        `LOOKUPS - 1` newest ones."""
         n = len(texts)
         if n < 2:
             return []
@@ -197,7 +203,8 @@ class MessageIndex:
             if len(holders) > MAX_PER_KEY:
                 continue
             for chat_id in holders:
-                hits[chat_id] = hits.get(chat_id, 0) + 1
+                if within(chat_id):
+                    hits[chat_id] = hits.get(chat_id, 0) + 1
         ranked = sorted(hits, key=lambda c: hits[c], reverse=True)
         return ranked[:MAX_CANDIDATES]
 

@@ -181,18 +181,18 @@ class ChatMemory:
         self._stale.add(identity.chat_id)
         _append_line(self.folder / SOURCES_FILE, row)
 
-    def resolve(self, identity: ChatIdentity, conv: Conversation) -> ChatIdentity:
+    def resolve(
+        self, identity: ChatIdentity, conv: Conversation, within: Callable[[str], bool] = bool
+    ) -> ChatIdentity:
         """The chat of a request sent without an id (`identity` from its opening): the stored
-        derived chat its messages fit best (`chat_matching.fit`: a trimmed window, a regenerate,
-        an edit), else a new chat: the derived id, or, when a chat of that id exists and the
-        request does not fit it (a conversation that only shares its opening), that id with
-        ``-2``, ``-3``, ... The result's `match` says which (`chat_matching`). Nothing is
-        created here: a chat exists once its first message is stored."""
+        chat `within` takes (the key's namespace's; any: `bool`) its messages fit best (`fit`),
+        else a new chat: the derived id, or that id with ``-2``, ``-3``, ... when a chat of that
+        id exists and the request does not fit it (`match` says which). Nothing is created."""
         if identity.source != OPENING_SOURCE:
             return identity
         self._refresh_index()
         derived = identity.chat_id
-        names = self._index.candidates(conv.roles, conv.texts)
+        names = self._index.candidates(conv.roles, conv.texts, within)
         if derived not in names and self.host.has_chat(derived):
             names.append(derived)
         fits = []

@@ -11,6 +11,7 @@ from typing import Any
 
 from host.chats.chat_ids import ChatIdError, check_chat_id
 from host.cli.console import add_json_option, print_json, print_table
+from host.cli.namespace_option import add_namespace_option, scope_of
 from host.commands import Command
 from host.errors import CommandError
 
@@ -34,7 +35,8 @@ def _graph_versions(host: Any) -> dict[str, int]:
 def run_chats(host: Any, args: argparse.Namespace) -> int:
     from .memory_api import chat_rows
 
-    rows = chat_rows(host, lambda: _graph_versions(host))
+    scope = scope_of(args)  # --namespace: that namespace's chats, by the ids it knows
+    rows = chat_rows(host, lambda: _graph_versions(host), scope)
     if getattr(args, "json", False):
         print_json(rows)
         return 0
@@ -53,10 +55,12 @@ def run_chats(host: Any, args: argparse.Namespace) -> int:
 
 def _chats_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_option(parser, "chats")
+    add_namespace_option(parser)
 
 
 def _recall_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("chat", help="the chat id")
+    add_namespace_option(parser)
     parser.add_argument("question", help="what to recall for (not stored in the chat)")
     parser.add_argument(
         "--context-tokens", type=int, default=0, metavar="N",

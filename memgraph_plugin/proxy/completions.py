@@ -1,9 +1,11 @@
 """``POST /v1/chat/completions`` through memory, and every other ``/v1/*`` relayed unchanged.
 
 Per request: read the conversation (a large body on a worker thread, so other chats go on),
-find its chat, take the chat's lock, reconcile the sent history and recall for the last user
-message (within ``proxy_memory_timeout_s``; a failure or a timeout forwards without memory and
-says so in ``X-Memgraph-Warning``), inject the block as a system message, forward. The answer
+find its chat (among the chats of the request key's namespace: `access.access_of`; a read-only
+key's completion is a 403, since the turn is stored), take the chat's lock, reconcile the sent
+history and recall for the last user message (within ``proxy_memory_timeout_s``; a failure or a
+timeout forwards without memory and says so in ``X-Memgraph-Warning``), inject the block as a
+system message, forward. The answer
 (assembled from the stream) is stored and every new message extracted after the response, off
 its path; the lock is released then. When the memory step failed or timed out, the turn is
 still stored once the step has ended (reconciled again, as `ChatMemory.sync` does) and
@@ -33,7 +35,8 @@ from host.chats.chat_ids import ChatIdError
 from host.settings.setting_values import int_setting
 from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
 
-from .access import check_key, refused
+from .access import READ_ONLY, access_of
+from .access_keys import Access
 from .chat_identity import MATCH_HEADER, ChatIdentity, identify
 from .chat_memory import ChatMemory, Synced
 from .context_budget import Trimmed, context_header, requested_budget, trim
@@ -108,12 +111,11 @@ class Proxy:
 
     async def relay(self, request: Request) -> Any:
         """Any other /v1/* call, relayed as it is (model lists, embeddings, ...)."""
-        allowed, consumed = check_key(request.headers, self.settings.api_key)
-        if not allowed:
-            return refused()
         url = self._url(request.url.path, request.url.query)
         headers = upstream_headers(
-            request.headers, upstream_key=self.settings.upstream_api_key, consumed_auth=consumed
+            request.headers,
+            upstream_key=self.settings.upstream_api_key,
+            consumed_auth=access_of(request).consumed_auth,
         )
         outgoing = self.client.build_request(
             request.method, url, headers=headers, content=await request.body()
@@ -144,16 +146,19 @@ class Proxy:
     # ---------------------------------------------------------- completions
 
     async def chat_completions(self, request: Request) -> Any:
-        allowed, consumed = check_key(request.headers, self.settings.api_key)
-        if not allowed:
-            return refused()
+        access = access_of(request)
+        if access.read_only:  # the proxy stores every turn
+            body = error_body(f"{READ_ONLY}: a completion through memory stores the turn",
+                              "permission_error", "read_only_key")  # fmt: skip
+            return JSONResponse(body, status_code=403)
         raw = await request.body()
         try:
             if len(raw) >= OFF_LOOP_BYTES:
                 body, conv = await asyncio.to_thread(self._read, raw)
             else:
                 body, conv = self._read(raw)
-            identity = identify(request.headers, body, conv)
+            identity = identify(request.headers, body, conv)  # then in the key's namespace
+            identity = attrs.evolve(identity, chat_id=access.scope.internal(identity.chat_id))
             budget = requested_budget(request.headers, self.settings.context_tokens)
         except (ValueError, ChatIdError) as exc:  # JSON, RequestError, ChatIdError, budget
             readable = isinstance(exc, RequestError | ChatIdError) or "Context-Tokens" in str(exc)
@@ -162,14 +167,15 @@ class Proxy:
                 error_body(f"bad request: {problem}", "invalid_request_error", "bad_request"),
                 status_code=400,
             )
-        identity = self.memory.resolve(identity, conv)  # a request without an id: its chat
+        identity = self.memory.resolve(identity, conv, access.scope.owns)  # no id: its chat
         lock = self.memory.lock(identity.chat_id)
         await lock.acquire()
         try:
             try:  # X-Memgraph-Fork-From on a chat's first request: start with that chat's memory
                 await fork_on_first_request(
-                    self.host, self.memory.pipeline.service, request.headers, identity.chat_id
-                )
+                    self.host, self.memory.pipeline.service, request.headers, identity.chat_id,
+                    access.scope,
+                )  # fmt: skip
             except ForkRefused as exc:
                 lock.release()
                 return JSONResponse(
@@ -177,7 +183,7 @@ class Proxy:
                     status_code=400,
                 )
             trimmed = self._trim(body, budget) if budget else None
-            return await self._forward(request, body, conv, identity, lock, consumed, trimmed)
+            return await self._forward(request, body, conv, identity, lock, access, trimmed)
         except BaseException:
             if lock.locked():
                 lock.release()
@@ -202,14 +208,14 @@ class Proxy:
         conv: Conversation,
         identity: ChatIdentity,
         lock: asyncio.Lock,
-        consumed: bool,
+        access: Access,
         trimmed: Trimmed | None = None,
     ) -> Any:
         chat_id = identity.chat_id
         step = asyncio.ensure_future(self._prepare(identity, conv, trimmed))
         await asyncio.wait({step}, timeout=self.settings.memory_timeout_s)
         prepared: Prepared | None = None
-        headers = {"x-memgraph-chat": quote(chat_id, safe="")}
+        headers = {"x-memgraph-chat": quote(access.scope.external(chat_id), safe="")}
         if identity.match:  # how a request without an id found its chat (docs/proxy.md)
             headers[MATCH_HEADER] = identity.match
         if step.done() and step.exception() is None:
@@ -237,7 +243,9 @@ class Proxy:
             "POST",
             self._url("/v1/chat/completions", request.url.query),
             headers=upstream_headers(
-                request.headers, upstream_key=self.settings.upstream_api_key, consumed_auth=consumed
+                request.headers,
+                upstream_key=self.settings.upstream_api_key,
+                consumed_auth=access.consumed_auth,
             ),
             content=_encoded(body),
         )

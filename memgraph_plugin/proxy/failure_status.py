@@ -24,6 +24,8 @@ from host.chats.chat_lock import ChatBusy
 from memgraph_plugin.storage.errors import StorageError
 from memgraph_plugin.storage.failures import storage_failure
 
+from .access_keys import SCOPE_KEY
+
 __all__ = [
     "busy_body", "busy_completion", "failure_of", "storage_answer", "storage_message",
     "storage_status",
@@ -79,5 +81,9 @@ async def busy_completion(request: Request, exc: Exception) -> JSONResponse:
     shape (the SDKs retry it after ``Retry-After``)."""
     assert isinstance(exc, ChatBusy)
     body, headers = busy_body(exc)
+    access = request.scope.get(SCOPE_KEY)  # the chat named by its id in the key's namespace
+    if access is not None and exc.chat_id:
+        shown = access.scope.external(exc.chat_id)
+        body.update(chat=shown, error=str(body["error"]).replace(exc.chat_id, shown))
     error = {"message": body.pop("error"), "type": "chat_busy", **body}
     return JSONResponse({"error": error}, status_code=503, headers=headers)

@@ -1,13 +1,14 @@
 """``X-Memgraph-Fork-From: SRC`` on a chat's first proxied request: the chat starts with chat
 SRC's memory (`MemoryGraph.fork`) before its messages are reconciled. A chat that already has
-messages or a graph ignores the header (a front end may send it on every request)."""
+messages or a graph ignores the header (a front end may send it on every request). SRC is a chat
+of the request key's namespace."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from host.chats.chat_ids import check_chat_id
+from host.chats.namespaces import ChatScope
 
 from .chat_identity import _utf8
 
@@ -21,10 +22,11 @@ class ForkRefused(ValueError):
 
 
 async def fork_on_first_request(
-    host: Any, service: Any, headers: Mapping[str, str], chat_id: str
+    host: Any, service: Any, headers: Mapping[str, str], chat_id: str, scope: ChatScope
 ) -> bool:
-    """Fork the header's chat into `chat_id` when this is its first request; True when it did.
-    Raises `ForkRefused` (the proxy answers 400) for an unusable or unforkable source."""
+    """Fork the header's chat (of `scope`) into `chat_id` when this is its first request; True
+    when it did. Raises `ForkRefused` (the proxy answers 400) for an unusable or unforkable
+    source, naming it as the header does."""
     from memgraph_plugin.errors import MemoryGraphError
 
     raw = headers.get(HEADER)
@@ -32,9 +34,12 @@ async def fork_on_first_request(
         return False
     if host.chat(chat_id).messages or await service.has_graph(chat_id):
         return False
+    given = _utf8(raw.strip())
+    src = given
     try:
-        src = check_chat_id(_utf8(raw.strip()))
+        src = scope.internal(given)
         await service.fork(src, chat_id)
     except (ValueError, MemoryGraphError) as exc:
-        raise ForkRefused(f"X-Memgraph-Fork-From: {exc}") from None
+        said = str(exc).replace(repr(src), repr(given))
+        raise ForkRefused(f"X-Memgraph-Fork-From: {said}") from None
     return True

@@ -9,10 +9,13 @@
   SRC's memory (the proxy's ``X-Memgraph-Fork-From`` for front ends that call)
 - ``GET /api/chats/{id}/history``
 
-Every route needs the proxy key when ``proxy_api_key`` is set; the writes (messages, forget,
-fork) need a write credential besides (`access.write_refusal`: the server's token, or the key),
-and a read-only server mounts none of them. Origin, body size and content type are checked before
-any route runs (``web/request_guard.py``).
+With keys, every route needs one (`access.AccessGuard`), and a key reaches its namespace's
+chats only: the path's chat id is the namespace's (`host.chats.namespaces.ChatScope`), another
+namespace's chat is a 404 ``unknown_chat`` as a chat that does not exist, and the list shows the
+namespace's chats. The writes (messages, forget, fork) need a write credential
+(`access.write_refusal`: a key that is not read-only, or with no keys the server's token; a
+read-only key's write is a 403), and a read-only server mounts none of them. Origin, body size
+and content type are checked before any route runs (``web/request_guard.py``).
 
 Chat ids go through the one chat-id rule. Reads never make a chat: ``recall`` and ``history``
 of a chat with neither messages nor commits answer 404 (``"code": "unknown_chat"``), as does
@@ -36,14 +39,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from host.chats.chat_ids import ChatIdError, check_chat_id
+from host.chats.chat_ids import ChatIdError
 from host.chats.chat_lock import ChatBusy
+from host.chats.namespaces import ChatScope
 from host.echoed import capped, shown
 from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
 
-from .access import check_key, refused, write_refusal
+from .access import access_of, write_refusal
 from .chat_identity import ChatIdentity
 from .chat_memory import ChatMemory, NotStored, read_sources
 from .context_budget import trim
@@ -92,14 +96,20 @@ def stored_versions(storage: Any) -> dict[str, int]:
     return {chat: int(storage.latest_version_sync(chat)) for chat in storage.chats_sync()}
 
 
-def chat_rows(host: Any, versions: Callable[[], Mapping[str, int]] | None = None) -> list[dict]:
-    """Every chat of the data dir: its messages, or commits (an imported graph with no messages
-    is a chat too): id, messages, last activity (Unix time of its file), where its id came from,
-    and its graph's newest commit version (`versions`; chats with commits first)."""
+def chat_rows(
+    host: Any,
+    versions: Callable[[], Mapping[str, int]] | None = None,
+    scope: ChatScope | None = None,
+) -> list[dict]:
+    """Every chat of the data dir (of `scope`'s namespace only, by the ids it knows them by):
+    its messages, or commits (an imported graph with no messages is a chat too): id, messages,
+    last activity (Unix time of its file), where its id came from, and its graph's newest commit
+    version (`versions`; chats with commits first)."""
+    scope = scope or ChatScope.everything()
     sources = read_sources(Path(host.data_dir) / "proxy")
     committed = dict(versions()) if versions is not None else {}
     rows = []
-    for chat_id in sorted(set(host.chat_ids()) | set(committed)):
+    for chat_id in scope.visible(sorted(set(host.chat_ids()) | set(committed))):
         chat = host.chat(chat_id)
         try:
             stat = chat.path.stat()
@@ -108,7 +118,7 @@ def chat_rows(host: Any, versions: Callable[[], Mapping[str, int]] | None = None
             last = None
         rows.append(
             {
-                "id": chat_id,
+                "id": scope.external(chat_id),
                 "version": committed.get(chat_id, 0),
                 "messages": _count_messages(chat),
                 "last_activity": last,
@@ -209,7 +219,6 @@ class MemoryApi:
         host: Any,
         memory: ChatMemory,
         *,
-        api_key: str | None = None,
         token: str | None = None,
         read_only: bool = False,
         versions: Callable[[], Mapping[str, int]] | None = None,
@@ -219,7 +228,6 @@ class MemoryApi:
         write route."""
         self.host = host
         self.memory = memory
-        self.api_key = api_key
         self.token = token
         self.read_only = read_only
         self.versions = versions or self._stored_versions
@@ -244,10 +252,11 @@ class MemoryApi:
         self, endpoint: Callable[[Request], Any], *, write: bool = False
     ) -> Callable[[Request], Any]:
         async def guarded(request: Request) -> Any:
-            if not check_key(request.headers, self.api_key)[0]:
-                return refused()
-            if write and (problem := write_refusal(request.headers, self.token, self.api_key)):
-                return JSONResponse({"error": problem, "code": "unauthorized"}, status_code=401)
+            access = access_of(request)
+            if write and (refusal := write_refusal(request.headers, self.token, access)):
+                status, problem = refusal
+                code = "read_only_key" if status == 403 else "unauthorized"
+                return JSONResponse({"error": problem, "code": code}, status_code=status)
             try:
                 return JSONResponse(await endpoint(request))
             except ApiError as exc:  # a client's value it repeats is cut short (`host/echoed.py`)
@@ -257,9 +266,10 @@ class MemoryApi:
                 return JSONResponse({"error": str(exc)}, status_code=400)
             except ChatBusy as exc:
                 body, headers = busy_body(exc)
-                return JSONResponse(body, status_code=503, headers=headers)
+                return JSONResponse(_as_given(body, request), status_code=503, headers=headers)
             except NotStored as exc:
-                return _not_stored(exc)
+                answer = _not_stored(exc)
+                return JSONResponse(_as_given(answer[0], request), status_code=answer[1])
             except Exception as exc:
                 if (answer := storage_answer(exc)) is None:
                     raise
@@ -270,8 +280,9 @@ class MemoryApi:
     def _stored_versions(self) -> dict[str, int]:
         return stored_versions(graph_storage(self.memory.pipeline.service))
 
-    async def _require_chat(self, chat_id: str) -> None:
-        """`ApiError` 404 for a chat with neither messages nor commits (asking makes none)."""
+    async def _require_chat(self, chat_id: str, shown_id: str) -> None:
+        """`ApiError` 404 for a chat with neither messages nor commits (asking makes none);
+        `shown_id`: the id the caller gave (another namespace's chat is answered the same)."""
         if self.host.has_chat(chat_id):
             return
         storage = graph_storage(self.memory.pipeline.service)
@@ -279,17 +290,18 @@ class MemoryApi:
             return
         raise ApiError(
             404,
-            f"unknown chat {chat_id!r}: it has no messages and no commits in this data dir",
+            f"unknown chat {shown_id!r}: it has no messages and no commits in this data dir",
             "unknown_chat",
         )
 
     # ---------------------------------------------------------------- endpoints
 
     async def list_chats(self, request: Request) -> dict[str, Any]:
-        return {"chats": await asyncio.to_thread(chat_rows, self.host, self.versions)}
+        scope = access_of(request).scope
+        return {"chats": await asyncio.to_thread(chat_rows, self.host, self.versions, scope)}
 
     async def add(self, request: Request) -> dict[str, Any]:
-        chat_id = check_chat_id(request.path_params["chat"])
+        shown_id, chat_id = _chat_of(request)
         body = await _json(request)
         raw = body.get("messages", [body]) if isinstance(body, dict) else body
         if not isinstance(raw, list) or not raw:
@@ -299,10 +311,10 @@ class MemoryApi:
         async with self.memory.lock(chat_id):
             added = await self.memory.add_messages(chat_id, items)
             total = len(self.host.chat(chat_id))
-        return {"chat": chat_id, "added": [message_json(m) for m in added], "messages": total}
+        return {"chat": shown_id, "added": [message_json(m) for m in added], "messages": total}
 
     async def recall(self, request: Request) -> dict[str, Any]:
-        chat_id = check_chat_id(request.path_params["chat"])
+        shown_id, chat_id = _chat_of(request)
         body = await _json(request)
         query = body.get("query") if isinstance(body, dict) else None
         if not isinstance(query, str) or not query.strip():
@@ -310,7 +322,7 @@ class MemoryApi:
         budget = body.get("context_tokens", 0) if isinstance(body, dict) else 0
         if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
             raise ApiError(400, "'context_tokens' must be a whole number of tokens >= 0")
-        await self._require_chat(chat_id)
+        await self._require_chat(chat_id, shown_id)
         started = time.perf_counter()
         async with self.memory.lock(chat_id):
             window = (
@@ -324,34 +336,34 @@ class MemoryApi:
         answer = recall_json(outcome)
         if window is not None:
             answer["context"] = window[1]
-        answer.update(chat=chat_id, ms=round((time.perf_counter() - started) * 1000, 2))
+        answer.update(chat=shown_id, ms=round((time.perf_counter() - started) * 1000, 2))
         return answer
 
     async def forget(self, request: Request) -> dict[str, Any]:
-        chat_id = check_chat_id(request.path_params["chat"])
+        shown_id, chat_id = _chat_of(request)
         body = await _json(request)
         index = body.get("from") if isinstance(body, dict) else None
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             raise ApiError(
                 400, f"'from' must be a message index (an integer >= 0), got {shown(index)}"
             )
-        await self._require_chat(chat_id)
+        await self._require_chat(chat_id, shown_id)
         async with self.memory.lock(chat_id):
             removed = await self.memory.forget(chat_id, index)
             total = len(self.host.chat(chat_id))
-        return {"chat": chat_id, "removed": removed, "messages": total}
+        return {"chat": shown_id, "removed": removed, "messages": total}
 
     async def fork(self, request: Request) -> dict[str, Any]:
         """Start the path's chat with chat ``from``'s graph (as of seq ``upto``): 409 when the
         chat already has messages or a graph, 400 for a source that cannot be forked."""
         from memgraph_plugin.errors import MemoryGraphError
 
-        chat_id = check_chat_id(request.path_params["chat"])
+        shown_id, chat_id = _chat_of(request)
         body = await _json(request)
         src = body.get("from") if isinstance(body, dict) else None
         if not isinstance(src, str) or not src.strip():
             raise ApiError(400, "'from' must be the id of the chat to fork")
-        src = check_chat_id(src.strip())
+        shown_src, src = src.strip(), access_of(request).scope.internal(src.strip())
         upto = body.get("upto")
         if upto is not None and (not isinstance(upto, int) or isinstance(upto, bool) or upto < 0):
             raise ApiError(400, "'upto' must be a message seq (an integer >= 0)")
@@ -361,28 +373,43 @@ class MemoryApi:
         self.memory.note(ChatIdentity(chat_id, API_SOURCE))
         async with self.memory.lock(chat_id):
             if self.host.chat(chat_id).messages or await service.has_graph(chat_id):
-                raise ApiError(409, f"chat {chat_id!r} already has memory: fork into a new chat")
+                raise ApiError(409, f"chat {shown_id!r} already has memory: fork into a new chat")
             try:
                 commit = await service.fork(src, chat_id, upto)
             except MemoryGraphError as exc:
                 if exc.code != "BAD_ARGS":
                     raise  # a storage failure: the guard answers with its code
-                raise ApiError(400, f"'from': {exc.message or exc}") from None
-        return {"chat": chat_id, "forked_from": src, "version": commit.version}
+                said = str(exc.message or exc).replace(repr(src), repr(shown_src))
+                raise ApiError(400, f"'from': {said}") from None
+        return {"chat": shown_id, "forked_from": shown_src, "version": commit.version}
 
     async def history(self, request: Request) -> dict[str, Any]:
-        chat_id = check_chat_id(request.path_params["chat"])
+        shown_id, chat_id = _chat_of(request)
         since = _int_param(request, "since", 0)
         limit = _int_param(request, "limit", HISTORY_LIMIT)
-        await self._require_chat(chat_id)
+        await self._require_chat(chat_id, shown_id)
         async with self.memory.lock(chat_id):  # after the answers still being stored
             view = self.host.chat(chat_id).view()
             rows = [message_json(m) for m in view[since : since + limit]]
             total = len(view)
-        return {"chat": chat_id, "messages": rows, "total": total, "since": since}
+        return {"chat": shown_id, "messages": rows, "total": total, "since": since}
 
 
-def _not_stored(exc: NotStored) -> JSONResponse:
+def _chat_of(request: Request) -> tuple[str, str]:
+    """The path's chat: the id the caller gave, and the stored id in the caller's namespace."""
+    given = request.path_params["chat"]
+    return given, access_of(request).scope.internal(given)
+
+
+def _as_given(body: dict[str, Any], request: Request) -> dict[str, Any]:
+    """`body` naming its chat as the request did (not by its stored id in a namespace)."""
+    stored, given = body.get("chat"), request.path_params.get("chat")
+    if isinstance(stored, str) and given is not None and stored != given:
+        body = {**body, "chat": given, "error": str(body["error"]).replace(stored, given)}
+    return body
+
+
+def _not_stored(exc: NotStored) -> tuple[dict[str, Any], int]:
     """A failed add: the storage failure's status and code, and the messages kept."""
     error = failure_of(exc.cause)
     if error is None:
@@ -395,7 +422,7 @@ def _not_stored(exc: NotStored) -> JSONResponse:
         "stored": [message_json(m) for m in exc.stored],
         "messages": exc.total,
     }
-    return JSONResponse(answer, status_code=status)
+    return answer, status
 
 
 def _message_item(raw: Any, position: int) -> dict[str, str]:

@@ -54,13 +54,22 @@ declare(
     Kind.STRING,
     None,
     "When set, clients must present this key (Authorization: Bearer, or X-Memgraph-Key) "
-    "to use /v1/* and /api/*. Prefer proxy_api_key_env to keep it out of files.",
+    "to use /v1/* and /api/*; it reaches every namespace's chats (the admin key). Prefer "
+    "proxy_api_key_env to keep it out of files.",
 )
 declare(
     "proxy_api_key_env",
     Kind.STRING,
     None,
     "Environment variable holding proxy_api_key (wins over proxy_api_key).",
+)
+NAMESPACE_KEYS_FILE = declare(
+    "namespace_keys_file",
+    Kind.PATH,
+    None,
+    "A TOML or JSON file of access keys, each reaching one namespace (read-only or not) or "
+    "every one (admin); docs/namespaces.md. proxy_api_key stays an admin key. Unset: one "
+    "namespace, guarded by proxy_api_key alone.",
 )
 declare(
     "proxy_inject_position",
@@ -204,5 +213,6 @@ def require_key_off_loopback(address: str, api_key: str | None) -> None:
     if not is_loopback(address) and not api_key:
         raise ProxySettingsError(
             f"refusing to listen on {address!r} (not loopback) without proxy_api_key: set "
-            "proxy_api_key_env (or proxy_api_key) so clients must present a key"
+            "proxy_api_key_env (or proxy_api_key, or namespace_keys_file) so clients must present "
+            "a key"
         )

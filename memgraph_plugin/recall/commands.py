@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from host.cli.console import add_json_option, print_json, print_table
+from host.cli.namespace_option import add_namespace_option
 from host.commands import Command
 from host.errors import CommandError
 
@@ -17,6 +18,7 @@ from .trace import TRACE_DIR, TraceLog, format_table
 
 def _trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("chat", help="the chat id")
+    add_namespace_option(parser)
     parser.add_argument("--last", type=int, default=10, help="how many traces, newest last (10)")
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
 
@@ -62,6 +64,7 @@ def _status_arguments(parser: argparse.ArgumentParser) -> None:
     from .status import DEFAULT_WINDOW
 
     parser.add_argument("chat", help="the chat id")
+    add_namespace_option(parser)
     parser.add_argument(
         "--window",
         type=int,

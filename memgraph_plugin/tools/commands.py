@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from host.cli.console import print_json, print_table, progress
+from host.cli.namespace_option import add_namespace_option
 from host.commands import Command
 from host.errors import CommandError
 from memgraph_plugin.errors import MemoryGraphError
@@ -86,6 +87,7 @@ def _fail(message: str) -> int:
 
 def _add_history(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
+    add_namespace_option(p)
     p.add_argument("--limit", type=int, default=None, help="only the newest N commits")
     p.add_argument("--json", action="store_true", help="one JSON object per line")
 
@@ -134,6 +136,7 @@ async def _history(host: Any, args: argparse.Namespace, service: MemoryGraph | N
 
 def _add_rollback(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
+    add_namespace_option(p)
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--to", type=int, dest="version", help="the commit version to go back to")
     target.add_argument(
@@ -200,6 +203,7 @@ async def retry_conflicts(
 
 def _add_import(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
+    add_namespace_option(p)
     p.add_argument("file", help="a store in the original's JSON shape ('-' reads stdin)")
     p.add_argument(
         "--replace",
@@ -269,6 +273,7 @@ async def _import_file(
 def _add_fork(p: argparse.ArgumentParser) -> None:
     p.add_argument("src", help="the chat whose memory the new chat starts with")
     p.add_argument("new", help="the new chat's id (no graph and no messages yet)")
+    add_namespace_option(p)
     p.add_argument(
         "--upto", type=int, default=None, help="SRC's graph as of message seq N (default: newest)"
     )
@@ -291,6 +296,7 @@ async def _fork(host: Any, args: argparse.Namespace, service: MemoryGraph | None
 
 def _add_export(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
+    add_namespace_option(p)
     p.add_argument("--output", "-o", default="-", help="file to write ('-': stdout)")
     p.add_argument("--version", type=int, default=None, help="export an older version")
 
@@ -323,6 +329,7 @@ def _export(host: Any, args: argparse.Namespace, service: MemoryGraph | None) ->
 
 def _add_reindex(p: argparse.ArgumentParser) -> None:
     p.add_argument("chats", nargs="*", help="chat ids (default: every chat)")
+    add_namespace_option(p)
 
 
 async def _reindex(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:

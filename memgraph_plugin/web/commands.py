@@ -64,6 +64,30 @@ def _http_settings(owner: Any) -> Any:
         raise CommandError(str(exc), exit_code=2) from None
 
 
+def _keys(owner: Any, settings: ProxySettings, address: str) -> Any:
+    """The server's keys (`proxy_api_key` and ``namespace_keys_file``); a bad keys file, or a
+    non-loopback `address` with no key at all, is a `CommandError`."""
+    from memgraph_plugin.proxy.access_keys import AccessKeys, AccessKeysError
+    from memgraph_plugin.proxy.settings import ProxySettingsError, require_key_off_loopback
+
+    try:
+        keys = AccessKeys.from_settings(owner.settings, settings.api_key)
+    except AccessKeysError as exc:
+        raise CommandError(str(exc), exit_code=2) from None
+    try:
+        require_key_off_loopback(address, "set" if keys.any else None)
+    except ProxySettingsError as exc:
+        raise CommandError(str(exc)) from None
+    return keys
+
+
+def _keys_line(keys: Any) -> str:
+    """What a start line says of the keys (how many, never which)."""
+    if not keys.any:
+        return ""
+    return f"; {len(keys.entries)} access key{'s' if len(keys.entries) != 1 else ''}"
+
+
 def _write_token(owner: Any) -> tuple[str, str]:
     """The write token (``serve_token``, else a random one) and how the start line shows it."""
     from memgraph_plugin.settings_keys import SERVE_TOKEN
@@ -107,7 +131,6 @@ async def serve(
     from memgraph_plugin.proxy.chat_memory import ChatMemory
     from memgraph_plugin.proxy.completions import Proxy
     from memgraph_plugin.proxy.memory_api import MemoryApi
-    from memgraph_plugin.proxy.settings import ProxySettingsError, require_key_off_loopback
     from memgraph_plugin.settings_keys import SERVE_TOKEN
 
     from .app import build_app
@@ -122,26 +145,23 @@ async def serve(
         )
     settings = _settings(host, upstream=args.proxy_upstream)
     http = _http_settings(host)
-    edits, token, token_line = _edit_routes(host, args, service, settings.api_key)
-    try:
-        require_key_off_loopback(args.host, settings.api_key)
-    except ProxySettingsError as exc:
-        raise CommandError(str(exc)) from None
+    edits, token, token_line = _edit_routes(host, args, service)
+    keys = _keys(host, settings, args.host)
     explorer = ExplorerRoutes(GraphExplorer(storage, store_from_dict, host.data_dir))
     memory = ChatMemory(host)
     api = MemoryApi(
-        host, memory, api_key=settings.api_key, token=token, read_only=args.read_only,
-        versions=explorer.versions, memory_share=settings.context_memory_share,
+        host, memory, token=token, read_only=args.read_only, versions=explorer.versions,
+        memory_share=settings.context_memory_share,
     )  # fmt: skip
     proxy = Proxy(host, settings, memory) if args.proxy_upstream else None
     sock = _bind(args.host, args.port)
     app = build_app(
         explorer=explorer, memory_api=api, proxy=proxy, edits=edits, bound_host=args.host,
-        http=http,
+        http=http, keys=keys,
     )  # fmt: skip
     url = url_of(sock)
     shown = without_password(settings.upstream or "")
-    extra = f"; proxy {url}v1 -> {shown}" if proxy is not None else ""
+    extra = (f"; proxy {url}v1 -> {shown}" if proxy is not None else "") + _keys_line(keys)
     announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
     announce += "\n" + token_line
     if edits is not None and not host.settings.get(SERVE_TOKEN.key):  # a token made here
@@ -150,11 +170,11 @@ async def serve(
 
 
 def _edit_routes(
-    host: Any, args: argparse.Namespace, service: Any, api_key: str | None
+    host: Any, args: argparse.Namespace, service: Any
 ) -> tuple[Any, str | None, str]:
     """The explorer's write routes, the write token and the line ``serve`` prints about them:
     none with ``--read-only``; else guarded by ``serve_token`` (or a random token, printed) or
-    the proxy key. A non-loopback ``--host`` without ``serve_token`` set is refused."""
+    a key that may write. A non-loopback ``--host`` without ``serve_token`` set is refused."""
     from memgraph_plugin.proxy.settings import is_loopback
     from memgraph_plugin.settings_keys import SERVE_TOKEN
 
@@ -171,7 +191,7 @@ def _edit_routes(
     line = f"edit token (X-Memgraph-Token header): {shown}"
     if service is None:
         return None, token, "the memory graph is not running: no edits; " + line
-    return EditRoutes(service, token, api_key), token, line
+    return EditRoutes(service, token), token, line
 
 
 async def run_proxy(host: Any, args: argparse.Namespace) -> int:
@@ -179,7 +199,6 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
     from memgraph_plugin.proxy.chat_memory import ChatMemory
     from memgraph_plugin.proxy.completions import Proxy
     from memgraph_plugin.proxy.memory_api import MemoryApi
-    from memgraph_plugin.proxy.settings import ProxySettingsError, require_key_off_loopback
 
     from .app import build_app
     from .server import url_of
@@ -191,24 +210,20 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
             "proxy_upstream",
             exit_code=2,
         )
-    try:
-        require_key_off_loopback(settings.host, settings.api_key)
-    except ProxySettingsError as exc:
-        raise CommandError(str(exc)) from None
+    keys = _keys(host, settings, settings.host)
     http = _http_settings(host)
     token, shown = _write_token(host)
     memory = ChatMemory(host)
     proxy = Proxy(host, settings, memory)
     api = MemoryApi(
-        host, memory, api_key=settings.api_key, token=token,
-        memory_share=settings.context_memory_share,
+        host, memory, token=token, memory_share=settings.context_memory_share,
     )  # fmt: skip
     sock = _bind(settings.host, settings.port)
-    app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host, http=http)
+    app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host, http=http, keys=keys)
     url = url_of(sock)
     announce = (
         f"memgraph proxy: {url}v1  (upstream {without_password(settings.upstream)}; "
-        f"data dir {host.data_dir}; Ctrl-C stops)\n"
+        f"data dir {host.data_dir}{_keys_line(keys)}; Ctrl-C stops)\n"
         f"write token for the JSON API (X-Memgraph-Token header): {shown}"
     )
     return await _run(app, sock, announce, proxy.aclose)

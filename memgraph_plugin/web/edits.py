@@ -6,9 +6,11 @@ page's live view redraws on it; ``POST .../undo`` rolls the chat back to the ver
 edit. Who may write:
 
 - every write needs the server's token in the ``X-Memgraph-Token`` header (``serve`` prints it
-  at start, or takes the ``serve_token`` setting), or the proxy key when ``proxy_api_key`` is
-  set (`proxy.access.write_refusal`); there is no cookie authority, so a foreign page cannot
-  ride on a browser's session (no cross-site request forgery);
+  at start, or takes the ``serve_token`` setting), or, on a server with keys, a key that is not
+  read-only (`proxy.access.write_refusal`; a read-only key's write is a 403); a key reaches its
+  namespace's chats only (another's is a 404 as a chat that does not exist); there is no cookie
+  authority, so a foreign page cannot ride on a browser's session (no cross-site request
+  forgery);
 - a cross-site request (its ``Origin`` or ``Sec-Fetch-Site``), a body that is not JSON and a
   body over the size limit are refused before any route runs (`request_guard`);
 - the ``Host`` header is checked by the app (`app.allowed_hosts`: DNS rebinding);
@@ -30,7 +32,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memgraph_plugin.proxy.access import TOKEN_HEADER, write_refusal
+from host.chats.chat_ids import ChatIdError
+from memgraph_plugin.proxy.access import TOKEN_HEADER, access_of, write_refusal
 from memgraph_plugin.proxy.failure_status import storage_answer
 from memgraph_plugin.proxy.json_body import TooDeep, decoded_off_loop
 from memgraph_plugin.settings_keys import SERVE_TOKEN
@@ -75,15 +78,14 @@ def _text(body: dict[str, Any], key: str) -> str:
 
 
 class EditRoutes:
-    """The write routes over the host's `MemoryGraph` (`service`), guarded by `token` (or
-    `api_key`, the proxy key, when set)."""
+    """The write routes over the host's `MemoryGraph` (`service`), guarded by `token` (or, on
+    a server with keys, a key that may write)."""
 
-    def __init__(self, service: Any, token: str, api_key: str | None = None) -> None:
+    def __init__(self, service: Any, token: str) -> None:
         if not token:
             raise ValueError("the explorer's write routes need a token")
         self.service = service
         self.token = token
-        self.api_key = api_key
 
     def routes(self) -> list[Route]:
         base = "/api/chats/{chat:path}"
@@ -107,16 +109,18 @@ class EditRoutes:
     # ------------------------------------------------------------------ guard
 
     def _check(self, request: Request) -> None:
-        """401 without the right token (or key)."""
-        problem = write_refusal(request.headers, self.token, self.api_key)
-        if problem is not None:
-            raise EditError(401, problem)
+        """401 without the right token (or key), 403 for a read-only key."""
+        refusal = write_refusal(request.headers, self.token, access_of(request))
+        if refusal is not None:
+            raise EditError(*refusal)
 
     async def _guarded(self, request: Request, run: Any) -> JSONResponse:
         try:
             self._check(request)
             body = await _body_of(await request.body())
-            return JSONResponse(await run(request.path_params["chat"], body))
+            return JSONResponse(await run(_chat_of(request), body))
+        except UnknownEditedChat:
+            return _unknown_answer(request)
         except EditError as exc:
             out: dict[str, Any] = {"error": str(exc)}
             if exc.field is not None:
@@ -152,7 +156,7 @@ class EditRoutes:
         except MemoryGraphError as exc:
             raise EditError(400, str(exc)) from None
         if not await service.has_graph(chat):
-            raise EditError(404, f"unknown chat {chat!r}")
+            raise UnknownEditedChat()
         async with service.lock(chat):
             store = await service.store_for(chat)
             limits = Limits.from_settings(service.settings)
@@ -281,14 +285,39 @@ class EditRoutes:
 
     async def recent(self, request: Request) -> JSONResponse:
         """The chat's newest edits (and the rollbacks that undid them), newest first."""
-        chat = request.path_params["chat"]
-        records = await self.service.history(chat)
+        try:
+            records = await self.service.history(_chat_of(request))
+        except EditError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
         rows = [
             {"version": r.version, "kind": r.kind, "nodes": list(r.node_ids), "at": r.created_at}
             for r in records
             if r.kind in ("edit", "rollback")
         ]
         return JSONResponse({"edits": rows[::-1][:RECENT_EDITS]})
+
+
+def _chat_of(request: Request) -> str:
+    """The stored id of the path's chat in the key's namespace (`EditError` 400 for an id that
+    cannot be one)."""
+    try:
+        return access_of(request).scope.internal(request.path_params["chat"])
+    except ChatIdError as exc:
+        raise EditError(400, str(exc)) from None
+
+
+class UnknownEditedChat(EditError):
+    """The chat has no graph (answered naming the chat as the path does)."""
+
+    def __init__(self) -> None:
+        super().__init__(404, "unknown chat")
+
+
+def _unknown_answer(request: Request) -> JSONResponse:
+    """404 ``unknown_chat`` naming the chat as the caller did: another namespace's chat is
+    answered as a chat that does not exist."""
+    chat = request.path_params["chat"]
+    return JSONResponse({"error": f"unknown chat {chat!r}", "code": "unknown_chat"}, 404)
 
 
 def _rejected(code: str, message: str) -> EditError:

@@ -3,6 +3,8 @@ stream; and `ExplorerServer`, the app on uvicorn in a thread (tests, embedding).
 
 ``/api/chats/<chat>/events`` streams ``commit`` events when the chat's journal version moves, so
 the page redraws whoever wrote (this process, the CLI, another host on the same data dir).
+A request's chat is its key's namespace's (`proxy.access.access_of`): another namespace's chat
+is a 404 as a chat that does not exist, and the list holds the namespace's chats only.
 Storage reads are synchronous: Starlette runs those endpoints on its worker threads; uvicorn
 owns connections (idle and slow clients cost no thread, keep-alive and shutdown are its own).
 """
@@ -29,7 +31,10 @@ from starlette.routing import Route
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .explorer import GraphExplorer
+from host.chats.chat_ids import ChatIdError
+from memgraph_plugin.proxy.access import access_of
+
+from .explorer import GraphExplorer, UnknownChat
 
 STATIC = Path(__file__).resolve().parent / "static"
 POLL_SECONDS = 0.5  # how often an open event stream looks for a new journal version
@@ -98,7 +103,9 @@ class ExplorerRoutes:
         return static_file(request.path_params["path"])
 
     def chats(self, request: Request) -> JSONResponse:
-        return JSONResponse({"chats": self.explorer.chats()})
+        scope = access_of(request).scope
+        rows = [r for r in self.explorer.chats() if scope.owns(r["id"])]
+        return JSONResponse({"chats": [{**r, "id": scope.external(r["id"])} for r in rows]})
 
     def versions(self) -> dict[str, int]:
         """chat id -> newest journal version, for every chat with commits."""
@@ -106,35 +113,38 @@ class ExplorerRoutes:
 
     def graph(self, request: Request) -> JSONResponse:
         include = [i for i in request.query_params.get("include", "").split(",") if i]
-        return JSONResponse(self.explorer.graph(request.path_params["chat"], include=include))
+        shown, chat = _chat_of(request)
+        return JSONResponse({**self.explorer.graph(chat, include=include), "chat": shown})
 
     def search(self, request: Request) -> JSONResponse:
-        found = self.explorer.search(request.path_params["chat"], request.query_params.get("q", ""))
+        _, chat = _chat_of(request)
+        found = self.explorer.search(chat, request.query_params.get("q", ""))
         return JSONResponse({"results": found})
 
     def node(self, request: Request) -> JSONResponse:
         node_id = request.path_params["node"]
-        detail = self.explorer.node(request.path_params["chat"], node_id)
+        detail = self.explorer.node(_chat_of(request)[1], node_id)
         if detail is None:
             return JSONResponse({"error": f"no node {node_id!r}"}, status_code=404)
         return JSONResponse(detail)
 
     def last_recall(self, request: Request) -> JSONResponse:
         """The chat's newest recall: its query and each injected item with why."""
-        return JSONResponse(self.explorer.last_recall(request.path_params["chat"]))
+        shown, chat = _chat_of(request)
+        return JSONResponse({**self.explorer.last_recall(chat), "chat": shown})
 
     async def events(self, request: Request) -> Response:
         """A server-sent event stream: ``commit`` with the new version whenever one lands."""
-        chat = request.path_params["chat"]
+        shown, chat = _chat_of(request)
         last = await asyncio.to_thread(self.explorer.version, chat)
         return StreamingResponse(
-            self._events(chat, last),
+            self._events(chat, last, shown),
             media_type="text/event-stream",
             headers={"cache-control": "no-store"},
         )
 
-    async def _events(self, chat: str, last: int) -> AsyncIterator[bytes]:
-        yield _event("hello", {"chat": chat, "version": last})
+    async def _events(self, chat: str, last: int, shown: str) -> AsyncIterator[bytes]:
+        yield _event("hello", {"chat": shown, "version": last})
         quiet = 0.0
         while not self.stopping():
             await asyncio.sleep(self.poll)
@@ -142,12 +152,23 @@ class ExplorerRoutes:
             if version != last:
                 last = version
                 quiet = 0.0
-                yield _event("commit", {"chat": chat, "version": version})
+                yield _event("commit", {"chat": shown, "version": version})
             else:
                 quiet += self.poll
                 if quiet > KEEPALIVE_SECONDS:
                     quiet = 0.0
                     yield b": keepalive\n\n"
+
+
+def _chat_of(request: Request) -> tuple[str, str]:
+    """The path's chat: the id the caller gave, and the stored id in its key's namespace (an id
+    another namespace's chats are stored by is only a chat of this one). A chat that is not
+    there raises `UnknownChat` with the id given."""
+    given = request.path_params["chat"]
+    try:
+        return given, access_of(request).scope.internal(given)
+    except ChatIdError:
+        raise UnknownChat(given) from None
 
 
 def _event(name: str, data: Any) -> bytes:
@@ -156,9 +177,9 @@ def _event(name: str, data: Any) -> bytes:
 
 async def unknown_chat(request: Request, exc: Exception) -> JSONResponse:
     """404 naming the chat (the page shows the message; it never falls back to another chat)."""
-    chat = exc.args[0]
+    chat = request.path_params.get("chat", exc.args[0])  # as the caller named it
     message = f"unknown chat {chat!r}: this data dir has no commits for it"
-    return JSONResponse({"error": message, "chat": chat}, status_code=404)
+    return JSONResponse({"error": message, "code": "unknown_chat", "chat": chat}, status_code=404)
 
 
 # ------------------------------------------------------------------ uvicorn

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from host import Host
+from memgraph_plugin.proxy.access_keys import AccessKeys
 from memgraph_plugin.proxy.chat_memory import ChatMemory
 from memgraph_plugin.proxy.completions import Proxy
 from memgraph_plugin.proxy.memory_api import MemoryApi
@@ -58,10 +59,11 @@ class RunningProxy:
         self.memory = ChatMemory(self.host)
         settings = ProxySettings.from_settings(self.host.settings)
         self.proxy = Proxy(self.host, settings, self.memory)
-        api = MemoryApi(self.host, self.memory, api_key=settings.api_key, token=TOKEN)
+        api = MemoryApi(self.host, self.memory, token=TOKEN)
         app = build_app(
             memory_api=api, proxy=self.proxy, bound_host="127.0.0.1",
             http=HttpSettings.from_settings(self.host.settings),
+            keys=AccessKeys.from_settings(self.host.settings, settings.api_key),
         )  # fmt: skip
         self.server = uvicorn_server(app)
         self.ready.set_result(None)

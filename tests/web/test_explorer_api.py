@@ -104,7 +104,11 @@ def test_a_node_lists_the_recalls_that_chose_it(served: str, data_dir: Path) -> 
 def test_bad_requests_are_answered_not_crashed(served: str) -> None:
     assert get(served + "api/chats/nope/graph") == (
         404,
-        {"error": "unknown chat 'nope': this data dir has no commits for it", "chat": "nope"},
+        {
+            "error": "unknown chat 'nope': this data dir has no commits for it",
+            "code": "unknown_chat",
+            "chat": "nope",
+        },
     )
     status, body = get(served + "api/chats/harbor/nodes/n_999")
     assert status == 404 and "n_999" in body["error"]

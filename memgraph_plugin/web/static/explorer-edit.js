@@ -2,7 +2,8 @@
 // restore, merge a duplicate, add and remove edges, and a list of recent edits with an undo each.
 // Every write goes to the server's write routes with the edit token in the X-Memgraph-Token
 // header (never a cookie). The token comes from the `#token=` fragment `serve` prints (kept in
-// sessionStorage, taken out of the address bar) or the token field. A read-only server has no
+// sessionStorage, taken out of the address bar) or the token field; on a server with keys, the
+// page's key (explorer.js) goes along in X-Memgraph-Key. A read-only server has no
 // write routes: then this script adds nothing. explorer.js tells it what it showed through the
 // `explorer:node` and `explorer:graph` events; state lives in `explorerEdit` (tests read it).
 "use strict";
@@ -40,6 +41,7 @@
   })();
 
   const token = () => sessionStorage.getItem(TOKEN_KEY) || "";
+  const keyHeaders = () => (window.explorerKeyHeaders ? window.explorerKeyHeaders() : {});
 
   class WriteError extends Error {
     constructor(status, body) {
@@ -52,7 +54,7 @@
   async function write(method, path, body) {
     const response = await fetch(path, {
       method,
-      headers: { "content-type": "application/json", [HEADER]: token() },
+      headers: { "content-type": "application/json", [HEADER]: token(), ...keyHeaders() },
       body: JSON.stringify(body || {}),
     });
     const answer = await response.json().catch(() => ({}));
@@ -262,7 +264,7 @@
 
   async function loadRecent() {
     if (!explorer.chat) return;
-    const response = await fetch(`${chatPath()}/edits`);
+    const response = await fetch(`${chatPath()}/edits`, { headers: keyHeaders() });
     if (!response.ok) return;
     edit.recent = (await response.json()).edits;
     const list = $("edit-log-list");
@@ -297,7 +299,7 @@
   }
 
   async function start() {
-    const response = await fetch("/api/edit-access");
+    const response = await fetch("/api/edit-access", { headers: keyHeaders() });
     const access = response.ok ? await response.json() : {};
     if (!access.writable) { // read-only: no edit controls at all
       document.body.dataset.editReady = "0";

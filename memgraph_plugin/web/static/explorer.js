@@ -15,10 +15,32 @@ const drawing = window.explorerLayout;
 window.explorer = explorer;
 
 const $ = (id) => document.getElementById(id);
-const api = (path) => fetch(path).then(async (r) => {
+
+// A server with keys (docs/namespaces.md) needs one on every /api call: the page takes it from
+// the `#key=` fragment of its address (a fragment never reaches a server or a log), keeps it in
+// sessionStorage, takes it out of the address bar and sends it in the X-Memgraph-Key header.
+const KEY_STORE = "memgraph-key";
+(function takeFragmentKey() {
+  const found = /(?:^#|&)key=([^&]*)/.exec(location.hash);
+  if (!found) return;
+  sessionStorage.setItem(KEY_STORE, decodeURIComponent(found[1]));
+  const url = new URL(location.href);
+  url.hash = location.hash.slice(1).split("&").filter((p) => !p.startsWith("key=")).join("&");
+  history.replaceState(null, "", url);
+})();
+const keyHeaders = () => {
+  const key = sessionStorage.getItem(KEY_STORE);
+  return key ? { "X-Memgraph-Key": key } : {};
+};
+window.explorerKeyHeaders = keyHeaders; // explorer-edit.js sends the key too
+
+const api = (path) => fetch(path, { headers: keyHeaders() }).then(async (r) => {
   const body = await r.json();
-  if (!r.ok) throw new Error(body.error || r.statusText);
-  return body;
+  if (r.ok) return body;
+  // a refused key comes in OpenAI's error shape ({"error": {"message": ...}})
+  const said = (body.error && body.error.message) || body.error || r.statusText;
+  throw new Error(r.status === 401 ? `${said} (open the page as ${location.pathname}#key=KEY)`
+    : said);
 });
 const chatPath = (chat) => `/api/chats/${encodeURIComponent(chat)}`;
 
@@ -251,11 +273,40 @@ async function search(text) {
   drawing.fitLabels(explorer.cy);
 }
 
+/** The server's `commit` events of `path`: an EventSource, or with a key (EventSource sends no
+ * header) the same stream read through fetch. `close()` ends it. */
+function commitEvents(path, onCommit) {
+  const headers = keyHeaders();
+  if (!headers["X-Memgraph-Key"]) {
+    const source = new EventSource(path);
+    source.addEventListener("commit", (evt) => onCommit(JSON.parse(evt.data)));
+    return source;
+  }
+  const stop = new AbortController();
+  (async () => {
+    const response = await fetch(path, { headers, signal: stop.signal });
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const name = /^event: (.*)$/m.exec(block);
+        const data = /^data: (.*)$/m.exec(block);
+        if (name && data && name[1] === "commit") onCommit(JSON.parse(data[1]));
+      }
+    }
+  })().catch(() => {});
+  return { close: () => stop.abort() };
+}
+
 function listen() {
   if (explorer.events) explorer.events.close();
-  const source = new EventSource(`${chatPath(explorer.chat)}/events`);
-  source.addEventListener("commit", async (evt) => {
-    const { version } = JSON.parse(evt.data);
+  const source = commitEvents(`${chatPath(explorer.chat)}/events`, async ({ version }) => {
     if (version === explorer.version) return;
     const { added } = await loadGraph(explorer.selected ? [explorer.selected] : []);
     // the graph loaded is the newest (a later commit may already be in it): name its version
