@@ -1,0 +1,234 @@
+"""``memgraph-host proxy --workers N`` and ``serve --workers N``: N worker processes on one port.
+
+The parent binds the listening socket, chooses the JSON API's write token, and starts N children
+that run the same command line with ``--worker-fd FD`` in place of ``--workers N``: each inherits
+the socket (the kernel hands every new connection to one of the processes accepting on it),
+reads the token from the first line of its stdin, and serves the whole app on the socket. The
+parent prints the start line once, after every child said it is ready (one line on its stdout).
+
+The children share the data dir the way separate processes always could: a chat's turns are
+served by one process at a time (its cross-process lock, `host.chats.chat_lock`), and a process
+taking a chat's lock reads again what another one changed (`proxy.chat_memory.ChatMemory`).
+
+The parent restarts a child that exits while it serves (a crash, a kill) and stops them all on
+SIGTERM or SIGINT (each stores the answers still in flight first). A child stops by itself when
+its stdin closes: the parent is gone, however it ended. Children run in their own process group,
+so a terminal's Ctrl-C reaches the parent only, which stops them in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+#: The line a child prints on its stdout once it serves (the parent waits for it).
+READY = "memgraph worker ready"
+#: Seconds a stopping child gets to store its answers before it is killed.
+STOP_GRACE_S = 60.0
+#: A child that ended sooner than this after its start waits this long before the next start
+#: (a child that cannot start is not restarted in a tight loop).
+RESTART_PAUSE_S = 1.0
+
+
+class WorkerStartError(Exception):
+    """A child ended before it was ready; the message has its exit code."""
+
+
+def child_command(argv: Sequence[str], fd: int) -> list[str]:
+    """The child's command line: this process's (`argv`, without the program) with
+    ``--workers N`` (or ``--workers=N``) replaced by ``--worker-fd FD``."""
+    out: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        if word == "--workers":
+            skip = True
+            continue
+        if word.startswith("--workers="):
+            continue
+        out.append(word)
+    return [sys.executable, "-m", "host.cli.entry", *out, "--worker-fd", str(fd)]
+
+
+class Worker:
+    """One child process and its readiness."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, started: float) -> None:
+        self.proc = proc
+        self.started = started
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+class Supervisor:
+    """Starts `count` children on `sock`, keeps them running, stops them."""
+
+    def __init__(self, sock: socket.socket, count: int, token: str, argv: Sequence[str]) -> None:
+        self.sock = sock
+        self.count = count
+        self.token = token
+        self.command = child_command(argv, sock.fileno())
+        self.workers: list[Worker] = []
+        self.stopping = asyncio.Event()
+        self.restarts = 0
+
+    async def start_one(self) -> Worker:
+        """A new child, ready (`WorkerStartError` when it ends first)."""
+        proc = await asyncio.create_subprocess_exec(
+            *self.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            pass_fds=(self.sock.fileno(),),
+            process_group=0,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        worker = Worker(proc, time.monotonic())
+        self.workers.append(worker)  # stopped with the others from now on
+        proc.stdin.write(self.token.encode() + b"\n")  # the stdin pipe stays open: see the module
+        with contextlib.suppress(ConnectionError):
+            await proc.stdin.drain()
+        while True:
+            line = await proc.stdout.readline()
+            if not line:
+                code = await proc.wait()
+                self.workers.remove(worker)
+                raise WorkerStartError(f"a worker process ended before it served (exit {code})")
+            if line.decode(errors="replace").startswith(READY):
+                break
+        asyncio.ensure_future(_discard(proc.stdout))  # nothing else is read from it
+        return worker
+
+    async def run(self, announce: Callable[[list[int]], None]) -> int:
+        """Start the children, `announce` their pids, keep them up until SIGTERM or SIGINT."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.stopping.set)
+        try:
+            started = await asyncio.gather(
+                *(self.start_one() for _ in range(self.count)), return_exceptions=True
+            )
+            failed = [r for r in started if isinstance(r, BaseException)]
+            if failed:
+                await self._stop_all()
+                raise failed[0]
+            announce([w.pid for w in self.workers])
+            watchers = {asyncio.ensure_future(w.proc.wait()): w for w in self.workers}
+            stop = asyncio.ensure_future(self.stopping.wait())
+            while not self.stopping.is_set():
+                done, _ = await asyncio.wait(
+                    [*watchers, stop], return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in done:
+                    worker = watchers.pop(task, None)
+                    if worker is None or self.stopping.is_set():
+                        continue
+                    fresh = await self._replace(worker, task.result())
+                    if fresh is not None:
+                        watchers[asyncio.ensure_future(fresh.proc.wait())] = fresh
+            for task in watchers:
+                task.cancel()
+            await self._stop_all()
+            return 0
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    async def _replace(self, worker: Worker, code: int) -> Worker | None:
+        """A child that ended while serving: start another in its place (None: stopping)."""
+        self.workers.remove(worker)
+        print(
+            f"memgraph workers: process {worker.pid} ended (exit {code}); starting another",
+            file=sys.stderr,
+            flush=True,
+        )
+        while not self.stopping.is_set():
+            if time.monotonic() - worker.started < RESTART_PAUSE_S:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), RESTART_PAUSE_S)
+                if self.stopping.is_set():
+                    return None
+            try:
+                fresh = await self.start_one()
+            except WorkerStartError as exc:
+                print(f"memgraph workers: {exc}; trying again", file=sys.stderr, flush=True)
+                worker = Worker(worker.proc, time.monotonic())
+                continue
+            self.restarts += 1
+            print(
+                f"memgraph workers: process {fresh.pid} serves in place of {worker.pid}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return fresh
+        return None
+
+    async def _stop_all(self) -> None:
+        """SIGTERM to every child (each stores its answers in flight), SIGKILL past the grace."""
+        for worker in self.workers:
+            with contextlib.suppress(ProcessLookupError):
+                worker.proc.send_signal(signal.SIGTERM)
+        waits = [asyncio.ensure_future(w.proc.wait()) for w in self.workers]
+        if not waits:
+            return
+        _, late = await asyncio.wait(waits, timeout=STOP_GRACE_S)
+        for worker in self.workers:
+            if worker.proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    worker.proc.kill()
+        if late:
+            await asyncio.wait(late)
+
+
+async def _discard(stream: asyncio.StreamReader) -> None:
+    with contextlib.suppress(Exception):
+        while await stream.read(65536):
+            pass
+
+
+# ------------------------------------------------------------------ the child side
+
+
+def inherited_socket(fd: int) -> socket.socket:
+    """The listening socket the parent passed down as `fd`."""
+    sock = socket.socket(fileno=fd)
+    sock.setblocking(False)
+    return sock
+
+
+def read_token() -> str:
+    """The write token, from the first line of stdin (the parent's)."""
+    line = sys.stdin.readline()
+    if not line.strip():
+        raise WorkerStartError("no write token on stdin: a worker is started by --workers N")
+    return line.strip()
+
+
+def stop_when_parent_goes(server: Any) -> None:
+    """Set ``server.should_exit`` once stdin closes (the parent ended, or stopped us)."""
+
+    def watch() -> None:
+        with contextlib.suppress(Exception):
+            while sys.stdin.read(4096):
+                pass
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="memgraph-worker-parent", daemon=True).start()
+
+
+def announce_ready() -> None:
+    print(f"{READY} {os.getpid()}", flush=True)
