@@ -215,6 +215,14 @@ class Chat:
                 self._frozen = None
             return removed
 
+    def changed_elsewhere(self) -> bool:
+        """Whether the file is not as this process last read or wrote it: another process
+        changed it since (False when this process has not read it). Nothing is dropped."""
+        with self._lock:
+            if self._messages is None or self._unwritten is not None:
+                return False
+            return signature(self.path) != self._disk
+
     def refresh(self) -> bool:
         """Drop the cached messages when the file is not as this process last read or wrote
         it (another process changed it); the next read reads it again. True when dropped.
@@ -480,7 +488,7 @@ class ChatStore:
     def has(self, chat_id: str) -> bool:
         """Whether the chat's file is on disk or it holds messages here (opening it does not)."""
         chat = self._chats.get(chat_id)
-        return bool(chat and chat.read_yet and len(chat)) or (
+        return bool(chat is not None and chat.read_yet and len(chat)) or (
             self.folder / chat_file_name(chat_id)
         ).is_file()
 

@@ -102,6 +102,7 @@ class ChatMemory:
         #: derived chats by the messages they hold (`resolve`); `_stale`: chats to index again
         self._index = MessageIndex()
         self._stale: set[str] = set()
+        self._indexed: dict[str, tuple[int, int, int] | None] = {}  # chat file stat when indexed
         self._tasks: set[asyncio.Task[Any]] = set()
         self._pending: dict[str, list[Any]] = {}  # added to the chat, not extracted yet
         self._recovered: set[str] = set()  # chats whose unextracted tail was looked for
@@ -128,15 +129,22 @@ class ChatMemory:
         return FileChatLock(lock_folder(self.host.data_dir), chat_id, float(timeout))
 
     def refresh(self, chat_id: str) -> bool:
-        """Drop what this process cached of the chat when another process changed its file
-        (`Chat.refresh`): the ledger, the pending list; the unextracted tail is looked for
-        again (`recover`). True when it did."""
+        """On taking the chat's lock: its graph is checked against storage on the next open
+        (another process may have committed, however recently this one looked), and when
+        another process changed the chat's file (`Chat.refresh`) this process drops what it
+        cached of the chat: the ledger, the pending list, the last recall (reused for a
+        regenerate); the unextracted tail is looked for again (`recover`). True when it did."""
+        persistence = getattr(self.pipeline.service, "persistence", None)
+        recheck = getattr(persistence, "recheck", None)
+        if recheck is not None:
+            recheck(chat_id)
         if not self.host.chat(chat_id).refresh():
             return False
         self._ledgers.pop(chat_id, None)
         self._pending.pop(chat_id, None)
         self._recovered.discard(chat_id)
         self._stale.add(chat_id)
+        self.pipeline.forget_last_recall(chat_id)
         return True
 
     def _resync(self, chat_id: str) -> None:
@@ -181,6 +189,28 @@ class ChatMemory:
         self._stale.add(identity.chat_id)
         _append_line(self.folder / SOURCES_FILE, row)
 
+    async def find(self, identity: ChatIdentity, conv: Conversation) -> ChatIdentity:
+        """`resolve`, after the candidate chats another process changed since this one read
+        them are read again (each under its lock for a moment: `refresh`), so the request is
+        compared with what they hold now."""
+        if identity.source != OPENING_SOURCE:
+            return identity
+        self._refresh_index()
+        for chat_id in self._candidates(identity, conv):
+            if self.host.chat(chat_id).changed_elsewhere():
+                async with self.lock(chat_id):
+                    pass
+        return self.resolve(identity, conv)
+
+    def _candidates(self, identity: ChatIdentity, conv: Conversation) -> list[str]:
+        """The chats a request without an id may belong to: those of the index sharing its
+        messages, and the chat of its derived id when that exists."""
+        derived = identity.chat_id
+        names = self._index.candidates(conv.roles, conv.texts)
+        if derived not in names and self.host.has_chat(derived):
+            names.append(derived)
+        return names
+
     def resolve(self, identity: ChatIdentity, conv: Conversation) -> ChatIdentity:
         """The chat of a request sent without an id (`identity` from its opening): the stored
         derived chat its messages fit best (`chat_matching.fit`: a trimmed window, a regenerate,
@@ -192,9 +222,7 @@ class ChatMemory:
             return identity
         self._refresh_index()
         derived = identity.chat_id
-        names = self._index.candidates(conv.roles, conv.texts)
-        if derived not in names and self.host.has_chat(derived):
-            names.append(derived)
+        names = self._candidates(identity, conv)
         fits = []
         for chat_id in names:
             found = fit(conv.roles, conv.texts, self.ledger(chat_id))
@@ -218,19 +246,29 @@ class ChatMemory:
 
     def _refresh_index(self) -> None:
         """Index again the derived chats changed since the last request (this process's
-        changes, chats another process noted): from the ledger when this process holds one,
-        else from the end of the chat file (`chat_matching.read_tail`)."""
+        changes, chats another process noted, chat files another process wrote since they
+        were indexed: a ``stat`` each): from the ledger when this process holds one in step
+        with the file, else from the end of the chat file (`chat_matching.read_tail`)."""
         sources = self.sources()
+        for chat_id, row in sources.items():
+            if (
+                row.get("source") == OPENING_SOURCE
+                and chat_id not in self._stale
+                and _stat(self.host.chat(chat_id).path) != self._indexed.get(chat_id)
+            ):
+                self._stale.add(chat_id)
         for chat_id in self._stale:
             row = sources.get(chat_id)
+            chat = self.host.chat(chat_id)
+            self._indexed[chat_id] = _stat(chat.path)
             if row is None or row.get("source") != OPENING_SOURCE:
                 self._index.drop(chat_id)
                 continue
             ledger = self._ledgers.get(chat_id)
-            if ledger is not None:
+            if ledger is not None and not chat.changed_elsewhere():
                 self._index.put(chat_id, ledger.roles, ledger.texts)
             elif self.host.has_chat(chat_id):
-                self._index.put(chat_id, *read_tail(self.host.chat(chat_id).path))
+                self._index.put(chat_id, *read_tail(chat.path))
             else:
                 self._index.drop(chat_id)
         self._stale.clear()
@@ -491,6 +529,15 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except OSError:
         return -1
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    """(size, mtime in ns, inode) of a chat file (None: no file): whether it moved on."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_size, found.st_mtime_ns, found.st_ino
 
 
 def _mtime(path: Path) -> float:

@@ -162,7 +162,7 @@ class Proxy:
                 error_body(f"bad request: {problem}", "invalid_request_error", "bad_request"),
                 status_code=400,
             )
-        identity = self.memory.resolve(identity, conv)  # a request without an id: its chat
+        identity = await self.memory.find(identity, conv)  # a request without an id: its chat
         lock = self.memory.lock(identity.chat_id)
         await lock.acquire()
         try:
