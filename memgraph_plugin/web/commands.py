@@ -32,7 +32,7 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_workers(args: argparse.Namespace) -> int:
-    count = int(getattr(args, "workers", 1) or 1)
+    count = int(getattr(args, "workers", 1))
     if count < 1:
         raise CommandError(f"--workers must be 1 or more, got {count}", exit_code=2)
     return count
