@@ -387,7 +387,10 @@ class ChatMemory:
 
     async def extract_pending(self, chat_id: str) -> int:
         """Extract the messages added and not extracted yet, in order, through the turn pipeline
-        (as a live chat does); returns how many."""
+        (as a live chat does); returns how many. Extraction runs on the event loop (the graph
+        is the loop's); between two messages it lets the loop serve the other chats' requests
+        first, so a chat's history of many new messages never holds another chat's answer
+        back for longer than one message's extraction."""
         pending = self._pending.get(chat_id)
         if not pending:
             return 0
@@ -397,6 +400,7 @@ class ChatMemory:
                 for message in list(pending):
                     await self.pipeline.extract(chat_id, message)
                     count += 1
+                    await asyncio.sleep(0)
                 return count
             service = self.pipeline.service  # the service the plugin handed the pipeline
             for start in range(0, len(pending), BLOCK):  # one commit per block, as an ingest
@@ -405,6 +409,7 @@ class ChatMemory:
                     session = await self.pipeline.open_session(chat_id)
                     for message in block:
                         await self.pipeline.extract(chat_id, message, session=session)
+                        await asyncio.sleep(0)
                 count += len(block)
         finally:
             del pending[:count]
