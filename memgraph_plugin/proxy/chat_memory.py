@@ -104,6 +104,7 @@ class ChatMemory:
         self._stale: set[str] = set()
         self._indexed: dict[str, tuple[int, int, int] | None] = {}  # chat file stat when indexed
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._extracting = asyncio.Lock()  # one chat's extraction at a time (`extract_pending`)
         self._pending: dict[str, list[Any]] = {}  # added to the chat, not extracted yet
         self._recovered: set[str] = set()  # chats whose unextracted tail was looked for
         self.warnings = 0
@@ -390,7 +391,14 @@ class ChatMemory:
         (as a live chat does); returns how many. Extraction runs on the event loop (the graph
         is the loop's); between two messages it lets the loop serve the other chats' requests
         first, so a chat's history of many new messages never holds another chat's answer
-        back for longer than one message's extraction."""
+        back for longer than one message's extraction. The chats' extractions take turns
+        (first come, first done): interleaved, each would end only when all of them do."""
+        if not self._pending.get(chat_id):
+            return 0
+        async with self._extracting:
+            return await self._extract_pending(chat_id)
+
+    async def _extract_pending(self, chat_id: str) -> int:
         pending = self._pending.get(chat_id)
         if not pending:
             return 0
