@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -27,8 +28,8 @@ from .upstream import Upstream
 
 pytestmark = pytest.mark.process
 
-CHATS = 6
-TURNS = 5
+CHATS = 4
+TURNS = 4
 REGENERATED_TURN = 2  # each chat regenerates its answer of this turn once
 LOST_TURN = "storing a turn failed"
 
@@ -66,7 +67,8 @@ def _ask_until_answered(proc: ProxyProcess, chat: str, messages: list[dict[str, 
 
 def _chat(proc: ProxyProcess, n: int, after_turn: threading.Barrier | None) -> list[str]:
     """`TURNS` turns of chat `n` (its history as the client holds it, texts only); the turn
-    `REGENERATED_TURN` is regenerated. `after_turn`: waited on once, after the second turn."""
+    `REGENERATED_TURN` is regenerated. `after_turn`: waited on once, after the second turn
+    (two turns remain after it)."""
     chat = f"crew {n}"
     history: list[dict[str, Any]] = [{"role": "system", "content": "You log the harbour."}]
     for turn in range(TURNS):
@@ -109,6 +111,7 @@ def _extracted(data_dir: Path, upstream: str, chats: list[str]) -> dict[str, lis
         running.stop()
 
 
+@pytest.mark.slow
 def test_many_chats_through_two_workers_store_each_message_once(
     workers: ProxyProcess, upstream: Upstream, tmp_path: Path
 ) -> None:
@@ -131,6 +134,7 @@ def test_many_chats_through_two_workers_store_each_message_once(
     assert extracted == {chat: list(range(counts[chat])) for chat in chats}
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_started_again_and_nothing_acknowledged_is_lost(
     workers: ProxyProcess, upstream: Upstream, tmp_path: Path
 ) -> None:
@@ -167,3 +171,44 @@ def test_workers_must_be_one_or_more(tmp_path: Path, upstream: Upstream) -> None
     )  # fmt: skip
     assert done.returncode == 2
     assert "--workers must be 1 or more, got 0" in done.stderr
+
+
+def test_serve_with_two_workers_shares_one_token_and_every_write(tmp_path: Path) -> None:
+    """``serve --workers 2``: the start lines once, with the token the parent chose; messages
+    written through new connections (either process) are all read back through either."""
+    proc = subprocess.Popen(
+        [str(SCRIPT), "--data-dir", str(tmp_path / "data"), "--set", "embedding_profile=hashing",
+         "serve", "--port", "0", "--workers", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(4)]
+        assert lines[0].startswith("memgraph explorer: http://"), lines
+        token = lines[1].rsplit(" ", 1)[-1].strip()
+        assert lines[2].strip().endswith(f"#token={token}"), lines
+        assert lines[3].startswith("2 worker processes: "), lines
+        base = lines[0].split()[2]
+        for n in range(6):  # a new connection each: the kernel picks the process
+            sent = httpx.post(
+                base + "api/chats/ledger/messages",
+                json={"role": "user", "text": f"Entry {n}: crate {n} went to berth {n + 4}."},
+                headers={"X-Memgraph-Token": token}, timeout=120,
+            )  # fmt: skip
+            assert sent.status_code == 200, sent.text
+        wrong = httpx.post(
+            base + "api/chats/ledger/messages", json={"role": "user", "text": "x"},
+            headers={"X-Memgraph-Token": "not-the-token"}, timeout=120,
+        )  # fmt: skip
+        assert wrong.status_code in (401, 403), wrong.text
+        for _ in range(3):
+            read = httpx.get(base + "api/chats/ledger/history", timeout=120)
+            assert [m["text"][:7] for m in read.json()["messages"]] == [
+                f"Entry {n}" for n in range(6)
+            ]
+            listed = httpx.get(base + "api/chats", timeout=120).json()["chats"]
+            assert [(c["id"], c["messages"]) for c in listed] == [("ledger", 6)]
+    finally:
+        proc.terminate()
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
