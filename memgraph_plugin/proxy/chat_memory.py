@@ -105,6 +105,7 @@ class ChatMemory:
         self._indexed: dict[str, tuple[int, int, int] | None] = {}  # chat file stat when indexed
         self._tasks: set[asyncio.Task[Any]] = set()
         self._extracting = asyncio.Lock()  # one chat's extraction at a time (`extract_pending`)
+        self.pipeline.catch_up.use_lock(self.lock)  # background compaction: one writer too
         self._pending: dict[str, list[Any]] = {}  # added to the chat, not extracted yet
         self._recovered: set[str] = set()  # chats whose unextracted tail was looked for
         self.warnings = 0
