@@ -216,21 +216,16 @@ class Chat:
             return removed
 
     def changed_elsewhere(self) -> bool:
-        """Whether the file is not as this process last read or wrote it: another process
-        changed it since (False when this process has not read it). Nothing is dropped."""
+        """Whether another process changed the file since this one last read or wrote it."""
         with self._lock:
-            if self._messages is None or self._unwritten is not None:
-                return False
-            return signature(self.path) != self._disk
+            read = self._messages is not None and self._unwritten is None
+            return read and signature(self.path) != self._disk
 
     def refresh(self) -> bool:
-        """Drop the cached messages when the file is not as this process last read or wrote
-        it (another process changed it); the next read reads it again. True when dropped.
-        Called holding the chat's lock (`host.chats.chat_lock`), so no change is under way."""
+        """Drop the cached messages when another process changed the file (`changed_elsewhere`):
+        the next read reads it again. True when dropped. Called holding the chat's lock."""
         with self._lock:
-            if self._messages is None or self._unwritten is not None:
-                return False
-            if signature(self.path) == self._disk:
+            if not self.changed_elsewhere():
                 return False
             log.info("%s: changed by another process; read again", self.path)
             self._messages = self._frozen = self._as_read = self._disk = None

@@ -11,12 +11,16 @@ another process changed the chat file meanwhile (the chat's messages, its ledger
 list), so the next step reads the file again and recovers the messages the graph did not learn
 yet. A change that fails leaves the chat file, the cached chat and the ledger as they were before
 it (`NotStored` says which messages were kept).
+
+Why one module over 500 lines: the ledger, the pending list, the matching index and the chat's
+lock are one chat's proxy state, changed together under that lock (a refresh drops the first
+two and marks the index stale; an append feeds all three); split, each part would reach into
+the others' dicts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from bisect import bisect_left
@@ -34,7 +38,6 @@ from host.chats.chat_lock import (
     FileChatLock,
     lock_folder,
 )
-from host.chats.jsonl import read_objects
 from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
@@ -46,6 +49,14 @@ from .chat_identity import OPENING_SOURCE, ChatIdentity
 from .chat_matching import NEW, MessageIndex, choose, fit, read_tail
 from .context_budget import Trimmed
 from .conversation import Conversation, speaker
+from .proxy_files import (
+    SOURCES_FILE,
+    append_line,
+    file_mtime,
+    file_size,
+    file_stat,
+    read_sources,
+)
 from .reconcile import Ledger, Plan, plan
 
 log = logging.getLogger(__name__)
@@ -55,7 +66,6 @@ FOLDER = str(PROXY_WARNINGS.parent)
 #: time): extracted in blocks of `BLOCK`, one commit each, like a transcript ingest.
 BULK = 8
 BLOCK = 256
-SOURCES_FILE = "chat_sources.jsonl"
 WARNINGS_FILE = PROXY_WARNINGS.name
 
 
@@ -168,7 +178,7 @@ class ChatMemory:
     def sources(self) -> dict[str, dict[str, Any]]:
         """chat id -> {"source", "opening", "time"} for every chat the proxy or API has seen
         (read again when the file changed size: another process noted a chat)."""
-        size = _size(self.folder / SOURCES_FILE)
+        size = file_size(self.folder / SOURCES_FILE)
         if self._sources is None or size != self._sources_size:
             fresh = read_sources(self.folder)
             known = self._sources or {}
@@ -189,7 +199,7 @@ class ChatMemory:
                "opening": identity.opening, "time": time.time()}  # fmt: skip
         self.sources()[identity.chat_id] = row
         self._stale.add(identity.chat_id)
-        _append_line(self.folder / SOURCES_FILE, row)
+        append_line(self.folder / SOURCES_FILE, row)
 
     async def find(self, identity: ChatIdentity, conv: Conversation) -> ChatIdentity:
         """`resolve`, after the candidate chats another process changed since this one read
@@ -244,7 +254,7 @@ class ChatMemory:
         """Among chats a request fits equally well: one of the same system prompt, then the
         most recently active."""
         same = int(self.sources().get(chat_id, {}).get("opening") == opening)
-        return same, _mtime(self.host.chat(chat_id).path)
+        return same, file_mtime(self.host.chat(chat_id).path)
 
     def _refresh_index(self) -> None:
         """Index again the derived chats changed since the last request (this process's
@@ -256,13 +266,13 @@ class ChatMemory:
             if (
                 row.get("source") == OPENING_SOURCE
                 and chat_id not in self._stale
-                and _stat(self.host.chat(chat_id).path) != self._indexed.get(chat_id)
+                and file_stat(self.host.chat(chat_id).path) != self._indexed.get(chat_id)
             ):
                 self._stale.add(chat_id)
         for chat_id in self._stale:
             row = sources.get(chat_id)
             chat = self.host.chat(chat_id)
-            self._indexed[chat_id] = _stat(chat.path)
+            self._indexed[chat_id] = file_stat(chat.path)
             if row is None or row.get("source") != OPENING_SOURCE:
                 self._index.drop(chat_id)
                 continue
@@ -511,51 +521,6 @@ class ChatMemory:
     def warn(self, chat_id: str, reason: str) -> None:
         """Count a request forwarded without memory (shown by `memgraph-host status`)."""
         self.warnings += 1
-        _append_line(
+        append_line(
             self.folder / WARNINGS_FILE, {"chat_id": chat_id, "reason": reason, "time": time.time()}
         )
-
-
-def read_sources(folder: Path) -> dict[str, dict[str, Any]]:
-    """The chat-source lines of a data dir's proxy folder (the newest line per chat wins)."""
-    rows: dict[str, dict[str, Any]] = {}
-    for row in _read_lines(folder / SOURCES_FILE):
-        if isinstance(row.get("chat_id"), str):
-            rows[row["chat_id"]] = row
-    return rows
-
-
-def _read_lines(path: Path) -> list[dict[str, Any]]:
-    return read_objects(path)
-
-
-def _append_line(path: Path, row: Mapping[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    except OSError as exc:  # bookkeeping only: never fails a request
-        log.warning("proxy: cannot write %s: %s", path, exc)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
-
-
-def _stat(path: Path) -> tuple[int, int, int] | None:
-    """(size, mtime in ns, inode) of a chat file (None: no file): whether it moved on."""
-    try:
-        found = path.stat()
-    except OSError:
-        return None
-    return found.st_size, found.st_mtime_ns, found.st_ino
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0

@@ -140,7 +140,7 @@ class Supervisor:
                     fresh = await self._replace(worker, task.result())
                     if fresh is not None:
                         watchers[asyncio.ensure_future(fresh.proc.wait())] = fresh
-            for task in watchers:
+            for task in [*watchers, stop]:
                 task.cancel()
             await self._stop_all()
             return 0
