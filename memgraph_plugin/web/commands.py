@@ -134,8 +134,9 @@ async def _run(
 
 
 async def _supervise(sock: Any, count: int, token: str, announce: str) -> int:
-    """``--workers N``: N processes serve `sock` (`workers.Supervisor`); the start line, with
-    their pids, once every one is ready."""
+    """``--workers N``: N processes serve `sock` (`workers.Supervisor`), each running this
+    process's command line (``sys.argv``: the ``memgraph-host`` program's); the start line,
+    with their pids, once every one is ready."""
     from .workers import Supervisor, WorkerStartError
 
     def started(pids: list[int]) -> None:
