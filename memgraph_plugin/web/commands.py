@@ -7,6 +7,7 @@ With ``--workers N`` the command supervises N processes serving the app on its p
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -118,8 +119,9 @@ async def _run(
     base = uvicorn_server(app)
     server = SignalStoppedServer(base.config)
     if worker:
-        from .workers import announce_ready, stop_when_parent_goes
+        from .workers import WORKER_HEADER, announce_ready, stop_when_parent_goes
 
+        server.config.headers = [(WORKER_HEADER, str(os.getpid()))]
         stop_when_parent_goes(server)
         announce_ready()
     else:

@@ -1,19 +1,24 @@
 """``memgraph-host proxy --workers N`` and ``serve --workers N``: N worker processes on one port.
 
-The parent binds the listening socket, chooses the JSON API's write token, and starts N children
-that run the same command line with ``--worker-fd FD`` in place of ``--workers N``: each inherits
-the socket (the kernel hands every new connection to one of the processes accepting on it),
-reads the token from the first line of its stdin, and serves the whole app on the socket. The
-parent prints the start line once, after every child said it is ready (one line on its stdout).
+The parent binds the public port, chooses the JSON API's write token, and starts N children
+that run the same command line with ``--worker-fd FD`` in place of ``--workers N``: child `i`
+inherits the listening Unix socket of slot `i` (the parent made it in a private folder), reads
+the token from the first line of its stdin, and serves the whole app on that socket. The
+parent's front (`worker_front.Front`) takes the public port's connections and sends each
+request to the worker of its chat, so a chat's turns are served by one process. The parent
+prints the start line once, after every child said it is ready (one line on its stdout).
 
 The children share the data dir the way separate processes always could: a chat's turns are
 served by one process at a time (its cross-process lock, `host.chats.chat_lock`), and a process
-taking a chat's lock reads again what another one changed (`proxy.chat_memory.ChatMemory`).
+taking a chat's lock reads again what another one changed (`proxy.chat_memory.ChatMemory`):
+requests the front cannot route by chat stay correct wherever they land.
 
-The parent restarts a child that exits while it serves (a crash, a kill) and stops them all on
-SIGTERM or SIGINT (each stores the answers still in flight first). A child stops by itself when
-its stdin closes: the parent is gone, however it ended. Children run in their own process group,
-so a terminal's Ctrl-C reaches the parent only, which stops them in order.
+The parent restarts a child that exits while it serves (a crash, a kill) on the same slot: the
+slot's socket stays open in the parent, so requests for its chats wait in the socket's backlog
+for the new process. On SIGTERM or SIGINT the parent stops taking connections and stops every
+child (each stores the answers still in flight first). A child stops by itself when its stdin
+closes: the parent is gone, however it ended. Children run in their own process group, so a
+terminal's Ctrl-C reaches the parent only, which stops them in order.
 """
 
 from __future__ import annotations
@@ -22,16 +27,23 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from .worker_front import HEAD_LIMIT, Front
 
 log = logging.getLogger(__name__)
 
+#: The response header naming the worker process that answered (its pid).
+WORKER_HEADER = "x-memgraph-worker"
 #: The line a child prints on its stdout once it serves (the parent waits for it).
 READY = "memgraph worker ready"
 #: Seconds a stopping child gets to store its answers before it is killed.
@@ -64,10 +76,11 @@ def child_command(argv: Sequence[str], fd: int) -> list[str]:
 
 
 class Worker:
-    """One child process and its readiness."""
+    """One child process, its slot and when it started."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, started: float) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, slot: int, started: float) -> None:
         self.proc = proc
+        self.slot = slot
         self.started = started
 
     @property
@@ -75,29 +88,50 @@ class Worker:
         return self.proc.pid
 
 
+def slot_sockets(count: int) -> tuple[Path, list[socket.socket]]:
+    """A private folder (mode 0700) and `count` listening Unix sockets in it, one per slot."""
+    folder = Path(tempfile.mkdtemp(prefix="memgraph-workers-"))
+    socks: list[socket.socket] = []
+    try:
+        for slot in range(count):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            socks.append(sock)
+            sock.bind(str(folder / f"worker-{slot}.sock"))
+            sock.listen(socket.SOMAXCONN)
+    except OSError:
+        for sock in socks:
+            sock.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder, socks
+
+
 class Supervisor:
-    """Starts `count` children on `sock`, keeps them running, stops them."""
+    """Serves `sock` through `count` children (one per slot), keeps them running, stops them."""
 
     def __init__(self, sock: socket.socket, count: int, token: str, argv: Sequence[str]) -> None:
         self.sock = sock
         self.count = count
         self.token = token
-        self.command = child_command(argv, sock.fileno())
+        self.argv = list(argv)
+        self.folder, self.slots = slot_sockets(count)
+        self.front = Front([str(s.getsockname()) for s in self.slots])
         self.workers: list[Worker] = []
         self.stopping = asyncio.Event()
         self.restarts = 0
 
-    async def start_one(self) -> Worker:
-        """A new child, ready (`WorkerStartError` when it ends first)."""
+    async def start_one(self, slot: int) -> Worker:
+        """A new child on `slot`, ready (`WorkerStartError` when it ends first)."""
+        fd = self.slots[slot].fileno()
         proc = await asyncio.create_subprocess_exec(
-            *self.command,
+            *child_command(self.argv, fd),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            pass_fds=(self.sock.fileno(),),
+            pass_fds=(fd,),
             process_group=0,
         )
         assert proc.stdin is not None and proc.stdout is not None
-        worker = Worker(proc, time.monotonic())
+        worker = Worker(proc, slot, time.monotonic())
         self.workers.append(worker)  # stopped with the others from now on
         proc.stdin.write(self.token.encode() + b"\n")  # the stdin pipe stays open: see the module
         with contextlib.suppress(ConnectionError):
@@ -114,19 +148,25 @@ class Supervisor:
         return worker
 
     async def run(self, announce: Callable[[list[int]], None]) -> int:
-        """Start the children, `announce` their pids, keep them up until SIGTERM or SIGINT."""
+        """Start the children, serve the front, `announce` the children's pids (by slot), keep
+        them up until SIGTERM or SIGINT."""
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.stopping.set)
+        front: asyncio.Server | None = None
         try:
             started = await asyncio.gather(
-                *(self.start_one() for _ in range(self.count)), return_exceptions=True
+                *(self.start_one(slot) for slot in range(self.count)), return_exceptions=True
             )
             failed = [r for r in started if isinstance(r, BaseException)]
             if failed:
                 await self._stop_all()
                 raise failed[0]
-            announce([w.pid for w in self.workers])
+            self.sock.setblocking(False)
+            front = await asyncio.start_server(
+                self.front.handle, sock=self.sock, limit=HEAD_LIMIT
+            )
+            announce([w.pid for w in sorted(self.workers, key=lambda w: w.slot)])
             watchers = {asyncio.ensure_future(w.proc.wait()): w for w in self.workers}
             stop = asyncio.ensure_future(self.stopping.wait())
             while not self.stopping.is_set():
@@ -142,11 +182,19 @@ class Supervisor:
                         watchers[asyncio.ensure_future(fresh.proc.wait())] = fresh
             for task in [*watchers, stop]:
                 task.cancel()
+            front.close()  # no new connections; those in flight are answered by the children
             await self._stop_all()
+            if self.front.connections:
+                await asyncio.wait(list(self.front.connections), timeout=STOP_GRACE_S)
             return 0
         finally:
+            if front is not None:
+                front.close()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
+            for sock in self.slots:
+                sock.close()
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     async def _replace(self, worker: Worker, code: int) -> Worker | None:
         """A child that ended while serving: start another in its place (None: stopping)."""
@@ -163,10 +211,10 @@ class Supervisor:
                 if self.stopping.is_set():
                     return None
             try:
-                fresh = await self.start_one()
+                fresh = await self.start_one(worker.slot)
             except WorkerStartError as exc:
                 print(f"memgraph workers: {exc}; trying again", file=sys.stderr, flush=True)
-                worker = Worker(worker.proc, time.monotonic())
+                worker = Worker(worker.proc, worker.slot, time.monotonic())
                 continue
             self.restarts += 1
             print(

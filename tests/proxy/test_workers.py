@@ -15,12 +15,15 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import openai
 import pytest
 
 from memgraph_plugin.extraction.graph import message_index
+from memgraph_plugin.web.worker_front import Front
+from memgraph_plugin.web.workers import WORKER_HEADER
 
 from .harness import RunningProxy
 from .proxy_process import SCRIPT, ProxyProcess
@@ -212,3 +215,50 @@ def test_serve_with_two_workers_shares_one_token_and_every_write(tmp_path: Path)
         proc.terminate()
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
+
+
+def test_a_chats_requests_all_reach_the_worker_that_owns_it(
+    workers: ProxyProcess, upstream: Upstream
+) -> None:
+    """Every request naming a chat (the proxy's header, the JSON API's path) is answered by the
+    worker of its slot (the ``X-Memgraph-Worker`` header names its pid), on new connections."""
+    front = Front(["slot 0", "slot 1"])
+    chats = [f"crew {n}" for n in range(6)]
+    owners = {chat: workers.workers[front.slot(chat.encode())] for chat in chats}
+    assert set(owners.values()) == set(workers.workers)  # both workers own chats
+    seen: dict[str, set[int]] = {chat: set() for chat in chats}
+    for turn in range(3):
+        for chat in chats:
+            with openai.OpenAI(
+                base_url=workers.url, api_key="sk-client-test", max_retries=0, timeout=120,
+                default_headers={"X-Memgraph-Chat": chat},
+            ) as sdk:  # fmt: skip
+                raw = sdk.chat.completions.with_raw_response.create(
+                    model="tiny", messages=[{"role": "user", "content": f"{chat} turn {turn}"}]
+                )
+            assert raw.headers["connection"] == "close"  # the next request is routed anew
+            seen[chat].add(int(raw.headers[WORKER_HEADER]))
+            with workers.api() as api:
+                read = api.get(f"/api/chats/{quote(chat)}/history")
+            assert read.status_code == 200, read.text
+            seen[chat].add(int(read.headers[WORKER_HEADER]))
+    assert seen == {chat: {owners[chat]} for chat in chats}
+
+
+def test_a_stream_passes_through_the_front_and_a_hang_up_reaches_the_upstream(
+    workers: ProxyProcess, upstream: Upstream
+) -> None:
+    """The first event of a streamed answer reaches the client while the upstream still
+    streams (it pauses far longer than the client waits), and the client hanging up ends the
+    upstream's stream: the front passes both on at once."""
+    upstream.behaviour.echo = False
+    upstream.behaviour.numbered = False
+    upstream.behaviour.answer = "Valdoran Valdoran Valdoran"
+    upstream.behaviour.chunk_pause_s = 3600
+    body = {"model": "tiny", "messages": [{"role": "user", "content": "Who?"}], "stream": True}
+    with httpx.stream("POST", workers.url + "/chat/completions", json=body, timeout=120,
+                      headers={"x-memgraph-chat": "gone"}) as answer:  # fmt: skip
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        first = next(answer.iter_bytes())
+        assert b"Valdoran" in first
+    assert upstream.streams_done.wait(120)  # the worker let go of the upstream too
