@@ -2,7 +2,8 @@
 
 A real upstream on loopback (bench/proxy.py's, a subprocess answering at once) and a real
 `memgraph-host proxy` (a temporary data dir, the hashing embedding profile); the client here
-(httpx, one connection pool: the kernel hands its connections to the workers).
+(httpx, one connection pool; with N > 1 the parent's front routes each request to its chat's
+worker and closes the connection after the answer).
 
 - **50 chats with think time**: each chat's first request brings a front end's existing chat
   (`PRELUDE` messages), then `TURNS` more turns, each after a person's think time (0.5-1.5 s,

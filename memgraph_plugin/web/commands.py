@@ -26,8 +26,8 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     """``--workers N`` and the children's hidden ``--worker-fd FD`` (`workers`)."""
     parser.add_argument(
         "--workers", type=int, default=1, metavar="N",
-        help="serve with N processes on the one port (default 1); a chat is served by one of "
-        "them at a time, and a process that ends is started again",
+        help="serve with N processes on the one port (default 1); each chat's requests go to "
+        "one of them, and a process that ends is started again",
     )  # fmt: skip
     parser.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
 

@@ -42,6 +42,8 @@ from .worker_front import HEAD_LIMIT, Front
 
 log = logging.getLogger(__name__)
 
+#: The longest folder path the slots' Unix sockets go in (a socket's path has ~100 bytes).
+UNIX_PATH_ROOM = 80
 #: The response header naming the worker process that answered (its pid).
 WORKER_HEADER = "x-memgraph-worker"
 #: The line a child prints on its stdout once it serves (the parent waits for it).
@@ -91,6 +93,9 @@ class Worker:
 def slot_sockets(count: int) -> tuple[Path, list[socket.socket]]:
     """A private folder (mode 0700) and `count` listening Unix sockets in it, one per slot."""
     folder = Path(tempfile.mkdtemp(prefix="memgraph-workers-"))
+    if len(str(folder)) > UNIX_PATH_ROOM:  # a long TMPDIR: a socket's path has ~100 bytes
+        folder.rmdir()
+        folder = Path(tempfile.mkdtemp(prefix="memgraph-workers-", dir="/tmp"))
     socks: list[socket.socket] = []
     try:
         for slot in range(count):

@@ -1,9 +1,10 @@
-"""``memgraph-host proxy --workers 2``: two real worker processes behind one port, the openai SDK
-as client (a new connection per request, so the kernel hands requests to either process), the
-loopback upstream answering. Many chats at once, regenerates among their turns: every
-acknowledged message is stored exactly once and extracted, and the memory answers a later turn
-whichever process serves it; a worker killed with SIGKILL is started again by the parent and
-nothing acknowledged is lost; SIGTERM to the parent stops every worker."""
+"""``memgraph-host proxy --workers 2``: two real worker processes behind the parent's front on one
+port, the openai SDK as client (a new connection per request), the loopback upstream answering.
+Many chats at once, regenerates among their turns: every acknowledged message is stored exactly
+once and extracted, and the memory answers a later turn; a chat's requests all reach the worker
+that owns it, streams and hang-ups pass through the front; a worker killed with SIGKILL is
+started again by the parent and nothing acknowledged is lost; SIGTERM to the parent stops every
+worker."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def workers(tmp_path: Path, upstream: Upstream) -> Iterator[ProxyProcess]:
 
 
 def _ask(proc: ProxyProcess, chat: str, messages: list[dict[str, Any]]) -> str:
-    """One turn through a new client (a new connection: either worker may take it)."""
+    """One turn through a new client (a new connection, routed by the front)."""
     with openai.OpenAI(
         base_url=proc.url, api_key="sk-client-test", max_retries=0, timeout=120,
         default_headers={"X-Memgraph-Chat": chat},
@@ -178,7 +179,8 @@ def test_workers_must_be_one_or_more(tmp_path: Path, upstream: Upstream) -> None
 
 def test_serve_with_two_workers_shares_one_token_and_every_write(tmp_path: Path) -> None:
     """``serve --workers 2``: the start lines once, with the token the parent chose; messages
-    written through new connections (either process) are all read back through either."""
+    written through new connections are all read back, and the chat list (routed in turn to
+    either process) counts them."""
     proc = subprocess.Popen(
         [str(SCRIPT), "--data-dir", str(tmp_path / "data"), "--set", "embedding_profile=hashing",
          "serve", "--port", "0", "--workers", "2"],
@@ -192,7 +194,7 @@ def test_serve_with_two_workers_shares_one_token_and_every_write(tmp_path: Path)
         assert lines[2].strip().endswith(f"#token={token}"), lines
         assert lines[3].startswith("2 worker processes: "), lines
         base = lines[0].split()[2]
-        for n in range(6):  # a new connection each: the kernel picks the process
+        for n in range(6):  # a new connection each
             sent = httpx.post(
                 base + "api/chats/ledger/messages",
                 json={"role": "user", "text": f"Entry {n}: crate {n} went to berth {n + 4}."},
