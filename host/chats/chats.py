@@ -215,14 +215,17 @@ class Chat:
                 self._frozen = None
             return removed
 
-    def refresh(self) -> bool:
-        """Drop the cached messages when the file is not as this process last read or wrote
-        it (another process changed it); the next read reads it again. True when dropped.
-        Called holding the chat's lock (`host.chats.chat_lock`), so no change is under way."""
+    def changed_elsewhere(self) -> bool:
+        """Whether another process changed the file since this one last read or wrote it."""
         with self._lock:
-            if self._messages is None or self._unwritten is not None:
-                return False
-            if signature(self.path) == self._disk:
+            read = self._messages is not None and self._unwritten is None
+            return read and signature(self.path) != self._disk
+
+    def refresh(self) -> bool:
+        """Drop the cached messages when another process changed the file (`changed_elsewhere`):
+        the next read reads it again. True when dropped. Called holding the chat's lock."""
+        with self._lock:
+            if not self.changed_elsewhere():
                 return False
             log.info("%s: changed by another process; read again", self.path)
             self._messages = self._frozen = self._as_read = self._disk = None
@@ -480,7 +483,7 @@ class ChatStore:
     def has(self, chat_id: str) -> bool:
         """Whether the chat's file is on disk or it holds messages here (opening it does not)."""
         chat = self._chats.get(chat_id)
-        return bool(chat and chat.read_yet and len(chat)) or (
+        return bool(chat is not None and chat.read_yet and len(chat)) or (
             self.folder / chat_file_name(chat_id)
         ).is_file()
 

@@ -136,6 +136,12 @@ class PersistedChats(ChatVectors):
     def cached(self, chat_id: str) -> LoadedChat | None:
         return self._chats.get(chat_id)
 
+    def recheck(self, chat_id: str) -> None:
+        """The next open of the chat asks storage whether another writer committed, however
+        recently it last asked (``storage_refresh_seconds``): a process that took the chat's
+        lock from another one writes on the newest version."""
+        self._checked.pop(chat_id, None)
+
     def forget(self, chat_id: str) -> None:
         """Drop a chat from the cache (the next open reloads it from storage); its vector
         index is never searched again (searches go through the cache), so its background

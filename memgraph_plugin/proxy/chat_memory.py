@@ -11,12 +11,16 @@ another process changed the chat file meanwhile (the chat's messages, its ledger
 list), so the next step reads the file again and recovers the messages the graph did not learn
 yet. A change that fails leaves the chat file, the cached chat and the ledger as they were before
 it (`NotStored` says which messages were kept).
+
+Why one module over 500 lines: the ledger, the pending list, the matching index and the chat's
+lock are one chat's proxy state, changed together under that lock (a refresh drops the first
+two and marks the index stale; an append feeds all three); split, each part would reach into
+the others' dicts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from bisect import bisect_left
@@ -34,7 +38,6 @@ from host.chats.chat_lock import (
     FileChatLock,
     lock_folder,
 )
-from host.chats.jsonl import read_objects
 from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
@@ -46,6 +49,14 @@ from .chat_identity import OPENING_SOURCE, ChatIdentity
 from .chat_matching import NEW, MessageIndex, choose, fit, read_tail
 from .context_budget import Trimmed
 from .conversation import Conversation, speaker
+from .proxy_files import (
+    SOURCES_FILE,
+    append_line,
+    file_mtime,
+    file_size,
+    file_stat,
+    read_sources,
+)
 from .reconcile import Ledger, Plan, plan
 
 log = logging.getLogger(__name__)
@@ -55,7 +66,6 @@ FOLDER = str(PROXY_WARNINGS.parent)
 #: time): extracted in blocks of `BLOCK`, one commit each, like a transcript ingest.
 BULK = 8
 BLOCK = 256
-SOURCES_FILE = "chat_sources.jsonl"
 WARNINGS_FILE = PROXY_WARNINGS.name
 
 
@@ -102,7 +112,10 @@ class ChatMemory:
         #: derived chats by the messages they hold (`resolve`); `_stale`: chats to index again
         self._index = MessageIndex()
         self._stale: set[str] = set()
+        self._indexed: dict[str, tuple[int, int, int] | None] = {}  # chat file stat when indexed
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._extracting = asyncio.Lock()  # one chat's extraction at a time (`extract_pending`)
+        self.pipeline.catch_up.use_lock(self.lock)  # background compaction: one writer too
         self._pending: dict[str, list[Any]] = {}  # added to the chat, not extracted yet
         self._recovered: set[str] = set()  # chats whose unextracted tail was looked for
         self.warnings = 0
@@ -128,15 +141,22 @@ class ChatMemory:
         return FileChatLock(lock_folder(self.host.data_dir), chat_id, float(timeout))
 
     def refresh(self, chat_id: str) -> bool:
-        """Drop what this process cached of the chat when another process changed its file
-        (`Chat.refresh`): the ledger, the pending list; the unextracted tail is looked for
-        again (`recover`). True when it did."""
+        """On taking the chat's lock: its graph is checked against storage on the next open
+        (another process may have committed, however recently this one looked), and when
+        another process changed the chat's file (`Chat.refresh`) this process drops what it
+        cached of the chat: the ledger, the pending list, the last recall (reused for a
+        regenerate); the unextracted tail is looked for again (`recover`). True when it did."""
+        persistence = getattr(self.pipeline.service, "persistence", None)
+        recheck = getattr(persistence, "recheck", None)
+        if recheck is not None:
+            recheck(chat_id)
         if not self.host.chat(chat_id).refresh():
             return False
         self._ledgers.pop(chat_id, None)
         self._pending.pop(chat_id, None)
         self._recovered.discard(chat_id)
         self._stale.add(chat_id)
+        self.pipeline.forget_last_recall(chat_id)
         return True
 
     def _resync(self, chat_id: str) -> None:
@@ -158,7 +178,7 @@ class ChatMemory:
     def sources(self) -> dict[str, dict[str, Any]]:
         """chat id -> {"source", "opening", "time"} for every chat the proxy or API has seen
         (read again when the file changed size: another process noted a chat)."""
-        size = _size(self.folder / SOURCES_FILE)
+        size = file_size(self.folder / SOURCES_FILE)
         if self._sources is None or size != self._sources_size:
             fresh = read_sources(self.folder)
             known = self._sources or {}
@@ -179,7 +199,33 @@ class ChatMemory:
                "opening": identity.opening, "time": time.time()}  # fmt: skip
         self.sources()[identity.chat_id] = row
         self._stale.add(identity.chat_id)
-        _append_line(self.folder / SOURCES_FILE, row)
+        append_line(self.folder / SOURCES_FILE, row)
+
+    async def find(
+        self, identity: ChatIdentity, conv: Conversation, within: Callable[[str], bool] = bool
+    ) -> ChatIdentity:
+        """`resolve`, after the candidate chats another process changed since this one read
+        them are read again (each under its lock for a moment: `refresh`), so the request is
+        compared with what they hold now."""
+        if identity.source != OPENING_SOURCE:
+            return identity
+        self._refresh_index()
+        for chat_id in self._candidates(identity, conv, within):
+            if self.host.chat(chat_id).changed_elsewhere():
+                async with self.lock(chat_id):
+                    pass
+        return self.resolve(identity, conv, within)
+
+    def _candidates(
+        self, identity: ChatIdentity, conv: Conversation, within: Callable[[str], bool]
+    ) -> list[str]:
+        """The chats a request without an id may belong to (those `within` takes): those of the
+        index sharing its messages, and the chat of its derived id when that exists."""
+        derived = identity.chat_id
+        names = self._index.candidates(conv.roles, conv.texts, within)
+        if derived not in names and self.host.has_chat(derived):
+            names.append(derived)
+        return names
 
     def resolve(
         self, identity: ChatIdentity, conv: Conversation, within: Callable[[str], bool] = bool
@@ -192,9 +238,7 @@ class ChatMemory:
             return identity
         self._refresh_index()
         derived = identity.chat_id
-        names = self._index.candidates(conv.roles, conv.texts, within)
-        if derived not in names and self.host.has_chat(derived):
-            names.append(derived)
+        names = self._candidates(identity, conv, within)
         fits = []
         for chat_id in names:
             found = fit(conv.roles, conv.texts, self.ledger(chat_id))
@@ -214,23 +258,33 @@ class ChatMemory:
         """Among chats a request fits equally well: one of the same system prompt, then the
         most recently active."""
         same = int(self.sources().get(chat_id, {}).get("opening") == opening)
-        return same, _mtime(self.host.chat(chat_id).path)
+        return same, file_mtime(self.host.chat(chat_id).path)
 
     def _refresh_index(self) -> None:
         """Index again the derived chats changed since the last request (this process's
-        changes, chats another process noted): from the ledger when this process holds one,
-        else from the end of the chat file (`chat_matching.read_tail`)."""
+        changes, chats another process noted, chat files another process wrote since they
+        were indexed: a ``stat`` each): from the ledger when this process holds one in step
+        with the file, else from the end of the chat file (`chat_matching.read_tail`)."""
         sources = self.sources()
+        for chat_id, row in sources.items():
+            if (
+                row.get("source") == OPENING_SOURCE
+                and chat_id not in self._stale
+                and file_stat(self.host.chat(chat_id).path) != self._indexed.get(chat_id)
+            ):
+                self._stale.add(chat_id)
         for chat_id in self._stale:
             row = sources.get(chat_id)
+            chat = self.host.chat(chat_id)
+            self._indexed[chat_id] = file_stat(chat.path)
             if row is None or row.get("source") != OPENING_SOURCE:
                 self._index.drop(chat_id)
                 continue
             ledger = self._ledgers.get(chat_id)
-            if ledger is not None:
+            if ledger is not None and not chat.changed_elsewhere():
                 self._index.put(chat_id, ledger.roles, ledger.texts)
             elif self.host.has_chat(chat_id):
-                self._index.put(chat_id, *read_tail(self.host.chat(chat_id).path))
+                self._index.put(chat_id, *read_tail(chat.path))
             else:
                 self._index.drop(chat_id)
         self._stale.clear()
@@ -349,7 +403,17 @@ class ChatMemory:
 
     async def extract_pending(self, chat_id: str) -> int:
         """Extract the messages added and not extracted yet, in order, through the turn pipeline
-        (as a live chat does); returns how many."""
+        (as a live chat does); returns how many. Extraction runs on the event loop (the graph
+        is the loop's); between two messages it lets the loop serve the other chats' requests
+        first, so a chat's history of many new messages never holds another chat's answer
+        back for longer than one message's extraction. The chats' extractions take turns
+        (first come, first done): interleaved, each would end only when all of them do."""
+        if not self._pending.get(chat_id):
+            return 0
+        async with self._extracting:
+            return await self._extract_pending(chat_id)
+
+    async def _extract_pending(self, chat_id: str) -> int:
         pending = self._pending.get(chat_id)
         if not pending:
             return 0
@@ -359,6 +423,7 @@ class ChatMemory:
                 for message in list(pending):
                     await self.pipeline.extract(chat_id, message)
                     count += 1
+                    await asyncio.sleep(0)
                 return count
             service = self.pipeline.service  # the service the plugin handed the pipeline
             for start in range(0, len(pending), BLOCK):  # one commit per block, as an ingest
@@ -367,6 +432,7 @@ class ChatMemory:
                     session = await self.pipeline.open_session(chat_id)
                     for message in block:
                         await self.pipeline.extract(chat_id, message, session=session)
+                        await asyncio.sleep(0)
                 count += len(block)
         finally:
             del pending[:count]
@@ -459,42 +525,6 @@ class ChatMemory:
     def warn(self, chat_id: str, reason: str) -> None:
         """Count a request forwarded without memory (shown by `memgraph-host status`)."""
         self.warnings += 1
-        _append_line(
+        append_line(
             self.folder / WARNINGS_FILE, {"chat_id": chat_id, "reason": reason, "time": time.time()}
         )
-
-
-def read_sources(folder: Path) -> dict[str, dict[str, Any]]:
-    """The chat-source lines of a data dir's proxy folder (the newest line per chat wins)."""
-    rows: dict[str, dict[str, Any]] = {}
-    for row in _read_lines(folder / SOURCES_FILE):
-        if isinstance(row.get("chat_id"), str):
-            rows[row["chat_id"]] = row
-    return rows
-
-
-def _read_lines(path: Path) -> list[dict[str, Any]]:
-    return read_objects(path)
-
-
-def _append_line(path: Path, row: Mapping[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    except OSError as exc:  # bookkeeping only: never fails a request
-        log.warning("proxy: cannot write %s: %s", path, exc)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0

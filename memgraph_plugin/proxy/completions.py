@@ -167,7 +167,7 @@ class Proxy:
                 error_body(f"bad request: {problem}", "invalid_request_error", "bad_request"),
                 status_code=400,
             )
-        identity = self.memory.resolve(identity, conv, access.scope.owns)  # no id: its chat
+        identity = await self.memory.find(identity, conv, access.scope.owns)  # no id: its chat
         lock = self.memory.lock(identity.chat_id)
         await lock.acquire()
         try:

@@ -130,8 +130,9 @@ def chat_rows(
 
 
 def _count_messages(chat: Any) -> int:
-    """The chat's message count (the loaded chat's, else its file's lines: no parse)."""
-    if getattr(chat, "_messages", None) is not None:
+    """The chat's message count (the loaded chat's when no other process changed its file
+    since, else the file's lines: no parse)."""
+    if chat.read_yet and not chat.changed_elsewhere():
         return len(chat)
     try:
         data = chat.path.read_bytes()

@@ -8,6 +8,9 @@ chunk its own commit through a fresh session (so a turn's
 write lands between two chunks, and a chunk whose groups a turn changed is refused by the write
 API and tried again on the next chunk's candidates). What is left is written for
 ``memgraph-host status`` (`chats/pending_work.py`) and removed once nothing is.
+
+Where several processes serve one data dir, a chunk holds the chat's lock (`use_lock`: the
+proxy's per-chat lock, across processes), so it never commits beside another process's turn.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from ..chats.pending_work import write_pending
@@ -33,6 +37,7 @@ CHUNK_GROUPS = 8
 QUIET_S = 0.25
 
 SessionOpener = Callable[[str], Awaitable[Any]]
+ChatLocker = Callable[[str], AbstractAsyncContextManager[Any]]
 
 
 class CatchUp:
@@ -46,6 +51,14 @@ class CatchUp:
         self._turns: dict[str, int] = {}  # turns under way per chat
         self._quiet: dict[str, asyncio.Event] = {}  # set while no turn of the chat runs
         self._ended: dict[str, float] = {}  # when the chat's last turn step ended (loop time)
+        self._lock: ChatLocker | None = None
+
+    def use_lock(self, lock: ChatLocker) -> None:
+        """Hold ``lock(chat_id)`` around each chunk (the chat's lock across processes)."""
+        self._lock = lock
+
+    def _held(self, chat_id: str) -> AbstractAsyncContextManager[Any]:
+        return self._lock(chat_id) if self._lock is not None else contextlib.nullcontext()
 
     @contextlib.contextmanager
     def turn(self, chat_id: str) -> Iterator[None]:
@@ -113,12 +126,13 @@ class CatchUp:
         try:
             while True:
                 await self._quiet_spell(chat_id)
-                session = await self._open(chat_id)
-                if session is None:
-                    break
-                made = await compact_leftovers(self.host, session, limit=CHUNK_GROUPS)
+                async with self._held(chat_id):
+                    session = await self._open(chat_id)
+                    if session is None:
+                        break
+                    made = await compact_leftovers(self.host, session, limit=CHUNK_GROUPS)
+                    left = due_groups(session)
                 made_total += len(made)
-                left = due_groups(session)
                 self._left[chat_id] = left
                 self._note(chat_id, left)
                 if not made or not left:

@@ -236,6 +236,11 @@ class TurnPipeline:
     def last_recall(self, chat_id: str) -> RecallOutcome | None:
         return self._last.get(chat_id)
 
+    def forget_last_recall(self, chat_id: str) -> None:
+        """Recall afresh next time (another process changed the chat: the same anchor and
+        question no longer mean the same graph)."""
+        self._last.pop(chat_id, None)
+
     async def recall(self, chat_id: str, *, window: Window = None) -> RecallOutcome | None:
         """Recall for the answer to come; ``None`` when memory-graph is unavailable (the chat's
         background catch-up held back meanwhile). `window`: the prompt keeps only the chat's

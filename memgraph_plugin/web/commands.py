@@ -1,10 +1,14 @@
 """``memgraph-host serve`` (explorer + JSON memory API, and the proxy with ``--proxy-upstream``)
 and ``memgraph-host proxy`` (proxy + JSON memory API): one app (`app.build_app`) on uvicorn in the
-command's event loop, until Ctrl-C or SIGTERM (then the answers still being stored are stored)."""
+command's event loop, until Ctrl-C or SIGTERM (then the answers still being stored are stored).
+With ``--workers N`` the command supervises N processes serving the app on its port
+(`workers.Supervisor`); each of them runs the command with ``--worker-fd``."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +20,23 @@ if TYPE_CHECKING:  # the web stack loads when a server starts (listing commands 
 
 
 DEFAULT_PORT = 8765
+
+
+def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--workers N`` and the children's hidden ``--worker-fd FD`` (`workers`)."""
+    parser.add_argument(
+        "--workers", type=int, default=1, metavar="N",
+        help="serve with N processes on the one port (default 1); each chat's requests go to "
+        "one of them, and a process that ends is started again",
+    )  # fmt: skip
+    parser.add_argument("--worker-fd", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def _check_workers(args: argparse.Namespace) -> int:
+    count = int(getattr(args, "workers", 1))
+    if count < 1:
+        raise CommandError(f"--workers must be 1 or more, got {count}", exit_code=2)
+    return count
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +56,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="serve no write route (no edits, no JSON API messages/forget); not with "
         "--proxy-upstream (the proxy stores every turn)",
     )
+    add_worker_arguments(parser)
 
 
 def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +66,7 @@ def add_proxy_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--host", default=None, help="address to bind (setting proxy_host)")
     parser.add_argument("--port", type=int, default=None, help="port (setting proxy_port; 0: any)")
+    add_worker_arguments(parser)
 
 
 def _settings(owner: Any, **override: Any) -> ProxySettings:
@@ -88,25 +111,45 @@ def _keys_line(keys: Any) -> str:
     return f"; {len(keys.entries)} access key{'s' if len(keys.entries) != 1 else ''}"
 
 
-def _write_token(owner: Any) -> tuple[str, str]:
-    """The write token (``serve_token``, else a random one) and how the start line shows it."""
+def _write_token(owner: Any, args: argparse.Namespace | None = None) -> tuple[str, str]:
+    """The write token (``serve_token``, else a random one; a worker process: its parent's,
+    from stdin) and how the start line shows it."""
     from memgraph_plugin.settings_keys import SERVE_TOKEN
 
     from .edits import new_token
 
     configured = owner.settings.get(SERVE_TOKEN.key)
+    if args is not None and getattr(args, "worker_fd", None) is not None:
+        from .workers import WorkerStartError, read_token
+
+        try:
+            token = read_token()
+        except WorkerStartError as exc:
+            raise CommandError(str(exc), exit_code=2) from None
+        return token, "(serve_token)" if configured else token
     if configured:
         return str(configured), "(serve_token)"
     token = new_token()
     return token, token
 
 
-async def _run(app: Any, sock: Any, announce: str, stop: Callable[[], Any] | None) -> int:
+async def _run(
+    app: Any, sock: Any, announce: str, stop: Callable[[], Any] | None, *, worker: bool = False
+) -> int:
+    """Serve `app` on `sock` until stopped, then `stop()`. The start line (`announce`) is
+    printed here, or, in a worker process, the ready line its parent waits for."""
     from .server import SignalStoppedServer, uvicorn_server
 
     base = uvicorn_server(app)
     server = SignalStoppedServer(base.config)
-    print(announce, flush=True)
+    if worker:
+        from .workers import WORKER_HEADER, announce_ready, stop_when_parent_goes
+
+        server.config.headers = [(WORKER_HEADER, str(os.getpid()))]
+        stop_when_parent_goes(server)
+        announce_ready()
+    else:
+        print(announce, flush=True)
     try:
         await server.serve(sockets=[sock])
     finally:
@@ -114,6 +157,24 @@ async def _run(app: Any, sock: Any, announce: str, stop: Callable[[], Any] | Non
             await stop()
         sock.close()
     return 0
+
+
+async def _supervise(sock: Any, count: int, token: str, announce: str) -> int:
+    """``--workers N``: N processes serve `sock` (`workers.Supervisor`), each running this
+    process's command line (``sys.argv``: the ``memgraph-host`` program's); the start line,
+    with their pids, once every one is ready."""
+    from .workers import Supervisor, WorkerStartError
+
+    def started(pids: list[int]) -> None:
+        shown = ", ".join(str(p) for p in pids)
+        print(f"{announce}\n{len(pids)} worker processes: {shown}", flush=True)
+
+    try:
+        return await Supervisor(sock, count, token, sys.argv[1:]).run(started)
+    except WorkerStartError as exc:
+        raise CommandError(f"{exc}; its error is above") from None
+    finally:
+        sock.close()
 
 
 async def serve(
@@ -143,10 +204,21 @@ async def serve(
             "the proxy without --read-only, or the read-only explorer without the proxy",
             exit_code=2,
         )
+    count = _check_workers(args)
     settings = _settings(host, upstream=args.proxy_upstream)
     http = _http_settings(host)
     edits, token, token_line = _edit_routes(host, args, service)
     keys = _keys(host, settings, args.host)
+    sock = _socket(args, args.host, args.port)
+    url = url_of(sock)
+    shown = without_password(settings.upstream or "")
+    extra = (f"; proxy {url}v1 -> {shown}" if args.proxy_upstream else "") + _keys_line(keys)
+    announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
+    announce += "\n" + token_line
+    if token is not None and edits is not None and not host.settings.get(SERVE_TOKEN.key):
+        announce += f"\nopen to edit: {url}#token={token}"  # a token made here
+    if count > 1 and args.worker_fd is None:
+        return await _supervise(sock, count, token or "", announce)
     explorer = ExplorerRoutes(GraphExplorer(storage, store_from_dict, host.data_dir))
     memory = ChatMemory(host)
     api = MemoryApi(
@@ -154,19 +226,12 @@ async def serve(
         memory_share=settings.context_memory_share,
     )  # fmt: skip
     proxy = Proxy(host, settings, memory) if args.proxy_upstream else None
-    sock = _bind(args.host, args.port)
     app = build_app(
         explorer=explorer, memory_api=api, proxy=proxy, edits=edits, bound_host=args.host,
         http=http, keys=keys,
     )  # fmt: skip
-    url = url_of(sock)
-    shown = without_password(settings.upstream or "")
-    extra = (f"; proxy {url}v1 -> {shown}" if proxy is not None else "") + _keys_line(keys)
-    announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
-    announce += "\n" + token_line
-    if edits is not None and not host.settings.get(SERVE_TOKEN.key):  # a token made here
-        announce += f"\nopen to edit: {url}#token={edits.token}"
-    return await _run(app, sock, announce, proxy.aclose if proxy is not None else memory.drain)
+    stop = proxy.aclose if proxy is not None else memory.drain
+    return await _run(app, sock, announce, stop, worker=args.worker_fd is not None)
 
 
 def _edit_routes(
@@ -187,7 +252,7 @@ def _edit_routes(
             f"refusing to serve edits on {args.host!r} (not loopback) without serve_token: set "
             "serve_token, or give --read-only"
         )
-    token, shown = _write_token(host)
+    token, shown = _write_token(host, args)
     line = f"edit token (X-Memgraph-Token header): {shown}"
     if service is None:
         return None, token, "the memory graph is not running: no edits; " + line
@@ -211,22 +276,34 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
             exit_code=2,
         )
     keys = _keys(host, settings, settings.host)
+    count = _check_workers(args)
     http = _http_settings(host)
-    token, shown = _write_token(host)
-    memory = ChatMemory(host)
-    proxy = Proxy(host, settings, memory)
-    api = MemoryApi(
-        host, memory, token=token, memory_share=settings.context_memory_share,
-    )  # fmt: skip
-    sock = _bind(settings.host, settings.port)
-    app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host, http=http, keys=keys)
+    token, shown = _write_token(host, args)
+    sock = _socket(args, settings.host, settings.port)
     url = url_of(sock)
     announce = (
         f"memgraph proxy: {url}v1  (upstream {without_password(settings.upstream)}; "
         f"data dir {host.data_dir}{_keys_line(keys)}; Ctrl-C stops)\n"
         f"write token for the JSON API (X-Memgraph-Token header): {shown}"
     )
-    return await _run(app, sock, announce, proxy.aclose)
+    if count > 1 and args.worker_fd is None:
+        return await _supervise(sock, count, token, announce)
+    memory = ChatMemory(host)
+    proxy = Proxy(host, settings, memory)
+    api = MemoryApi(host, memory, token=token, memory_share=settings.context_memory_share)
+    app = build_app(memory_api=api, proxy=proxy, bound_host=settings.host, http=http, keys=keys)
+    return await _run(app, sock, announce, proxy.aclose, worker=args.worker_fd is not None)
+
+
+def _socket(args: argparse.Namespace, address: str, port: int) -> Any:
+    """The listening socket: the one a worker process inherited (``--worker-fd``), else bound
+    here."""
+    fd = getattr(args, "worker_fd", None)
+    if fd is not None:
+        from .workers import inherited_socket
+
+        return inherited_socket(fd)
+    return _bind(address, port)
 
 
 def _bind(address: str, port: int) -> Any:

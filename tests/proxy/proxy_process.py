@@ -21,14 +21,18 @@ class ProxyProcess:
     """``url``: the proxy's ``/v1`` base; ``base``: the server's root (``/api`` lives there).
     Its stderr is collected on a thread (`log`) so a full pipe never stalls it."""
 
-    def __init__(self, data_dir: Path, upstream: str, **settings: Any) -> None:
+    def __init__(
+        self, data_dir: Path, upstream: str, *, workers: int = 1, **settings: Any
+    ) -> None:
         env = {**os.environ, **BASE_ENV}
         env.update({f"MEMGRAPH_HOST_{k.upper()}": str(v) for k, v in settings.items()})
+        extra = ["--workers", str(workers)] if workers > 1 else []
         self.proc = subprocess.Popen(
             [str(SCRIPT), "--data-dir", str(data_dir), "proxy", "--upstream", upstream,
-             "--port", "0"],
+             "--port", "0", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )  # fmt: skip
+        self._seen = threading.Condition()
         self._err: list[str] = []
         self._reader = threading.Thread(target=self._read_err, daemon=True)
         self._reader.start()
@@ -43,11 +47,29 @@ class ProxyProcess:
         token_line = self.proc.stdout.readline() if self.proc.stdout else ""
         #: the JSON API's write token, from the start's second line (or the serve_token setting)
         self.token = str(settings.get("serve_token") or token_line.rsplit(" ", 1)[-1].strip())
+        #: the worker processes' pids (``--workers N``: the start's third line names them)
+        self.workers: list[int] = []
+        if workers > 1:
+            pids = self.proc.stdout.readline() if self.proc.stdout else ""
+            self.workers = [int(p) for p in pids.split(":", 1)[1].split(",")]
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
-            self._err.append(line)
+            with self._seen:
+                self._err.append(line)
+                self._seen.notify_all()
+
+    def wait_for_log(self, text: str, timeout: float = 120) -> str:
+        """The first stderr line holding `text`, once it is written (AssertionError past
+        `timeout`)."""
+        def found() -> str | None:
+            return next((line for line in self._err if text in line), None)
+
+        with self._seen:
+            if not self._seen.wait_for(lambda: found() is not None, timeout):
+                raise AssertionError(f"no log line with {text!r} in {timeout} s:\n{self.log}")
+            return found() or ""
 
     @property
     def log(self) -> str:

@@ -181,3 +181,56 @@ def test_a_process_waiting_past_the_timeout_is_refused_clearly(tmp_path: Path) -
         holder.stop()
         waiter.stop()
         upstream.stop()
+
+
+def test_a_process_sees_what_the_other_wrote_to_a_chat_without_an_id(
+    tmp_path: Path, upstream: Upstream
+) -> None:
+    """Two processes that look at storage rarely (``storage_refresh_seconds``) take turns in a
+    chat sent without an id, its window trimmed to the newest messages: each turn lands in
+    the one chat (the other process's messages are indexed), every message is extracted once
+    with no conflict (the graph is read again on taking the chat), and both list the chat with
+    all its messages."""
+    upstream.behaviour.echo = True
+    data = tmp_path / "data"
+    procs = [ProxyProcess(data, upstream.url, storage_refresh_seconds=600) for _ in range(2)]
+    try:
+        system = {"role": "system", "content": "You keep the tide tables."}
+        history: list[dict[str, Any]] = []
+        chats = set()
+        for turn in range(6):
+            text = f"Turn {turn}: the tide gauge at berth {turn} reads {turn + 3} metres."
+            history.append({"role": "user", "content": text})
+            window = [system, *history[-4:]]  # a front end's window: the newest messages
+            raw = httpx.post(
+                procs[turn % 2].url + "/chat/completions",
+                json={"model": "tiny", "messages": window},
+                headers={"Authorization": "Bearer sk-client-test"}, timeout=120,
+            )  # fmt: skip
+            assert raw.status_code == 200, raw.text
+            chats.add(raw.headers["x-memgraph-chat"])
+            history.append({"role": "assistant", "content": f"echo: {text}"})
+        assert len(chats) == 1, chats
+        (chat,) = chats
+        with procs[1].api() as api:  # the last turn's process: its answer is stored then
+            assert api.get(f"/api/chats/{chat}/history").status_code == 200
+        listed = []
+        for proc in procs:
+            with proc.api() as api:
+                rows = api.get("/api/chats").json()["chats"]
+            listed.append({r["id"]: r["messages"] for r in rows})
+        assert listed == [{chat: len(history)}] * 2
+    finally:
+        logs = [proc.stop() for proc in procs]
+    assert not any(LOST_TURN in log or "Conflict" in log for log in logs), logs
+    running = RunningProxy(data, upstream.url)
+    try:
+
+        async def read() -> list[int]:
+            session = await running.memory.pipeline.open_session(chat)
+            found = (message_index(node) for node in session.store.iter_nodes())
+            return sorted({i for i in found if i is not None})
+
+        assert running.call(read()) == list(range(len(history)))
+    finally:
+        running.stop()

@@ -135,3 +135,36 @@ async def test_a_turns_next_step_goes_before_the_next_chunk(tmp_path):
     session = await memory_graph_for(host).open_session(host.get_context(CHAT))
     assert not session.compaction_candidates(type="event", depth=0).groups
     await host.stop()
+
+
+async def test_each_chunk_holds_the_chat_lock_another_process_may_hold(tmp_path):
+    """With a chat lock in use (the proxy's, across processes), no chunk starts while it is
+    held elsewhere, and every chunk runs inside it."""
+    from memgraph_plugin.proxy.chat_memory import ChatMemory
+
+    host, pipeline = await _host(tmp_path, _loose_events(90))
+    memory = ChatMemory(host)  # hands the pipeline's catch-up the chat's lock
+    lock = memory.lock(CHAT)
+    opened_holding: list[bool] = []
+    open_session = pipeline.catch_up._open
+
+    async def watched(chat_id: str):
+        opened_holding.append(lock.locked())
+        return await open_session(chat_id)
+
+    pipeline.catch_up._open = watched
+    await lock.acquire()  # a turn of another process's would hold it like this
+    await pipeline.add_user_message(CHAT, "what happened at the harbor?")
+    assert pipeline.catch_up.running(CHAT)
+    async def chunk_waits_for_the_lock() -> None:
+        while not lock.local._waiters:  # the chunk queued on the chat's lock
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(chunk_waits_for_the_lock(), 60)
+    assert opened_holding == [] and pipeline.catch_up.running(CHAT)
+    lock.release()
+    await pipeline.catch_up.wait(CHAT)
+    assert opened_holding and all(opened_holding)
+    session = await memory_graph_for(host).open_session(host.get_context(CHAT))
+    assert not session.compaction_candidates(type="event", depth=0).groups
+    await host.stop()
