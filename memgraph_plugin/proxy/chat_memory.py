@@ -11,12 +11,14 @@ another process changed the chat file meanwhile (the chat's messages, its ledger
 list), so the next step reads the file again and recovers the messages the graph did not learn
 yet. A change that fails leaves the chat file, the cached chat and the ledger as they were before
 it (`NotStored` says which messages were kept).
+
+Several hosts may serve one database on S3 (`memgraph_plugin.hosts`): a chat's lock is then a
+lease, and each change first checks it is still held.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from bisect import bisect_left
@@ -34,8 +36,9 @@ from host.chats.chat_lock import (
     FileChatLock,
     lock_folder,
 )
-from host.chats.jsonl import read_objects
 from host.settings.setting_values import int_setting
+from memgraph_plugin.hosts.chat_lease import ChatLease
+from memgraph_plugin.hosts.shared_chats import SharedChats, shared_chats_for
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
 from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
@@ -46,6 +49,7 @@ from .chat_identity import OPENING_SOURCE, ChatIdentity
 from .chat_matching import NEW, MessageIndex, choose, fit, read_tail
 from .context_budget import Trimmed
 from .conversation import Conversation, speaker
+from .proxy_files import SOURCES_FILE, append_line, file_mtime, file_size, read_sources
 from .reconcile import Ledger, Plan, plan
 
 log = logging.getLogger(__name__)
@@ -55,7 +59,6 @@ FOLDER = str(PROXY_WARNINGS.parent)
 #: time): extracted in blocks of `BLOCK`, one commit each, like a transcript ingest.
 BULK = 8
 BLOCK = 256
-SOURCES_FILE = "chat_sources.jsonl"
 WARNINGS_FILE = PROXY_WARNINGS.name
 
 
@@ -87,8 +90,9 @@ class NotStored(Exception):
 class ChatMemory:
     """Per-host proxy state; every method that changes a chat expects its `lock` held.
 
-    `shared_lock`: the cross-process lock of a chat (default: its lock file under the data
-    dir, waited on up to ``chat_lock_timeout_s``); a lease on a shared store fits here."""
+    `shared_lock`: the cross-process lock of a chat (default: with ``chat_lease_table`` set,
+    its lease shared by every host on the bucket, else its lock file under the data dir, waited
+    on up to ``chat_lock_timeout_s``)."""
 
     def __init__(self, host: Any, shared_lock: Callable[[str], ChatLock] | None = None) -> None:
         self.host = host
@@ -96,7 +100,11 @@ class ChatMemory:
         self.folder = Path(host.data_dir) / FOLDER
         self._ledgers: dict[str, Ledger] = {}
         self._locks: dict[str, CombinedChatLock] = {}
-        self._shared_lock = shared_lock or self._file_lock
+        self.shared: SharedChats | None = None if shared_lock else shared_chats_for(host)
+        if self.shared is not None:
+            pulled = self.shared.objects.pull_all()  # a new host lists every chat
+            log.info("proxy: %d chat message file(s) brought from the bucket", pulled)
+        self._shared_lock = shared_lock or (self._lease if self.shared else self._file_lock)
         self._sources: dict[str, dict[str, Any]] | None = None
         self._sources_size = -1  # the sources file's size when it was read
         #: derived chats by the messages they hold (`resolve`); `_stale`: chats to index again
@@ -115,17 +123,36 @@ class ChatMemory:
         `host.chats.chat_lock.ChatBusy` when another process holds the chat too long."""
         lock = self._locks.get(chat_id)
         if lock is None:
+            shared = self._shared_lock(chat_id)
 
             async def refresh() -> None:
-                self.refresh(chat_id)
+                await self._taken(chat_id, shared)
 
-            shared = self._shared_lock(chat_id)
             lock = self._locks[chat_id] = CombinedChatLock(shared, refresh)
         return lock
 
     def _file_lock(self, chat_id: str) -> ChatLock:
         timeout = self.host.settings.get(CHAT_LOCK_TIMEOUT, DEFAULT_TIMEOUT_S)
         return FileChatLock(lock_folder(self.host.data_dir), chat_id, float(timeout))
+
+    def _lease(self, chat_id: str) -> ChatLock:
+        assert self.shared is not None
+        timeout = self.host.settings.get(CHAT_LOCK_TIMEOUT, DEFAULT_TIMEOUT_S)
+        return self.shared.lease(chat_id, float(timeout))
+
+    async def _taken(self, chat_id: str, shared: ChatLock) -> None:
+        """On taking the chat (with a lease: `SharedChats.taken` first), drop what this process
+        cached of it when its file changed."""
+        if self.shared is not None and isinstance(shared, ChatLease):
+            await self.shared.taken(shared, getattr(self.pipeline, "service", None))
+        self.refresh(chat_id)
+
+    def check_lease(self, chat_id: str) -> None:
+        """`memgraph_plugin.hosts.chat_lease.LeaseLost` when the chat is held through a lease
+        this host no longer holds (it must not write); nothing otherwise."""
+        lock = self._locks.get(chat_id)
+        if lock is not None and isinstance(lock.shared, ChatLease):
+            lock.shared.check()
 
     def refresh(self, chat_id: str) -> bool:
         """Drop what this process cached of the chat when another process changed its file
@@ -158,7 +185,7 @@ class ChatMemory:
     def sources(self) -> dict[str, dict[str, Any]]:
         """chat id -> {"source", "opening", "time"} for every chat the proxy or API has seen
         (read again when the file changed size: another process noted a chat)."""
-        size = _size(self.folder / SOURCES_FILE)
+        size = file_size(self.folder / SOURCES_FILE)
         if self._sources is None or size != self._sources_size:
             fresh = read_sources(self.folder)
             known = self._sources or {}
@@ -179,7 +206,7 @@ class ChatMemory:
                "opening": identity.opening, "time": time.time()}  # fmt: skip
         self.sources()[identity.chat_id] = row
         self._stale.add(identity.chat_id)
-        _append_line(self.folder / SOURCES_FILE, row)
+        append_line(self.folder / SOURCES_FILE, row)
 
     def resolve(self, identity: ChatIdentity, conv: Conversation) -> ChatIdentity:
         """The chat of a request sent without an id (`identity` from its opening): the stored
@@ -214,7 +241,7 @@ class ChatMemory:
         """Among chats a request fits equally well: one of the same system prompt, then the
         most recently active."""
         same = int(self.sources().get(chat_id, {}).get("opening") == opening)
-        return same, _mtime(self.host.chat(chat_id).path)
+        return same, file_mtime(self.host.chat(chat_id).path)
 
     def _refresh_index(self) -> None:
         """Index again the derived chats changed since the last request (this process's
@@ -240,6 +267,7 @@ class ChatMemory:
     async def sync(self, chat_id: str, conv: Conversation) -> Synced:
         """Bring the chat in line with the sent conversation (`reconcile.plan`): forget from the
         first differing message (one rollback), then append the new messages to the chat."""
+        self.check_lease(chat_id)
         await self.recover(chat_id)
         ledger = self.ledger(chat_id)
         found = plan(conv.roles, conv.texts, ledger)
@@ -271,6 +299,7 @@ class ChatMemory:
         text = text.strip()
         if not text:
             return None
+        self.check_lease(chat_id)
         return self._append(chat_id, "assistant", text, {"name": name})
 
     async def add_messages(self, chat_id: str, items: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -278,6 +307,7 @@ class ChatMemory:
         the append fails nothing is kept; when an extraction fails (its commit: a full disk)
         the messages from the first one the graph did not take leave the chat again, and
         `NotStored` says which were kept."""
+        self.check_lease(chat_id)
         await self.recover(chat_id)
         chat = self.host.chat(chat_id)
         try:
@@ -357,12 +387,14 @@ class ChatMemory:
         try:
             if len(pending) <= BULK:
                 for message in list(pending):
+                    self.check_lease(chat_id)
                     await self.pipeline.extract(chat_id, message)
                     count += 1
                 return count
             service = self.pipeline.service  # the service the plugin handed the pipeline
             for start in range(0, len(pending), BLOCK):  # one commit per block, as an ingest
                 block = pending[start : start + BLOCK]
+                self.check_lease(chat_id)
                 async with service.deferred_commits(chat_id):
                     session = await self.pipeline.open_session(chat_id)
                     for message in block:
@@ -377,6 +409,7 @@ class ChatMemory:
         from them (`TurnPipeline.forget_messages_from`: one rollback commit). When it fails after
         the chat was cut (the rollback's commit: a full disk) the messages are put back, so
         the chat is as the client was told."""
+        self.check_lease(chat_id)
         chat = self.host.chat(chat_id)
         before = tuple(chat.view()[index:])
         try:
@@ -453,48 +486,15 @@ class ChatMemory:
         """Wait for the answers still being stored (shutdown, tests)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        for lock in list(self._locks.values()):  # leases still being given back
+            if isinstance(lock.shared, ChatLease):
+                await lock.shared.finished()
 
     # ---------------------------------------------------------------- failures
 
     def warn(self, chat_id: str, reason: str) -> None:
         """Count a request forwarded without memory (shown by `memgraph-host status`)."""
         self.warnings += 1
-        _append_line(
+        append_line(
             self.folder / WARNINGS_FILE, {"chat_id": chat_id, "reason": reason, "time": time.time()}
         )
-
-
-def read_sources(folder: Path) -> dict[str, dict[str, Any]]:
-    """The chat-source lines of a data dir's proxy folder (the newest line per chat wins)."""
-    rows: dict[str, dict[str, Any]] = {}
-    for row in _read_lines(folder / SOURCES_FILE):
-        if isinstance(row.get("chat_id"), str):
-            rows[row["chat_id"]] = row
-    return rows
-
-
-def _read_lines(path: Path) -> list[dict[str, Any]]:
-    return read_objects(path)
-
-
-def _append_line(path: Path, row: Mapping[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    except OSError as exc:  # bookkeeping only: never fails a request
-        log.warning("proxy: cannot write %s: %s", path, exc)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
-
-
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:
-        return 0.0
