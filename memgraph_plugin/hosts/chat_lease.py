@@ -30,6 +30,7 @@ import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
@@ -64,10 +65,10 @@ class LeaseLost(Exception):
 
     code = "LEASE_LOST"
 
-    def __init__(self, chat_id: str) -> None:
+    def __init__(self, chat_id: str, why: str) -> None:
         super().__init__(
-            f"chat {chat_id!r}: this host's lease expired or was taken over; the change is "
-            "not stored (another host serves the chat now)"
+            f"chat {chat_id!r}: this host's lease {why}; the change is not stored (another "
+            "host may serve the chat now)"
         )
         self.chat_id = chat_id
 
@@ -97,6 +98,13 @@ class LeaseTable:
         self.scope = scope
         self.seconds = seconds
         self.owner = owner_name()
+        #: the lease calls' own threads: a renewal never queues behind the storage's work on
+        #: the event loop's default executor
+        self.threads = ThreadPoolExecutor(max_workers=4, thread_name_prefix="chat-lease")
+
+    async def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        """`function(*args)` on the lease threads."""
+        return await asyncio.get_running_loop().run_in_executor(self.threads, function, *args)
 
     def _key(self, chat_id: str) -> dict[str, Any]:
         return {"chat": {"S": f"{self.scope}#{chat_id}"}}
@@ -218,9 +226,15 @@ class ChatLease(_LockContext):
         return self._held and not self._lost and time.monotonic() < self._deadline
 
     def check(self) -> None:
-        """`LeaseLost` unless `valid`."""
-        if not self.valid():
-            raise LeaseLost(self.chat_id)
+        """`LeaseLost` unless `valid`, saying why."""
+        if self.valid():
+            return
+        if not self._held:
+            raise LeaseLost(self.chat_id, "is not held")
+        if self._lost:
+            raise LeaseLost(self.chat_id, "was taken over")
+        late = time.monotonic() - self._deadline
+        raise LeaseLost(self.chat_id, f"was not renewed in time ({late:.1f} s past its margin)")
 
     async def finished(self) -> None:
         """Wait for the last give-back of this process (publish and release)."""
@@ -239,7 +253,7 @@ class ChatLease(_LockContext):
         pause = 0.01
         while True:
             started = time.monotonic()
-            got = await asyncio.to_thread(self.table.take, self.chat_id)
+            got = await self.table.call(self.table.take, self.chat_id)
             if isinstance(got, Taken):
                 self.taken, self._held, self._lost = got, True, False
                 self._deadline = started + self.table.seconds - self.margin
@@ -260,7 +274,7 @@ class ChatLease(_LockContext):
                 return
             started = time.monotonic()
             try:
-                kept = await asyncio.to_thread(self.table.renew, self.chat_id, fence)
+                kept = await self.table.call(self.table.renew, self.chat_id, fence)
             except Exception as exc:  # noqa: BLE001 - the next renewal tries again
                 log.warning("chat %s: renewing its lease failed: %s", self.chat_id, exc)
                 continue
@@ -292,7 +306,7 @@ class ChatLease(_LockContext):
         finally:
             self._held = False
             try:
-                if not await asyncio.to_thread(
+                if not await self.table.call(
                     self.table.give_back, self.chat_id, taken.fence, etag
                 ):
                     log.warning("chat %s: the lease had been taken over before it was given "
