@@ -1,15 +1,17 @@
 """Three real ``memgraph-host proxy`` processes as three hosts over one bucket (moto's S3 and
-DynamoDB in server mode on loopback): separate data dirs, one database, chat leases in one
-DynamoDB table. Requests of many chats are routed to the hosts at random; every acknowledged
-message is then read back exactly once, in order, by a fresh host that lists every chat, and
-`memgraph-host check` finds the database clean. A host killed mid-turn loses its chat to another
-host once its lease expires, and nothing acknowledged is lost."""
+DynamoDB in server mode on loopback, a process of its own): separate data dirs, one database,
+chat leases in one DynamoDB table. Requests of many chats are routed to the hosts at random;
+every acknowledged message is then read back exactly once, in order, by a fresh host that lists
+every chat, and `memgraph-host check` finds the database clean. A host killed mid-turn loses its
+chat to another host once its lease expires, and nothing acknowledged is lost."""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
+import threading
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +24,9 @@ import pytest
 
 from memgraph_plugin.hosts.aws_clients import make_client
 from memgraph_plugin.hosts.chat_lease import create_table
-from tests.storage.targets import S3Server, Target
+from tests.storage.targets import Target
 
+from .moto_process import MotoProcess
 from .proxy_process import SCRIPT, ProxyProcess
 from .upstream import Upstream
 
@@ -44,7 +47,7 @@ def _toml_table(options: dict[str, str]) -> str:
 class Bucket:
     """One database on the S3 server and a lease table: the settings every host gets."""
 
-    def __init__(self, server: S3Server, lease_s: float = LEASE_S) -> None:
+    def __init__(self, server: MotoProcess, lease_s: float = LEASE_S) -> None:
         self.target: Target = server.target()
         self.table = f"leases-{uuid.uuid4().hex[:8]}"
         create_table(make_client("dynamodb", server.options, server.endpoint), self.table)
@@ -63,10 +66,17 @@ class Bucket:
         return {f"MEMGRAPH_HOST_{k.upper()}": str(v) for k, v in self.settings.items()}
 
 
+@pytest.fixture(scope="module")
+def moto() -> Iterator[MotoProcess]:
+    server = MotoProcess()
+    yield server
+    server.stop()
+
+
 @pytest.fixture
-def bucket(s3_server: S3Server, request: pytest.FixtureRequest) -> Bucket:
+def bucket(moto: MotoProcess, request: pytest.FixtureRequest) -> Bucket:
     short = "killed" in request.node.name
-    return Bucket(s3_server, KILL_LEASE_S if short else LEASE_S)
+    return Bucket(moto, KILL_LEASE_S if short else LEASE_S)
 
 
 @pytest.fixture
@@ -125,8 +135,6 @@ def _read_back(bucket: Bucket, tmp_path: Path, upstream: Upstream, chats: dict[s
     finally:
         fresh.stop()
     env = {**bucket.env(), "MEMGRAPH_HOST_EMBEDDING_PROFILE": "hashing"}
-    import os
-
     checked = subprocess.run(
         [str(SCRIPT), "--data-dir", str(tmp_path / "fresh"), "check"],
         capture_output=True, text=True, timeout=300, env={**os.environ, **env},
@@ -163,8 +171,6 @@ def test_three_hosts_over_one_bucket_keep_every_message_once(
 def test_a_killed_host_loses_its_chat_to_another_after_the_lease(
     hosts: list[ProxyProcess], bucket: Bucket, upstream: Upstream, tmp_path: Path
 ) -> None:
-    import threading
-
     chat = "kill chat"
     history = [{"role": "system", "content": "You narrate the lighthouse."}]
     for turn in range(2):
