@@ -28,6 +28,19 @@ OPTIONS = {
 }
 
 
+def _shape(path: str) -> str:
+    """A request path without the bucket, the database prefix and file names; a listing's
+    prefix likewise."""
+    path, _, query = path.partition("?")
+    parts = path.split("/")[3:]  # "", bucket, database prefix
+    shaped = "/".join([*parts[:-1], "*"]) if parts else ""
+    listed = [v for k, _, v in (q.partition("=") for q in query.split("&")) if k == "prefix"]
+    if listed:
+        folders = listed[0].replace("%2F", "/").split("/")[1:]
+        return f"LIST /{'/'.join(folders)}"
+    return f"/{shaped}"
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -46,6 +59,8 @@ class MotoProcess:
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         self._counts: Counter[str] = Counter()
+        #: requests by method and path with the database prefix and ids cut (`kinds`)
+        self._kinds: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read_log, daemon=True)
         self._reader.start()
@@ -68,12 +83,19 @@ class MotoProcess:
             if found is None or found.group(2).startswith("/moto-api"):
                 continue
             service = "dynamodb" if found.group(1) == "POST" and found.group(2) == "/" else "s3"
+            kind = f"{found.group(1)} {_shape(found.group(2))} {found.group(3)}"
             with self._lock:
                 self._counts[service] += 1
+                self._kinds[kind] += 1
 
     def counts(self) -> Counter[str]:
         with self._lock:
             return Counter(self._counts)
+
+    def kinds(self) -> Counter[str]:
+        """Requests so far by method, path shape and status (what a turn's requests are)."""
+        with self._lock:
+            return Counter(self._kinds)
 
     def target(self) -> Target:
         """A database of its own (a new prefix in the bucket)."""
