@@ -134,6 +134,8 @@ class Journal:
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
         self._head = 0  # the newest commits table version this handle knows of
         self._probe = NextVersionProbe(self.table)
+        if single_writer and hasattr(self.table, "append_at_latest"):
+            self.table.append_at_latest = False  # no other writer's row to be after
 
     # ------------------------------------------------------------------ reads
 
@@ -349,7 +351,7 @@ class Journal:
         with self._lock:
             seen = self._seen.get(chat_id)
             with self._gate.shared() if self._gate is not None else contextlib.nullcontext():
-                before = self.current_version()
+                before = self._head if self._single_writer else self.current_version()
                 added = self.table.add(table)
             table_version = _own_version(before, getattr(added, "version", None))
             if table_version is None and isinstance(getattr(added, "version", None), int):
