@@ -14,9 +14,12 @@ the rest are the steady turns the figures are for:
   maintenance included, over the steady turns);
 - bytes in the bucket per turn at the end (database and message files).
 
+With ``--sticky`` each chat's turns all go to one host (a load balancer routing by chat id):
+a host then never reloads a chat another host wrote, which is most of the random run's reads.
+
 Goal: at most 10 S3 requests per steady turn.
 
-    python bench/service_s3.py [--chats 12] [--turns 6]
+    python bench/service_s3.py [--chats 12] [--turns 6] [--sticky]
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def post(client: httpx.Client, url: str, body: dict[str, Any], chat: str) -> flo
     return time.perf_counter() - started
 
 
-def main(chats: int, turns: int) -> None:
+def main(chats: int, turns: int, sticky: bool = False) -> None:
     moto = MotoProcess()
     upstream = Upstream()
     upstream.behaviour.echo = True
@@ -89,8 +92,9 @@ def main(chats: int, turns: int) -> None:
                 text = f"{chat}: line {turn} about the harbour lantern"
                 body = {"model": "tiny", "messages": [*history, {"role": "user", "content": text}]}
                 direct = post(client, upstream.url, body, chat)
+                host = hosts[names.index(chat) % HOSTS] if sticky else pick.choice(hosts)
                 try:
-                    proxied = post(client, pick.choice(hosts).url, body, chat)
+                    proxied = post(client, host.url, body, chat)
                 except httpx.HTTPError:
                     errors += 1
                     continue
@@ -130,7 +134,8 @@ def main(chats: int, turns: int) -> None:
     upstream.stop()
     s3_per = (after["s3"] - before["s3"]) / steady
     ddb_per = (after["dynamodb"] - before["dynamodb"]) / steady
-    print(f"{HOSTS} hosts over one moto bucket, {chats} chats x {turns} turns "
+    routing = "each chat on one host" if sticky else "turns routed at random"
+    print(f"{HOSTS} hosts over one moto bucket, {routing}, {chats} chats x {turns} turns "
           f"({steady} steady turns in {elapsed:.1f} s, think time {THINK_S} s)")  # fmt: skip
     print(f"added per turn: p50 {statistics.median(added) * 1000:.0f} ms, "
           f"p95 {pct(added, 0.95) * 1000:.0f} ms; errors {errors}")  # fmt: skip
@@ -146,5 +151,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chats", type=int, default=12)
     parser.add_argument("--turns", type=int, default=6)
+    parser.add_argument("--sticky", action="store_true", help="each chat's turns to one host")
     args = parser.parse_args()
-    main(args.chats, args.turns)
+    main(args.chats, args.turns, args.sticky)

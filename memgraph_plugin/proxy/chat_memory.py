@@ -11,9 +11,7 @@ another process changed the chat file meanwhile (the chat's messages, its ledger
 list), so the next step reads the file again and recovers the messages the graph did not learn
 yet. A change that fails leaves the chat file, the cached chat and the ledger as they were before
 it (`NotStored` says which messages were kept).
-
-Several hosts may serve one database on S3 (`memgraph_plugin.hosts`): a chat's lock is then a
-lease, and each change first checks it is still held.
+With hosts sharing a bucket (`memgraph_plugin.hosts`) the lock is a lease, checked per change.
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ import logging
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -136,20 +135,17 @@ class ChatMemory:
         return FileChatLock(lock_folder(self.host.data_dir), chat_id, float(timeout))
 
     def _lease(self, chat_id: str) -> ChatLock:
-        assert self.shared is not None
         timeout = self.host.settings.get(CHAT_LOCK_TIMEOUT, DEFAULT_TIMEOUT_S)
-        return self.shared.lease(chat_id, float(timeout))
+        return self.shared.lease(chat_id, float(timeout))  # type: ignore[union-attr]
 
     async def _taken(self, chat_id: str, shared: ChatLock) -> None:
-        """On taking the chat (with a lease: `SharedChats.taken` first), drop what this process
-        cached of it when its file changed."""
+        """On taking the chat: `SharedChats.taken` (with a lease), then `refresh`."""
         if self.shared is not None and isinstance(shared, ChatLease):
             await self.shared.taken(shared, getattr(self.pipeline, "service", None))
         self.refresh(chat_id)
 
     def check_lease(self, chat_id: str) -> None:
-        """`memgraph_plugin.hosts.chat_lease.LeaseLost` when the chat is held through a lease
-        this host no longer holds (it must not write); nothing otherwise."""
+        """`LeaseLost` when the chat's lease is no longer this host's (it must not write)."""
         lock = self._locks.get(chat_id)
         if lock is not None and isinstance(lock.shared, ChatLease):
             lock.shared.check()
@@ -379,27 +375,31 @@ class ChatMemory:
 
     async def extract_pending(self, chat_id: str) -> int:
         """Extract the messages added and not extracted yet, in order, through the turn pipeline
-        (as a live chat does); returns how many."""
+        (as a live chat does); returns how many. A block of up to `BLOCK` (a turn's messages) is
+        one journal append, each message its own commit (`deferred_commits`); a failed message
+        ends it, those before it are stored."""
         pending = self._pending.get(chat_id)
         if not pending:
             return 0
+        service = getattr(self.pipeline, "service", None)
         count = 0
         try:
-            if len(pending) <= BULK:
-                for message in list(pending):
-                    self.check_lease(chat_id)
-                    await self.pipeline.extract(chat_id, message)
-                    count += 1
-                return count
-            service = self.pipeline.service  # the service the plugin handed the pipeline
-            for start in range(0, len(pending), BLOCK):  # one commit per block, as an ingest
-                block = pending[start : start + BLOCK]
-                self.check_lease(chat_id)
-                async with service.deferred_commits(chat_id):
-                    session = await self.pipeline.open_session(chat_id)
-                    for message in block:
-                        await self.pipeline.extract(chat_id, message, session=session)
-                count += len(block)
+            for start in range(0, len(pending), BLOCK):
+                block, failure, done = pending[start : start + BLOCK], None, 0
+                one_append = service is not None and len(block) > 1
+                async with service.deferred_commits(chat_id) if one_append else nullcontext():
+                    try:  # an ingest-sized block writes through one session
+                        one = len(block) > BULK
+                        session = await self.pipeline.open_session(chat_id) if one else None
+                        for message in block:
+                            self.check_lease(chat_id)
+                            await self.pipeline.extract(chat_id, message, session=session)
+                            done += 1
+                    except Exception as exc:
+                        failure = exc
+                count += done
+                if failure is not None:
+                    raise failure
         finally:
             del pending[:count]
         return count
