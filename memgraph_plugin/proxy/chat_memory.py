@@ -21,7 +21,6 @@ import logging
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from .chat_identity import OPENING_SOURCE, ChatIdentity
 from .chat_matching import NEW, MessageIndex, choose, fit, read_tail
 from .context_budget import Trimmed
 from .conversation import Conversation, speaker
+from .extract_blocks import extract_block
 from .proxy_files import SOURCES_FILE, append_line, file_mtime, file_size, read_sources
 from .reconcile import Ledger, Plan, plan
 
@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 
 FOLDER = str(PROXY_WARNINGS.parent)
 #: More new messages than this in one request (a front end's existing chat seen for the first
-#: time): extracted in blocks of `BLOCK`, one commit each, like a transcript ingest.
+#: time): extracted through one session per block of `BLOCK` (each block one append).
 BULK = 8
 BLOCK = 256
 WARNINGS_FILE = PROXY_WARNINGS.name
@@ -375,28 +375,19 @@ class ChatMemory:
 
     async def extract_pending(self, chat_id: str) -> int:
         """Extract the messages added and not extracted yet, in order, through the turn pipeline
-        (as a live chat does); returns how many. A block of up to `BLOCK` (a turn's messages) is
-        one journal append, each message its own commit (`deferred_commits`); a failed message
-        ends it, those before it are stored."""
+        (as a live chat does); returns how many. Each block of up to `BLOCK` (a turn's
+        messages) is one journal append, retried on a conflict (`extract_blocks`); a failed
+        message ends it, those before it are stored."""
         pending = self._pending.get(chat_id)
         if not pending:
             return 0
-        service = getattr(self.pipeline, "service", None)
         count = 0
         try:
             for start in range(0, len(pending), BLOCK):
-                block, failure, done = pending[start : start + BLOCK], None, 0
-                one_append = service is not None and len(block) > 1
-                async with service.deferred_commits(chat_id) if one_append else nullcontext():
-                    try:  # an ingest-sized block writes through one session
-                        one = len(block) > BULK
-                        session = await self.pipeline.open_session(chat_id) if one else None
-                        for message in block:
-                            self.check_lease(chat_id)
-                            await self.pipeline.extract(chat_id, message, session=session)
-                            done += 1
-                    except Exception as exc:
-                        failure = exc
+                done, failure = await extract_block(
+                    self.pipeline, chat_id, pending[start : start + BLOCK],
+                    one_session_from=BULK, check=lambda: self.check_lease(chat_id),
+                )  # fmt: skip
                 count += done
                 if failure is not None:
                     raise failure
