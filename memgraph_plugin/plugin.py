@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from . import hookspecs, settings_keys  # noqa: F401 - settings_keys declares the plugin's keys
+from .hosts import settings as _hosts_keys  # noqa: F401 - declares the chat_lease_* keys
 from .proxy import settings as _proxy_keys  # noqa: F401 - declares the proxy_* keys
 
 if TYPE_CHECKING:  # the service and its rooms load on host_startup: listing plugins stays cheap

@@ -56,7 +56,10 @@ def persistence_for_host(
         schema=lambda: service.schema,
         profile=profile,
         ann_threshold=int(number_setting(settings, "vector_ann_threshold", 250_000, 1)),
-        refresh_interval=number_setting(settings, "storage_refresh_seconds", 0.0, 0),
+        # with chat leases the lease says when another host wrote a chat (its cache dropped)
+        refresh_interval=float("inf")
+        if storage_settings.single_writer
+        else number_setting(settings, "storage_refresh_seconds", 0.0, 0),
         memory_budget_mb=number_setting(settings, "memory_budget_mb", 1024.0, 0.001),
     )
     chats.coarse_threshold = storage_settings.vector_coarse_threshold  # snapshots' lists too

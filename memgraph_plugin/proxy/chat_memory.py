@@ -11,6 +11,7 @@ another process changed the chat file meanwhile (the chat's messages, its ledger
 list), so the next step reads the file again and recovers the messages the graph did not learn
 yet. A change that fails leaves the chat file, the cached chat and the ledger as they were before
 it (`NotStored` says which messages were kept).
+With hosts sharing a bucket (`memgraph_plugin.hosts`) the lock is a lease, checked per change.
 
 Why one module over 500 lines: the ledger, the pending list, the matching index and the chat's
 lock are one chat's proxy state, changed together under that lock (a refresh drops the first
@@ -39,6 +40,8 @@ from host.chats.chat_lock import (
     lock_folder,
 )
 from host.settings.setting_values import int_setting
+from memgraph_plugin.hosts.chat_lease import ChatLease
+from memgraph_plugin.hosts.shared_chats import SharedChats, shared_chats_for
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
 from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
@@ -49,6 +52,7 @@ from .chat_identity import OPENING_SOURCE, ChatIdentity
 from .chat_matching import NEW, MessageIndex, choose, fit, read_tail
 from .context_budget import Trimmed
 from .conversation import Conversation, speaker
+from .extract_blocks import extract_block
 from .proxy_files import (
     SOURCES_FILE,
     append_line,
@@ -63,7 +67,7 @@ log = logging.getLogger(__name__)
 
 FOLDER = str(PROXY_WARNINGS.parent)
 #: More new messages than this in one request (a front end's existing chat seen for the first
-#: time): extracted in blocks of `BLOCK`, one commit each, like a transcript ingest.
+#: time): extracted through one session per block of `BLOCK` (each block one append).
 BULK = 8
 BLOCK = 256
 WARNINGS_FILE = PROXY_WARNINGS.name
@@ -97,8 +101,9 @@ class NotStored(Exception):
 class ChatMemory:
     """Per-host proxy state; every method that changes a chat expects its `lock` held.
 
-    `shared_lock`: the cross-process lock of a chat (default: its lock file under the data
-    dir, waited on up to ``chat_lock_timeout_s``); a lease on a shared store fits here."""
+    `shared_lock`: the cross-process lock of a chat (default: with ``chat_lease_table`` set,
+    its lease shared by every host on the bucket, else its lock file under the data dir, waited
+    on up to ``chat_lock_timeout_s``)."""
 
     def __init__(self, host: Any, shared_lock: Callable[[str], ChatLock] | None = None) -> None:
         self.host = host
@@ -106,7 +111,11 @@ class ChatMemory:
         self.folder = Path(host.data_dir) / FOLDER
         self._ledgers: dict[str, Ledger] = {}
         self._locks: dict[str, CombinedChatLock] = {}
-        self._shared_lock = shared_lock or self._file_lock
+        self.shared: SharedChats | None = None if shared_lock else shared_chats_for(host)
+        if self.shared is not None:
+            pulled = self.shared.objects.pull_all()  # a new host lists every chat
+            log.info("proxy: %d chat message file(s) brought from the bucket", pulled)
+        self._shared_lock = shared_lock or (self._lease if self.shared else self._file_lock)
         self._sources: dict[str, dict[str, Any]] | None = None
         self._sources_size = -1  # the sources file's size when it was read
         #: derived chats by the messages they hold (`resolve`); `_stale`: chats to index again
@@ -128,17 +137,33 @@ class ChatMemory:
         `host.chats.chat_lock.ChatBusy` when another process holds the chat too long."""
         lock = self._locks.get(chat_id)
         if lock is None:
+            shared = self._shared_lock(chat_id)
 
             async def refresh() -> None:
-                self.refresh(chat_id)
+                await self._taken(chat_id, shared)
 
-            shared = self._shared_lock(chat_id)
             lock = self._locks[chat_id] = CombinedChatLock(shared, refresh)
         return lock
 
     def _file_lock(self, chat_id: str) -> ChatLock:
         timeout = self.host.settings.get(CHAT_LOCK_TIMEOUT, DEFAULT_TIMEOUT_S)
         return FileChatLock(lock_folder(self.host.data_dir), chat_id, float(timeout))
+
+    def _lease(self, chat_id: str) -> ChatLock:
+        timeout = self.host.settings.get(CHAT_LOCK_TIMEOUT, DEFAULT_TIMEOUT_S)
+        return self.shared.lease(chat_id, float(timeout))  # type: ignore[union-attr]
+
+    async def _taken(self, chat_id: str, shared: ChatLock) -> None:
+        """On taking the chat: `SharedChats.taken` (with a lease), then `refresh`."""
+        if self.shared is not None and isinstance(shared, ChatLease):
+            await self.shared.taken(shared, getattr(self.pipeline, "service", None))
+        self.refresh(chat_id)
+
+    def check_lease(self, chat_id: str) -> None:
+        """`LeaseLost` when the chat's lease is no longer this host's (it must not write)."""
+        lock = self._locks.get(chat_id)
+        if lock is not None and isinstance(lock.shared, ChatLease):
+            lock.shared.check()
 
     def refresh(self, chat_id: str) -> bool:
         """On taking the chat's lock: its graph is checked against storage on the next open
@@ -294,6 +319,7 @@ class ChatMemory:
     async def sync(self, chat_id: str, conv: Conversation) -> Synced:
         """Bring the chat in line with the sent conversation (`reconcile.plan`): forget from the
         first differing message (one rollback), then append the new messages to the chat."""
+        self.check_lease(chat_id)
         await self.recover(chat_id)
         ledger = self.ledger(chat_id)
         found = plan(conv.roles, conv.texts, ledger)
@@ -325,6 +351,7 @@ class ChatMemory:
         text = text.strip()
         if not text:
             return None
+        self.check_lease(chat_id)
         return self._append(chat_id, "assistant", text, {"name": name})
 
     async def add_messages(self, chat_id: str, items: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -332,6 +359,7 @@ class ChatMemory:
         the append fails nothing is kept; when an extraction fails (its commit: a full disk)
         the messages from the first one the graph did not take leave the chat again, and
         `NotStored` says which were kept."""
+        self.check_lease(chat_id)
         await self.recover(chat_id)
         chat = self.host.chat(chat_id)
         try:
@@ -403,11 +431,12 @@ class ChatMemory:
 
     async def extract_pending(self, chat_id: str) -> int:
         """Extract the messages added and not extracted yet, in order, through the turn pipeline
-        (as a live chat does); returns how many. Extraction runs on the event loop (the graph
-        is the loop's); between two messages it lets the loop serve the other chats' requests
-        first, so a chat's history of many new messages never holds another chat's answer
-        back for longer than one message's extraction. The chats' extractions take turns
-        (first come, first done): interleaved, each would end only when all of them do."""
+        (as a live chat does); returns how many. Each block of up to `BLOCK` (a turn's
+        messages) is one journal append, retried on a conflict (`extract_blocks`); a failed
+        message ends it, those before it are stored. Extraction runs on the event loop (the
+        graph is the loop's); between two messages it lets the loop serve the other chats'
+        requests, and the chats' extractions take turns (first come, first done): interleaved,
+        each would end only when all of them do."""
         if not self._pending.get(chat_id):
             return 0
         async with self._extracting:
@@ -419,21 +448,14 @@ class ChatMemory:
             return 0
         count = 0
         try:
-            if len(pending) <= BULK:
-                for message in list(pending):
-                    await self.pipeline.extract(chat_id, message)
-                    count += 1
-                    await asyncio.sleep(0)
-                return count
-            service = self.pipeline.service  # the service the plugin handed the pipeline
-            for start in range(0, len(pending), BLOCK):  # one commit per block, as an ingest
-                block = pending[start : start + BLOCK]
-                async with service.deferred_commits(chat_id):
-                    session = await self.pipeline.open_session(chat_id)
-                    for message in block:
-                        await self.pipeline.extract(chat_id, message, session=session)
-                        await asyncio.sleep(0)
-                count += len(block)
+            for start in range(0, len(pending), BLOCK):
+                done, failure = await extract_block(
+                    self.pipeline, chat_id, pending[start : start + BLOCK],
+                    one_session_from=BULK, check=lambda: self.check_lease(chat_id),
+                )  # fmt: skip
+                count += done
+                if failure is not None:
+                    raise failure
         finally:
             del pending[:count]
         return count
@@ -443,6 +465,7 @@ class ChatMemory:
         from them (`TurnPipeline.forget_messages_from`: one rollback commit). When it fails after
         the chat was cut (the rollback's commit: a full disk) the messages are put back, so
         the chat is as the client was told."""
+        self.check_lease(chat_id)
         chat = self.host.chat(chat_id)
         before = tuple(chat.view()[index:])
         try:
@@ -519,6 +542,9 @@ class ChatMemory:
         """Wait for the answers still being stored (shutdown, tests)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        for lock in list(self._locks.values()):  # leases still being given back
+            if isinstance(lock.shared, ChatLease):
+                await lock.shared.finished()
 
     # ---------------------------------------------------------------- failures
 

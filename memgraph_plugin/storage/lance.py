@@ -97,7 +97,10 @@ class LanceStorage(AsyncTwins):
         self._chat_id_rule = chat_id_rule
         self._db = Database(settings)  # reads through pylance; LanceDB on the first write
         self.journal = Journal(
-            self._db, Database(settings, consistent=False), JournalGate(settings.uri)
+            self._db,
+            Database(settings, consistent=False),
+            JournalGate(settings.uri),
+            single_writer=settings.single_writer,
         )
         self.vectors = VectorTables(self._db)
         self._snaps = SnapshotTables(self._db, self.vectors.table)

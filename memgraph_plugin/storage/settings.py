@@ -26,6 +26,10 @@ class StorageSettings:
       nodes by; snapshots then carry the index's token lists (`keyword_rows.py`). None: they don't.
     - `vector_coarse_threshold`: vector rows from which a full snapshot stores coarse lists with
       them (`vector_lists.py`); the host's vector index uses lists from the same count.
+    - `single_writer`: each chat is written by one host at a time (``chat_lease_table`` set:
+      hosts over one bucket hold a chat's lease while they write it), so a commit is not read
+      back to find another writer's row, and a loaded chat is trusted until its lease says
+      another host wrote it.
     """
 
     uri: str
@@ -39,6 +43,7 @@ class StorageSettings:
     storage_options: Mapping[str, str] = attrs.field(factory=dict)
     keyword_schema: str | None = None
     vector_coarse_threshold: int = 32_768
+    single_writer: bool = False
 
     @classmethod
     def from_settings(
@@ -71,6 +76,7 @@ class StorageSettings:
                 number_setting(settings, "vector_coarse_threshold", 32_768, 1)
             ),
             storage_options={str(k): str(v) for k, v in options.items()},
+            single_writer=bool(settings.get("chat_lease_table")),
         )
 
 

@@ -139,6 +139,11 @@ class TableHandle:
         self._options = storage_options or None
         self._table: Any = None
         self._lock = threading.Lock()
+        #: an append first moves the writer to the newest version (its schema is checked
+        #: there); False: it appends on top of whatever version is newest when it commits
+        #: (Lance rebases an append onto other appends), one listing of the versions less per
+        #: append on an object store (a journal whose chats have one writer each)
+        self.append_at_latest = True
         #: the local folder `table_head.NextVersionProbe` finds the manifests in
         self._dataset_path = dataset.uri
 
@@ -199,20 +204,17 @@ class TableHandle:
         version): through pylance when `data` is a table (or a stream of record batches,
         written as they come) of the table's own schema (every append of this package), else
         LanceDB's `add` (which casts)."""
-        if (
-            self._pinned
-            or args
-            or kwargs
-            or not isinstance(data, pa.Table | pa.RecordBatchReader)
-            or not data.schema.equals(self.schema, check_metadata=False)
-        ):
-            if isinstance(data, pa.RecordBatchReader):
-                data = data.read_all()
-            return self.lancedb_table().add(data, *args, **kwargs)
-        with self._lock:
-            self._writer.checkout_latest()
-            self._writer.insert(data)
-            return _Added(int(self._writer.version))
+        plain = not (self._pinned or args or kwargs)
+        if plain and isinstance(data, pa.Table | pa.RecordBatchReader):
+            with self._lock:
+                if self.append_at_latest:
+                    self._writer.checkout_latest()
+                if data.schema.equals(self._writer.schema, check_metadata=False):
+                    self._writer.insert(data)
+                    return _Added(int(self._writer.version))
+        if isinstance(data, pa.RecordBatchReader):
+            data = data.read_all()
+        return self.lancedb_table().add(data, *args, **kwargs)
 
     def delete(self, where: str) -> Any:
         """Delete the rows `where` selects (one commit, retried on a conflict as LanceDB's
@@ -236,7 +238,9 @@ class TableHandle:
 
 
 #: A handle's own attributes: never looked up on LanceDB's table (not set yet while it is made).
-_OWN = frozenset(("_table", "_writer", "_snapshot", "_opener", "_lock", "_options"))
+_OWN = frozenset(
+    ("_table", "_writer", "_snapshot", "_opener", "_lock", "_options", "append_at_latest")
+)
 
 
 class _Added:

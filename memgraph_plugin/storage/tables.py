@@ -227,7 +227,7 @@ def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> la
         except (ValueError, FileNotFoundError, RuntimeError) as exc:  # missing table
             last = exc
         try:
-            return db.create_table(
+            created = db.create_table(
                 name,
                 schema=schema,
                 exist_ok=True,
@@ -236,6 +236,13 @@ def open_or_create(db: lancedb.DBConnection, name: str, schema: pa.Schema) -> la
         except Exception as exc:  # a concurrent creator won (lancedb#1615): open theirs
             last = exc
             time.sleep(0.02 * (attempt + 1))
+            continue
+        if not isinstance(db, Database):
+            return created
+        try:  # opened again through pylance, as every later open is (`table_reads.TableHandle`)
+            return db.open_table(name)
+        except (ValueError, FileNotFoundError, RuntimeError):
+            return created
     raise RuntimeError(f"cannot open or create LanceDB table {name!r}: {last}")
 
 

@@ -45,6 +45,7 @@ from ..settings_keys import (
     RECALL_PINNED_PER_TYPE,
     RECALL_RECENT_WINDOW,
 )
+from ..storage.errors import ConflictError
 from .auto_compaction import compact_leftovers
 from .catch_up import CatchUp
 from .long_messages import recall_text
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from ..service import MemoryGraph
 
 log = logging.getLogger(__name__)
+#: tries of one message's extraction whose commit meets another writer's (`TurnPipeline.extract`)
+CONFLICT_TRIES = 4
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -117,9 +120,19 @@ class TurnPipeline:
     async def extract(
         self, chat_id: str, message: Any, *, session: Any = None
     ) -> ExtractionOutcome | None:
-        """`_extract` with the chat's background catch-up held back (`catch_up.CatchUp.turn`)."""
-        with self.catch_up.turn(chat_id):
-            return await self._extract(chat_id, message, session=session)
+        """`_extract` with the chat's background catch-up held back (`catch_up.CatchUp.turn`).
+        When its commit meets another writer's (`ConflictError`: another process or host
+        committed the chat first, and the cached graph was dropped), the message is extracted
+        again on the graph as stored, up to `CONFLICT_TRIES` times, instead of being lost."""
+        for attempt in range(1, CONFLICT_TRIES + 1):
+            try:
+                with self.catch_up.turn(chat_id):
+                    return await self._extract(chat_id, message, session=session)
+            except ConflictError as exc:
+                if attempt == CONFLICT_TRIES or session is not None:
+                    raise  # a caller's own session (a deferred block) retries as a whole
+                log.info("chat %s: %s; extracting message %s again", chat_id, exc, message.index)
+        raise AssertionError("unreachable")
 
     async def _extract(
         self, chat_id: str, message: Any, *, session: Any = None

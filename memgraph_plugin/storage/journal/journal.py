@@ -107,11 +107,18 @@ class Journal:
     """The `commits` table of one database, and what this handle knows of it."""
 
     def __init__(
-        self, db: Any, inspect_db: Any | None = None, gate: JournalGate | None = None
+        self,
+        db: Any,
+        inspect_db: Any | None = None,
+        gate: JournalGate | None = None,
+        *,
+        single_writer: bool = False,
     ) -> None:
         """`db`: a connection whose reads see the newest commit; `inspect_db`: one that is not
         kept consistent (its handle travels to old versions; none: gaps are read back);
-        `gate`: held shared around each append (`journal_compaction.py`)."""
+        `gate`: held shared around each append (`journal_compaction.py`); `single_writer`:
+        each chat is written by one process at a time (hosts holding a chat lease), so an
+        append based on the version this handle last loaded or committed is not read back."""
         self.table = open_or_create(db, COMMITS, COMMITS_SCHEMA)
         self._gate = gate
         #: a handle that travels to old versions to count their rows (`_added_no_rows`)
@@ -121,9 +128,14 @@ class Journal:
         self._classified_upto = 0  # `classify_foreign` looked at the versions up to this one
         self._lock = threading.RLock()
         self._seen: dict[str, tuple[int, int]] = {}  # chat -> (commits table version, version)
+        self._single_writer = single_writer
+        #: chat -> the version this handle last loaded or committed (`single_writer`)
+        self._versions: dict[str, int] = {}
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
         self._head = 0  # the newest commits table version this handle knows of
         self._probe = NextVersionProbe(self.table)
+        if single_writer and hasattr(self.table, "append_at_latest"):
+            self.table.append_at_latest = False  # no other writer's row to be after
 
     # ------------------------------------------------------------------ reads
 
@@ -180,6 +192,7 @@ class Journal:
         rows = self.rows(self.table, where_eq(chat_id=chat_id), ["version"])
         latest = max((int(r["version"]) for r in rows), default=0)
         self._seen[chat_id] = (table_version, latest)
+        self._versions[chat_id] = latest
         return latest
 
     def has_changed(self, chat_id: str, since_version: int) -> bool:
@@ -209,6 +222,7 @@ class Journal:
         if rows:
             return True
         self._seen[chat_id] = (table_version, since_version)
+        self._versions[chat_id] = since_version
         return False
 
     def current_version(self) -> int:
@@ -227,6 +241,7 @@ class Journal:
         """Remember that the chat was at `version` as of commits table version
         `table_version` (a load read it)."""
         self._seen[chat_id] = (table_version, version)
+        self._versions[chat_id] = version
         self._knew(table_version)
 
     def _knew(self, table_version: int) -> int:
@@ -336,7 +351,7 @@ class Journal:
         with self._lock:
             seen = self._seen.get(chat_id)
             with self._gate.shared() if self._gate is not None else contextlib.nullcontext():
-                before = self.current_version()
+                before = self._head if self._single_writer else self.current_version()
                 added = self.table.add(table)
             table_version = _own_version(before, getattr(added, "version", None))
             if table_version is None and isinstance(getattr(added, "version", None), int):
@@ -373,6 +388,8 @@ class Journal:
         Otherwise (another writer's commit, a compaction, a delete in between) the caller reads
         the version back.
         """
+        if self._single_writer and self._versions.get(chat_id) == base:
+            return True  # no other writer of the chat (its lease), and this handle knew `base`
         if seen is None or table_version is None or seen[1] != base:
             return False
         return self._only_own_appends(chat_id, seen[0], table_version)
@@ -442,10 +459,12 @@ class Journal:
 
     def _note_own_commit(self, chat_id: str, table_version: int | None, version: int) -> None:
         """Remember that table version `table_version` is this handle's winning append."""
+        self._versions[chat_id] = version
         if table_version is None:  # no version reported: the next commit reads back
             self._seen.pop(chat_id, None)
             return
         self._seen[chat_id] = (table_version, version)
+        self._versions[chat_id] = version
         self._own[table_version] = chat_id
         self._knew(table_version)
         while len(self._own) > _OWN_COMMITS_KEPT:
