@@ -146,7 +146,7 @@ RECALL_TOP_K = declare(
 RECALL_CANDIDATES = declare(
     "recall_candidates",
     Kind.INTEGER,
-    40,
+    80,
     "How many candidates each ranking signal (keyword, vector) is asked for.",
     minimum=1,
 )
