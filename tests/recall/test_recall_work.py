@@ -61,7 +61,11 @@ def _chat() -> dict[str, Any]:
 async def _recall(tmp_path, spies: Any = (), **settings: Any) -> Any:
     """The recall of `QUESTION` after a warm-up recall; `spies` are emptied in between."""
     graph = _chat()
-    settings = {"recall_recent_window": 0, "recall_pinned_per_type": 0, **settings}
+    # 40 candidates a signal: the chat is sized so that some nodes only the graph walk finds
+    settings = {
+        "recall_recent_window": 0, "recall_pinned_per_type": 0, "recall_candidates": 40,
+        **settings,
+    }  # fmt: skip
     host = Host(data_dir=tmp_path / "data", entry_points=False, settings=settings)
     await host.start()
     try:
