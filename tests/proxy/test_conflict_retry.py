@@ -5,6 +5,8 @@ and the other writer's commit stays."""
 from __future__ import annotations
 
 import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -35,17 +37,25 @@ def test_a_turn_that_meets_another_writers_commit_is_extracted_again(
     tmp_path: Path, upstream: Upstream, caplog: pytest.LogCaptureFixture
 ) -> None:
     upstream.behaviour.echo = True
-    # the cached graph is trusted (no freshness check on open): the other writer's commit is
-    # found only when the turn's own commit meets it
     proxy = RunningProxy(tmp_path / "data", upstream.url, storage_refresh_seconds=3600)
     try:
         history = [{"role": "system", "content": "You narrate the harbour."}]
         _turn(proxy, history, "Mira keeps the lantern in the tower.")
         other = LanceStorage(StorageSettings(uri=str(tmp_path / "data" / "lancedb")))
-        base = other.latest_version_sync(CHAT)
-        other.commit_sync(CHAT, change(node("n_other", "Harbour bell")), base_version=base)
-        with caplog.at_level(logging.INFO, logger="memgraph_plugin.proxy.chat_memory"):
-            _turn(proxy, history, "Juno rings the harbour bell at dawn.")
+        # the other writer commits while the turn waits for its answer: after the proxy took
+        # the chat and read its graph, before the turn's own commit
+        upstream.behaviour.hold = hold = threading.Event()
+        upstream.held.clear()
+        logged = caplog.at_level(logging.INFO, logger="memgraph_plugin.proxy.chat_memory")
+        with logged, ThreadPoolExecutor(1) as pool:
+            turn = pool.submit(_turn, proxy, history, "Juno rings the harbour bell at dawn.")
+            try:
+                assert upstream.held.wait(timeout=120), "the upstream got no request"
+                base = other.latest_version_sync(CHAT)
+                other.commit_sync(CHAT, change(node("n_other", "Harbour bell")), base_version=base)
+            finally:
+                hold.set()
+            turn.result(timeout=300)
         assert "extracting its 2 message(s) again" in caplog.text
         assert "storing a turn failed" not in caplog.text
 
