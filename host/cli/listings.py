@@ -11,9 +11,9 @@ from typing import Any, TextIO
 
 from host.cli.console import add_json_option, print_json, print_table
 from host.host import Host
+from host.plugins.hook_guard import describe_stuck, stuck_state
 from host.plugins.notify import implementations
 from host.plugins.pluggy_internals import call_order, hook_callers
-from host.plugins.plugin_breaker import stuck_state
 from host.plugins.records import PluginRecord
 from host.settings.redaction import redact_known, redactor_for
 from host.settings.settings_doc import format_value, setting_rows, settings_markdown
@@ -58,6 +58,10 @@ def _plugin_row(host: Host, record: PluginRecord, started: bool = True) -> dict[
     stuck = stuck_state(host.pm, record.name)
     hooks = list(host.hooks_of(record.name))
     published = list(host.registry.owned_by(record.name))
+    stuck_json = None
+    if stuck is not None:
+        stuck_json = {"hook": stuck.cause.hook, "reason": stuck.cause.reason}
+        stuck_json.update(since=stuck.since, retry_at=stuck.retry_at)
     return {
         "name": record.name,
         "source": record.source,
@@ -69,8 +73,8 @@ def _plugin_row(host: Host, record: PluginRecord, started: bool = True) -> dict[
         "published_known": started or bool(published) or "host_startup" not in hooks,
         "error": redact_known(record.error) if record.error else record.error,
         "traceback": redact_known(record.traceback) if record.traceback else record.traceback,
-        "stuck": None if stuck is None else stuck.to_json(),  # timed out: skipped until retry_at
-        "stuck_text": None if stuck is None else stuck.describe(),
+        "stuck": stuck_json,  # timed out: skipped until retry_at
+        "stuck_text": None if stuck is None else describe_stuck(stuck),
     }
 
 

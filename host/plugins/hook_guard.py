@@ -22,6 +22,7 @@ import contextvars
 import inspect
 import queue
 import threading
+import time
 import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
@@ -29,12 +30,14 @@ from typing import Any
 
 import attrs
 
-from host.plugins import plugin_breaker
-from host.plugins.plugin_breaker import COOLOFF_SETTING, DEFAULT_COOLOFF
+from host.plugins.circuit_breaker import CircuitBreaker, Trip
 from host.settings.settings_schema import Kind, declare
 
 DEADLINE_SETTING = "hook_deadline_seconds"
 DEADLINES_SETTING = "hook_deadlines"
+COOLOFF_SETTING = "hook_cooloff_seconds"
+#: Seconds a plugin that timed out is skipped before it is called again.
+DEFAULT_COOLOFF = 60.0
 #: Seconds a guarded hook implementation may take (setting ``hook_deadline_seconds``).
 DEFAULT_DEADLINE = 30.0
 #: Per-hook defaults (setting ``hook_deadlines`` overrides): extraction and summaries may wait on
@@ -56,6 +59,14 @@ declare(
     "Per-hook deadlines in seconds, a table hook name -> seconds (overrides "
     "hook_deadline_seconds for those hooks).",
 )
+declare(
+    COOLOFF_SETTING,
+    Kind.NUMBER,
+    DEFAULT_COOLOFF,
+    "Seconds a plugin whose hook ran past its deadline is skipped (marked stuck in `plugins`) "
+    "before it is called again.",
+    minimum=0,
+)
 
 
 INLINE = "__hook_inline__"
@@ -76,8 +87,15 @@ class HookTimeout(Exception):
 
 
 class PluginStuck(HookTimeout):
-    """A call skipped at once: its plugin timed out and is cooling off
-    (`host.plugins.plugin_breaker`)."""
+    """A call skipped at once: its plugin timed out and its circuit breaker is open."""
+
+
+@attrs.frozen
+class StuckCall:
+    """The call that made a plugin stuck (opened its breaker): its hook and why."""
+
+    hook: str
+    reason: str
 
 
 @attrs.frozen
@@ -151,13 +169,33 @@ class DaemonWorkers:
 WORKERS = DaemonWorkers()
 _STUCK: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Future]] = weakref.WeakKeyDictionary()
 _ABANDONED: set[asyncio.Task] = set()  # cancelled hung coroutines, kept until they end
+#: each plugin's circuit breaker, per plugin manager (one host): one timeout opens it
+_BREAKERS: weakref.WeakKeyDictionary[Any, dict[str, CircuitBreaker[StuckCall]]] = (
+    weakref.WeakKeyDictionary()
+)
+_BREAKERS_LOCK = threading.Lock()
+
+
+def _breaker(owner: Any, plugin: str) -> CircuitBreaker[StuckCall] | None:
+    with _BREAKERS_LOCK:
+        return _BREAKERS.get(owner, {}).get(plugin)
+
+
+def stuck_state(owner: Any, plugin: str) -> Trip[StuckCall] | None:
+    """Why and since when `plugin` is stuck (cooling off, or waiting for its next call to
+    answer in time); None: not stuck. For the ``plugins`` listing."""
+    breaker = _breaker(owner, plugin)
+    return None if breaker is None else breaker.trip
 
 
 def _timeout(owner: Any, plugin: str, hook_name: str, deadline: float, guard: Guard) -> HookTimeout:
     """The failure of a call past its deadline; the plugin is marked stuck (cool-off)."""
-    plugin_breaker.trip(
-        owner, plugin, hook_name, f"did not finish within {deadline:g} s", guard.cooloff
-    )
+    with _BREAKERS_LOCK:
+        breaker = _BREAKERS.setdefault(owner, {}).setdefault(
+            plugin, CircuitBreaker(cooloff=guard.cooloff)
+        )
+    breaker.cooloff = guard.cooloff  # the setting now
+    breaker.failed(StuckCall(hook_name, f"did not finish within {deadline:g} s"))
     return HookTimeout(
         f"did not finish within its deadline of {deadline:g} s (setting {DEADLINE_SETTING}); "
         f"the caller went on without it; the plugin is skipped for {guard.cooloff:g} s "
@@ -190,9 +228,10 @@ async def guarded_call(
     """Call one implementation under `guard`; its value (awaited), or raises what it raised or
     `HookTimeout`. `owner` (the plugin manager) scopes the stuck-call bookkeeping."""
     deadline = guard.deadline_of(hook_name)
-    cooling = plugin_breaker.cooling(owner, plugin)
+    breaker = _breaker(owner, plugin)
+    cooling = None if breaker is None else breaker.blocking()
     if cooling is not None:
-        raise PluginStuck(f"skipped: {cooling.describe()}")
+        raise PluginStuck(f"skipped: {describe_stuck(cooling)}")
     key = (plugin, hook_name)
     stuck = _STUCK.setdefault(owner, {})
     running = stuck.get(key)
@@ -243,10 +282,18 @@ async def guarded_call(
     return result
 
 
+def describe_stuck(trip: Trip[StuckCall]) -> str:
+    """``stuck since HH:MM:SS (hook reason); skipped until HH:MM:SS`` (local times)."""
+    since = time.strftime("%H:%M:%S", time.localtime(trip.since))
+    retry = time.strftime("%H:%M:%S", time.localtime(trip.retry_at))
+    return f"stuck since {since} ({trip.cause.hook} {trip.cause.reason}); skipped until {retry}"
+
+
 def _answered(owner: Any, plugin: str) -> None:
     """A call of `plugin` finished in time: a stuck mark from an earlier timeout goes."""
-    if plugin_breaker.stuck_state(owner, plugin) is not None:
-        plugin_breaker.clear(owner, plugin)
+    breaker = _breaker(owner, plugin)
+    if breaker is not None:
+        breaker.answered()
 
 
 class _Exit:

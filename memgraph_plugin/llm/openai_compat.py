@@ -24,7 +24,8 @@ import openai
 # with an LLM configured), not inside a hook's deadline
 import openai.resources.chat.completions  # noqa: F401
 
-from .availability import Availability
+from host.plugins.circuit_breaker import CircuitBreaker
+
 from .provider import (
     ChatMessage,
     Completion,
@@ -33,6 +34,7 @@ from .provider import (
     LlmHttpError,
     LlmModelNotFound,
     LlmOutputError,
+    LlmSkipped,
     LlmTimeout,
     LlmUnreachable,
 )
@@ -101,8 +103,11 @@ class OpenAICompatibleProvider:
         self._sleep: Sleep = sleep or asyncio.sleep
         start = _FORMATS.index(settings.response_format)
         self._formats = list(_FORMATS[start:])  # what is still worth trying, best first
-        self.availability = Availability(
-            self.name, down_after=settings.down_after, cooloff_s=settings.cooloff_s
+        # ``down_after`` calls in a row that could not reach the server, or one answer that
+        # the model does not exist, stop the calls for ``cooloff_s``: every hook answers
+        # offline at once meanwhile (`LlmSkipped`, traced but not logged one by one)
+        self.breaker: CircuitBreaker[LlmError] = CircuitBreaker(
+            cooloff=settings.cooloff_s, threshold=settings.down_after
         )
 
     @property
@@ -140,13 +145,33 @@ class OpenAICompatibleProvider:
         """One answer, with the retries and the response-format fallback described above, all
         within ``deadline`` (a `time.monotonic()` instant; each attempt's timeout shrinks to
         what is left, and no wait runs past it)."""
-        self.availability.check()  # cooling off: `LlmSkipped`, no request
+        trip = self.breaker.blocking()
+        if trip is not None:  # cooling off: no request
+            raise LlmSkipped(
+                "model_not_found" if trip.cause.reason == "model_not_found" else "server_down",
+                f"not called for another {self.breaker.seconds_left(trip):.0f} s after: "
+                f"{trip.cause} (extraction goes on offline)",
+            )
         try:
             answer = await self._complete(messages, schema, deadline)
         except (LlmUnreachable, LlmTimeout, LlmModelNotFound) as exc:
-            self.availability.failed(exc)
+            missing = exc.reason == "model_not_found"
+            if self.breaker.failed(exc, at_once=missing) is None:
+                raise
+            if missing:
+                log.warning(
+                    "LLM %s: %s; not called for %g s (the offline defaults answer; check "
+                    "llm_model)", self.name, exc, self.breaker.cooloff,
+                )  # fmt: skip
+            else:
+                log.warning(
+                    "LLM %s: %d call(s) in a row failed (%s); not called for %g s, the offline "
+                    "defaults answer meanwhile",
+                    self.name, self.breaker.failures, exc, self.breaker.cooloff,
+                )  # fmt: skip
             raise
-        self.availability.answered()
+        if self.breaker.answered() is not None:
+            log.warning("LLM %s: answering again", self.name)
         return answer
 
     async def _complete(

@@ -66,6 +66,14 @@ class LlmError(Exception):
         self.reason = reason
 
 
+class LlmSkipped(LlmError):
+    """A call not made: the provider's circuit breaker is open after repeated failures
+    (``quiet``: the warning was given once, when the calls stopped)."""
+
+    quiet = True
+    attempts = 0
+
+
 class LlmUnreachable(LlmError):
     """No connection to the server (refused, DNS, TLS): the message names the URL."""
 

@@ -10,9 +10,8 @@ import logging
 import pytest
 
 from memgraph_plugin.llm import JsonSchema, LlmUnreachable, llm_settings
-from memgraph_plugin.llm.availability import LlmSkipped
 from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider
-from memgraph_plugin.llm.provider import LlmModelNotFound
+from memgraph_plugin.llm.provider import LlmModelNotFound, LlmSkipped
 from memgraph_plugin.llm.trace import LlmTraceLog
 from memgraph_plugin.turn import pipeline_for
 

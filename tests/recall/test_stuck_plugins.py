@@ -14,7 +14,7 @@ import io
 
 from host import Host, hookimpl
 from host.cli.cli import cmd_plugins, plugin_rows
-from host.plugins.plugin_breaker import stuck_state
+from host.plugins.hook_guard import stuck_state
 from memgraph_plugin.api.external import record_injected_node_ids
 from memgraph_plugin.turn.pipeline import pipeline_for
 
@@ -110,7 +110,7 @@ async def test_a_plugin_past_its_deadline_is_stuck_skipped_and_listed(tmp_path):
     assert router.calls == 1
 
     stuck = stuck_state(host.pm, "hanging-router")
-    assert stuck is not None and stuck.hook == "memgraph_route"
+    assert stuck is not None and stuck.cause.hook == "memgraph_route"
     (row,) = [r for r in plugin_rows(host) if r["name"] == "hanging-router"]
     assert (
         row["stuck"]["hook"] == "memgraph_route"
