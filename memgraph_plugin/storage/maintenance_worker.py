@@ -13,7 +13,6 @@ scheduling priority; it exits when its stdin closes (the parent let it go) or it
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -89,44 +88,17 @@ class Worker:
                 except Exception as exc:  # the parent reports it; the next pass tries again
                     failures.append((what, f"{type(exc).__name__}: {exc}"))
         if request.get("optimize"):
-            with _compaction_turn(str(request["settings"].get("uri", ""))) as ours:
-                if ours:
-                    self.send({"step": "compaction", "pid": os.getpid()})
-                    try:
-                        compacted = storage.optimize_sync(force=False)
-                    except Exception as exc:
-                        failures.append(("compaction", f"{type(exc).__name__}: {exc}"))
+            self.send({"step": "compaction", "pid": os.getpid()})
+            try:
+                compacted = storage.optimize_sync(force=False)
+            except Exception as exc:
+                failures.append(("compaction", f"{type(exc).__name__}: {exc}"))
         return {
             "done": True,
             "checkpoints": checkpoints,
             "failures": failures,
             "compacted": compacted,
         }
-
-
-@contextlib.contextmanager
-def _compaction_turn(uri: str) -> Iterator[bool]:
-    """Whether this process may compact the local database at `uri` now: one process at a time
-    (worker processes over one data dir share its tables; two compacting them at once conflict
-    and redo each other's work). The turn is a non-blocking `flock` on ``<uri>.compaction.lock``;
-    the process that does not get it skips this pass's compaction, the holder compacts the same
-    tables. A remote database (``s3://``...) always gets its turn."""
-    if "://" in uri and not uri.startswith("file://"):
-        yield True
-        return
-    path = uri.removeprefix("file://").rstrip("/") + ".compaction.lock"
-    try:
-        handle = open(path, "a")  # noqa: SIM115 - held for the with block
-    except OSError:
-        yield True
-        return
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
 
 
 def _exit_with_parent(interval: float = 0.5) -> None:
