@@ -16,6 +16,7 @@ from collections import Counter
 
 import httpx
 
+from tests.processes import stop_process
 from tests.storage.targets import BUCKET, Target
 
 #: a request line of werkzeug's log: ``"PUT /bucket/key HTTP/1.1" 200 -``
@@ -102,11 +103,5 @@ class MotoProcess:
         return Target(f"s3://{BUCKET}/{uuid.uuid4().hex}", dict(self.options))
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
+        stop_process(self.proc, grace=30)
         self._reader.join(timeout=10)

@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from tests.processes import stop_process
+
 SCRIPT = Path(sys.executable).with_name("memgraph-host")
 #: settings every proxy process of these tests gets (as MEMGRAPH_HOST_* variables)
 BASE_ENV = {"MEMGRAPH_HOST_EMBEDDING_PROFILE": "hashing"}
@@ -82,12 +84,6 @@ class ProxyProcess:
 
     def stop(self) -> str:
         """Stop it (SIGTERM: the answers still being stored are stored first); its stderr."""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
+        stop_process(self.proc, grace=60)
         self._reader.join(timeout=10)
         return self.log

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.processes import stop_process
+
 SCRIPT = Path(sys.executable).with_name("memgraph-host")
 TOKEN = "st-test-token"
 
@@ -68,10 +70,4 @@ class MemoryServer:
         return [m["text"] for m in answer.json()["messages"]]
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
+        stop_process(self.proc, grace=60)

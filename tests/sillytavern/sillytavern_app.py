@@ -20,6 +20,8 @@ from typing import Any
 
 import httpx
 
+from tests.processes import stop_process
+
 TARBALL_ENV = "MEMGRAPH_SILLYTAVERN_TARBALL"
 SKIP_REASON = (
     f"the SillyTavern tests need {TARBALL_ENV}=/path/to/sillytavern-1.12.6.tar.gz "
@@ -139,10 +141,4 @@ class SillyTavern:
         path.write_text(json.dumps(settings, indent=4), "utf-8")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
+        stop_process(self.proc, grace=30)
