@@ -123,15 +123,6 @@ VECTOR_ANN_THRESHOLD = declare(
     "Vector search builds an approximate (ANN) index once a table holds this many vectors.",
     minimum=1,
 )
-VECTOR_COARSE_THRESHOLD = declare(
-    "vector_coarse_threshold",
-    Kind.INTEGER,
-    32_768,
-    """From this many vectors a chat's in-memory index gets coarse lists (stored with each
-    snapshot, so an open has them at once; else built in the background): a vector search then
-    scores a bounded number of rows instead of all of them (docs/search.md).""",
-    minimum=1,
-)
 
 # ---------------------------------------------------------------- recall (recall/, turn/, llm/)
 # The code reads these objects (`host.settings.setting_values.int_setting(settings, RECALL_HOPS)`),

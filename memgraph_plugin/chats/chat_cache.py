@@ -143,12 +143,8 @@ class PersistedChats(ChatVectors):
         self._checked.pop(chat_id, None)
 
     def forget(self, chat_id: str) -> None:
-        """Drop a chat from the cache (the next open reloads it from storage); its vector
-        index is never searched again (searches go through the cache), so its background
-        coarse-list build stops."""
-        chat = self._chats.pop(chat_id, None)
-        if chat is not None and chat.index is not None:
-            chat.index.abandon()
+        """Drop a chat from the cache (the next open reloads it from storage)."""
+        self._chats.pop(chat_id, None)
         self._checked.pop(chat_id, None)
         self.budget.drop(chat_id)
 
@@ -258,7 +254,7 @@ class PersistedChats(ChatVectors):
         """Read a chat's columns, build its store and its vector index, off the event loop.
         One collector pause spans it all: the decoded columns are garbage by its end, so no
         collection walks them. The index is built here from the stored vectors (adopted as
-        read, no copy: `RowBlocks`, with the coarse lists stored with them), so the first search
+        read, no copy: `RowBlocks`), so the first search
         after an open embeds and builds nothing; they are read while the store is built. The
         young objects the load made are collected once, when the pause ends (`gc_paused`):
         left to the collector, the first collections after the load (on the event loop, in

@@ -11,7 +11,6 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-import time
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -32,8 +31,6 @@ from memgraph_plugin.storage.vectors.vectors import same_ids
 
 log = logging.getLogger(__name__)
 
-DEFAULT_COARSE_THRESHOLD = 32_768
-
 Progress = Callable[[int, int], None]
 
 __all__ = ["ChatVectors", "Progress"]
@@ -48,9 +45,6 @@ class ChatVectors:
     ann_threshold: int
     #: LanceDB's index check started by an open (`_check_ann_soon`), for the search that needs it
     _ann_probe: tuple[LanceAnn, concurrent.futures.Future[bool]] | None = None
-    #: rows from which a chat's index gets coarse lists (built in the background, then a search
-    #: reads a bounded number of rows; `embedding/coarse.py`); the factory sets it from settings
-    coarse_threshold: int = DEFAULT_COARSE_THRESHOLD
     #: the host's data folder: background work on a chat is noted under it for `status`
     #: (`pending_work.py`); the factory sets it (None: not noted)
     pending_dir: Any = None
@@ -81,7 +75,7 @@ class ChatVectors:
                 ids, pos = loaded
                 names, type_of_row, archived = _types_and_flags_in_order(state, nodes)
             elif loaded is not None and state.nodes is not None and at is not None:
-                # the node rows' arrays taken in the vectors' order (coarse lists' order)
+                # the node rows' arrays taken in the vectors' order
                 ids, pos = np.asarray(loaded[0], dtype=object)[at].tolist(), None
                 names, type_of_row, archived = _types_and_flags_in_order(state, nodes)
                 type_of_row, archived = type_of_row[at], archived[at]
@@ -90,19 +84,8 @@ class ChatVectors:
                 names, type_of_row, archived = _types_and_flags(state, block.ids, nodes)
             diagnostic = np.asarray([is_diagnostic_type(t) for t in names], dtype=bool)
             searchable = ~archived & ~diagnostic[type_of_row] if len(names) else archived
-            lists = None  # the snapshot's coarse lists: searches read lists from the first one
-            stored = block.lists is not None and block.centroids is not None
-            if stored and len(ids) >= self.coarse_threshold:
-                lists = (block.centroids, block.lists)
             index = VectorIndex.from_arrays(
-                index.profile,
-                ids,
-                block.rows,
-                names,
-                type_of_row,
-                searchable,
-                pos=pos,
-                lists=lists,
+                index.profile, ids, block.rows, names, type_of_row, searchable, pos=pos
             )
         if not len(index):  # no stored vectors: every node waits for the first search
             chat.unembedded = list(nodes.node_ids())
@@ -260,40 +243,8 @@ class ChatVectors:
                 )
             if ann is not None:
                 self._build_ann(ann)
-        self.last_search_mode = "exact" if index.coarse is None else "coarse"
-        found = index.search(q, k=k, types=types)
-        if chat.embedding is None or chat.embedding.done():  # once, after a re-embedding
-            self._maybe_build_coarse(index)  # after: this search ran as `last_search_mode` says
-        return found
-
-    def _maybe_build_coarse(self, index: VectorIndex) -> None:
-        """Build the index's coarse lists on a thread of their own once it is large (and again
-        when a quarter of its rows came since); searches stay exact until they are ready.
-        Started by a search, not at open: an open costs no more for it."""
-        if len(index) < self.coarse_threshold or index.coarse_task is not None:
-            return
-        if index.abandoned:  # its chat was unloaded meanwhile
-            return
-        if not index.coarse_stale():
-            return
-
-        def build() -> None:
-            started = time.perf_counter()
-            try:
-                if index.build_coarse():
-                    log.info(
-                        "vector index of %d rows: coarse lists built in %.2f s",
-                        len(index),
-                        time.perf_counter() - started,
-                    )
-            except Exception:
-                log.exception("building coarse vector lists failed")
-            finally:
-                index.coarse_task = None
-
-        task = threading.Thread(target=build, name="coarse-vector-lists", daemon=True)
-        index.coarse_task = task
-        task.start()
+        self.last_search_mode = "exact"
+        return index.search(q, k=k, types=types)
 
     def _build_ann(self, ann: LanceAnn) -> None:
         """Build LanceDB's vector index in the background (minutes at 100k+ rows); searches

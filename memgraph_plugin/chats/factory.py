@@ -62,6 +62,5 @@ def persistence_for_host(
         else number_setting(settings, "storage_refresh_seconds", 0.0, 0),
         memory_budget_mb=number_setting(settings, "memory_budget_mb", 1024.0, 0.001),
     )
-    chats.coarse_threshold = storage_settings.vector_coarse_threshold  # snapshots' lists too
     chats.pending_dir = getattr(host, "data_dir", None)  # background work, for `status`
     return chats

@@ -1,5 +1,5 @@
-"""The per-chat in-memory vector index: a float32 matrix searched with numpy, exactly or,
-once coarse lists are built for a large index (`coarse.py`), over a bounded set of rows."""
+"""The per-chat in-memory vector index: a float32 matrix searched exactly with numpy (one
+matrix-vector product per search)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from memgraph_plugin.embedding.coarse import ROW_BUDGET, CoarseLists
 from memgraph_plugin.embedding.row_blocks import RowBlocks
 
 _HEADROOM = 64  # rows of the growable part allocated at first
@@ -27,11 +26,9 @@ class VectorIndex:
     it blanks it and puts the new vector in the growable part, so a write costs the same at any
     size and an open copies nothing.
 
-    Coarse lists (`build_coarse`, run off the event loop by the caller) make a search read a
-    bounded number of rows: the probed lists' rows plus every row written since the lists were
-    made (`_fresh`), all scored exactly: the probed lists from their list-ordered copy (one
-    contiguous slice per list), rows written since from the matrix. A compaction renumbers the
-    rows and drops the lists.
+    Very large chats search LanceDB's vector index instead (`storage/vectors/vector_ann.py`),
+    which re-scores its candidates here (`score`) and searches the rows written since its
+    checkpoint here (`search(only=...)`).
     """
 
     def __init__(self, dim: int, profile: str) -> None:
@@ -45,24 +42,14 @@ class VectorIndex:
         self._live = np.zeros(_HEADROOM, dtype=bool)
         self._codes: dict[str, int] = {}
         self._blank = 0
-        self._coarse: CoarseLists | None = None
-        self._fresh: dict[int, None] = {}  # rows written since the coarse lists' snapshot
-        #: per row of the lists' snapshot: written since (its list-ordered copy is stale)
-        self._stale = np.zeros(0, dtype=bool)
-        self._recording: list[np.ndarray] | None = None  # rows written while a build runs
-        self._layout = 0  # bumped when rows are renumbered (compaction)
-        self._coarse_lock = threading.Lock()
         self._pos_lock = threading.Lock()
-        self.coarse_task: threading.Thread | None = None  # a build in flight (the owner's)
-        self._abandoned = False  # no search reads this index again (`abandon`)
 
     @property
     def nbytes(self) -> int:
         """Bytes of its arrays (what the memory budget counts for a chat's vectors)."""
-        coarse = self._coarse
         return int(
             self._base.nbytes + self._matrix.nbytes + self._live.nbytes + self._type_codes.nbytes
-        ) + (0 if coarse is None else coarse.nbytes)
+        )
 
     @classmethod
     def from_arrays(
@@ -76,14 +63,12 @@ class VectorIndex:
         *,
         headroom: float = 1.25,
         pos: Mapping[str, int] | None = None,
-        lists: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> VectorIndex:
         """An index of `ids` whose base is `matrix` itself (not copied: it may be read-only
         memory, e.g. a stored column, or the blocks it was read in; rows
         `type_names[type_of_row[i]]`, `searchable[i]`); the
         per-row flags get room to grow (no per-row Python work besides the id map; `pos`, when
-        given, is that map, id -> position in `ids`, and is copied; `lists`: stored coarse
-        lists to adopt, see `adopt_coarse`)."""
+        given, is that map, id -> position in `ids`, and is copied)."""
         base = RowBlocks.of(matrix)
         n, dim = base.shape
         index = cls(dim, profile)
@@ -100,8 +85,6 @@ class VectorIndex:
         if n:
             index._type_codes[:n] = codes[np.asarray(type_of_row, dtype=np.int64)]
             index._live[:n] = np.asarray(searchable, dtype=bool)
-        if lists is not None:
-            index.adopt_coarse(*lists)
         return index
 
     @property
@@ -210,7 +193,6 @@ class VectorIndex:
             self._ids.append(node_id)
         rows = np.fromiter((self._pos[i] for i in ids), dtype=np.int64, count=len(ids))
         self._matrix[rows - nb] = matrix
-        self._written(rows)
         codes: dict[str, int] = {}
         self._type_codes[rows] = [
             codes[t] if t in codes else codes.setdefault(t, self._code(t)) for t in types
@@ -240,22 +222,7 @@ class VectorIndex:
         if self._blank > 64 and self._blank * 2 > len(self._ids):
             self._compact()
 
-    def _written(self, rows: np.ndarray) -> None:
-        """Note rows whose vector changed: the coarse lists do not know where they belong."""
-        if self._coarse is None and self._recording is None:
-            return
-        with self._coarse_lock:
-            if self._recording is not None:
-                self._recording.append(rows)
-            if self._coarse is not None:
-                self._fresh.update(dict.fromkeys(rows.tolist()))
-                stale = self._stale
-                stale[rows[rows < stale.shape[0]]] = True
-
     def _compact(self) -> None:
-        with self._coarse_lock:
-            self._layout += 1
-            self._coarse, self._fresh, self._stale = None, {}, np.zeros(0, dtype=bool)
         keep = [row for row, nid in enumerate(self._ids) if nid is not None]
         n = len(keep)
         cap = max(_HEADROOM, n * 2)
@@ -270,113 +237,6 @@ class VectorIndex:
         self._pos_map = {nid: i for i, nid in enumerate(self._ids) if nid is not None}
         self._base = RowBlocks([], self.dim)
         self._matrix, self._type_codes, self._live, self._blank = matrix, codes, live, 0
-
-    # -- coarse lists -----------------------------------------------------------------------
-
-    @property
-    def coarse(self) -> CoarseLists | None:
-        """The coarse lists searches use (None: exact search)."""
-        return self._coarse
-
-    def coarse_stale(self) -> bool:
-        """Whether the lists miss many rows (written since they were made: over a quarter)."""
-        coarse = self._coarse
-        if coarse is None:
-            return True
-        return len(self._fresh) + len(self._ids) - coarse.rows > coarse.rows // 4
-
-    def adopt_coarse(self, centroids: np.ndarray, assignment: np.ndarray) -> bool:
-        """Use stored coarse lists (`storage/snapshots/vector_lists.py`) from now on: `assignment`
-        gives
-        the list of each leading base row (-1 from the first row without one: rows after it
-        are searched exactly, as rows written since). When the rows are stored in list order
-        the lists read them in place (no copy); else they gather them. False (nothing adopted)
-        when the arrays do not fit the index."""
-        assignment = np.asarray(assignment)
-        nb = len(self._base)
-        if assignment.ndim != 1 or assignment.shape[0] > nb or centroids.ndim != 2:
-            return False
-        if centroids.shape[1] != self.dim or not centroids.shape[0]:
-            return False
-        missing = np.flatnonzero(assignment < 0)
-        m = int(missing[0]) if missing.shape[0] else int(assignment.shape[0])
-        if not m or np.any(assignment[m:] >= 0) or int(assignment[:m].max()) >= len(centroids):
-            return False
-        head = assignment[:m].astype(np.int64)
-        ordered = bool(np.all(head[1:] >= head[:-1]))
-        centroids = np.ascontiguousarray(centroids, dtype=np.float32)
-        coarse = CoarseLists(centroids, head, ordered=self._base if ordered else None)
-        with self._coarse_lock:
-            self._coarse, self._stale, self._fresh = coarse, np.zeros(m, dtype=bool), {}
-        return True
-
-    def abandon(self) -> None:
-        """Note that no search will read this index again (its chat was unloaded): a coarse
-        build in flight stops at its next block of rows, and none starts."""
-        self._abandoned = True
-
-    @property
-    def abandoned(self) -> bool:
-        return self._abandoned
-
-    def build_coarse(self) -> bool:
-        """Make coarse lists from the rows as they are now and start using them; safe to run
-        on another thread while the index is searched and written (rows written meanwhile are
-        searched exactly). False when a compaction renumbered the rows meanwhile, or the index
-        was abandoned (`abandon`)."""
-        if self._abandoned:
-            return False
-        with self._coarse_lock:
-            layout, n = self._layout, len(self._ids)
-            self._recording = []
-
-        def rows_of(rows: np.ndarray) -> np.ndarray:
-            if self._abandoned:  # the build reads the rows block by block: stop here
-                raise _Abandoned
-            return self._rows(rows)
-
-        try:  # blank rows train nothing (and searches never return them)
-            coarse = CoarseLists.build(rows_of, self._live[:n].copy())
-        except _Abandoned:
-            with self._coarse_lock:
-                self._recording = None
-            return False
-        except BaseException:
-            with self._coarse_lock:
-                self._recording = None
-            raise
-        with self._coarse_lock:
-            recorded, self._recording = self._recording, None
-            if layout != self._layout:
-                return False
-            fresh = np.concatenate(recorded) if recorded else np.zeros(0, dtype=np.int64)
-            fresh = fresh[fresh < n]
-            stale = np.zeros(n, dtype=bool)
-            stale[fresh] = True
-            self._coarse, self._stale = coarse, stale
-            self._fresh = dict.fromkeys(fresh.tolist())
-        return True
-
-    def _coarse_scored(self, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(rows, dot products with `query`) a coarse search reads (None: search exactly):
-        the probed lists' rows from their list-ordered copy, minus rows written since the
-        lists were made, plus those and the rows added since, from the matrix (each once)."""
-        coarse = self._coarse
-        if coarse is None or coarse.rows > n:
-            return None
-        rows, scores = coarse.scored(query, ROW_BUDGET, self._rows)
-        with self._coarse_lock:
-            fresh = np.fromiter(self._fresh, dtype=np.int64, count=len(self._fresh))
-            if fresh.shape[0]:  # their copy is stale: read from the matrix below instead
-                keep = ~self._stale[rows]
-                rows, scores = rows[keep], scores[keep]
-                fresh = fresh[fresh < coarse.rows]
-        extra = np.concatenate([fresh, np.arange(coarse.rows, n, dtype=np.int64)])
-        if not extra.shape[0]:
-            return rows, scores
-        extra.sort()  # in memory order: the gather reads forward
-        more = _dot(self._rows(extra), query)
-        return np.concatenate([rows, extra]), np.concatenate([scores, more])
 
     def accepts(self, node_id: str, types: Collection[str] | None = None) -> bool:
         """Whether a search with `types` may return `node_id` (searchable, type allowed)."""
@@ -434,15 +294,12 @@ class VectorIndex:
         live = int(np.count_nonzero(mask))
         if live == 0:
             return []
-        if only is None:
-            found = self._coarse_search(q, k, mask, live)
-            if found is not None:
-                return found
         nb = len(self._base)
         scores = np.empty(n, dtype=np.float32)
         self._base.dot(q, out=scores[:nb])
         if n > nb:
-            np.einsum("ij,j->i", self._matrix[: n - nb], q, out=scores[nb:])  # as `_dot`
+            # one thread, as `RowBlocks.dot`
+            np.einsum("ij,j->i", self._matrix[: n - nb], q, out=scores[nb:])
         if live != n:
             scores = np.where(mask, scores, -np.inf)
         take = min(k, live)
@@ -450,33 +307,3 @@ class VectorIndex:
         out = [(self._ids[int(r)], float(scores[r])) for r in top if mask[r]]
         out.sort(key=lambda item: (-item[1], item[0]))  # type: ignore[arg-type,operator]
         return out[:take]  # type: ignore[return-value]
-
-    def _coarse_search(
-        self, q: np.ndarray, k: int, mask: np.ndarray, live: int
-    ) -> list[tuple[str, float]] | None:
-        """Top-k over the coarse lists' candidate rows; None when there are no lists or too
-        few candidates pass `mask` (the caller then searches exactly)."""
-        found = self._coarse_scored(q, mask.shape[0])
-        if found is None:
-            return None
-        rows, scores = found
-        passed = mask[rows]
-        rows, scores = rows[passed], scores[passed]
-        take = min(k, live)
-        if rows.shape[0] < take:
-            return None
-        top = np.argpartition(-scores, take - 1)[:take] if take < rows.shape[0] else None
-        picked = range(rows.shape[0]) if top is None else top.tolist()
-        out = [(self._ids[int(rows[i])], float(scores[i])) for i in picked]
-        out.sort(key=lambda item: (-item[1], item[0]))  # type: ignore[arg-type,operator]
-        return out  # type: ignore[return-value]
-
-
-class _Abandoned(Exception):
-    """Raised inside a coarse build of an abandoned index (caught by `build_coarse`)."""
-
-
-def _dot(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """`matrix @ q` on one thread (einsum, not BLAS): the product is bound by memory, and on a
-    busy machine BLAS's hand-off to its threads cost more than the arithmetic."""
-    return np.einsum("ij,j->i", matrix, q)

@@ -40,10 +40,6 @@ class VectorBlock:
     #: the ids as read from storage (a pyarrow string array), when they were: compared with a
     #: loaded node column in C, not string by string
     id_column: Any = attrs.field(default=None, kw_only=True)
-    #: coarse lists stored with the rows (`storage/snapshots/vector_lists.py`): the list of each row
-    #: (int32, -1: none) and the centroids they index (float32, one row per list); None: none
-    lists: np.ndarray | None = attrs.field(default=None, kw_only=True)
-    centroids: np.ndarray | None = attrs.field(default=None, kw_only=True)
     #: the row of each id in the node table of the state it was loaded for (int64), when
     #: known: an open takes the ids, types and flags from that table's arrays by it
     state_rows: np.ndarray | None = attrs.field(default=None, kw_only=True)

@@ -1,7 +1,7 @@
 """`RowBlocks`: a read-only float32 matrix kept as the row blocks it was read in.
 
 A stored vector column arrives as record batches; joining them into one matrix copies every
-vector (150 MB for 100k rows of 384 floats), which was the largest cost of an open beyond the
+vector (150 MB for 100k rows of 384 floats), the largest cost of an open beyond the
 read itself. `RowBlocks` adopts each batch's values as they are (zero-copy views) and does the
 few things the vector index needs block by block: a matrix-vector product into one output, a
 gather of rows, one row.
@@ -98,31 +98,13 @@ class RowBlocks:
 
     def dot(self, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """`matrix @ q` into `out` (a new array when None), block by block on one thread
-        (einsum, not BLAS: the product is bound by memory, see `index._dot`)."""
+        (einsum, not BLAS: the product is bound by memory, and on a busy machine BLAS's hand-off
+        to its threads costs more than the arithmetic)."""
         if out is None:
             out = np.empty(len(self), dtype=np.float32)
         starts = self._starts.tolist()
         for b, block in enumerate(self._blocks):
             np.einsum("ij,j->i", block, q, out=out[starts[b] : starts[b + 1]])
-        return out
-
-    def dot_range(self, start: int, end: int, q: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """`matrix[start:end] @ q` into `out` (its `end - start` items), block by block."""
-        if not 0 <= start <= end <= len(self):
-            raise IndexError(f"rows {start}:{end} of {len(self)}")
-        starts = self._starts
-        b = int(np.searchsorted(starts, start, side="right")) - 1
-        at = start
-        while at < end:
-            lo, hi = int(starts[b]), int(starts[b + 1])
-            stop = min(end, hi)
-            np.einsum(
-                "ij,j->i",
-                self._blocks[b][at - lo : stop - lo],
-                q,
-                out=out[at - start : stop - start],
-            )
-            at, b = stop, b + 1
         return out
 
     def array(self) -> np.ndarray:

@@ -24,8 +24,6 @@ class StorageSettings:
       deleted; `None` keeps the whole history.
     - `keyword_schema`: the node-type specs (JSON of `Schema.to_list()`) the keyword index reads
       nodes by; snapshots then carry the index's token lists (`keyword_rows.py`). None: they don't.
-    - `vector_coarse_threshold`: vector rows from which a full snapshot stores coarse lists with
-      them (`vector_lists.py`); the host's vector index uses lists from the same count.
     - `single_writer`: each chat is written by one host at a time (``chat_lease_table`` set:
       hosts over one bucket hold a chat's lease while they write it), so a commit is not read
       back to find another writer's row, and a loaded chat is trusted until its lease says
@@ -42,7 +40,6 @@ class StorageSettings:
     snapshot_chain: int = 8
     storage_options: Mapping[str, str] = attrs.field(factory=dict)
     keyword_schema: str | None = None
-    vector_coarse_threshold: int = 32_768
     single_writer: bool = False
 
     @classmethod
@@ -72,9 +69,6 @@ class StorageSettings:
             ),
             maintenance_seconds=number_setting(settings, "storage_maintenance_seconds", 30.0, 0.05),
             snapshot_chain=int(number_setting(settings, "storage_snapshot_chain", 8, 1)),
-            vector_coarse_threshold=int(
-                number_setting(settings, "vector_coarse_threshold", 32_768, 1)
-            ),
             storage_options={str(k): str(v) for k, v in options.items()},
             single_writer=bool(settings.get("chat_lease_table")),
         )

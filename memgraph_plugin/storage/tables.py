@@ -134,26 +134,6 @@ SNAP_KEYWORDS_SCHEMA = pa.schema(
 )
 
 
-SNAP_COARSE = "snap_coarse"
-
-#: The coarse lists' centroids of a snapshot chain (`vector_lists.py`), one row per full row set
-#: that has them (its deltas' vector rows use them too): `count` centroids of `dim` floats, as
-#: float32 bytes.
-SNAP_COARSE_SCHEMA = pa.schema(
-    [
-        pa.field("chat_id", pa.string(), nullable=False),
-        pa.field("snap", pa.int64(), nullable=False),
-        pa.field("dim", pa.int32(), nullable=False),
-        pa.field("count", pa.int32(), nullable=False),
-        pa.field("centroids", pa.large_binary(), nullable=False),
-    ]
-)
-
-#: Column of the vector tables: the coarse list of the row's vector among its snapshot chain's
-#: centroids (null: none; tables made before it get it added, all null, by `vector_lists.py`).
-LIST_COLUMN = "coarse_list"
-
-
 def nodes_table_name(dim: int) -> str:
     """Materialised nodes with their vectors; one table per vector dimension."""
     return "nodes" if dim == DEFAULT_DIM else f"nodes_d{dim}"
@@ -194,7 +174,6 @@ def nodes_schema(dim: int) -> pa.Schema:
             pa.field("archived", pa.bool_(), nullable=False),
             pa.field("profile", pa.string(), nullable=False),
             pa.field("vector", pa.list_(pa.float32(), dim), nullable=False),
-            pa.field(LIST_COLUMN, pa.int32()),
         ]
     )
 

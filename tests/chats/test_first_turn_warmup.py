@@ -83,8 +83,9 @@ async def test_an_open_builds_the_first_turns_indices_on_its_own_threads(tmp_pat
 
 
 def test_a_vector_index_makes_its_id_map_on_a_thread() -> None:
-    """An index adopted without its id map (vectors stored in coarse-list order, as a big
-    chat's snapshot stores them) makes it on a thread when asked to, not on the first write."""
+    """An index adopted without its id map (vectors stored in another order than the nodes,
+    as after journal rows or removed nodes) makes it on a thread when asked to, not on the
+    first write."""
     ids = [f"n_{i}" for i in (3, 0, 2, 1)]
     index = VectorIndex.from_arrays(
         "p", ids, np.eye(4, dtype=np.float32), ["event"], np.zeros(4, int), np.ones(4, bool)

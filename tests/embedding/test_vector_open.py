@@ -1,7 +1,6 @@
 """The vector side of an open: the index's base held as row blocks (`RowBlocks`, how an open
 adopts the stored vector batches without joining them) agrees with the same index over one
-matrix, an open from storage keeps the batches as they were read, and the coarse-list build of
-an unloaded chat's index stops."""
+matrix, and an open from storage keeps the batches as they were read."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import numpy as np
 import pytest
 
 from memgraph_plugin.embedding import HashingProfile
-from memgraph_plugin.embedding.coarse import CoarseLists
 from memgraph_plugin.embedding.index import VectorIndex
 from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.embedding.row_blocks import RowBlocks
@@ -77,7 +75,7 @@ def _index(base: np.ndarray | RowBlocks, n: int) -> VectorIndex:
 
 
 def test_an_index_over_blocks_answers_like_one_over_a_matrix():
-    """Searches (exact, typed, restricted, coarse), writes that move base rows into the growable
+    """Searches (exact, typed, restricted), writes that move base rows into the growable
     part, removals and a compaction: the same results over blocks as over one matrix."""
     n, dim = 900, 16
     matrix = _unit(n, dim, 6)
@@ -104,21 +102,10 @@ def test_an_index_over_blocks_answers_like_one_over_a_matrix():
         index.upsert(["n0", "n150", "n400", "new1", "new2"], fresh, ["event"] * 5, [True] * 5)
     same()
     assert chunked.search(fresh[2], k=1)[0][0] == "n400"
-    for index in (flat, chunked):
-        assert index.build_coarse()
-    same()
     for index in (flat, chunked):  # over half blank: compaction renumbers into one matrix
         index.remove([f"n{i}" for i in range(1, 600)])
-    assert chunked.coarse is None and len(chunked._base) == 0
+    assert len(chunked._base) == 0
     same()
-
-
-def test_coarse_lists_over_blocks_probe_every_row_once():
-    matrix = _unit(2000, 8, 9)
-    chunked = _index(_split(matrix, [1024, 500, 476]), 2000)
-    lists = CoarseLists.build(chunked._rows, np.ones(2000, dtype=bool))
-    rows = lists.probe(_unit(1, 8, 10)[0], budget=2000)
-    assert sorted(rows.tolist()) == list(range(2000))
 
 
 async def test_an_open_adopts_the_stored_vector_batches_without_joining_them(tmp_path):
@@ -166,51 +153,6 @@ async def test_an_open_adopts_the_stored_vector_batches_without_joining_them(tmp
     assert np.allclose([[s for _, s in g] for g in got], [[s for _, s in w] for w in want],
                        atol=1e-5)
 
-
-
-def test_an_abandoned_index_stops_its_coarse_build_at_the_next_block():
-    matrix = _unit(20_000, 8, 12)  # the build assigns rows 8,192 at a time: three blocks
-    index = _index(_split(matrix, [1024, 10_000, 8976]), 20_000)
-    reads = []
-    rows = index._rows
-
-    def rows_then_abandon(picked: np.ndarray) -> np.ndarray:
-        reads.append(len(picked))
-        if len(reads) == 2:  # the sample, then the first block of the assignment
-            index.abandon()
-        return rows(picked)
-
-    index._rows = rows_then_abandon  # type: ignore[method-assign]
-    assert not index.build_coarse()
-    assert len(reads) == 2 and index.coarse is None and index._recording is None
-    assert not index.build_coarse() and len(reads) == 2  # none starts again
-    assert index.search(matrix[5], k=1)[0][0] == "n5"  # still searched exactly
-
-
-async def test_forgetting_a_chat_abandons_its_index(tmp_path):
-    from memgraph_plugin.chats.chat_cache import PersistedChats
-    from memgraph_plugin.engine.graph.store import Store
-    from memgraph_plugin.engine.model.models import Node
-    from memgraph_plugin.storage import LanceStorage, StorageSettings
-
-    chats = PersistedChats(
-        LanceStorage(StorageSettings(uri=str(tmp_path / "db"))),
-        store_from_dict=lambda data: Store.from_dict(data),
-        profile=HashingProfile(dim=16),
-    )
-    chats.coarse_threshold = 10**9  # no build started here
-    chat = await chats.open("c")
-    with chat.store.transaction():
-        chat.store.put_node(Node(id="n_1", type="event", title="storm", fields={}))
-    await chats.persist("c", chat.store.take_changeset(), applied=1)
-    await chats.vector_search("c", query="storm", types=None, k=1)
-    index = chat.index
-    assert index is not None and not index.abandoned
-    chats.forget("c")
-    assert index.abandoned
-    chats.coarse_threshold = 1
-    chats._maybe_build_coarse(index)
-    assert index.coarse_task is None  # an unloaded chat's index builds nothing
 
 
 def test_same_ids_compares_read_id_columns_like_the_id_tuples():

@@ -5,10 +5,9 @@ delta of the rows changed since, or a full one when the chain is long, the delta
 vector profile changed or the keyword fingerprint did (`snapshots.py` has the tables and the
 crash-safe write order). With `keyword_schema` set, each row set also gets the keyword index's
 token lists of its nodes (`keyword_rows.py`): a delta tokenizes its changed nodes, a full one
-reuses the lists it loaded and tokenizes only nodes without them. After a
-snapshot, older ones are pruned, and with `storage_history_seconds` so is the journal before the
-oldest kept one. A large chat's vector rows get coarse lists (`vector_lists.py`). This runs in
-the maintenance process (`maintenance.py`), never in a commit.
+reuses the lists it loaded and tokenizes only nodes without them. After a snapshot, older ones
+are pruned, and with `storage_history_seconds` so is the journal before the oldest kept one.
+This runs in the maintenance process (`maintenance.py`), never in a commit.
 """
 
 from __future__ import annotations
@@ -66,12 +65,11 @@ def _write_vector_rows(
     rowset: int,
     vectors: VectorBlock,
     nodes: Any,
-    coarse_rows: int,
 ) -> tuple[str, int, Any]:
-    """Make and write a full snapshot's vector rows and coarse lists (`snapshot_vector_rows`);
-    returns their (profile, dim, rows)."""
-    rows, centroids = snapshot_vector_rows(chat_id, rowset, vectors, nodes, coarse_rows)
-    snaps.write_rows(chat_id, rowset, vectors=rows, centroids=centroids, **_NO_STATE_ROWS)
+    """Make and write a full snapshot's vector rows (`snapshot_vector_rows`); returns their
+    (profile, dim, rows)."""
+    rows = snapshot_vector_rows(chat_id, rowset, vectors, nodes)
+    snaps.write_rows(chat_id, rowset, vectors=rows, **_NO_STATE_ROWS)
     return rows
 
 
@@ -180,12 +178,7 @@ class Checkpoints:
         vectors = None
         if profile is not None:
             dim = int(head["vec_dim"])
-            centroids = None  # the chain's coarse lists (only a full row set this large has)
-            if int(head["node_count"]) >= self.settings.vector_coarse_threshold:
-                centroids = self.snaps.centroids(chat_id, chain[0])
-            rows = delta_vector_rows(
-                chat_id, rowset, dim, profile, entries, delta, nodes, centroids
-            )
+            rows = delta_vector_rows(chat_id, rowset, dim, profile, entries, delta, nodes)
             vectors = (profile, dim, rows)
         node_seq, seq_counter = int(delta.node_seq or 0), int(delta.seq_counter or 0)
         keywords = None
@@ -243,7 +236,7 @@ class Checkpoints:
         # before the head or journal row leaves orphans only): the node and edge rows at once
         # (LanceDB writes them on its own threads, without the GIL) while the vectors are made
         # (an import embeds its nodes here: `vectors` callable) and then the keyword rows; the
-        # vector rows with their coarse lists on a thread of their own (numpy, BLAS, LanceDB)
+        # vector rows on a thread of their own (numpy, LanceDB)
         state_work = _alongside(
             _write_state_rows, self.snaps, chat_id, rowset, nodes, edges, name="snapshot-rows"
         )
@@ -259,7 +252,6 @@ class Checkpoints:
                     rowset,
                     vectors,
                     nodes,
-                    self.settings.vector_coarse_threshold,
                 )
             spec = self._keyword_spec()
             if spec is not None:

@@ -1,5 +1,5 @@
 """An import (or fork) stored once, as a full snapshot: the chat stored the way a
-long-lived chat is (columns, keyword postings, vectors with their coarse lists), so its next
+long-lived chat is (columns, keyword postings, vectors), so its next
 open reads columns instead of replaying the graph from the journal, adopts the keyword
 postings instead of tokenizing every node, and takes the vectors as stored.
 

@@ -1,2 +1,1 @@
-"""Columnar snapshots of chats: the snapshot tables and the coarse lists stored with their
-vectors."""
+"""Columnar snapshots of chats: the snapshot tables and the vector rows of their chains."""

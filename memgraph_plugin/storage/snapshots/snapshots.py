@@ -10,9 +10,8 @@ unfinished snapshot (a crash) are never read, and a prune deletes them once they
 `ORPHAN_GRACE_SECONDS` (an unfinished one may belong to a writer still at work). A loader checks
 the head still exists after reading its rows (a prune deletes heads before rows). Vector rows
 follow the same chain: a delta holds the changed nodes' vectors, and a row with an empty
-`profile` stands for a node removed or changed without a vector of the snapshot's profile. A
-chain of a large chat also has coarse lists: each vector row's list (`coarse_list`, rows written
-in list order) and its full row set's centroids in `snap_coarse` (`vector_lists.py`).
+`profile` stands for a node removed or changed without a vector of the snapshot's profile
+(`vector_rows.py`).
 """
 
 from __future__ import annotations
@@ -31,21 +30,7 @@ from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.escape import where_eq, where_in
 from memgraph_plugin.storage.format.graph_columns import merge
 from memgraph_plugin.storage.format.keyword_rows import KW_TF, KW_TID, KeywordRows
-from memgraph_plugin.storage.snapshots.vector_lists import (
-    centroid_row,
-    centroids_from,
-    ensure_list_column,
-    lists_of,
-)
-from memgraph_plugin.storage.snapshots.vector_stream import (
-    VectorRowStream,
-    row_meta,
-    vector_columns,
-)
 from memgraph_plugin.storage.tables import (
-    LIST_COLUMN,
-    SNAP_COARSE,
-    SNAP_COARSE_SCHEMA,
     SNAP_EDGES,
     SNAP_EDGES_SCHEMA,
     SNAP_KEYWORDS,
@@ -91,11 +76,10 @@ class SnapshotTables:
         self.nodes = open_or_create(db, SNAP_NODES, SNAP_NODES_SCHEMA)
         self.edges = open_or_create(db, SNAP_EDGES, SNAP_EDGES_SCHEMA)
         self.keywords = open_or_create(db, SNAP_KEYWORDS, SNAP_KEYWORDS_SCHEMA)
-        self.coarse = open_or_create(db, SNAP_COARSE, SNAP_COARSE_SCHEMA)
         self.vector_table = vector_table
 
     def tables(self) -> list[Any]:
-        return [self.heads, self.nodes, self.edges, self.keywords, self.coarse]
+        return [self.heads, self.nodes, self.edges, self.keywords]
 
     # ------------------------------------------------------------------ reads
 
@@ -215,39 +199,24 @@ class SnapshotTables:
             size += len(k.terms)
         return out
 
-    def centroids(self, chat_id: str, snap: int) -> np.ndarray | None:
-        """The coarse lists' centroids of a chain whose full row set is `snap` (None: none)."""
-        return centroids_from(
-            self.coarse.search()
-            .where(f"{where_eq(chat_id=chat_id)} AND snap = {int(snap)}")
-            .limit(None)
-            .to_arrow()
-        )
-
     def read_vectors(self, chat_id: str, head: dict[str, Any]) -> VectorBlock | None:
-        """The vectors of a snapshot (its profile's rows along the chain, the newest per id),
-        with their coarse lists when every row has one (the rows then in list order)."""
+        """The vectors of a snapshot (its profile's rows along the chain, the newest per id)."""
         profile, dim = head.get("vec_profile"), head.get("vec_dim")
         if not profile or not dim:
             return None
         chain = [int(v) for v in head["chain"]]
         table = self.vector_table(int(dim))
-        with_lists = LIST_COLUMN in table.schema.names
         rows = (  # the scan's default batches (pylance's, 8,192 rows), adopted as read
             table.search()
             .where(f"{where_eq(chat_id=chat_id)} AND {in_list('ckpt_version', chain)}")
-            .select(["ckpt_version", "id", "profile", "vector"] + [LIST_COLUMN] * with_lists)
+            .select(["ckpt_version", "id", "profile", "vector"])
             .limit(None)
             .to_arrow()
         )
         if len(chain) > 1:  # the newest row of each id (latest in the chain)
             rank = pc.index_in(rows["ckpt_version"], value_set=pa.array(chain, pa.int64()))
             rows = rows.append_column("rank", rank).sort_by([("rank", "descending")])
-            first = pc.index_in(pc.unique(rows["id"]), value_set=rows["id"])
-            if with_lists:  # taken in list order (this take copies the rows anyway)
-                lists = lists_of(rows[LIST_COLUMN].take(first))
-                first = first.take(pa.array(np.argsort(lists, kind="stable")))
-            rows = rows.take(first)
+            rows = rows.take(pc.index_in(pc.unique(rows["id"]), value_set=rows["id"]))
         ours = pc.equal(rows["profile"], profile)
         if rows.num_rows == 0 or not pc.any(ours).as_py():
             return None
@@ -261,29 +230,11 @@ class SnapshotTables:
             int(dim),
         )
         ids = rows["id"]
-        lists = lists_of(rows[LIST_COLUMN]) if with_lists else None
         if not pc.all(ours).as_py():
             mask = np.asarray(ours.to_numpy(zero_copy_only=False), dtype=bool)
             matrix, ids = matrix.filter(mask), ids.filter(ours)
-            lists = None if lists is None else lists[mask]
-        centroids = None
-        if lists is not None and lists.shape[0] and int(lists.min()) >= 0:
-            centroids = self.centroids(chat_id, chain[0])
-            if (
-                centroids is None
-                or centroids.shape[1] != int(dim)
-                or (int(lists.max()) >= centroids.shape[0])
-            ):
-                centroids = None
         ids = ids.combine_chunks()
-        return VectorBlock(
-            profile,
-            tuple(ids.to_pylist()),
-            matrix,
-            id_column=ids,
-            lists=lists if centroids is not None else None,
-            centroids=centroids,
-        )
+        return VectorBlock(profile, tuple(ids.to_pylist()), matrix, id_column=ids)
 
     # ----------------------------------------------------------------- writes
 
@@ -294,13 +245,11 @@ class SnapshotTables:
         *,
         nodes: pa.Table,
         edges: pa.Table,
-        vectors: tuple[str, int, pa.Table | VectorRowStream] | None,
+        vectors: tuple[str, int, pa.Table] | None,
         head: dict[str, Any],
         keywords: KeywordRows | None = None,
-        centroids: np.ndarray | None = None,
     ) -> None:
-        """Write a snapshot's row sets, then its head row (the commit point). `centroids`: those
-        of the coarse lists in the vector rows' `coarse_list` column (a full row set's)."""
+        """Write a snapshot's row sets, then its head row (the commit point)."""
         self.write_rows(
             chat_id,
             rowset,
@@ -308,7 +257,6 @@ class SnapshotTables:
             edges=edges,
             vectors=vectors,
             keywords=keywords,
-            centroids=centroids,
         )
         self.write_head(chat_id, head)
 
@@ -319,9 +267,8 @@ class SnapshotTables:
         *,
         nodes: pa.Table,
         edges: pa.Table,
-        vectors: tuple[str, int, pa.Table | VectorRowStream] | None,
+        vectors: tuple[str, int, pa.Table] | None,
         keywords: KeywordRows | None = None,
-        centroids: np.ndarray | None = None,
     ) -> None:
         """Write a snapshot's row sets, no head row: nothing reads them until a head row (or a
         journal row pointing at them, `snapshot_refs.py`) names them."""
@@ -340,24 +287,8 @@ class SnapshotTables:
         if vectors is not None:
             profile, dim, rows = vectors
             if rows.num_rows:
-                table = self.vector_table(dim)
                 schema = nodes_schema(dim)
-                has_lists = LIST_COLUMN in table.schema.names
-                if isinstance(rows, VectorRowStream):
-                    listed = rows.has_lists
-                else:
-                    listed = rows[LIST_COLUMN].null_count < rows.num_rows
-                if not has_lists and listed:
-                    has_lists = ensure_list_column(table)  # a table made before the column
-                if not has_lists:  # rows without lists (and no centroids: none to use)
-                    centroids = None
-                    schema = schema.remove(schema.get_field_index(LIST_COLUMN))
-                if isinstance(rows, VectorRowStream):  # gathered while written: no copy
-                    table.add(rows.reader(with_lists=has_lists))
-                else:
-                    table.add(rows.select(schema.names).cast(schema))
-        if centroids is not None:
-            self.coarse.add(centroid_row(chat_id, rowset, centroids))
+                self.vector_table(dim).add(rows.select(schema.names).cast(schema))
         if keywords is not None:
             self.keywords.add(
                 pa.Table.from_pylist([keywords.to_row(chat_id, rowset)], SNAP_KEYWORDS_SCHEMA)
@@ -386,7 +317,7 @@ class SnapshotTables:
         )
         dropped = {int(v) for r in heads for v in r["chain"]} - set(needed)
         orphan_before = new_rowset_id(time.time() - ORPHAN_GRACE_SECONDS) & ~0xFFFFF
-        snap_tables = (self.nodes, self.edges, self.keywords, self.coarse)
+        snap_tables = (self.nodes, self.edges, self.keywords)
         for table, column in [(t, "snap") for t in snap_tables] + [
             (self.vector_table(dim), "ckpt_version")
             for dim in {int(r["vec_dim"]) for r in heads if r.get("vec_dim")}
@@ -397,32 +328,3 @@ class SnapshotTables:
                 f" AND ({gone}{column} < {orphan_before})"
             )
         return kept[0]
-
-
-def vector_rows(
-    chat_id: str,
-    version: int,
-    dim: int,
-    profile: str,
-    ids: Sequence[str] | pa.Array | pa.ChunkedArray,
-    matrix: np.ndarray | None,
-    nodes: pa.Table,
-    lists: np.ndarray | None = None,
-) -> pa.Table:
-    """Rows of the vector table: `matrix` row i is the vector of `ids[i]`; a None matrix (or a
-    NaN row) makes placeholder rows (empty profile). `nodes`: a node state table holding the ids
-    (their type, title and archived flag are copied). `lists`: each row's coarse list (-1:
-    none)."""
-    n = len(ids)
-    if matrix is None:
-        matrix = np.full((n, dim), np.nan, dtype=np.float32)
-    matrix = np.ascontiguousarray(matrix, dtype=np.float32).reshape(n, dim)
-    if isinstance(ids, pa.ChunkedArray):
-        ids = ids.combine_chunks()
-    id_array = ids if isinstance(ids, pa.Array) else pa.array(list(ids), pa.string())
-    columns = {
-        **row_meta(chat_id, version, id_array, nodes, lists),
-        **vector_columns(matrix, profile, dim),
-    }
-    schema = nodes_schema(dim)
-    return pa.table({f.name: columns[f.name] for f in schema}, schema=schema)

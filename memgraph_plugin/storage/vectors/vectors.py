@@ -20,9 +20,8 @@ from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
 from memgraph_plugin.storage.journal.journal import JournalEntry
 from memgraph_plugin.storage.persistence import ChatState, VectorBlock
-from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables, vector_rows
-from memgraph_plugin.storage.snapshots.vector_lists import delta_lists, full_lists
-from memgraph_plugin.storage.snapshots.vector_stream import VectorRowStream, row_meta
+from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
+from memgraph_plugin.storage.snapshots.vector_rows import vector_rows
 from memgraph_plugin.storage.tables import (
     nodes_schema,
     nodes_table_name,
@@ -102,7 +101,6 @@ def load_vectors(
         return stored  # one stored row per node, in node order: nothing to drop
     ids: list[str] = []
     parts: list[RowBlocks] = []  # joined without copying the stored rows
-    lists: list[np.ndarray] = []  # the stored rows' coarse lists (journal rows: none, -1)
     at: list[np.ndarray] = []  # each row's node row in `state` (`VectorBlock.state_rows`)
     if stored is not None:  # vectorised: no Python work per stored row
         sids = stored.id_column
@@ -115,13 +113,11 @@ def load_vectors(
             keep &= ~np.asarray(changed.to_numpy(zero_copy_only=False), dtype=bool)
         every = bool(keep.all())
         node_rows = np.asarray(where.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
-        if every and not later:  # the nodes' vectors, in another order (coarse lists')
+        if every and not later:  # the nodes' vectors, in another order
             return attrs.evolve(stored, state_rows=node_rows)
         ids.extend(stored.ids if every else compress(stored.ids, keep.tolist()))
         parts.append(stored.rows if every else stored.rows.filter(keep))
         at.append(node_rows if every else node_rows[keep])
-        if stored.lists is not None:
-            lists.append(stored.lists if every else stored.lists[keep])
     fresh = [nid for nid, v in later.items() if v is not None]
     if fresh:
         where = pc.index_in(pa.array(fresh, pa.string()), value_set=live_ids)
@@ -132,18 +128,11 @@ def load_vectors(
             parts.append(RowBlocks.of(np.stack([p[0][p[1]] for p in picked if p is not None])))
             ids.extend(fresh)
             at.append(np.asarray(where.drop_null().to_numpy(zero_copy_only=False), np.int64))
-            lists.append(np.full(len(fresh), -1, dtype=np.int32))
     if not ids:
         return None
     rows = parts[0] if len(parts) == 1 else parts[0] + parts[1]  # stored, then journal rows
-    with_lists = stored is not None and stored.lists is not None
     return VectorBlock(
-        profile=profile,
-        ids=tuple(ids),
-        matrix=rows,
-        lists=np.concatenate(lists) if with_lists else None,
-        centroids=stored.centroids if with_lists and stored is not None else None,
-        state_rows=np.concatenate(at),
+        profile=profile, ids=tuple(ids), matrix=rows, state_rows=np.concatenate(at)
     )
 
 
@@ -168,11 +157,9 @@ def delta_vector_rows(
     entries: list[JournalEntry],
     delta: DeltaBuilder,
     nodes: pa.Table,
-    centroids: np.ndarray | None = None,
 ) -> pa.Table:
     """Vector rows for the nodes a delta touches: each one's vector from its last journal
-    change when that carried one of `profile`, else a placeholder (no vector); with its
-    chain's `centroids`, each vector's coarse list."""
+    change when that carried one of `profile`, else a placeholder (no vector)."""
     last: dict[str, np.ndarray | None] = {}
     for entry in entries:
         block = entry.vectors
@@ -191,39 +178,24 @@ def delta_vector_rows(
         vec = last.get(nid)
         if vec is not None and delta.nodes[nid][0] is not None:
             matrix[row] = vec
-    lists = None
-    if centroids is not None:
-        lists = delta_lists(centroids, matrix, np.isnan(matrix).any(axis=1))
-    return vector_rows(chat_id, rowset, dim, profile, ids, matrix, nodes, lists)
+    return vector_rows(chat_id, rowset, dim, profile, ids, matrix, nodes)
 
 
 def snapshot_vector_rows(
-    chat_id: str, rowset: int, vectors: VectorBlock, nodes: pa.Table, coarse_rows: int = 0
-) -> tuple[tuple[str, int, pa.Table | VectorRowStream], np.ndarray | None]:
-    """The vector rows of a full snapshot: those of `vectors` whose node is in `nodes`; from
-    `coarse_rows` rows on (0: never) in coarse-list order with their lists, and the lists'
-    centroids (`vector_lists.full_lists`; else None). Rows in another order than `vectors`
-    holds them come as a `VectorRowStream` (gathered while written), else as a table."""
+    chat_id: str, rowset: int, vectors: VectorBlock, nodes: pa.Table
+) -> tuple[str, int, pa.Table]:
+    """The vector rows of a full snapshot: those of `vectors` whose node is in `nodes`, in the
+    order `vectors` holds them."""
     dim = vectors.dim
     id_array = vectors.id_column
     if id_array is None or len(id_array) != len(vectors.ids):
         id_array = pa.array(vectors.ids, pa.string())
     at = pc.index_in(id_array, value_set=nodes["id"])  # each vector's node row (null: none)
     keep = np.flatnonzero(np.asarray(at.is_valid().to_numpy(zero_copy_only=False), dtype=bool))
-    everything = keep.shape[0] == len(vectors.ids)
-    centroids = lists = None
-    if coarse_rows and keep.shape[0] >= coarse_rows:
-        prior = None if vectors.lists is None else vectors.lists[keep]
-        rows = vectors.rows if everything else RowBlocks.of(vectors.rows.take(keep))
-        centroids, lists = full_lists(rows, prior, vectors.centroids)
-        order = np.argsort(lists, kind="stable")
-        keep, lists, everything = keep[order], lists[order], False
-    if everything:
-        table = vector_rows(
-            chat_id, rowset, dim, vectors.profile, id_array, vectors.matrix, nodes, lists
-        )
-        return (vectors.profile, dim, table), centroids
-    picked = pa.array(keep)
-    meta = row_meta(chat_id, rowset, id_array.take(picked), nodes, lists, at.take(picked))
-    stream = VectorRowStream(meta, vectors.rows, keep, vectors.profile, dim)
-    return (vectors.profile, dim, stream), centroids
+    if keep.shape[0] == len(vectors.ids):
+        matrix = vectors.matrix
+    else:
+        picked = pa.array(keep)
+        id_array, at, matrix = id_array.take(picked), at.take(picked), vectors.rows.take(keep)
+    table = vector_rows(chat_id, rowset, dim, vectors.profile, id_array, matrix, nodes, at)
+    return vectors.profile, dim, table
