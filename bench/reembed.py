@@ -5,10 +5,10 @@ profile (its vectors stored), then opened by a new host whose profile is another
 ``hashing`` profile under a new name, given by a plugin): no stored vector is of it, so every
 node is embedded again, in the background. ``--turns`` turns run back to back through the
 pipeline meanwhile (a user message, the recall, an answer extracting one event); then, the
-turns paused, the re-embedding ends, and when the vector index's coarse lists are done the
-same number of steady turns run. Goal: the median turn
-during the re-embed <= 1.5x the median steady turn. The turns' CPU time on the event loop's
-thread (``time.thread_time``) is printed beside the wall time.
+turns paused, the re-embedding ends, and when the vector search is settled (no LanceDB index
+build in flight: ``turn._vectors_settled``) the same number of steady turns run. Goal: the
+median turn during the re-embed <= 1.5x the median steady turn. The turns' CPU time on the event
+loop's thread (``time.thread_time``) is printed beside the wall time.
 
     python bench/reembed.py [--size 100000] [--turns 30]
 """
@@ -116,7 +116,7 @@ async def measure(size: int, turns: int) -> dict[str, float]:
             if task is not None:
                 await task  # no turns meanwhile: the chat's turns paused
             took = time.perf_counter() - started
-            await one_turn()  # its search starts the coarse lists' build (a large index)
+            await one_turn()
             while not turn_bench._vectors_settled(service):
                 await asyncio.sleep(0.05)
             for _ in range(3):  # caches warm again after the index changed

@@ -9,11 +9,10 @@ injected characters p50/max, and the ratios the scale issue asks for (recall p50
 that at 10k; injected characters equal at both sizes).
 
 The turns right after the import are measured apart, in a second table, and are not in the
-first: the first recall (it embeds the imported nodes) and the turns until the vector index is
-in its steady state (a chat past ``vector_coarse_threshold`` rows searches exactly, beside the
-thread that builds its coarse lists, until they are ready; at least two turns either way). Mixed
-in, those turns made the 100k recall p95 swing from 14 to 36 ms from run to run, depending on how
-many of them the build lasted.
+first: the first recall (it embeds the imported nodes) and the turns until the vector search is
+in its steady state (past ``vector_ann_threshold`` rows, until LanceDB's vector index is built;
+at least two turns either way). The vector search is exact (one numpy product over the chat's
+vectors) below ``vector_ann_threshold``, so at 10k and 100k it reads every row.
 
 "recall CPU" is the recall's own thread's CPU time: where the wall time is well above it, the
 recall waited for a core (on a shared machine: other programs, or the maintenance process, whose
@@ -90,24 +89,11 @@ def _pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
 
 
-def _vector_index(service: Any) -> Any:
-    """The bench chat's loaded vector index (None: none loaded, or no storage)."""
-    persistence = getattr(service, "persistence", None)
-    cached = getattr(persistence, "cached", None)
-    chat = cached(CHAT) if cached is not None else None
-    return getattr(chat, "index", None)
-
-
 def _vectors_settled(service: Any) -> bool:
-    """Whether the chat's vector search is in its steady state: no coarse-list build in flight
-    and, for an index past the coarse threshold, the lists in use (else searches are exact)."""
-    index = _vector_index(service)
-    if index is None:
-        return True
-    if getattr(index, "coarse_task", None) is not None:
-        return False
-    threshold = getattr(service.persistence, "coarse_threshold", None)
-    return threshold is None or len(index) < threshold or index.coarse is not None
+    """Whether the chat's vector search is in its steady state: no build of LanceDB's vector
+    index in flight (started past ``vector_ann_threshold``; searches are exact meanwhile)."""
+    build = getattr(getattr(service, "persistence", None), "_ann_build", None)
+    return build is None or build.done()
 
 
 async def measure(size: int, turns: int = TURNS) -> dict[str, float]:
@@ -148,9 +134,9 @@ async def measure(size: int, turns: int = TURNS) -> dict[str, float]:
                 return (t2 - t1) * 1000, (t3 - t0) * 1000, len(outcome.prompt)
 
             # the first turns after the import, reported on their own: the first recall embeds
-            # the imported nodes; until a large chat's coarse vector lists are built (on a
-            # thread, started by the first search) searches are exact and share the CPU with
-            # the build. At least three turns warm caches up.
+            # the imported nodes; past `vector_ann_threshold`, until LanceDB's vector index is
+            # built (in the background) searches are exact and share the CPU with the build.
+            # At least three turns warm caches up.
             first, _, _ = await one_turn()
             early: list[float] = []
             while len(early) < 2 or not _vectors_settled(service):
