@@ -6,7 +6,7 @@ Per size (default 10k and 100k nodes, about 3 edges a node: ``engine.build_chat`
 - **imported**: the graph imported with ``MemoryGraph.import_graph`` (what ``memgraph-host
   import`` runs), timed (and, of it, the embedding of its nodes), against a raw LanceDB write
   of the same rows: every row the import stored (its one journal row pointing at its
-  snapshot, the snapshot's node, edge, keyword and coarse-list rows, its vector rows; goal: at
+  snapshot, the snapshot's node, edge and keyword rows, its vector rows; goal: at
   most 2x), and, for reference, the node and edge state rows alone. Nothing is deferred: the
   import embeds every node before its commit, and the table says how many nodes were left
   without a stored vector (embedded later, in the background, by every open until a snapshot
@@ -250,7 +250,7 @@ def raw_write(data: dict[str, Any]) -> float:
 
 def raw_write_all(uri: str) -> float:
     """Seconds LanceDB takes to write every row the import stored (journal rows with their
-    JSON and vectors, snapshot node, edge, keyword and coarse-list rows, vector rows), read
+    JSON and vectors, snapshot node, edge and keyword rows, vector rows), read
     back from its folder `uri`, to new tables: the same rows, vectors included."""
     import lancedb
 

@@ -85,8 +85,7 @@ def size_rows(sizes: list[int]) -> list[Row]:
         out.append((f"memory per 1k nodes, after a turn {where}", f"{figures['turn'] / per:.2f}",
                     "MB", TARGET_MB_PER_1K, "+ views, summaries, keyword and name index"))
     out.append(("vectors per 1k nodes (384 x float32)", f"{1000 * DIM * 4 / MB:.2f}", "MB", None,
-                "only with an embedding profile; twice this from 32,768 rows while coarse lists"
-                " built in memory keep a list-ordered copy (stored lists need none)"))
+                "only with an embedding profile"))
     return out
 
 

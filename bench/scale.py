@@ -304,13 +304,11 @@ async def _open_and_search(
     """Section 3: cold open of a 100k-node chat vs a raw pyarrow read of its tables; the first
     vector search after an open vs searches once everything is settled.
 
-    The chat is seeded as the maintenance process leaves it: a full snapshot whose vector rows
-    carry their coarse lists (written in list order, `storage/snapshots/vector_lists.py`). A first
-    search
-    right after a cold open and a settled one (no coarse-list build running, the lists in use)
-    each ask a query never asked before, so both make the store records of their hits (the
-    store makes records on first read, 64 rows at a time), as a turn's search does. Measured
-    twice: through the session (what a caller sees) and the index search alone."""
+    The chat is seeded as the maintenance process leaves it: a full snapshot with its vector
+    rows. A first search right after a cold open and a settled one (no build of LanceDB's vector
+    index running) each ask a query never asked before, so both make the store records of their
+    hits (the store makes records on first read, 64 rows at a time), as a turn's search does.
+    Measured twice: through the session (what a caller sees) and the index search alone."""
     out: list[Row] = []
     size = 20_000 if quick else 100_000
     _phase(f"cold open of {size:,} nodes")
@@ -330,14 +328,12 @@ async def _open_and_search(
     vocabulary = [*WORDS, *QUERY_WORDS]
 
     def query() -> str:  # never asked before (its hits' records are not made yet), and words
-        n = next(fresh)  # drawn at random: the lists it probes are not those of the last one
+        n = next(fresh)  # drawn at random: its hits are not those of the last one
         return " ".join([*rng.choice(vocabulary, size=3, replace=False), str(n)])
 
-    async def settle() -> None:  # no coarse-list build running (none starts with stored lists)
-        loaded = persistence.cached("big")
-        index = None if loaded is None else loaded.index
+    async def settle() -> None:  # no build of LanceDB's vector index running
         t_wait = time.perf_counter()
-        while index is not None and (index.coarse_task is not None or index.coarse is None):
+        while persistence._ann_build is not None and not persistence._ann_build.done():
             if time.perf_counter() - t_wait > 60:
                 break
             await asyncio.sleep(0.05)
@@ -381,7 +377,7 @@ async def _open_and_search(
     out.append(("first vector_search after open", first_ms, None,
                 f"k=20, a new query, median of 3; searched as: {'/'.join(sorted(modes))}", "ms"))
     out.append(("vector_search once settled", settled_ms, None,
-                "k=20, new queries, no coarse-list build running", "ms"))
+                "k=20, new queries, no vector-index build running", "ms"))
     out.append(("first / settled vector_search", first_ms / settled_ms, 2.0,
                 "both make their hits' store records", "x"))
     i_first = statistics.median(index_firsts) * 1000
