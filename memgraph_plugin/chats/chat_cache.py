@@ -254,8 +254,8 @@ class PersistedChats(ChatVectors):
         """Read a chat's columns, build its store and its vector index, off the event loop.
         One collector pause spans it all: the decoded columns are garbage by its end, so no
         collection walks them. The index is built here from the stored vectors (adopted as
-        read, no copy: `RowBlocks`), so the first search
-        after an open embeds and builds nothing; they are read while the store is built. The
+        read, no copy: `RowBlocks`), so the first search after an open embeds and builds
+        nothing; they are read while the store is built. The
         young objects the load made are collected once, when the pause ends (`gc_paused`):
         left to the collector, the first collections after the load (on the event loop, in
         the chat's first reads) traversed them twice (young, then middle generation)."""
