@@ -1,4 +1,4 @@
-"""The explorer's write routes: a person corrects the memory (issue 29.1-2).
+"""The explorer's write routes: a person corrects the memory.
 
 Each edit is ONE commit of kind ``edit`` made through the service (the chat's write lock, the
 one batch pipeline, persisted, ``memgraph_commit`` fired), so ``history`` lists it and the
