@@ -85,7 +85,7 @@ def test_bad_gate_settings_are_named(settings, named):
 
 
 def test_the_declared_rollout_choices_are_the_modes():
-    from memgraph_plugin.settings_keys import RECALL_ROLLOUT
+    from memgraph_plugin.settings_keys import RECALL
 
-    assert RECALL_ROLLOUT.choices == tuple(m.value for m in RolloutMode)
-    assert parse_mode(None) is RolloutMode(RECALL_ROLLOUT.default)
+    assert RECALL.recall_rollout.choices == tuple(m.value for m in RolloutMode)
+    assert parse_mode(None) is RolloutMode(RECALL.recall_rollout.default)
