@@ -82,7 +82,8 @@ def _paths(value: Any, _type: Any) -> Any:
 #: keeps what was written), and structures a room from a settings table (`read_room`).
 CONVERTER = cattrs.Converter()
 CONVERTER.register_structure_hook(int, _accept(int))
-CONVERTER.register_structure_hook(float, _accept(int, float, finite=True))
+_number_hook = _accept(int, float, finite=True)
+CONVERTER.register_structure_hook(float, lambda value, type_: float(_number_hook(value, type_)))
 CONVERTER.register_structure_hook(bool, _accept(bool))
 CONVERTER.register_structure_hook(str, _accept(str, os.PathLike))
 CONVERTER.register_structure_hook(Path, _accept(str, os.PathLike))
@@ -255,12 +256,22 @@ def settings_room(cls: type[R]) -> type[R]:
     return room
 
 
-def read_room(settings: Mapping[str, Any], room: type[R]) -> R:
-    """The keys of ``room`` in ``settings`` (absent or None: the default), as a ``room``; a
-    `SettingsError` names a key whose value does not fit."""
+def read_room(
+    settings: Mapping[str, Any], room: type[R], *, error: type[ValueError] = SettingsError
+) -> R:
+    """The keys of ``room`` in ``settings`` (absent or None: the default), as a ``room``; a value
+    that does not fit raises ``error`` saying ``setting KEY=VALUE must be an integer >= 1``."""
     values = {}
     for field in attrs.fields(room):  # type: ignore[arg-type]
         value = settings.get(field.name)
-        if value is not None:
-            values[field.name] = Setting(field, room.__module__).check(value, "settings")
+        if value is None:
+            continue
+        setting = Setting(field, room.__module__)
+        try:
+            values[field.name] = setting.check(value, "")
+        except SettingsError:
+            text = setting.type_text()
+            if not text.startswith("one of"):
+                text = ("an " if text[0] in "aeiou" else "a ") + text
+            raise error(f"setting {field.name}={value!r} must be {text}") from None
     return CONVERTER.structure(values, room)

@@ -7,13 +7,12 @@ set, and then no LLM code path runs at all (the offline extractor, router and su
 from __future__ import annotations
 
 import os
-import typing
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
-from host.settings.setting_values import Field, float_setting, int_setting
+from host.settings.settings_schema import read_room
 from memgraph_plugin.settings_keys import LLM, LlmKeys
 
 #: The hooks an LLM can answer, by their short names in ``llm_hooks`` (its default: all).
@@ -24,9 +23,6 @@ HOOKS: tuple[str, ...] = tuple(LLM.llm_hooks.default)
 SETTINGS: Mapping[str, tuple[Any, str]] = {
     f.name: (f.default, f.metadata["doc"]) for f in attrs.fields(LlmKeys)
 }
-
-RESPONSE_FORMATS: tuple[str, ...] = typing.get_args(LLM.llm_response_format.type)
-
 
 class LlmSettingsError(ValueError):
     """An LLM setting has a value that cannot work; the message names the setting."""
@@ -69,19 +65,6 @@ class LlmSettings:
         return key
 
 
-def _given(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``settings`` without the keys set to ``None``: for the LLM, ``None`` is unset."""
-    return {key: value for key, value in settings.items() if value is not None}
-
-
-def _int(settings: Mapping[str, Any], setting: Field) -> int:
-    return int_setting(settings, setting, error=LlmSettingsError)
-
-
-def _float(settings: Mapping[str, Any], setting: Field) -> float:
-    return float_setting(settings, setting, bounded=True, error=LlmSettingsError)
-
-
 def _text(settings: Mapping[str, Any], key: str) -> str | None:
     value = settings.get(key)
     if value is None:
@@ -121,28 +104,20 @@ def llm_settings(settings: Mapping[str, Any]) -> LlmSettings | None:
     model = _text(settings, LLM.llm_model.name)
     if model is None:
         raise LlmSettingsError("setting llm_model is required when llm_base_url is set")
-    response_format = (
-        _text(settings, LLM.llm_response_format.name) or LLM.llm_response_format.default
-    )
-    if response_format not in RESPONSE_FORMATS:
-        raise LlmSettingsError(
-            f"setting llm_response_format={response_format!r} must be one of "
-            f"{', '.join(RESPONSE_FORMATS)}"
-        )
-    given = _given(settings)
+    keys = read_room(settings, LlmKeys, error=LlmSettingsError)
     return LlmSettings(
         base_url=base_url.rstrip("/"),
         model=model,
         api_key_env=_text(settings, LLM.llm_api_key_env.name),
-        timeout_s=_float(given, LLM.llm_timeout_s),
-        retries=_int(given, LLM.llm_retries),
-        backoff_s=_float(given, LLM.llm_backoff_s),
-        backoff_max_s=_float(given, LLM.llm_backoff_max_s),
+        timeout_s=keys.llm_timeout_s,
+        retries=keys.llm_retries,
+        backoff_s=keys.llm_backoff_s,
+        backoff_max_s=keys.llm_backoff_max_s,
         hooks=_hooks(settings),
-        response_format=response_format,
-        rerank_count=_int(given, LLM.llm_rerank_count),
-        temperature=_float(given, LLM.llm_temperature),
-        max_tokens=_int(given, LLM.llm_max_tokens),
-        down_after=_int(given, LLM.llm_down_after),
-        cooloff_s=_float(given, LLM.llm_cooloff_s),
+        response_format=keys.llm_response_format,
+        rerank_count=keys.llm_rerank_count,
+        temperature=keys.llm_temperature,
+        max_tokens=keys.llm_max_tokens,
+        down_after=keys.llm_down_after,
+        cooloff_s=keys.llm_cooloff_s,
     )
