@@ -78,8 +78,9 @@ def _paths(value: Any, _type: Any) -> Any:
     raise TypeError(f"{value!r} is not a path or a list of paths")
 
 
-#: Checks a settings value against its field's type (values pass unchanged: the host's table
-#: keeps what was written), and structures a room from a settings table (`read_room`).
+#: Checks a settings value against its field's type strictly (a bool is no integer, a number is
+#: finite, a text is no number; numbers come out as floats for a ``float`` field, other values
+#: unchanged), and structures a room from a settings table (`read_room`).
 CONVERTER = cattrs.Converter()
 CONVERTER.register_structure_hook(int, _accept(int))
 _number_hook = _accept(int, float, finite=True)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import attrs
 
 from host.settings.redaction import without_password
-from host.settings.settings_schema import setting, settings_room
+from host.settings.settings_schema import read_room, setting, settings_room
 
 AFTER_SYSTEM = "after_system"
 BEFORE_LAST_USER = "before_last_user"
@@ -92,7 +92,13 @@ class ProxyKeys:
     )
 
 
-NAMESPACE_KEYS_FILE = attrs.fields(ProxyKeys).namespace_keys_file
+_KEYS = attrs.fields(ProxyKeys)
+NAMESPACE_KEYS_FILE = _KEYS.namespace_keys_file
+#: The `ProxySettings` fields read from the key of the same name after ``proxy_``.
+_FROM_KEYS = (
+    "upstream", "host", "port", "inject_position", "inject_template", "timeout_s",
+    "memory_timeout_s", "context_tokens", "context_memory_share",
+)  # fmt: skip
 
 
 class ProxySettingsError(ValueError):
@@ -104,14 +110,14 @@ class ProxySettings:
     """What the proxy reads from the host settings; keys are held, never shown (see `__repr__`)."""
 
     upstream: str | None = None
-    host: str = "127.0.0.1"
+    host: str = _KEYS.proxy_host.default
     port: int = DEFAULT_PORT
     upstream_api_key: str | None = None
     api_key: str | None = None
     inject_position: str = AFTER_SYSTEM
     inject_template: str = DEFAULT_TEMPLATE
-    timeout_s: float = 600.0
-    memory_timeout_s: float = 15.0
+    timeout_s: float = _KEYS.proxy_timeout_s.default
+    memory_timeout_s: float = _KEYS.proxy_memory_timeout_s.default
     context_tokens: int = 0
     context_memory_share: float = DEFAULT_MEMORY_SHARE
 
@@ -128,33 +134,22 @@ class ProxySettings:
     ) -> ProxySettings:
         """Read the ``proxy_*`` keys; ``override`` wins (CLI flags), ``None`` values ignored."""
         env = os.environ if environ is None else environ
-        get = settings.get
-        upstream_env = get("proxy_upstream_api_key_env")
+        keys = read_room(settings, ProxyKeys, error=ProxySettingsError)
+        upstream_env = keys.proxy_upstream_api_key_env
         upstream_key = env.get(upstream_env) if upstream_env else None
         if upstream_env and not upstream_key:
             raise ProxySettingsError(
                 f"proxy_upstream_api_key_env names the environment variable {upstream_env!r}, "
                 "which is not set"
             )
-        key_env = get("proxy_api_key_env")
-        api_key = env.get(key_env) if key_env else get("proxy_api_key")
+        key_env = keys.proxy_api_key_env
+        api_key = env.get(key_env) if key_env else keys.proxy_api_key
         if key_env and not api_key:
             raise ProxySettingsError(
                 f"proxy_api_key_env names the environment variable {key_env!r}, which is not set"
             )
-        values: dict[str, Any] = {
-            "upstream": get("proxy_upstream"),
-            "host": get("proxy_host") or "127.0.0.1",
-            "port": int(get("proxy_port", DEFAULT_PORT)),
-            "upstream_api_key": upstream_key or None,
-            "api_key": api_key or None,
-            "inject_position": get("proxy_inject_position") or AFTER_SYSTEM,
-            "inject_template": get("proxy_inject_template") or DEFAULT_TEMPLATE,
-            "timeout_s": float(get("proxy_timeout_s", 600.0)),
-            "memory_timeout_s": float(get("proxy_memory_timeout_s", 15.0)),
-            "context_tokens": int(get("proxy_context_tokens", 0) or 0),
-            "context_memory_share": float(get("proxy_context_memory_share", DEFAULT_MEMORY_SHARE)),
-        }
+        values: dict[str, Any] = {name: getattr(keys, f"proxy_{name}") for name in _FROM_KEYS}
+        values.update(upstream_api_key=upstream_key or None, api_key=api_key or None)
         values.update({k: v for k, v in override.items() if v is not None})
         if values["upstream"] is not None:
             values["upstream"] = check_upstream(values["upstream"])
