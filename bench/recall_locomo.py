@@ -65,7 +65,7 @@ sys.path.insert(0, str(ROOT))
 
 from host import hookimpl  # noqa: E402
 from memgraph_plugin.recall.render import item_text  # noqa: E402
-from memgraph_plugin.settings_keys import RECALL_ITEM_CHARS  # noqa: E402
+from memgraph_plugin.settings_keys import RECALL  # noqa: E402
 from memgraph_plugin.turn import pipeline_for  # noqa: E402
 
 sys.path.insert(0, str(HERE))
@@ -419,7 +419,8 @@ async def _replay_one(
             base = len(host.chat(chat).messages) - 1
             session = await pipeline.open_session(chat)
             specs = session.get_schema().types
-            max_cell = int(settings.get(RECALL_ITEM_CHARS.key, RECALL_ITEM_CHARS.default))
+            item_chars = RECALL.recall_item_chars
+            max_cell = int(settings.get(item_chars.name, item_chars.default))
             for q in questions:
                 await pipeline.add_user_message(chat, q.text)
                 started = time.perf_counter()

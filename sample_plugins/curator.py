@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from host import hookimpl
-from host.settings.settings_schema import Kind, declare
+from host.settings.settings_schema import setting, settings_room
 from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
 from sample_plugins._text import ASCII_WORD, CJK_CHAR, CJK_RUN, split_values
 from sample_plugins._worker import Worker
@@ -31,13 +31,17 @@ log = logging.getLogger("sample_plugins.curator")
 WORKER_NAME = "curator.worker"
 API_NAME = "curator"
 VERSION = "1.0"
-AUTO_SETTING = declare(
-    "curator_on_commit",
-    Kind.BOOLEAN,
-    False,
-    "Curator sample plugin: also curate after every commit.",
-).key
 MAX_PASSES = 4
+
+
+@settings_room
+class CuratorKeys:
+    curator_on_commit: bool = setting(
+        False, "Curator sample plugin: also curate after every commit."
+    )
+
+
+AUTO_SETTING = "curator_on_commit"
 
 INTERNAL_EDGES = frozenset({"contains", "semantic_contains"})
 HONORIFICS = frozenset(

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from host import hookimpl
-from host.settings.settings_schema import Kind, declare
+from host.settings.settings_schema import setting, settings_room
 from sample_plugins._registry_access import attach_worker, chat_of, detach_worker, run_soon
 from sample_plugins._text import ASCII_WORD, CJK_RUN, STOP_WORDS, split_values
 from sample_plugins._worker import Worker
@@ -33,21 +33,6 @@ API_NAME = "scout"
 TOOLS_NAME = "orchestrator"
 VERSION = "1.0"
 DEFAULT_PICKS = 5
-AUTO_SETTING = declare(
-    "scout_on_recall",
-    Kind.BOOLEAN,
-    True,
-    "Scout sample plugin: run its policy each time a chat's injection changes.",
-).key
-POOL_SETTING = declare(
-    "scout_pool_size",
-    Kind.INTEGER,
-    128,
-    """Scout sample plugin: the most candidate rows one run briefs. A chat with more candidates
-    gives the newest quarter of this and the keyword hits for the query, so a run costs the same
-    at any chat length.""",
-    minimum=4,
-).key
 PREVIEW_LIMIT = 300
 OVERVIEW_KEYS = (  # the schema_overview block's fields besides "id", in the docs' order
     "table_name",
@@ -58,6 +43,24 @@ OVERVIEW_KEYS = (  # the schema_overview block's fields besides "id", in the doc
     "editable",
     "compression_mode",
 )
+
+
+@settings_room
+class ScoutKeys:
+    scout_on_recall: bool = setting(
+        True, "Scout sample plugin: run its policy each time a chat's injection changes."
+    )
+    scout_pool_size: int = setting(
+        128,
+        """Scout sample plugin: the most candidate rows one run briefs. A chat with more
+        candidates gives the newest quarter of this and the keyword hits for the query, so a run
+        costs the same at any chat length.""",
+        minimum=4,
+    )
+
+
+AUTO_SETTING = "scout_on_recall"
+POOL_SETTING = "scout_pool_size"
 
 
 # ---- value types -----------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import Protocol, runtime_checkable
 
 from host.chats.chats import chat_file_name
-from host.settings.settings_schema import Kind, declare
+from host.settings.settings_schema import setting, settings_room
 
 __all__ = [
     "CHAT_LOCK_TIMEOUT",
@@ -49,15 +49,16 @@ DEFAULT_TIMEOUT_S = 30.0
 #: the longest pause between two tries of a waiting process (the first ones are shorter)
 MAX_PAUSE_S = 0.05
 
-declare(
-    CHAT_LOCK_TIMEOUT,
-    Kind.NUMBER,
-    DEFAULT_TIMEOUT_S,
-    "Seconds a process waits for a chat another process on the same data dir is writing (the "
-    "proxy holds a chat from its request until the answer is stored); then the request is "
-    "refused with 503 CHAT_BUSY naming the chat and the holder's pid.",
-    minimum=0,
-)
+
+@settings_room
+class ChatLockKeys:
+    chat_lock_timeout_s: float = setting(
+        DEFAULT_TIMEOUT_S,
+        "Seconds a process waits for a chat another process on the same data dir is writing (the "
+        "proxy holds a chat from its request until the answer is stored); then the request is "
+        "refused with 503 CHAT_BUSY naming the chat and the holder's pid.",
+        minimum=0,
+    )
 
 
 class ChatBusy(Exception):

@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from host.plugins.circuit_breaker import CircuitBreaker, Trip
-from host.settings.settings_schema import Kind, declare
+from host.settings.settings_schema import Table, setting, settings_room
 
 DEADLINE_SETTING = "hook_deadline_seconds"
 DEADLINES_SETTING = "hook_deadlines"
@@ -44,29 +44,26 @@ DEFAULT_DEADLINE = 30.0
 #: a language model.
 DEFAULT_DEADLINES: Mapping[str, float] = {"memgraph_extract": 120.0, "memgraph_summarise": 120.0}
 
-declare(
-    DEADLINE_SETTING,
-    Kind.NUMBER,
-    DEFAULT_DEADLINE,
-    "Seconds a guarded hook implementation may take before it is reported (HookTimeout) and "
-    "skipped.",
-    minimum=0,
-)
-declare(
-    DEADLINES_SETTING,
-    Kind.TABLE,
-    dict(DEFAULT_DEADLINES),
-    "Per-hook deadlines in seconds, a table hook name -> seconds (overrides "
-    "hook_deadline_seconds for those hooks).",
-)
-declare(
-    COOLOFF_SETTING,
-    Kind.NUMBER,
-    DEFAULT_COOLOFF,
-    "Seconds a plugin whose hook ran past its deadline is skipped (marked stuck in `plugins`) "
-    "before it is called again.",
-    minimum=0,
-)
+
+@settings_room
+class HookGuardKeys:
+    hook_deadline_seconds: float = setting(
+        DEFAULT_DEADLINE,
+        "Seconds a guarded hook implementation may take before it is reported (HookTimeout) and "
+        "skipped.",
+        minimum=0,
+    )
+    hook_deadlines: Table = setting(
+        dict(DEFAULT_DEADLINES),
+        "Per-hook deadlines in seconds, a table hook name -> seconds (overrides "
+        "hook_deadline_seconds for those hooks).",
+    )
+    hook_cooloff_seconds: float = setting(
+        DEFAULT_COOLOFF,
+        "Seconds a plugin whose hook ran past its deadline is skipped (marked stuck in `plugins`) "
+        "before it is called again.",
+        minimum=0,
+    )
 
 
 INLINE = "__hook_inline__"

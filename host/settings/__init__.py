@@ -3,9 +3,7 @@
 from host.settings.settings import (
     BLOCK_ENV,
     DEFAULTS,
-    PLUGIN_DIRS,
     SETTINGS_FILE,
-    STORAGE_URI,
     STRICT_ENV,
     SettingsState,
     env_blocked,
@@ -18,9 +16,7 @@ from host.settings.settings import (
 __all__ = [
     "BLOCK_ENV",
     "DEFAULTS",
-    "PLUGIN_DIRS",
     "SETTINGS_FILE",
-    "STORAGE_URI",
     "STRICT_ENV",
     "SettingsState",
     "env_blocked",

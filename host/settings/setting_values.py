@@ -1,6 +1,6 @@
-"""Reading one declared setting where it is used: `int_setting` and `float_setting` take the
-`Setting` that `declare` returned (its key, default and bounds), so the code reading a key never
-repeats its name, default or minimum.
+"""Reading one declared key where it is used: `int_setting` and `float_setting` take the key's
+attrs field (``attrs.fields(RecallKeys).recall_top_k``: its name, default and bounds), so the code
+reading a key never repeats its name, default or minimum.
 
 The host checks the settings table against the schema when it loads it; these checks run again
 on the mapping handed to the reading code (a recall request's settings, a test's dict), and raise
@@ -13,53 +13,47 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from host.settings.settings_schema import Setting
+import attrs
+
+from host.settings.settings_schema import bounds_text
 
 __all__ = ["float_setting", "int_setting"]
 
-
-def _bounds(setting: Setting) -> str:
-    """`` >= 1``, `` in [0, 1]``, `` <= 5`` or nothing: the declared bounds, as errors say them."""
-    low, high = setting.minimum, setting.maximum
-    if low is not None and high is not None:
-        return f" in [{low:g}, {high:g}]"
-    if low is not None:
-        return f" >= {low:g}"
-    return f" <= {high:g}" if high is not None else ""
+Field = attrs.Attribute  # type: ignore[type-arg]
 
 
-def _in_bounds(setting: Setting, value: float) -> bool:
-    low, high = setting.minimum, setting.maximum
+def _in_bounds(field: Field, value: float) -> bool:
+    low, high = field.metadata.get("minimum"), field.metadata.get("maximum")
     return (low is None or value >= low) and (high is None or value <= high)
 
 
 def int_setting(
-    settings: Mapping[str, Any], setting: Setting, *, error: type[ValueError] = ValueError
+    settings: Mapping[str, Any], field: Field, *, error: type[ValueError] = ValueError
 ) -> int:
-    """The integer value of ``setting`` (absent: its default), inside the declared bounds; else
+    """The integer value of ``field`` (absent: its default), inside the declared bounds; else
     ``error`` saying ``setting KEY=VALUE must be an integer >= MIN``. A bool is no integer."""
-    value = settings.get(setting.key, setting.default)
-    if isinstance(value, bool) or not isinstance(value, int) or not _in_bounds(setting, value):
-        raise error(f"setting {setting.key}={value!r} must be an integer{_bounds(setting)}")
+    value = settings.get(field.name, field.default)
+    if isinstance(value, bool) or not isinstance(value, int) or not _in_bounds(field, value):
+        raise error(f"setting {field.name}={value!r} must be an integer{bounds_text(field)}")
     return value
 
 
 def float_setting(
     settings: Mapping[str, Any],
-    setting: Setting,
+    field: Field,
     *,
     bounded: bool = False,
     error: type[ValueError] = ValueError,
 ) -> float:
-    """The numeric value of ``setting`` (absent: its default) as a float; else ``error`` saying
+    """The numeric value of ``field`` (absent: its default) as a float; else ``error`` saying
     ``setting KEY=VALUE must be a number``. ``bounded``: the value must also be finite and inside
     the declared bounds (``must be a number in [0, 1]``); without it any number passes, as the
-    recall weights have always been read."""
-    value = settings.get(setting.key, setting.default)
+    recall weights are read."""
+    value = settings.get(field.name, field.default)
     number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and bounded and not (math.isfinite(value) and _in_bounds(setting, value)):
+    if number and bounded and not (math.isfinite(value) and _in_bounds(field, value)):
         number = False
     if not number:
-        where = _bounds(setting) if bounded else ""
-        raise error(f"setting {setting.key}={value!r} must be a number{where}")
+        where = bounds_text(field) if bounded else ""
+        raise error(f"setting {field.name}={value!r} must be a number{where}")
     return float(value)

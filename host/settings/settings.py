@@ -2,9 +2,8 @@
 environment variables < ``Host(settings=...)`` / ``memgraph-host --set KEY=VALUE``.
 
 Every key must be declared in the schema (`host.settings.settings_schema`); `SettingsState.check`
-rejects
-unknown keys (naming the closest one) and ill-typed values once the host's plugins are loaded,
-because plugins declare their own keys. Also the switches ``MEMGRAPH_HOST_STRICT`` and
+rejects unknown keys (naming the closest one) and ill-typed values once the host's plugins are
+loaded, because plugins declare their own keys. Also the switches ``MEMGRAPH_HOST_STRICT`` and
 ``MEMGRAPH_HOST_BLOCK``.
 """
 
@@ -21,29 +20,38 @@ from typing import Any
 import attrs
 
 from host.errors import SettingsError
-from host.settings.settings_schema import ENV_PREFIX, RESERVED_ENV, SCHEMA, Kind, declare
+from host.settings.settings_schema import (
+    ENV_PREFIX,
+    RESERVED_ENV,
+    SCHEMA,
+    Paths,
+    setting,
+    settings_room,
+    toml_value,
+)
 
 SETTINGS_FILE = "memgraph-host.toml"
 STRICT_ENV = "MEMGRAPH_HOST_STRICT"
 BLOCK_ENV = "MEMGRAPH_HOST_BLOCK"
 
-STORAGE_URI = declare(
-    "storage_uri",
-    Kind.STRING,
-    None,
-    """Where the LanceDB database lives: a folder or any LanceDB URI (``s3://bucket/prefix``,
-    ``gs://...``, ``az://...``). Unset: ``<data_dir>/lancedb``.""",
-)
-PLUGIN_DIRS = declare(
-    "plugin_dirs",
-    Kind.PATHS,
-    (),
-    """Folders whose plugins are loaded (each ``name.py`` or ``name/__init__.py``). In the
-    settings file, relative to the data dir. ``--plugins-dir`` adds more.""",
-)
 
-#: The host's own defaults, present in every ``host.settings`` (the other keys are present
-# only
+@settings_room
+class HostKeys:
+    """The host's own keys."""
+
+    storage_uri: str | None = setting(
+        None,
+        """Where the LanceDB database lives: a folder or any LanceDB URI (``s3://bucket/prefix``,
+        ``gs://...``, ``az://...``). Unset: ``<data_dir>/lancedb``.""",
+    )
+    plugin_dirs: Paths = setting(
+        (),
+        """Folders whose plugins are loaded (each ``name.py`` or ``name/__init__.py``). In the
+        settings file, relative to the data dir. ``--plugins-dir`` adds more.""",
+    )
+
+
+#: The host's own defaults, present in every ``host.settings`` (the other keys are present only
 #: when set; code reads them with the declared default).
 DEFAULTS: Mapping[str, Any] = MappingProxyType(
     {"embedding_profile": "wordllama", "schema": None, "storage_uri": None, "plugin_dirs": ()}
@@ -57,8 +65,7 @@ DEFAULT, FILE, ENV, FLAG = "default", "file", "env", "flag"
 class SettingsState:
     """The merged settings of one host, where each key came from, and the raw layers to check.
 
-    ``values`` is exposed read-only as ``host.settings``; values given as text
-    (environment,
+    ``values`` is exposed read-only as ``host.settings``; values given as text (environment,
     ``--set``) are read again with their key's type once the key is declared.
     """
 
@@ -148,14 +155,14 @@ def load_state(
     for name in sorted(env):
         if name.startswith(ENV_PREFIX) and name not in RESERVED_ENV:
             key = name[len(ENV_PREFIX) :].lower()
-            state.layers.append((name, {key: _guess(env[name])}))
+            state.layers.append((name, {key: toml_value(env[name], env[name])}))
             state.texts[(name, key)] = env[name]
     flags = dict(explicit or {})
     if flags:
         state.layers.append(("Host(settings=...)", flags))
     for key, text in (texts or {}).items():
         where = f"--set {key}"
-        state.layers.append((where, {key: _guess(text)}))
+        state.layers.append((where, {key: toml_value(text, text)}))
         state.texts[(where, key)] = text
     for where, layer in state.layers:
         for key, value in layer.items():
@@ -172,14 +179,6 @@ def load_state(
 def load_settings(data_dir: Path, explicit: Mapping[str, Any] | None) -> Mapping[str, Any]:
     """The merged settings (read-only); see `load_state`."""
     return load_state(data_dir, explicit).view
-
-
-def _guess(text: str) -> Any:
-    """A text value before its key is declared: a TOML scalar when it reads as one."""
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
 
 
 def read_settings_file(path: Path) -> dict[str, Any]:

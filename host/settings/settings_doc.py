@@ -32,8 +32,8 @@ _INTRO = """\
 (`memgraph-host config --markdown > docs/settings.md`); do not edit by hand. -->
 
 Every setting has one declared type, default and meaning (the schema in
-`host/settings/settings_schema.py`; each subsystem declares its keys beside its code). Where a value
-comes from, lowest to highest precedence:
+`host/settings/settings_schema.py`: each subsystem declares its keys beside its code, as the fields
+of a frozen attrs class). Where a value comes from, lowest to highest precedence:
 
 1. the declared **default** below;
 2. the **file** `<data_dir>/memgraph-host.toml` (TOML; `--data-dir` picks the data dir);
@@ -44,8 +44,8 @@ comes from, lowest to highest precedence:
 
 A key nobody declared is an error, in any of these places, that names the closest valid key
 (`memgraph-host.toml:3: unknown setting 'recal_top_k'; did you mean 'recall_top_k'?`), and so is
-a value of the wrong type. Plugins may declare keys of their own; they are checked once the
-plugins are loaded. `memgraph-host config` prints the effective value of every key and where it
+a value of the wrong type. Plugins may declare keys of their own (below); they are checked once
+the plugins are loaded. `memgraph-host config` prints the effective value of every key and where it
 came from (`--json` for tools, `--markdown` for this page).
 
 `MEMGRAPH_HOST_STRICT`, `MEMGRAPH_HOST_BLOCK` and `MEMGRAPH_HOST_DATA_DIR` are switches of the
@@ -61,6 +61,21 @@ storage_uri = "s3://my-bucket/memgraph"
 
 [storage_options]
 aws_region = "eu-west-1"
+```
+
+A plugin declares its keys in its own module, as fields of a class decorated with
+`settings_room` (the field name is the key), and reads them with `read_room`:
+
+```python
+from host.settings.settings_schema import read_room, setting, settings_room
+
+
+@settings_room
+class TidyKeys:
+    tidy_every: int = setting(5, "How many turns between two tidy runs.", minimum=1)
+
+
+assert read_room({"tidy_every": 7}, TidyKeys).tidy_every == 7
 ```
 """
 

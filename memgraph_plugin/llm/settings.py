@@ -12,52 +12,17 @@ from typing import Any
 
 import attrs
 
-from host.settings.setting_values import float_setting, int_setting
-from host.settings.settings_schema import Setting
-from memgraph_plugin.settings_keys import (
-    LLM_API_KEY_ENV,
-    LLM_BACKOFF_MAX_S,
-    LLM_BACKOFF_S,
-    LLM_BASE_URL,
-    LLM_COOLOFF_S,
-    LLM_DOWN_AFTER,
-    LLM_HOOKS,
-    LLM_MAX_TOKENS,
-    LLM_MODEL,
-    LLM_RERANK_COUNT,
-    LLM_RESPONSE_FORMAT,
-    LLM_RETRIES,
-    LLM_TEMPERATURE,
-    LLM_TIMEOUT_S,
-)
-
-#: The LLM keys, declared (type, default, bounds, doc) in ``memgraph_plugin/settings_keys.py``.
-KEYS: tuple[Setting, ...] = (
-    LLM_BASE_URL,
-    LLM_MODEL,
-    LLM_API_KEY_ENV,
-    LLM_TIMEOUT_S,
-    LLM_RETRIES,
-    LLM_BACKOFF_S,
-    LLM_BACKOFF_MAX_S,
-    LLM_HOOKS,
-    LLM_RESPONSE_FORMAT,
-    LLM_RERANK_COUNT,
-    LLM_TEMPERATURE,
-    LLM_MAX_TOKENS,
-    LLM_DOWN_AFTER,
-    LLM_COOLOFF_S,
-)
+from host.settings.settings_schema import read_room
+from memgraph_plugin.settings_keys import LLM, LlmKeys
 
 #: The hooks an LLM can answer, by their short names in ``llm_hooks`` (its default: all).
-HOOKS: tuple[str, ...] = tuple(LLM_HOOKS.default)
+HOOKS: tuple[str, ...] = tuple(LLM.llm_hooks.default)
 
 #: Every setting this package reads: its default and what it does (docs/llm.md mirrors this),
-#: read off the declarations.
-SETTINGS: Mapping[str, tuple[Any, str]] = {s.key: (s.default, s.doc) for s in KEYS}
-
-RESPONSE_FORMATS = LLM_RESPONSE_FORMAT.choices
-
+#: read off the declarations in ``memgraph_plugin/settings_keys.py``.
+SETTINGS: Mapping[str, tuple[Any, str]] = {
+    f.name: (f.default, f.metadata["doc"]) for f in attrs.fields(LlmKeys)
+}
 
 class LlmSettingsError(ValueError):
     """An LLM setting has a value that cannot work; the message names the setting."""
@@ -70,17 +35,17 @@ class LlmSettings:
     base_url: str
     model: str
     api_key_env: str | None = None
-    timeout_s: float = LLM_TIMEOUT_S.default
-    retries: int = LLM_RETRIES.default
-    backoff_s: float = LLM_BACKOFF_S.default
-    backoff_max_s: float = LLM_BACKOFF_MAX_S.default
+    timeout_s: float = LLM.llm_timeout_s.default
+    retries: int = LLM.llm_retries.default
+    backoff_s: float = LLM.llm_backoff_s.default
+    backoff_max_s: float = LLM.llm_backoff_max_s.default
     hooks: frozenset[str] = frozenset(HOOKS)
-    response_format: str = LLM_RESPONSE_FORMAT.default
-    rerank_count: int = LLM_RERANK_COUNT.default
-    temperature: float = LLM_TEMPERATURE.default
-    max_tokens: int = LLM_MAX_TOKENS.default
-    down_after: int = LLM_DOWN_AFTER.default
-    cooloff_s: float = LLM_COOLOFF_S.default
+    response_format: str = LLM.llm_response_format.default
+    rerank_count: int = LLM.llm_rerank_count.default
+    temperature: float = LLM.llm_temperature.default
+    max_tokens: int = LLM.llm_max_tokens.default
+    down_after: int = LLM.llm_down_after.default
+    cooloff_s: float = LLM.llm_cooloff_s.default
 
     def uses(self, hook: str) -> bool:
         """True when ``hook`` (``extract``, ``route``, ``summarise``) goes through the model."""
@@ -100,19 +65,6 @@ class LlmSettings:
         return key
 
 
-def _given(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``settings`` without the keys set to ``None``: for the LLM, ``None`` is unset."""
-    return {key: value for key, value in settings.items() if value is not None}
-
-
-def _int(settings: Mapping[str, Any], setting: Setting) -> int:
-    return int_setting(settings, setting, error=LlmSettingsError)
-
-
-def _float(settings: Mapping[str, Any], setting: Setting) -> float:
-    return float_setting(settings, setting, bounded=True, error=LlmSettingsError)
-
-
 def _text(settings: Mapping[str, Any], key: str) -> str | None:
     value = settings.get(key)
     if value is None:
@@ -123,7 +75,7 @@ def _text(settings: Mapping[str, Any], key: str) -> str | None:
 
 
 def _hooks(settings: Mapping[str, Any]) -> frozenset[str]:
-    value = settings.get(LLM_HOOKS.key)
+    value = settings.get(LLM.llm_hooks.name)
     if value is None:
         return frozenset(HOOKS)
     if isinstance(value, str):
@@ -144,34 +96,28 @@ def llm_settings(settings: Mapping[str, Any]) -> LlmSettings | None:
     Raises `LlmSettingsError` naming the setting when a value cannot work (a missing model,
     a negative timeout, an unknown hook).
     """
-    base_url = _text(settings, LLM_BASE_URL.key)
+    base_url = _text(settings, LLM.llm_base_url.name)
     if base_url is None:
         return None
     if not base_url.startswith(("http://", "https://")):
         raise LlmSettingsError(f"setting llm_base_url={base_url!r} must start with http(s)://")
-    model = _text(settings, LLM_MODEL.key)
+    model = _text(settings, LLM.llm_model.name)
     if model is None:
         raise LlmSettingsError("setting llm_model is required when llm_base_url is set")
-    response_format = _text(settings, LLM_RESPONSE_FORMAT.key) or LLM_RESPONSE_FORMAT.default
-    if response_format not in RESPONSE_FORMATS:
-        raise LlmSettingsError(
-            f"setting llm_response_format={response_format!r} must be one of "
-            f"{', '.join(RESPONSE_FORMATS)}"
-        )
-    given = _given(settings)
+    keys = read_room(settings, LlmKeys, error=LlmSettingsError)
     return LlmSettings(
         base_url=base_url.rstrip("/"),
         model=model,
-        api_key_env=_text(settings, LLM_API_KEY_ENV.key),
-        timeout_s=_float(given, LLM_TIMEOUT_S),
-        retries=_int(given, LLM_RETRIES),
-        backoff_s=_float(given, LLM_BACKOFF_S),
-        backoff_max_s=_float(given, LLM_BACKOFF_MAX_S),
+        api_key_env=_text(settings, LLM.llm_api_key_env.name),
+        timeout_s=keys.llm_timeout_s,
+        retries=keys.llm_retries,
+        backoff_s=keys.llm_backoff_s,
+        backoff_max_s=keys.llm_backoff_max_s,
         hooks=_hooks(settings),
-        response_format=response_format,
-        rerank_count=_int(given, LLM_RERANK_COUNT),
-        temperature=_float(given, LLM_TEMPERATURE),
-        max_tokens=_int(given, LLM_MAX_TOKENS),
-        down_after=_int(given, LLM_DOWN_AFTER),
-        cooloff_s=_float(given, LLM_COOLOFF_S),
+        response_format=keys.llm_response_format,
+        rerank_count=keys.llm_rerank_count,
+        temperature=keys.llm_temperature,
+        max_tokens=keys.llm_max_tokens,
+        down_after=keys.llm_down_after,
+        cooloff_s=keys.llm_cooloff_s,
     )

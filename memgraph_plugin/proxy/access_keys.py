@@ -111,7 +111,7 @@ class AccessKeys:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], admin_key: str | None) -> AccessKeys:
-        return cls.of(admin_key, settings.get(NAMESPACE_KEYS_FILE.key))
+        return cls.of(admin_key, settings.get(NAMESPACE_KEYS_FILE.name))
 
     def _find(self, given: str) -> KeyEntry | None:
         digest = key_digest(given.strip()).encode()

@@ -44,7 +44,7 @@ from memgraph_plugin.hosts.chat_lease import ChatLease
 from memgraph_plugin.hosts.shared_chats import SharedChats, shared_chats_for
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.recall.status import PROXY_WARNINGS
-from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
+from memgraph_plugin.settings_keys import RECALL
 from memgraph_plugin.turn.message_extraction import already_extracted
 from memgraph_plugin.turn.pipeline import pipeline_for
 
@@ -518,7 +518,8 @@ class ChatMemory:
         if kept_from is None:
             kept_from = len(self.host.chat(chat_id))
         if trimmed is None:
-            return PromptWindow(int_setting(self.host.settings, RECALL_BUDGET_CHARS), kept_from)
+            budget = int_setting(self.host.settings, RECALL.recall_budget_chars)
+            return PromptWindow(budget, kept_from)
         return PromptWindow(
             trimmed.block_chars, kept_from, trimmed.dropped, trimmed.tokens_saved
         )

@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from host.chats.chat_ids import ChatIdError
 from host.settings.setting_values import int_setting
-from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
+from memgraph_plugin.settings_keys import RECALL
 
 from .access import READ_ONLY, access_of
 from .access_keys import Access
@@ -353,7 +353,7 @@ class Proxy:
             body["messages"],
             budget,
             for_model(body.get("model")),
-            recall_chars=int_setting(self.host.settings, RECALL_BUDGET_CHARS),
+            recall_chars=int_setting(self.host.settings, RECALL.recall_budget_chars),
             memory_share=self.settings.context_memory_share,
         )
 

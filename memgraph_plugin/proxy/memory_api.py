@@ -45,7 +45,7 @@ from host.chats.namespaces import ChatScope
 from host.echoed import capped, shown
 from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
-from memgraph_plugin.settings_keys import RECALL_BUDGET_CHARS
+from memgraph_plugin.settings_keys import RECALL
 
 from .access import access_of, write_refusal
 from .chat_identity import ChatIdentity
@@ -196,7 +196,7 @@ def stored_window(
         sent,
         budget,
         for_model(None),
-        recall_chars=int_setting(host.settings, RECALL_BUDGET_CHARS),
+        recall_chars=int_setting(host.settings, RECALL.recall_budget_chars),
         memory_share=memory_share,
     )
     if trimmed is None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import attrs
 
 from host.settings.redaction import without_password
-from host.settings.settings_schema import Kind, declare
+from host.settings.settings_schema import read_room, setting, settings_room
 
 AFTER_SYSTEM = "after_system"
 BEFORE_LAST_USER = "before_last_user"
@@ -20,100 +21,84 @@ DEFAULT_TEMPLATE = (
 DEFAULT_PORT = 8766
 DEFAULT_MEMORY_SHARE = 0.5
 
-declare(
-    "proxy_upstream",
-    Kind.STRING,
-    None,
-    "The OpenAI-compatible server the proxy forwards to, as the openai SDK's base_url "
-    "(e.g. http://127.0.0.1:11434/v1); `memgraph-host proxy --upstream` overrides it.",
-)
-declare(
-    "proxy_host",
-    Kind.STRING,
-    "127.0.0.1",
-    "Address the proxy binds; a non-loopback address needs proxy_api_key.",
-)
-declare(
-    "proxy_port",
-    Kind.INTEGER,
-    DEFAULT_PORT,
-    "Port the proxy listens on (0: any free port).",
-    minimum=0,
-    maximum=65535,
-)
-declare(
-    "proxy_upstream_api_key_env",
-    Kind.STRING,
-    None,
-    "Environment variable holding the upstream's API key; unset: the client's own "
-    "Authorization header is relayed, unless it holds no key (Bearer undefined, Bearer null, "
-    "an empty bearer: then none is sent). The key is never logged, traced or shown.",
-)
-declare(
-    "proxy_api_key",
-    Kind.STRING,
-    None,
-    "When set, clients must present this key (Authorization: Bearer, or X-Memgraph-Key) "
-    "to use /v1/* and /api/*; it reaches every namespace's chats (the admin key). Prefer "
-    "proxy_api_key_env to keep it out of files.",
-)
-declare(
-    "proxy_api_key_env",
-    Kind.STRING,
-    None,
-    "Environment variable holding proxy_api_key (wins over proxy_api_key).",
-)
-NAMESPACE_KEYS_FILE = declare(
-    "namespace_keys_file",
-    Kind.PATH,
-    None,
-    "A TOML or JSON file of access keys, each reaching one namespace (read-only or not) or "
-    "every one (admin); docs/namespaces.md. proxy_api_key stays an admin key. Unset: one "
-    "namespace, guarded by proxy_api_key alone.",
-)
-declare(
-    "proxy_inject_position",
-    Kind.CHOICE,
-    AFTER_SYSTEM,
-    "Where the recalled memory goes as a system message: after the system prompt, or just "
-    "before the last user message.",
-    choices=(AFTER_SYSTEM, BEFORE_LAST_USER),
-)
-declare(
-    "proxy_inject_template",
-    Kind.STRING,
-    DEFAULT_TEMPLATE,
-    "The injected system message; {memory} is replaced by the rendered recall block.",
-)
-declare(
-    "proxy_timeout_s",
-    Kind.NUMBER,
-    600.0,
-    "Seconds the proxy waits for the upstream to answer (between two streamed chunks).",
-    minimum=1,
-)
-declare("proxy_memory_timeout_s", Kind.NUMBER, 15.0,
+
+@settings_room
+class ProxyKeys:
+    proxy_upstream: str | None = setting(
+        None,
+        "The OpenAI-compatible server the proxy forwards to, as the openai SDK's base_url "
+        "(e.g. http://127.0.0.1:11434/v1); `memgraph-host proxy --upstream` overrides it.",
+    )
+    proxy_host: str = setting(
+        "127.0.0.1", "Address the proxy binds; a non-loopback address needs proxy_api_key."
+    )
+    proxy_port: int = setting(
+        DEFAULT_PORT, "Port the proxy listens on (0: any free port).", minimum=0, maximum=65535
+    )
+    proxy_upstream_api_key_env: str | None = setting(
+        None,
+        "Environment variable holding the upstream's API key; unset: the client's own "
+        "Authorization header is relayed, unless it holds no key (Bearer undefined, Bearer null, "
+        "an empty bearer: then none is sent). The key is never logged, traced or shown.",
+    )
+    proxy_api_key: str | None = setting(
+        None,
+        "When set, clients must present this key (Authorization: Bearer, or X-Memgraph-Key) "
+        "to use /v1/* and /api/*; it reaches every namespace's chats (the admin key). Prefer "
+        "proxy_api_key_env to keep it out of files.",
+    )
+    proxy_api_key_env: str | None = setting(
+        None, "Environment variable holding proxy_api_key (wins over proxy_api_key)."
+    )
+    namespace_keys_file: Path | None = setting(
+        None,
+        "A TOML or JSON file of access keys, each reaching one namespace (read-only or not) or "
+        "every one (admin); docs/namespaces.md. proxy_api_key stays an admin key. Unset: one "
+        "namespace, guarded by proxy_api_key alone.",
+    )
+    proxy_inject_position: Literal["after_system", "before_last_user"] = setting(
+        AFTER_SYSTEM,
+        "Where the recalled memory goes as a system message: after the system prompt, or just "
+        "before the last user message.",
+    )
+    proxy_inject_template: str = setting(
+        DEFAULT_TEMPLATE,
+        "The injected system message; {memory} is replaced by the rendered recall block.",
+    )
+    proxy_timeout_s: float = setting(
+        600.0,
+        "Seconds the proxy waits for the upstream to answer (between two streamed chunks).",
+        minimum=1,
+    )
+    proxy_memory_timeout_s: float = setting(
+        15.0,
         "Seconds the memory step (history reconciliation + recall) may take before the request "
         "is forwarded without memory (with an X-Memgraph-Warning header).",
-        minimum=0.1)  # fmt: skip
-declare(
-    "proxy_context_tokens",
-    Kind.INTEGER,
-    0,
-    "A context budget in tokens (0: off): a history over it is forwarded as its system "
-    "messages, the newest turns that fit and the memory block; older turns are dropped whole "
-    "(docs/proxy.md). A request's X-Memgraph-Context-Tokens header sets it for that request.",
-    minimum=0,
-)
-declare(
-    "proxy_context_memory_share",
-    Kind.NUMBER,
-    DEFAULT_MEMORY_SHARE,
-    "Inside a context budget, the share of it the memory block may take when that is more "
-    "than recall_budget_chars (a token counted as 3.5 characters).",
-    minimum=0.0,
-    maximum=0.9,
-)
+        minimum=0.1,
+    )
+    proxy_context_tokens: int = setting(
+        0,
+        "A context budget in tokens (0: off): a history over it is forwarded as its system "
+        "messages, the newest turns that fit and the memory block; older turns are dropped whole "
+        "(docs/proxy.md). A request's X-Memgraph-Context-Tokens header sets it for that request.",
+        minimum=0,
+    )
+    proxy_context_memory_share: float = setting(
+        DEFAULT_MEMORY_SHARE,
+        "Inside a context budget, the share of it the memory block may take when that is more "
+        "than recall_budget_chars (a token counted as 3.5 characters).",
+        minimum=0.0,
+        maximum=0.9,
+    )
+
+
+_KEYS = attrs.fields(ProxyKeys)
+NAMESPACE_KEYS_FILE = _KEYS.namespace_keys_file
+#: The `ProxySettings` fields read from the key of the same name after ``proxy_``.
+_FROM_KEYS = (
+    "upstream", "host", "port", "inject_position", "inject_template", "timeout_s",
+    "memory_timeout_s", "context_tokens", "context_memory_share",
+)  # fmt: skip
 
 
 class ProxySettingsError(ValueError):
@@ -125,14 +110,14 @@ class ProxySettings:
     """What the proxy reads from the host settings; keys are held, never shown (see `__repr__`)."""
 
     upstream: str | None = None
-    host: str = "127.0.0.1"
+    host: str = _KEYS.proxy_host.default
     port: int = DEFAULT_PORT
     upstream_api_key: str | None = None
     api_key: str | None = None
     inject_position: str = AFTER_SYSTEM
     inject_template: str = DEFAULT_TEMPLATE
-    timeout_s: float = 600.0
-    memory_timeout_s: float = 15.0
+    timeout_s: float = _KEYS.proxy_timeout_s.default
+    memory_timeout_s: float = _KEYS.proxy_memory_timeout_s.default
     context_tokens: int = 0
     context_memory_share: float = DEFAULT_MEMORY_SHARE
 
@@ -149,35 +134,22 @@ class ProxySettings:
     ) -> ProxySettings:
         """Read the ``proxy_*`` keys; ``override`` wins (CLI flags), ``None`` values ignored."""
         env = os.environ if environ is None else environ
-        get = settings.get
-        upstream_env = get("proxy_upstream_api_key_env")
+        keys = read_room(settings, ProxyKeys, error=ProxySettingsError)
+        upstream_env = keys.proxy_upstream_api_key_env
         upstream_key = env.get(upstream_env) if upstream_env else None
         if upstream_env and not upstream_key:
             raise ProxySettingsError(
                 f"proxy_upstream_api_key_env names the environment variable {upstream_env!r}, "
                 "which is not set"
             )
-        key_env = get("proxy_api_key_env")
-        api_key = env.get(key_env) if key_env else get("proxy_api_key")
+        key_env = keys.proxy_api_key_env
+        api_key = env.get(key_env) if key_env else keys.proxy_api_key
         if key_env and not api_key:
             raise ProxySettingsError(
                 f"proxy_api_key_env names the environment variable {key_env!r}, which is not set"
             )
-        values: dict[str, Any] = {
-            "upstream": get("proxy_upstream"),
-            "host": get("proxy_host") or "127.0.0.1",
-            "port": int(get("proxy_port", DEFAULT_PORT)),
-            "upstream_api_key": upstream_key or None,
-            "api_key": api_key or None,
-            "inject_position": get("proxy_inject_position") or AFTER_SYSTEM,
-            "inject_template": get("proxy_inject_template") or DEFAULT_TEMPLATE,
-            "timeout_s": float(get("proxy_timeout_s", 600.0)),
-            "memory_timeout_s": float(get("proxy_memory_timeout_s", 15.0)),
-            "context_tokens": int(get("proxy_context_tokens", 0) or 0),
-            "context_memory_share": float(
-                get("proxy_context_memory_share", DEFAULT_MEMORY_SHARE)
-            ),
-        }
+        values: dict[str, Any] = {name: getattr(keys, f"proxy_{name}") for name in _FROM_KEYS}
+        values.update(upstream_api_key=upstream_key or None, api_key=api_key or None)
         values.update({k: v for k, v in override.items() if v is not None})
         if values["upstream"] is not None:
             values["upstream"] = check_upstream(values["upstream"])

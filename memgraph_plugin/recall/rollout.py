@@ -18,12 +18,7 @@ import attrs
 
 from host.settings.setting_values import float_setting, int_setting
 
-from ..settings_keys import (
-    RECALL_GRAPH_EXPANSION,
-    RECALL_QUALITY_MAX_ERROR_RATE,
-    RECALL_QUALITY_WINDOW,
-    RECALL_ROLLOUT,
-)
+from ..settings_keys import RECALL
 
 GATE_MIN_SAMPLES = 4  # fewer outcomes than this (or than the window) never block
 
@@ -64,7 +59,7 @@ class RolloutDecision:
 def parse_mode(value: Any) -> RolloutMode:
     """Turn a setting value into a mode; ``None`` means the default (canary)."""
     if value is None or value == "":
-        return RolloutMode(RECALL_ROLLOUT.default)
+        return RolloutMode(RECALL.recall_rollout.default)
     if isinstance(value, RolloutMode):
         return value
     if isinstance(value, str):
@@ -73,7 +68,9 @@ def parse_mode(value: Any) -> RolloutMode:
         except ValueError:
             pass
     allowed = ", ".join(m.value for m in RolloutMode)
-    raise RolloutSettingError(f"setting {RECALL_ROLLOUT.key}={value!r} is not one of: {allowed}")
+    raise RolloutSettingError(
+        f"setting {RECALL.recall_rollout.name}={value!r} is not one of: {allowed}"
+    )
 
 
 def parse_flag(value: Any) -> bool:
@@ -86,7 +83,9 @@ def parse_flag(value: Any) -> bool:
         return True
     if isinstance(value, str) and value.strip().lower() in {"0", "false", "no", "off"}:
         return False
-    raise RolloutSettingError(f"setting {RECALL_GRAPH_EXPANSION.key}={value!r} is not a boolean")
+    raise RolloutSettingError(
+        f"setting {RECALL.recall_graph_expansion.name}={value!r} is not a boolean"
+    )
 
 
 def decide(settings: Mapping[str, Any], *, gate_blocked: bool = False) -> RolloutDecision:
@@ -95,8 +94,8 @@ def decide(settings: Mapping[str, Any], *, gate_blocked: bool = False) -> Rollou
     ``gate_blocked``: the quality gate holds canary back; expansion still runs (so the gate
     keeps measuring and can open again) but is not applied.
     """
-    mode = parse_mode(settings.get(RECALL_ROLLOUT.key))
-    if not parse_flag(settings.get(RECALL_GRAPH_EXPANSION.key)):
+    mode = parse_mode(settings.get(RECALL.recall_rollout.name))
+    if not parse_flag(settings.get(RECALL.recall_graph_expansion.name)):
         return RolloutDecision(mode, False, False, FallbackReason.FEATURE_FLAG_DISABLED)
     if mode is RolloutMode.OFF:
         return RolloutDecision(mode, False, False, FallbackReason.ROLLOUT_OFF)
@@ -109,9 +108,9 @@ def decide(settings: Mapping[str, Any], *, gate_blocked: bool = False) -> Rollou
 
 def gate_settings(settings: Mapping[str, Any]) -> tuple[int, float]:
     """``(window, max error rate)`` of the quality gate, validated."""
-    window = int_setting(settings, RECALL_QUALITY_WINDOW, error=RolloutSettingError)
+    window = int_setting(settings, RECALL.recall_quality_window, error=RolloutSettingError)
     rate = float_setting(
-        settings, RECALL_QUALITY_MAX_ERROR_RATE, bounded=True, error=RolloutSettingError
+        settings, RECALL.recall_quality_max_error_rate, bounded=True, error=RolloutSettingError
     )
     return window, rate
 

@@ -25,16 +25,7 @@ from memgraph_plugin.engine.read.projection import expand_from_seeds
 from memgraph_plugin.engine.read.recent_window import recent_from
 
 from ..hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
-from ..settings_keys import (
-    RECALL_CANDIDATES,
-    RECALL_CONTEXT_WEIGHT,
-    RECALL_HOPS,
-    RECALL_MAX_EXPANDED,
-    RECALL_RECENT_WINDOW,
-    RECALL_SEED_COUNT,
-    RECALL_TOP_K,
-    RECALL_VECTOR_MIN_SCORE,
-)
+from ..settings_keys import RECALL
 from .fact_signal import CHARACTER, asked_fields, fact_hits
 from .fusion import Fused, fuse
 from .people import known_names
@@ -192,12 +183,12 @@ class HybridRouter:
         settings = request.settings
         window, max_rate = gate_settings(settings)
         decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
-        top_k = int_setting(settings, RECALL_TOP_K)
-        n_seeds = int_setting(settings, RECALL_SEED_COUNT)
-        hops = int_setting(settings, RECALL_HOPS)
-        max_expanded = int_setting(settings, RECALL_MAX_EXPANDED)
-        k = int_setting(settings, RECALL_CANDIDATES)
-        recent = int_setting(settings, RECALL_RECENT_WINDOW)
+        top_k = int_setting(settings, RECALL.recall_top_k)
+        n_seeds = int_setting(settings, RECALL.recall_seed_count)
+        hops = int_setting(settings, RECALL.recall_hops)
+        max_expanded = int_setting(settings, RECALL.recall_max_expanded)
+        k = int_setting(settings, RECALL.recall_candidates)
+        recent = int_setting(settings, RECALL.recall_recent_window)
 
         ctx = _Turn(request, k, recent)
         keyword, vector, score_mode = await self._baseline_lists(ctx)
@@ -262,8 +253,8 @@ class HybridRouter:
         settings = request.settings
         window, max_rate = gate_settings(settings)
         decision = decide(settings, gate_blocked=self.gate.blocked(window, max_rate))
-        hops = int_setting(settings, RECALL_HOPS)
-        max_expanded = int_setting(settings, RECALL_MAX_EXPANDED)
+        hops = int_setting(settings, RECALL.recall_hops)
+        max_expanded = int_setting(settings, RECALL.recall_max_expanded)
         store = request.session.store
         seeds = tuple(dict.fromkeys(i for i in result.drill if _usable(store, i)))
         picked = set(result.selected_ids)
@@ -290,7 +281,7 @@ class HybridRouter:
         request = ctx.request
         if not ctx.terms:
             return [], [], "keyword+recency"
-        context = float_setting(request.settings, RECALL_CONTEXT_WEIGHT)
+        context = float_setting(request.settings, RECALL.recall_context_weight)
         keyword = ctx.allowed(
             keyword_hits(
                 request.session, ctx.terms, ctx.k, context=context, scorer=ctx.scorer,
@@ -302,7 +293,7 @@ class HybridRouter:
         vector, used = await vector_hits(request.session, request.query, ctx.k)
         if not used:
             return keyword, [], "keyword+recency"
-        floor = float_setting(request.settings, RECALL_VECTOR_MIN_SCORE)
+        floor = float_setting(request.settings, RECALL.recall_vector_min_score)
         vector = [h for h in vector if h.score >= floor]
         return keyword, ctx.allowed(vector), "keyword+vector+recency"
 
@@ -456,7 +447,7 @@ class _Turn:
         )
         seen: set[str] = set()
         yielded = 0
-        n_seeds = int_setting(self.request.settings, RECALL_SEED_COUNT)
+        n_seeds = int_setting(self.request.settings, RECALL.recall_seed_count)
         for f in fused:
             node = self.store.node(f.id)
             if node is not None and node.semantic_rollup and node.children_ids:

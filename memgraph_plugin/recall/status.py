@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from ..settings_keys import RECALL_QUALITY_MAX_ERROR_RATE, RECALL_QUALITY_WINDOW
+from ..settings_keys import RECALL
 from .rollout import (
     GATE_MIN_SAMPLES,
     FallbackReason,
@@ -92,8 +92,8 @@ def retrieval_status(
         gate_window, gate_rate = gate_settings(settings)
     except RolloutSettingError as exc:
         mode, flag, problem = str(settings.get("recall_rollout")), True, str(exc)
-        gate_window = RECALL_QUALITY_WINDOW.default
-        gate_rate = RECALL_QUALITY_MAX_ERROR_RATE.default
+        gate_window = RECALL.recall_quality_window.default
+        gate_rate = RECALL.recall_quality_max_error_rate.default
     return _summarise(chat_id, traces, mode, flag, window, gate_window, gate_rate, problem)
 
 

@@ -17,7 +17,7 @@ from memgraph_plugin.extraction.summary import SUMMARY_BUDGET, informative_summa
 from memgraph_plugin.extraction.titles import rollup_facts, rollup_title
 
 from ..recall.hookcalls import first
-from ..settings_keys import RECALL_COMPACTION
+from ..settings_keys import RECALL
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,12 @@ def hierarchical_types(session: Any) -> list[str]:
 
 def compaction_enabled(host: Any) -> bool:
     """Whether the pipeline compacts at all (``recall_compaction`` is not ``off``)."""
-    return str(host.settings.get(RECALL_COMPACTION.key, RECALL_COMPACTION.default)).lower() != "off"
+    return (
+        str(
+            host.settings.get(RECALL.recall_compaction.name, RECALL.recall_compaction.default)
+        ).lower()
+        != "off"
+    )
 
 
 def due_groups(session: Any) -> int:

@@ -39,12 +39,7 @@ from ..recall.prompt_window import CarriedNodes
 from ..recall.router import HybridRouter
 from ..recall.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
-from ..settings_keys import (
-    RECALL_BUDGET_CHARS,
-    RECALL_ITEM_CHARS,
-    RECALL_PINNED_PER_TYPE,
-    RECALL_RECENT_WINDOW,
-)
+from ..settings_keys import RECALL
 from ..storage.errors import ConflictError
 from .auto_compaction import compact_leftovers
 from .catch_up import CatchUp
@@ -312,13 +307,13 @@ class TurnPipeline:
         window: Window = None,
     ) -> RecallOutcome:
         settings = self.host.settings
-        recent = int_setting(settings, RECALL_RECENT_WINDOW)
-        per_type = int_setting(settings, RECALL_PINNED_PER_TYPE)
-        budget = int_setting(settings, RECALL_BUDGET_CHARS)
+        recent = int_setting(settings, RECALL.recall_recent_window)
+        per_type = int_setting(settings, RECALL.recall_pinned_per_type)
+        budget = int_setting(settings, RECALL.recall_budget_chars)
         kept_from = None
         if window is not None:
             budget, kept_from = window.budget_chars, window.kept_from
-        max_cell = int_setting(settings, RECALL_ITEM_CHARS)
+        max_cell = int_setting(settings, RECALL.recall_item_chars)
         specs = session.get_schema().types
         question = self._question_index(chat_id)
         carried = CarriedNodes(kept_from, session.store.node)  # the prompt holds them

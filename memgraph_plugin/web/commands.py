@@ -114,11 +114,11 @@ def _keys_line(keys: Any) -> str:
 def _write_token(owner: Any, args: argparse.Namespace | None = None) -> tuple[str, str]:
     """The write token (``serve_token``, else a random one; a worker process: its parent's,
     from stdin) and how the start line shows it."""
-    from memgraph_plugin.settings_keys import SERVE_TOKEN
+    from memgraph_plugin.settings_keys import HTTP
 
     from .edits import new_token
 
-    configured = owner.settings.get(SERVE_TOKEN.key)
+    configured = owner.settings.get(HTTP.serve_token.name)
     if args is not None and getattr(args, "worker_fd", None) is not None:
         from .workers import WorkerStartError, read_token
 
@@ -192,7 +192,7 @@ async def serve(
     from memgraph_plugin.proxy.chat_memory import ChatMemory
     from memgraph_plugin.proxy.completions import Proxy
     from memgraph_plugin.proxy.memory_api import MemoryApi
-    from memgraph_plugin.settings_keys import SERVE_TOKEN
+    from memgraph_plugin.settings_keys import HTTP
 
     from .app import build_app
     from .explorer import GraphExplorer
@@ -215,7 +215,7 @@ async def serve(
     extra = (f"; proxy {url}v1 -> {shown}" if args.proxy_upstream else "") + _keys_line(keys)
     announce = f"memgraph explorer: {url}  (data dir {host.data_dir}{extra}; Ctrl-C stops)"
     announce += "\n" + token_line
-    if token is not None and edits is not None and not host.settings.get(SERVE_TOKEN.key):
+    if token is not None and edits is not None and not host.settings.get(HTTP.serve_token.name):
         announce += f"\nopen to edit: {url}#token={token}"  # a token made here
     if count > 1 and args.worker_fd is None:
         return await _supervise(sock, count, token or "", announce)
@@ -241,13 +241,13 @@ def _edit_routes(
     none with ``--read-only``; else guarded by ``serve_token`` (or a random token, printed) or
     a key that may write. A non-loopback ``--host`` without ``serve_token`` set is refused."""
     from memgraph_plugin.proxy.settings import is_loopback
-    from memgraph_plugin.settings_keys import SERVE_TOKEN
+    from memgraph_plugin.settings_keys import HTTP
 
     from .edits import EditRoutes
 
     if getattr(args, "read_only", False):
         return None, None, "read-only: no write route"
-    if not is_loopback(args.host) and not host.settings.get(SERVE_TOKEN.key):
+    if not is_loopback(args.host) and not host.settings.get(HTTP.serve_token.name):
         raise CommandError(
             f"refusing to serve edits on {args.host!r} (not loopback) without serve_token: set "
             "serve_token, or give --read-only"

@@ -36,9 +36,9 @@ from host.chats.chat_ids import ChatIdError
 from memgraph_plugin.proxy.access import TOKEN_HEADER, access_of, write_refusal
 from memgraph_plugin.proxy.failure_status import storage_answer
 from memgraph_plugin.proxy.json_body import TooDeep, decoded_off_loop
-from memgraph_plugin.settings_keys import SERVE_TOKEN
+from memgraph_plugin.settings_keys import HTTP
 
-TOKEN_SETTING = SERVE_TOKEN
+TOKEN_SETTING = HTTP.serve_token
 RECENT_EDITS = 20
 
 __all__ = ["TOKEN_HEADER", "TOKEN_SETTING", "EditRoutes", "new_token"]

@@ -10,9 +10,10 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from memgraph_plugin.settings_keys import HTTP_CORS_ORIGINS, HTTP_MAX_BODY_BYTES
+from host.settings.settings_schema import read_room
+from memgraph_plugin.settings_keys import HTTP, HttpKeys
 
-DEFAULT_MAX_BODY_BYTES: int = HTTP_MAX_BODY_BYTES.default
+DEFAULT_MAX_BODY_BYTES: int = HTTP.http_max_body_bytes.default
 
 
 class HttpSettingsError(ValueError):
@@ -28,10 +29,8 @@ class HttpSettings:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> HttpSettings:
-        limit = settings.get(HTTP_MAX_BODY_BYTES.key, DEFAULT_MAX_BODY_BYTES)
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise HttpSettingsError(f"http_max_body_bytes must be an integer >= 1, got {limit!r}")
-        return cls(limit, origins_of(settings.get(HTTP_CORS_ORIGINS.key)))
+        keys = read_room(settings, HttpKeys, error=HttpSettingsError)
+        return cls(keys.http_max_body_bytes, origins_of(keys.http_cors_origins))
 
 
 def origins_of(value: Any) -> tuple[str, ...]:

@@ -1,19 +1,27 @@
 """Reading a declared setting where it is used (`host.settings.setting_values`): the key, default
-and bounds come from the `Setting`; a bad value raises the reader's error naming key and value."""
+and bounds come from the key's attrs field; a bad value raises the reader's error naming key and
+value."""
 
 from __future__ import annotations
 
 import math
 
+import attrs
 import pytest
 
 from host.settings.setting_values import float_setting, int_setting
-from host.settings.settings_schema import Kind, Setting
+from host.settings.settings_schema import setting
 
-COUNT = Setting("demo_count", Kind.INTEGER, 3, "doc", minimum=1)
-ANY_INT = Setting("demo_any", Kind.INTEGER, 0, "doc")
-RATE = Setting("demo_rate", Kind.NUMBER, 0.5, "doc", minimum=0, maximum=1)
-TIMEOUT = Setting("demo_timeout", Kind.NUMBER, 60.0, "doc", minimum=0.001)
+
+@attrs.frozen
+class DemoKeys:  # not a settings room: its keys stay out of the process-wide schema
+    demo_count: int = setting(3, "doc", minimum=1)
+    demo_any: int = setting(0, "doc")
+    demo_rate: float = setting(0.5, "doc", minimum=0, maximum=1)
+    demo_timeout: float = setting(60.0, "doc", minimum=0.001)
+
+
+COUNT, ANY_INT, RATE, TIMEOUT = attrs.fields(DemoKeys)
 
 
 class DemoError(ValueError):

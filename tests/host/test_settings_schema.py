@@ -13,7 +13,7 @@ from host import Host
 from host.cli.cli import main
 from host.errors import SettingsError
 from host.settings.settings_doc import import_doc_modules, settings_markdown
-from host.settings.settings_schema import SCHEMA, Kind, Setting
+from host.settings.settings_schema import SCHEMA, setting, settings_room
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,8 +75,10 @@ def test_a_plugin_declares_its_own_keys(tmp_path: Path) -> None:
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "tidy.py").write_text(
-        "from host.settings.settings_schema import declare\n"
-        "TIDY = declare('tidy_every', 'integer', 5, 'How often tidy runs.', minimum=1)\n"
+        "from host.settings.settings_schema import setting, settings_room\n"
+        "@settings_room\n"
+        "class TidyKeys:\n"
+        "    tidy_every: int = setting(5, 'How often tidy runs.', minimum=1)\n"
     )
     host = _host(tmp_path, "tidy_every = 7\n", plugin_dirs=[plugins])
     host.load_plugins()
@@ -87,10 +89,20 @@ def test_a_plugin_declares_its_own_keys(tmp_path: Path) -> None:
 
 
 def test_declaring_checks_the_default_and_conflicting_types() -> None:
-    with pytest.raises(SettingsError):
-        SCHEMA.declare(Setting("bad_default", Kind.INTEGER, "x", "doc"))
+    with pytest.raises(SettingsError, match="declaring bad_default: setting bad_default = 'x'"):
+
+        @settings_room
+        class BadDefault:
+            bad_default: int = setting("x", "doc")
+
     with pytest.raises(SettingsError, match="already declared"):
-        SCHEMA.declare(Setting("recall_top_k", Kind.STRING, "6", "doc", owner="elsewhere"))
+
+        @settings_room
+        class Elsewhere:
+            recall_top_k: str = setting("6", "doc")
+
+    assert "bad_default" not in SCHEMA
+    assert SCHEMA.get("recall_top_k").owner == "memgraph_plugin.settings_keys"
 
 
 def test_built_in_defaults_match_the_code() -> None:
@@ -100,17 +112,17 @@ def test_built_in_defaults_match_the_code() -> None:
     import_doc_modules()
     stored = StorageSettings.from_settings({}, data_dir="x")
     expect = {
-        # the recall code reads these declarations themselves (settings_keys.RECALL_*)
-        "recall_top_k": keys.RECALL_TOP_K.default,
-        "recall_seed_count": keys.RECALL_SEED_COUNT.default,
-        "recall_hops": keys.RECALL_HOPS.default,
-        "recall_max_expanded": keys.RECALL_MAX_EXPANDED.default,
-        "recall_vector_min_score": keys.RECALL_VECTOR_MIN_SCORE.default,
-        "recall_recent_window": keys.RECALL_RECENT_WINDOW.default,
-        "recall_budget_chars": keys.RECALL_BUDGET_CHARS.default,
-        "recall_rollout": keys.RECALL_ROLLOUT.default,
-        "recall_quality_window": keys.RECALL_QUALITY_WINDOW.default,
-        "recall_quality_max_error_rate": keys.RECALL_QUALITY_MAX_ERROR_RATE.default,
+        # the recall code reads these declarations themselves (settings_keys.RECALL)
+        "recall_top_k": keys.RECALL.recall_top_k.default,
+        "recall_seed_count": keys.RECALL.recall_seed_count.default,
+        "recall_hops": keys.RECALL.recall_hops.default,
+        "recall_max_expanded": keys.RECALL.recall_max_expanded.default,
+        "recall_vector_min_score": keys.RECALL.recall_vector_min_score.default,
+        "recall_recent_window": keys.RECALL.recall_recent_window.default,
+        "recall_budget_chars": keys.RECALL.recall_budget_chars.default,
+        "recall_rollout": keys.RECALL.recall_rollout.default,
+        "recall_quality_window": keys.RECALL.recall_quality_window.default,
+        "recall_quality_max_error_rate": keys.RECALL.recall_quality_max_error_rate.default,
         "storage_retention_seconds": stored.retention_seconds,
         "storage_optimize_every": stored.optimize_every,
         "storage_checkpoint_every": stored.checkpoint_every,
@@ -131,12 +143,12 @@ def test_llm_keys_match_what_the_llm_code_reads() -> None:
 
 
 # keys read in the code: settings.get("k" / number_setting(settings, "k" / X_SETTING = "k" /
-# X = declare("k" (a key constant the code reads through: int_setting(settings, X), X.key)
+# a room's field the code reads through (int_setting(settings, RECALL.k), RECALL.k.name)
 _READS = re.compile(
     r"""settings\.get\(\s*["']([a-z_]+)["']"""
     r"""|_setting\(\s*[a-z_.]*settings,\s*["']([a-z_]+)["']"""
     r"""|[A-Z_]*SETTING\s*(?:,\s*[A-Z_]+\s*)?=\s*["']([a-z_]+)["']"""
-    r"""|[A-Z_]+\s*=\s*declare\(\s*["']([a-z_]+)["']"""
+    r"""|\b(?:GRAPH|STORAGE|RECALL|LLM|WRITE_LIMITS|HTTP|_KEYS)\.([a-z]+_[a-z_]+)\b"""
 )
 
 

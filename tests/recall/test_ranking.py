@@ -11,7 +11,7 @@ import pytest
 from host import Host, hookimpl
 from memgraph_plugin.recall.query import time_cue
 from memgraph_plugin.service import memory_graph_for
-from memgraph_plugin.settings_keys import RECALL_CANDIDATES
+from memgraph_plugin.settings_keys import RECALL
 from memgraph_plugin.turn import pipeline_for
 
 CHAT = "r1"
@@ -223,7 +223,7 @@ async def test_a_router_plugin_reranks_the_bounded_fused_list(tmp_path):
     finally:
         await host.stop()
     # recall_candidates + expansions, never the pool
-    assert 0 < len(reranker.offered) <= RECALL_CANDIDATES.default + 8 < 200
+    assert 0 < len(reranker.offered) <= RECALL.recall_candidates.default + 8 < 200
     assert outcome.route.router == "reranker"
     assert [n.id for n in outcome.recalled] == [
         i for i in reversed(reranker.offered) if i in {n.id for n in outcome.recalled}

@@ -85,7 +85,9 @@ def test_bad_gate_settings_are_named(settings, named):
 
 
 def test_the_declared_rollout_choices_are_the_modes():
-    from memgraph_plugin.settings_keys import RECALL_ROLLOUT
+    import typing
 
-    assert RECALL_ROLLOUT.choices == tuple(m.value for m in RolloutMode)
-    assert parse_mode(None) is RolloutMode(RECALL_ROLLOUT.default)
+    from memgraph_plugin.settings_keys import RECALL
+
+    assert typing.get_args(RECALL.recall_rollout.type) == tuple(m.value for m in RolloutMode)
+    assert parse_mode(None) is RolloutMode(RECALL.recall_rollout.default)

@@ -17,7 +17,7 @@ import attrs
 import pytest
 
 from host import Host
-from memgraph_plugin.settings_keys import RECALL_PINNED_PER_TYPE
+from memgraph_plugin.settings_keys import RECALL
 from memgraph_plugin.tools.demo import between_turns
 from memgraph_plugin.turn import ReplayExtractor, load_story, pipeline_for
 from tests.story_hosts import Companion
@@ -226,10 +226,10 @@ def test_injection_state_after_chosen_turns(with_plugins, story_data, turn):
     visible_events = sim[turn - 2]["visible"] if turn > 1 else 0
     threads = latest_only_entities(story_data["turns"][: turn - 1]).get("thread", 0)
     # the always-inject set is capped: the newest recall_pinned_per_type (3) of each type
-    assert state["pinned"]["event"] == min(RECALL_PINNED_PER_TYPE.default, visible_events)
-    assert state["pinned"]["thread"] == min(RECALL_PINNED_PER_TYPE.default, threads)
-    assert len(state["always"]) == min(RECALL_PINNED_PER_TYPE.default, visible_events) + min(
-        RECALL_PINNED_PER_TYPE.default, threads
+    assert state["pinned"]["event"] == min(RECALL.recall_pinned_per_type.default, visible_events)
+    assert state["pinned"]["thread"] == min(RECALL.recall_pinned_per_type.default, threads)
+    assert len(state["always"]) == min(RECALL.recall_pinned_per_type.default, visible_events) + min(
+        RECALL.recall_pinned_per_type.default, threads
     )
     assert set(state["selected"]) <= set(state["visible"])
     assert not set(state["selected"]) & set(state["always"])

@@ -20,7 +20,7 @@ import cattrs
 from host import hookimpl
 from host.settings.setting_values import int_setting
 from memgraph_plugin.hook_contract import BUILTIN_ROUTER, Inclusion, RouteRequest, RouteResult
-from memgraph_plugin.settings_keys import RECALL_SEED_COUNT, RECALL_TOP_K
+from memgraph_plugin.settings_keys import RECALL
 
 from ..calls import LlmHookPlugin, call_deadline, traced
 from ..ops_schema import InvalidOutput, converter
@@ -103,8 +103,8 @@ class LlmRouter(LlmHookPlugin):
         candidates = fused_candidates(request, self.settings.rerank_count)
         if not candidates:
             return None
-        top_k = int_setting(request.settings, RECALL_TOP_K)
-        n_seeds = int_setting(request.settings, RECALL_SEED_COUNT)
+        top_k = int_setting(request.settings, RECALL.recall_top_k)
+        n_seeds = int_setting(request.settings, RECALL.recall_seed_count)
         ids = [c.id for c in candidates]
         listed = "\n".join(node_line(c) for c in candidates)
         messages = [
