@@ -9,8 +9,9 @@ only after a write that changed the store; the session passes one that persists
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -131,10 +132,18 @@ class WriteApi:
             return attrs.evolve(result, version=version)
         return result
 
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[None]:
+        """Around each change of the store and its commit: nothing here (a `Session` takes its
+        chat's write lock, and announces the commits once it has let go of it)."""
+        yield
+
     async def _run(self, ops: list[Any], max_seq: int | None, kind: str) -> BatchResult:
         store = self._require_store()
-        result = apply_batch(store, ops, max_seq=max_seq, schema=self._schema, limits=self.limits)
-        return await self._commit(result, kind)
+        limits = self.limits
+        async with self._writing():
+            result = apply_batch(store, ops, max_seq=max_seq, schema=self._schema, limits=limits)
+            return await self._commit(result, kind)
 
     # ---- the batch
 
@@ -344,7 +353,9 @@ class WriteApi:
     # ---- a person's corrections (engine/write/curation.py): each one commit, `EditResult`
 
     async def _curate(self, kind: str, change: Callable[[Any], BatchResult]) -> EditResult:
-        result = await self._commit(change(self._require_store()), kind)
+        store = self._require_store()
+        async with self._writing():
+            result = await self._commit(change(store), kind)
         return EditResult(ok=bool(result.applied), changed=result.changed, rejected=result.rejected)
 
     @checked_call
@@ -382,37 +393,34 @@ class WriteApi:
         """`apply_rollup` per `(child_ids, summary, fields)` group, then one commit of those
         that applied (none: no commit)."""
         store = self._require_store()
-        outcomes: list[CompactResult | MemoryGraphError] = []
-        applied: list[dict[str, Any]] = []
-        changed = False
-        for child_ids, summary, fields in groups:
-            if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
-                child_ids = list(child_ids)
-            try:
-                rollup_id, did = apply_rollup(
-                    store,
-                    type,
-                    child_ids,
-                    summary,
-                    fields,
-                    schema=self._schema,
-                    limits=self.limits,
+        limits = self.limits
+        async with self._writing():
+            outcomes: list[CompactResult | MemoryGraphError] = []
+            applied: list[dict[str, Any]] = []
+            changed = False
+            for child_ids, summary, fields in groups:
+                if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
+                    child_ids = list(child_ids)
+                try:
+                    rollup_id, did = apply_rollup(
+                        store, type, child_ids, summary, fields, schema=self._schema, limits=limits
+                    )
+                except MemoryGraphError as exc:
+                    outcomes.append(exc)
+                    continue
+                changed = changed or did
+                applied.append({"op": "compact", "type": type, "child_ids": list(child_ids)})
+                outcomes.append(CompactResult(rollup_node_id=rollup_id))
+            if applied:
+                made = (o.rollup_node_id for o in outcomes if isinstance(o, CompactResult))
+                result = BatchResult(
+                    applied=tuple(applied),
+                    node_ids=tuple(made),
+                    changed=changed,
+                    version=store.version,
+                    seq=store.seq_counter,
                 )
-            except MemoryGraphError as exc:
-                outcomes.append(exc)
-                continue
-            changed = changed or did
-            applied.append({"op": "compact", "type": type, "child_ids": list(child_ids)})
-            outcomes.append(CompactResult(rollup_node_id=rollup_id))
-        if applied:
-            result = BatchResult(
-                applied=tuple(applied),
-                node_ids=tuple(o.rollup_node_id for o in outcomes if isinstance(o, CompactResult)),
-                changed=changed,
-                version=store.version,
-                seq=store.seq_counter,
-            )
-            await self._commit(result, "compact_nodes")
+                await self._commit(result, "compact_nodes")
         return tuple(outcomes)
 
 
