@@ -8,16 +8,8 @@ import pytest
 
 from memgraph_plugin.api.write import WriteApi, get_write_api
 from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model import results
 from memgraph_plugin.engine.model.models import EdgeKey
-from memgraph_plugin.engine.model.results import (
-    BatchResult,
-    CompactResult,
-    CreateResult,
-    DeleteLinksResult,
-    DeleteResult,
-    EditResult,
-    UpsertLinksResult,
-)
 from memgraph_plugin.errors import MemoryGraphError
 
 
@@ -40,7 +32,7 @@ async def test_docs_create_node_example(api, store):
     result = await api.create_node(
         type="character_sheet", title="Eileen", fields={"name": "Eileen", "aliases": ["艾琳"]}
     )
-    assert isinstance(result, CreateResult)
+    assert isinstance(result, results.CreateResult)
     node = store.node(result.id)
     assert node.title == "Eileen" and node.fields["aliases"] == ("艾琳",)
     assert result.ref is None
@@ -57,17 +49,17 @@ async def test_docs_session_example_sequence(api, store):
     nid = created.id
     assert store.node(nid).title == "Alice draws her sword"
     edited = await api.edit_node(id=nid, set_fields={"who": ["Alice", "Bob"]})
-    assert edited == EditResult(ok=True, changed=True)
+    assert edited == results.EditResult(ok=True, changed=True)
     linked = await api.upsert_links(
         source={"id": nid}, links=[{"target": {"id": alice}, "relation": "about"}]
     )
-    assert linked == UpsertLinksResult(applied=2)
+    assert linked == results.UpsertLinksResult(applied=2)
     await api.upsert_links(
         source={"id": nid},
         links=[{"target": {"id": bob}, "relation": "about", "direction": "outgoing"}],
     )
     removed = await api.delete_links(source={"id": nid}, target={"id": bob}, relation="about")
-    assert removed == DeleteLinksResult(removed=1)
+    assert removed == results.DeleteLinksResult(removed=1)
     assert store.edge(EdgeKey(nid, "about", bob)) is None
     assert store.edge(EdgeKey(nid, "about", alice)) is not None
 
@@ -92,7 +84,7 @@ async def test_docs_upsert_links_example(api, store):
 
 async def test_docs_delete_node_example(api, store):
     nid = (await api.create_node(type="event", title="obsolete", fields={"summary": "s"})).id
-    assert await api.delete_node(id=nid) == DeleteResult(ok=True)
+    assert await api.delete_node(id=nid) == results.DeleteResult(ok=True)
     assert store.node(nid).archived
     again = await api.delete_node(id=nid)
     assert again.ok is False and again.rejected[0].error.code == "NODE_ARCHIVED"
@@ -107,10 +99,10 @@ async def test_edit_node_silent_skip(api, store):
     await api.delete_node(id=nid)
     assert (await api.edit_node(id=nid, set_fields={"goal": "g"})).ok is False
     other = (await api.create_node(type="character_sheet", title="Ben")).id
-    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == EditResult(
+    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == results.EditResult(
         ok=True, changed=True
     )
-    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == EditResult(
+    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == results.EditResult(
         ok=True, changed=False
     )
 
@@ -263,7 +255,7 @@ async def test_apply_extraction_batch_docs_example(api, store):
             },
         ]
     )
-    assert isinstance(result, BatchResult)
+    assert isinstance(result, results.BatchResult)
     assert len(result.applied) == 2 and len(result.rejected) == 0
     assert store.edge(EdgeKey(result.refs["c1"], "mentions", event)) is not None
 
@@ -278,7 +270,7 @@ async def test_compact_nodes_docs_flow(api, store, commits):
         ids.append(r.node_ids[0])
     count = len(commits)
     result = await api.compact_nodes(type="event", child_ids=ids, summary="three things")
-    assert isinstance(result, CompactResult)
+    assert isinstance(result, results.CompactResult)
     rollup = store.node(result.rollup_node_id)
     assert rollup.semantic_rollup and rollup.fields["summary"] == "three things"
     assert rollup.seq_to == 3
@@ -396,7 +388,7 @@ async def test_results_unstructure_to_plain_data(api, store):
     assert json.loads(json.dumps(data)) == data
     assert data["applied"][0]["ref"] == "a" and data["refs"] == {"a": "n_1"}
     assert data["rejected"][0]["error"]["code"] == "NODE_NOT_FOUND"
-    assert converter.unstructure(CreateResult("n_1", "a")) == {"id": "n_1", "ref": "a"}
+    assert converter.unstructure(results.CreateResult("n_1", "a")) == {"id": "n_1", "ref": "a"}
     info = converter.unstructure(CommitInfo(version=3, applied=1, chat_id="c", node_ids=("n_1",)))
     assert info["version"] == 3 and info["node_ids"] == ["n_1"]
 
