@@ -63,9 +63,7 @@ class Session(ReadApi, WriteApi):
 
     # -- the session's own reads -----------------------------------------------------------------
 
-    async def _nearest(
-        self, query: str, types: list[str] | None, k: int
-    ) -> tuple[RankedView, ...]:
+    async def _nearest(self, query: str, types: list[str] | None, k: int) -> tuple[RankedView, ...]:
         """The `k` nodes nearest `query` in storage's vector index of this chat."""
         return await self._wiring.vector_search(self, query=query, types=types, k=k)
 

@@ -70,6 +70,12 @@ def _required_str(argument: str, value: Any) -> str:
     return value
 
 
+def _optional(argument: str, value: Any, kind: type, wanted: str) -> None:
+    """``BAD_ARGS`` naming `argument` when `value` is given and is not a `kind`."""
+    if value is not None and not isinstance(value, kind):
+        raise bad_args(argument, f"expected {wanted}, got {type_name(value)}")
+
+
 def _link_op_target(target: dict[str, str]) -> dict[str, str]:
     return {"target_node_id": target["id"]} if "id" in target else {"target_ref": target["ref"]}
 
@@ -174,10 +180,8 @@ class WriteApi:
         """Create a node (or merge into the latest-only node of that name); raises OP_FAILED."""
         self._require_store()
         _required_str("type", type)
-        if title is not None and not isinstance(title, str):
-            raise bad_args("title", f"expected a string, got {title!r}")
-        if fields is not None and not isinstance(fields, Mapping):
-            raise bad_args("fields", f"expected a mapping, got {type_name(fields)}")
+        _optional("title", title, str, "a string")
+        _optional("fields", fields, Mapping, "a mapping")
         if ref is not None and (not isinstance(ref, str) or not ref):
             raise bad_args("ref", f"expected a non-empty string, got {ref!r}")
         op: dict[str, Any] = {"op": "create", "type": type, "fields": dict(fields or {})}
@@ -211,14 +215,12 @@ class WriteApi:
         """Patch a node; `ok` False (no throw) when it is missing, archived or the edit skipped."""
         self._require_store()
         _required_str("id", id)
-        if set_fields is not None and not isinstance(set_fields, Mapping):
-            raise bad_args("set_fields", f"expected a mapping, got {type_name(set_fields)}")
+        _optional("set_fields", set_fields, Mapping, "a mapping")
         if clear_fields is not None and (
             isinstance(clear_fields, (str, bytes)) or not isinstance(clear_fields, Iterable)
         ):
             raise bad_args("clear_fields", f"expected a list of names, got {clear_fields!r}")
-        if title is not None and not isinstance(title, str):
-            raise bad_args("title", f"expected a string, got {title!r}")
+        _optional("title", title, str, "a string")
         op: dict[str, Any] = {"op": "edit", "node_id": id}
         if set_fields is not None:
             op["set_fields"] = dict(set_fields)

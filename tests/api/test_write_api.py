@@ -13,6 +13,17 @@ from memgraph_plugin.engine.model.models import EdgeKey
 from memgraph_plugin.errors import MemoryGraphError
 
 
+def _event_under(parent: str, title: str) -> dict:
+    """A create op of an event whose parent is `parent`."""
+    return {
+        "op": "create",
+        "type": "event",
+        "title": title,
+        "fields": {"summary": "s"},
+        "parent_id": parent,
+    }
+
+
 @pytest.fixture
 def store():
     return Store()
@@ -303,17 +314,7 @@ async def test_child_with_parent_of_other_type_is_reparented(api, store):
         ]
     )
     a, b = batch.node_ids
-    await api.apply_extraction_batch(
-        ops=[
-            {
-                "op": "create",
-                "type": "event",
-                "title": "c",
-                "fields": {"summary": "s"},
-                "parent_id": thread,
-            }
-        ]
-    )
+    await api.apply_extraction_batch(ops=[_event_under(thread, "c")])
     c = next(n.id for n in store.iter_nodes() if n.title == "c")
     rollup = (
         await api.compact_nodes(type="event", child_ids=[a, b, c], summary="x")
@@ -328,17 +329,7 @@ async def test_compacting_a_child_with_its_old_parent_keeps_both_sides_agreeing(
     thread = (
         await api.create_node(type="thread", title="T", fields={"status": "open", "note": "n"})
     ).id
-    batch = await api.apply_extraction_batch(
-        ops=[
-            {
-                "op": "create",
-                "type": "event",
-                "title": "c",
-                "fields": {"summary": "s"},
-                "parent_id": thread,
-            }
-        ]
-    )
+    batch = await api.apply_extraction_batch(ops=[_event_under(thread, "c")])
     c = batch.node_ids[0]
     rollup = (
         await api.compact_nodes(type="event", child_ids=[c, thread], summary="x")
@@ -352,15 +343,15 @@ async def test_a_child_leaving_an_old_rollup_takes_no_hierarchy_edge_along(api, 
     """Reparenting a child drops both hierarchy edges of its old parent (contains and
     semantic_contains), so no stale rollup edge projects onto the child's new rollup."""
     batch = await api.apply_extraction_batch(
-        ops=[{"op": "create", "type": "event", "title": t, "fields": {"summary": "s"}}
-             for t in ("a", "b")]
+        ops=[
+            {"op": "create", "type": "event", "title": t, "fields": {"summary": "s"}}
+            for t in ("a", "b")
+        ]
     )
     a, b = batch.node_ids
     events = (await api.compact_nodes(type="event", child_ids=[a, b], summary="x")).rollup_node_id
     assert store.edge(EdgeKey(events, "semantic_contains", a)) is not None
-    threads = (
-        await api.compact_nodes(type="thread", child_ids=[a], summary="y")
-    ).rollup_node_id
+    threads = (await api.compact_nodes(type="thread", child_ids=[a], summary="y")).rollup_node_id
     assert store.node(a).parent_id == threads
     assert store.node(events).children_ids == (b,)
     assert store.edge(EdgeKey(events, "contains", a)) is None
@@ -396,10 +387,19 @@ async def test_results_unstructure_to_plain_data(api, store):
 PRIMITIVE_AND_OP = [
     (
         "create_node",
-        {"type": "character_sheet", "title": "Mira", "fields": {"aliases": ["M"]},
-         "links": [{"target": {"id": "n_1"}, "relation": "allied_with"}]},
-        {"op": "create", "type": "character_sheet", "title": "Mira", "fields": {"aliases": ["M"]},
-         "links": [{"target_node_id": "n_1", "relation": "allied_with"}]},
+        {
+            "type": "character_sheet",
+            "title": "Mira",
+            "fields": {"aliases": ["M"]},
+            "links": [{"target": {"id": "n_1"}, "relation": "allied_with"}],
+        },
+        {
+            "op": "create",
+            "type": "character_sheet",
+            "title": "Mira",
+            "fields": {"aliases": ["M"]},
+            "links": [{"target_node_id": "n_1", "relation": "allied_with"}],
+        },
     ),
     (
         "create_node",  # a merge into the latest-only node of that name
@@ -415,18 +415,31 @@ PRIMITIVE_AND_OP = [
     ("delete_node", {"id": "n_2"}, {"op": "delete", "node_id": "n_2"}),
     (
         "upsert_links",
-        {"source": {"id": "n_2"}, "links": [
-            {"target": {"id": "n_1"}, "relation": "Mentions", "direction": "outgoing"},
-            {"target": {"id": "n_1"}, "relation": "related"}]},
-        {"op": "link_upsert", "source_node_id": "n_2", "links": [
-            {"target_node_id": "n_1", "relation": "Mentions", "direction": "outgoing"},
-            {"target_node_id": "n_1", "relation": "related"}]},
+        {
+            "source": {"id": "n_2"},
+            "links": [
+                {"target": {"id": "n_1"}, "relation": "Mentions", "direction": "outgoing"},
+                {"target": {"id": "n_1"}, "relation": "related"},
+            ],
+        },
+        {
+            "op": "link_upsert",
+            "source_node_id": "n_2",
+            "links": [
+                {"target_node_id": "n_1", "relation": "Mentions", "direction": "outgoing"},
+                {"target_node_id": "n_1", "relation": "related"},
+            ],
+        },
     ),
     (
         "delete_links",
         {"source": {"id": "n_2"}, "target": {"id": "n_1"}, "relation": "involved_in"},
-        {"op": "link_delete", "source_node_id": "n_2", "target_node_id": "n_1",
-         "relation": "involved_in"},
+        {
+            "op": "link_delete",
+            "source_node_id": "n_2",
+            "target_node_id": "n_1",
+            "relation": "involved_in",
+        },
     ),
 ]
 
@@ -436,8 +449,13 @@ async def test_primitives_are_one_op_batches(primitive, kwargs, op):
     """Each primitive leaves the store exactly as the one-op batch does (same pipeline)."""
     seed = [
         {"op": "create", "type": "character_sheet", "title": "Eileen"},
-        {"op": "create", "type": "event", "title": "Inn", "fields": {"summary": "s"},
-         "links": [{"target_node_id": "n_1", "relation": "involved_in"}]},
+        {
+            "op": "create",
+            "type": "event",
+            "title": "Inn",
+            "fields": {"summary": "s"},
+            "links": [{"target_node_id": "n_1", "relation": "involved_in"}],
+        },
     ]
     by_primitive, by_batch = Store(), Store()
     for s in (by_primitive, by_batch):

@@ -95,9 +95,7 @@ class VectorSearch(ReadBase):
             return ()
         return await self._nearest(query, wanted, k)
 
-    async def _nearest(
-        self, query: str, types: list[str] | None, k: int
-    ) -> tuple[RankedView, ...]:
+    async def _nearest(self, query: str, types: list[str] | None, k: int) -> tuple[RankedView, ...]:
         """The `k` nodes nearest `query` in the store's own exact index (see the module)."""
         embedder = _embedder_for(self._ctx, self.schema)
         if embedder is None:
