@@ -70,6 +70,13 @@ def _required_str(argument: str, value: Any) -> str:
     return value
 
 
+def _given(**arguments: Any) -> None:
+    """``BAD_ARGS`` naming the first of `arguments` that is None (a required one left empty)."""
+    for argument, value in arguments.items():
+        if value is None:
+            raise bad_args(argument, "is required")
+
+
 def _optional(argument: str, value: Any, kind: type, wanted: str) -> None:
     """``BAD_ARGS`` naming `argument` when `value` is given and is not a `kind`."""
     if value is not None and not isinstance(value, kind):
@@ -159,8 +166,7 @@ class WriteApi:
     ) -> BatchResult:
         """Apply ops as one batch (refs resolve inside it; failures land in `rejected`)."""
         self._require_store()
-        if ops is None:
-            raise bad_args("ops", "is required")
+        _given(ops=ops)
         if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
             raise bad_args("ops", f"expected a list of ops, got {type(ops).__name__}")
         return await self._run(list(ops), max_seq, "batch")
@@ -271,11 +277,8 @@ class WriteApi:
     ) -> UpsertLinksResult:
         """Add relation edges from `source`; `applied` counts the edges actually added."""
         self._require_store()
-        if source is None:
-            raise bad_args("source", "is required")
+        _given(source=source, links=links)
         src = _endpoint("source", source)
-        if links is None:
-            raise bad_args("links", "is required")
         op_links = self._links("links", links)
         if not op_links:
             return UpsertLinksResult(applied=0)
@@ -294,10 +297,7 @@ class WriteApi:
     ) -> DeleteLinksResult:
         """Remove the `relation` edges between source and target; `removed` counts them."""
         self._require_store()
-        if source is None:
-            raise bad_args("source", "is required")
-        if target is None:
-            raise bad_args("target", "is required")
+        _given(source=source, target=target)
         src = _endpoint("source", source, allow_ref=False)
         dst = _endpoint("target", target, allow_ref=False)
         _required_str("relation", relation)
@@ -326,12 +326,7 @@ class WriteApi:
     ) -> CompactResult:
         """Roll `child_ids` up into a new rollup node of `type` (BAD_ARGS / CHILD_* errors)."""
         self._require_store()
-        if type is None:
-            raise bad_args("type", "is required")
-        if child_ids is None:
-            raise bad_args("child_ids", "is required")
-        if summary is None:
-            raise bad_args("summary", "is required")
+        _given(type=type, child_ids=child_ids, summary=summary)
         (outcome,) = await self._roll_up(type, [(child_ids, summary, fields)])
         if isinstance(outcome, MemoryGraphError):
             raise outcome
@@ -346,8 +341,7 @@ class WriteApi:
         outcome per group, in order: its result, or the error that left it out
         (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
         self._require_store()
-        if type is None:
-            raise bad_args("type", "is required")
+        _given(type=type)
         return await self._roll_up(
             type, [(g[0], g[1], g[2] if len(g) > 2 else None) for g in groups]
         )
