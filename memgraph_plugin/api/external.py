@@ -66,7 +66,7 @@ class InjectedNodeIds:
 
 def get_currently_injected_node_ids(ctx: Any) -> InjectedNodeIds:
     """The chat's always-inject and recall-selected ids, as defensive copies."""
-    state = hub_for(ctx).state if ctx is not None else InjectionState()
+    state = get_memory_graph_injection_state(ctx)
     return InjectedNodeIds(set(state.always_inject_ids), set(state.recall_selected_ids))
 
 
