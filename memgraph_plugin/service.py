@@ -36,8 +36,8 @@ from .deferred_block import PendingCommit, block_commit_infos
 from .engine.graph.store import Store
 from .engine.model.results import CommitInfo
 from .engine.model.schema import Schema, resolve_schema
-from .engine.model.views import InjectionState
-from .errors import MemoryGraphError, check_str_list
+from .engine.model.views import InjectionState, RankedView
+from .errors import MemoryGraphError
 
 __all__ = ["SERVICE_NAME", "MemoryGraph", "checked_chat_id", "memory_graph_for", "notify_hook"]
 
@@ -307,16 +307,13 @@ class MemoryGraph(ChatHistory, ChatFork):
         async def announce(commit: CommitInfo) -> None:
             await self.fire_commit(chat_id, commit)
 
-        async def vector_search(session: Any, *, query: str, types: Any, k: int) -> Any:
-            return await self.vector_search(session, query=query, types=types, k=k)
-
         return SessionWiring(
             hub=self.hub(chat_id),
             lock=self.lock(chat_id),
             commit=commit,
             announce=announce,
             version=lambda: self.journal_version(chat_id, store),
-            vector_search=vector_search,
+            vector_search=self.vector_search,
             status=self._status_of(chat_id),
         )
 
@@ -424,24 +421,19 @@ class MemoryGraph(ChatHistory, ChatFork):
         waits for them; failures are logged and recorded, never raised)."""
         notify_hook_sync(self.host, "memgraph_commit", chat_id=chat_id, commit=commit)
 
-    async def vector_search(self, session: Any, *, query: str, types: Any, k: int) -> Any:
-        """Embedding search seam; without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
-        wanted = check_str_list("types", types)  # as keyword_search: a list, never a bare str
-        if getattr(self.persistence, "embedder", None) is not None:  # storage's vector index
-            from .engine.model.views import RankedView
-
-            if not query.strip():
-                return ()
-            hits = await self.persistence.vector_search(
-                session.chat_id, query=query, types=wanted, k=k
+    async def vector_search(
+        self, session: Any, *, query: str, types: list[str] | None, k: int
+    ) -> tuple[Any, ...]:
+        """Storage's vector index of the session's chat, for arguments the session checked (a
+        non-blank query); without an embedding profile: ``NO_EMBEDDING_PROFILE``."""
+        if getattr(self.persistence, "embedder", None) is None:
+            raise MemoryGraphError(
+                "NO_EMBEDDING_PROFILE",
+                "no embedding profile is configured (setting embedding_profile)",
             )
-            views = ((session.store.view(node_id), score) for node_id, score in hits)
-            return tuple(
-                RankedView.from_view(view, score, "vector") for view, score in views if view
-            )
-        raise MemoryGraphError(
-            "NO_EMBEDDING_PROFILE", "no embedding profile is configured (setting embedding_profile)"
-        )
+        hits = await self.persistence.vector_search(session.chat_id, query=query, types=types, k=k)
+        views = ((session.store.view(node_id), score) for node_id, score in hits)
+        return tuple(RankedView.from_view(view, score, "vector") for view, score in views if view)
 
     # -- lifetime ----------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from ..engine.graph.store import Store, timeline_key
+from ..engine.keyword.keyword_text import _flatten  # the words keyword search reads of a value
 from ..engine.model.models import Node
 from ..engine.model.views import InjectionState, NodeView
 from ..errors import MemoryGraphError, bad_args, check_bool, check_int, check_str
@@ -66,7 +67,7 @@ class InjectedNodeIds:
 
 def get_currently_injected_node_ids(ctx: Any) -> InjectedNodeIds:
     """The chat's always-inject and recall-selected ids, as defensive copies."""
-    state = hub_for(ctx).state if ctx is not None else InjectionState()
+    state = get_memory_graph_injection_state(ctx)
     return InjectedNodeIds(set(state.always_inject_ids), set(state.recall_selected_ids))
 
 
@@ -122,21 +123,6 @@ def apply_memory_graph_injection_update(ctx: Any, update: Any) -> InjectionState
             raise bad_args(f"update.{key}", f"unknown key; expected one of {allowed}")
         changes[name] = value
     return hub_for(ctx).set(**changes)
-
-
-def _flatten(value: Any, out: list[str]) -> None:
-    if value is None:
-        return
-    if isinstance(value, str):
-        out.append(value)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        out.append(str(value))
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            _flatten(item, out)
-    elif hasattr(value, "values"):
-        for item in value.values():
-            _flatten(item, out)
 
 
 def _lexical_text(node: Node) -> str:

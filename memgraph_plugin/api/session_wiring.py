@@ -26,8 +26,8 @@ Commit = Callable[[Any, Any, str], Awaitable[CommitInfo | None]]
 Announce = Callable[[CommitInfo], Awaitable[None]]
 #: ``(window) -> RetrievalStatus``: the chat's hybrid-retrieval status.
 RetrievalStatusOf = Callable[[int], Any]
-#: ``(session, *, query, types, k) -> ranked views``: the embedding search.
-VectorSearch = Callable[..., Awaitable[tuple[Any, ...]]]
+#: ``(session, *, query, types, k) -> ranked views``: storage's vector index of the chat.
+StorageVectorSearch = Callable[..., Awaitable[tuple[Any, ...]]]
 
 
 def no_status(window: int) -> Any:
@@ -48,5 +48,5 @@ class SessionWiring:
     commit: Commit
     announce: Announce
     version: Callable[[], int]
-    vector_search: VectorSearch
+    vector_search: StorageVectorSearch
     status: RetrievalStatusOf = no_status

@@ -9,8 +9,9 @@ only after a write that changed the store; the session passes one that persists
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -67,6 +68,19 @@ def _required_str(argument: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise bad_args(argument, f"expected a non-empty string, got {value!r}")
     return value
+
+
+def _given(**arguments: Any) -> None:
+    """``BAD_ARGS`` naming the first of `arguments` that is None (a required one left empty)."""
+    for argument, value in arguments.items():
+        if value is None:
+            raise bad_args(argument, "is required")
+
+
+def _optional(argument: str, value: Any, kind: type, wanted: str) -> None:
+    """``BAD_ARGS`` naming `argument` when `value` is given and is not a `kind`."""
+    if value is not None and not isinstance(value, kind):
+        raise bad_args(argument, f"expected {wanted}, got {type_name(value)}")
 
 
 def _link_op_target(target: dict[str, str]) -> dict[str, str]:
@@ -131,10 +145,18 @@ class WriteApi:
             return attrs.evolve(result, version=version)
         return result
 
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[None]:
+        """Around each change of the store and its commit: nothing here (a `Session` takes its
+        chat's write lock, and announces the commits once it has let go of it)."""
+        yield
+
     async def _run(self, ops: list[Any], max_seq: int | None, kind: str) -> BatchResult:
         store = self._require_store()
-        result = apply_batch(store, ops, max_seq=max_seq, schema=self._schema, limits=self.limits)
-        return await self._commit(result, kind)
+        limits = self.limits
+        async with self._writing():
+            result = apply_batch(store, ops, max_seq=max_seq, schema=self._schema, limits=limits)
+            return await self._commit(result, kind)
 
     # ---- the batch
 
@@ -144,8 +166,7 @@ class WriteApi:
     ) -> BatchResult:
         """Apply ops as one batch (refs resolve inside it; failures land in `rejected`)."""
         self._require_store()
-        if ops is None:
-            raise bad_args("ops", "is required")
+        _given(ops=ops)
         if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
             raise bad_args("ops", f"expected a list of ops, got {type(ops).__name__}")
         return await self._run(list(ops), max_seq, "batch")
@@ -165,10 +186,8 @@ class WriteApi:
         """Create a node (or merge into the latest-only node of that name); raises OP_FAILED."""
         self._require_store()
         _required_str("type", type)
-        if title is not None and not isinstance(title, str):
-            raise bad_args("title", f"expected a string, got {title!r}")
-        if fields is not None and not isinstance(fields, Mapping):
-            raise bad_args("fields", f"expected a mapping, got {type_name(fields)}")
+        _optional("title", title, str, "a string")
+        _optional("fields", fields, Mapping, "a mapping")
         if ref is not None and (not isinstance(ref, str) or not ref):
             raise bad_args("ref", f"expected a non-empty string, got {ref!r}")
         op: dict[str, Any] = {"op": "create", "type": type, "fields": dict(fields or {})}
@@ -202,14 +221,12 @@ class WriteApi:
         """Patch a node; `ok` False (no throw) when it is missing, archived or the edit skipped."""
         self._require_store()
         _required_str("id", id)
-        if set_fields is not None and not isinstance(set_fields, Mapping):
-            raise bad_args("set_fields", f"expected a mapping, got {type_name(set_fields)}")
+        _optional("set_fields", set_fields, Mapping, "a mapping")
         if clear_fields is not None and (
             isinstance(clear_fields, (str, bytes)) or not isinstance(clear_fields, Iterable)
         ):
             raise bad_args("clear_fields", f"expected a list of names, got {clear_fields!r}")
-        if title is not None and not isinstance(title, str):
-            raise bad_args("title", f"expected a string, got {title!r}")
+        _optional("title", title, str, "a string")
         op: dict[str, Any] = {"op": "edit", "node_id": id}
         if set_fields is not None:
             op["set_fields"] = dict(set_fields)
@@ -260,11 +277,8 @@ class WriteApi:
     ) -> UpsertLinksResult:
         """Add relation edges from `source`; `applied` counts the edges actually added."""
         self._require_store()
-        if source is None:
-            raise bad_args("source", "is required")
+        _given(source=source, links=links)
         src = _endpoint("source", source)
-        if links is None:
-            raise bad_args("links", "is required")
         op_links = self._links("links", links)
         if not op_links:
             return UpsertLinksResult(applied=0)
@@ -283,10 +297,7 @@ class WriteApi:
     ) -> DeleteLinksResult:
         """Remove the `relation` edges between source and target; `removed` counts them."""
         self._require_store()
-        if source is None:
-            raise bad_args("source", "is required")
-        if target is None:
-            raise bad_args("target", "is required")
+        _given(source=source, target=target)
         src = _endpoint("source", source, allow_ref=False)
         dst = _endpoint("target", target, allow_ref=False)
         _required_str("relation", relation)
@@ -315,12 +326,7 @@ class WriteApi:
     ) -> CompactResult:
         """Roll `child_ids` up into a new rollup node of `type` (BAD_ARGS / CHILD_* errors)."""
         self._require_store()
-        if type is None:
-            raise bad_args("type", "is required")
-        if child_ids is None:
-            raise bad_args("child_ids", "is required")
-        if summary is None:
-            raise bad_args("summary", "is required")
+        _given(type=type, child_ids=child_ids, summary=summary)
         (outcome,) = await self._roll_up(type, [(child_ids, summary, fields)])
         if isinstance(outcome, MemoryGraphError):
             raise outcome
@@ -335,8 +341,7 @@ class WriteApi:
         outcome per group, in order: its result, or the error that left it out
         (CHILD_HAS_PARENT when someone compacted meanwhile, ...)."""
         self._require_store()
-        if type is None:
-            raise bad_args("type", "is required")
+        _given(type=type)
         return await self._roll_up(
             type, [(g[0], g[1], g[2] if len(g) > 2 else None) for g in groups]
         )
@@ -344,7 +349,9 @@ class WriteApi:
     # ---- a person's corrections (engine/write/curation.py): each one commit, `EditResult`
 
     async def _curate(self, kind: str, change: Callable[[Any], BatchResult]) -> EditResult:
-        result = await self._commit(change(self._require_store()), kind)
+        store = self._require_store()
+        async with self._writing():
+            result = await self._commit(change(store), kind)
         return EditResult(ok=bool(result.applied), changed=result.changed, rejected=result.rejected)
 
     @checked_call
@@ -382,37 +389,34 @@ class WriteApi:
         """`apply_rollup` per `(child_ids, summary, fields)` group, then one commit of those
         that applied (none: no commit)."""
         store = self._require_store()
-        outcomes: list[CompactResult | MemoryGraphError] = []
-        applied: list[dict[str, Any]] = []
-        changed = False
-        for child_ids, summary, fields in groups:
-            if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
-                child_ids = list(child_ids)
-            try:
-                rollup_id, did = apply_rollup(
-                    store,
-                    type,
-                    child_ids,
-                    summary,
-                    fields,
-                    schema=self._schema,
-                    limits=self.limits,
+        limits = self.limits
+        async with self._writing():
+            outcomes: list[CompactResult | MemoryGraphError] = []
+            applied: list[dict[str, Any]] = []
+            changed = False
+            for child_ids, summary, fields in groups:
+                if not isinstance(child_ids, (str, bytes)) and isinstance(child_ids, Iterable):
+                    child_ids = list(child_ids)
+                try:
+                    rollup_id, did = apply_rollup(
+                        store, type, child_ids, summary, fields, schema=self._schema, limits=limits
+                    )
+                except MemoryGraphError as exc:
+                    outcomes.append(exc)
+                    continue
+                changed = changed or did
+                applied.append({"op": "compact", "type": type, "child_ids": list(child_ids)})
+                outcomes.append(CompactResult(rollup_node_id=rollup_id))
+            if applied:
+                made = (o.rollup_node_id for o in outcomes if isinstance(o, CompactResult))
+                result = BatchResult(
+                    applied=tuple(applied),
+                    node_ids=tuple(made),
+                    changed=changed,
+                    version=store.version,
+                    seq=store.seq_counter,
                 )
-            except MemoryGraphError as exc:
-                outcomes.append(exc)
-                continue
-            changed = changed or did
-            applied.append({"op": "compact", "type": type, "child_ids": list(child_ids)})
-            outcomes.append(CompactResult(rollup_node_id=rollup_id))
-        if applied:
-            result = BatchResult(
-                applied=tuple(applied),
-                node_ids=tuple(o.rollup_node_id for o in outcomes if isinstance(o, CompactResult)),
-                changed=changed,
-                version=store.version,
-                seq=store.seq_counter,
-            )
-            await self._commit(result, "compact_nodes")
+                await self._commit(result, "compact_nodes")
         return tuple(outcomes)
 
 

@@ -459,27 +459,21 @@ def _guarded(run: ServiceRun, service_of: ServiceOf) -> Any:
     return wrapper
 
 
+_ROLLBACK_HELP = "roll a chat back to a commit (--to) or a message seq (--seq)"
+_SERVE_HELP = "the graph explorer page and the JSON memory API (and the proxy: --proxy-upstream)"
+
+
 def commands(service_of: ServiceOf) -> list[Command]:
     """The sub-commands contributed through `host_cli_commands`; `service_of(host)` gives the
     service the plugin runs on the host when a command runs."""
     specs = [
         ("history", "list a chat's commits", _add_history, _history),
-        (
-            "rollback",
-            "roll a chat back to a commit (--to) or a message seq (--seq)",
-            _add_rollback,
-            _rollback,
-        ),
+        ("rollback", _ROLLBACK_HELP, _add_rollback, _rollback),
         ("import", "replace a chat's graph by a JSON store file", _add_import, _import),
         ("fork", "start a new chat with another chat's memory", _add_fork, _fork),
         ("export", "print a chat's graph as JSON (the original's shape)", _add_export, _export),
         ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
-        (
-            "serve",
-            "the graph explorer page and the JSON memory API (and the proxy: --proxy-upstream)",
-            _add_serve,
-            _serve,
-        ),
+        ("serve", _SERVE_HELP, _add_serve, _serve),
         ("proxy", "an OpenAI-compatible memory proxy in front of --upstream", _add_proxy, _proxy),
         ("ingest", "replay a chat transcript through the live pipeline", _add_ingest, _ingest),
         ("check", "read every table and fragment; say what is damaged", _no_args, _check),

@@ -199,9 +199,8 @@ async def _print_plugins(p: _Printer, host: Any, marks: _Marks, chat_id: str) ->
 async def _graph_size(host: Any, chat_id: str) -> tuple[list[Any], list[Any], list[str]]:
     api = host.registry.get("memory-graph")
     session = await api.open_session(host.get_context(chat_id))
-    read = session.read_api() if hasattr(session, "read_api") else session
-    nodes = list(read.list_nodes(active_only=False))
-    edges = list(read.list_edges())
+    nodes = list(session.list_nodes(active_only=False))
+    edges = list(session.list_edges())
     hier = [s.type for s in session.get_schema().types if s.compression_mode == "hierarchical"]
     return nodes, edges, hier
 

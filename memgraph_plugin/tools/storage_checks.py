@@ -5,6 +5,7 @@ status 0 when every fragment is readable)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from memgraph_plugin.storage import StorageSettings
@@ -26,18 +27,20 @@ def _tables(settings: StorageSettings) -> list[str]:
         raise unreachable(settings.uri, exc) from exc
 
 
-async def run_check(host: Any, settings: StorageSettings) -> int:
-    """Print what `check_database` found; 1 when something is damaged."""
+async def _on_tables(run: Callable[..., Any], settings: StorageSettings) -> Any:
+    """`run` (`check_database` or `repair_database`) over the configured tables, on a thread
+    (listing the tables too: it connects to the database)."""
 
     def work() -> Any:
-        return check_database(
-            settings.uri,
-            _tables(settings),
-            settings.storage_options,
-            history_pruned=settings.history_seconds is not None,
-        )
+        pruned = settings.history_seconds is not None
+        return run(settings.uri, _tables(settings), settings.storage_options, history_pruned=pruned)
 
-    report = await asyncio.to_thread(work)
+    return await asyncio.to_thread(work)
+
+
+async def run_check(host: Any, settings: StorageSettings) -> int:
+    """Print what `check_database` found; 1 when something is damaged."""
+    report = await _on_tables(check_database, settings)
     for line in report.lines():
         print(line)
     if not report.ok:
@@ -49,16 +52,7 @@ async def run_check(host: Any, settings: StorageSettings) -> int:
 
 async def run_repair(host: Any, settings: StorageSettings) -> int:
     """Repair, print every loss; 0 when every fragment reads afterwards."""
-
-    def work() -> Any:
-        return repair_database(
-            settings.uri,
-            _tables(settings),
-            settings.storage_options,
-            history_pruned=settings.history_seconds is not None,
-        )
-
-    report = await asyncio.to_thread(work)
+    report = await _on_tables(repair_database, settings)
     for line in report.lines:
         print(line)
     if not report.after.ok:

@@ -90,7 +90,6 @@ async def test_injection_update_fires_the_hook_per_chat(host):
     assert rec.injections == [("a", state)]
     assert seen == [state]
     assert session_a.get_injection_state() is state
-    assert session_a.read_api().get_injection_state() is state
     assert get_currently_injected_node_ids(ctx_b).recall_selected_ids == set()
     assert get_currently_injected_node_ids(ctx_a).recall_selected_ids == {"n_2"}
     record_injected_node_ids(ctx_b, always_inject_ids=[], recall_selected_ids=["n_9"])

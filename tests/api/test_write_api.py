@@ -8,17 +8,20 @@ import pytest
 
 from memgraph_plugin.api.write import WriteApi, get_write_api
 from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model import results
 from memgraph_plugin.engine.model.models import EdgeKey
-from memgraph_plugin.engine.model.results import (
-    BatchResult,
-    CompactResult,
-    CreateResult,
-    DeleteLinksResult,
-    DeleteResult,
-    EditResult,
-    UpsertLinksResult,
-)
 from memgraph_plugin.errors import MemoryGraphError
+
+
+def _event_under(parent: str, title: str) -> dict:
+    """A create op of an event whose parent is `parent`."""
+    return {
+        "op": "create",
+        "type": "event",
+        "title": title,
+        "fields": {"summary": "s"},
+        "parent_id": parent,
+    }
 
 
 @pytest.fixture
@@ -40,7 +43,7 @@ async def test_docs_create_node_example(api, store):
     result = await api.create_node(
         type="character_sheet", title="Eileen", fields={"name": "Eileen", "aliases": ["艾琳"]}
     )
-    assert isinstance(result, CreateResult)
+    assert isinstance(result, results.CreateResult)
     node = store.node(result.id)
     assert node.title == "Eileen" and node.fields["aliases"] == ("艾琳",)
     assert result.ref is None
@@ -57,17 +60,17 @@ async def test_docs_session_example_sequence(api, store):
     nid = created.id
     assert store.node(nid).title == "Alice draws her sword"
     edited = await api.edit_node(id=nid, set_fields={"who": ["Alice", "Bob"]})
-    assert edited == EditResult(ok=True, changed=True)
+    assert edited == results.EditResult(ok=True, changed=True)
     linked = await api.upsert_links(
         source={"id": nid}, links=[{"target": {"id": alice}, "relation": "about"}]
     )
-    assert linked == UpsertLinksResult(applied=2)
+    assert linked == results.UpsertLinksResult(applied=2)
     await api.upsert_links(
         source={"id": nid},
         links=[{"target": {"id": bob}, "relation": "about", "direction": "outgoing"}],
     )
     removed = await api.delete_links(source={"id": nid}, target={"id": bob}, relation="about")
-    assert removed == DeleteLinksResult(removed=1)
+    assert removed == results.DeleteLinksResult(removed=1)
     assert store.edge(EdgeKey(nid, "about", bob)) is None
     assert store.edge(EdgeKey(nid, "about", alice)) is not None
 
@@ -92,7 +95,7 @@ async def test_docs_upsert_links_example(api, store):
 
 async def test_docs_delete_node_example(api, store):
     nid = (await api.create_node(type="event", title="obsolete", fields={"summary": "s"})).id
-    assert await api.delete_node(id=nid) == DeleteResult(ok=True)
+    assert await api.delete_node(id=nid) == results.DeleteResult(ok=True)
     assert store.node(nid).archived
     again = await api.delete_node(id=nid)
     assert again.ok is False and again.rejected[0].error.code == "NODE_ARCHIVED"
@@ -107,10 +110,10 @@ async def test_edit_node_silent_skip(api, store):
     await api.delete_node(id=nid)
     assert (await api.edit_node(id=nid, set_fields={"goal": "g"})).ok is False
     other = (await api.create_node(type="character_sheet", title="Ben")).id
-    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == EditResult(
+    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == results.EditResult(
         ok=True, changed=True
     )
-    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == EditResult(
+    assert await api.edit_node(id=other, set_fields={"profession": "healer"}) == results.EditResult(
         ok=True, changed=False
     )
 
@@ -263,7 +266,7 @@ async def test_apply_extraction_batch_docs_example(api, store):
             },
         ]
     )
-    assert isinstance(result, BatchResult)
+    assert isinstance(result, results.BatchResult)
     assert len(result.applied) == 2 and len(result.rejected) == 0
     assert store.edge(EdgeKey(result.refs["c1"], "mentions", event)) is not None
 
@@ -278,7 +281,7 @@ async def test_compact_nodes_docs_flow(api, store, commits):
         ids.append(r.node_ids[0])
     count = len(commits)
     result = await api.compact_nodes(type="event", child_ids=ids, summary="three things")
-    assert isinstance(result, CompactResult)
+    assert isinstance(result, results.CompactResult)
     rollup = store.node(result.rollup_node_id)
     assert rollup.semantic_rollup and rollup.fields["summary"] == "three things"
     assert rollup.seq_to == 3
@@ -311,17 +314,7 @@ async def test_child_with_parent_of_other_type_is_reparented(api, store):
         ]
     )
     a, b = batch.node_ids
-    await api.apply_extraction_batch(
-        ops=[
-            {
-                "op": "create",
-                "type": "event",
-                "title": "c",
-                "fields": {"summary": "s"},
-                "parent_id": thread,
-            }
-        ]
-    )
+    await api.apply_extraction_batch(ops=[_event_under(thread, "c")])
     c = next(n.id for n in store.iter_nodes() if n.title == "c")
     rollup = (
         await api.compact_nodes(type="event", child_ids=[a, b, c], summary="x")
@@ -336,17 +329,7 @@ async def test_compacting_a_child_with_its_old_parent_keeps_both_sides_agreeing(
     thread = (
         await api.create_node(type="thread", title="T", fields={"status": "open", "note": "n"})
     ).id
-    batch = await api.apply_extraction_batch(
-        ops=[
-            {
-                "op": "create",
-                "type": "event",
-                "title": "c",
-                "fields": {"summary": "s"},
-                "parent_id": thread,
-            }
-        ]
-    )
+    batch = await api.apply_extraction_batch(ops=[_event_under(thread, "c")])
     c = batch.node_ids[0]
     rollup = (
         await api.compact_nodes(type="event", child_ids=[c, thread], summary="x")
@@ -360,15 +343,15 @@ async def test_a_child_leaving_an_old_rollup_takes_no_hierarchy_edge_along(api, 
     """Reparenting a child drops both hierarchy edges of its old parent (contains and
     semantic_contains), so no stale rollup edge projects onto the child's new rollup."""
     batch = await api.apply_extraction_batch(
-        ops=[{"op": "create", "type": "event", "title": t, "fields": {"summary": "s"}}
-             for t in ("a", "b")]
+        ops=[
+            {"op": "create", "type": "event", "title": t, "fields": {"summary": "s"}}
+            for t in ("a", "b")
+        ]
     )
     a, b = batch.node_ids
     events = (await api.compact_nodes(type="event", child_ids=[a, b], summary="x")).rollup_node_id
     assert store.edge(EdgeKey(events, "semantic_contains", a)) is not None
-    threads = (
-        await api.compact_nodes(type="thread", child_ids=[a], summary="y")
-    ).rollup_node_id
+    threads = (await api.compact_nodes(type="thread", child_ids=[a], summary="y")).rollup_node_id
     assert store.node(a).parent_id == threads
     assert store.node(events).children_ids == (b,)
     assert store.edge(EdgeKey(events, "contains", a)) is None
@@ -396,7 +379,7 @@ async def test_results_unstructure_to_plain_data(api, store):
     assert json.loads(json.dumps(data)) == data
     assert data["applied"][0]["ref"] == "a" and data["refs"] == {"a": "n_1"}
     assert data["rejected"][0]["error"]["code"] == "NODE_NOT_FOUND"
-    assert converter.unstructure(CreateResult("n_1", "a")) == {"id": "n_1", "ref": "a"}
+    assert converter.unstructure(results.CreateResult("n_1", "a")) == {"id": "n_1", "ref": "a"}
     info = converter.unstructure(CommitInfo(version=3, applied=1, chat_id="c", node_ids=("n_1",)))
     assert info["version"] == 3 and info["node_ids"] == ["n_1"]
 
@@ -404,10 +387,19 @@ async def test_results_unstructure_to_plain_data(api, store):
 PRIMITIVE_AND_OP = [
     (
         "create_node",
-        {"type": "character_sheet", "title": "Mira", "fields": {"aliases": ["M"]},
-         "links": [{"target": {"id": "n_1"}, "relation": "allied_with"}]},
-        {"op": "create", "type": "character_sheet", "title": "Mira", "fields": {"aliases": ["M"]},
-         "links": [{"target_node_id": "n_1", "relation": "allied_with"}]},
+        {
+            "type": "character_sheet",
+            "title": "Mira",
+            "fields": {"aliases": ["M"]},
+            "links": [{"target": {"id": "n_1"}, "relation": "allied_with"}],
+        },
+        {
+            "op": "create",
+            "type": "character_sheet",
+            "title": "Mira",
+            "fields": {"aliases": ["M"]},
+            "links": [{"target_node_id": "n_1", "relation": "allied_with"}],
+        },
     ),
     (
         "create_node",  # a merge into the latest-only node of that name
@@ -423,18 +415,31 @@ PRIMITIVE_AND_OP = [
     ("delete_node", {"id": "n_2"}, {"op": "delete", "node_id": "n_2"}),
     (
         "upsert_links",
-        {"source": {"id": "n_2"}, "links": [
-            {"target": {"id": "n_1"}, "relation": "Mentions", "direction": "outgoing"},
-            {"target": {"id": "n_1"}, "relation": "related"}]},
-        {"op": "link_upsert", "source_node_id": "n_2", "links": [
-            {"target_node_id": "n_1", "relation": "Mentions", "direction": "outgoing"},
-            {"target_node_id": "n_1", "relation": "related"}]},
+        {
+            "source": {"id": "n_2"},
+            "links": [
+                {"target": {"id": "n_1"}, "relation": "Mentions", "direction": "outgoing"},
+                {"target": {"id": "n_1"}, "relation": "related"},
+            ],
+        },
+        {
+            "op": "link_upsert",
+            "source_node_id": "n_2",
+            "links": [
+                {"target_node_id": "n_1", "relation": "Mentions", "direction": "outgoing"},
+                {"target_node_id": "n_1", "relation": "related"},
+            ],
+        },
     ),
     (
         "delete_links",
         {"source": {"id": "n_2"}, "target": {"id": "n_1"}, "relation": "involved_in"},
-        {"op": "link_delete", "source_node_id": "n_2", "target_node_id": "n_1",
-         "relation": "involved_in"},
+        {
+            "op": "link_delete",
+            "source_node_id": "n_2",
+            "target_node_id": "n_1",
+            "relation": "involved_in",
+        },
     ),
 ]
 
@@ -444,8 +449,13 @@ async def test_primitives_are_one_op_batches(primitive, kwargs, op):
     """Each primitive leaves the store exactly as the one-op batch does (same pipeline)."""
     seed = [
         {"op": "create", "type": "character_sheet", "title": "Eileen"},
-        {"op": "create", "type": "event", "title": "Inn", "fields": {"summary": "s"},
-         "links": [{"target_node_id": "n_1", "relation": "involved_in"}]},
+        {
+            "op": "create",
+            "type": "event",
+            "title": "Inn",
+            "fields": {"summary": "s"},
+            "links": [{"target_node_id": "n_1", "relation": "involved_in"}],
+        },
     ]
     by_primitive, by_batch = Store(), Store()
     for s in (by_primitive, by_batch):

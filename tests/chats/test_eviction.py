@@ -136,12 +136,12 @@ async def test_a_held_session_of_an_evicted_chat_reads_and_writes_on(tmp_path):
     await _grow(held)
     await _grow(await _session(host, "b"))  # loading and growing b evicts a
     assert persisted.cached("a") is None and persisted.budget.evictions >= 1
-    assert len(held.read_api().list_nodes()) == NODES  # reads: the store it holds
+    assert len(held.list_nodes()) == NODES  # reads: the store it holds
     created = await held.create_node(type="event", fields={"summary": "after eviction"})
     assert held.last_commit.version == 2  # committed on top of what was stored
     assert persisted.cached("a").store is held.store  # the held store is the chat again
     fresh = await _session(host, "a")
-    assert fresh.read_api().get_node(created.id) is not None
+    assert fresh.get_node(created.id) is not None
     await host.stop()
 
 
@@ -159,7 +159,7 @@ async def test_a_held_session_is_stale_once_the_chat_moved_on_after_eviction(tmp
     assert info.value.code == "CONFLICT"
     retry = await _session(host, "a")
     await retry.create_node(type="event", fields={"summary": "retried"})
-    assert len(retry.read_api().list_nodes()) == NODES + 2
+    assert len(retry.list_nodes()) == NODES + 2
     assert persisted.cached("a").store is retry.store
     await host.stop()
 

@@ -75,7 +75,7 @@ async def test_rollback_of_newest_commits_equals_the_storage_state_and_keeps_the
         assert _state(store.to_dict()) == _state(wanted)
         assert _state(storage.load_sync(CHAT).data) == _state(wanted)  # the journal agrees
         assert session.keyword_search(query="turn", k=20)  # indices follow the revert
-        titles = {n.title for n in session.read_api().list_nodes(types=["event"])}
+        titles = {n.title for n in session.list_nodes(types=["event"])}
         assert titles == {f"turn {t}" for t in range(1, seq + 1)}
 
     await _write_turns(session, range(4, 6))  # chatting on after a rollback
@@ -102,7 +102,7 @@ async def test_a_rollback_past_the_recent_commits_is_undone_in_memory_from_stora
     wanted = storage.state_at_sync(CHAT, seq=2).data
     assert _state(store.to_dict()) == _state(wanted)
     assert _state(storage.load_sync(CHAT).data) == _state(wanted)
-    assert {n.title for n in fresh.read_api().list_nodes(types=["event"])} == {"turn 1", "turn 2"}
+    assert {n.title for n in fresh.list_nodes(types=["event"])} == {"turn 1", "turn 2"}
     await host.stop()
 
 
@@ -132,7 +132,7 @@ async def test_after_a_restart_a_regenerate_is_undone_in_memory(tmp_path):
     assert _state(store.to_dict()) == _state(wanted)
     assert _state(storage.load_sync(CHAT).data) == _state(wanted)  # the journal agrees
     await pipeline.add_assistant_message(CHAT, "Ilya Renn sleeps in the bell tower.")
-    events = [n.fields.get("summary", "") for n in session.read_api().list_nodes(types=["event"])]
+    events = [n.fields.get("summary", "") for n in session.list_nodes(types=["event"])]
     assert not any("north gate" in text for text in events)
     assert sum("bell tower" in text for text in events) == 1
     assert any("salt archive" in text for text in events)
@@ -156,7 +156,7 @@ async def test_a_rollback_undoing_too_much_takes_the_storage_path(tmp_path, monk
     await api.rollback(CHAT, seq=1)
     fresh = await api.open_session(host.get_context(CHAT))
     assert fresh.store is not store  # reloaded from storage
-    assert {n.title for n in fresh.read_api().list_nodes(types=["event"])} == {"turn 1"}
+    assert {n.title for n in fresh.list_nodes(types=["event"])} == {"turn 1"}
     await host.stop()
 
 
@@ -173,7 +173,7 @@ async def test_a_regenerated_answer_is_undone_in_memory_and_extracted_once(tmp_p
     await pipeline.add_assistant_message(CHAT, "Ilya Renn hides in the salt archive.")
     session = await api.open_session(host.get_context(CHAT))
     assert session.store is store
-    events = [n.fields.get("summary", "") for n in session.read_api().list_nodes(types=["event"])]
+    events = [n.fields.get("summary", "") for n in session.list_nodes(types=["event"])]
     assert not any("Lantern Market" in text for text in events)
     assert sum("salt archive" in text for text in events) == 1
     assert len(store) <= before + 1
@@ -190,7 +190,7 @@ async def test_another_writer_sends_a_rollback_down_the_storage_path(tmp_path, t
     rolled = await a.registry.get("memory-graph").rollback(CHAT, seq=2)
     fresh = await a.registry.get("memory-graph").open_session(a.get_context(CHAT))
     assert fresh.store is not sa.store
-    titles = {n.title for n in fresh.read_api().list_nodes(types=["event"])}
+    titles = {n.title for n in fresh.list_nodes(types=["event"])}
     assert titles == {"turn 1", "turn 2"} and rolled.kind == "rollback"
     await a.stop()
     await b.stop()
@@ -212,6 +212,6 @@ async def test_a_rollback_to_a_version_an_earlier_rollback_undid_gives_that_vers
     fresh = await api.open_session(host.get_context(CHAT))
     wanted = storage.state_at_sync(CHAT, version=5).data
     assert _state(fresh.store.to_dict()) == _state(wanted)
-    titles = {n.title for n in fresh.read_api().list_nodes(types=["event"])}
+    titles = {n.title for n in fresh.list_nodes(types=["event"])}
     assert titles == {f"turn {t}" for t in range(1, 6)}
     await host.stop()

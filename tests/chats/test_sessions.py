@@ -49,8 +49,8 @@ async def test_writes_persist_fire_commit_and_survive_a_new_host(tmp_path, targe
 
     again = await _host(tmp_path / "d", target)
     s2 = await _session(again, "chat-1")
-    assert s2.read_api().get_node(created.id).fields["summary"] == "Mira betrays the guild"
-    assert len(s2.read_api().list_nodes()) == 2
+    assert s2.get_node(created.id).fields["summary"] == "Mira betrays the guild"
+    assert len(s2.list_nodes()) == 2
     assert await _session(again, "chat-2") is not None  # a fresh chat is writable
     assert await _session(again, None) is None
     await again.stop()
@@ -66,14 +66,14 @@ async def test_open_session_is_cached_and_sees_another_hosts_commit(tmp_path, ta
     assert sb.store is (await _session(b, "c")).store  # warm: cached
     await sb.create_node(type="event", fields={"summary": "two"})
     sa2 = await _session(a, "c")  # refreshed: sees b's commit
-    assert len(sa2.read_api().list_nodes()) == 2
+    assert len(sa2.list_nodes()) == 2
     # the stale session's write is refused with a clear, retryable conflict
     with pytest.raises(MemoryGraphError) as info:
         await sa.create_node(type="event", fields={"summary": "stale"})
     assert info.value.code == "CONFLICT"
     retry = await _session(a, "c")
     await retry.create_node(type="event", fields={"summary": "three"})
-    assert len((await _session(b, "c")).read_api().list_nodes()) == 3
+    assert len((await _session(b, "c")).list_nodes()) == 3
     await a.stop()
     await b.stop()
 
@@ -213,9 +213,9 @@ async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_p
     await host.drain()
     assert spy.commits[-1] == (chat, rolled)
     # the newest commits are undone in memory: a session opened before reads the new state
-    assert [n.id for n in s.read_api().list_nodes()] == [first.id]
+    assert [n.id for n in s.list_nodes()] == [first.id]
     fresh = await _session(host, chat)
-    assert [n.id for n in fresh.read_api().list_nodes()] == [first.id]
+    assert [n.id for n in fresh.list_nodes()] == [first.id]
 
     data = {"nodes": {"n_9": {"id": "n_9", "type": "event", "fields": {"summary": "nine"}}}}
     imported = await api.import_graph(chat, data)
@@ -231,13 +231,13 @@ async def test_history_rollback_and_import_through_the_service_fire_commit(tmp_p
         await api.rollback(chat, version=99)
     assert len(spy.commits) == 4  # the two failures committed nothing
     now = await _session(host, chat)
-    assert [n.id for n in now.read_api().list_nodes()] == ["n_9"]
+    assert [n.id for n in now.list_nodes()] == ["n_9"]
     # seq: the newest commit at or before message 0 along the current history is the import,
     # the state the chat is in already: nothing to roll back, no commit
     assert await api.rollback(chat, seq=0) is None
     assert len(spy.commits) == 4
     back = await api.rollback(chat, version=0)
-    assert back.version == 5 and (await _session(host, chat)).read_api().list_nodes() == ()
+    assert back.version == 5 and (await _session(host, chat)).list_nodes() == ()
     await host.stop()
 
 
@@ -260,7 +260,7 @@ async def test_a_chat_whose_store_fails_to_load_gives_none_and_others_still_work
     assert await _session(host, "broken") is None
     assert "store of chat 'broken' failed to load" in caplog.text
     fine = await _session(host, "fine")
-    assert len(fine.read_api().list_nodes()) == 1
+    assert len(fine.list_nodes()) == 1
     await fine.create_node(type="event", fields={"summary": "still writable"})
     await host.stop()
 
@@ -276,7 +276,7 @@ async def test_storage_uri_setting_picks_the_database(tmp_path):
     assert len(LanceStorage(str(elsewhere)).load_sync("c").data["nodes"]) == 1
     assert not (tmp_path / "d" / "lancedb").exists()
     default = await _host(tmp_path / "d")  # the default: <data_dir>/lancedb, a separate database
-    assert (await _session(default, "c")).read_api().list_nodes() == ()
+    assert (await _session(default, "c")).list_nodes() == ()
     await (await _session(default, "c")).create_node(type="event", fields={"summary": "here"})
     assert (tmp_path / "d" / "lancedb" / "commits.lance").is_dir()
     await default.stop()
@@ -345,7 +345,7 @@ async def test_sessions_opened_at_the_same_time_share_one_store(tmp_path):
         await a.create_node(type="event", fields={"summary": f"a{round_no}"})
         await b.create_node(type="event", fields={"summary": f"b{round_no}"})
         await (await _session(other, "c")).create_node(type="event", fields={"summary": "o"})
-    assert len((await _session(host, "c")).read_api().list_nodes()) == 6
+    assert len((await _session(host, "c")).list_nodes()) == 6
     await host.stop()
     await other.stop()
 
@@ -380,6 +380,6 @@ async def test_an_open_during_a_commit_in_flight_keeps_the_writer_current(tmp_pa
     await write
     b = await opening
     storage.commit_sync = real_commit
-    assert b.store is a.store and len(b.read_api().list_nodes()) == 2
+    assert b.store is a.store and len(b.list_nodes()) == 2
     await a.create_node(type="event", fields={"summary": "third"})  # not refused as stale
     await host.stop()

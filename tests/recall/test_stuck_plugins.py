@@ -87,7 +87,7 @@ async def test_a_write_returns_while_its_commit_hook_still_hangs(tmp_path):
         second = await s.create_node(type="event", fields={"summary": "two"})
         # both writes returned, durable, while the first notification is still pending
         assert hung.finished == 0
-        assert {n.id for n in s.read_api().list_nodes()} == {first.id, second.id}
+        assert {n.id for n in s.list_nodes()} == {first.id, second.id}
         history = await host.registry.get("memory-graph").history("c")
         assert [r.version for r in history] == [1, 2]
     finally:

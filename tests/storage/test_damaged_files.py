@@ -40,7 +40,7 @@ async def _build(data: Path) -> dict[str, list[set[str]]]:
                 type="event", fields={"summary": f"{chat} event {i}"}, links=links
             )
             previous = made.id
-            states[chat].append({n.id for n in s.read_api().list_nodes()})
+            states[chat].append({n.id for n in s.list_nodes()})
     await host.stop()
     storage = LanceStorage(StorageSettings(uri=str(data / "lancedb")))
     for chat in CHATS:
@@ -52,7 +52,7 @@ async def _build(data: Path) -> dict[str, list[set[str]]]:
     for chat in CHATS:
         s = await service.open_session(host.get_context(chat))
         await s.create_node(type="event", fields={"summary": f"{chat} after the snapshot"})
-        states[chat].append({n.id for n in s.read_api().list_nodes()})
+        states[chat].append({n.id for n in s.list_nodes()})
     await host.stop()
     return states
 
@@ -87,7 +87,7 @@ async def _open_all(data: Path) -> dict[str, set[str] | None]:
     out: dict[str, set[str] | None] = {}
     for chat in CHATS:
         s = await service.open_session(host.get_context(chat))
-        out[chat] = None if s is None else {n.id for n in s.read_api().list_nodes()}
+        out[chat] = None if s is None else {n.id for n in s.list_nodes()}
     await host.stop()
     return out
 

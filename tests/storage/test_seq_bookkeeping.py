@@ -50,7 +50,7 @@ async def test_a_fully_rejected_batch_commits_nothing_and_moves_no_seq(tmp_path)
     # rollback to message 1 keeps message 1's write, drops message 2's
     await service.rollback("c", seq=1)
     s = await _session(host, "c")
-    assert sorted(n.fields["summary"] for n in s.read_api().list_nodes()) == ["one"]
+    assert sorted(n.fields["summary"] for n in s.list_nodes()) == ["one"]
     await host.stop()
 
 
@@ -92,7 +92,7 @@ async def test_batch_result_version_is_the_journal_version_after_a_reload(tmp_pa
     assert nothing.version == 4  # nothing committed: still the chat's journal version
     await service.rollback("c", version=result.version - 1)
     s3 = await _session(again, "c")
-    assert "after reload" not in [n.fields["summary"] for n in s3.read_api().list_nodes()]
+    assert "after reload" not in [n.fields["summary"] for n in s3.list_nodes()]
     await again.stop()
 
 

@@ -44,7 +44,7 @@ async def _count(data: Path) -> int:
     host = Host(data_dir=data, entry_points=False)
     await host.start()
     s = await host.registry.get("memory-graph").open_session(host.get_context("c"))
-    count = len(s.read_api().list_nodes())
+    count = len(s.list_nodes())
     await host.stop()
     return count
 

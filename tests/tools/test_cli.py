@@ -79,7 +79,7 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     s = await api.open_session(host.get_context(evil))
     await s.create_node(type="event", fields={"summary": "later"})
     await host.drain()
-    assert len(s.read_api().list_nodes()) == 3
+    assert len(s.list_nodes()) == 3
     assert await _run(host, "history", evil) == 0
     out = capsys.readouterr().out
     assert "import" in out and "write" in out
@@ -102,15 +102,15 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     assert await _run(host, "export", evil, "--version", "2") == 0  # before the rollback
     assert len(json.loads(capsys.readouterr().out)["nodes"]) == 3
     s2 = await api.open_session(host.get_context(evil))  # sees the rollback
-    assert {n.id for n in s2.read_api().list_nodes()} == {"n_1", "n_2"}
+    assert {n.id for n in s2.list_nodes()} == {"n_1", "n_2"}
     assert await _run(host, "rollback", evil, "--seq", "0") == 0  # the import is at seq 0
     capsys.readouterr()
     s_import = await api.open_session(host.get_context(evil))
-    assert {n.id for n in s_import.read_api().list_nodes()} == {"n_1", "n_2"}
+    assert {n.id for n in s_import.list_nodes()} == {"n_1", "n_2"}
     assert await _run(host, "rollback", evil, "--to", "0") == 0  # before the first commit
     capsys.readouterr()
     s3 = await api.open_session(host.get_context(evil))
-    assert s3.read_api().list_nodes() == ()
+    assert s3.list_nodes() == ()
     # other chats never saw any of it: "x" is still no chat at all (issue 18.4)
     from host.errors import CommandError
 

@@ -175,7 +175,7 @@ async def test_chatting_after_an_import_keeps_the_imported_graph(tmp_path, capsy
 
     await pipeline.run_turn("c", "what happened at the harbor?", "a storm, I recall")
     s = await service.open_session(host.get_context("c"))
-    nodes = {n.id: n for n in s.read_api().list_nodes()}
+    nodes = {n.id: n for n in s.list_nodes()}
     assert {"n_1", "n_2"} <= set(nodes)  # the imported graph is kept
     # ... and the built-in offline extractor adds the new messages' events on top of it
     new = sorted(n.fields["summary"] for i, n in nodes.items() if i not in ("n_1", "n_2"))

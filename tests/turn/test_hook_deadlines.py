@@ -83,11 +83,11 @@ async def test_a_blocking_sync_commit_hook_stalls_no_other_chat(tmp_path):
         created = await fast.create_node(type="event", fields={"summary": "b"})
         fast_done_while_blocked = not blocker.returned.is_set()
         assert fast_done_while_blocked
-        assert fast.read_api().get_node(created.id) is not None
+        assert fast.get_node(created.id) is not None
         # the slow chat's write never waits for its commit notification (issue 28.5)
         await slow_write
         assert not blocker.returned.is_set()
-        assert len(slow.read_api().list_nodes()) == 1
+        assert len(slow.list_nodes()) == 1
         await host.drain("slow")  # the notification goes on without the hook past its deadline
         assert not blocker.returned.is_set()
 

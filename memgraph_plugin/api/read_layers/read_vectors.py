@@ -2,8 +2,8 @@
 store's nodes, embedded with the context's profile on the first search and kept in step through
 the store's change log, so later searches embed only what was written since.
 
-A session searches storage's vector index instead (`Session.vector_search`); both answer the same
-ranked views for the same nodes and profile.
+A `Session` searches storage's vector index of its chat instead (its `_nearest`); both answer the
+same ranked views for the same nodes and profile.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from ...embedding.index import VectorIndex
 from ...embedding.registry import profile_name, resolve_profile
 from ...engine.graph.store import Store
 from ...engine.model.views import RankedView
-from ...errors import MemoryGraphError, check_int, check_str
-from .read_base import ReadBase
+from ...errors import MemoryGraphError, check_int, check_str, check_str_list
+from .read_base import ReadBase, lower_set
 
 
 @attrs.define
@@ -86,13 +86,17 @@ class VectorSearch(ReadBase):
         self, *, query: str, types: list[str] | None = None, k: int = 20
     ) -> tuple[RankedView, ...]:
         """Embedding search (cosine, best first) over the store's active nodes with the
-        context's profile; raises ``NO_EMBEDDING_PROFILE`` when the profile is set to none.
-        A blank query: ()."""
+        context's profile (a `Session` searches storage's vector index of its chat); raises
+        ``NO_EMBEDDING_PROFILE`` when no profile is configured. A blank query: ()."""
         check_str("query", query)
-        tset = self._types(types)
+        wanted = check_str_list("types", types)  # a bare string is refused, as keyword_search does
         check_int("k", k, minimum=1)
         if not query.strip():  # the docs: an empty query resolves to [] (profile or not)
             return ()
+        return await self._nearest(query, wanted, k)
+
+    async def _nearest(self, query: str, types: list[str] | None, k: int) -> tuple[RankedView, ...]:
+        """The `k` nodes nearest `query` in the store's own exact index (see the module)."""
         embedder = _embedder_for(self._ctx, self.schema)
         if embedder is None:
             raise MemoryGraphError(
@@ -101,6 +105,7 @@ class VectorSearch(ReadBase):
             )
         store = self._store
         vectors = _vectors_of(store, embedder)
+        tset = lower_set(types)
 
         def search() -> list[tuple[str, float]]:
             with vectors.lock:

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from ..model.models import Node
+from ..model.models import Node, nearest_visible_ancestor_id
 from ..model.schema import Schema, is_diagnostic_type
 from ..model.views import NodeView
 
@@ -258,18 +258,7 @@ class PoolMembership:
     def _anchor_walk(self, nid: str) -> str | None:
         """The first pool member from `nid` upwards (itself included); None when a missing or
         archived node comes first, or the walk loops."""
-        nodes, pool = self._nodes, self._pool_of
-        seen: set[str] = set()
-        cur = nid
-        while cur and cur not in seen:
-            node = nodes.get(cur)
-            if node is None or node.archived:
-                return None
-            if cur in pool:
-                return cur
-            seen.add(cur)
-            cur = node.parent_id
-        return None
+        return nearest_visible_ancestor_id(self, nid, self._pool_of)
 
     def _reanchor(self, start: Iterable[str]) -> None:
         """Bring the pool-anchor index up to date from `start` down: a node whose anchor moved

@@ -534,7 +534,7 @@ class KeywordIndex:
                 above, tied = np.arange(total), np.arange(0)
             ranked = sorted(
                 (-float(values[i]), key, nid)
-                for i, key, nid in self._admitted(above, cand, allowed, None)
+                for i, key, nid in self._admitted(above, cand, allowed)
             )
             hits = self._accepted(ranked, accept, k)
             if k is not None and len(hits) < k and len(tied):
@@ -544,10 +544,8 @@ class KeywordIndex:
                     ids.sort()
                     keyed = [(score, nid, nid) for nid in ids]
                 else:
-                    keyed = sorted(
-                        (score, key, nid)
-                        for _, key, nid in self._admitted(tied, cand, allowed, None)
-                    )
+                    admitted = self._admitted(tied, cand, allowed)
+                    keyed = sorted((score, key, nid) for _, key, nid in admitted)
                 hits += self._accepted(keyed, accept, k - len(hits))
             if k is None or len(hits) >= k or len(above) + len(tied) >= total:
                 break
@@ -573,17 +571,11 @@ class KeywordIndex:
         return out
 
     def _admitted(
-        self,
-        sel: np.ndarray,
-        cand: np.ndarray,
-        allowed: Mapping[str, Any] | None,
-        accept: Callable[[str], bool] | None,
+        self, sel: np.ndarray, cand: np.ndarray, allowed: Mapping[str, Any] | None
     ) -> Iterator[tuple[int, Any, str]]:
-        """(position, tie-break key, id) of the candidates at `sel` that `allowed` and
-        `accept` admit."""
+        """(position, tie-break key, id) of the candidates at `sel` that `allowed` admits (its
+        value is the tie-break key; without it the id is)."""
         for i, nid in zip(sel.tolist(), self._ids_of(cand[sel]), strict=True):
             if nid is None or (allowed is not None and nid not in allowed):
-                continue
-            if accept is not None and not accept(nid):
                 continue
             yield i, (nid if allowed is None else allowed[nid]), nid

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any, NamedTuple
 
 import attrs
@@ -64,3 +65,23 @@ class Edge:
     @property
     def key(self) -> EdgeKey:
         return EdgeKey(self.source, self.type, self.target)
+
+
+def nearest_visible_ancestor_id(store: Any, id: str, visible: Container[str]) -> str | None:
+    """Walk up `parent_id` from `id` (itself included) through ``store.node`` (a `Store`): the
+    first id in `visible` wins.
+
+    A missing or archived node on the way ends the walk with None; cycles end it too.
+    """
+    nodes = store.node
+    seen: set[str] = set()
+    cur: str = id
+    while cur and cur not in seen:
+        node = nodes(cur)
+        if node is None or node.archived:
+            return None
+        if cur in visible:
+            return cur
+        seen.add(cur)
+        cur = node.parent_id
+    return None

@@ -12,29 +12,11 @@ import attrs
 
 from ..graph.store import Store
 from ..model.models import Edge, EdgeKey
+from ..model.models import nearest_visible_ancestor_id as nearest_visible_ancestor_id
 from ..model.schema import INTERNAL_EDGE_TYPES, SYMMETRIC_RELATIONS
 from ..model.views import EMPTY_EDGE_SUMMARY, EdgeSummaryView, RelationCount, SampleNeighbor
 
 Projected = tuple[str, str, str, int]  # (from, to, type, weight)
-
-
-def nearest_visible_ancestor_id(store: Store, id: str, visible: Container[str]) -> str | None:
-    """Walk up `parent_id` from `id` (itself included): the first id in `visible` wins.
-
-    A missing or archived node on the way ends the walk with None; cycles end it too.
-    """
-    nodes = store.node
-    seen: set[str] = set()
-    cur: str = id
-    while cur and cur not in seen:
-        node = nodes(cur)
-        if node is None or node.archived:
-            return None
-        if cur in visible:
-            return cur
-        seen.add(cur)
-        cur = node.parent_id
-    return None
 
 
 class Lifter:

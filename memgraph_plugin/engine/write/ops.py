@@ -165,10 +165,17 @@ def _check_name(value: str, where: str) -> None:
         raise OpRejected("BAD_OP", problem)
 
 
-def _check_title(value: str, where: str, limits: Limits) -> None:
-    problem = title_problem(value, where, limits)
+def _optional_title(op: Mapping[str, Any], limits: Limits) -> str | None:
+    """The op's ``title``: None when absent, else a string within the limits."""
+    title = op.get("title")
+    if title is None:
+        return None
+    if not isinstance(title, str):
+        raise OpRejected("BAD_OP", f"title: expected a string, got {type(title).__name__}")
+    problem = title_problem(title, "title", limits)
     if problem is not None:
         raise OpRejected("BAD_OP", problem)
+    return title
 
 
 def _check_id(op: Mapping[str, Any], key: str, *, required: bool) -> str | None:
@@ -217,11 +224,7 @@ def _normalize_edit(op: dict[str, Any], kind: str, limits: Limits) -> dict[str, 
         problem = text_problem(name, f"clear_fields[{i}]")
         if problem is not None:
             raise OpRejected("BAD_OP", problem)
-    title = op.get("title")
-    if title is not None and not isinstance(title, str):
-        raise OpRejected("BAD_OP", f"title: expected a string, got {type(title).__name__}")
-    if title is not None:
-        _check_title(title, "title", limits)
+    title = _optional_title(op, limits)
     type_id = op.get("type")
     if type_id is not None and not isinstance(type_id, str):
         raise OpRejected("BAD_OP", f"type: expected a string, got {type(type_id).__name__}")
@@ -251,11 +254,7 @@ def normalize_op(raw: Any, limits: Limits = DEFAULT_LIMITS) -> dict[str, Any]:
         if not isinstance(type_id, str) or not type_id.strip():
             raise OpRejected("BAD_OP", f"type: expected a non-empty string, got {type_id!r}")
         _check_name(type_id, "type")
-        title = op.get("title")
-        if title is not None and not isinstance(title, str):
-            raise OpRejected("BAD_OP", f"title: expected a string, got {type(title).__name__}")
-        if title is not None:
-            _check_title(title, "title", limits)
+        title = _optional_title(op, limits)
         fields = op.get("fields")
         if fields is None:
             fields = {}
