@@ -127,6 +127,11 @@ class LanceStorage(AsyncTwins):
     def _nodes_table(self, dim: int) -> Any:
         return self.vectors.table(dim)
 
+    def shard_for(self, chat_id: str) -> LanceStorage:
+        """The storage holding the chat's tables: this one (`shards.ShardedStorage` splits
+        chats over several)."""
+        return self
+
     def _checked(self, chat_id: str) -> str:
         """`chat_id`, or ``BAD_ARGS`` with the rule's sentence (only with a `chat_id_rule`)."""
         if self._chat_id_rule is not None:

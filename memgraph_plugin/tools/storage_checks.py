@@ -1,16 +1,20 @@
 """``memgraph-host check`` and ``memgraph-host repair``: the CLI over
 `storage/integrity/integrity.py` and `storage/integrity/repair.py` (one line per finding; exit
-status 0 when every fragment is readable)."""
+status 0 when every fragment is readable). A database split in shards (`storage/shards.py`) is
+checked and repaired shard by shard, each shard's lines after a ``shard N:`` line."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import attrs
+
 from memgraph_plugin.storage import StorageSettings
 from memgraph_plugin.storage.connect import connect_database, local_folder, unreachable
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
+from memgraph_plugin.storage.shards import shard_uris
 from memgraph_plugin.storage.tables import table_names
 
 
@@ -26,7 +30,35 @@ def _tables(settings: StorageSettings) -> list[str]:
         raise unreachable(settings.uri, exc) from exc
 
 
+def _shards(settings: StorageSettings) -> list[tuple[str, StorageSettings]]:
+    """Each shard's heading (none without shards) and settings."""
+    uris = shard_uris(settings.uri)
+    if len(uris) == 1:
+        return [("", settings)]
+    return [(f"shard {i}: {uri}", attrs.evolve(settings, uri=uri)) for i, uri in enumerate(uris)]
+
+
 async def run_check(host: Any, settings: StorageSettings) -> int:
+    """Print what `check_database` found in each shard; 1 when something is damaged."""
+    worst = 0
+    for heading, shard in _shards(settings):
+        if heading:
+            print(heading)
+        worst = max(worst, await _check_one(shard))
+    return worst
+
+
+async def run_repair(host: Any, settings: StorageSettings) -> int:
+    """Repair each shard, print every loss; 0 when every fragment reads afterwards."""
+    worst = 0
+    for heading, shard in _shards(settings):
+        if heading:
+            print(heading)
+        worst = max(worst, await _repair_one(shard))
+    return worst
+
+
+async def _check_one(settings: StorageSettings) -> int:
     """Print what `check_database` found; 1 when something is damaged."""
 
     def work() -> Any:
@@ -47,7 +79,7 @@ async def run_check(host: Any, settings: StorageSettings) -> int:
     return 0 if report.ok else 1
 
 
-async def run_repair(host: Any, settings: StorageSettings) -> int:
+async def _repair_one(settings: StorageSettings) -> int:
     """Repair, print every loss; 0 when every fragment reads afterwards."""
 
     def work() -> Any:
