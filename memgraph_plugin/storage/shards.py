@@ -4,23 +4,23 @@ Worker processes (``--workers N``) that append to the same tables each reload th
 the others wrote before their next read or commit, and their compactions of those tables
 conflict: two processes spent about twice the CPU of one on the same turns. With one database
 per shard, and the front routing a chat to the worker of the same number
-(`web.worker_front.Front`: a crc32 of the chat id), each worker writes its own tables.
+(`web.worker_front.Front`: a hash of the chat id), each worker writes its own tables.
 
 Layout: shard 0 is the database at `storage_uri` itself (so a data dir made without shards
 reads as before), shard `i` > 0 the database at ``<storage_uri>.shard<i>``, and the count is
-recorded in ``<storage_uri>.shards`` (JSON). A chat lives in shard ``crc32(chat id) % count``.
-The count is fixed when the database is made (`plan_shards`, by the parent of worker
-processes, before any table exists) and read by every process that opens the database
+recorded in ``<storage_uri>.shards`` (JSON). A chat lives in shard `shard_of` (a hash of its id
+modulo the count). The count is fixed when the database is made (`plan_shards`, by the parent
+of worker processes, before any table holds a row) and read by every process that opens it
 (`open_storage`): one process, the CLI, any count of workers. A database on an object store is
 never split (hosts over one bucket share it as one).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -86,8 +86,12 @@ def shard_uris(uri: str) -> list[str]:
 
 
 def shard_of(chat_id: str, count: int) -> int:
-    """The shard of a chat: the worker front's hash of its id, so worker `i` writes shard `i`."""
-    return zlib.crc32(chat_id.encode("utf-8")) % count if count > 1 else 0
+    """The shard of a chat: the worker front's hash of its id (`web.worker_front.Front.slot`),
+    so worker `i` writes shard `i`."""
+    if count <= 1:
+        return 0
+    digest = hashlib.blake2b(chat_id.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % count
 
 
 def shard_count(uri: str) -> int:
