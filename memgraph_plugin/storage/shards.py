@@ -87,11 +87,14 @@ def shard_uris(uri: str) -> list[str]:
 
 def shard_of(chat_id: str, count: int) -> int:
     """The shard of a chat: the worker front's hash of its id (`web.worker_front.Front.slot`),
-    so worker `i` writes shard `i`."""
+    so worker `i` writes shard `i`. A namespace's chat (stored as ``ns/<namespace>/<chat>``)
+    is hashed by ``<chat>``, the id its requests name."""
     if count <= 1:
         return 0
-    digest = hashlib.blake2b(chat_id.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") % count
+    key = chat_id.encode("utf-8")
+    if key.startswith(b"ns/") and key.count(b"/") >= 2:
+        key = key.split(b"/", 2)[2]
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") % count
 
 
 def shard_count(uri: str) -> int:

@@ -102,10 +102,13 @@ class Front:
 
     def slot(self, key: bytes | None) -> int:
         """The worker of a chat (a stable hash of its id: blake2b, whose every bit depends on
-        every byte, so ids differing in one digit spread; the same as `storage.shards.shard_of`,
-        so worker `i` writes shard `i`), or the next in turn for no chat."""
+        every byte, so ids differing in one digit spread; a stored id ``ns/<namespace>/<chat>``
+        by ``<chat>``, as a namespace's key names it; the same as `storage.shards.shard_of`, so
+        worker `i` writes shard `i`), or the next in turn for no chat."""
         if key is None:
             return next(self._turn) % len(self.paths)
+        if key.startswith(b"ns/") and key.count(b"/") >= 2:
+            key = key.split(b"/", 2)[2]
         digest = hashlib.blake2b(key, digest_size=8).digest()
         return int.from_bytes(digest, "big") % len(self.paths)
 

@@ -67,6 +67,11 @@ def test_a_shard_is_the_worker_the_front_routes_the_chat_to() -> None:
         front = Front([f"slot {i}" for i in range(count)])
         assert all(front.slot(c.encode()) == shard_of(c, count) for c in CHATS)
     assert {shard_of(f"crew {n}", 2) for n in range(4)} == {0, 1}  # a last digit spreads
+    # a namespace's chat: its shard is the worker its key's requests (naming `chat 3`) reach
+    front = Front(["slot 0", "slot 1", "slot 2"])
+    for chat in CHATS:
+        assert shard_of(f"ns/alice/{chat}", 3) == front.slot(chat.encode())
+        assert front.slot(f"ns/alice/{chat}".encode()) == front.slot(chat.encode())
 
 
 def test_a_database_holding_rows_is_not_split_and_reads_as_before(uri: str) -> None:
