@@ -6,6 +6,7 @@ checked and repaired shard by shard, each shard's lines after a ``shard N:`` lin
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import attrs
@@ -30,32 +31,29 @@ def _tables(settings: StorageSettings) -> list[str]:
         raise unreachable(settings.uri, exc) from exc
 
 
-def _shards(settings: StorageSettings) -> list[tuple[str, StorageSettings]]:
-    """Each shard's heading (none without shards) and settings."""
+async def _each_shard(
+    settings: StorageSettings, one: Callable[[StorageSettings], Awaitable[int]]
+) -> int:
+    """`one` on each shard's settings (a ``shard N: URI`` line before each, with shards); the
+    worst exit status."""
     uris = shard_uris(settings.uri)
     if len(uris) == 1:
-        return [("", settings)]
-    return [(f"shard {i}: {uri}", attrs.evolve(settings, uri=uri)) for i, uri in enumerate(uris)]
+        return await one(settings)
+    worst = 0
+    for i, uri in enumerate(uris):
+        print(f"shard {i}: {uri}")
+        worst = max(worst, await one(attrs.evolve(settings, uri=uri)))
+    return worst
 
 
 async def run_check(host: Any, settings: StorageSettings) -> int:
     """Print what `check_database` found in each shard; 1 when something is damaged."""
-    worst = 0
-    for heading, shard in _shards(settings):
-        if heading:
-            print(heading)
-        worst = max(worst, await _check_one(shard))
-    return worst
+    return await _each_shard(settings, _check_one)
 
 
 async def run_repair(host: Any, settings: StorageSettings) -> int:
     """Repair each shard, print every loss; 0 when every fragment reads afterwards."""
-    worst = 0
-    for heading, shard in _shards(settings):
-        if heading:
-            print(heading)
-        worst = max(worst, await _repair_one(shard))
-    return worst
+    return await _each_shard(settings, _repair_one)
 
 
 async def _check_one(settings: StorageSettings) -> int:
