@@ -225,6 +225,8 @@ def test_serve_with_two_workers_shares_one_token_and_every_write(tmp_path: Path)
         proc.terminate()
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
+    # split in one database per worker, though the parent had opened it (empty tables) first
+    assert shard_count(str(tmp_path / "data" / "lancedb")) == 2
 
 
 def test_a_chats_requests_all_reach_the_worker_that_owns_it(
