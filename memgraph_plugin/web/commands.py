@@ -240,7 +240,9 @@ async def serve(
     return await _run(app, sock, announce, stop, worker=args.worker_fd is not None)
 
 
-def _edit_routes(host: Any, args: argparse.Namespace, service: Any) -> tuple[Any, str | None, str]:
+def _edit_routes(
+    host: Any, args: argparse.Namespace, service: Any
+) -> tuple[Any, str | None, str]:
     """The explorer's write routes, the write token and the line ``serve`` prints about them:
     none with ``--read-only``; else guarded by ``serve_token`` (or a random token, printed) or
     a key that may write. A non-loopback ``--host`` without ``serve_token`` set is refused."""
