@@ -1,9 +1,7 @@
 """`LanceStorage`: the LanceDB implementation of `Persistence`, a facade over its parts.
 
-Layout (one database per host, every chat in the same tables):
-
-- `commits`: the append-only journal, one row per committed batch (`journal.py`: the commit
-  protocol and the history).
+Layout (one database, every chat in the same tables; `shards.py` splits chats over several):
+- `commits`: the append-only journal, one row per committed batch (`journal.py`: the protocol).
 - `snapshots`, `snap_nodes`, `snap_edges`: columnar, incremental snapshots (`snapshots.py` reads
   and writes them, `checkpoints.py` builds them from the journal).
 - `nodes` (`nodes_d<dim>` for other dimensions): the snapshots' node vectors (`vectors.py`).
@@ -128,8 +126,7 @@ class LanceStorage(AsyncTwins):
         return self.vectors.table(dim)
 
     def shard_for(self, chat_id: str) -> LanceStorage:
-        """The storage holding the chat's tables: this one (`shards.ShardedStorage` splits
-        chats over several)."""
+        """The storage holding the chat's tables: this one (`shards.py` splits chats)."""
         return self
 
     def _checked(self, chat_id: str) -> str:
