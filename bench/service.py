@@ -59,6 +59,28 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds (user + system) used so far by process `root` and its descendants (the
+    proxy, its workers, their maintenance processes), from /proc; 0 where there is none."""
+    parents: dict[int, int] = {}
+    used: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        pid = int(entry.parent.name)
+        parents[pid] = int(fields[1])
+        used[pid] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        total += used.get(pid, 0.0)
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return total
+
+
 def start(cmd: list[str]) -> tuple[subprocess.Popen, str, list[str]]:
     """A server process, its URL (from its first line) and the lines it printed at its start."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -150,7 +172,7 @@ async def check_stored(client: Client, sent: dict[str, list[dict]]) -> tuple[int
     return lost, twice
 
 
-async def crowd(client: Client, url: str, tag: str) -> dict[str, Any]:
+async def crowd(client: Client, url: str, tag: str, server: int = 0) -> dict[str, Any]:
     times: list[float] = []
 
     async def one(c: int) -> None:
@@ -161,9 +183,10 @@ async def crowd(client: Client, url: str, tag: str) -> dict[str, Any]:
             if took is not None:
                 times.append(took)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), tree_cpu_seconds(server) if server else 0.0
     await asyncio.gather(*(one(c) for c in range(CROWD_CHATS)))
-    return {"times": times, "wall": time.perf_counter() - started}
+    wall = time.perf_counter() - started
+    return {"times": times, "wall": wall, "cpu": tree_cpu_seconds(server) - cpu if server else 0}
 
 
 async def run(processes: list[int], chats: int, turns: int) -> None:
@@ -183,7 +206,7 @@ async def run(processes: list[int], chats: int, turns: int) -> None:
                 lost, twice = await check_stored(client, run_["sent"])
                 row = {"n": count, "run": run_, "lost": lost, "twice": twice}
                 if count <= 2:
-                    row["crowd"] = await crowd(client, url, f"crowd{count}")
+                    row["crowd"] = await crowd(client, url, f"crowd{count}", proc.pid)
                 row["errors"] = len(client.errors)
                 if client.errors:
                     console.print(f"{count} processes: first error: {client.errors[0]}")
@@ -216,11 +239,11 @@ def print_table(console: Console, rows: list[dict[str, Any]], direct: dict[str, 
     console.print(table)
     crowd_table = Table(title=f"{CROWD_CHATS} concurrent chats ({CROWD_HISTORY}-message history, "
                               f"{CROWD_EACH} requests each, no think time)")  # fmt: skip
-    for col in ("processes", "p50", "p95", "requests/s", "goal", "status"):
+    for col in ("processes", "p50", "p95", "requests/s", "CPU s", "goal", "status"):
         crowd_table.add_column(col)
     crowd_table.add_row("direct", f"{pct(direct_crowd['times'], 0.5):.0f} ms",
                         f"{pct(direct_crowd['times'], 0.95):.0f} ms",
-                        f"{len(direct_crowd['times']) / direct_crowd['wall']:.1f}", "-", "")
+                        f"{len(direct_crowd['times']) / direct_crowd['wall']:.1f}", "", "-", "")
     rates = {}
     for row in rows:
         if "crowd" not in row:
@@ -232,10 +255,10 @@ def print_table(console: Console, rows: list[dict[str, Any]], direct: dict[str, 
         if row["n"] == 2:
             goal, ok = "p95 <= 1000 ms", "ok" if p95 <= 1000 else "OVER"
         crowd_table.add_row(str(row["n"]), f"{pct(c['times'], 0.5):.0f} ms", f"{p95:.0f} ms",
-                            f"{rates[row['n']]:.1f}", goal, ok)  # fmt: skip
+                            f"{rates[row['n']]:.1f}", f"{c['cpu']:.1f}", goal, ok)  # fmt: skip
     if 1 in rates and 2 in rates:
         ratio = rates[2] / rates[1]
-        crowd_table.add_row("2 vs 1", "", "", f"{ratio:.2f}x", ">= 1.7x",
+        crowd_table.add_row("2 vs 1", "", "", f"{ratio:.2f}x", "", ">= 1.7x",
                             "ok" if ratio >= 1.7 else "OVER")  # fmt: skip
     console.print(crowd_table)
 

@@ -101,7 +101,7 @@ class ChatVectors:
         rows = state.nodes.num_rows if state.nodes is not None else len(state.data["nodes"])
         if self.embedder is None or rows < self.ann_threshold or state.checkpoint_version <= 0:
             return
-        ann = self._ann_for(int(self.embedder.profile.dim))
+        ann = self._ann_for(int(self.embedder.profile.dim), state.chat_id)
         probe: concurrent.futures.Future[bool] = concurrent.futures.Future()
 
         def check() -> None:
@@ -226,7 +226,7 @@ class ChatVectors:
         chat.snapshot_seen(self.storage.checkpointed_version(chat_id))
         q = self.embedder.embed_query(query)
         if len(index) >= self.ann_threshold and chat.checkpoint_version > 0:
-            ann = self._ann_for(index.dim)
+            ann = self._ann_for(index.dim, chat_id)
             if ann is not None and await self._ann_ready(ann):
                 self.last_search_mode = "ann"
                 return await asyncio.to_thread(
@@ -263,9 +263,11 @@ class ChatVectors:
                 return False
         return self._ann is not None and await asyncio.to_thread(self._ann.ready)
 
-    def _ann_for(self, dim: int) -> LanceAnn | None:
-        if self._ann is None or self._ann.dim != dim:
-            self._ann = LanceAnn(self.storage._nodes_table(dim), dim, threshold=self.ann_threshold)
+    def _ann_for(self, dim: int, chat_id: str) -> LanceAnn | None:
+        """The ANN over the vector table holding the chat's nodes (its shard's)."""
+        table = self.storage.shard_for(chat_id)._nodes_table(dim)
+        if self._ann is None or self._ann.dim != dim or self._ann.table is not table:
+            self._ann = LanceAnn(table, dim, threshold=self.ann_threshold)
         return self._ann
 
     async def reindex(self, chat_id: str, progress: Progress | None = None) -> int:

@@ -11,6 +11,7 @@ from memgraph_plugin.chats.chat_cache import PersistedChats
 from memgraph_plugin.embedding.registry import resolve_profile
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings, number_setting
+from memgraph_plugin.storage.shards import open_storage
 
 _FROM_SETTINGS = object()
 
@@ -39,7 +40,7 @@ def persistence_for_host(
     from memgraph_plugin.engine.graph.store import Store
 
     def storage() -> LanceStorage:
-        return LanceStorage(with_keyword_schema(storage_settings, service.schema))
+        return open_storage(with_keyword_schema(storage_settings, service.schema))
 
     chats = PersistedChats(
         storage,

@@ -22,14 +22,15 @@ def _when(stamp: float | None) -> str:
 
 def _graph_versions(host: Any) -> dict[str, int]:
     """chat id -> newest commit version, read from the data dir's database (none yet: {})."""
-    from memgraph_plugin.storage import LanceStorage, StorageSettings
+    from memgraph_plugin.storage import StorageSettings
+    from memgraph_plugin.storage.shards import open_storage
 
     from .memory_api import stored_versions
 
     settings = StorageSettings.from_settings(host.settings, data_dir=host.data_dir)
     if "://" not in str(settings.uri) and not Path(settings.uri).exists():
         return {}  # no database: nothing committed (and none made by listing)
-    return stored_versions(LanceStorage(settings))
+    return stored_versions(open_storage(settings))
 
 
 def run_chats(host: Any, args: argparse.Namespace) -> int:
@@ -81,11 +82,12 @@ async def run_recall(host: Any, args: argparse.Namespace) -> int:
 
     if chat_id not in host.chat_ids():
         from memgraph_plugin.chats.chat_lookup import UnknownChatError, require_chat
-        from memgraph_plugin.storage import LanceStorage, StorageSettings
+        from memgraph_plugin.storage import StorageSettings
+        from memgraph_plugin.storage.shards import open_storage
 
         settings = StorageSettings.from_settings(host.settings, data_dir=host.data_dir)
         try:
-            require_chat(host, LanceStorage(settings), chat_id)
+            require_chat(host, open_storage(settings), chat_id)
         except UnknownChatError as exc:
             raise CommandError(str(exc)) from None
     memory = ChatMemory(host)

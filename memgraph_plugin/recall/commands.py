@@ -29,9 +29,10 @@ def _require_known(host: Any, chat_id: str) -> None:
     it applies the host's rule (`host.chats.chat_ids`)."""
     from host.chats.chat_ids import chat_id_problem
     from memgraph_plugin.chats.chat_lookup import UnknownChatError, require_chat
-    from memgraph_plugin.storage import LanceStorage, StorageSettings
+    from memgraph_plugin.storage import StorageSettings
+    from memgraph_plugin.storage.shards import open_storage
 
-    storage = LanceStorage(
+    storage = open_storage(
         StorageSettings.from_settings(host.settings, data_dir=host.data_dir),
         chat_id_rule=chat_id_problem,
     )

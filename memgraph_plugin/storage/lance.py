@@ -1,9 +1,7 @@
 """`LanceStorage`: the LanceDB implementation of `Persistence`, a facade over its parts.
 
-Layout (one database per host, every chat in the same tables):
-
-- `commits`: the append-only journal, one row per committed batch (`journal.py`: the commit
-  protocol and the history).
+Layout (one database, every chat in the same tables; `shards.py` splits chats over several):
+- `commits`: the append-only journal, one row per committed batch (`journal.py`: the protocol).
 - `snapshots`, `snap_nodes`, `snap_edges`: columnar, incremental snapshots (`snapshots.py` reads
   and writes them, `checkpoints.py` builds them from the journal).
 - `nodes` (`nodes_d<dim>` for other dimensions): the snapshots' node vectors (`vectors.py`).
@@ -126,6 +124,10 @@ class LanceStorage(AsyncTwins):
 
     def _nodes_table(self, dim: int) -> Any:
         return self.vectors.table(dim)
+
+    def shard_for(self, chat_id: str) -> LanceStorage:
+        """The storage holding the chat's tables: this one (`shards.py` splits chats)."""
+        return self
 
     def _checked(self, chat_id: str) -> str:
         """`chat_id`, or ``BAD_ARGS`` with the rule's sentence (only with a `chat_id_rule`)."""

@@ -56,8 +56,8 @@ def open_storage(host: Any, service: MemoryGraph | None = None) -> LanceStorage:
     """The host's database: the running `service`'s handle when there is one."""
     from memgraph_plugin.chats.chat_cache import PersistedChats
     from memgraph_plugin.chats.factory import with_keyword_schema
-    from memgraph_plugin.storage.lance import LanceStorage
     from memgraph_plugin.storage.settings import StorageSettings
+    from memgraph_plugin.storage.shards import open_storage as open_shards
 
     persistence = getattr(service, "persistence", None)
     if isinstance(persistence, PersistedChats):
@@ -65,7 +65,7 @@ def open_storage(host: Any, service: MemoryGraph | None = None) -> LanceStorage:
     from host.chats.chat_ids import chat_id_problem
 
     settings = StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
-    return LanceStorage(with_keyword_schema(settings, _schema(host)), chat_id_rule=chat_id_problem)
+    return open_shards(with_keyword_schema(settings, _schema(host)), chat_id_rule=chat_id_problem)
 
 
 def _normalise(host: Any, data: Any) -> dict[str, Any]:

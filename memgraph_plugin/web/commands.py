@@ -159,11 +159,17 @@ async def _run(
     return 0
 
 
-async def _supervise(sock: Any, count: int, token: str, announce: str) -> int:
+async def _supervise(host: Any, sock: Any, count: int, token: str, announce: str) -> int:
     """``--workers N``: N processes serve `sock` (`workers.Supervisor`), each running this
     process's command line (``sys.argv``: the ``memgraph-host`` program's); the start line,
-    with their pids, once every one is ready."""
+    with their pids, once every one is ready. A new local database is split in N shards first
+    (`storage.shards.plan_shards`), so each process writes tables of its own."""
+    from memgraph_plugin.storage import StorageSettings
+    from memgraph_plugin.storage.shards import plan_shards
+
     from .workers import Supervisor, WorkerStartError
+
+    plan_shards(StorageSettings.from_settings(host.settings, data_dir=host.data_dir).uri, count)
 
     def started(pids: list[int]) -> None:
         shown = ", ".join(str(p) for p in pids)
@@ -218,7 +224,7 @@ async def serve(
     if token is not None and edits is not None and not host.settings.get(HTTP.serve_token.name):
         announce += f"\nopen to edit: {url}#token={token}"  # a token made here
     if count > 1 and args.worker_fd is None:
-        return await _supervise(sock, count, token or "", announce)
+        return await _supervise(host, sock, count, token or "", announce)
     explorer = ExplorerRoutes(GraphExplorer(storage, store_from_dict, host.data_dir))
     memory = ChatMemory(host)
     api = MemoryApi(
@@ -287,7 +293,7 @@ async def run_proxy(host: Any, args: argparse.Namespace) -> int:
         f"write token for the JSON API (X-Memgraph-Token header): {shown}"
     )
     if count > 1 and args.worker_fd is None:
-        return await _supervise(sock, count, token, announce)
+        return await _supervise(host, sock, count, token, announce)
     memory = ChatMemory(host)
     proxy = Proxy(host, settings, memory)
     api = MemoryApi(host, memory, token=token, memory_share=settings.context_memory_share)

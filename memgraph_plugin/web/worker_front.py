@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import itertools
 import json
 import re
 import socket
-import zlib
 from collections.abc import Sequence
 from urllib.parse import unquote_to_bytes
 
@@ -101,10 +101,16 @@ class Front:
         self.connections: set[asyncio.Task[None]] = set()
 
     def slot(self, key: bytes | None) -> int:
-        """The worker of a chat (a stable hash of its id), or the next in turn for no chat."""
+        """The worker of a chat (a stable hash of its id: blake2b, whose every bit depends on
+        every byte, so ids differing in one digit spread; a stored id ``ns/<namespace>/<chat>``
+        by ``<chat>``, as a namespace's key names it; the same as `storage.shards.shard_of`, so
+        worker `i` writes shard `i`), or the next in turn for no chat."""
         if key is None:
             return next(self._turn) % len(self.paths)
-        return zlib.crc32(key) % len(self.paths)
+        if key.startswith(b"ns/") and key.count(b"/") >= 2:
+            key = key.split(b"/", 2)[2]
+        digest = hashlib.blake2b(key, digest_size=8).digest()
+        return int.from_bytes(digest, "big") % len(self.paths)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One client connection: its request to its chat's worker, the answer back."""

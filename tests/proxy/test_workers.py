@@ -23,6 +23,8 @@ import openai
 import pytest
 
 from memgraph_plugin.extraction.graph import message_index
+from memgraph_plugin.storage.lance import LanceStorage
+from memgraph_plugin.storage.shards import shard_count, shard_of, shard_uri
 from memgraph_plugin.web.worker_front import Front
 from memgraph_plugin.web.workers import WORKER_HEADER
 
@@ -136,6 +138,12 @@ def test_many_chats_through_two_workers_store_each_message_once(
     assert LOST_TURN not in log and "ConflictError" not in log and "Traceback" not in log, log
     extracted = _extracted(tmp_path / "data", upstream.url, chats)
     assert extracted == {chat: list(range(counts[chat])) for chat in chats}
+    # one database per worker: each chat's commits are in its worker's shard alone
+    uri = str(tmp_path / "data" / "lancedb")
+    assert shard_count(uri) == 2
+    held = [set(LanceStorage(shard_uri(uri, i)).chats_sync()) for i in range(2)]
+    assert held == [{c for c in chats if shard_of(c, 2) == i} for i in range(2)]
+    assert all(held)  # both shards are written
 
 
 @pytest.mark.slow
@@ -217,6 +225,8 @@ def test_serve_with_two_workers_shares_one_token_and_every_write(tmp_path: Path)
         proc.terminate()
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
+    # split in one database per worker, though the parent had opened it (empty tables) first
+    assert shard_count(str(tmp_path / "data" / "lancedb")) == 2
 
 
 def test_a_chats_requests_all_reach_the_worker_that_owns_it(
