@@ -4,7 +4,7 @@ gathered batch by batch while LanceDB writes them instead of as one list-ordered
 At 100k rows of 384 floats the whole copy is 150 MB of fresh memory, whose first touches cost
 more CPU than the gather itself; batches of `BATCH` rows reuse the same few buffers (and the
 write reads each while it is still in cache). The rows written are the same as `vector_rows`
-makes of the gathered matrix (`tests/storage/test_vector_stream.py` compares them).
+makes of the gathered matrix (`tests/storage/snapshots/test_vector_stream.py` compares them).
 """
 
 from __future__ import annotations
