@@ -1,5 +1,4 @@
-"""Every module, name and source file the docs point at exists where they say (issue 13: the
-public names in docs/api.md still import from where the docs say, after the layout moved)."""
+"""Every module, name and source file the docs point at exists where they say."""
 
 from __future__ import annotations
 

@@ -288,7 +288,7 @@ async def test_storage_uri_setting_picks_the_database(tmp_path):
      ("storage_history_seconds", -5), ("vector_ann_threshold", True)],
 )  # fmt: skip
 async def test_a_bad_storage_setting_is_reported_by_name(tmp_path, key, value):
-    """The settings schema rejects it before anything starts (issue 18.5), naming the key."""
+    """The settings schema rejects it before anything starts, naming the key."""
     from host import SettingsError
 
     with pytest.raises(SettingsError, match=f"setting {key} = "):

@@ -1,4 +1,4 @@
-"""An ingest drops nothing silently (issue 28.10): a message over ``max_field_bytes`` is kept whole
+"""An ingest drops nothing silently: a message over ``max_field_bytes`` is kept whole
 as consecutive events, SillyTavern's empty messages are skipped and counted, and a message whose
 writes are refused is reported with its ``file:line``."""
 

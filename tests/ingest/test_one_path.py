@@ -1,4 +1,4 @@
-"""`memgraph-host ingest` and a live chat are one path (issue 27): the same graph, one commit per
+"""`memgraph-host ingest` and a live chat are one path: the same graph, one commit per
 message at the message's seq, so replacing the newest message after an ingest loses only what
 that message wrote, and `rollback --seq N` after an ingest lands after message seq N."""
 

@@ -1,4 +1,4 @@
-"""A hung plugin slows nothing for long (issue 28.5): writes never wait for their commit
+"""A hung plugin slows nothing for long: writes never wait for their commit
 notifications; a plugin whose call ran past its deadline is marked stuck and skipped for a
 cool-off (shown in ``plugins``), then called again; `Host.stop` waits one deadline at most.
 

@@ -1,4 +1,4 @@
-"""Seq bookkeeping, one rule (issue 17.2, 17.7, 18.6): a batch that applies nothing commits
+"""Seq bookkeeping, one rule: a batch that applies nothing commits
 nothing; the seq a result reports is the seq history records; the version a result reports is
 the journal version `rollback --to` takes."""
 

@@ -111,7 +111,7 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     capsys.readouterr()
     s3 = await api.open_session(host.get_context(evil))
     assert s3.read_api().list_nodes() == ()
-    # other chats never saw any of it: "x" is still no chat at all (issue 18.4)
+    # other chats never saw any of it: "x" is still no chat at all
     from host.errors import CommandError
 
     with pytest.raises(CommandError, match="unknown chat 'x'"):
@@ -157,7 +157,7 @@ async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
 
 
 def test_progress_bar_renders(capsys):
-    """Progress goes through rich on stderr (issue 18.10: no hand-made bar)."""
+    """Progress goes through rich on stderr (no hand-made bar)."""
     from host.cli.console import progress
 
     with progress("x") as update:
@@ -208,6 +208,6 @@ def test_commands_through_the_real_cli_entry(tmp_path, capsys):
     code, out, err = run("reindex", evil)
     assert code == 0 and "2 nodes embedded with 'hashing'" in out and "2/2" in err
     code, out, err = run("export", "x")  # the quote-laden chat id never leaked into another chat
-    assert code == 1 and out == "" and "unknown chat 'x'" in err  # issue 18.4
+    assert code == 1 and out == "" and "unknown chat 'x'" in err
     code, _, err = run("rollback", evil, "--to", "42")
     assert code != 0 and "no version 42" in err

@@ -1,4 +1,4 @@
-"""No plugin can stall other chats (issue 17.1): sync hook implementations run off the event
+"""No plugin can stall other chats: sync hook implementations run off the event
 loop, every call has a deadline (setting ``hook_deadline_seconds``), a hook past it is reported
 by plugin name in ``plugins`` and in the recall trace, and the write or turn goes on without it.
 
@@ -84,7 +84,7 @@ async def test_a_blocking_sync_commit_hook_stalls_no_other_chat(tmp_path):
         fast_done_while_blocked = not blocker.returned.is_set()
         assert fast_done_while_blocked
         assert fast.read_api().get_node(created.id) is not None
-        # the slow chat's write never waits for its commit notification (issue 28.5)
+        # the slow chat's write never waits for its commit notification
         await slow_write
         assert not blocker.returned.is_set()
         assert len(slow.read_api().list_nodes()) == 1

@@ -1,4 +1,4 @@
-"""`token_columns.flat_tokens` (issue 31): the tokens of many texts cut by pyarrow are exactly
+"""`token_columns.flat_tokens`: the tokens of many texts cut by pyarrow are exactly
 `keyword_text.tokenize`'s, row by row and in text order, CJK bigrams and the touching of ASCII
 and CJK runs included."""
 

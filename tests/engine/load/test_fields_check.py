@@ -1,4 +1,4 @@
-"""The quick field check of an import (`store_import._fields_ok`, issue 31) against the full
+"""The quick field check of an import (`store_import._fields_ok`) against the full
 one (`store_file.store_problems`): it passes a node only when the full check finds nothing,
 and for titles, texts (ASCII or not), numbers, flags and lists of texts it decides exactly,
 sizes at the limits included (so a 100k-node import never asks `node_size_problem`)."""

@@ -1,4 +1,4 @@
-"""The one-pass check and normal form of an import (`engine/load/import_pass.py`, issue 31):
+"""The one-pass check and normal form of an import (`engine/load/import_pass.py`):
 `checked_normal_store` answers only for stores `store_problems` passes, and what it makes (and
 anchors) is exactly the slow path's: a `Store` loaded and written back, then `anchor_store`."""
 

@@ -1,4 +1,4 @@
-"""`import_hierarchy.parents_end_in_roots` (numpy pointer doubling, issue 31) answers exactly
+"""`import_hierarchy.parents_end_in_roots` (numpy pointer doubling) answers exactly
 "does `parent_problems` find nothing?": any parent map, own parents and cycles of any length."""
 
 from __future__ import annotations

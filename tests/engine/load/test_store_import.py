@@ -1,4 +1,4 @@
-"""The quick import pass (`engine/load/store_import.py`, issue 31): `store_is_clean` never passes
+"""The quick import pass (`engine/load/store_import.py`): `store_is_clean` never passes
 a store `store_problems` refuses, and `normalised_store` is exactly what the slow path (a `Store`
 loaded and written back, then `anchor_store`) makes, for the usual shapes and the unusual ones."""
 

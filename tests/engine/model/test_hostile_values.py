@@ -1,4 +1,4 @@
-"""Hostile values (issue 17.4, 17.5): every bad value is a rejection with a code and the field
+"""Hostile values: every bad value is a rejection with a code and the field
 path, never a raw exception; nothing stored can make an export invalid JSON."""
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ async def test_compact_with_nan_in_fields_is_bad_args():
 
 
 async def test_a_huge_field_name_and_a_huge_node_are_refused():
-    """Issue 28.13: a 10 MB field name and a node of many fields each within max_field_bytes."""
+    """A 10 MB field name and a node of many fields each within max_field_bytes."""
     name_op = {"op": "create", "type": "event", "fields": {"summary": "s", "k" * 10_000_000: 1}}
     part = "x" * (DEFAULT_MAX_FIELD_BYTES - 100)
     many = {f"f{i}": part for i in range(DEFAULT_MAX_NODE_BYTES // DEFAULT_MAX_FIELD_BYTES + 2)}

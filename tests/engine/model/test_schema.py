@@ -102,7 +102,7 @@ def test_normalisation_of_ids_and_compression() -> None:
     ])
     q, arc, plain = s.types
     assert q.type == "quest_log" and q.compression.mode == "none"  # not exactly "hierarchical"
-    # clamped to minimums; maxDepth 0 stays 0: never compacted (issue 18.16)
+    # clamped to minimums; maxDepth 0 stays 0: never compacted
     assert arc.compression == Compression("hierarchical", 2, 2, 0, 0)
     assert plain.compression == Compression("none", 6, 3, 6, 0)  # defaults
     assert plain.table_name == "plain_table" and plain.editable and not plain.always_inject

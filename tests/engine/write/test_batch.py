@@ -123,7 +123,7 @@ def test_camel_and_snake_case_are_the_same_op():
         ({"op": "create", "type": "thread", "title": "Quest"}, "VALIDATION_SKIP", "status"),
         ({"op": "create", "type": "event", "fields": {"what": "x"}}, "VALIDATION_SKIP", "summary"),
         ({"op": "create", "type": "event", "title": "t", "fields": "nope"}, "BAD_OP", "fields"),
-        # an edit is rejected only with the codes the contract lists for it (issue 30)
+        # an edit is rejected only with the codes the contract lists for it
         ({"op": "edit"}, "VALIDATION_SKIP", "node_id"),
         ({"op": "edit", "node_id": 7, "title": "x"}, "VALIDATION_SKIP", "node_id"),
         ({"op": "edit", "node_id": "n_1", "title": 3}, "VALIDATION_SKIP", "title"),
@@ -533,7 +533,7 @@ def test_seq_stamps_and_advances_counter(store):
         store, {"op": "create", "type": "event", "title": "now", "fields": {"summary": "s"}}
     )
     assert store.node(default.node_ids[0]).seq_to == 7
-    # a batch that applies nothing changes nothing, its seq included (issue 17.2 / 18.6)
+    # a batch that applies nothing changes nothing, its seq included
     assert not make(store, max_seq=9).changed and store.seq_counter == 7
     assert not make(store, {"op": "explode"}, max_seq=10**12).changed
     assert store.seq_counter == 7

@@ -36,7 +36,7 @@ def test_pin_and_unpin_are_kept_in_the_node_and_its_json() -> None:
     store, ids = _store()
     mira = ids["mira"]
     assert pinned_ids(store) == ()
-    assert "pinned" not in node_to_dict(store.node(mira))  # the original's keys, unpinned
+    assert "pinned" not in node_to_dict(store.node(mira))  # the contract's keys, unpinned
     assert "pinned" not in node_to_json(store.node(mira))
     result = set_pinned(store, mira, True)
     assert result.applied and result.changed and result.node_ids == (mira,)

@@ -1,4 +1,4 @@
-"""Entity typing and resolution without a model (issue 27): place and person cues, titles and
+"""Entity typing and resolution without a model: place and person cues, titles and
 aliases joined, spelling variants joined and look-alike names kept apart, on a hand-written
 role-play chat and the demo story, through a real host with LanceDB."""
 

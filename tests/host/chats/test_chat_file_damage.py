@@ -1,4 +1,4 @@
-"""Chat files survive Unicode line breaks in messages and a line torn by a crash (issue 28.2/3)."""
+"""Chat files survive Unicode line breaks in messages and a line torn by a crash."""
 
 from __future__ import annotations
 

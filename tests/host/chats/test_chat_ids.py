@@ -1,5 +1,5 @@
 """Chat ids are checked in one place (`host.chats.chat_ids`), with the same clear error at every
-entry point: the host's context, the memory-graph API, storage and the CLI (issue 17.4)."""
+entry point: the host's context, the memory-graph API, storage and the CLI."""
 
 from __future__ import annotations
 

@@ -140,7 +140,7 @@ def test_plugins_without_start_says_why_publishes_is_not_known(
     tmp_path: Path, plugins: Path, capsys
 ) -> None:
     """As the README shows it (no --start): a plugin that publishes from host_startup has not
-    published yet, and the column says so instead of an empty "-" (issue 30, 5)."""
+    published yet, and the column says so instead of an empty "-"."""
     argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins), "plugins"]
     code, out, _err = run(capsys, *argv)
     assert code == 0
@@ -358,7 +358,7 @@ def test_what_plugins_print_never_mixes_with_a_commands_output(tmp_path: Path, c
 
 
 def test_listing_plugins_runs_no_startup_side_effects(tmp_path: Path, capsys) -> None:
-    """Issue 18.9: ``plugins`` lists without calling ``host_startup`` (``--start`` opts in)."""
+    """``plugins`` lists without calling ``host_startup`` (``--start`` opts in)."""
     folder = tmp_path / "effect_plugins"
     folder.mkdir()
     marker = tmp_path / "started.txt"
@@ -376,7 +376,7 @@ def test_listing_plugins_runs_no_startup_side_effects(tmp_path: Path, capsys) ->
 
 
 def test_global_options_are_accepted_anywhere(tmp_path: Path, plugins: Path, capsys) -> None:
-    """Issue 18.3: ``memgraph-host greet world --data-dir d --plugins-dir p`` works."""
+    """``memgraph-host greet world --data-dir d --plugins-dir p`` works."""
     code, out, err = run(
         capsys, "greet", "world", "--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins)
     )

@@ -1,4 +1,4 @@
-"""One damaged LanceDB data file (issue 28.4): a `StorageError` naming the file and its table,
+"""One damaged LanceDB data file: a `StorageError` naming the file and its table,
 ``memgraph-host check`` says what is damaged and which chats it touches, ``memgraph-host repair``
 brings every chat back to its newest intact state and says what was lost.
 

@@ -1,4 +1,5 @@
-"""The journal's JSON form of engine records is the store's own (the original's shape)."""
+"""The journal's JSON form of engine records is the store's own (the contract's shape,
+docs/contract.md)."""
 
 from __future__ import annotations
 

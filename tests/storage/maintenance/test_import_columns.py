@@ -1,4 +1,4 @@
-"""The column-at-a-time paths an import takes (issue 31) give what the row-at-a-time ones gave:
+"""The column-at-a-time paths an import takes give what the row-at-a-time ones gave:
 state tables of a plain store, keyword tokens of plain node rows, the journal payload, the diff
 from an empty chat, and the hashing profile's batch embedding (bit for bit)."""
 

@@ -1,4 +1,4 @@
-"""A real import process SIGKILLed at random instants (issue 31): the chat is always either as it
+"""A real import process SIGKILLed at random instants: the chat is always either as it
 was before or the whole imported graph (never part of it), history shows at most one `import`
 more, and the chat keeps working (a commit after it, an import again)."""
 

@@ -1,4 +1,4 @@
-"""An import is stored the way a long-lived chat is, and once (issue 31): a full snapshot at its
+"""An import is stored the way a long-lived chat is, and once: a full snapshot at its
 version (node and edge columns, keyword rows, vectors), then one small `import` row in the
 journal pointing at it (the commit point), then the snapshot's head row. The next open reads
 columns, adopts the keyword postings and takes the vectors as stored. A failure before the
