@@ -5,7 +5,6 @@ that message wrote, and `rollback --seq N` after an ingest lands after message s
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,14 +30,6 @@ def transcript(count: int) -> list[TranscriptMessage]:
         when = f"{1 + i // 40}:{i % 60:02d} pm on {1 + i // 100} May, 2023"
         out.append(TranscriptMessage(role, text, name, when, f"t.jsonl:{i + 1}"))
     return out
-
-
-@pytest.fixture
-async def host(tmp_path: Path):
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    yield host
-    await host.stop()
 
 
 async def _store(host: Host, chat: str) -> Any:

@@ -74,26 +74,12 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_plugins_table(tmp_path: Path, plugins: Path, capsys) -> None:
-    code, out, _err = run(
-        capsys,
-        "--data-dir",
-        str(tmp_path / "d"),
-        "--plugins-dir",
-        str(plugins),
-        "plugins",
-        "--start",
-    )
+    dirs = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins)]
+    code, out, _err = run(capsys, *dirs, "plugins", "--start")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == [
-        "NAME",
-        "SOURCE",
-        "VERSION",
-        "STATUS",
-        "HOOKS",
-        "PUBLISHES",
-        "ORIGIN",
-    ]
+    header = ["NAME", "SOURCE", "VERSION", "STATUS", "HOOKS", "PUBLISHES", "ORIGIN"]
+    assert lines[0].split() == header
     rows = {line.split()[0]: line for line in lines[1:]}
     assert set(rows) >= {"good", "broken", "cmds", "memgraph"}
     good = rows["good"].split()
@@ -105,16 +91,8 @@ def test_plugins_table(tmp_path: Path, plugins: Path, capsys) -> None:
 
 
 def test_plugins_json(tmp_path: Path, plugins: Path, capsys) -> None:
-    code, out, _err = run(
-        capsys,
-        "--data-dir",
-        str(tmp_path / "d"),
-        "--plugins-dir",
-        str(plugins),
-        "plugins",
-        "--json",
-        "--start",
-    )
+    dirs = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(plugins)]
+    code, out, _err = run(capsys, *dirs, "plugins", "--json", "--start")
     assert code == 0
     rows = {row["name"]: row for row in json.loads(out)}
     assert rows["good"] == {

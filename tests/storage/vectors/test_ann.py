@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from memgraph_plugin.chats.chat_cache import PersistedChats
 from memgraph_plugin.embedding import HashingProfile, NodeEmbedder
+from memgraph_plugin.engine.graph.store import Store
+from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.storage import ChatState, LanceStorage, StorageSettings
 from memgraph_plugin.storage.vectors.vector_ann import LanceAnn, hybrid_search
 from tests.storage.helpers import node
@@ -23,6 +26,34 @@ WORDS = [
     "merchant",
     "gold",
 ]
+
+
+def _chats(
+    tmp_path, threshold: int, profile: HashingProfile | None = None, *, checkpoint_every: int
+) -> PersistedChats:
+    """Loaded chats over ``tmp_path/db`` whose vector search takes ANN past `threshold` nodes."""
+    return PersistedChats(
+        LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=checkpoint_every)),
+        store_from_dict=lambda data: Store.from_dict(data),
+        profile=profile or HashingProfile(dim=64),
+        ann_threshold=threshold,
+    )
+
+
+async def _two_checkpointed_batches(writer: PersistedChats, seed: int) -> None:
+    """Chat "big": two commits of 200 random-word events (``n_<batch>_<i>``), the second
+    checkpointed with every vector (its snapshot waited for)."""
+    rng = np.random.default_rng(seed)
+    for batch in range(2):
+        chat = await writer.open("big")
+        with chat.store.transaction():
+            for i in range(200):
+                text = " ".join(rng.choice(WORDS, size=4))
+                chat.store.put_node(
+                    Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
+                )
+        await writer.persist("big", chat.store.take_changeset(), applied=200)
+        assert writer.storage.maintenance.wait_idle()  # the snapshot, in the background
 
 
 def test_ann_search_matches_exact_search(tmp_path):
@@ -100,30 +131,11 @@ def test_ann_needs_256_rows(tmp_path):
 
 
 async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
-    from memgraph_plugin.chats.chat_cache import PersistedChats
-    from memgraph_plugin.engine.graph.store import Store
-    from memgraph_plugin.engine.model.models import Node
-
     def chats(threshold: int) -> PersistedChats:
-        return PersistedChats(
-            LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=2)),
-            store_from_dict=lambda data: Store.from_dict(data),
-            profile=HashingProfile(dim=64),
-            ann_threshold=threshold,
-        )
+        return _chats(tmp_path, threshold, checkpoint_every=2)
 
     writer = chats(10_000)
-    rng = np.random.default_rng(5)
-    for batch in range(2):  # the second commit writes a checkpoint with every vector
-        chat = await writer.open("big")
-        with chat.store.transaction():
-            for i in range(200):
-                text = " ".join(rng.choice(WORDS, size=4))
-                chat.store.put_node(
-                    Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
-                )
-        await writer.persist("big", chat.store.take_changeset(), applied=200)
-        assert writer.storage.maintenance.wait_idle()  # the snapshot, in the background
+    await _two_checkpointed_batches(writer, seed=5)  # the second holds every vector
     exact = await writer.vector_search("big", query="harbor storm betrayal", types=None, k=10)
     assert writer._ann is None  # below the threshold: exact numpy search only
 
@@ -146,30 +158,11 @@ async def test_vector_search_switches_to_ann_past_the_threshold(tmp_path):
 async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path):
     """A reloaded chat whose journal has commits after its checkpoint: those nodes are searched
     exactly (they are not in the checkpoint's vector rows, or only with their old text)."""
-    from memgraph_plugin.chats.chat_cache import PersistedChats
-    from memgraph_plugin.engine.graph.store import Store
-    from memgraph_plugin.engine.model.models import Node
-
     def chats(threshold: int) -> PersistedChats:
-        return PersistedChats(
-            LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=2)),
-            store_from_dict=lambda data: Store.from_dict(data),
-            profile=HashingProfile(dim=64),
-            ann_threshold=threshold,
-        )
+        return _chats(tmp_path, threshold, checkpoint_every=2)
 
     writer = chats(10_000)
-    rng = np.random.default_rng(11)
-    for batch in range(2):  # version 2 is checkpointed with every vector
-        chat = await writer.open("big")
-        with chat.store.transaction():
-            for i in range(200):
-                text = " ".join(rng.choice(WORDS, size=4))
-                chat.store.put_node(
-                    Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
-                )
-        await writer.persist("big", chat.store.take_changeset(), applied=200)
-        assert writer.storage.maintenance.wait_idle()  # the snapshot, in the background
+    await _two_checkpointed_batches(writer, seed=11)  # version 2 holds every vector
     chat = await writer.open("big")
     with chat.store.transaction():  # version 3: only in the journal
         chat.store.put_node(
@@ -193,19 +186,7 @@ async def test_ann_after_reload_sees_nodes_changed_since_the_checkpoint(tmp_path
 async def test_ann_never_takes_candidates_of_another_profile(tmp_path):
     """The checkpoint's vector rows were made by another profile of the same dimension: the
     search must not trust them (every node is searched exactly instead)."""
-    from memgraph_plugin.chats.chat_cache import PersistedChats
-    from memgraph_plugin.engine.graph.store import Store
-    from memgraph_plugin.engine.model.models import Node
-
-    def chats(name: str, threshold: int) -> PersistedChats:
-        return PersistedChats(
-            LanceStorage(StorageSettings(uri=str(tmp_path / "db"), checkpoint_every=1)),
-            store_from_dict=lambda data: Store.from_dict(data),
-            profile=HashingProfile(dim=64, name=name),
-            ann_threshold=threshold,
-        )
-
-    writer = chats("first", 10_000)
+    writer = _chats(tmp_path, 10_000, HashingProfile(dim=64, name="first"), checkpoint_every=1)
     rng = np.random.default_rng(12)
     chat = await writer.open("big")
     with chat.store.transaction():
