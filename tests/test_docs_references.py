@@ -13,8 +13,8 @@ DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 DOTTED = re.compile(r"\b(?:memgraph_plugin|extension_registry)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 PACKAGES = "memgraph_plugin|host|extension_registry|sample_plugins"
 SOURCE_PATH = re.compile(rf"(?<![\w/])(?:{PACKAGES})/[\w/]+\.py\b")  # not tests/host/...
-ROOMS = "engine|api|storage|embedding|recall|extraction|llm|ingest|web|tools"
-ROOM_PATH = re.compile(rf"(?<![\w/])(?:{ROOMS})/\w+\.py\b")  # relative to memgraph_plugin/
+ROOMS = "engine|api|storage|embedding|recall|extraction|llm|ingest|web|tools|proxy|turn|hosts"
+ROOM_PATH = re.compile(rf"(?<![\w/])(?:{ROOMS})/[\w/]+\.py\b")  # relative to memgraph_plugin/
 
 
 def _resolves(dotted: str) -> bool:
