@@ -1,15 +1,18 @@
-"""Shared fixtures: a host environment free of the developer's env switches, the engine's story
-graph (engine and API tests), the storage targets (storage and loaded-chats tests), and the
-SillyTavern goals table gathered from the xdist workers and printed at the end of the run."""
+"""Shared fixtures: a host environment free of the developer's env switches, a started host
+with the built-in plugins only (`host`), the engine's story graph (engine and API tests), the
+storage targets (storage and loaded-chats tests), and the SillyTavern goals table gathered from
+the xdist workers and printed at the end of the run."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from host import Host
 from memgraph_plugin.engine.graph.store import Store
 from tests.sillytavern import goals as sillytavern_goals
 from tests.storage.targets import S3Server, Target, local_target
@@ -24,6 +27,15 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 settings.load_profile("memgraph")
+
+
+@pytest.fixture
+async def host(tmp_path: Path) -> AsyncIterator[Host]:
+    """A host over ``tmp_path/data`` with the built-in plugins only, started and then stopped."""
+    started = Host(data_dir=tmp_path / "data", entry_points=False)
+    await started.start()
+    yield started
+    await started.stop()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

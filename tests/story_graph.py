@@ -11,7 +11,7 @@ from memgraph_plugin.engine.graph.store import Store
 
 
 def node(id: str, type: str, title: str = "", seq: int | None = None, **extra: Any) -> dict:
-    """A node dict in the original's camelCase shape with sensible defaults."""
+    """A node dict in the contract's camelCase shape (docs/contract.md) with sensible defaults."""
     out: dict[str, Any] = {
         "id": id,
         "type": type,

@@ -1,5 +1,4 @@
-"""Every module, name and source file the docs point at exists where they say (issue 13: the
-public names in docs/api.md still import from where the docs say, after the layout moved)."""
+"""Every module, name and source file the docs point at exists where they say."""
 
 from __future__ import annotations
 
@@ -14,8 +13,8 @@ DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 DOTTED = re.compile(r"\b(?:memgraph_plugin|extension_registry)(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
 PACKAGES = "memgraph_plugin|host|extension_registry|sample_plugins"
 SOURCE_PATH = re.compile(rf"(?<![\w/])(?:{PACKAGES})/[\w/]+\.py\b")  # not tests/host/...
-ROOMS = "engine|api|storage|embedding|recall|extraction|llm|ingest|web|tools"
-ROOM_PATH = re.compile(rf"(?<![\w/])(?:{ROOMS})/\w+\.py\b")  # relative to memgraph_plugin/
+ROOMS = "engine|api|storage|embedding|recall|extraction|llm|ingest|web|tools|proxy|turn|hosts"
+ROOM_PATH = re.compile(rf"(?<![\w/])(?:{ROOMS})/[\w/]+\.py\b")  # relative to memgraph_plugin/
 
 
 def _resolves(dotted: str) -> bool:

@@ -103,7 +103,7 @@ def test_a_module_name_means_one_thing() -> None:
     assert {name: paths for name, paths in shared.items() if name not in ROLE_NAMES} == {}
 
 
-#: Modules still over the size limit, to be cut apart (issue 13). The list may only shrink.
+#: Modules still over the size limit, to be cut apart. The list may only shrink.
 PENDING_SPLITS: set[str] = set()
 MAX_LINES = 500
 

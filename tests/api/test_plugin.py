@@ -176,7 +176,7 @@ async def test_worked_example_through_open_session(host):
     """The docs' worked example as written: a session from the registry, a story written through
     it, then schema_overview and candidateRows rebuilt from its reads alone."""
     from memgraph_plugin.api.external import get_currently_injected_node_ids
-    from tests.engine.test_projection import as_dict, ref_summary
+    from tests.engine.read.test_projection import as_dict, ref_summary
 
     from .test_read_api import EXPECTED_SCHEMA_OVERVIEW, schema_overview
 

@@ -9,7 +9,7 @@ import pytest
 
 from memgraph_plugin import InjectionState, MemoryGraphError, Node, ReadApi, Store, get_read_api
 from memgraph_plugin.api.injection import InjectionHub
-from tests.engine.test_projection import as_dict, ref_summary
+from tests.engine.read.test_projection import as_dict, ref_summary
 from tests.story_graph import build_store, node
 
 POOL = ["n_10", "n_9", "n_8", "n_4", "n_11", "n_2", "n_1", "n_3"]

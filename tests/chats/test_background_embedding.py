@@ -6,6 +6,7 @@ then nothing (real LanceDB, real hosts, a real pluggy profile hook)."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -28,20 +29,26 @@ def _graph() -> dict:
     return {"nodes": nodes, "edges": [], "nodeSeq": NODES, "seqCounter": 1}
 
 
-async def test_a_new_profile_embeds_in_the_background(tmp_path, monkeypatch):
-    monkeypatch.setattr(background_embedding, "BACKGROUND_NODES", 50)
-    monkeypatch.setattr(background_embedding, "CHUNK", 32)
-    data = tmp_path / "data"
+async def _reopened_with(data: Path, profile: CountingProfile) -> Host:
+    """Chat CHAT imported under the hashing profile by one host; then a started host over the
+    same data dir whose embedding profile is `profile` (offered as "counting")."""
     host = Host(data_dir=data, settings={"embedding_profile": "hashing"}, entry_points=False)
     await host.start()
     host.chat(CHAT).add_message("user", "hello")
     await memory_graph_for(host).import_graph(CHAT, _graph())
     await host.stop()
-
-    profile = CountingProfile()
     fresh = Host(data_dir=data, settings={"embedding_profile": "counting"}, entry_points=False)
     fresh.register_plugin(OffersProfile(profile), name="counting-profile")
     await fresh.start()
+    return fresh
+
+
+async def test_a_new_profile_embeds_in_the_background(tmp_path, monkeypatch):
+    monkeypatch.setattr(background_embedding, "BACKGROUND_NODES", 50)
+    monkeypatch.setattr(background_embedding, "CHUNK", 32)
+    data = tmp_path / "data"
+    profile = CountingProfile()
+    fresh = await _reopened_with(data, profile)
     service = memory_graph_for(fresh)
     session = await service.open_session(fresh.get_context(CHAT))
     hits = await session.vector_search(query="lantern harbor", k=5)
@@ -83,16 +90,8 @@ async def test_the_background_embeds_in_bounded_chunks_in_a_pause_of_the_turns(
     monkeypatch.setattr(background_embedding, "QUIET", 3600.0)
     monkeypatch.setattr(background_embedding, "BUSY_PACE", 3600.0)
     data = tmp_path / "data"
-    host = Host(data_dir=data, settings={"embedding_profile": "hashing"}, entry_points=False)
-    await host.start()
-    host.chat(CHAT).add_message("user", "hello")
-    await memory_graph_for(host).import_graph(CHAT, _graph())
-    await host.stop()
-
     profile = ThreadNotingProfile()
-    fresh = Host(data_dir=data, settings={"embedding_profile": "counting"}, entry_points=False)
-    fresh.register_plugin(OffersProfile(profile), name="counting-profile")
-    await fresh.start()
+    fresh = await _reopened_with(data, profile)
     try:
         service = memory_graph_for(fresh)
         session = await service.open_session(fresh.get_context(CHAT))

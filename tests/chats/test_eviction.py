@@ -23,6 +23,7 @@ from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.storage import LanceStorage, StorageSettings
+from tests.hosts import memory_session
 
 NODES = 40  # per chat: an estimated CHAT_BYTES + 40 * NODE_BYTES each
 CHAT_MB = (CHAT_BYTES + NODES * NODE_BYTES) / MB
@@ -115,10 +116,6 @@ async def _host(tmp_path, budget_mb: float) -> Host:
     return host
 
 
-async def _session(host: Host, chat_id: str):
-    return await host.registry.get("memory-graph").open_session(host.get_context(chat_id))
-
-
 async def _grow(session, count: int = NODES) -> None:
     await session.apply_extraction_batch(
         ops=[{"op": "create", "type": "event", "fields": {"summary": f"scene {i}"}}
@@ -132,15 +129,15 @@ async def test_a_held_session_of_an_evicted_chat_reads_and_writes_on(tmp_path):
     its next write commits normally and makes that store the loaded chat again."""
     host = await _host(tmp_path, budget_mb=1.5 * CHAT_MB)  # one chat of NODES fits, not two
     persisted = memory_graph_for(host).persistence
-    held = await _session(host, "a")
+    held = await memory_session(host, "a")
     await _grow(held)
-    await _grow(await _session(host, "b"))  # loading and growing b evicts a
+    await _grow(await memory_session(host, "b"))  # loading and growing b evicts a
     assert persisted.cached("a") is None and persisted.budget.evictions >= 1
     assert len(held.list_nodes()) == NODES  # reads: the store it holds
     created = await held.create_node(type="event", fields={"summary": "after eviction"})
     assert held.last_commit.version == 2  # committed on top of what was stored
     assert persisted.cached("a").store is held.store  # the held store is the chat again
-    fresh = await _session(host, "a")
+    fresh = await memory_session(host, "a")
     assert fresh.get_node(created.id) is not None
     await host.stop()
 
@@ -148,16 +145,16 @@ async def test_a_held_session_of_an_evicted_chat_reads_and_writes_on(tmp_path):
 async def test_a_held_session_is_stale_once_the_chat_moved_on_after_eviction(tmp_path):
     host = await _host(tmp_path, budget_mb=1.5 * CHAT_MB)
     persisted = memory_graph_for(host).persistence
-    held = await _session(host, "a")
+    held = await memory_session(host, "a")
     await _grow(held)
-    await _grow(await _session(host, "b"))  # evicts a
-    other = await _session(host, "a")  # reopened: a new store
+    await _grow(await memory_session(host, "b"))  # evicts a
+    other = await memory_session(host, "a")  # reopened: a new store
     assert other.store is not held.store
     await other.create_node(type="event", fields={"summary": "written by another session"})
     with pytest.raises(MemoryGraphError) as info:  # held lacks that write: refused, retryable
         await held.create_node(type="event", fields={"summary": "stale"})
     assert info.value.code == "CONFLICT"
-    retry = await _session(host, "a")
+    retry = await memory_session(host, "a")
     await retry.create_node(type="event", fields={"summary": "retried"})
     assert len(retry.list_nodes()) == NODES + 2
     assert persisted.cached("a").store is retry.store
@@ -168,10 +165,10 @@ async def test_a_reopened_but_unchanged_chat_takes_the_held_sessions_write(tmp_p
     """Evicted, reopened by another session, nothing committed: the held session's write wins
     (its store becomes the chat) and the other session is the stale one."""
     host = await _host(tmp_path, budget_mb=1.5 * CHAT_MB)
-    held = await _session(host, "a")
+    held = await memory_session(host, "a")
     await _grow(held)
-    await _grow(await _session(host, "b"))
-    other = await _session(host, "a")
+    await _grow(await memory_session(host, "b"))
+    other = await memory_session(host, "a")
     await held.create_node(type="event", fields={"summary": "held writes first"})
     with pytest.raises(MemoryGraphError) as info:
         await other.create_node(type="event", fields={"summary": "other is stale now"})
@@ -181,11 +178,11 @@ async def test_a_reopened_but_unchanged_chat_takes_the_held_sessions_write(tmp_p
 
 async def test_an_evicted_store_is_freed_once_no_session_holds_it(tmp_path):
     host = await _host(tmp_path, budget_mb=1.5 * CHAT_MB)
-    session = await _session(host, "a")
+    session = await memory_session(host, "a")
     await _grow(session)
     ref = weakref.ref(session.store)
     del session
-    await _grow(await _session(host, "b"))  # evicts a
+    await _grow(await memory_session(host, "b"))  # evicts a
     gc.collect()
     assert ref() is None  # nothing in the host keeps an evicted chat's store
     await host.stop()

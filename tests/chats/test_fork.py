@@ -1,4 +1,4 @@
-"""A chat carries its memory into a new one (issue 29.4): `MemoryGraph.fork` and `memgraph-host
+"""A chat carries its memory into a new one: `MemoryGraph.fork` and `memgraph-host
 fork`, on a real LanceDB on disk, with turns after the fork that never roll it back."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """An import holds the cyclic collector off for its check and its storage's work as one pause
-(`ChatHistory.import_graph`, issue 31), and the store made for the import is emptied before it
+(`ChatHistory.import_graph`), and the store made for the import is emptied before it
 ends: no collection walks the store's 100k anchored node copies (a pause ended after the check
 had them walked: 60-140 ms)."""
 

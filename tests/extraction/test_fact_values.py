@@ -1,4 +1,4 @@
-"""Clean facts on character sheets (issue 27, round 4): a hobby is an activity, not a state or a
+"""Clean facts on character sheets: a hobby is an activity, not a state or a
 thought in progress; a like is a thing, not a clause; every message stating a fact is linked to
 the sheet as evidence, also when the sheet held that fact already (real host, real LanceDB)."""
 

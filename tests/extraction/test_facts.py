@@ -1,4 +1,4 @@
-"""Facts about people gathered on their character sheets (issue 27): statements of likes,
+"""Facts about people gathered on their character sheets: statements of likes,
 hobbies, job, family, relations, traits and plans become sheet fields with the message linked as
 evidence, so "what are X's hobbies" is answered from one node; a real host with LanceDB."""
 

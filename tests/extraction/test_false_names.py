@@ -3,10 +3,6 @@ titles, and lone words the chat itself writes in lower case; real names stay."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from host import Host
 from host.chats.context import Message
 from memgraph_plugin.extraction import find_mentions
@@ -41,14 +37,6 @@ def test_a_word_the_chat_writes_in_lower_case_is_no_new_name() -> None:
     ]  # a name the graph already knows is never questioned
     cut = ChatWords().feed_until(messages, 3).feed_until(messages[:1], 1)  # the chat was cut
     assert cut.fed == 1 and cut.lower["web"] == 1
-
-
-@pytest.fixture
-async def host(tmp_path: Path):
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    yield host
-    await host.stop()
 
 
 async def test_the_offline_extractor_makes_no_character_of_them(host: Host) -> None:

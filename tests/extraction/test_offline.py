@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 from host import Host
 from memgraph_plugin.extraction import extract_message_ops, find_mentions
 from memgraph_plugin.turn import ReplayExtractor, pipeline_for
@@ -76,14 +74,6 @@ def test_one_message_becomes_an_event_with_its_full_text_and_links() -> None:
     ]
     assert extract_message_ops("   ") == []
     assert extract_message_ops("Hi Mara", types={"event"})[1:] == []  # schema without characters
-
-
-@pytest.fixture
-async def host(tmp_path: Path):
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    yield host
-    await host.stop()
 
 
 async def graph(host: Host) -> tuple[list, list]:

@@ -1,4 +1,4 @@
-"""Issue 18.1: every plugin's ``host_startup`` finds the built-in APIs, whatever the load order."""
+"""Every plugin's ``host_startup`` finds the built-in APIs, whatever the load order."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""An imported graph is never rolled back by chatting in its chat (issue 28.1), and the rollback
-command's arguments are checked (issue 28.8): through the real `memgraph-host` CLI in
+"""An imported graph is never rolled back by chatting in its chat, and the rollback
+command's arguments are checked: through the real `memgraph-host` CLI in
 subprocesses, and through the Python API."""
 
 from __future__ import annotations

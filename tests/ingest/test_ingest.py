@@ -33,14 +33,6 @@ def write_jsonl(path: Path, rows: list) -> Path:
     return path
 
 
-@pytest.fixture
-async def host(tmp_path: Path):
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    yield host
-    await host.stop()
-
-
 def test_formats_read_the_same_messages(tmp_path: Path) -> None:
     st = [m for m in read_transcript(write_jsonl(tmp_path / "st.jsonl", ST_LINES))]
     assert [(m.role, m.name) for m in st] == [

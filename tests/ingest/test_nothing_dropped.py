@@ -1,4 +1,4 @@
-"""An ingest drops nothing silently (issue 28.10): a message over ``max_field_bytes`` is kept whole
+"""An ingest drops nothing silently: a message over ``max_field_bytes`` is kept whole
 as consecutive events, SillyTavern's empty messages are skipped and counted, and a message whose
 writes are refused is reported with its ``file:line``."""
 
@@ -9,19 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from host import Host, hookimpl
+from host import hookimpl
 from memgraph_plugin.extraction.long_text import json_bytes, split_text
 from memgraph_plugin.ingest import ingest_file
 from memgraph_plugin.ingest.commands import format_report
 from memgraph_plugin.turn import pipeline_for
-
-
-@pytest.fixture
-async def host(tmp_path: Path):
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    yield host
-    await host.stop()
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:

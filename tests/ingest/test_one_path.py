@@ -1,11 +1,10 @@
-"""`memgraph-host ingest` and a live chat are one path (issue 27): the same graph, one commit per
+"""`memgraph-host ingest` and a live chat are one path: the same graph, one commit per
 message at the message's seq, so replacing the newest message after an ingest loses only what
 that message wrote, and `rollback --seq N` after an ingest lands after message seq N."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,14 +30,6 @@ def transcript(count: int) -> list[TranscriptMessage]:
         when = f"{1 + i // 40}:{i % 60:02d} pm on {1 + i // 100} May, 2023"
         out.append(TranscriptMessage(role, text, name, when, f"t.jsonl:{i + 1}"))
     return out
-
-
-@pytest.fixture
-async def host(tmp_path: Path):
-    host = Host(data_dir=tmp_path / "data", entry_points=False)
-    await host.start()
-    yield host
-    await host.stop()
 
 
 async def _store(host: Host, chat: str) -> Any:

@@ -1,4 +1,4 @@
-"""The injected block earns its space (issue 27): the question is never injected back, titles
+"""The injected block earns its space: the question is never injected back, titles
 say who/when/what instead of repeating the text, rollups are titled by their content, and
 near-empty messages rank low and leave the pinned scene; a real host with LanceDB."""
 

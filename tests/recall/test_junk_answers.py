@@ -1,5 +1,5 @@
 """An extractor or a router that answers junk is recorded on its plugin's record, shown by
-``plugins`` (issue 28.7), and the turn goes on without its answer."""
+``plugins``, and the turn goes on without its answer."""
 
 from __future__ import annotations
 

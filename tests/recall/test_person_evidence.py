@@ -1,4 +1,4 @@
-"""Recall gathers a person's facts across a chat (issue 27, multi-hop): the fact signal covers
+"""Recall gathers a person's facts across a chat: the fact signal covers
 each fact of the asked kind once before a fact's second mention, and the speaker boost knows a
 person by every name their sheet holds; a hand-written chat through the built-in offline
 extractor on a real host with LanceDB."""

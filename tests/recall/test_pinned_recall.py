@@ -1,4 +1,4 @@
-"""A person's pin (issue 29): `session.pin_node` is one ``edit`` commit that fires
+"""A person's pin: `session.pin_node` is one ``edit`` commit that fires
 `memgraph_commit`, every recall injects the pinned node and its trace says so, the pin survives
 a new host on the same data dir, and rolling the edit back unpins; a real host with LanceDB."""
 

@@ -25,7 +25,7 @@ def _event(i: int, text: str, **fields: Any) -> dict[str, Any]:
 
 
 def _graph(nodes: list[dict[str, Any]], edges: list[tuple[str, str, str]]) -> dict[str, Any]:
-    """A chat in the original's JSON shape (what `import_graph` takes)."""
+    """A chat in the contract's JSON shape (what `import_graph` takes)."""
     return {
         "nodes": {n["id"]: n for n in nodes},
         "edges": [{"from": a, "to": b, "type": t} for a, t, b in edges],

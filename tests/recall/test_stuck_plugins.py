@@ -1,4 +1,4 @@
-"""A hung plugin slows nothing for long (issue 28.5): writes never wait for their commit
+"""A hung plugin slows nothing for long: writes never wait for their commit
 notifications; a plugin whose call ran past its deadline is marked stuck and skipped for a
 cool-off (shown in ``plugins``), then called again; `Host.stop` waits one deadline at most.
 
@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+from typing import Any
 
 from host import Host, hookimpl
 from host.cli.cli import cmd_plugins, plugin_rows
 from host.plugins.hook_guard import stuck_state
 from memgraph_plugin.api.external import record_injected_node_ids
 from memgraph_plugin.turn.pipeline import pipeline_for
+from tests.hosts import memory_session, started_host
 
 SAFETY = 20.0
 
@@ -66,22 +68,22 @@ class HangingInjection:
         await asyncio.Event().wait()
 
 
-async def _host(tmp_path, **settings) -> Host:
-    host = Host(data_dir=tmp_path / "d", settings=settings, entry_points=False)
-    await host.start()
-    return host
-
-
-async def _session(host: Host, chat_id: str):
-    return await host.registry.get("memory-graph").open_session(host.get_context(chat_id))
+async def _hanging_router(tmp_path, cooloff: float) -> tuple[Host, HangingRouter, Any]:
+    """A started host (hook deadline 0.3 s, cool-off `cooloff`) with a router that hangs, and
+    its turn pipeline."""
+    settings = {"hook_deadline_seconds": 0.3, "hook_cooloff_seconds": cooloff}
+    host = await started_host(tmp_path / "d", **settings)
+    router = HangingRouter()
+    host.register_plugin(router, name="hanging-router")
+    return host, router, pipeline_for(host)
 
 
 async def test_a_write_returns_while_its_commit_hook_still_hangs(tmp_path):
-    host = await _host(tmp_path, hook_deadline_seconds=SAFETY)
+    host = await started_host(tmp_path / "d", hook_deadline_seconds=SAFETY)
     hung = HangingCommit()
     host.register_plugin(hung, name="hung-commit")
     try:
-        s = await _session(host, "c")
+        s = await memory_session(host, "c")
         first = await s.create_node(type="event", fields={"summary": "one"})
         await asyncio.wait_for(hung.entered.wait(), SAFETY)
         second = await s.create_node(type="event", fields={"summary": "two"})
@@ -98,11 +100,8 @@ async def test_a_write_returns_while_its_commit_hook_still_hangs(tmp_path):
 
 
 async def test_a_plugin_past_its_deadline_is_stuck_skipped_and_listed(tmp_path):
-    host = await _host(tmp_path, hook_deadline_seconds=0.3, hook_cooloff_seconds=3600)
-    router = HangingRouter()
-    host.register_plugin(router, name="hanging-router")
-    pipeline = pipeline_for(host)
-    s = await _session(host, "c")
+    host, router, pipeline = await _hanging_router(tmp_path, cooloff=3600)
+    s = await memory_session(host, "c")
     await s.create_node(type="event", fields={"summary": "the storm at the harbor"})
     await pipeline.add_user_message("c", "what happened at the harbor?")
     first = await asyncio.wait_for(pipeline.recall("c"), SAFETY)
@@ -131,10 +130,7 @@ async def test_a_plugin_past_its_deadline_is_stuck_skipped_and_listed(tmp_path):
 
 
 async def test_after_its_cool_off_a_stuck_plugin_is_called_again_and_cleared(tmp_path):
-    host = await _host(tmp_path, hook_deadline_seconds=0.3, hook_cooloff_seconds=0)
-    router = HangingRouter()
-    host.register_plugin(router, name="hanging-router")
-    pipeline = pipeline_for(host)
+    host, router, pipeline = await _hanging_router(tmp_path, cooloff=0)
     await pipeline.add_user_message("c", "hello there")
     await asyncio.wait_for(pipeline.recall("c"), SAFETY)
     assert stuck_state(host.pm, "hanging-router") is not None
@@ -147,7 +143,7 @@ async def test_after_its_cool_off_a_stuck_plugin_is_called_again_and_cleared(tmp
 
 
 async def test_stop_after_many_injection_updates_waits_for_one_hung_call_only(tmp_path):
-    host = await _host(tmp_path, hook_deadline_seconds=0.3, hook_cooloff_seconds=3600)
+    host = await started_host(tmp_path / "d", hook_deadline_seconds=0.3, hook_cooloff_seconds=3600)
     hung = HangingInjection()
     host.register_plugin(hung, name="hung-injection")
     for i in range(20):

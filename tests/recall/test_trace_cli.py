@@ -46,7 +46,7 @@ def test_trace_table_and_json(tmp_path, capsys):
 def test_trace_unknown_chat_and_bad_last(tmp_path, capsys):
     data = asyncio.run(_three_recalls(tmp_path))
     assert main(["--data-dir", str(data), "trace", "nobody"]) == 1
-    assert "unknown chat 'nobody'" in capsys.readouterr().err  # issue 18.4
+    assert "unknown chat 'nobody'" in capsys.readouterr().err
     assert main(["--data-dir", str(data), "trace", CHAT, "--last", "0"]) == 2
 
 

@@ -1,5 +1,5 @@
 """A hypothesis state machine over the memory graph's write API, rollback, import and reopen, on
-a real LanceDB in a temporary directory (issue 17). `tests/storage/test_fuzz_machine.py` runs it
+a real LanceDB in a temporary directory. `tests/storage/test_fuzz_machine.py` runs it
 at a modest size in ``make test``; ``bench/fuzz.py`` runs it for 10,000 steps.
 
 After every step: a rejected batch (or refused call) left the stored chat byte-identical; the
@@ -11,7 +11,7 @@ After a rollback, the chat in memory is the chat at the target (`state_at_sync`)
 rolled back in memory (by the commits kept, or by what storage says they replaced, after a
 reopen) or through storage.
 
-Issue 28 adds: messages holding every Unicode line break; an import followed by a turn (the
+It also steps through: messages holding every Unicode line break; an import followed by a turn (the
 import must survive it); a damaged data file (deleted or cut short) that ``check`` must find and
 ``repair`` must fix, every chat opening afterwards.
 """
@@ -312,7 +312,7 @@ class ChatMachine(RuleBasedStateMachine):
 
     @rule(chat=st.sampled_from(CHATS), brk=st.sampled_from(UNICODE_LINE_BREAKS), text=texts)
     def say(self, chat: str, brk: str, text: str) -> None:
-        """A message holding a Unicode line break (issue 28.2)."""
+        """A message holding a Unicode line break."""
         self._step()
         ChatMachine.totals["messages"] += 1
         self.host.chat(chat).add_message("user", f"{text}{brk}{text}{brk}")

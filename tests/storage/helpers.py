@@ -1,4 +1,4 @@
-"""Builders for storage tests: node/edge dicts in the original JSON shape."""
+"""Builders for storage tests: node/edge dicts in the contract's JSON shape (docs/contract.md)."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def _checked(machine: ChatMachine) -> None:
 
 
 def test_a_deleted_node_imported_then_a_turn_is_not_a_lost_node() -> None:
-    """bench/fuzz.py's 10 'the turn rolled the import back' breaks (issue 28): a node deleted
+    """bench/fuzz.py's 10 'the turn rolled the import back' breaks: a node deleted
     before the import (``delete`` archives it: soft delete) was counted as lost after the turn,
     though the turn changed nothing about it. Shrunk from a 10,000-step run."""
 
@@ -62,7 +62,7 @@ def test_a_deleted_node_imported_then_a_turn_is_not_a_lost_node() -> None:
 
 
 def test_raw_batches_past_the_chat_and_rollbacks_then_an_import_and_a_turn() -> None:
-    """The rule behind issue 28.1: after an import a turn undoes nothing at or before it,
+    """The rule: after an import a turn undoes nothing at or before it,
     whatever seqs earlier raw batches claimed (here 30 and 25 in a chat at message seq 1) and
     whichever versions were rolled back to first."""
     event = {"op": "create", "type": "event", "fields": {"summary": "Eileen"}}

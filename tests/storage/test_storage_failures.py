@@ -1,4 +1,4 @@
-"""Storage failures are one-line `StorageError`s (issue 28.9): a folder that cannot be written
+"""Storage failures are one-line `StorageError`s: a folder that cannot be written
 (``STORAGE_READ_ONLY``, not a raw ``OSError`` on ``.journal-gate``) and a full disk
 (``STORAGE_FULL``, not ``RuntimeError: lance error ... No space left``); nothing acknowledged
 before is lost."""

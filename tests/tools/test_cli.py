@@ -8,6 +8,7 @@ import json
 import pytest
 
 from host import Host, hookimpl
+from tests.hosts import started_host
 
 STORE = {
     "nodes": {
@@ -32,15 +33,9 @@ STORE = {
 }
 
 
-async def _host(tmp_path, **settings) -> Host:
-    host = Host(data_dir=tmp_path / "d", settings=settings, entry_points=False)
-    await host.start()
-    return host
-
-
 async def _host_with_store(tmp_path, chat: str = "c", **settings) -> Host:
     """A started host whose chat `chat` holds STORE (imported through the CLI command)."""
-    host = await _host(tmp_path, **settings)
+    host = await started_host(tmp_path / "d", **settings)
     path = tmp_path / "store.json"
     path.write_text(json.dumps(STORE))
     assert await _run(host, "import", chat, str(path)) == 0
@@ -58,7 +53,7 @@ async def _run(host: Host, *argv: str) -> int:
 
 
 async def test_commands_are_contributed_through_the_hook(tmp_path):
-    host = await _host(tmp_path)
+    host = await started_host(tmp_path / "d")
     names = {c.name for cs in host.pm.hook.host_cli_commands(host=host) for c in cs or ()}
     assert {"history", "rollback", "import", "export", "reindex"} <= names
     await host.stop()
@@ -111,7 +106,7 @@ async def test_import_export_history_rollback(tmp_path, capsys):
     capsys.readouterr()
     s3 = await api.open_session(host.get_context(evil))
     assert s3.list_nodes() == ()
-    # other chats never saw any of it: "x" is still no chat at all (issue 18.4)
+    # other chats never saw any of it: "x" is still no chat at all
     from host.errors import CommandError
 
     with pytest.raises(CommandError, match="unknown chat 'x'"):
@@ -146,7 +141,7 @@ async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
     assert "no embedding profile" in capsys.readouterr().err
     await host.stop()
 
-    host = await _host(tmp_path, embedding_profile="hashing")
+    host = await started_host(tmp_path / "d", embedding_profile="hashing")
     assert await _run(host, "reindex") == 0
     captured = capsys.readouterr()
     assert "2 nodes embedded with 'hashing'" in captured.out
@@ -157,7 +152,7 @@ async def test_reindex_needs_a_profile_and_shows_progress(tmp_path, capsys):
 
 
 def test_progress_bar_renders(capsys):
-    """Progress goes through rich on stderr (issue 18.10: no hand-made bar)."""
+    """Progress goes through rich on stderr (no hand-made bar)."""
     from host.cli.console import progress
 
     with progress("x") as update:
@@ -169,7 +164,7 @@ def test_progress_bar_renders(capsys):
 
 @pytest.mark.parametrize("argv", [["rollback", "c"], ["rollback", "c", "--to", "1", "--seq", "2"]])
 async def test_rollback_needs_exactly_one_target(tmp_path, argv):
-    host = await _host(tmp_path)
+    host = await started_host(tmp_path / "d")
     with pytest.raises(SystemExit):
         await _run(host, *argv)
     await host.stop()
@@ -208,6 +203,6 @@ def test_commands_through_the_real_cli_entry(tmp_path, capsys):
     code, out, err = run("reindex", evil)
     assert code == 0 and "2 nodes embedded with 'hashing'" in out and "2/2" in err
     code, out, err = run("export", "x")  # the quote-laden chat id never leaked into another chat
-    assert code == 1 and out == "" and "unknown chat 'x'" in err  # issue 18.4
+    assert code == 1 and out == "" and "unknown chat 'x'" in err
     code, _, err = run("rollback", evil, "--to", "42")
     assert code != 0 and "no version 42" in err

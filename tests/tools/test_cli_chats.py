@@ -1,4 +1,4 @@
-"""Issue 18.4 / 18.10: an unknown chat id is an error; listings are rich tables or --json."""
+"""An unknown chat id is an error; listings are rich tables or --json."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`memgraph-host import` (issue 17.3, 17.6, 17.8's CLI part): the whole file is checked before
+"""`memgraph-host import`: the whole file is checked before
 the chat is touched, every problem is reported as ``file: path.to.field: what is wrong`` with exit
 status 2, an empty graph replaces a non-empty chat only with ``--replace``, an import is anchored
 to the chat's messages (chatting after it never rolls it away), and CONFLICT is retried."""
@@ -67,7 +67,7 @@ BAD_FILES = [
     ),
     ({"nodes": {"n_1": _node("n_1", "a")}, "edges": [], "seqCounter": -1}, "seqCounter:"),
     ({"nodes": {"n_1": _node("n_1", "x" * 70_000)}, "edges": []}, "nodes.n_1.fields.summary:"),
-    # issue 28.13: the size caps
+    # the size caps
     (
         {"nodes": {"n_1": {**_node("n_1", "a"), "fields": {"k" * 300: 1}}}, "edges": []},
         "store.json: nodes.n_1.fields: a field name of 300 characters",
@@ -84,7 +84,7 @@ BAD_FILES = [
         },
         "store.json: nodes.n_1: the node is over 1048576 bytes",
     ),
-    # issue 28.12: the hierarchy
+    # the hierarchy
     (
         {"nodes": {"n_1": {**_node("n_1", "a"), "parentId": "n_1"}}, "edges": []},
         "store.json: nodes.n_1.parentId: node 'n_1' is its own parent",

@@ -1,4 +1,4 @@
-"""Issue 18.7 / 18.8: the demo's numbers match its picture, and a re-run adds no duplicate trace."""
+"""The demo's numbers match its picture, and a re-run adds no duplicate trace."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ async def test_summary_edge_counts_match_the_picture_and_reruns_add_no_trace(tmp
 
 @pytest.mark.slow
 async def test_readme_storage_examples_work_on_the_demo_data(tmp_path, monkeypatch, capsys):
-    """Issue 18.2: the README's storage commands name the demo's data dir and chat, and work."""
+    """The README's storage commands name the demo's data dir and chat, and work."""
     import shlex
 
     from host.cli.cli import main

@@ -1,4 +1,4 @@
-"""Catch-up work off the turn path (issue 31): an imported graph's compaction backlog runs in the
+"""Catch-up work off the turn path: an imported graph's compaction backlog runs in the
 background while turns answer from the graph as it is, `memgraph-host status` says what is
 pending and then that nothing is; and a fresh host's first recall on an imported chat uses the
 keyword postings and vectors the import stored (no node embedded or tokenized again)."""

@@ -1,4 +1,4 @@
-"""No plugin can stall other chats (issue 17.1): sync hook implementations run off the event
+"""No plugin can stall other chats: sync hook implementations run off the event
 loop, every call has a deadline (setting ``hook_deadline_seconds``), a hook past it is reported
 by plugin name in ``plugins`` and in the recall trace, and the write or turn goes on without it.
 
@@ -13,9 +13,10 @@ import asyncio
 import io
 import threading
 
-from host import Host, hookimpl
+from host import hookimpl
 from host.cli.cli import cmd_plugins, plugin_rows
 from memgraph_plugin.turn.pipeline import pipeline_for
+from tests.hosts import memory_session, started_host
 
 SAFETY = 20.0  # seconds after which a blocker gives up on its own (only on a regression)
 
@@ -62,29 +63,19 @@ class SyncInjectionBlocker:
         self.returned.set()
 
 
-async def _host(tmp_path, **settings) -> Host:
-    host = Host(data_dir=tmp_path / "d", settings=settings, entry_points=False)
-    await host.start()
-    return host
-
-
-async def _session(host: Host, chat_id: str):
-    return await host.registry.get("memory-graph").open_session(host.get_context(chat_id))
-
-
 async def test_a_blocking_sync_commit_hook_stalls_no_other_chat(tmp_path):
-    host = await _host(tmp_path, hook_deadline_seconds=0.5)
+    host = await started_host(tmp_path / "d", hook_deadline_seconds=0.5)
     blocker = SyncBlocker()
     host.register_plugin(blocker, name="blocker")
     try:
-        slow, fast = await _session(host, "slow"), await _session(host, "fast")
+        slow, fast = await memory_session(host, "slow"), await memory_session(host, "fast")
         slow_write = asyncio.ensure_future(slow.create_node(type="event", fields={"summary": "a"}))
         assert await asyncio.to_thread(blocker.entered.wait, SAFETY)
         created = await fast.create_node(type="event", fields={"summary": "b"})
         fast_done_while_blocked = not blocker.returned.is_set()
         assert fast_done_while_blocked
         assert fast.get_node(created.id) is not None
-        # the slow chat's write never waits for its commit notification (issue 28.5)
+        # the slow chat's write never waits for its commit notification
         await slow_write
         assert not blocker.returned.is_set()
         assert len(slow.list_nodes()) == 1
@@ -105,10 +96,10 @@ async def test_a_blocking_sync_commit_hook_stalls_no_other_chat(tmp_path):
 
 
 async def test_a_hanging_async_router_is_reported_in_the_trace_and_recall_goes_on(tmp_path):
-    host = await _host(tmp_path, hook_deadline_seconds=0.3)
+    host = await started_host(tmp_path / "d", hook_deadline_seconds=0.3)
     host.register_plugin(HangingRouter(), name="hanging-router")
     pipeline = pipeline_for(host)
-    s = await _session(host, "c")
+    s = await memory_session(host, "c")
     await s.create_node(type="event", fields={"summary": "the storm at the harbor"})
     await pipeline.add_user_message("c", "what happened at the harbor?")
     outcome = await asyncio.wait_for(pipeline.recall("c"), SAFETY)  # a guard against a hang
@@ -120,7 +111,7 @@ async def test_a_hanging_async_router_is_reported_in_the_trace_and_recall_goes_o
 
 
 async def test_a_blocking_injection_hook_stalls_no_other_chat(tmp_path):
-    host = await _host(tmp_path, hook_deadline_seconds=0.3)
+    host = await started_host(tmp_path / "d", hook_deadline_seconds=0.3)
     blocker = SyncInjectionBlocker()
     host.register_plugin(blocker, name="injection-blocker")
     pipeline = pipeline_for(host)
@@ -128,7 +119,7 @@ async def test_a_blocking_injection_hook_stalls_no_other_chat(tmp_path):
         await pipeline.add_user_message("a", "hello")
         recall = asyncio.ensure_future(pipeline.recall("a"))
         assert await asyncio.to_thread(blocker.entered.wait, SAFETY)
-        s = await _session(host, "b")
+        s = await memory_session(host, "b")
         await s.create_node(type="event", fields={"summary": "b goes on"})
         assert not blocker.returned.is_set()  # b's write finished while a's hook is blocked
         assert await recall is not None

@@ -1,4 +1,4 @@
-"""The explorer's edit controls (issue 29) in a real headless Chromium (Debian's, driven by
+"""The explorer's edit controls in a real headless Chromium (Debian's, driven by
 Playwright) against a real `memgraph-host serve` process: edit a field and see it after a reload,
 the edit in the node's history, undo from the recent edits, merge two characters (their edges
 follow), pin and the next recall pins the node; without the token a write is a 401 and changes

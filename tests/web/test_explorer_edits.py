@@ -1,4 +1,4 @@
-"""The explorer's edits (issue 29.1-2) against a real `memgraph-host serve` process over real
+"""The explorer's edits against a real `memgraph-host serve` process over real
 HTTP: each edit one ``edit`` commit with an undo, and who may write (token, Origin, Host,
 --read-only, a non-loopback bind)."""
 

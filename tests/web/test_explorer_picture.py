@@ -1,4 +1,4 @@
-"""The explorer's picture (issue 29.3) on the demo chat, in a real headless Chromium: events run
+"""The explorer's picture on the demo chat, in a real headless Chromium: events run
 left to right by seq, no two labels overlap, a rollup collapses and expands on a click, a search
 hit is centred and highlighted, an unknown ``?chat=`` is an error on the page, the favicon is
 there, and the types have graph.html's colours. It also takes the screenshot in docs/explorer.md

@@ -1,4 +1,4 @@
-"""The explorer's server on uvicorn (issue 28 item 15): a NUL in a static path is a 404 that
+"""The explorer's server on uvicorn: a NUL in a static path is a 404 that
 names no exception; idle and slow connections hold no thread each and are closed; a foreign
 Host header is refused (DNS rebinding)."""
 

@@ -1,4 +1,4 @@
-"""Issue 18.12: a failed reload is shown once (by the report callback), not again by the log."""
+"""A failed reload is shown once (by the report callback), not again by the log."""
 
 from __future__ import annotations
 

@@ -1,0 +1,1 @@
+"""Tests of the bench scripts: each runs end to end on a small input."""
