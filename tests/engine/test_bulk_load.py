@@ -17,8 +17,8 @@ from memgraph_plugin import MemoryGraphError, Node, Store
 from memgraph_plugin.engine.graph.store import normalize_edge
 from memgraph_plugin.engine.index.deferred import realize_all
 from memgraph_plugin.engine.index.name_index import NameIndex
-from memgraph_plugin.engine.load.gc_pause import gc_paused
-from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
+from memgraph_plugin.engine.load import gc_paused
+from memgraph_plugin.engine.load.column_loader import LoadedPoolOrder
 from memgraph_plugin.engine.model.frozen import FrozenDict
 from memgraph_plugin.engine.model.json_records import (
     _edges_from_raw,

@@ -1,5 +1,5 @@
 """The name index of a store opened from columns is built from its title and fields columns
-(`name_columns.names_from_columns`): no `Node` made, the same index an eager store builds, and
+(`store_loading.names_from_columns`): no `Node` made, the same index an eager store builds, and
 writes made before the first lookup (a rename, an archive, a new node) are in it."""
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,8 @@ from ..model.frozen import EMPTY
 from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
 from ..model.models import Edge, EdgeKey, Node
 from ..model.schema import NodeTypeSpec, Schema, is_diagnostic_type
-from .int_order import stable_order
+from .lazy_edges import stable_order
 from .lazy_nodes import LazyNodes, NodeColumns
-from .loaded_order import LoadedPoolOrder
 from .raw_rows import MAX_RAW_SHARE, patch_raw_rows
 
 _new = object.__new__
@@ -115,6 +115,70 @@ def decode_edge_columns(edges: Any, nodes: dict[str, Node]) -> dict[EdgeKey, Edg
         else:
             raw_edges.append({"from": src[i], "to": dst[i], "type": etype[i], "seqTo": eseq[i]})
     return _edges_from_raw(raw_edges, nodes)
+
+
+class LoadedPoolOrder(Mapping[str, tuple[PoolKey, str]]):
+    """id -> (recency key, lower-case type) of the pool members of a loaded graph, iterated in
+    pool order: what `LoadedColumns.pool_of` builds as a dict, without building it.
+
+    A keyword search breaks ties by recency through `Store.pool_order()`. Until the store
+    builds that map (its first write that touches the pool), the pool is exactly the load's,
+    so this read-only map answers from the load's arrays: per looked-up id, a dict lookup and
+    three array reads, and nothing made per pool member by the first search after an open."""
+
+    __slots__ = (
+        "_row_of",
+        "_ids",
+        "_ranked",
+        "_neg_seq",
+        "_neg_depth",
+        "_ltype",
+        "_ltype_names",
+        "_rank",
+    )
+
+    def __init__(
+        self,
+        row_of: Mapping[str, int],
+        ids: np.ndarray,
+        ranked: np.ndarray,
+        neg_seq: np.ndarray,
+        neg_depth: np.ndarray,
+        pool_ltype: np.ndarray,
+        ltype_names: list[str],
+    ) -> None:
+        """`row_of`: id -> row; `ids`: row -> id; `ranked`: the pool's rows in recency order;
+        `neg_seq`/`neg_depth`: row -> the key's first two parts; `pool_ltype`: pool position
+        -> its lower-case type, as an index into `ltype_names`."""
+        self._row_of = row_of
+        self._ids = ids
+        self._ranked = ranked
+        self._neg_seq, self._neg_depth = neg_seq, neg_depth
+        self._ltype, self._ltype_names = pool_ltype, ltype_names
+        rank = np.full(ids.shape[0], -1, dtype=np.int64)  # row -> pool position (-1: none)
+        rank[ranked] = np.arange(ranked.shape[0], dtype=np.int64)
+        self._rank = rank
+
+    def _pos(self, key: Any) -> int:
+        row = self._row_of.get(key) if isinstance(key, str) else None
+        return -1 if row is None else int(self._rank[row])
+
+    def __contains__(self, key: object) -> bool:
+        return self._pos(key) >= 0
+
+    def __getitem__(self, key: str) -> tuple[PoolKey, str]:
+        pos = self._pos(key)
+        if pos < 0:
+            raise KeyError(key)
+        row = int(self._ranked[pos])
+        key = (int(self._neg_seq[row]), int(self._neg_depth[row]), self._ids[row])
+        return key, self._ltype_names[int(self._ltype[pos])]
+
+    def __len__(self) -> int:
+        return int(self._ranked.shape[0])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids[self._ranked].tolist())
 
 
 class LoadedColumns:
@@ -407,4 +471,10 @@ def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumn
     )
 
 
-__all__ = ["LoadedColumns", "decode_columns", "decode_edge_columns", "load_node_columns"]
+__all__ = [
+    "LoadedColumns",
+    "LoadedPoolOrder",
+    "decode_columns",
+    "decode_edge_columns",
+    "load_node_columns",
+]
