@@ -622,7 +622,7 @@ def test_an_index_is_read_while_another_is_still_being_built(
             assert not release.is_set()  # read while the name index was still being built
     finally:
         release.set()
-        builder.join(60)
+        builder.result(60)
     assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}
 
 
