@@ -141,19 +141,49 @@ def test_the_name_index_is_built_beside_the_rest_of_the_open(
 def test_an_early_build_that_failed_is_built_again_by_the_lookup(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import threading
+
     import memgraph_plugin.engine.load.store_loading as store_loading
 
     build = store_loading.names_from_columns
     calls: list[int] = []
+    failed = threading.Event()
 
     def flaky(*args: Any) -> Any:
         calls.append(1)
         if len(calls) == 1:
+            failed.set()
             raise MemoryError("the first build fails")
         return build(*args)
 
     monkeypatch.setattr(store_loading, "names_from_columns", flaky)
     data = story_data()
     store = _opened(data, names_now=True)
+    assert failed.wait(60)  # the early build ran, on a build thread, and failed
     assert _index(store) == _index(Store.from_dict(data))
     assert len(calls) == 2
+
+
+def test_an_early_build_not_started_yet_is_run_by_the_lookup() -> None:
+    """A lookup never waits behind queued builds: one that has not started is taken over."""
+    import concurrent.futures
+    import threading
+
+    from memgraph_plugin.engine.index import deferred
+
+    workers = deferred._builds._max_workers
+    busy, release = threading.Barrier(workers + 1), threading.Event()
+    held = [
+        deferred._builds.submit(lambda: (busy.wait(60), release.wait(60))) for _ in range(workers)
+    ]
+    try:
+        busy.wait(60)  # every build thread is held: the open's build stays queued
+        data = story_data()
+        store = _opened(data, names_now=True)
+        with concurrent.futures.ThreadPoolExecutor(1) as reader:
+            lookup = reader.submit(_index, store)
+            assert lookup.result(timeout=60) == _index(Store.from_dict(data))
+    finally:
+        release.set()
+        for job in held:
+            job.result(60)

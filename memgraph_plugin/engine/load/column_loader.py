@@ -8,9 +8,8 @@ children, pool anchors) are computed over whole columns with pyarrow and numpy a
 (`LoadedColumns`, whose methods make their Python containers when the store first reads them),
 and no `Node` is made: the store's node map (`lazy_nodes.LazyNodes`) makes each on the first
 read of its id, its fields left as their stored JSON text until read (`frozen.JsonFields`). A
-few rows stored as raw JSON (values the columns cannot hold: a pinned node) are decoded one by
-one and their values patched into the columns (`raw_rows`); a table with many such rows or
-repeated ids takes the per-node path, `decode_columns`.
+row stored as raw JSON (values the columns cannot hold: a pinned node) is decoded on its own
+and its values patched into the columns (`raw_rows`).
 """
 
 from __future__ import annotations
@@ -26,13 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..index.candidate_pool import PoolKey
-from ..model.frozen import EMPTY
-from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
+from ..model.json_records import _ID_NUM, _edges_from_raw
 from ..model.models import Edge, EdgeKey, Node
 from ..model.schema import NodeTypeSpec, Schema, is_diagnostic_type
 from .lazy_edges import stable_order
 from .lazy_nodes import LazyNodes, NodeColumns
-from .raw_rows import MAX_RAW_SHARE, patch_raw_rows
+from .raw_rows import patch_raw_rows
 
 _new = object.__new__
 _set = object.__setattr__
@@ -59,47 +57,6 @@ def parse_all(texts: list[str | None]) -> list[Any]:
         parsed = json.loads(whole)
     values = iter(parsed)
     return [None if t is None else next(values) for t in texts]
-
-
-def decode_columns(
-    nodes: Any, edges: Any, node_seq: int, seq_counter: int
-) -> tuple[dict[str, Node], dict[EdgeKey, Edge], int, int]:
-    """`decode_graph` of the graph held by a node and an edge state table (node by node)."""
-    ids = _column(nodes, "id")
-    types, levels, titles = _column(nodes, "type"), _column(nodes, "level"), _column(nodes, "title")
-    parents, children = _column(nodes, "parent_id"), _column(nodes, "children_ids")
-    seqs, depths = _column(nodes, "seq_to"), _column(nodes, "semantic_depth")
-    rollups, archived = _column(nodes, "semantic_rollup"), _column(nodes, "archived")
-    sups, raws = _column(nodes, "superseded_by"), _column(nodes, "raw")
-    fields = parse_all(_column(nodes, "fields"))
-    out: dict[str, Node] = {}
-    for i, nid in enumerate(ids):
-        raw = raws[i]
-        if raw is not None:
-            out[nid] = node_from_dict(json.loads(raw), key=nid)
-            continue
-        f = fields[i]
-        node = _new(Node)
-        _set(node, "id", nid)
-        _set(node, "type", types[i])
-        _set(node, "level", levels[i] or "semantic")
-        _set(node, "title", titles[i])
-        _set(node, "fields", _freeze_fields(f) if f else EMPTY)
-        _set(node, "parent_id", parents[i])
-        _set(node, "children_ids", tuple(children[i]))
-        _set(node, "seq_to", seqs[i])
-        _set(node, "semantic_depth", depths[i])
-        _set(node, "semantic_rollup", rollups[i])
-        _set(node, "archived", archived[i])
-        _set(node, "floor_range", None)
-        _set(node, "superseded_by", sups[i] or None)
-        _set(node, "pinned", False)  # pinned nodes are stored as raw rows
-        out[nid] = node
-    for nid in out:
-        m = _ID_NUM.fullmatch(nid)
-        if m:
-            node_seq = max(node_seq, int(m.group(1)))
-    return out, decode_edge_columns(edges, out), node_seq, seq_counter
 
 
 def decode_edge_columns(edges: Any, nodes: dict[str, Node]) -> dict[EdgeKey, Edge]:
@@ -359,22 +316,32 @@ def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) 
     return anchor
 
 
-def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumns | None:
-    """The lazy node map and the indices of a node state table; None when it needs the per-node
-    path (more than `MAX_RAW_SHARE` of its rows stored as raw JSON, or an id twice). No `Node`
-    is made here but the raw rows': `LazyNodes` makes each on the first read of its id."""
+def _one_row_per_id(nodes: Any) -> Any:
+    """`nodes` with one row per id: its last row, at the place of its first (what a dict
+    filled row by row holds)."""
+    ids = _flat(nodes["id"])
+    if pc.count_distinct(ids).as_py() == nodes.num_rows:
+        return nodes
+    codes, _values = _codes(ids)
+    _, first = np.unique(codes, return_index=True)
+    _, from_end = np.unique(codes[::-1], return_index=True)
+    last = len(codes) - 1 - from_end  # both by code: aligned
+    return nodes.take(pa.array(last[np.argsort(first)]))
+
+
+def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumns:
+    """The lazy node map and the indices of a node state table. No `Node` is made here but those
+    of rows stored as raw JSON (`raw_rows`): `LazyNodes` makes each on the first read of its
+    id."""
+    nodes = _one_row_per_id(nodes)
     n = nodes.num_rows
     decoded: list[Node] = []
     if n and pc.any(pc.is_valid(nodes["raw"])).as_py():
         raw_rows = np.flatnonzero(np.asarray(nodes["raw"].is_valid().to_numpy(), dtype=bool))
-        if len(raw_rows) > MAX_RAW_SHARE * n:
-            return None
-        nodes, decoded = patch_raw_rows(nodes, raw_rows)  # a few: their values in the columns
+        nodes, decoded = patch_raw_rows(nodes, raw_rows)  # their values in the columns
     ids = _flat(nodes["id"])
     id_list: list[str] = ids.to_pylist()
     row_of = dict(zip(id_list, range(n), strict=True))
-    if len(row_of) != n:
-        return None
     id_objs = np.empty(n, dtype=object)
     id_objs[:] = id_list
     type_code, type_values = _codes(nodes["type"])
@@ -474,7 +441,6 @@ def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumn
 __all__ = [
     "LoadedColumns",
     "LoadedPoolOrder",
-    "decode_columns",
     "decode_edge_columns",
     "load_node_columns",
 ]

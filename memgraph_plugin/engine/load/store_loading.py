@@ -32,7 +32,6 @@ from ..model.views import NodeView
 from .column_loader import (
     LoadedColumns,
     LoadedPoolOrder,
-    decode_columns,
     decode_edge_columns,
     load_node_columns,
     parse_all,
@@ -178,34 +177,31 @@ class StoreLoading:
         store = cls(schema=schema)
         with gc_paused():
             loaded = load_node_columns(nodes, node_seq, store._schema)
-            if loaded is None:  # raw JSON rows or repeated ids: node by node
-                store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
-            else:
-                # the name index needs only the node columns: built from now on, beside the
-                # edge columns' sorts (which let go of the GIL)
-                names = None
-                if names_now:  # (the build holds the schema, not the store: no cycle)
-                    named = store._schema
-                    names = started(paused(lambda: names_from_columns(loaded, named)))
-                columns = loaded.nodes.column_ids() or ([], {})
-                maps = load_edge_columns(edges, loaded.id_array, *columns)
-                store._load_columns(
-                    loaded,
-                    maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
-                    seq_counter,
-                    names=names,
-                )
-                shared = (  # the keyword columns' ids are the node rows' (the usual case)
-                    loaded.nodes.column_ids()
-                    if keywords is not None and loaded.same_ids(keywords.ids)
-                    else None
-                )
-                unknown = store._keywords.adopt(
-                    keywords, store._schema, len(store._nodes), ids=shared
-                )
-                if unknown is not None:  # the rest is indexed from the columns
-                    store._deferred.pop("_kw_dirty", None)
-                    store._kw_dirty = dict.fromkeys(unknown)
+            # the name index needs only the node columns: built from now on, beside the
+            # edge columns' sorts (which let go of the GIL)
+            names = None
+            if names_now:  # (the build holds the schema, not the store: no cycle)
+                named = store._schema
+                names = started(paused(lambda: names_from_columns(loaded, named)))
+            columns = loaded.nodes.column_ids() or ([], {})
+            maps = load_edge_columns(edges, loaded.id_array, *columns)
+            store._load_columns(
+                loaded,
+                maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
+                seq_counter,
+                names=names,
+            )
+            shared = (  # the keyword columns' ids are the node rows' (the usual case)
+                loaded.nodes.column_ids()
+                if keywords is not None and loaded.same_ids(keywords.ids)
+                else None
+            )
+            unknown = store._keywords.adopt(
+                keywords, store._schema, len(store._nodes), ids=shared
+            )
+            if unknown is not None:  # the rest is indexed from the columns
+                store._deferred.pop("_kw_dirty", None)
+                store._kw_dirty = dict.fromkeys(unknown)
         return store
 
     def _load_columns(
