@@ -31,7 +31,7 @@ class Deferred:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
         # one build of this attribute at a time; a reader of another one does not wait for it
-        # (an open builds the name index on its own thread while the first turn reads pools).
+        # (an open builds the name index on a build thread while the first turn reads pools).
         # A builder may read other deferred attributes: their builders never read back.
         self._lock = threading.RLock()
 

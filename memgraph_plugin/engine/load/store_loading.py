@@ -171,7 +171,7 @@ class StoreLoading:
         the same store `from_dict` builds from the same graph, without a JSON dict per node
         (indices computed over whole columns: `columnar.load_node_columns`). `keywords`: the
         snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text.
-        `names_now`: the name index built from the node columns on a thread of its own from the
+        `names_now`: the name index built from the node columns on a build thread from the
         moment they are loaded (a chat's open: its first message waits for it), not at its
         first lookup."""
         store = cls(schema=schema)
