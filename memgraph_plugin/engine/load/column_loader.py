@@ -316,12 +316,9 @@ def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) 
     return anchor
 
 
-def _one_row_per_id(nodes: Any) -> Any:
-    """`nodes` with one row per id: its last row, at the place of its first (what a dict
-    filled row by row holds)."""
-    ids = _flat(nodes["id"])
-    if pc.count_distinct(ids).as_py() == nodes.num_rows:
-        return nodes
+def _one_row_per_id(nodes: Any, ids: Any) -> Any:
+    """`nodes` (whose id column is `ids`, an id in more than one row) with one row per id: its
+    last row, at the place of its first (what a dict filled row by row holds)."""
     codes, _values = _codes(ids)
     _, first = np.unique(codes, return_index=True)
     _, from_end = np.unique(codes[::-1], return_index=True)
@@ -333,15 +330,19 @@ def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumn
     """The lazy node map and the indices of a node state table. No `Node` is made here but those
     of rows stored as raw JSON (`raw_rows`): `LazyNodes` makes each on the first read of its
     id."""
-    nodes = _one_row_per_id(nodes)
-    n = nodes.num_rows
-    decoded: list[Node] = []
-    if n and pc.any(pc.is_valid(nodes["raw"])).as_py():
-        raw_rows = np.flatnonzero(np.asarray(nodes["raw"].is_valid().to_numpy(), dtype=bool))
-        nodes, decoded = patch_raw_rows(nodes, raw_rows)  # their values in the columns
     ids = _flat(nodes["id"])
     id_list: list[str] = ids.to_pylist()
-    row_of = dict(zip(id_list, range(n), strict=True))
+    row_of = dict(zip(id_list, range(len(id_list)), strict=True))
+    if len(row_of) != len(id_list):  # an id in more than one row
+        nodes = _one_row_per_id(nodes, ids)
+        ids = _flat(nodes["id"])
+        id_list = ids.to_pylist()
+        row_of = dict(zip(id_list, range(len(id_list)), strict=True))
+    n = nodes.num_rows
+    decoded: list[Node] = []
+    if n and pc.any(pc.is_valid(nodes["raw"])).as_py():  # (patching leaves the ids as they are)
+        raw_rows = np.flatnonzero(np.asarray(nodes["raw"].is_valid().to_numpy(), dtype=bool))
+        nodes, decoded = patch_raw_rows(nodes, raw_rows)  # their values in the columns
     id_objs = np.empty(n, dtype=object)
     id_objs[:] = id_list
     type_code, type_values = _codes(nodes["type"])
