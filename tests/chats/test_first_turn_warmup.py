@@ -65,9 +65,9 @@ def _wait_for_builds() -> None:
     then left both threads)."""
     from memgraph_plugin.engine.index import deferred
 
-    workers = deferred._builds._max_workers
+    workers = deferred.build_threads._max_workers
     barrier = threading.Barrier(workers)
-    for done in [deferred._builds.submit(barrier.wait, 60) for _ in range(workers)]:
+    for done in [deferred.build_threads.submit(barrier.wait, 60) for _ in range(workers)]:
         done.result(60)
 
 

@@ -126,7 +126,7 @@ def test_the_name_index_is_built_beside_the_rest_of_the_open(
     data = story_data()
     store = _opened(data, names_now=True)  # returns while the build is held
     assert began.wait(60) and not release.is_set()
-    assert len(calls) == 1 and calls[0].startswith("deferred index build")
+    assert len(calls) == 1 and calls[0].startswith("index build")
     release.set()
     assert _index(store) == _index(Store.from_dict(data))
     assert len(calls) == 1  # the lookup took the early build's index
@@ -171,10 +171,10 @@ def test_an_early_build_not_started_yet_is_run_by_the_lookup() -> None:
 
     from memgraph_plugin.engine.index import deferred
 
-    workers = deferred._builds._max_workers
-    busy, release = threading.Barrier(workers + 1), threading.Event()
+    pool = deferred.build_threads
+    busy, release = threading.Barrier(pool._max_workers + 1), threading.Event()
     held = [
-        deferred._builds.submit(lambda: (busy.wait(60), release.wait(60))) for _ in range(workers)
+        pool.submit(lambda: (busy.wait(60), release.wait(60))) for _ in range(pool._max_workers)
     ]
     try:
         busy.wait(60)  # every build thread is held: the open's build stays queued

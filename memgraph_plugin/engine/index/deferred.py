@@ -15,13 +15,14 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["Deferred", "build_soon", "defer", "realize_all", "started"]
+__all__ = ["Deferred", "build_soon", "build_threads", "defer", "realize_all", "started"]
 
 log = logging.getLogger(__name__)
 
-#: the threads that build deferred attributes ahead of their first read (`build_soon`,
-#: `started`): an open's name index and its first turn's indices
-_builds = ThreadPoolExecutor(max_workers=2, thread_name_prefix="deferred index build")
+#: the threads that build a loaded chat's indices ahead of their first read: its name index
+#: (`started`), its first turn's indices (`build_soon`) and its keyword base
+#: (`KeywordIndex.adopt`), one each as an open starts them
+build_threads = ThreadPoolExecutor(max_workers=3, thread_name_prefix="index build")
 
 
 class Deferred:
@@ -88,7 +89,7 @@ def build_soon(obj: Any, *names: str) -> Future[None] | None:
             except Exception:  # the reader that needs it builds it again and sees the error
                 log.debug("background build of %s failed", name, exc_info=True)
 
-    return _builds.submit(build)
+    return build_threads.submit(build)
 
 
 def started(build: Callable[[], Any]) -> Callable[[], Any]:
@@ -98,7 +99,7 @@ def started(build: Callable[[], Any]) -> Callable[[], Any]:
     error). A load hands that call to `defer` as the attribute's builder when the index needs
     only what is loaded so far: its Python work then runs beside the rest of the load's numpy
     and pyarrow calls, which release the GIL."""
-    future = _builds.submit(build)
+    future = build_threads.submit(build)
 
     def result() -> Any:
         if future.cancel():
