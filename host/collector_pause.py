@@ -1,6 +1,6 @@
 """`gc_paused()`: the cyclic garbage collector held off while a chat is bulk-loaded, one pause
 for the whole process: the host's chat files and every plugin's stores (the memory graph's
-loads use it through `memgraph_plugin.engine.load.gc_pause`).
+loads use it through `memgraph_plugin.engine.load`).
 
 Loading a chat allocates a few objects per message, node and edge (messages, records, frozen
 field maps, index entries), none of them in reference cycles. With the collector on, those

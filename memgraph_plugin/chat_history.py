@@ -121,7 +121,7 @@ class ChatHistory:
         back);
         fires ``memgraph_commit``, returns its `CommitInfo`. A `store_import.NormalStore`
         (`normalised_store`'s, unanchored) is taken as checked and in the normal form."""
-        from memgraph_plugin.engine.load.gc_pause import gc_paused
+        from memgraph_plugin.engine.load import gc_paused
         from memgraph_plugin.engine.load.import_pass import checked_normal_store
         from memgraph_plugin.engine.load.store_file import store_problems
         from memgraph_plugin.engine.load.store_import import (

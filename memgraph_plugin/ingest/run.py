@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.engine.load.gc_pause import gc_paused
+from memgraph_plugin.engine.load import gc_paused
 from memgraph_plugin.extraction.graph import message_index, newest_event
 from memgraph_plugin.turn.pipeline import TurnPipeline, pipeline_for
 

@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from memgraph_plugin.embedding.embedder import NodeEmbedder
-from memgraph_plugin.engine.load.gc_pause import gc_paused
+from memgraph_plugin.engine.load import gc_paused
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.failures import translate_sync_methods
 from memgraph_plugin.storage.format.graph_columns import (

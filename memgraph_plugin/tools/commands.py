@@ -213,7 +213,7 @@ def _add_import(p: argparse.ArgumentParser) -> None:
 
 
 async def _import(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
-    from memgraph_plugin.engine.load.gc_pause import gc_paused
+    from memgraph_plugin.engine.load import gc_paused
     from memgraph_plugin.engine.model.values import Limits
 
     graph = _running(service)

@@ -1,7 +1,7 @@
 """What a loaded chat's first turn would wait for is started by the open, each on a thread of
 its own (`chats/chat_cache.py` FIRST_TURN_INDICES, `ChatVectors._check_ann_soon`): the store's
 deferred indices the first write reads whole, the vector index's id map, and (past the ANN
-threshold) LanceDB's index check. The tests read none of them: they wait for the threads."""
+threshold) LanceDB's index check. The tests read none of them: they wait for the builds."""
 
 from __future__ import annotations
 
@@ -59,6 +59,18 @@ async def _written(uri: str, n: int = 400) -> None:
     assert writer.storage.maintenance.wait_idle()
 
 
+def _wait_for_builds() -> None:
+    """Wait until every deferred build queued so far has run: one task per build thread, each
+    held until all are running (the queue is first in, first out, so every earlier build has
+    then left both threads)."""
+    from memgraph_plugin.engine.index import deferred
+
+    workers = deferred.build_threads._max_workers
+    barrier = threading.Barrier(workers)
+    for done in [deferred.build_threads.submit(barrier.wait, 60) for _ in range(workers)]:
+        done.result(60)
+
+
 def _wait_for(threads: str) -> None:
     """Join every live thread of that name (the open started them)."""
     for thread in threading.enumerate():
@@ -73,7 +85,7 @@ async def test_an_open_builds_the_first_turns_indices_on_its_own_threads(tmp_pat
     chat = await _chats(uri).open("big")
     store = chat.store
     assert store.internals()[0].column_ids() is not None  # opened from its columns (lazy)
-    _wait_for("deferred index build")
+    _wait_for_builds()
     _wait_for("vector id map")
     built = vars(store)
     first_write = ("_names", "_type_pools", "_pool_of", "_anchor", "_visible")

@@ -4,6 +4,7 @@ A columnar open computes its indices as arrays; turning them into the Python con
 store keeps (sets and dicts of every id) costs more than the rest of the open, and many opens
 read a few nodes and leave. The load hands each such attribute a builder instead; the first
 read builds it and stores it in the instance, so every later read is a plain attribute read.
+`build_soon` and `started` run builds ahead of that read on a small thread pool.
 """
 
 from __future__ import annotations
@@ -11,11 +12,17 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["Deferred", "build_soon", "defer", "realize_all", "started"]
+__all__ = ["Deferred", "build_soon", "build_threads", "defer", "realize_all", "started"]
 
 log = logging.getLogger(__name__)
+
+#: the threads that build a loaded chat's indices ahead of their first read: its name index
+#: (`started`), its first turn's indices (`build_soon`) and its keyword base
+#: (`KeywordIndex.adopt`), one each as an open starts them
+build_threads = ThreadPoolExecutor(max_workers=3, thread_name_prefix="index build")
 
 
 class Deferred:
@@ -25,7 +32,7 @@ class Deferred:
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
         # one build of this attribute at a time; a reader of another one does not wait for it
-        # (an open builds the name index on its own thread while the first turn reads pools).
+        # (an open builds the name index on a build thread while the first turn reads pools).
         # A builder may read other deferred attributes: their builders never read back.
         self._lock = threading.RLock()
 
@@ -65,11 +72,11 @@ def realize_all(obj: Any) -> None:
             getattr(obj, name)
 
 
-def build_soon(obj: Any, *names: str) -> threading.Thread | None:
-    """Build the given deferred attributes of `obj` on a daemon thread of their own (None: none
-    is pending). A reader meanwhile waits for the build (the lock above) instead of starting
-    it, so an index a chat's first turn needs (the name index) is built while the open ends
-    and the person types, not on that turn. Builders read only what the load computed."""
+def build_soon(obj: Any, *names: str) -> Future[None] | None:
+    """Build the given deferred attributes of `obj` on the build threads (None: none is
+    pending). A reader meanwhile waits for the build (the lock above) instead of starting it,
+    so an index a chat's first turn needs (the name index) is built while the open ends and
+    the person types, not on that turn. Builders read only what the load computed."""
     deferred = getattr(obj, "_deferred", {})
     pending = [name for name in names if name in deferred and name not in obj.__dict__]
     if not pending:
@@ -82,32 +89,25 @@ def build_soon(obj: Any, *names: str) -> threading.Thread | None:
             except Exception:  # the reader that needs it builds it again and sees the error
                 log.debug("background build of %s failed", name, exc_info=True)
 
-    thread = threading.Thread(target=build, name="deferred index build", daemon=True)
-    thread.start()
-    return thread
+    return build_threads.submit(build)
 
 
-def started(build: Callable[[], Any], name: str = "deferred index build") -> Callable[[], Any]:
-    """Run `build` now on a daemon thread of its own; the returned call waits for it and
-    answers its value (a build that failed there runs again in the reader, which then sees
-    its error). A load hands that call to `defer` as the attribute's builder when the index
-    needs only what is loaded so far: its Python work then runs beside the rest of the load's
-    numpy and pyarrow calls, which release the GIL."""
-    done = threading.Event()
-    out: list[Any] = []
-
-    def run() -> None:
-        try:
-            out.append(build())
-        except Exception:
-            log.debug("early build failed (its reader builds it again)", exc_info=True)
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name=name, daemon=True).start()
+def started(build: Callable[[], Any]) -> Callable[[], Any]:
+    """Start `build` on the build threads now; the returned call answers its value, waiting
+    for it if it runs, running it itself if it has not started yet (so a reader never waits
+    behind queued builds), and running it again if it failed there (the reader then sees the
+    error). A load hands that call to `defer` as the attribute's builder when the index needs
+    only what is loaded so far: its Python work then runs beside the rest of the load's numpy
+    and pyarrow calls, which release the GIL."""
+    future = build_threads.submit(build)
 
     def result() -> Any:
-        done.wait()
-        return out[0] if out else build()
+        if future.cancel():
+            return build()
+        try:
+            return future.result()
+        except Exception:
+            log.debug("early build failed (its reader builds it again)", exc_info=True)
+            return build()
 
     return result

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..index.deferred import build_threads
 from ..model.models import Node
 from ..model.schema import NodeTypeSpec, Schema
 from .keyword_columns import KeywordColumns, Vocabulary
@@ -129,9 +130,10 @@ class KeywordIndex:
         self.clear()
         self._pending = columns
         self._shared_ids = ids if ids is not None and len(ids[0]) == nodes else None
-        # built on a thread of its own (numpy sorts, mostly without the GIL): the open ends
-        # and the first turn's extraction runs meanwhile; the first read waits for it
-        threading.Thread(target=self._ready, name="keyword base build", daemon=True).start()
+        # built on a build thread (numpy sorts, mostly without the GIL): the open ends and
+        # the first turn's extraction runs meanwhile; the first read waits for a build under
+        # way, or builds it itself if it has not started
+        build_threads.submit(self._ready)
         return columns.unknown_ids
 
     def _ready(self) -> None:

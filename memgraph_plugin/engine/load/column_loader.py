@@ -8,15 +8,15 @@ children, pool anchors) are computed over whole columns with pyarrow and numpy a
 (`LoadedColumns`, whose methods make their Python containers when the store first reads them),
 and no `Node` is made: the store's node map (`lazy_nodes.LazyNodes`) makes each on the first
 read of its id, its fields left as their stored JSON text until read (`frozen.JsonFields`). A
-few rows stored as raw JSON (values the columns cannot hold: a pinned node) are decoded one by
-one and their values patched into the columns (`raw_rows`); a table with many such rows or
-repeated ids takes the per-node path, `decode_columns`.
+row stored as raw JSON (values the columns cannot hold: a pinned node) is decoded on its own
+and its values patched into the columns (`raw_rows`).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -25,14 +25,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..index.candidate_pool import PoolKey
-from ..model.frozen import EMPTY
-from ..model.json_records import _ID_NUM, _edges_from_raw, _freeze_fields, node_from_dict
+from ..model.json_records import _ID_NUM, _edges_from_raw
 from ..model.models import Edge, EdgeKey, Node
 from ..model.schema import NodeTypeSpec, Schema, is_diagnostic_type
-from .int_order import stable_order
+from .lazy_edges import stable_order
 from .lazy_nodes import LazyNodes, NodeColumns
-from .loaded_order import LoadedPoolOrder
-from .raw_rows import MAX_RAW_SHARE, patch_raw_rows
+from .raw_rows import patch_raw_rows
 
 _new = object.__new__
 _set = object.__setattr__
@@ -61,47 +59,6 @@ def parse_all(texts: list[str | None]) -> list[Any]:
     return [None if t is None else next(values) for t in texts]
 
 
-def decode_columns(
-    nodes: Any, edges: Any, node_seq: int, seq_counter: int
-) -> tuple[dict[str, Node], dict[EdgeKey, Edge], int, int]:
-    """`decode_graph` of the graph held by a node and an edge state table (node by node)."""
-    ids = _column(nodes, "id")
-    types, levels, titles = _column(nodes, "type"), _column(nodes, "level"), _column(nodes, "title")
-    parents, children = _column(nodes, "parent_id"), _column(nodes, "children_ids")
-    seqs, depths = _column(nodes, "seq_to"), _column(nodes, "semantic_depth")
-    rollups, archived = _column(nodes, "semantic_rollup"), _column(nodes, "archived")
-    sups, raws = _column(nodes, "superseded_by"), _column(nodes, "raw")
-    fields = parse_all(_column(nodes, "fields"))
-    out: dict[str, Node] = {}
-    for i, nid in enumerate(ids):
-        raw = raws[i]
-        if raw is not None:
-            out[nid] = node_from_dict(json.loads(raw), key=nid)
-            continue
-        f = fields[i]
-        node = _new(Node)
-        _set(node, "id", nid)
-        _set(node, "type", types[i])
-        _set(node, "level", levels[i] or "semantic")
-        _set(node, "title", titles[i])
-        _set(node, "fields", _freeze_fields(f) if f else EMPTY)
-        _set(node, "parent_id", parents[i])
-        _set(node, "children_ids", tuple(children[i]))
-        _set(node, "seq_to", seqs[i])
-        _set(node, "semantic_depth", depths[i])
-        _set(node, "semantic_rollup", rollups[i])
-        _set(node, "archived", archived[i])
-        _set(node, "floor_range", None)
-        _set(node, "superseded_by", sups[i] or None)
-        _set(node, "pinned", False)  # pinned nodes are stored as raw rows
-        out[nid] = node
-    for nid in out:
-        m = _ID_NUM.fullmatch(nid)
-        if m:
-            node_seq = max(node_seq, int(m.group(1)))
-    return out, decode_edge_columns(edges, out), node_seq, seq_counter
-
-
 def decode_edge_columns(edges: Any, nodes: dict[str, Node]) -> dict[EdgeKey, Edge]:
     """The edges of an edge state table, normalised and by key (as `decode_graph` gives them)."""
     src, etype, dst = _column(edges, "src"), _column(edges, "type"), _column(edges, "dst")
@@ -115,6 +72,70 @@ def decode_edge_columns(edges: Any, nodes: dict[str, Node]) -> dict[EdgeKey, Edg
         else:
             raw_edges.append({"from": src[i], "to": dst[i], "type": etype[i], "seqTo": eseq[i]})
     return _edges_from_raw(raw_edges, nodes)
+
+
+class LoadedPoolOrder(Mapping[str, tuple[PoolKey, str]]):
+    """id -> (recency key, lower-case type) of the pool members of a loaded graph, iterated in
+    pool order: what `LoadedColumns.pool_of` builds as a dict, without building it.
+
+    A keyword search breaks ties by recency through `Store.pool_order()`. Until the store
+    builds that map (its first write that touches the pool), the pool is exactly the load's,
+    so this read-only map answers from the load's arrays: per looked-up id, a dict lookup and
+    three array reads, and nothing made per pool member by the first search after an open."""
+
+    __slots__ = (
+        "_row_of",
+        "_ids",
+        "_ranked",
+        "_neg_seq",
+        "_neg_depth",
+        "_ltype",
+        "_ltype_names",
+        "_rank",
+    )
+
+    def __init__(
+        self,
+        row_of: Mapping[str, int],
+        ids: np.ndarray,
+        ranked: np.ndarray,
+        neg_seq: np.ndarray,
+        neg_depth: np.ndarray,
+        pool_ltype: np.ndarray,
+        ltype_names: list[str],
+    ) -> None:
+        """`row_of`: id -> row; `ids`: row -> id; `ranked`: the pool's rows in recency order;
+        `neg_seq`/`neg_depth`: row -> the key's first two parts; `pool_ltype`: pool position
+        -> its lower-case type, as an index into `ltype_names`."""
+        self._row_of = row_of
+        self._ids = ids
+        self._ranked = ranked
+        self._neg_seq, self._neg_depth = neg_seq, neg_depth
+        self._ltype, self._ltype_names = pool_ltype, ltype_names
+        rank = np.full(ids.shape[0], -1, dtype=np.int64)  # row -> pool position (-1: none)
+        rank[ranked] = np.arange(ranked.shape[0], dtype=np.int64)
+        self._rank = rank
+
+    def _pos(self, key: Any) -> int:
+        row = self._row_of.get(key) if isinstance(key, str) else None
+        return -1 if row is None else int(self._rank[row])
+
+    def __contains__(self, key: object) -> bool:
+        return self._pos(key) >= 0
+
+    def __getitem__(self, key: str) -> tuple[PoolKey, str]:
+        pos = self._pos(key)
+        if pos < 0:
+            raise KeyError(key)
+        row = int(self._ranked[pos])
+        key = (int(self._neg_seq[row]), int(self._neg_depth[row]), self._ids[row])
+        return key, self._ltype_names[int(self._ltype[pos])]
+
+    def __len__(self) -> int:
+        return int(self._ranked.shape[0])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids[self._ranked].tolist())
 
 
 class LoadedColumns:
@@ -295,22 +316,33 @@ def _anchor_rows(parent: np.ndarray, archived: np.ndarray, in_pool: np.ndarray) 
     return anchor
 
 
-def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumns | None:
-    """The lazy node map and the indices of a node state table; None when it needs the per-node
-    path (more than `MAX_RAW_SHARE` of its rows stored as raw JSON, or an id twice). No `Node`
-    is made here but the raw rows': `LazyNodes` makes each on the first read of its id."""
-    n = nodes.num_rows
-    decoded: list[Node] = []
-    if n and pc.any(pc.is_valid(nodes["raw"])).as_py():
-        raw_rows = np.flatnonzero(np.asarray(nodes["raw"].is_valid().to_numpy(), dtype=bool))
-        if len(raw_rows) > MAX_RAW_SHARE * n:
-            return None
-        nodes, decoded = patch_raw_rows(nodes, raw_rows)  # a few: their values in the columns
+def _one_row_per_id(nodes: Any, ids: Any) -> Any:
+    """`nodes` (whose id column is `ids`, an id in more than one row) with one row per id: its
+    last row, at the place of its first (what a dict filled row by row holds)."""
+    codes, _values = _codes(ids)
+    _, first = np.unique(codes, return_index=True)
+    _, from_end = np.unique(codes[::-1], return_index=True)
+    last = len(codes) - 1 - from_end  # both by code: aligned
+    return nodes.take(pa.array(last[np.argsort(first)]))
+
+
+def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumns:
+    """The lazy node map and the indices of a node state table. No `Node` is made here but those
+    of rows stored as raw JSON (`raw_rows`): `LazyNodes` makes each on the first read of its
+    id."""
     ids = _flat(nodes["id"])
     id_list: list[str] = ids.to_pylist()
-    row_of = dict(zip(id_list, range(n), strict=True))
-    if len(row_of) != n:
-        return None
+    row_of = dict(zip(id_list, range(len(id_list)), strict=True))
+    if len(row_of) != len(id_list):  # an id in more than one row
+        nodes = _one_row_per_id(nodes, ids)
+        ids = _flat(nodes["id"])
+        id_list = ids.to_pylist()
+        row_of = dict(zip(id_list, range(len(id_list)), strict=True))
+    n = nodes.num_rows
+    decoded: list[Node] = []
+    if n and pc.any(pc.is_valid(nodes["raw"])).as_py():  # (patching leaves the ids as they are)
+        raw_rows = np.flatnonzero(np.asarray(nodes["raw"].is_valid().to_numpy(), dtype=bool))
+        nodes, decoded = patch_raw_rows(nodes, raw_rows)  # their values in the columns
     id_objs = np.empty(n, dtype=object)
     id_objs[:] = id_list
     type_code, type_values = _codes(nodes["type"])
@@ -407,4 +439,9 @@ def load_node_columns(nodes: Any, node_seq: int, schema: Schema) -> LoadedColumn
     )
 
 
-__all__ = ["LoadedColumns", "decode_columns", "decode_edge_columns", "load_node_columns"]
+__all__ = [
+    "LoadedColumns",
+    "LoadedPoolOrder",
+    "decode_edge_columns",
+    "load_node_columns",
+]

@@ -9,24 +9,153 @@ two CSR indexes (by source row, by target row), the edges of each row in serial 
 is made once (a flag per edge, per row), so one deleted after its first read stays deleted.
 Iterating either makes every entry once (in serial order for the edge map) and then it is a
 plain dict in all but type.
+
+`MaterializingDict` is the `dict` subclass of the three lazy maps (these two and
+`lazy_nodes.LazyNodes`): reads and writes by key go through the subclass's `_read` of a key the
+dict misses; anything that reads the whole dict (iteration, views, copies, equality, ``|``)
+first makes every entry (`materialize`), so it sees what a dict filled entry by entry would
+hold.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 
 from ..model.edge_records import EdgeRec, by_serial
 from ..model.models import EdgeKey
-from .int_order import stable_order
-from .materializing import MaterializingDict
 
-__all__ = ["EdgeArrays", "LazyAdjacency", "LazyEdges"]
+__all__ = ["EdgeArrays", "LazyAdjacency", "LazyEdges", "MaterializingDict", "stable_order"]
 
 _MISS: Any = object()
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 _new_key = tuple.__new__
+
+
+class MaterializingDict(dict[_K, _V]):
+    """The whole-dict reads of a lazily filled dict; a subclass gives `materialize` and its
+    `_read` of a key the dict misses; the per-key reads and writes below go through it."""
+
+    # -- reads and writes by key, over `_read` -------------------------------------------------
+
+    _lock: threading.RLock
+
+    def _read(self, key: Any) -> Any:
+        """The value of `key` after the dict missed it (made from the load if it holds one not
+        made yet), or `_MISS`."""
+        raise NotImplementedError
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key, _MISS)
+        if value is _MISS:
+            value = self._read(key)
+        return default if value is _MISS else value
+
+    def __missing__(self, key: Any) -> Any:
+        value = self._read(key)
+        if value is _MISS:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or self._read(key) is not _MISS
+
+    def pop(self, key: Any, default: Any = _MISS) -> Any:
+        with self._lock:
+            self._read(key)
+            if dict.__contains__(self, key):
+                return dict.pop(self, key)
+            if default is _MISS:
+                raise KeyError(key)
+            return default
+
+    def __delitem__(self, key: Any) -> None:
+        self.pop(key)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        value = self.get(key, _MISS)
+        if value is _MISS:
+            self[key] = value = default
+        return value
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    # -- whole-dict reads: every entry made first -----------------------------------------------
+
+    def materialize(self) -> None:
+        """Make every entry not made yet (a no-op once whole)."""
+        raise NotImplementedError
+
+    def __iter__(self) -> Iterator[_K]:
+        self.materialize()
+        return dict.__iter__(self)
+
+    def __reversed__(self) -> Iterator[_K]:
+        self.materialize()
+        return dict.__reversed__(self)
+
+    def keys(self) -> Any:
+        self.materialize()
+        return dict.keys(self)
+
+    def values(self) -> Any:
+        self.materialize()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self.materialize()
+        return dict.items(self)
+
+    def copy(self) -> dict[_K, _V]:
+        self.materialize()
+        return dict(dict.items(self))
+
+    __copy__ = copy
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (dict, (self.copy(),))
+
+    def popitem(self) -> tuple[_K, _V]:
+        self.materialize()
+        return dict.popitem(self)
+
+    def clear(self) -> None:
+        self.materialize()
+        dict.clear(self)
+
+    def __eq__(self, other: object) -> bool:
+        self.materialize()
+        if isinstance(other, MaterializingDict):
+            other.materialize()
+        return dict.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        self.materialize()
+        if isinstance(other, MaterializingDict):
+            other.materialize()
+        return dict.__ne__(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __or__(self, other: Any) -> Any:
+        return self.copy() | other
+
+    def __ror__(self, other: Any) -> Any:
+        return dict(other) | self.copy()
+
+    def __ior__(self, other: Any) -> Any:
+        self.update(other)
+        return self
+
+    def __repr__(self) -> str:
+        self.materialize()
+        return f"{type(self).__name__}({dict.__repr__(self)})"
 
 
 class EdgeArrays:
@@ -99,6 +228,29 @@ class EdgeArrays:
         return self.in_idx[self.in_ptr[row] : self.in_ptr[row + 1]]
 
 
+def stable_order(values: np.ndarray, bound: int) -> np.ndarray:
+    """`np.argsort(values, kind="stable")` (int64) for integers in ``[0, bound)``: the order an
+    open groups a chat's edges by end and its children by parent with. A stable `argsort` of
+    int64 is a merge sort; numpy sorts 16-bit integers stably by radix, so values below 2**32
+    are ordered by two radix passes (low half, then high half), larger ones by one plain sort
+    of ``value << shift | position``."""
+    if bound <= 1 << 16:  # one radix pass
+        return np.argsort(values.astype(np.uint16), kind="stable").astype(np.int64, copy=False)
+    if bound <= 1 << 32:  # low half, then high half (stable: ties keep the first pass' order)
+        low = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+        high = (values >> 16).astype(np.uint16)[low]
+        return low[np.argsort(high, kind="stable")].astype(np.int64, copy=False)
+    m = len(values)
+    shift = max(1, m.bit_length())
+    if bound >= 1 << (62 - shift):  # pragma: no cover - past ~10**13 distinct values
+        return np.argsort(values, kind="stable").astype(np.int64, copy=False)
+    key = values.astype(np.int64) << shift
+    key |= np.arange(m, dtype=np.int64)
+    key.sort()
+    key &= (1 << shift) - 1
+    return key
+
+
 def _csr(rows: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(row -> start, edges grouped by row): each row's edges in serial order."""
     order = stable_order(rows, n)
@@ -143,21 +295,6 @@ class LazyEdges(MaterializingDict[EdgeKey, EdgeRec]):
             dict.__setitem__(self, _new_key(EdgeKey, (rec[0], rec[2], rec[1])), rec)
             return rec
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        value = dict.get(self, key, _MISS)
-        if value is _MISS:
-            value = self._read(key)
-        return default if value is _MISS else value
-
-    def __missing__(self, key: Any) -> EdgeRec:
-        value = self._read(key)
-        if value is _MISS:
-            raise KeyError(key)
-        return value  # type: ignore[no-any-return]
-
-    def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key) or self._read(key) is not _MISS
-
     def __len__(self) -> int:
         return dict.__len__(self) + self._pending
 
@@ -169,28 +306,6 @@ class LazyEdges(MaterializingDict[EdgeKey, EdgeRec]):
                     self._made[e] = 1
                     self._pending -= 1
             dict.__setitem__(self, key, value)
-
-    def pop(self, key: Any, default: Any = _MISS) -> Any:
-        with self._lock:
-            self._read(key)
-            if dict.__contains__(self, key):
-                return dict.pop(self, key)
-            if default is _MISS:
-                raise KeyError(key)
-            return default
-
-    def __delitem__(self, key: Any) -> None:
-        self.pop(key)
-
-    def setdefault(self, key: Any, default: Any = None) -> Any:
-        value = self.get(key, _MISS)
-        if value is _MISS:
-            self[key] = value = default
-        return value
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
 
     def materialize(self) -> None:
         """Make every loaded record not made yet; entries in serial order; drop the arrays."""
@@ -252,21 +367,6 @@ class LazyAdjacency(MaterializingDict[str, list[EdgeRec]]):
             dict.__setitem__(self, arrays.ids[row], recs)
             return recs
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        value = dict.get(self, key, _MISS)
-        if value is _MISS:
-            value = self._read(key)
-        return default if value is _MISS else value
-
-    def __missing__(self, key: Any) -> list[EdgeRec]:
-        value = self._read(key)
-        if value is _MISS:
-            raise KeyError(key)
-        return value  # type: ignore[no-any-return]
-
-    def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key) or self._read(key) is not _MISS
-
     def __setitem__(self, key: str, value: list[EdgeRec]) -> None:
         with self._lock:
             arrays = self._arrays
@@ -275,18 +375,6 @@ class LazyAdjacency(MaterializingDict[str, list[EdgeRec]]):
                 if row is not None:
                     self._made[row] = 1  # written before its first read: the write wins
             dict.__setitem__(self, key, value)
-
-    def pop(self, key: Any, default: Any = _MISS) -> Any:
-        with self._lock:
-            self._read(key)
-            if dict.__contains__(self, key):
-                return dict.pop(self, key)
-            if default is _MISS:
-                raise KeyError(key)
-            return default
-
-    def __delitem__(self, key: Any) -> None:
-        self.pop(key)
 
     def materialize(self) -> None:
         """Make every list not made yet; then drop the arrays."""

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from ..model.frozen import EMPTY, JsonFields
 from ..model.models import Node
-from .materializing import MaterializingDict
+from .lazy_edges import _MISS, MaterializingDict
 
 __all__ = ["BLOCK", "LazyNodes", "NodeColumns"]
 
@@ -35,7 +35,6 @@ __all__ = ["BLOCK", "LazyNodes", "NodeColumns"]
 BLOCK = 16
 _new = object.__new__
 _set = object.__setattr__
-_MISS: Any = object()
 
 
 class NodeColumns:
@@ -276,19 +275,6 @@ class LazyNodes(MaterializingDict[str, Node]):
                     out[at] = (value, bool(rollups[k]))
             return out
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        value = dict.get(self, key, _MISS)
-        if value is not _MISS:
-            return value
-        value = self._read(key)
-        return default if value is _MISS else value
-
-    def __missing__(self, key: Any) -> Node:
-        value = self._read(key)
-        if value is _MISS:
-            raise KeyError(key)
-        return value  # type: ignore[no-any-return]
-
     def __contains__(self, key: object) -> bool:
         if dict.__contains__(self, key):
             return True
@@ -308,10 +294,6 @@ class LazyNodes(MaterializingDict[str, Node]):
                     self._source.release()  # type: ignore[union-attr]
             dict.__setitem__(self, key, value)
 
-    def __delitem__(self, key: str) -> None:
-        if self.pop(key, _MISS) is _MISS:
-            raise KeyError(key)
-
     def pop(self, key: str, default: Any = _MISS) -> Any:
         with self._lock:
             if not dict.__contains__(self, key) and self._unread_row(key) is not None:
@@ -325,16 +307,6 @@ class LazyNodes(MaterializingDict[str, Node]):
             if self._source is not None and key in self._source.row_of:
                 self._moved.add(key)
             return value
-
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        value = self.get(key, _MISS)
-        if value is _MISS:
-            self[key] = value = default
-        return value
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
 
     # -- everything else: every record made, in row order ------------------------------------------
 

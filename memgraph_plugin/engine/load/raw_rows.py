@@ -1,7 +1,7 @@
 """Rows of a node state table stored as raw JSON (a node the columns cannot hold: a pinned node,
 a floor range, values of other types) decoded one by one, and the table's columns patched with
-their values, so that a chat with a few such rows still opens on the columnar path
-(`column_loader.load_node_columns`) instead of decoding every node.
+their values, so that a chat with such rows opens on the columnar path like any other
+(`column_loader.load_node_columns`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,7 @@ import pyarrow.compute as pc
 from ..model.json_records import node_from_dict, node_to_dict
 from ..model.models import Node
 
-__all__ = ["MAX_RAW_SHARE", "patch_raw_rows"]
-
-#: above this share of raw rows the per-node path is as quick (and simpler): no patching
-MAX_RAW_SHARE = 0.25
+__all__ = ["patch_raw_rows"]
 
 _PATCHED = {  # state column -> the key of `node_to_dict` holding its value
     "type": "type",

@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from host.collector_pause import gc_paused
 from host.echoed import capped
 
 from ..model.converter import canonical_keys
@@ -28,7 +29,6 @@ from ..model.values import (
     title_problem,
     value_problem,
 )
-from .gc_pause import gc_paused
 from .import_hierarchy import contains_problems, parent_problems
 from .import_pass import checked_normal_store
 from .store_import import TOP_KEYS, NormalStore, normalised_store, store_is_clean

@@ -11,13 +11,17 @@ from __future__ import annotations
 import functools
 import operator
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Self
+
+import pyarrow as pa
+
+from host.collector_pause import gc_paused, paused
 
 from ...errors import bad_args
 from ..index.candidate_pool import PoolKey, SortedPool, cached_view
 from ..index.deferred import Deferred, defer, started
-from ..index.name_index import NameIndex
+from ..index.name_index import NameIndex, primary_key_values
 from ..keyword.keyword_columns import KeywordColumns
 from ..keyword.keyword_index import KeywordIndex
 from ..model.edge_records import EdgeRec, edge_of
@@ -25,12 +29,15 @@ from ..model.json_records import decode_graph, edge_to_dict, node_to_dict
 from ..model.models import Edge, EdgeKey, Node
 from ..model.schema import Schema, is_diagnostic_type
 from ..model.views import NodeView
-from .column_loader import LoadedColumns, decode_columns, decode_edge_columns, load_node_columns
+from .column_loader import (
+    LoadedColumns,
+    LoadedPoolOrder,
+    decode_edge_columns,
+    load_node_columns,
+    parse_all,
+)
 from .edge_columns import EdgeMaps, load_edge_columns
-from .gc_pause import gc_paused, paused
 from .lazy_nodes import LazyNodes
-from .loaded_order import LoadedPoolOrder
-from .name_columns import names_from_columns
 
 _first = operator.itemgetter(0)
 _intern = sys.intern
@@ -76,6 +83,35 @@ def share_strings(nodes: dict[str, Node]) -> None:
                 setattr_(node, "children_ids", same)
 
 
+def names_from_columns(loaded: LoadedColumns, schema: Schema) -> NameIndex:
+    """The name index of the loaded rows (what `NameIndex(schema, nodes)` gives for them), built
+    from the title and fields columns: no `Node` made for each named node and their fields
+    parsed in one call. Once the node map dropped its columns (every record made), from the
+    records."""
+    index = NameIndex(schema)
+    rows, specs = loaded.named_rows(schema)
+    nodes = loaded.nodes
+    ids = loaded.id_objs[rows].tolist()
+    titles, texts = nodes.loaded_column("title"), nodes.loaded_column("fields")
+    if titles is None or texts is None:
+        index.note_all((nid, nodes.get(nid)) for nid in ids)
+        return index
+    take = pa.array(rows, type=pa.int64())
+    codes = loaded.type_codes()[rows].tolist()
+    titles_of = titles.take(take).to_pylist()
+    fields_of = parse_all(texts.take(take).to_pylist())
+    empty: dict[str, Any] = {}
+
+    def rows_of() -> Iterator[tuple[str, str, frozenset[str]]]:
+        for nid, code, title, fields in zip(ids, codes, titles_of, fields_of, strict=True):
+            spec = specs[code]
+            assert spec is not None
+            yield nid, spec.type, primary_key_values(spec, title or "", fields or empty)
+
+    index.add_many(rows_of())
+    return index
+
+
 class StoreLoading:
     """Bulk loading and `to_dict` of a `Store` (a mixin: the store provides the attributes)."""
 
@@ -114,7 +150,7 @@ class StoreLoading:
         if not isinstance(data, Mapping):
             raise bad_args("data", f"expected a mapping, got {type(data).__name__}")
         store = cls(schema=schema)
-        with gc_paused():  # acyclic records only: see gc_pause
+        with gc_paused():  # acyclic records only: see host.collector_pause
             store._bulk_load(*decode_graph(data))
         return store
 
@@ -135,40 +171,37 @@ class StoreLoading:
         the same store `from_dict` builds from the same graph, without a JSON dict per node
         (indices computed over whole columns: `columnar.load_node_columns`). `keywords`: the
         snapshot's keyword columns (`KeywordIndex.adopt`), so the index is not rebuilt from text.
-        `names_now`: the name index built from the node columns on a thread of its own from the
+        `names_now`: the name index built from the node columns on a build thread from the
         moment they are loaded (a chat's open: its first message waits for it), not at its
         first lookup."""
         store = cls(schema=schema)
         with gc_paused():
             loaded = load_node_columns(nodes, node_seq, store._schema)
-            if loaded is None:  # raw JSON rows or repeated ids: node by node
-                store._bulk_load(*decode_columns(nodes, edges, node_seq, seq_counter))
-            else:
-                # the name index needs only the node columns: built from now on, beside the
-                # edge columns' sorts (which let go of the GIL)
-                names = None
-                if names_now:  # (the build holds the schema, not the store: no cycle)
-                    named = store._schema
-                    names = started(paused(lambda: names_from_columns(loaded, named)))
-                columns = loaded.nodes.column_ids() or ([], {})
-                maps = load_edge_columns(edges, loaded.id_array, *columns)
-                store._load_columns(
-                    loaded,
-                    maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
-                    seq_counter,
-                    names=names,
-                )
-                shared = (  # the keyword columns' ids are the node rows' (the usual case)
-                    loaded.nodes.column_ids()
-                    if keywords is not None and loaded.same_ids(keywords.ids)
-                    else None
-                )
-                unknown = store._keywords.adopt(
-                    keywords, store._schema, len(store._nodes), ids=shared
-                )
-                if unknown is not None:  # the rest is indexed from the columns
-                    store._deferred.pop("_kw_dirty", None)
-                    store._kw_dirty = dict.fromkeys(unknown)
+            # the name index needs only the node columns: built from now on, beside the
+            # edge columns' sorts (which let go of the GIL)
+            names = None
+            if names_now:  # (the build holds the schema, not the store: no cycle)
+                named = store._schema
+                names = started(paused(lambda: names_from_columns(loaded, named)))
+            columns = loaded.nodes.column_ids() or ([], {})
+            maps = load_edge_columns(edges, loaded.id_array, *columns)
+            store._load_columns(
+                loaded,
+                maps if maps is not None else decode_edge_columns(edges, loaded.nodes),
+                seq_counter,
+                names=names,
+            )
+            shared = (  # the keyword columns' ids are the node rows' (the usual case)
+                loaded.nodes.column_ids()
+                if keywords is not None and loaded.same_ids(keywords.ids)
+                else None
+            )
+            unknown = store._keywords.adopt(
+                keywords, store._schema, len(store._nodes), ids=shared
+            )
+            if unknown is not None:  # the rest is indexed from the columns
+                store._deferred.pop("_kw_dirty", None)
+                store._kw_dirty = dict.fromkeys(unknown)
         return store
 
     def _load_columns(

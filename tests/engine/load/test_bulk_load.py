@@ -17,8 +17,8 @@ from memgraph_plugin import MemoryGraphError, Node, Store
 from memgraph_plugin.engine.graph.store import normalize_edge
 from memgraph_plugin.engine.index.deferred import realize_all
 from memgraph_plugin.engine.index.name_index import NameIndex
-from memgraph_plugin.engine.load.gc_pause import gc_paused
-from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
+from memgraph_plugin.engine.load import gc_paused
+from memgraph_plugin.engine.load.column_loader import LoadedPoolOrder
 from memgraph_plugin.engine.model.frozen import FrozenDict
 from memgraph_plugin.engine.model.json_records import (
     _edges_from_raw,
@@ -492,7 +492,6 @@ def test_column_load_decodes_no_node_one_by_one_and_parses_fields_on_first_read(
 ) -> None:
     """Opening from plain columns takes no per-node decoder, and a node's fields are parsed
     from their stored text only when something reads them (then equal to a full decode)."""
-    from memgraph_plugin.engine.load import column_loader as columnar
     from memgraph_plugin.engine.model.frozen import JsonFields
 
     data = story_data()
@@ -506,12 +505,9 @@ def test_column_load_decodes_no_node_one_by_one_and_parses_fields_on_first_read(
 
         return wrapper
 
-    for name in ("node_from_dict", "_freeze_fields", "decode_columns"):
-        monkeypatch.setattr(columnar, name, counted(name, getattr(columnar, name)))
-    monkeypatch.setattr(
-        "memgraph_plugin.engine.load.store_loading.decode_columns",
-        counted("decode_columns", columnar.decode_columns),
-    )
+    from memgraph_plugin.engine.load import raw_rows
+
+    monkeypatch.setattr(raw_rows, "node_from_dict", counted("node", raw_rows.node_from_dict))
     store = Store.from_columns(nodes, edges, 0, 0)
     assert calls == []
     with_fields = [n for n in store.iter_nodes() if n.fields]
@@ -622,7 +618,7 @@ def test_an_index_is_read_while_another_is_still_being_built(
             assert not release.is_set()  # read while the name index was still being built
     finally:
         release.set()
-        builder.join(60)
+        builder.result(60)
     assert store.name_index().known_as("character_sheet", "bramwell") == {"n_2"}
 
 

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from memgraph_plugin import Edge, Store
 from memgraph_plugin.engine.graph.store_revert import revert
-from memgraph_plugin.engine.load.int_order import stable_order
-from memgraph_plugin.engine.load.lazy_edges import LazyAdjacency, LazyEdges, _csr
+from memgraph_plugin.engine.load.lazy_edges import LazyAdjacency, LazyEdges, _csr, stable_order
 from memgraph_plugin.storage.format.graph_columns import state_tables
 from tests.story_graph import story_data
 
@@ -124,7 +123,7 @@ def test_a_rollback_of_edge_writes_on_unread_edges_equals_an_eager_store() -> No
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 40), max_size=300), st.integers(0, 20))
 def test_the_csr_groups_each_rows_edges_in_serial_order(rows: list[int], extra: int) -> None:
-    """`_csr` orders its rows by `int_order.stable_order` (radix passes) instead of a stable
+    """`_csr` orders its rows by `stable_order` (radix passes) instead of a stable
     argsort: the same order."""
     n = 41 + extra
     array = np.asarray(rows, dtype=np.int64)

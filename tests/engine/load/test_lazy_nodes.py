@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 from memgraph_plugin import Edge, Node, Store
 from memgraph_plugin.engine.graph.store_revert import revert
 from memgraph_plugin.engine.load import lazy_nodes
-from memgraph_plugin.engine.load.column_loader import load_node_columns
+from memgraph_plugin.engine.load.column_loader import LoadedPoolOrder, load_node_columns
 from memgraph_plugin.engine.load.lazy_nodes import LazyNodes
-from memgraph_plugin.engine.load.loaded_order import LoadedPoolOrder
 from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
 from memgraph_plugin.storage.format.graph_columns import state_tables
 from tests.story_graph import story_data
