@@ -188,11 +188,13 @@ async def test_later_curates_probe_what_was_written_since(make_host) -> None:
         max_seq=4,
     )
     assert not result.rejected
+    await host.drain(CHAT)  # the curator hears of the commit (memgraph_commit) in the background
     assert (await api.curate(CHAT)).merges == ()  # nothing to pair the new Quill with yet
     result = await session.apply_extraction_batch(
         ops=[person("Teodor Quill", "c_t", aliases=["泰奥"])], max_seq=5
     )
     assert not result.rejected
+    await host.drain(CHAT)
     report = await api.curate(CHAT)  # only the new node is probed: by its words, "quill" too
     assert [(m.title, m.merged_titles) for m in report.merges] == [
         ("Teodor Quill", ("Teodor Quill",))
