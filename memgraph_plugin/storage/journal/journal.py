@@ -27,6 +27,7 @@ import pyarrow as pa
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.journal.change_codec import change_payload
+from memgraph_plugin.storage.journal.fragment_hints import FragmentHints, Hint
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 from memgraph_plugin.storage.journal.journal_entry import JournalEntry, _row_change
 from memgraph_plugin.storage.journal.journal_parts import group_versions, split_change
@@ -134,6 +135,8 @@ class Journal:
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
         self._head = 0  # the newest commits table version this handle knows of
         self._probe = NextVersionProbe(self.table)
+        #: where each chat's rows are (`fragment_hints.py`): with one writer per chat only
+        self.hints = FragmentHints() if single_writer else None
         if single_writer and hasattr(self.table, "append_at_latest"):
             self.table.append_at_latest = False  # no other writer's row to be after
 
@@ -166,7 +169,11 @@ class Journal:
         where = f"{where_eq(chat_id=chat_id)} AND version > {int(after)}"
         if upto is not None:
             where += f" AND version <= {int(upto)}"
-        first = self.first_per_version(where, _ENTRY_COLUMNS)
+        first = None
+        if upto is None and self.hints is not None:
+            first = self.hints.load(self.table, chat_id, after, where, _ENTRY_COLUMNS)
+        if first is None:
+            first = self.first_per_version(where, _ENTRY_COLUMNS)
         entries = [JournalEntry(first[v]) for v in sorted(first)]
         expected = after + 1
         for entry in entries:
@@ -353,6 +360,8 @@ class Journal:
             with self._gate.shared() if self._gate is not None else contextlib.nullcontext():
                 before = self._head if self._single_writer else self.current_version()
                 added = self.table.add(table)
+                if self.hints is not None:
+                    self.hints.appended(chat_id, self.table, table.num_rows)
             table_version = _own_version(before, getattr(added, "version", None))
             if table_version is None and isinstance(getattr(added, "version", None), int):
                 self._knew(added.version)  # exists, though it may be another writer's
@@ -469,6 +478,22 @@ class Journal:
         self._knew(table_version)
         while len(self._own) > _OWN_COMMITS_KEPT:
             del self._own[next(iter(self._own))]
+
+    def fragment_hint(self, chat_id: str) -> str | None:
+        """Where the chat's rows are, as a lease item keeps it (`fragment_hints.Hint`); None:
+        unknown, or not a single-writer journal."""
+        if self.hints is None:
+            return None
+        with self._lock:
+            hint = self.hints.of(chat_id, self._versions.get(chat_id))
+        return None if hint is None else hint.text()
+
+    def written_elsewhere(self, chat_id: str, hint: str | None) -> None:
+        """Another host wrote the chat since this handle did; `hint`: where its last holder
+        said its rows are (`fragment_hint`), for the next load."""
+        if self.hints is not None:
+            with self._lock:
+                self.hints.received(chat_id, Hint.parse(hint))
 
     def close(self) -> None:
         """Let go of the gate's lock file (the handle is not used again)."""
