@@ -41,13 +41,18 @@ class SharedChats:
 
     async def _publish(self, lease: ChatLease) -> str | None:
         assert lease.taken is not None
+        return await asyncio.to_thread(self._push, lease)
+
+    def _push(self, lease: ChatLease) -> str | None:
+        assert lease.taken is not None
         journal = self._journal()
         if journal is not None:
             lease.hint = journal.fragment_hint(lease.chat_id)
-        return await asyncio.to_thread(self.objects.push, lease.chat_id, lease.taken.etag)
+        return self.objects.push(lease.chat_id, lease.taken.etag)
 
     def _journal(self) -> Any:
-        """The journal of the loaded chats' storage (None: no memory graph here)."""
+        """The journal of the loaded chats' storage (None: no memory graph here); the storage
+        is connected on first use, so not on the event loop."""
         storage = getattr(self._persistence, "storage", None)
         return getattr(storage, "journal", None)
 
@@ -67,7 +72,7 @@ class SharedChats:
         self._persistence = persistence
         if taken.took_over or (taken.writer is not None and taken.writer != self.leases.owner):
             persistence.forget(lease.chat_id)
-            journal = self._journal()
+            journal = await asyncio.to_thread(self._journal)
             if journal is not None:
                 journal.written_elsewhere(lease.chat_id, None if taken.took_over else taken.hint)
 

@@ -16,6 +16,7 @@ Only for a journal whose chats have one writer each (`single_writer`: hosts hold
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import attrs
@@ -59,33 +60,40 @@ class FragmentHints:
         self._known: dict[str, set[int]] = {}
         #: chat -> the hint its last holder left, for the next load
         self._given: dict[str, Hint] = {}
+        #: held for the dictionaries' changes only, never across a read (the event loop asks)
+        self._lock = threading.Lock()
 
     def received(self, chat_id: str, hint: Hint | None) -> None:
         """Another host wrote the chat: what this handle knew of it is stale; `hint` (the
         last holder's, None: none) is for the next load."""
-        self._known.pop(chat_id, None)
-        self._given.pop(chat_id, None)
-        if hint is not None:
-            self._given[chat_id] = hint
+        with self._lock:
+            self._known.pop(chat_id, None)
+            self._given.pop(chat_id, None)
+            if hint is not None:
+                self._given[chat_id] = hint
 
     def of(self, chat_id: str, version: int | None) -> Hint | None:
         """The hint to leave with the chat's lease at its `version` (None: unknown)."""
-        known = self._known.get(chat_id)
-        if known is not None and version is not None:
-            return Hint(frozenset(known), version) if len(known) <= MAX_FRAGMENTS else None
-        return self._given.get(chat_id)  # not loaded while held: the last holder's stands
+        with self._lock:
+            known = self._known.get(chat_id)
+            if known is not None and version is not None:
+                return Hint(frozenset(known), version) if len(known) <= MAX_FRAGMENTS else None
+            return self._given.get(chat_id)  # not loaded while held: the last holder's stands
 
     def appended(self, chat_id: str, table: Any, rows: int) -> None:
         """An append of `rows` rows of the chat just committed through `table`: its fragment
         (the table's newest: an append's fragments get ids after every other) is the chat's."""
-        known = self._known.get(chat_id)
-        if known is None:
+        if chat_id not in self._known:
             return
         newest = getattr(table, "newest_fragment", lambda: None)()
-        if newest is None or newest[1] != rows:
-            self._known.pop(chat_id, None)  # cannot tell: the next hint is none
-            return
-        known.add(newest[0])
+        with self._lock:
+            known = self._known.get(chat_id)
+            if known is None:
+                return
+            if newest is None or newest[1] != rows:
+                del self._known[chat_id]  # cannot tell: the next hint is none
+                return
+            known.add(newest[0])
 
     def load(
         self, table: Any, chat_id: str, after: int, where: str, columns: list[str]
@@ -98,16 +106,19 @@ class FragmentHints:
             return None
         dataset = latest()
         names = list(dict.fromkeys(["version", "writer", *columns]))
-        hint = self._given.pop(chat_id, None)
+        with self._lock:
+            hint = self._given.pop(chat_id, None)
+        first: dict[int, dict[str, Any]] | None = None
         if hint is not None:
             fragments = [dataset.get_fragment(i) for i in sorted(hint.fragments)]
             if all(f is not None for f in fragments):
                 first, holding = _scan(dataset, where, names, fragments)
-                if sorted(first) == list(range(after + 1, hint.version + 1)):
-                    self._known[chat_id] = holding
-                    return first
-        first, holding = _scan(dataset, where, names, None)
-        self._known[chat_id] = holding
+                if sorted(first) != list(range(after + 1, hint.version + 1)):
+                    first = None
+        if first is None:
+            first, holding = _scan(dataset, where, names, None)
+        with self._lock:
+            self._known[chat_id] = holding
         return first
 
 

@@ -484,16 +484,14 @@ class Journal:
         unknown, or not a single-writer journal."""
         if self.hints is None:
             return None
-        with self._lock:
-            hint = self.hints.of(chat_id, self._versions.get(chat_id))
-        return None if hint is None else hint.text()
+        hint = self.hints.of(chat_id, self._versions.get(chat_id))  # not under the journal's
+        return None if hint is None else hint.text()  # lock: an append holds it meanwhile
 
     def written_elsewhere(self, chat_id: str, hint: str | None) -> None:
         """Another host wrote the chat since this handle did; `hint`: where its last holder
         said its rows are (`fragment_hint`), for the next load."""
         if self.hints is not None:
-            with self._lock:
-                self.hints.received(chat_id, Hint.parse(hint))
+            self.hints.received(chat_id, Hint.parse(hint))
 
     def close(self) -> None:
         """Let go of the gate's lock file (the handle is not used again)."""
