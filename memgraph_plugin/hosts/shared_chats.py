@@ -45,16 +45,16 @@ class SharedChats:
 
     def _push(self, lease: ChatLease) -> str | None:
         assert lease.taken is not None
-        journal = self._journal()
-        if journal is not None:
-            lease.hint = journal.fragment_hint(lease.chat_id)
+        hints = self._hints()
+        if hints is not None:
+            lease.hint = hints.of(lease.chat_id)
         return self.objects.push(lease.chat_id, lease.taken.etag)
 
-    def _journal(self) -> Any:
-        """The journal of the loaded chats' storage (None: no memory graph here); the storage
-        is connected on first use, so not on the event loop."""
+    def _hints(self) -> Any:
+        """Where the loaded chats' journal rows are (`Journal.hints`; None: no memory graph
+        here); the storage is connected on first use, so not on the event loop."""
         storage = getattr(self._persistence, "storage", None)
-        return getattr(storage, "journal", None)
+        return getattr(getattr(storage, "journal", None), "hints", None)
 
     async def taken(self, lease: ChatLease, service: Any) -> None:
         """On taking `lease`: the chat's message file made the bucket's newest and, when another
@@ -72,9 +72,9 @@ class SharedChats:
         self._persistence = persistence
         if taken.took_over or (taken.writer is not None and taken.writer != self.leases.owner):
             persistence.forget(lease.chat_id)
-            journal = await asyncio.to_thread(self._journal)
-            if journal is not None:
-                journal.written_elsewhere(lease.chat_id, None if taken.took_over else taken.hint)
+            hints = await asyncio.to_thread(self._hints)
+            if hints is not None:
+                hints.received(lease.chat_id, None if taken.took_over else taken.hint)
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
     """(bucket, prefix) of an ``s3://bucket/prefix`` URI."""

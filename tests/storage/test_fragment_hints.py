@@ -26,9 +26,9 @@ def _two_chats(tmp_path: Path) -> tuple[StorageSettings, str]:
     for i in range(1, 4):
         x.commit_sync("x", change(node(f"x{i}"), node_seq=i), base_version=i - 1)
         y.commit_sync("y", change(node(f"y{i}"), node_seq=i), base_version=i - 1)
-    hint = x.journal.fragment_hint("x")
+    hint = x.journal.hints.of("x")
     assert hint is not None and hint.startswith("3:") and len(hint.split(",")) == 3
-    assert y.journal.fragment_hint("y") not in (None, hint)
+    assert y.journal.hints.of("y") not in (None, hint)
     import lance
 
     folder = tmp_path / "db" / "commits.lance"
@@ -47,12 +47,12 @@ def test_a_hinted_load_reads_the_named_fragments_only(tmp_path: Path) -> None:
     with pytest.raises(Exception, match=r"\.lance"):  # every fragment read: y's are gone
         blind.load_sync("x")
     taker = LanceStorage(settings)
-    taker.journal.written_elsewhere("x", hint)
+    taker.journal.hints.received("x", hint)
     state = taker.load_sync("x")
     assert sorted(state.data["nodes"]) == ["x1", "x2", "x3"] and state.version == 3
-    assert taker.journal.fragment_hint("x") == hint  # learnt from the read, left for the next
+    assert taker.journal.hints.of("x") == hint  # learnt from the read, left for the next
     taker.commit_sync("x", change(node("x4"), node_seq=4), base_version=3)
-    after = taker.journal.fragment_hint("x")
+    after = taker.journal.hints.of("x")
     assert after is not None and after.startswith("4:") and len(after.split(",")) == 4
 
 
@@ -68,6 +68,6 @@ def test_a_hint_that_does_not_hold_reads_every_fragment(tmp_path: Path, why: str
         "not a hint": "x",
     }[why]
     taker = LanceStorage(settings)
-    taker.journal.written_elsewhere("x", given)
+    taker.journal.hints.received("x", given)
     with pytest.raises(Exception, match=r"\.lance"):  # it read every fragment
         taker.load_sync("x")

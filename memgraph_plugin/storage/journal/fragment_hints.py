@@ -58,31 +58,38 @@ class FragmentHints:
         #: chat -> the fragments holding its rows after its base (complete), as this handle
         #: learnt them from a full or hinted load and its own appends since
         self._known: dict[str, set[int]] = {}
+        #: chat -> its version as of that load or append
+        self._version: dict[str, int] = {}
         #: chat -> the hint its last holder left, for the next load
         self._given: dict[str, Hint] = {}
         #: held for the dictionaries' changes only, never across a read (the event loop asks)
         self._lock = threading.Lock()
 
-    def received(self, chat_id: str, hint: Hint | None) -> None:
+    def received(self, chat_id: str, hint: str | None) -> None:
         """Another host wrote the chat: what this handle knew of it is stale; `hint` (the
-        last holder's, None: none) is for the next load."""
+        last holder's `text`, None: none) is for the next load."""
+        given = Hint.parse(hint)
         with self._lock:
             self._known.pop(chat_id, None)
             self._given.pop(chat_id, None)
-            if hint is not None:
-                self._given[chat_id] = hint
+            if given is not None:
+                self._given[chat_id] = given
 
-    def of(self, chat_id: str, version: int | None) -> Hint | None:
-        """The hint to leave with the chat's lease at its `version` (None: unknown)."""
+    def of(self, chat_id: str) -> str | None:
+        """The hint (its `text`) to leave with the chat's lease; None: unknown."""
         with self._lock:
             known = self._known.get(chat_id)
-            if known is not None and version is not None:
-                return Hint(frozenset(known), version) if len(known) <= MAX_FRAGMENTS else None
-            return self._given.get(chat_id)  # not loaded while held: the last holder's stands
+            if known is not None:
+                if len(known) > MAX_FRAGMENTS:
+                    return None
+                return Hint(frozenset(known), self._version[chat_id]).text()
+            given = self._given.get(chat_id)  # not loaded while held: the last holder's stands
+            return None if given is None else given.text()
 
-    def appended(self, chat_id: str, table: Any, rows: int) -> None:
-        """An append of `rows` rows of the chat just committed through `table`: its fragment
-        (the table's newest: an append's fragments get ids after every other) is the chat's."""
+    def appended(self, chat_id: str, table: Any, rows: int, version: int) -> None:
+        """An append of `rows` rows of the chat, up to its `version`, just committed through
+        `table`: its fragment (the table's newest: an append's fragments get ids after every
+        other) is the chat's."""
         if chat_id not in self._known:
             return
         newest = getattr(table, "newest_fragment", lambda: None)()
@@ -94,6 +101,7 @@ class FragmentHints:
                 del self._known[chat_id]  # cannot tell: the next hint is none
                 return
             known.add(newest[0])
+            self._version[chat_id] = version
 
     def load(
         self, table: Any, chat_id: str, after: int, where: str, columns: list[str]
@@ -119,6 +127,7 @@ class FragmentHints:
             first, holding = _scan(dataset, where, names, None)
         with self._lock:
             self._known[chat_id] = holding
+            self._version[chat_id] = max(first, default=after)
         return first
 
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.journal.change_codec import change_payload
-from memgraph_plugin.storage.journal.fragment_hints import FragmentHints, Hint
+from memgraph_plugin.storage.journal.fragment_hints import FragmentHints
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 from memgraph_plugin.storage.journal.journal_entry import JournalEntry, _row_change
 from memgraph_plugin.storage.journal.journal_parts import group_versions, split_change
@@ -360,8 +360,6 @@ class Journal:
             with self._gate.shared() if self._gate is not None else contextlib.nullcontext():
                 before = self._head if self._single_writer else self.current_version()
                 added = self.table.add(table)
-                if self.hints is not None:
-                    self.hints.appended(chat_id, self.table, table.num_rows)
             table_version = _own_version(before, getattr(added, "version", None))
             if table_version is None and isinstance(getattr(added, "version", None), int):
                 self._knew(added.version)  # exists, though it may be another writer's
@@ -379,6 +377,8 @@ class Journal:
                     )
                     latest = self.latest_version(chat_id)
                     raise ConflictError(chat_id, base_version, latest)
+            if self.hints is not None:
+                self.hints.appended(chat_id, self.table, table.num_rows, last_version)
             self._note_own_commit(chat_id, table_version, last_version)
         return [
             commit_record(chat_id, first_version + offset, fields, change)
@@ -478,20 +478,6 @@ class Journal:
         self._knew(table_version)
         while len(self._own) > _OWN_COMMITS_KEPT:
             del self._own[next(iter(self._own))]
-
-    def fragment_hint(self, chat_id: str) -> str | None:
-        """Where the chat's rows are, as a lease item keeps it (`fragment_hints.Hint`); None:
-        unknown, or not a single-writer journal."""
-        if self.hints is None:
-            return None
-        hint = self.hints.of(chat_id, self._versions.get(chat_id))  # not under the journal's
-        return None if hint is None else hint.text()  # lock: an append holds it meanwhile
-
-    def written_elsewhere(self, chat_id: str, hint: str | None) -> None:
-        """Another host wrote the chat since this handle did; `hint`: where its last holder
-        said its rows are (`fragment_hint`), for the next load."""
-        if self.hints is not None:
-            self.hints.received(chat_id, Hint.parse(hint))
 
     def close(self) -> None:
         """Let go of the gate's lock file (the handle is not used again)."""
