@@ -3,7 +3,8 @@
 One item per chat (key ``chat``: the database URI, ``#``, the chat id) says who holds it
 (``holder``) until when (``expires``, seconds since the epoch), with a fencing number
 (``fence``, one more per take), the ETag of the chat's message file in the bucket as its last
-holder left it (``etag``) and which host that was (``writer``).
+holder left it (``etag``), which host that was (``writer``) and where that host said the
+chat's journal rows are (``frags``, `storage.journal.fragment_hints`; absent: unknown).
 
 - Take: one conditional UpdateItem: the item has no holder, or its lease expired. A host that
   died keeps its chats until then; another host then takes them over.
@@ -82,6 +83,7 @@ class Taken:
     etag: str | None
     writer: str | None
     took_over: bool
+    hint: str | None = None
 
 
 def owner_name() -> str:
@@ -139,6 +141,7 @@ class LeaseTable:
             etag=old.get("etag", {}).get("S"),
             writer=old.get("writer", {}).get("S"),
             took_over="holder" in old,
+            hint=old.get("frags", {}).get("S"),
         )
 
     def renew(self, chat_id: str, fence: int) -> bool:
@@ -147,13 +150,23 @@ class LeaseTable:
             chat_id, fence, "SET expires = :exp", {":exp": {"N": repr(time.time() + self.seconds)}}
         )
 
-    def give_back(self, chat_id: str, fence: int, etag: str | None) -> bool:
-        """Clear the holder, noting the message file's ETag and this host as the writer."""
+    def give_back(
+        self, chat_id: str, fence: int, etag: str | None, hint: str | None = None
+    ) -> bool:
+        """Clear the holder, noting the message file's ETag, this host as the writer and the
+        journal rows' fragments (`hint`; None removes the last holder's, stale now)."""
         values: dict[str, Any] = {}
-        update = "SET writer = :me REMOVE holder"
+        sets = ["writer = :me"]
         if etag is not None:
-            update = "SET writer = :me, etag = :etag REMOVE holder"
+            sets.append("etag = :etag")
             values[":etag"] = {"S": etag}
+        removes = ["holder"]
+        if hint is not None:
+            sets.append("frags = :frags")
+            values[":frags"] = {"S": hint}
+        else:
+            removes.append("frags")
+        update = f"SET {', '.join(sets)} REMOVE {', '.join(removes)}"
         return self._held_update(chat_id, fence, update, values)
 
     def _held_update(self, chat_id: str, fence: int, update: str, values: dict[str, Any]) -> bool:
@@ -206,6 +219,8 @@ class ChatLease(_LockContext):
         self.chat_id = chat_id
         self.timeout_s = timeout_s
         self.publish = publish
+        #: where the chat's journal rows are, left in the item on giving back (set by publish)
+        self.hint: str | None = None
         self.taken: Taken | None = None
         self._held = False
         self._lost = False
@@ -255,7 +270,7 @@ class ChatLease(_LockContext):
             started = time.monotonic()
             got = await self.table.call(self.table.take, self.chat_id)
             if isinstance(got, Taken):
-                self.taken, self._held, self._lost = got, True, False
+                self.taken, self._held, self._lost, self.hint = got, True, False, None
                 self._deadline = started + self.table.seconds - self.margin
                 self._renewer = asyncio.ensure_future(self._renew())
                 return
@@ -307,7 +322,7 @@ class ChatLease(_LockContext):
             self._held = False
             try:
                 if not await self.table.call(
-                    self.table.give_back, self.chat_id, taken.fence, etag
+                    self.table.give_back, self.chat_id, taken.fence, etag, self.hint
                 ):
                     log.warning("chat %s: the lease had been taken over before it was given "
                                 "back", self.chat_id)  # fmt: skip

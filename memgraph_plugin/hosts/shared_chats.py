@@ -32,6 +32,8 @@ class SharedChats:
     def __init__(self, leases: LeaseTable, objects: ChatObjects) -> None:
         self.leases = leases
         self.objects = objects
+        #: the memory graph's loaded chats, whose journal says where a chat's rows are
+        self._persistence: Any = None
 
     def lease(self, chat_id: str, timeout_s: float) -> ChatLease:
         """The chat's lease; giving it back first publishes the chat's messages."""
@@ -39,21 +41,40 @@ class SharedChats:
 
     async def _publish(self, lease: ChatLease) -> str | None:
         assert lease.taken is not None
-        return await asyncio.to_thread(self.objects.push, lease.chat_id, lease.taken.etag)
+        return await asyncio.to_thread(self._push, lease)
+
+    def _push(self, lease: ChatLease) -> str | None:
+        assert lease.taken is not None
+        hints = self._hints()
+        if hints is not None:
+            lease.hint = hints.of(lease.chat_id)
+        return self.objects.push(lease.chat_id, lease.taken.etag)
+
+    def _hints(self) -> Any:
+        """Where the loaded chats' journal rows are (`Journal.hints`; None: no memory graph
+        here); the storage is connected on first use, so not on the event loop."""
+        storage = getattr(self._persistence, "storage", None)
+        return getattr(getattr(storage, "journal", None), "hints", None)
 
     async def taken(self, lease: ChatLease, service: Any) -> None:
         """On taking `lease`: the chat's message file made the bucket's newest and, when another
         host wrote the chat since this one last did, its cached graph dropped (`service`: the
-        memory graph's, whose cache the next open reloads)."""
+        memory graph's, whose cache the next open reloads, reading the journal fragments the
+        last holder named unless that holder never gave the lease back)."""
         taken = lease.taken
         assert taken is not None
         await asyncio.to_thread(
             self.objects.pull, lease.chat_id, taken.etag, check=taken.took_over
         )
+        persistence = getattr(service, "persistence", None)
+        if persistence is None:
+            return
+        self._persistence = persistence
         if taken.took_over or (taken.writer is not None and taken.writer != self.leases.owner):
-            persistence = getattr(service, "persistence", None)
-            if persistence is not None:
-                persistence.forget(lease.chat_id)
+            persistence.forget(lease.chat_id)
+            hints = await asyncio.to_thread(self._hints)
+            if hints is not None:
+                hints.received(lease.chat_id, None if taken.took_over else taken.hint)
 
 def split_s3_uri(uri: str) -> tuple[str, str]:
     """(bucket, prefix) of an ``s3://bucket/prefix`` URI."""

@@ -16,6 +16,11 @@ key::
 ``proxy_api_key`` (when set) is an admin key besides. A bad entry is an error naming the file,
 the entry (its line in a TOML file) and the field. Keys are compared by their SHA-256 in
 constant time and never shown: not in errors, logs, the settings listing or start lines.
+
+A running server follows the file: a request looks at its modification time, size and inode
+(one ``stat``, at most every `RECHECK_S`) and reads it again when they changed, so a key added
+or removed takes effect without a restart. A changed file that cannot be used (a bad entry, no
+key left at all, unreadable) keeps the keys the server had and logs why, with file and line.
 """
 
 from __future__ import annotations
@@ -23,7 +28,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
+import os
 import re
+import threading
+import time
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,6 +52,10 @@ MIN_KEY_CHARS = 16
 _FIELDS = frozenset({"key", "sha256", "namespace", "read_only", "admin", "note"})
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TOML_ENTRY = re.compile(r"^\s*\[\[\s*key\s*\]\]")
+#: the least time between two looks at the keys file of a running server
+RECHECK_S = 1.0
+
+log = logging.getLogger(__name__)
 
 
 class AccessKeysError(ValueError):
@@ -83,10 +96,16 @@ def key_digest(key: str) -> str:
 
 
 class AccessKeys:
-    """Every key a server takes; `resolve` finds the one a request presents."""
+    """Every key a server takes; `resolve` finds the one a request presents. Made by `of`
+    with a keys file, it follows that file (see the module)."""
 
     def __init__(self, entries: list[KeyEntry]) -> None:
         self.entries = tuple(entries)
+        self._admin: list[KeyEntry] = []
+        self._path: Path | None = None
+        self._stamp: tuple[int, int, int] | None = None
+        self._next_look = 0.0
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"AccessKeys({len(self.entries)} keys)"
@@ -104,14 +123,47 @@ class AccessKeys:
     @classmethod
     def of(cls, admin_key: str | None = None, path: str | Path | None = None) -> AccessKeys:
         """`admin_key` (``proxy_api_key``) and the entries of the keys file at `path`."""
-        entries = [KeyEntry(key_digest(admin_key), None)] if admin_key else []
-        if path:
-            entries.extend(read_keys_file(Path(path).expanduser()))
-        return cls(entries)
+        admin = [KeyEntry(key_digest(admin_key), None)] if admin_key else []
+        if not path:
+            return cls(admin)
+        file = Path(path).expanduser()
+        stamp = _stamp(file)
+        keys = cls([*admin, *read_keys_file(file)])
+        keys._admin, keys._path, keys._stamp = admin, file, stamp
+        keys._next_look = time.monotonic() + RECHECK_S
+        return keys
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any], admin_key: str | None) -> AccessKeys:
         return cls.of(admin_key, settings.get(NAMESPACE_KEYS_FILE.name))
+
+    def refresh(self, now: float | None = None) -> None:
+        """Read the keys file again when it changed on disk (looked at once per `RECHECK_S`);
+        a file that cannot be used keeps the current keys and is logged once per change."""
+        path = self._path
+        if path is None:
+            return
+        now = time.monotonic() if now is None else now
+        if now < self._next_look or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._next_look = now + RECHECK_S
+            stamp = _stamp(path)
+            if stamp == self._stamp:
+                return
+            self._stamp = stamp
+            try:
+                entries = [*self._admin, *read_keys_file(path)]
+                if not entries:
+                    raise AccessKeysError(f"{path}: no key left (every request would be let in)")
+            except AccessKeysError as exc:
+                log.error("namespace_keys_file changed but cannot be used, the keys stay as "
+                          "they were: %s", exc)  # fmt: skip
+                return
+            self.entries = tuple(entries)
+            log.info("namespace_keys_file %s read again: %d key(s)", path, len(entries))
+        finally:
+            self._lock.release()
 
     def _find(self, given: str) -> KeyEntry | None:
         digest = key_digest(given.strip()).encode()
@@ -124,6 +176,7 @@ class AccessKeys:
     def resolve(self, headers: Mapping[str, str]) -> Access | None:
         """The request's access: `OPEN` with no keys; else the key's in ``X-Memgraph-Key`` or
         ``Authorization: Bearer``, None when it presents none of them."""
+        self.refresh()
         if not self.entries:
             return OPEN
         consumed = False
@@ -148,6 +201,15 @@ class AccessKeys:
 
 
 # ---------------------------------------------------------------- the file
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What says the file at `path` changed: modification time, size, inode (None: missing)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size, found.st_ino
 
 
 def read_keys_file(path: Path) -> list[KeyEntry]:

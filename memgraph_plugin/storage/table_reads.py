@@ -216,6 +216,16 @@ class TableHandle:
             data = data.read_all()
         return self.lancedb_table().add(data, *args, **kwargs)
 
+    def newest_fragment(self) -> tuple[int, int] | None:
+        """(id, rows) of the newest fragment of the version the last append made (that
+        append's: an append's fragments get ids after every other); None: no fragment."""
+        with self._lock:
+            fragments = self._writer.get_fragments()
+        if not fragments:
+            return None
+        newest = max(fragments, key=lambda f: f.fragment_id)
+        return int(newest.fragment_id), int(newest.physical_rows)
+
     def delete(self, where: str) -> Any:
         """Delete the rows `where` selects (one commit, retried on a conflict as LanceDB's
         `delete` is) through pylance; of a pinned handle, through LanceDB's table."""

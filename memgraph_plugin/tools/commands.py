@@ -414,25 +414,27 @@ async def _ingest(host: Any, args: argparse.Namespace, service: MemoryGraph | No
     return await run_ingest(host, args)
 
 
-def _no_args(p: argparse.ArgumentParser) -> None:
-    return None
-
-
 async def _check(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from host.cli.namespace_option import scope_of
     from memgraph_plugin.storage.settings import StorageSettings
     from memgraph_plugin.tools.storage_checks import run_check
 
     return await run_check(
-        host, StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
+        host,
+        StorageSettings.from_settings(_settings(host), data_dir=host.data_dir),
+        scope_of(args),
     )
 
 
 async def _repair(host: Any, args: argparse.Namespace, service: MemoryGraph | None) -> int:
+    from host.cli.namespace_option import scope_of
     from memgraph_plugin.storage.settings import StorageSettings
     from memgraph_plugin.tools.storage_checks import run_repair
 
     return await run_repair(
-        host, StorageSettings.from_settings(_settings(host), data_dir=host.data_dir)
+        host,
+        StorageSettings.from_settings(_settings(host), data_dir=host.data_dir),
+        scope_of(args),
     )
 
 
@@ -476,7 +478,17 @@ def commands(service_of: ServiceOf) -> list[Command]:
         ("serve", _SERVE_HELP, _add_serve, _serve),
         ("proxy", "an OpenAI-compatible memory proxy in front of --upstream", _add_proxy, _proxy),
         ("ingest", "replay a chat transcript through the live pipeline", _add_ingest, _ingest),
-        ("check", "read every table and fragment; say what is damaged", _no_args, _check),
-        ("repair", "bring chats back to their newest intact state", _no_args, _repair),
+        (
+            "check",
+            "read every table and fragment; say what is damaged",
+            add_namespace_option,
+            _check,
+        ),
+        (
+            "repair",
+            "bring chats back to their newest intact state",
+            add_namespace_option,
+            _repair,
+        ),
     ]
     return [Command(name, text, add, _guarded(run, service_of)) for name, text, add, run in specs]

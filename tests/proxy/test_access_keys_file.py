@@ -115,3 +115,23 @@ def test_a_scope_maps_ids_to_its_namespace_and_back() -> None:
     for bad in ("", "a b", "-a", "a/b", "x" * 65):
         with pytest.raises(NamespaceError):
             ChatScope.of(bad)
+
+
+def test_a_changed_file_is_read_again_and_one_without_keys_is_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "keys.toml"
+    path.write_text(f'[[key]]\nkey = "{KEY}"\nnamespace = "alice"\n', encoding="utf-8")
+    keys = AccessKeys.of(None, path)
+    later = iter(range(10**6, 10**7, 10))  # each look past the recheck interval
+    path.write_text(f'[[key]]\nkey = "{OTHER}"\nnamespace = "bob"\n', encoding="utf-8")
+    keys.refresh(now=next(later))
+    assert keys.resolve({"x-memgraph-key": KEY}) is None
+    found = keys.resolve({"x-memgraph-key": OTHER})
+    assert found is not None and found.scope == ChatScope("bob")
+    path.write_text("# every key gone\n", encoding="utf-8")  # would let every request in
+    keys.refresh(now=next(later))
+    assert "no key left" in caplog.text and keys.resolve({"x-memgraph-key": OTHER}) is not None
+    path.unlink()  # unreadable: the keys stay too
+    keys.refresh(now=next(later))
+    assert "cannot read it" in caplog.text and keys.resolve({"x-memgraph-key": OTHER}) is not None

@@ -11,7 +11,8 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -312,3 +313,43 @@ def test_a_conversation_without_an_id_matches_its_namespace_chats_only(
             "And again?", upstream.behaviour.answer]  # fmt: skip
     finally:
         proxy.stop()
+
+
+def _until(what: str, done: Callable[[], bool], seconds: float = 60) -> None:
+    """Wait for `done()` (polled: a request makes the server look at its keys file, at most
+    once a second)."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"still not {what}"
+        time.sleep(0.1)
+
+
+@pytest.mark.process
+def test_a_changed_keys_file_is_followed_and_a_bad_one_keeps_the_keys(
+    served: tuple[Served, Upstream], tmp_path: Path
+) -> None:
+    server, _ = served
+    keys = tmp_path / "keys.toml"
+    carol = "carol-key-0123456789abcdef"
+    with server.client(BOB) as bob, server.client(carol) as carols:
+        assert bob.get("api/chats").status_code == 200
+        assert carols.get("api/chats").status_code == 401
+        keys.write_text(  # Bob's key removed, Carol's added (a new file, renamed over it)
+            f'[[key]]\nkey = "{carol}"\nnamespace = "carol"\n', encoding="utf-8"
+        )
+        _until("Carol's key taken", lambda: carols.get("api/chats").status_code == 200)
+        assert bob.get("api/chats").status_code == 401
+        keys.write_text(
+            f'[[key]]\nkey = "{carol}"\nnamespace = "carol"\n\n'
+            f'[[key]]\nkey = "{BOB}"\nnamespace = "no such"\n',
+            encoding="utf-8",
+        )
+        said = f"{keys}:5: key entry 2: namespace: namespace 'no such'"
+
+        def logged() -> bool:  # a request makes the server look at the file
+            assert carols.get("api/chats").status_code == 200  # the keys it had
+            return any(said in line for line in server.err)
+
+        _until("the bad file logged", logged)
+        assert bob.get("api/chats").status_code == 401
+    assert carol not in "".join(server.err)

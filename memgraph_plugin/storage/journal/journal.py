@@ -27,6 +27,7 @@ import pyarrow as pa
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.journal.change_codec import change_payload
+from memgraph_plugin.storage.journal.fragment_hints import FragmentHints
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
 from memgraph_plugin.storage.journal.journal_entry import JournalEntry, _row_change
 from memgraph_plugin.storage.journal.journal_parts import group_versions, split_change
@@ -134,6 +135,8 @@ class Journal:
         self._own: dict[int, str] = {}  # commits table version -> chat, of this handle's appends
         self._head = 0  # the newest commits table version this handle knows of
         self._probe = NextVersionProbe(self.table)
+        #: where each chat's rows are (`fragment_hints.py`): with one writer per chat only
+        self.hints = FragmentHints() if single_writer else None
         if single_writer and hasattr(self.table, "append_at_latest"):
             self.table.append_at_latest = False  # no other writer's row to be after
 
@@ -166,7 +169,11 @@ class Journal:
         where = f"{where_eq(chat_id=chat_id)} AND version > {int(after)}"
         if upto is not None:
             where += f" AND version <= {int(upto)}"
-        first = self.first_per_version(where, _ENTRY_COLUMNS)
+        first = None
+        if upto is None and self.hints is not None:
+            first = self.hints.load(self.table, chat_id, after, where, _ENTRY_COLUMNS)
+        if first is None:
+            first = self.first_per_version(where, _ENTRY_COLUMNS)
         entries = [JournalEntry(first[v]) for v in sorted(first)]
         expected = after + 1
         for entry in entries:
@@ -370,6 +377,8 @@ class Journal:
                     )
                     latest = self.latest_version(chat_id)
                     raise ConflictError(chat_id, base_version, latest)
+            if self.hints is not None:
+                self.hints.appended(chat_id, self.table, table.num_rows, last_version)
             self._note_own_commit(chat_id, table_version, last_version)
         return [
             commit_record(chat_id, first_version + offset, fields, change)

@@ -260,3 +260,61 @@ def test_rows_before_the_first_readable_one_are_lost_unless_history_may_be_prune
     assert "chat 'a': no journal rows before version 3 (lost here, or pruned by" in said
     assert "2 lost commit row(s) are in no chat's gap" in said
     assert "or one of the rows before a first readable version listed above" in said
+
+
+async def _build_two_namespaces(data: Path) -> None:
+    """Chat ``diary`` of namespace alice (stored ``ns/alice/diary``) and chat ``notes`` of the
+    default one, three commits each."""
+    host = Host(data_dir=data, entry_points=False)
+    await host.start()
+    service = host.registry.get("memory-graph")
+    for chat in ("ns/alice/diary", "notes"):
+        s = await service.open_session(host.get_context(chat))
+        for i in range(3):
+            await s.create_node(type="event", fields={"summary": f"{chat} event {i}"})
+    await host.stop()
+
+
+def _lose_version(uri: str, chat: str, version: int) -> None:
+    """Delete the data file of the fragment holding only `chat`'s journal row `version`."""
+    import lance
+
+    for fragment in lance.dataset(f"{uri}/commits.lance").get_fragments():
+        rows = fragment.to_table(columns=["chat_id", "version"]).to_pylist()
+        if rows == [{"chat_id": chat, "version": version}]:
+            (data_file,) = fragment.metadata.files
+            (Path(uri) / "commits.lance" / "data" / data_file.path).unlink()
+            return
+    raise AssertionError(f"no fragment of {chat} version {version} alone")
+
+
+def test_check_and_repair_take_a_namespace(tmp_path: Path, capsys) -> None:
+    """``--namespace``: check names only the namespace's chats, by their ids in it, and counts
+    the others; repair of a namespace refuses damage that touches another namespace's chats
+    (nothing changed), and repairs damage of its own chats."""
+    data = tmp_path / "d"
+    asyncio.run(_build_two_namespaces(data))
+    uri = str(data / "lancedb")
+    _lose_version(uri, "ns/alice/diary", 2)
+    base = ["--data-dir", str(data)]
+
+    assert main([*base, "check", "--namespace", "alice"]) == 1
+    said = capsys.readouterr().out
+    assert "chat 'diary': " in said and "affected chats: 'diary'" in said
+    assert "ns/alice" not in said and "outside namespace" not in said
+    assert main([*base, "check", "--namespace", "default"]) == 1  # the damaged file is shared
+    said = capsys.readouterr().out
+    assert "affected chats: none of namespace 'default'" in said and "'diary'" not in said
+    assert "and 1 chat(s) outside namespace 'default'" in said
+
+    assert main([*base, "repair", "--namespace", "default"]) == 1
+    said = capsys.readouterr().out
+    assert "outside namespace 'default'" in said and "nothing changed" in said
+    assert not check_database(uri, _tables(data)).ok
+
+    assert main([*base, "repair", "--namespace", "alice"]) == 0
+    said = capsys.readouterr().out
+    assert "chat 'diary': " in said and "ns/alice" not in said
+    assert check_database(uri, _tables(data)).ok
+    assert main([*base, "check", "--namespace", "alice"]) == 0
+    assert main([*base, "check", "--namespace", "no such"]) == 2  # a usage error
