@@ -32,15 +32,15 @@ event: the imported chat, anchored to its empty message list, has every event at
 first ``recall`` (the offline extractor, ``embedding_profile`` hashing), then five steady turns;
 a second cold open in the same process (the modules imported); whether LanceDB was imported by
 the open and by the first turn (reads and appends go through pylance,
-``storage/table_reads.py``: no row for a wait on LanceDB's import any more); and a raw pyarrow
-read of the chat's tables (``scale.raw_read``, in a process of its own on the chat as built,
+``storage/database/table_reads.py``: no row for a wait on LanceDB's import any more); and a raw
+pyarrow read of the chat's tables (``scale.raw_read``, in a process of its own on the chat as built,
 best of three after a first). Goals: open + first turn <= 1.5 s at 100k (10 s at 1M) and <= 3x
 the raw read; the first turn <= 3x a steady turn plus the open. Then, on the chat that run left,
 a second fresh process (``--regenerate``) whose first turn is a regenerate of the last answer
 (what the proxy makes of a chat app's swipe: the answer and what the graph learnt from it
 undone, the new answer extracted), against steady regenerates in that process: the same goal as
 the first turn's (after a start, the commits to undo are not the process's own, so storage says
-what they replaced: ``storage/restored_values.py``). The project's modules are compiled to
+what they replaced: ``storage/journal/restored_values.py``). The project's modules are compiled to
 bytecode first, as an installed package has them (``compiled``). Ratios are measured within one
 run, so a shared machine slows both sides alike; the open and first turn's CPU seconds
 (``time.process_time``: every thread of the process, LanceDB's decoding threads included) are

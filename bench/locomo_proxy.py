@@ -258,7 +258,7 @@ async def cover_through_proxy(
     block, estimated) and in the full history."""
     from openai import AsyncOpenAI
 
-    from memgraph_plugin.proxy.token_count import estimate_tokens
+    from memgraph_plugin.proxy.request.token_count import estimate_tokens
 
     client = AsyncOpenAI(
         base_url=run.url, api_key="locomo", default_headers={PROXY_CHAT_HEADER: chat}

@@ -64,7 +64,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from host import hookimpl  # noqa: E402
-from memgraph_plugin.recall.render import item_text  # noqa: E402
+from memgraph_plugin.recall.block.render import item_text  # noqa: E402
 from memgraph_plugin.settings_keys import RECALL  # noqa: E402
 from memgraph_plugin.turn import pipeline_for  # noqa: E402
 

@@ -35,10 +35,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
-from memgraph_plugin.storage.escape import where_eq  # noqa: E402
+from memgraph_plugin.storage.database.escape import where_eq  # noqa: E402
+from memgraph_plugin.storage.database.tables import SNAP_KEYWORDS  # noqa: E402
 from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, empty_edges  # noqa: E402
 from memgraph_plugin.storage.snapshots.snapshots import in_list, read_all  # noqa: E402
-from memgraph_plugin.storage.tables import SNAP_KEYWORDS  # noqa: E402
 
 Row = tuple[str, float, float | None, str, str]
 MB = 1 << 20

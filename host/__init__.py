@@ -14,9 +14,9 @@ from host.version import __version__ as __version__
 #: public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     "PROJECT_NAME": "host.markers",
-    "Chat": "host.chats.chats",
+    "Chat": "host.chats.chat_files",
     "ChatContext": "host.chats.context",
-    "Command": "host.commands",
+    "Command": "host.plugin_commands",
     "CommandError": "host.errors",
     "HookFailure": "host.plugins.notify",
     "HookResult": "host.plugins.notify",
@@ -51,12 +51,12 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from host.chats.chats import Chat
+    from host.chats.chat_files import Chat
     from host.chats.context import ChatContext, Message
-    from host.commands import Command
     from host.errors import CommandError, PluginError, SettingsError
     from host.host import Host
     from host.markers import PROJECT_NAME, hookimpl, hookspec
+    from host.plugin_commands import Command
     from host.plugins.notify import HookFailure, HookResult
     from host.plugins.records import PluginRecord
     from host.reload.reload import Reloader, ReloadReport

@@ -16,7 +16,7 @@ import pluggy
 from host.markers import hookspec
 
 if TYPE_CHECKING:
-    from host.commands import Command
+    from host.plugin_commands import Command
     from host.protocols import HostLike as Host
 
 
@@ -44,7 +44,7 @@ def host_shutdown(host: Host) -> None:
 
 @hookspec
 def host_cli_commands(host: Host) -> list[Command] | None:
-    """Return the `host.commands.Command` objects this plugin adds to ``memgraph-host``."""
+    """Return the `host.plugin_commands.Command` objects this plugin adds to ``memgraph-host``."""
 
 
 @hookspec

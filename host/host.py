@@ -30,7 +30,7 @@ import pluggy
 
 from extension_registry import ExtensionEntry, ExtensionRegistry
 from host import hookspecs
-from host.chats.chats import Chat, ChatStore
+from host.chats.chat_files import Chat, ChatStore
 from host.chats.context import ChatContext
 from host.errors import PluginError
 from host.markers import PROJECT_NAME, hookimpl

@@ -115,16 +115,16 @@ def running_service(host: Any) -> MemoryGraph | None:
 
 @hookimpl
 def host_cli_commands(host: Any) -> list[Any]:
-    """``memgraph-host history/rollback/import/export/reindex/...`` (`tools.commands`), recall's
-    ``trace`` and ``status`` (`recall.commands`), ``demo`` (`tools.demo_command`) and
-    ``llm-check`` / ``llm-trace`` (`llm.commands`) and ``sillytavern install``
-    (`sillytavern.commands`)."""
-    from .llm.commands import llm_commands
-    from .proxy.commands import proxy_commands
-    from .recall.commands import recall_commands
-    from .sillytavern.commands import sillytavern_commands
-    from .tools.commands import commands
+    """``memgraph-host history/rollback/import/export/reindex/...`` (`tools.graph_commands`),
+    recall's ``trace`` and ``status`` (`recall.trace_commands`), ``demo`` (`tools.demo_command`) and
+    ``llm-check`` / ``llm-trace`` (`llm.llm_commands`) and ``sillytavern install``
+    (`sillytavern.install_command`)."""
+    from .llm.llm_commands import llm_commands
+    from .proxy.chat_commands import proxy_commands
+    from .recall.trace_commands import recall_commands
+    from .sillytavern.install_command import sillytavern_commands
     from .tools.demo_command import demo_command
+    from .tools.graph_commands import commands
 
     # the commands are contributed before the host starts; they are handed the service the
     # plugin runs then (the CLI starts the host before a command runs)

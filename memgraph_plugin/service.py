@@ -30,14 +30,14 @@ if TYPE_CHECKING:
 from .api.injection import PUBLISHED_AS, InjectionHub
 from .api.session_wiring import RetrievalStatusOf, SessionWiring, no_status
 from .api.write import CURATION_KINDS
-from .chat_fork import ChatFork
-from .chat_history import ChatHistory, checked_chat_id
-from .deferred_block import PendingCommit, block_commit_infos
 from .engine.graph.store import Store
 from .engine.model.results import CommitInfo
 from .engine.model.schema import Schema, resolve_schema
 from .engine.model.views import InjectionState, RankedView
 from .errors import MemoryGraphError
+from .versions.chat_versions import ChatHistory, checked_chat_id
+from .versions.deferred_block import PendingCommit, block_commit_infos
+from .versions.fork import ChatFork
 
 __all__ = ["SERVICE_NAME", "MemoryGraph", "checked_chat_id", "memory_graph_for", "notify_hook"]
 

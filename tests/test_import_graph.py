@@ -21,11 +21,9 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 #: must be unique across host/ and memgraph_plugin/, so a name says what a module holds.
 ROLE_NAMES = {
     "__init__": "a package's public names",
-    "commands": "the memgraph-host sub-commands of a package (host/: the `Command` type itself)",
     "errors": "the exception types a package raises",
     "hookspecs": "the hook specs a package adds to the host",
     "plugin": "the pluggy plugin object of a package (its hook implementations)",
-    "router": "an implementation of the `memgraph_route` hook (built-in hybrid, or the LLM's)",
     "settings": "a package's settings read from the host settings (host/: loading them)",
     "trace": "the JSON-lines trace files a package writes (recall traces, LLM call traces)",
 }

@@ -1,8 +1,8 @@
 """One writer per chat at a time, across the processes of one host.
 
 A chat's messages live in one file that every process on the data dir reads once and caches
-(`host.chats.chats.Chat`). Two processes appending to it in turn would each write from their own
-stale copy; so a process takes the chat's lock around every change of a chat, and re-reads the
+(`host.chats.chat_files.Chat`). Two processes appending to it in turn would each write from their
+own stale copy; so a process takes the chat's lock around every change of a chat, and re-reads the
 chat when the file moved on while it did not hold the lock (`Chat.refresh`).
 
 - `ChatLock` is the interface: ``await acquire()`` (waits up to a timeout, then raises
@@ -32,7 +32,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Protocol, runtime_checkable
 
-from host.chats.chats import chat_file_name
+from host.chats.chat_files import chat_file_name
 from host.settings.settings_schema import setting, settings_room
 
 __all__ = [

@@ -30,10 +30,10 @@ from host.cli.listings import (
     plugin_rows,
 )
 from host.cli.namespace_option import in_namespace
-from host.commands import Command
 from host.echoed import capped
 from host.errors import CommandError, PluginError, SettingsError
 from host.host import Host
+from host.plugin_commands import Command
 from host.plugins.notify import summary
 from host.settings.redaction import redact_known
 from host.version import own_version

@@ -31,8 +31,8 @@ from memgraph_plugin.engine.graph.store_revert import revert
 from memgraph_plugin.engine.graph.store_transactions import Changeset
 from memgraph_plugin.engine.index.deferred import build_soon
 from memgraph_plugin.engine.load import gc_paused
-from memgraph_plugin.storage.block_commit import BlockItem, embed_block
 from memgraph_plugin.storage.errors import ConflictError
+from memgraph_plugin.storage.journal.block_commit import BlockItem, embed_block
 from memgraph_plugin.storage.journal.change_codec import changeset_to_change
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.persistence import ChatState, CommitRecord

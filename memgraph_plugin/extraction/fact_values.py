@@ -5,9 +5,9 @@
 also matches where the speaker talks about a state, a thought or work in progress ("I've been
 looking into counseling", "I've been feeling low") or where the object is a clause ("I love how
 you use it"). Those are not pastimes nor things liked, and a noisy value draws recall's fact
-signal (`recall/fact_signal.py`) to the wrong messages. So a hobby must begin with an activity
-(not one of `NOT_ACTIVITIES`) and ends before the words that only place it in time, place or
-company ("playing acoustic guitar about five years" -> "playing acoustic guitar"); a like must
+signal (`recall/ranking/fact_signal.py`) to the wrong messages. So a hobby must begin with an
+activity (not one of `NOT_ACTIVITIES`) and ends before the words that only place it in time, place
+or company ("playing acoustic guitar about five years" -> "playing acoustic guitar"); a like must
 begin with a content word, not a pronoun, an auxiliary or a question word.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from .words import words
+from .text.words import words
 
 __all__ = ["NOT_ACTIVITIES", "hobby_value", "like_value", "activity_of"]
 

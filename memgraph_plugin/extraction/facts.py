@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .fact_values import activity_of, hobby_value, like_value
-from .words import words
+from .text.words import words
 
 __all__ = ["FACT_COLUMNS", "MAX_VALUES", "facts_fields", "person_facts"]
 

@@ -24,13 +24,13 @@ from typing import Any
 from memgraph_plugin.engine.index.name_index import name_items, numbered, short_forms
 
 from .facts import facts_fields, person_facts
-from .long_text import split_text
 from .naming.cues import ENTITY, PERSON
 from .naming.cues import PLACE as PLACE_KIND
 from .naming.names import clean_name, find_mentions
 from .naming.resolve import CHARACTER, PLACE, KnownEntity, NameResolver
 from .naming.vocative import only_addressed
-from .times import iso_time
+from .text.long_text import split_text
+from .text.times import iso_time
 from .titles import event_title
 
 __all__ = ["EVENT", "FOLLOWS", "TIME_ISO", "extract_message_ops", "event_title"]

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .words import COMMON_WORDS, words
+from .text.words import COMMON_WORDS, words
 
 __all__ = ["SUMMARY_BUDGET", "informative_summary", "sentence_score"]
 

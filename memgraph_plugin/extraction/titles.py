@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .words import COMMON_WORDS, words
+from .text.words import COMMON_WORDS, words
 
 __all__ = [
     "TITLE_WIDTH", "content_words", "day_of", "event_title", "rollup_facts", "rollup_title"

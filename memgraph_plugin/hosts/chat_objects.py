@@ -1,6 +1,6 @@
 """The chats' message files kept in the bucket, so that every host serves a chat from its newest
 messages: one object per chat, ``<database prefix>/chats/<chat file name>``, the same bytes as
-the file under the data dir (`host.chats.chats`).
+the file under the data dir (`host.chats.chat_files`).
 
 A host brings its file in line with the bucket when it takes the chat's lease (`pull`: a GET
 only when the lease item names another ETag than the one it holds, or the last holder never
@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from host.chats.chats import chat_file_name
+from host.chats.chat_files import chat_file_name
 from memgraph_plugin.storage.errors import StorageError
 
 from .aws_clients import error_code

@@ -44,7 +44,7 @@ def make_plugins(
 ) -> dict[str, Any]:
     """hook -> plugin object for every hook the settings give to the model."""
     from .hooks.extractor import LlmExtractor
-    from .hooks.router import LlmRouter
+    from .hooks.llm_router import LlmRouter
     from .hooks.summariser import LlmSummariser
 
     provider = provider or OpenAICompatibleProvider(settings)

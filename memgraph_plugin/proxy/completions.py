@@ -35,14 +35,11 @@ from host.chats.chat_ids import ChatIdError
 from host.settings.setting_values import int_setting
 from memgraph_plugin.settings_keys import RECALL
 
-from .access import READ_ONLY, access_of
-from .access_keys import Access
-from .chat_identity import MATCH_HEADER, ChatIdentity, identify
-from .chat_memory import ChatMemory, Synced
-from .context_budget import Trimmed, context_header, requested_budget, trim
-from .conversation import Conversation, RequestError, speaker
-from .fork_header import ForkRefused, fork_on_first_request
-from .history_reader import HistoryReader
+from .guard.access import READ_ONLY, access_of
+from .guard.access_keys import Access
+from .ledger.chat_identity import MATCH_HEADER, ChatIdentity, identify
+from .ledger.chat_memory import ChatMemory, Synced
+from .ledger.fork_header import ForkRefused, fork_on_first_request
 from .relay import (
     StreamedAnswer,
     answer_text,
@@ -56,10 +53,13 @@ from .relay import (
     upstream_failure,
     upstream_headers,
 )
+from .request.context_budget import Trimmed, context_header, requested_budget, trim
+from .request.conversation import Conversation, RequestError, speaker
+from .request.history_reader import HistoryReader
+from .request.token_count import for_model
+from .request.unencodable import unencodable_place
 from .settings import BEFORE_LAST_USER, ProxySettings
 from .streaming import RelayStream, disconnected
-from .token_count import for_model
-from .unencodable import unencodable_place
 
 log = logging.getLogger(__name__)
 

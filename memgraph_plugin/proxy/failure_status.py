@@ -24,7 +24,7 @@ from host.chats.chat_lock import ChatBusy
 from memgraph_plugin.storage.errors import StorageError
 from memgraph_plugin.storage.failures import storage_failure
 
-from .access_keys import SCOPE_KEY
+from .guard.access_keys import SCOPE_KEY
 
 __all__ = [
     "busy_body", "busy_completion", "failure_of", "storage_answer", "storage_message",

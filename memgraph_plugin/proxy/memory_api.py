@@ -47,11 +47,6 @@ from host.settings.setting_values import int_setting
 from memgraph_plugin.recall.prompt_window import PromptWindow
 from memgraph_plugin.settings_keys import RECALL
 
-from .access import access_of, write_refusal
-from .chat_identity import ChatIdentity
-from .chat_memory import ChatMemory, NotStored, read_sources
-from .context_budget import trim
-from .conversation import content_text
 from .failure_status import (
     busy_body,
     failure_of,
@@ -59,9 +54,14 @@ from .failure_status import (
     storage_message,
     storage_status,
 )
-from .json_body import TooDeep, decoded_off_loop
+from .guard.access import access_of, write_refusal
+from .ledger.chat_identity import ChatIdentity
+from .ledger.chat_memory import ChatMemory, NotStored, read_sources
+from .request.context_budget import trim
+from .request.conversation import content_text
+from .request.json_body import TooDeep, decoded_off_loop
+from .request.token_count import for_model
 from .settings import DEFAULT_MEMORY_SHARE
-from .token_count import for_model
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 LanceDB persistence only: the loaded chats the service keeps (`PersistedChats`) are in
 `memgraph_plugin.chats`, above this package; nothing here imports the host or the service."""
 
+from memgraph_plugin.storage.database.escape import sql_literal, where_eq
 from memgraph_plugin.storage.errors import ConflictError, StorageError
-from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.journal.change_codec import (
     StateBuilder,
     changeset_to_change,

@@ -24,6 +24,15 @@ import attrs
 
 from memgraph_plugin.embedding.embedder import NodeEmbedder
 from memgraph_plugin.engine.load import gc_paused
+from memgraph_plugin.storage.database.table_reads import Database, on_own_thread
+from memgraph_plugin.storage.database.tables import (
+    COMMITS,
+    SNAP_EDGES,
+    SNAP_NODES,
+    SNAPSHOTS,
+    nodes_table_name,
+    table_stats,
+)
 from memgraph_plugin.storage.errors import ConflictError, StorageError
 from memgraph_plugin.storage.failures import translate_sync_methods
 from memgraph_plugin.storage.format.graph_columns import (
@@ -53,15 +62,6 @@ from memgraph_plugin.storage.persistence import (
 )
 from memgraph_plugin.storage.settings import StorageSettings
 from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
-from memgraph_plugin.storage.table_reads import Database, on_own_thread
-from memgraph_plugin.storage.tables import (
-    COMMITS,
-    SNAP_EDGES,
-    SNAP_NODES,
-    SNAPSHOTS,
-    nodes_table_name,
-    table_stats,
-)
 from memgraph_plugin.storage.vectors.vectors import VectorTables, load_vectors
 
 log = logging.getLogger(__name__)

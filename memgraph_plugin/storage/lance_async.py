@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from memgraph_plugin.storage.journal.restored_values import RestoredValues, restored_values
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState, CommitRecord, VectorBlock
-from memgraph_plugin.storage.restored_values import RestoredValues, restored_values
 
 __all__ = ["AsyncTwins"]
 

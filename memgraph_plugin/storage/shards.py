@@ -27,10 +27,10 @@ from typing import Any
 
 import attrs
 
-from memgraph_plugin.storage.connect import local_folder
+from memgraph_plugin.storage.database.connect import local_folder
 from memgraph_plugin.storage.errors import StorageError
+from memgraph_plugin.storage.journal.restored_values import RestoredValues
 from memgraph_plugin.storage.lance import LanceStorage
-from memgraph_plugin.storage.restored_values import RestoredValues
 from memgraph_plugin.storage.settings import StorageSettings
 
 __all__ = [

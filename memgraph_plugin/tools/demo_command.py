@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from host.commands import Command
+from host.plugin_commands import Command
 
 from .demo import DEFAULT_DATA, STORY_PATH, DemoError, run_demo
 

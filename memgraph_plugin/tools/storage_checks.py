@@ -20,11 +20,11 @@ import attrs
 
 from host.chats.namespaces import ChatScope
 from memgraph_plugin.storage import StorageSettings
-from memgraph_plugin.storage.connect import connect_database, local_folder, unreachable
+from memgraph_plugin.storage.database.connect import connect_database, local_folder, unreachable
+from memgraph_plugin.storage.database.tables import table_names
 from memgraph_plugin.storage.integrity.integrity import IntegrityReport, check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
 from memgraph_plugin.storage.shards import shard_uris
-from memgraph_plugin.storage.tables import table_names
 
 
 def _tables(settings: StorageSettings) -> list[str]:

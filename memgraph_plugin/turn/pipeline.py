@@ -33,11 +33,11 @@ from host.settings.setting_values import int_setting
 from ..api.injection import InjectionHub
 from ..engine.read.pinned import pinned_ids
 from ..hook_contract import RouteRequest, RouteResult, coerce_route_result
+from ..recall.block.injection_budget import fit, pinned_nodes
 from ..recall.hookcalls import first, report_failures
-from ..recall.injection_budget import fit, pinned_nodes
+from ..recall.hybrid_router import HybridRouter
 from ..recall.prompt_window import CarriedNodes
-from ..recall.router import HybridRouter
-from ..recall.signals import usable
+from ..recall.ranking.signals import usable
 from ..recall.trace import TRACE_DIR, RecallTrace, TraceLog
 from ..settings_keys import RECALL
 from ..storage.errors import ConflictError

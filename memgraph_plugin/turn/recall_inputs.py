@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..recall.fusion import is_filler
-from ..recall.injection_budget import PINNED_SLACK
+from ..recall.block.injection_budget import PINNED_SLACK
+from ..recall.ranking.fusion import is_filler
 
 __all__ = ["LazyPool", "not_pinned", "question_nodes"]
 

@@ -6,8 +6,8 @@ that names no exception (the log has it). The ``Host`` header must name the boun
 (DNS rebinding: a web page cannot reach a loopback server through a name it controls). Before
 any route runs, `request_guard.RequestGuard` refuses cross-site calls to ``/api`` and ``/v1``,
 bodies over ``http_max_body_bytes`` and non-JSON bodies; CORS answers only the origins
-``http_cors_origins`` lists; `proxy.access.AccessGuard` asks for a key when the server has keys
-and notes which chats the key reaches.
+``http_cors_origins`` lists; `proxy.guard.access.AccessGuard` asks for a key when the server has
+keys and notes which chats the key reaches.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from host.chats.chat_lock import ChatBusy
-from memgraph_plugin.proxy.access import AccessGuard
 from memgraph_plugin.proxy.failure_status import busy_completion
+from memgraph_plugin.proxy.guard.access import AccessGuard
 from memgraph_plugin.proxy.settings import is_loopback
 
 from .explorer import GraphExplorer, UnknownChat
@@ -86,7 +86,7 @@ def build_app(
     """One app: `explorer` (`ExplorerRoutes`), `memory_api` (`proxy.memory_api.MemoryApi`),
     `proxy` (`proxy.completions.Proxy`) and `edits` (`edits.EditRoutes`: the explorer's write
     routes, absent when read-only), each optional; `http`: the body limit and the listed
-    origins (default: 8 MiB, none); `keys` (`proxy.access_keys.AccessKeys`): who may call
+    origins (default: 8 MiB, none); `keys` (`proxy.guard.access_keys.AccessKeys`): who may call
     ``/api`` and ``/v1``, and which namespace's chats each reaches (default: no key needed)."""
     http = http or HttpSettings()
     routes: list[Any] = []

@@ -7,8 +7,8 @@ edit. Who may write:
 
 - every write needs the server's token in the ``X-Memgraph-Token`` header (``serve`` prints it
   at start, or takes the ``serve_token`` setting), or, on a server with keys, a key that is not
-  read-only (`proxy.access.write_refusal`; a read-only key's write is a 403); a key reaches its
-  namespace's chats only (another's is a 404 as a chat that does not exist); there is no cookie
+  read-only (`proxy.guard.access.write_refusal`; a read-only key's write is a 403); a key reaches
+  its namespace's chats only (another's is a 404 as a chat that does not exist); there is no cookie
   authority, so a foreign page cannot ride on a browser's session (no cross-site request
   forgery);
 - a cross-site request (its ``Origin`` or ``Sec-Fetch-Site``), a body that is not JSON and a
@@ -33,9 +33,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from host.chats.chat_ids import ChatIdError
-from memgraph_plugin.proxy.access import TOKEN_HEADER, access_of, write_refusal
 from memgraph_plugin.proxy.failure_status import storage_answer
-from memgraph_plugin.proxy.json_body import TooDeep, decoded_off_loop
+from memgraph_plugin.proxy.guard.access import TOKEN_HEADER, access_of, write_refusal
+from memgraph_plugin.proxy.request.json_body import TooDeep, decoded_off_loop
 from memgraph_plugin.settings_keys import HTTP
 
 TOKEN_SETTING = HTTP.serve_token
@@ -146,9 +146,9 @@ class EditRoutes:
     async def _change(self, chat: str, change: Callable[[Any, Any], Any]) -> dict[str, Any]:
         """`change(store, limits)` (a `BatchResult`) under the chat's write lock, as one
         ``edit`` commit (fired); a rejection is a 422 and writes nothing."""
-        from memgraph_plugin.chat_history import checked_chat_id
         from memgraph_plugin.engine.model.values import Limits
         from memgraph_plugin.errors import MemoryGraphError
+        from memgraph_plugin.versions.chat_versions import checked_chat_id
 
         service = self.service
         try:

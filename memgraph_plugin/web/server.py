@@ -3,7 +3,7 @@ stream; and `ExplorerServer`, the app on uvicorn in a thread (tests, embedding).
 
 ``/api/chats/<chat>/events`` streams ``commit`` events when the chat's journal version moves, so
 the page redraws whoever wrote (this process, the CLI, another host on the same data dir).
-A request's chat is its key's namespace's (`proxy.access.access_of`): another namespace's chat
+A request's chat is its key's namespace's (`proxy.guard.access.access_of`): another namespace's chat
 is a 404 as a chat that does not exist, and the list holds the namespace's chats only.
 Storage reads are synchronous: Starlette runs those endpoints on its worker threads; uvicorn
 owns connections (idle and slow clients cost no thread, keep-alive and shutdown are its own).
@@ -32,7 +32,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from host.chats.chat_ids import ChatIdError
-from memgraph_plugin.proxy.access import access_of
+from memgraph_plugin.proxy.guard.access import access_of
 
 from .explorer import GraphExplorer, UnknownChat
 

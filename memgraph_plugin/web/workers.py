@@ -10,9 +10,9 @@ prints the start line once, after every child said it is ready (one line on its 
 
 The children share the data dir the way separate processes always could: a chat's turns are
 served by one process at a time (its cross-process lock, `host.chats.chat_lock`), and a process
-taking a chat's lock reads again what another one changed (`proxy.chat_memory.ChatMemory`):
+taking a chat's lock reads again what another one changed (`proxy.ledger.chat_memory.ChatMemory`):
 requests the front cannot route by chat stay correct wherever they land. A new local database
-is split in one shard per child first (`storage.shards`, by `web.commands`), so a child writes
+is split in one shard per child first (`storage.shards`, by `web.serve_commands`), so a child writes
 the tables of its own chats alone.
 
 The parent restarts a child that exits while it serves (a crash, a kill) on the same slot: the

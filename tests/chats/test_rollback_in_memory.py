@@ -145,7 +145,7 @@ async def test_after_a_restart_a_regenerate_is_undone_in_memory(tmp_path):
 
 async def test_a_rollback_undoing_too_much_takes_the_storage_path(tmp_path, monkeypatch):
     """Past `MAX_RESTORED` changes the whole-state path is cheaper: the chat is reloaded."""
-    from memgraph_plugin.storage import restored_values
+    from memgraph_plugin.storage.journal import restored_values
 
     monkeypatch.setattr(restored_values, "MAX_RESTORED", 4)
     host = await _host(tmp_path / "d")

@@ -235,7 +235,7 @@ async def test_a_chat_whose_store_fails_to_load_gives_none_and_others_still_work
 
     import pyarrow as pa
 
-    from memgraph_plugin.storage.tables import COMMITS_SCHEMA
+    from memgraph_plugin.storage.database.tables import COMMITS_SCHEMA
 
     host = await _host(tmp_path / "d")
     await (await memory_session(host, "fine")).create_node(type="event", fields={"summary": "ok"})

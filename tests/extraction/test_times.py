@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memgraph_plugin.extraction.offline import extract_message_ops
-from memgraph_plugin.extraction.times import iso_time
+from memgraph_plugin.extraction.text.times import iso_time
 from memgraph_plugin.recall.query import time_of
 
 

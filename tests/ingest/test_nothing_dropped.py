@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from host import hookimpl
-from memgraph_plugin.extraction.long_text import json_bytes, split_text
+from memgraph_plugin.extraction.text.long_text import json_bytes, split_text
 from memgraph_plugin.ingest import ingest_file
-from memgraph_plugin.ingest.commands import format_report
+from memgraph_plugin.ingest.ingest_command import format_report
 from memgraph_plugin.turn import pipeline_for
 
 

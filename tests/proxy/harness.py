@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from host import Host
-from memgraph_plugin.proxy.access_keys import AccessKeys
-from memgraph_plugin.proxy.chat_memory import ChatMemory
 from memgraph_plugin.proxy.completions import Proxy
+from memgraph_plugin.proxy.guard.access_keys import AccessKeys
+from memgraph_plugin.proxy.ledger.chat_memory import ChatMemory
 from memgraph_plugin.proxy.memory_api import MemoryApi
 from memgraph_plugin.proxy.settings import ProxySettings
 from memgraph_plugin.web.app import build_app

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from host.chats.chats import chat_file_name
+from host.chats.chat_files import chat_file_name
 from memgraph_plugin.hosts.aws_clients import make_client
 from memgraph_plugin.hosts.chat_lease import LeaseTable, Taken, create_table
 from memgraph_plugin.hosts.chat_objects import ChatObjects, StaleCopy

@@ -46,7 +46,7 @@ def test_a_turn_that_meets_another_writers_commit_is_extracted_again(
         # the chat and read its graph, before the turn's own commit
         upstream.behaviour.hold = hold = threading.Event()
         upstream.held.clear()
-        logged = caplog.at_level(logging.INFO, logger="memgraph_plugin.proxy.chat_memory")
+        logged = caplog.at_level(logging.INFO, logger="memgraph_plugin.proxy.ledger.chat_memory")
         with logged, ThreadPoolExecutor(1) as pool:
             turn = pool.submit(_turn, proxy, history, "Juno rings the harbour bell at dawn.")
             try:

@@ -16,7 +16,7 @@ import httpx
 import openai
 import pytest
 
-from host.chats.chats import chat_file_name
+from host.chats.chat_files import chat_file_name
 
 from .conftest import client
 from .harness import RunningProxy

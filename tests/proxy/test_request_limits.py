@@ -1,5 +1,5 @@
 """Bodies and headers the server refuses before any route reads them (web/request_guard.py,
-proxy/json_body.py, web/server.py), over real HTTP to the one app on uvicorn: a body over
+proxy/request/json_body.py, web/server.py), over real HTTP to the one app on uvicorn: a body over
 ``http_max_body_bytes`` (by its Content-Length, or chunked) is a 413, JSON nested too deep a
 400, a control character in a header a JSON 400; nothing is forwarded or stored."""
 
@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from memgraph_plugin.proxy import json_body
+from memgraph_plugin.proxy.request import json_body
 from memgraph_plugin.web.server import (
     JsonH11Protocol,
     JsonHttpToolsProtocol,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from memgraph_plugin.recall import signals
-from memgraph_plugin.recall.signals import ENTITY_SCAN, entity_events
+from memgraph_plugin.recall.ranking import signals
+from memgraph_plugin.recall.ranking.signals import ENTITY_SCAN, entity_events
 from tests.story_graph import build_store, node
 
 HUB_EVENTS = ENTITY_SCAN + 300

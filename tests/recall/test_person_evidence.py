@@ -9,10 +9,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from host import Host
-from memgraph_plugin.recall.fact_signal import fact_hits
-from memgraph_plugin.recall.fusion import fuse
-from memgraph_plugin.recall.people import known_names
-from memgraph_plugin.recall.signals import Hit
+from memgraph_plugin.recall.ranking.fact_signal import fact_hits
+from memgraph_plugin.recall.ranking.fusion import fuse
+from memgraph_plugin.recall.ranking.people import known_names
+from memgraph_plugin.recall.ranking.signals import Hit
 from tests.recall.spoken_chat import spoken_chat
 
 CHAT = "club"

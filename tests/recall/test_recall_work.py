@@ -11,8 +11,8 @@ import pytest
 
 from host import Host
 from memgraph_plugin.engine.keyword.keyword_index import KeywordIndex
-from memgraph_plugin.recall import router as router_module
-from memgraph_plugin.recall.router import _Turn
+from memgraph_plugin.recall import hybrid_router as router_module
+from memgraph_plugin.recall.hybrid_router import _Turn
 from memgraph_plugin.service import memory_graph_for
 from memgraph_plugin.turn import pipeline_for
 

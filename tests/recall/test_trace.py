@@ -1,6 +1,6 @@
 """Recall traces on disk: safe names, append/read round trip, torn lines, the human table."""
 
-from memgraph_plugin.recall.router import Inclusion
+from memgraph_plugin.recall.hybrid_router import Inclusion
 from memgraph_plugin.recall.trace import RecallTrace, TraceLog, format_table, safe_file_name
 
 

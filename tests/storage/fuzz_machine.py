@@ -30,15 +30,15 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from host import Host
-from host.chats.chats import ChatStore
+from host.chats.chat_files import ChatStore
 from host.chats.jsonl import UNICODE_LINE_BREAKS
 from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.errors import MemoryGraphError
-from memgraph_plugin.rollback_target import target_version
 from memgraph_plugin.storage import LanceStorage
 from memgraph_plugin.storage.integrity.integrity import check_database
 from memgraph_plugin.storage.integrity.repair import repair_database
 from memgraph_plugin.turn.pipeline import pipeline_for
+from memgraph_plugin.versions.rollback_target import target_version
 
 CHATS = ["c1", "x' OR '1'='1"]
 

@@ -1,5 +1,5 @@
-"""What a rollback restores, read for what it undoes only (`storage/restored_values.py`): for
-every target, each node and edge the undone commits touched as the whole state at the target
+"""What a rollback restores, read for what it undoes only (`storage/journal/restored_values.py`):
+for every target, each node and edge the undone commits touched as the whole state at the target
 has it, every node and edge that differs between the target and the newest among them, and the
 target's counters; the same with the filtered read and with the whole-columns read."""
 
@@ -11,8 +11,8 @@ import pytest
 
 from host import Host
 from memgraph_plugin.service import memory_graph_for
-from memgraph_plugin.storage import restored_values as rv
 from memgraph_plugin.storage.format.json_shapes import edge_key
+from memgraph_plugin.storage.journal import restored_values as rv
 
 CHAT = "rv"
 

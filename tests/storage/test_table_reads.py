@@ -1,4 +1,4 @@
-"""Reads and appends through pylance (`storage/table_reads.py`): a handle sees every commit
+"""Reads and appends through pylance (`storage/database/table_reads.py`): a handle sees every commit
 LanceDB's table makes and the other way round, a pinned handle stays at the version it checked
 out, and a process that opens a stored chat and commits to it never imports LanceDB."""
 
@@ -15,8 +15,8 @@ import pyarrow as pa
 import pytest
 
 from memgraph_plugin.storage import LanceStorage
-from memgraph_plugin.storage.table_reads import Database, TableHandle, table_uri
-from memgraph_plugin.storage.tables import COMMITS
+from memgraph_plugin.storage.database.table_reads import Database, TableHandle, table_uri
+from memgraph_plugin.storage.database.tables import COMMITS
 from tests.storage.helpers import change, node
 from tests.storage.targets import Target
 

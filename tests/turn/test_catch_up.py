@@ -73,7 +73,7 @@ def test_pending_work_of_a_process_that_is_gone_is_reported_as_such(tmp_path, ca
     path.write_text(json.dumps(body))
     pending = read_pending(tmp_path, CHAT)
     assert pending is not None and not pending.alive and pending.work == {"compaction_groups": 7}
-    from memgraph_plugin.recall.commands import pending_line
+    from memgraph_plugin.recall.trace_commands import pending_line
 
     assert "gone" in pending_line(pending)
     write_pending(tmp_path, CHAT, {"compaction_groups": 0})
@@ -140,7 +140,7 @@ async def test_a_turns_next_step_goes_before_the_next_chunk(tmp_path):
 async def test_each_chunk_holds_the_chat_lock_another_process_may_hold(tmp_path):
     """With a chat lock in use (the proxy's, across processes), no chunk starts while it is
     held elsewhere, and every chunk runs inside it."""
-    from memgraph_plugin.proxy.chat_memory import ChatMemory
+    from memgraph_plugin.proxy.ledger.chat_memory import ChatMemory
 
     host, pipeline = await _host(tmp_path, _loose_events(90))
     memory = ChatMemory(host)  # hands the pipeline's catch-up the chat's lock

@@ -512,7 +512,7 @@ async def test_recall_never_scans_the_whole_store(tmp_path, monkeypatch):
 async def test_recall_copies_no_message_list(tmp_path, monkeypatch):
     """The recall reads the newest messages only: no tuple of every message of a long chat
     (gen-0 collections walked one per call at 100k nodes)."""
-    from host.chats.chats import Chat
+    from host.chats.chat_files import Chat
 
     host, _ = await make_host(tmp_path)
     pipeline = pipeline_for(host)
@@ -571,7 +571,7 @@ async def test_recent_window_keeps_the_last_answer_out_of_the_pool(tmp_path):
 async def test_quality_gate_holds_canary_back_after_failures_then_reopens(tmp_path):
     """Failed expansions fill the rolling window and close the gate: expansion then runs in
     the shadow (``quality_gate_blocked``) until the window's error rate is back to the limit."""
-    from memgraph_plugin.recall.router import default_expander
+    from memgraph_plugin.recall.hybrid_router import default_expander
     from memgraph_plugin.turn import TurnPipeline
 
     failing = [False]

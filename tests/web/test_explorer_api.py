@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memgraph_plugin.recall.router import Inclusion
+from memgraph_plugin.recall.hybrid_router import Inclusion
 from memgraph_plugin.recall.trace import TRACE_DIR, RecallTrace, TraceLog
 from memgraph_plugin.type_colours import colour_of
 

@@ -1,8 +1,8 @@
-"""Who may call which route (web/request_guard.py, proxy/access.py), against real `memgraph-host
-serve`, `serve --read-only` and `proxy` processes over real HTTP: a browser-shaped request from
-another site (its ``Origin``, or only ``Sec-Fetch-Site``) is refused and changes nothing, reads
-included; a write needs the token; a listed origin gets CORS; a read-only server has no write
-route."""
+"""Who may call which route (web/request_guard.py, proxy/guard/access.py), against real
+`memgraph-host serve`, `serve --read-only` and `proxy` processes over real HTTP: a browser-shaped
+request from another site (its ``Origin``, or only ``Sec-Fetch-Site``) is refused and changes
+nothing, reads included; a write needs the token; a listed origin gets CORS; a read-only server has
+no write route."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from ..words import PLACE_NOUNS, PLACE_PREPOSITIONS, TRAVEL_VERBS, words
+from ..text.words import PLACE_NOUNS, PLACE_PREPOSITIONS, TRAVEL_VERBS, words
 
 __all__ = [
     "ENTITY",

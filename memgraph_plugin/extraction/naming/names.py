@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from ..words import (
+from ..text.words import (
     CALENDAR_SHORT,
     CJK_PLACE_SUFFIXES,
     COMMON_WORDS,

@@ -15,7 +15,7 @@ import attrs
 
 from memgraph_plugin.engine.index.name_index import NameIndex, id_order, numbered
 
-from ..words import COMMON_WORDS, CONNECTORS
+from ..text.words import COMMON_WORDS, CONNECTORS
 from .variants import spelling_variant
 
 __all__ = ["CHARACTER", "PLACE", "KnownEntity", "NameResolver"]

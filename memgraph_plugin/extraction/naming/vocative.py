@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from ..words import words
+from ..text.words import words
 
 __all__ = ["addressed", "only_addressed"]
 

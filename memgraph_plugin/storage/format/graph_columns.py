@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 
 from memgraph_plugin.engine.load.store_import import PlainStore
 from memgraph_plugin.engine.model.json_records import NORMAL_NODE_KEYS
+from memgraph_plugin.storage.database.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 from memgraph_plugin.storage.format.json_shapes import edge_key, edge_to_json
-from memgraph_plugin.storage.tables import SNAP_EDGES_SCHEMA, SNAP_NODES_SCHEMA
 
 #: The state columns (the stored tables minus `chat_id` and `snap`).
 NODE_SCHEMA = pa.schema([f for f in SNAP_NODES_SCHEMA if f.name not in ("chat_id", "snap", "pos")])

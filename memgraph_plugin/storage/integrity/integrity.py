@@ -24,8 +24,8 @@ from typing import Any
 import attrs
 import lance
 
+from memgraph_plugin.storage.database.tables import COMMITS, SNAPSHOTS
 from memgraph_plugin.storage.failures import clean_cause
-from memgraph_plugin.storage.tables import COMMITS, SNAPSHOTS
 
 
 @attrs.frozen

@@ -18,14 +18,14 @@ from typing import Any
 import attrs
 import pyarrow as pa
 
-from memgraph_plugin.storage.escape import where_eq
+from memgraph_plugin.storage.database.escape import where_eq
+from memgraph_plugin.storage.database.tables import COMMITS_SCHEMA, SNAPSHOTS, table_names
 from memgraph_plugin.storage.format.json_shapes import edge_key
 from memgraph_plugin.storage.integrity.integrity import ChatDamage, ranges
 from memgraph_plugin.storage.journal.change_codec import change_payload
 from memgraph_plugin.storage.journal.journal_entry import JournalEntry
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.persistence import ChangeRecord, ChatState
-from memgraph_plugin.storage.tables import COMMITS_SCHEMA, SNAPSHOTS, table_names
 
 #: the provenance `history` shows for a placeholder commit
 PLACEHOLDER_NOTE = "lost in a damaged file; an empty commit put in its place by repair"

@@ -29,7 +29,14 @@ import attrs
 import lance
 import lancedb
 
-from memgraph_plugin.storage.escape import where_eq
+from memgraph_plugin.storage.database.escape import where_eq
+from memgraph_plugin.storage.database.tables import (
+    COMMITS,
+    SNAP_EDGES,
+    SNAP_NODES,
+    SNAPSHOTS,
+)
+from memgraph_plugin.storage.database.tables import table_names as tables_of
 from memgraph_plugin.storage.integrity.integrity import (
     IntegrityReport,
     check_database,
@@ -41,13 +48,6 @@ from memgraph_plugin.storage.integrity.journal_gaps import close_gap
 from memgraph_plugin.storage.journal.snapshot_refs import REF_PREFIX, parsed_ref
 from memgraph_plugin.storage.lance import LanceStorage
 from memgraph_plugin.storage.settings import StorageSettings
-from memgraph_plugin.storage.tables import (
-    COMMITS,
-    SNAP_EDGES,
-    SNAP_NODES,
-    SNAPSHOTS,
-)
-from memgraph_plugin.storage.tables import table_names as tables_of
 
 
 @attrs.frozen

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from memgraph_plugin.storage.database.escape import sql_literal, where_eq
 from memgraph_plugin.storage.errors import ConflictError, StorageError
-from memgraph_plugin.storage.escape import sql_literal, where_eq
 from memgraph_plugin.storage.journal.change_codec import change_payload
 from memgraph_plugin.storage.journal.fragment_hints import FragmentHints
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate
@@ -36,7 +36,7 @@ from memgraph_plugin.storage.journal.table_head import NextVersionProbe
 from memgraph_plugin.storage.persistence import ChangeRecord, CommitRecord, VectorBlock
 
 __all__ = ["Journal", "JournalEntry", "commit_record"]
-from memgraph_plugin.storage.tables import COMMITS, COMMITS_SCHEMA, open_or_create
+from memgraph_plugin.storage.database.tables import COMMITS, COMMITS_SCHEMA, open_or_create
 
 #: Own appends remembered for `_uncontested` (a longer gap is checked by reading back).
 _OWN_COMMITS_KEPT = 4096

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, Any
 
-from memgraph_plugin.storage.connect import local_folder
+from memgraph_plugin.storage.database.connect import local_folder
 
 #: fragments with at least this many rows are never rewritten again
 FRAGMENT_ROWS = 1024

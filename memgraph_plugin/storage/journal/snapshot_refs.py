@@ -108,7 +108,7 @@ def rebased(head: dict[str, Any] | None, entries: Sequence[Any]) -> tuple[Any, l
 
 def pinned_rowsets(journal: Any, chat_id: str) -> set[int]:
     """The row set ids the chat's journal rows point at (a prune keeps them)."""
-    from memgraph_plugin.storage.escape import where_eq
+    from memgraph_plugin.storage.database.escape import where_eq
 
     rows = journal.rows(
         journal.table,

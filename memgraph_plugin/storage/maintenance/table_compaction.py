@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
+from memgraph_plugin.storage.database.tables import COMMITS
 from memgraph_plugin.storage.journal.journal_compaction import JournalGate, compact_journal
 from memgraph_plugin.storage.maintenance.maintenance import retry_conflicts
-from memgraph_plugin.storage.tables import COMMITS
 
 log = logging.getLogger(__name__)
 

@@ -27,10 +27,8 @@ import pyarrow.compute as pc
 
 from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.embedding.row_blocks import RowBlocks
-from memgraph_plugin.storage.escape import where_eq, where_in
-from memgraph_plugin.storage.format.graph_columns import merge
-from memgraph_plugin.storage.format.keyword_rows import KW_TF, KW_TID, KeywordRows
-from memgraph_plugin.storage.tables import (
+from memgraph_plugin.storage.database.escape import where_eq, where_in
+from memgraph_plugin.storage.database.tables import (
     SNAP_EDGES,
     SNAP_EDGES_SCHEMA,
     SNAP_KEYWORDS,
@@ -42,6 +40,8 @@ from memgraph_plugin.storage.tables import (
     nodes_schema,
     open_or_create,
 )
+from memgraph_plugin.storage.format.graph_columns import merge
+from memgraph_plugin.storage.format.keyword_rows import KW_TF, KW_TID, KeywordRows
 
 _HEAD_COLUMNS = [f.name for f in SNAPSHOTS_SCHEMA if f.name != "chat_id"]
 ORPHAN_GRACE_SECONDS = 600.0

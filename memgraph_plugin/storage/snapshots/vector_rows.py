@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memgraph_plugin.storage.tables import nodes_schema
+from memgraph_plugin.storage.database.tables import nodes_schema
 
 
 def blank_rows(matrix: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from memgraph_plugin.embedding.index import VectorIndex
-from memgraph_plugin.storage.escape import where_eq
+from memgraph_plugin.storage.database.escape import where_eq
 
 log = logging.getLogger(__name__)
 

@@ -17,17 +17,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from memgraph_plugin.embedding.row_blocks import RowBlocks
-from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
-from memgraph_plugin.storage.journal.journal import JournalEntry
-from memgraph_plugin.storage.persistence import ChatState, VectorBlock
-from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
-from memgraph_plugin.storage.snapshots.vector_rows import vector_rows
-from memgraph_plugin.storage.tables import (
+from memgraph_plugin.storage.database.tables import (
     nodes_schema,
     nodes_table_name,
     open_or_create,
     vector_table_dims,
 )
+from memgraph_plugin.storage.format.graph_columns import DeltaBuilder
+from memgraph_plugin.storage.journal.journal import JournalEntry
+from memgraph_plugin.storage.persistence import ChatState, VectorBlock
+from memgraph_plugin.storage.snapshots.snapshots import SnapshotTables
+from memgraph_plugin.storage.snapshots.vector_rows import vector_rows
 
 
 class VectorTables:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memgraph_plugin.extraction import extract_message_ops
 from memgraph_plugin.extraction.naming.vocative import addressed, only_addressed
-from memgraph_plugin.recall.signals import entity_events
+from memgraph_plugin.recall.ranking.signals import entity_events
 from tests.recall.spoken_chat import spoken_chat
 
 

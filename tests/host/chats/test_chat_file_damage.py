@@ -69,7 +69,7 @@ def test_a_torn_last_line_then_an_append_does_not_lock_the_chat_out(
     path = _fill(tmp_path, 4)
     with path.open("a", encoding="utf-8") as handle:
         handle.write('{"role": "user", "te')  # the crash cut this write short
-    caplog.set_level(logging.WARNING, logger="host.chats.chats")
+    caplog.set_level(logging.WARNING, logger="host.chats.chat_files")
     chat = make_host(tmp_path).chat("c1")
     assert [m.text for m in chat.messages] == [f"message {i}" for i in range(4)]
     assert "set aside" in caplog.text and "1 line(s)" in caplog.text
@@ -121,7 +121,7 @@ def test_the_one_call_read_gives_what_the_line_by_line_read_gives(tmp_path: Path
     """A long chat file is parsed as one JSON array (`_read_whole`); the messages (seq, index,
     name, time) equal the line-by-line read's, and a file with a blank, torn, two-object or
     non-message line is left to the line-by-line read."""
-    from host.chats import chats
+    from host.chats import chat_files as chats
 
     chat = make_host(tmp_path).chat("long")
     with chat.batched_writes():

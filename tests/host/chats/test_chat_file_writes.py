@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from host.chats.chat_files import ChatStore
 from host.chats.chat_lock import ChatBusy, FileChatLock
-from host.chats.chats import ChatStore
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from host import ChatContext, Host, Message, SettingsError
-from host.chats.chats import chat_file_name
+from host.chats.chat_files import chat_file_name
 
 
 def make_host(tmp_path: Path, **kwargs: object) -> Host:

@@ -105,7 +105,7 @@ HEADER = '{"chat_id": "c", "format": 1}\n'
 
 def _by_line(data: bytes) -> list[Any]:
     """What the line-by-line read gives for a file's bytes (raises on a bad line)."""
-    from host.chats import chats
+    from host.chats import chat_files as chats
 
     out: list[Any] = []
     for line in data.decode("utf-8").split("\n")[1:]:
@@ -115,7 +115,7 @@ def _by_line(data: bytes) -> list[Any]:
 
 
 def _file(messages: list[tuple[str, str, str, str]]) -> bytes:
-    from host.chats import chats
+    from host.chats import chat_files as chats
     from host.chats.context import Message
 
     lines = [chats._line(Message(0, r, t, i, n, w)) for i, (r, t, n, w) in enumerate(messages)]
@@ -186,7 +186,7 @@ def test_the_pyarrow_read_leaves_anything_unusual_to_the_others(lines: list[str]
 def test_a_long_chat_file_is_read_by_pyarrow_and_reads_as_before(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from host.chats import chats
+    from host.chats import chat_files as chats
 
     _written(tmp_path, 200)
     before = list(make_host(tmp_path).chat("long").messages)  # (below the size: orjson)

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow as pa
 
 from memgraph_plugin.storage import LanceStorage, StorageSettings, VectorBlock
+from memgraph_plugin.storage.database.tables import TABLE_OPTIONS
 from memgraph_plugin.storage.maintenance.table_compaction import SMALL_FRAGMENTS, Compactor
-from memgraph_plugin.storage.tables import TABLE_OPTIONS
 from tests.storage.helpers import change, node
 
 

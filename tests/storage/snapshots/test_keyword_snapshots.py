@@ -269,7 +269,7 @@ def test_cli_storage_without_the_service_writes_keyword_columns(tmp_path) -> Non
     its snapshots carry keyword columns too (readers need not index text)."""
     from types import SimpleNamespace
 
-    from memgraph_plugin.tools.commands import open_storage
+    from memgraph_plugin.tools.graph_commands import open_storage
 
     host = SimpleNamespace(settings={}, data_dir=tmp_path / "h", registry=None)
     storage = open_storage(host)

@@ -11,9 +11,9 @@ import pyarrow as pa
 from memgraph_plugin.embedding.profile import VectorBlock
 from memgraph_plugin.embedding.row_blocks import RowBlocks
 from memgraph_plugin.storage import StorageSettings
+from memgraph_plugin.storage.database.table_reads import Database
+from memgraph_plugin.storage.database.tables import nodes_schema
 from memgraph_plugin.storage.snapshots.vector_rows import vector_rows
-from memgraph_plugin.storage.table_reads import Database
-from memgraph_plugin.storage.tables import nodes_schema
 from memgraph_plugin.storage.vectors.vectors import snapshot_vector_rows
 
 DIM = 4

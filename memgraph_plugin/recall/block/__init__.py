@@ -1,0 +1,1 @@
+"""The injected memory block: its text, the rows that repeat another, and its size budget."""

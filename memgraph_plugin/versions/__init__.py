@@ -1,0 +1,2 @@
+"""A chat's graph versions through the service: commits, rollbacks and their targets, deferred
+blocks, imports and forks."""
