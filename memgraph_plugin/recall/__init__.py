@@ -13,11 +13,11 @@ _EXPORTS = {
     name: f"memgraph_plugin.{module}"
     for module, names in {
         "hook_contract": ("Inclusion", "RouteRequest", "RouteResult"),
-        "recall.render": ("render_injection", "render_table"),
+        "recall.block.render": ("render_injection", "render_table"),
         "recall.rollout": (
             "FallbackReason", "QualityGate", "RolloutDecision", "RolloutMode", "decide"
         ),
-        "recall.router": ("HybridRouter",),
+        "recall.hybrid_router": ("HybridRouter",),
         "recall.trace": ("RecallTrace", "TraceLog"),
     }.items()
     for name in names

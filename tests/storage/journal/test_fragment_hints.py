@@ -11,7 +11,7 @@ import pytest
 
 from memgraph_plugin.storage import LanceStorage, StorageSettings
 
-from .helpers import change, node
+from tests.storage.helpers import change, node
 
 
 def _two_chats(tmp_path: Path) -> tuple[StorageSettings, str]:
