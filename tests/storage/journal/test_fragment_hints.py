@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from memgraph_plugin.storage import LanceStorage, StorageSettings
-
 from tests.storage.helpers import change, node
 
 
