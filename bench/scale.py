@@ -33,6 +33,8 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from common import hashing_host, sibling  # noqa: E402
 
 from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
 from memgraph_plugin.storage.database.escape import where_eq  # noqa: E402
@@ -167,16 +169,8 @@ def raw_read(uri: str, chat: str, storage: Any, *, concurrent: bool = False) -> 
 async def _bench(
     tmp: Path, *, quick: bool, million: bool, sections: frozenset[int] = SECTIONS
 ) -> list[Row]:
-    from host import Host
-    from memgraph_plugin.service import memory_graph_for
-
     out: list[Row] = []
-    host = Host(
-        data_dir=tmp / "host", settings={"embedding_profile": "hashing"}, entry_points=False
-    )
-    await host.start()
-    api = host.registry.get("memory-graph")
-    persistence = memory_graph_for(host).persistence
+    host, api, persistence = await hashing_host(tmp / "host")
     storage = persistence.storage
 
     if 1 in sections:
@@ -433,14 +427,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.section and FIRST_TURN in args.section:
-        import importlib.util
-
         from rich.console import Console
 
-        spec = importlib.util.spec_from_file_location("first_turn", ROOT / "bench/first_turn.py")
-        assert spec is not None and spec.loader is not None
-        first_turn = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(first_turn)
+        first_turn = sibling("first_turn", "first_turn")
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         sizes += [1_000_000] if args.million else []
         Console(width=160).print(first_turn.table(first_turn.run(sizes)))
