@@ -39,10 +39,7 @@ class Blocker:
 
 
 class SyncBlocker(Blocker):
-    """A sync `memgraph_commit` that blocks (like ``time.sleep(30)``) on chat "slow"."""
-
-    def __init__(self) -> None:
-        super().__init__("slow")
+    """A sync `memgraph_commit` that blocks (like ``time.sleep(30)``) on its chat."""
 
     @hookimpl
     def memgraph_commit(self, chat_id, commit):
@@ -50,10 +47,7 @@ class SyncBlocker(Blocker):
 
 
 class SyncInjectionBlocker(Blocker):
-    """A sync `memgraph_injection_changed` that blocks on chat "a"."""
-
-    def __init__(self) -> None:
-        super().__init__("a")
+    """A sync `memgraph_injection_changed` that blocks on its chat."""
 
     @hookimpl
     def memgraph_injection_changed(self, chat_id, state):
@@ -70,7 +64,7 @@ class HangingRouter:
 
 async def test_a_blocking_sync_commit_hook_stalls_no_other_chat(tmp_path):
     host = await started_host(tmp_path / "d", hook_deadline_seconds=0.5)
-    blocker = SyncBlocker()
+    blocker = SyncBlocker("slow")
     host.register_plugin(blocker, name="blocker")
     try:
         slow, fast = await memory_session(host, "slow"), await memory_session(host, "fast")
@@ -117,7 +111,7 @@ async def test_a_hanging_async_router_is_reported_in_the_trace_and_recall_goes_o
 
 async def test_a_blocking_injection_hook_stalls_no_other_chat(tmp_path):
     host = await started_host(tmp_path / "d", hook_deadline_seconds=0.3)
-    blocker = SyncInjectionBlocker()
+    blocker = SyncInjectionBlocker("a")
     host.register_plugin(blocker, name="injection-blocker")
     pipeline = pipeline_for(host)
     try:
