@@ -39,8 +39,9 @@ from common import hashing_host, sibling  # noqa: E402
 from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
 from memgraph_plugin.storage.database.escape import where_eq  # noqa: E402
 from memgraph_plugin.storage.database.tables import SNAP_KEYWORDS  # noqa: E402
-from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, empty_edges  # noqa: E402
+from memgraph_plugin.storage.format.graph_columns import empty_edges  # noqa: E402
 from memgraph_plugin.storage.snapshots.snapshots import in_list, read_all  # noqa: E402
+from tests.storage.node_tables import event_table  # noqa: E402
 
 Row = tuple[str, float, float | None, str, str]
 MB = 1 << 20
@@ -92,24 +93,7 @@ def node_table(n: int, seed: int = 0) -> pa.Table:
     titles = [" ".join(row) + f" {i}" for i, row in enumerate(picks.tolist())]
     ids = [f"n_{i}" for i in range(n)]
     fields = [f'{{"summary":"Mira at the {t}"}}' for t in titles]
-    cols = {
-        "id": ids,
-        "removed": np.zeros(n, dtype=bool),
-        "moved": np.zeros(n, dtype=bool),
-        "type": ["event"] * n,
-        "level": ["semantic"] * n,
-        "title": titles,
-        "fields": fields,
-        "parent_id": [""] * n,
-        "children_ids": pa.array([[]] * n, pa.list_(pa.string())),
-        "seq_to": np.arange(n, dtype=np.int64) // 10,
-        "semantic_depth": np.zeros(n, dtype=np.int64),
-        "semantic_rollup": np.zeros(n, dtype=bool),
-        "archived": np.zeros(n, dtype=bool),
-        "superseded_by": pa.nulls(n, pa.string()),
-        "raw": pa.nulls(n, pa.large_string()),
-    }
-    return pa.table(cols, schema=NODE_SCHEMA)
+    return event_table(ids, titles, fields, np.arange(n, dtype=np.int64) // 10)
 
 
 def seed_chat(storage: Any, chat: str, n: int, profile: str | None = None) -> None:
