@@ -56,7 +56,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import importlib.util
 import json
 import shutil
 import statistics
@@ -69,8 +68,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+sys.path[:0] = [folder for folder in (str(HERE), str(ROOT)) if folder not in sys.path]
+from common import sibling  # noqa: E402
 
 CHAT = "big"
 SETTINGS = {"embedding_profile": "hashing"}
@@ -84,14 +83,6 @@ QUESTIONS = [
     "Who carried the lantern over the bridge?",
     "Why did the captain leave the tavern?",
 ]
-
-
-def _module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"memgraph_bench_{name}", HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _phase(text: str) -> None:
@@ -318,7 +309,7 @@ async def _first_turn(data_dir: Path) -> dict[str, float]:
         await service.open_session(host.get_context(CHAT))
         out["second open"] = time.perf_counter() - t
         storage = service.persistence.storage
-        scale = _module("scale")
+        scale = sibling("scale")
         out["raw read after"] = min(
             scale.raw_read(storage.settings.uri, CHAT, storage) for _ in range(2)
         )
@@ -430,7 +421,7 @@ async def _raw_read(data_dir: Path) -> float:
     await host.start()
     try:
         storage = memory_graph_for(host).persistence.storage
-        scale = _module("scale")
+        scale = sibling("scale")
         scale.raw_read(storage.settings.uri, CHAT, storage)
         return min(scale.raw_read(storage.settings.uri, CHAT, storage) for _ in range(3))
     finally:
@@ -474,7 +465,7 @@ def build_seeded(data_dir: Path, size: int) -> None:
     would take the bench most of an hour."""
 
     async def work(host: Any, service: Any) -> None:
-        _module("scale").seed_chat(service.persistence.storage, CHAT, size, "hashing")
+        sibling("scale").seed_chat(service.persistence.storage, CHAT, size, "hashing")
         converse(host, size // 10)  # the seed's seq counter (`scale.seed_chat`)
 
     asyncio.run(_with_host(data_dir, work))
@@ -491,7 +482,7 @@ def measure(size: int, runs: int = 3) -> dict[str, dict[str, float]]:
             build_seeded(seeded, size)
             _phase(f"{size:,}: first turn of the seeded chat")
             return {"seeded": children(seeded, 1)}
-    engine = _module("engine")
+    engine = sibling("engine")
     data = engine.build_chat(size)
     out: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="first-turn-") as tmp:

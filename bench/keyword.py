@@ -22,7 +22,6 @@ a write is a full rebuild.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -32,19 +31,14 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from common import sibling  # noqa: E402
+
 QUERIES = (
     "sword fight in the inn", "艾琳", "betrayal at the harbor", "guild seal debt", "公会的印章",
     "winter siege of the tower", "healer poison cure", "the captain's secret letter",
 )
 Row = tuple[str, float, float | None, str]  # name, ms, limit ms, note
-
-
-def _engine() -> Any:
-    spec = importlib.util.spec_from_file_location("memgraph_bench_engine_kw", HERE / "engine.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _ms(fn: Callable[[], Any]) -> float:
@@ -68,7 +62,7 @@ def measure(size: int, *, repeat: int = 5) -> list[Row]:
     from memgraph_plugin import Store, get_read_api
     from memgraph_plugin.engine.keyword.keyword_index import node_text, tokenize
 
-    data = _engine().build_chat(size)
+    data = sibling("engine", "memgraph_bench_engine_kw").build_chat(size)
     store = Store.from_dict(data)
     api = get_read_api(store, None)
     t0 = time.perf_counter()

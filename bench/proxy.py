@@ -27,10 +27,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +38,9 @@ from typing import Any
 import httpx
 from rich.console import Console
 from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import start_server  # noqa: E402
 
 THINK_S = 0.5  # seconds between an answer and the next request (a person reads and types)
 ANSWER = "The lighthouse keeper is Mira; the lantern stays in the harbour tower."
@@ -220,29 +221,18 @@ class Bench:
                 "requests": len(times) + len(errors), "without_memory": len(without)}  # fmt: skip
 
 
-def start(cmd: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
-    line = proc.stdout.readline() if proc.stdout else ""
-    url = next((w for w in line.split() if w.startswith("http")), "")
-    if not url:
-        proc.kill()
-        raise SystemExit(f"could not start {cmd[:3]}: {line!r}")
-    return proc, url
-
-
 async def main(sizes: list[int], requests: int, context_tokens: int = 0) -> None:
     console = Console()
     procs = []
     data = ""
     try:
-        up, upstream = start([sys.executable, __file__, "--upstream-server"])
+        up, upstream = start_server([sys.executable, __file__, "--upstream-server"])
         procs.append(up)
         data = tempfile.mkdtemp(prefix="bench-proxy-")
         script = str(Path(sys.executable).with_name("memgraph-host"))
         budget = ["--set", f"proxy_context_tokens={context_tokens}"] if context_tokens else []
-        px, proxy = start([script, "--data-dir", data, "--set", "embedding_profile=hashing",
-                           *budget, "proxy", "--upstream", upstream, "--port", "0"],
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"})  # fmt: skip
+        px, proxy = start_server([script, "--data-dir", data, "--set", "embedding_profile=hashing",
+                                  *budget, "proxy", "--upstream", upstream, "--port", "0"])
         procs.append(px)
         bench = Bench(proxy, upstream, data)
         rows = []

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import random
 import statistics
 import sys
@@ -36,16 +35,11 @@ from memgraph_plugin.embedding.hashing import HashingProfile  # noqa: E402
 from memgraph_plugin.service import memory_graph_for  # noqa: E402
 from memgraph_plugin.turn import pipeline_for  # noqa: E402
 
+sys.path.insert(0, str(HERE))
+from common import sibling  # noqa: E402
+
 CHAT = "bench"
 GOAL = 1.5
-
-
-def _module(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"memgraph_bench_{name}", HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class NewProfile:
@@ -71,8 +65,8 @@ async def _imported(data_dir: Path, data: dict[str, Any]) -> None:
 
 
 async def measure(size: int, turns: int) -> dict[str, float]:
-    engine = _module("engine")
-    turn_bench = _module("turn")
+    engine = sibling("engine")
+    turn_bench = sibling("turn")
     data = engine.build_chat(size)
     character = next(i for i, n in data["nodes"].items() if n["type"] == "character_sheet")
     words = list(engine._WORDS)

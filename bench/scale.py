@@ -33,12 +33,15 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from common import hashing_host, sibling  # noqa: E402
 
 from memgraph_plugin.storage import ChangeRecord, ChatState, VectorBlock  # noqa: E402
 from memgraph_plugin.storage.database.escape import where_eq  # noqa: E402
 from memgraph_plugin.storage.database.tables import SNAP_KEYWORDS  # noqa: E402
-from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, empty_edges  # noqa: E402
+from memgraph_plugin.storage.format.graph_columns import empty_edges  # noqa: E402
 from memgraph_plugin.storage.snapshots.snapshots import in_list, read_all  # noqa: E402
+from tests.storage.node_tables import event_table  # noqa: E402
 
 Row = tuple[str, float, float | None, str, str]
 MB = 1 << 20
@@ -90,24 +93,7 @@ def node_table(n: int, seed: int = 0) -> pa.Table:
     titles = [" ".join(row) + f" {i}" for i, row in enumerate(picks.tolist())]
     ids = [f"n_{i}" for i in range(n)]
     fields = [f'{{"summary":"Mira at the {t}"}}' for t in titles]
-    cols = {
-        "id": ids,
-        "removed": np.zeros(n, dtype=bool),
-        "moved": np.zeros(n, dtype=bool),
-        "type": ["event"] * n,
-        "level": ["semantic"] * n,
-        "title": titles,
-        "fields": fields,
-        "parent_id": [""] * n,
-        "children_ids": pa.array([[]] * n, pa.list_(pa.string())),
-        "seq_to": np.arange(n, dtype=np.int64) // 10,
-        "semantic_depth": np.zeros(n, dtype=np.int64),
-        "semantic_rollup": np.zeros(n, dtype=bool),
-        "archived": np.zeros(n, dtype=bool),
-        "superseded_by": pa.nulls(n, pa.string()),
-        "raw": pa.nulls(n, pa.large_string()),
-    }
-    return pa.table(cols, schema=NODE_SCHEMA)
+    return event_table(ids, titles, fields, np.arange(n, dtype=np.int64) // 10)
 
 
 def seed_chat(storage: Any, chat: str, n: int, profile: str | None = None) -> None:
@@ -167,16 +153,8 @@ def raw_read(uri: str, chat: str, storage: Any, *, concurrent: bool = False) -> 
 async def _bench(
     tmp: Path, *, quick: bool, million: bool, sections: frozenset[int] = SECTIONS
 ) -> list[Row]:
-    from host import Host
-    from memgraph_plugin.service import memory_graph_for
-
     out: list[Row] = []
-    host = Host(
-        data_dir=tmp / "host", settings={"embedding_profile": "hashing"}, entry_points=False
-    )
-    await host.start()
-    api = host.registry.get("memory-graph")
-    persistence = memory_graph_for(host).persistence
+    host, api, persistence = await hashing_host(tmp / "host")
     storage = persistence.storage
 
     if 1 in sections:
@@ -433,14 +411,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.section and FIRST_TURN in args.section:
-        import importlib.util
-
         from rich.console import Console
 
-        spec = importlib.util.spec_from_file_location("first_turn", ROOT / "bench/first_turn.py")
-        assert spec is not None and spec.loader is not None
-        first_turn = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(first_turn)
+        first_turn = sibling("first_turn", "first_turn")
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         sizes += [1_000_000] if args.million else []
         Console(width=160).print(first_turn.table(first_turn.run(sizes)))

@@ -39,6 +39,9 @@ from rich.console import Console
 from rich.table import Table
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from common import start_server  # noqa: E402
+
 PRELUDE = 10  # messages of a front end's existing chat in its first request
 THINK_S = (0.5, 1.5)
 CROWD_CHATS, CROWD_EACH, CROWD_HISTORY = 20, 5, 100
@@ -81,23 +84,11 @@ def tree_cpu_seconds(root: int) -> float:
     return total
 
 
-def start(cmd: list[str]) -> tuple[subprocess.Popen, str, list[str]]:
-    """A server process, its URL (from its first line) and the lines it printed at its start."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
-    line = proc.stdout.readline() if proc.stdout else ""
-    url = next((w for w in line.split() if w.startswith("http")), "")
-    if not url:
-        proc.kill()
-        raise SystemExit(f"could not start {cmd[:3]}: {line!r}")
-    return proc, url, [line]
-
-
 def start_proxy(upstream: str, data: str, processes: int) -> tuple[subprocess.Popen, str]:
     script = str(Path(sys.executable).with_name("memgraph-host"))
     workers = ["--workers", str(processes)] if processes > 1 else []
-    proc, url, _ = start([script, "--data-dir", data, "--set", "embedding_profile=hashing",
-                          "proxy", "--upstream", upstream, "--port", "0", *workers])  # fmt: skip
+    proc, url = start_server([script, "--data-dir", data, "--set", "embedding_profile=hashing",
+                              "proxy", "--upstream", upstream, "--port", "0", *workers])
     assert proc.stdout is not None
     for _ in range(2 if processes > 1 else 1):  # the token line, the workers' pids
         proc.stdout.readline()
@@ -191,7 +182,7 @@ async def crowd(client: Client, url: str, tag: str, server: int = 0) -> dict[str
 
 async def run(processes: list[int], chats: int, turns: int) -> None:
     console = Console()
-    up, upstream, _ = start([sys.executable, str(HERE / "proxy.py"), "--upstream-server"])
+    up, upstream = start_server([sys.executable, str(HERE / "proxy.py"), "--upstream-server"])
     rows: list[dict[str, Any]] = []
     try:
         direct_client = Client(upstream, upstream)

@@ -23,6 +23,8 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from common import hashing_host  # noqa: E402
 
 from memgraph_plugin.embedding import HashingProfile, VectorIndex  # noqa: E402
 from memgraph_plugin.storage import (  # noqa: E402
@@ -283,16 +285,8 @@ async def _ap50(fn: Callable[[], Any], n: int, warmup: int = 2) -> float:
 
 
 async def _session_rows(tmp: Path, *, quick: bool) -> list[Row]:
-    from host import Host
-    from memgraph_plugin.service import memory_graph_for
-
     out: list[Row] = []
-    host = Host(
-        data_dir=tmp / "host", settings={"embedding_profile": "hashing"}, entry_points=False
-    )
-    await host.start()
-    api = host.registry.get("memory-graph")
-    persistence = memory_graph_for(host).persistence
+    host, api, persistence = await hashing_host(tmp / "host")
     session = await api.open_session(host.get_context("bench-writes"))
     counter = [0]
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import random
 import statistics
 import sys
@@ -41,6 +40,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+from common import sibling  # noqa: E402
 
 from host import Host, hookimpl  # noqa: E402
 from memgraph_plugin.service import memory_graph_for  # noqa: E402
@@ -48,14 +49,6 @@ from memgraph_plugin.turn import pipeline_for  # noqa: E402
 
 TURNS = 40
 CHAT = "bench"
-
-
-def _engine() -> Any:
-    spec = importlib.util.spec_from_file_location("memgraph_bench_engine", HERE / "engine.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class OneEvent:
@@ -97,7 +90,7 @@ def _vectors_settled(service: Any) -> bool:
 
 
 async def measure(size: int, turns: int = TURNS) -> dict[str, float]:
-    engine = _engine()
+    engine = sibling("engine", "memgraph_bench_engine")
     data = engine.build_chat(size)
     rng = random.Random(size)
     words = list(engine._WORDS)
@@ -255,10 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.first_turn:
         from rich.console import Console
 
-        spec = importlib.util.spec_from_file_location("first_turn", HERE / "first_turn.py")
-        assert spec is not None and spec.loader is not None
-        first_turn = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(first_turn)
+        first_turn = sibling("first_turn", "first_turn")
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
         Console(width=160).print(first_turn.table(first_turn.run(sizes)))
         return 0

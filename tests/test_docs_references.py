@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.dotted_names import resolve_dotted
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
@@ -19,18 +20,11 @@ ROOM_PATH = re.compile(rf"(?<![\w/])(?:{ROOMS})/[\w/]+\.py\b")  # relative to me
 
 def _resolves(dotted: str) -> bool:
     """A module, or a name one of its modules defines (``pkg.mod.Name``)."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            target: object = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for name in parts[cut:]:
-            if not hasattr(target, name):
-                return False
-            target = getattr(target, name)
-        return True
-    return False
+    try:
+        resolve_dotted(dotted)
+    except (ImportError, AttributeError):
+        return False
+    return True
 
 
 def _references(pattern: re.Pattern[str]) -> list[tuple[str, str]]:

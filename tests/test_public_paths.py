@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.dotted_names import resolve_dotted
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = (ROOT / "docs" / "contract.md", ROOT / "docs" / "api.md")
 PACKAGES = ("memgraph_plugin", "host", "extension_registry", "sample_plugins")
@@ -38,20 +40,6 @@ def _named_dotted() -> set[str]:
     return {m for text in _texts() for m in _DOTTED.findall(text)}
 
 
-def _resolve(dotted: str) -> object:
-    """A dotted name: the longest importable module prefix, then attributes."""
-    parts = dotted.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj: object = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ModuleNotFoundError(dotted)
-
-
 def test_the_docs_are_there_and_name_paths() -> None:
     assert all(doc.is_file() for doc in DOCS), DOCS
     assert ("memgraph_plugin.external_api", "get_currently_injected_node_ids") in _named_imports()
@@ -71,7 +59,7 @@ def test_every_named_module_path_resolves(dotted: str) -> None:
     first = dotted.split(".")[1]
     if dotted.startswith("host.") and (hasattr(Host, first) or first == "registry"):
         return
-    _resolve(dotted)
+    resolve_dotted(dotted)
 
 
 def _packages_with_all() -> list[str]:

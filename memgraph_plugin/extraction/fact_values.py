@@ -67,14 +67,9 @@ def hobby_value(phrase: str) -> str:
     """`phrase` as a hobby ("" when it is none): an activity (an ``-ing`` word not in
     `NOT_ACTIVITIES`) or a noun phrase (not starting with a pronoun or a question word), cut
     before its time, place or company and kept to `HOBBY_WORDS` words."""
-    text = _TAIL.sub("", " " + phrase.strip()).strip(" -–—'’")
-    found = text.split()
-    if not found:
-        return ""
-    first = found[0].lower()
-    if first in _NOT_FIRST or first in NOT_ACTIVITIES:
-        return ""
-    if first.endswith("ing") and activity_of(first) is None:
+    found = _TAIL.sub("", " " + phrase.strip()).strip(" -–—'’").split()
+    first = _first_word(found)
+    if not first or (first.endswith("ing") and activity_of(first) is None):
         return ""
     return " ".join(found[:HOBBY_WORDS])
 
@@ -82,10 +77,11 @@ def hobby_value(phrase: str) -> str:
 def like_value(phrase: str) -> str:
     """`phrase` as a thing liked ("" when it is none): not a clause ("how you use it", "it
     and", "to just take a look") nor a state ("being", "seeing": `NOT_ACTIVITIES`)."""
-    found = phrase.split()
-    if not found:
-        return ""
-    first = found[0].lower()
-    if first in _NOT_FIRST or first in NOT_ACTIVITIES:
-        return ""
-    return phrase.strip()
+    return phrase.strip() if _first_word(phrase.split()) else ""
+
+
+def _first_word(words: list[str]) -> str:
+    """The first of `words` in lower case; "" when there is none or it starts no value (a
+    pronoun or question word, `_NOT_FIRST`, or a state, `NOT_ACTIVITIES`)."""
+    first = words[0].lower() if words else ""
+    return "" if first in _NOT_FIRST or first in NOT_ACTIVITIES else first

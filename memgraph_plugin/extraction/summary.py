@@ -20,7 +20,7 @@ from typing import Any
 
 from .text.words import COMMON_WORDS, words
 
-__all__ = ["SUMMARY_BUDGET", "informative_summary", "sentence_score"]
+__all__ = ["SUMMARY_BUDGET", "brief_text", "informative_summary", "sentence_score"]
 
 SUMMARY_BUDGET = 900  # characters
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
@@ -34,7 +34,8 @@ _MONTHS_DAYS = words(
 )
 
 
-def _text_of(brief: Any) -> str:
+def brief_text(brief: Any) -> str:
+    """What a child says: its summary (or its row's summary), else its title."""
     text = getattr(brief, "summary", "") or ""
     if not text:
         fields = getattr(brief, "row_values", None) or {}
@@ -145,7 +146,7 @@ def informative_summary(briefs: Sequence[Any], *, budget: int = SUMMARY_BUDGET) 
     for brief in briefs:
         if brief is None:
             continue
-        sentences = _sentences(_text_of(brief))
+        sentences = _sentences(brief_text(brief))
         if sentences:
             children.append((_speaker_of(brief), sentences))
     if not children:

@@ -10,7 +10,7 @@ refused with every problem listed, so a batch is never partial.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
@@ -24,6 +24,7 @@ EVENT = "event"  # the type every message gets one node of (when the chat's sche
 REF_PREFIX = "llm:"  # refs share one batch with other extractors: ours are prefixed
 _TITLE_COLUMNS = frozenset({"title", "name", "summary"})  # the batch fills these from a title
 FieldValue = str | int | float | bool | list[str]
+T = TypeVar("T")
 
 
 class InvalidOutput(ValueError):
@@ -76,6 +77,17 @@ def _field_value(value: Any, _type: Any) -> FieldValue:
 converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
 converter.register_structure_hook(str, _strict(str))
 converter.register_structure_hook(FieldValue, _field_value)
+
+
+def answer_as(data: Any, cls: type[T], shape: str) -> T:
+    """`data` (a decoded JSON answer) as a `cls`; `InvalidOutput` naming each wrong path, or
+    saying that the answer is not the object `shape` (``'{"nodes": [...]}'``) at all."""
+    if not isinstance(data, dict):
+        raise InvalidOutput([f"$: expected an object {shape}, got {type(data).__name__}"])
+    try:
+        return converter.structure(data, cls)
+    except cattrs.BaseValidationError as exc:
+        raise InvalidOutput(cattrs.transform_error(exc, path="$")) from exc
 
 
 # -- the JSON schema ---------------------------------------------------------------------------
@@ -199,13 +211,7 @@ def validate_ops(data: Any, schema: Any, *, known_ids: Collection[str] = ()) -> 
     ``known_ids``: node ids the prompt listed (links may target them). An answer without an
     ``event`` node is refused when the schema has the type (each message is one event).
     """
-    if not isinstance(data, dict):
-        got = type(data).__name__
-        raise InvalidOutput([f'$: expected an object {{"nodes": [...]}}, got {got}'])
-    try:
-        answer = converter.structure(data, OpsOut)
-    except cattrs.BaseValidationError as exc:
-        raise InvalidOutput(cattrs.transform_error(exc, path="$")) from exc
+    answer = answer_as(data, OpsOut, '{"nodes": [...]}')
     specs = {s.type: s for s in _types(schema)}
     problems: list[str] = []
     refs: set[str] = set()

@@ -57,6 +57,17 @@ class ChatHistory:
             raise MemoryGraphError("STORAGE_ERROR", "no storage: this graph keeps no history")
         return storage
 
+    async def _commit_marks(self, chat_id: str, missing: str) -> Any:
+        """The chat's stored commit marks ``(version, seq)``, a block's writes so far persisted
+        first; ``BAD_ARGS`` "chat ... has `missing`" when it has no commits."""
+        storage = self._storage()
+        if chat_id in self._deferred:
+            await self._flush_deferred(chat_id)
+        marks = await storage.marks(chat_id)
+        if not marks:
+            raise MemoryGraphError("BAD_ARGS", f"chat {chat_id!r} has {missing}")
+        return marks
+
     async def history(self, chat_id: str, *, limit: int | None = None) -> tuple[CommitRecord, ...]:
         """The chat's commits, oldest first (`CommitRecord`: version, seq, kind, applied, ...)."""
         checked_chat_id(chat_id)
@@ -71,12 +82,7 @@ class ChatHistory:
         target that is not a whole number >= 0, or past the chat, or a chat with no commits."""
         checked_chat_id(chat_id)
         version, seq = checked_target(version, seq)
-        storage = self._storage()
-        if chat_id in self._deferred:  # a block's writes so far: persisted first
-            await self._flush_deferred(chat_id)
-        marks = await storage.marks(chat_id)
-        if not marks:
-            raise MemoryGraphError("BAD_ARGS", f"chat {chat_id!r} has no commits to roll back")
+        marks = await self._commit_marks(chat_id, "no commits to roll back")
         target = target_version(
             chat_id, marks, version=version, seq=seq, newest_seq=self.message_seq(chat_id)
         )

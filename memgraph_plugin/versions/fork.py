@@ -36,12 +36,11 @@ class ChatFork:
     # never shadow the real methods whatever the order of the bases)
     host: Any
     schema: Any
-    _deferred: dict[str, Any]
 
     if TYPE_CHECKING:
 
         def _storage(self) -> Any: ...
-        async def _flush_deferred(self, chat_id: str) -> None: ...
+        async def _commit_marks(self, chat_id: str, missing: str) -> Any: ...
         async def _replace(self, chat_id: str, kind: str, run: Any) -> Any: ...
         def message_count(self, chat_id: str) -> int | None: ...
 
@@ -65,12 +64,8 @@ class ChatFork:
             raise MemoryGraphError("BAD_ARGS", f"cannot fork chat {src!r} into itself")
         if upto is not None:
             _, upto = checked_target(None, upto)
+        marks = await self._commit_marks(src, "no graph to fork")
         storage = self._storage()
-        if src in self._deferred:  # a block's writes so far: persisted first
-            await self._flush_deferred(src)
-        marks = await storage.marks(src)
-        if not marks:
-            raise MemoryGraphError("BAD_ARGS", f"chat {src!r} has no graph to fork")
         if await storage.marks(new):
             raise MemoryGraphError(
                 "BAD_ARGS", f"chat {new!r} already has a graph: fork into a new chat"

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import numpy as np
 import pytest
@@ -126,6 +127,12 @@ async def _session(host: Host, chat_id: str):
     return await host.registry.get("memory-graph").open_session(host.get_context(chat_id))
 
 
+async def _search(host: Host, query: str, k: int) -> tuple[list[str], Any]:
+    """The ids a vector search of chat "c" finds for `query`, and the chat's vector index."""
+    hits = await (await _session(host, "c")).vector_search(query=query, k=k)
+    return [h.id for h in hits], host.registry.get("memory-graph").persistence.cached("c").index
+
+
 TEXTS = (
     "Mira betrays the harbor guild to the city watch",
     "a quiet picnic in the garden with bread and wine",
@@ -144,10 +151,8 @@ async def _write_chat(data_dir, **settings) -> list[str]:
 async def test_default_host_searches_by_meaning(tmp_path) -> None:
     ids = await _write_chat(tmp_path / "d")
     host = await _host(tmp_path / "d")
-    s = await _session(host, "c")
-    hits = await s.vector_search(query="a doctor caring for injured troops", k=3)
-    assert hits[0].id == ids[2]
-    index = host.registry.get("memory-graph").persistence.cached("c").index
+    hits, index = await _search(host, "a doctor caring for injured troops", 3)
+    assert hits[0] == ids[2]
     assert index.profile == "wordllama" and index.dim == 256
     await host.stop()
 
@@ -155,13 +160,10 @@ async def test_default_host_searches_by_meaning(tmp_path) -> None:
 async def test_a_chat_stored_with_hashing_is_re_embedded_on_open_never_mixed(tmp_path) -> None:
     ids = await _write_chat(tmp_path / "d", embedding_profile="hashing")
     host = await _host(tmp_path / "d")  # the default profile now: wordllama
-    s = await _session(host, "c")
-    hits = await s.vector_search(query="a doctor caring for injured troops", k=1)
-    assert hits[0].id == ids[2]
-    persistence = host.registry.get("memory-graph").persistence
-    index = persistence.cached("c").index
+    hits, index = await _search(host, "a doctor caring for injured troops", 1)
+    assert hits[0] == ids[2]
     assert index.profile == "wordllama" and index.dim == 256 and len(index) == 3
-    storage = persistence.storage
+    storage = host.registry.get("memory-graph").persistence.storage
     state = storage.load_sync("c")
     kept = storage.load_vectors_sync("c", state, profile="hashing")
     assert kept is not None and kept.dim == 384  # the old vectors stay under their own name
@@ -185,10 +187,8 @@ async def test_reindex_moves_a_chat_between_profiles_with_progress(tmp_path, cap
     await host.stop()
 
     back = await _host(tmp_path / "d", embedding_profile="hashing")  # hashing still works
-    s = await _session(back, "c")
-    hits = await s.vector_search(query="Mira betrays the guild", k=1)
-    assert hits[0].id == ids[0]
-    index = back.registry.get("memory-graph").persistence.cached("c").index
+    hits, index = await _search(back, "Mira betrays the guild", 1)
+    assert hits[0] == ids[0]
     assert index.profile == "hashing" and index.dim == 384
     await back.stop()
 

@@ -15,6 +15,7 @@ from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from host import Host
+from memgraph_plugin.llm import JsonSchema
 
 MODEL = "test-model"
 PATH = "/v1/chat/completions"
@@ -22,6 +23,19 @@ PATH = "/v1/chat/completions"
 FAST = {"llm_backoff_s": 0.001, "llm_backoff_max_s": 0.01, "llm_timeout_s": 5.0}
 
 Reply = Callable[[dict[str, Any]], Response]
+
+SCHEMA = JsonSchema("probe", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+HELLO = [{"role": "user", "content": "say hi"}]
+
+
+class Waits:
+    """Records the waits the provider asks for (and waits none of them)."""
+
+    def __init__(self) -> None:
+        self.asked: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
 
 
 def completion(content: str, model: str = MODEL) -> dict[str, Any]:

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import copy
 import types
+from collections.abc import Callable
+
+import pytest
 
 from memgraph_plugin.llm import llm_settings
 from memgraph_plugin.llm.hooks.extractor import LlmExtractor
@@ -183,17 +186,34 @@ async def test_schema_violating_ops_never_make_a_partial_batch(tmp_path, chat_se
         await host.stop()
 
 
-async def test_wrong_value_types_are_caught_by_cattrs(tmp_path, chat_server):
+def _wrong_value_types() -> dict:
     bad = copy.deepcopy(GOOD)
     bad["nodes"][0]["ref"] = 7
     bad["nodes"][1]["mood"] = "happy"
-    chat_server.reply(answer(bad), answer(GOOD))
+    return bad
+
+
+@pytest.mark.parametrize(
+    ("bad", "named"),
+    [
+        pytest.param(_wrong_value_types, ["$.nodes[0].ref", "mood"], id="wrong-types-cattrs"),
+        pytest.param(
+            lambda: {"nodes": GOOD["nodes"][1:]},
+            ["$.nodes: no event node for the message"],
+            id="no-event",
+        ),
+    ],
+)
+async def test_a_refused_answer_is_asked_again_naming_what_was_wrong(
+    tmp_path, chat_server, bad: Callable[[], dict], named: list[str]
+):
+    chat_server.reply(answer(bad()), answer(GOOD))
     host = await host_with_extractor(tmp_path, chat_server)
     try:
         out = await answer_turn(host, "news?", SAID)
         assert out.extraction.applied == 3
         retry = chat_server.requests[1]["messages"][-1]["content"]
-        assert "$.nodes[0].ref" in retry and "mood" in retry
+        assert all(part in retry for part in named), retry
     finally:
         await host.stop()
 
@@ -245,19 +265,6 @@ async def test_an_unreachable_server_falls_back_naming_the_url(tmp_path, closed_
         assert out.extraction.applied == 1
         (call,) = LlmTraceLog(host.data_dir).read(chat_id=CHAT)
         assert call.reason == "unreachable" and url in call.error
-    finally:
-        await host.stop()
-
-
-async def test_an_answer_without_an_event_is_refused(tmp_path, chat_server):
-    no_event = {"nodes": GOOD["nodes"][1:]}
-    chat_server.reply(answer(no_event), answer(GOOD))
-    host = await host_with_extractor(tmp_path, chat_server)
-    try:
-        out = await answer_turn(host, "news?", SAID)
-        assert out.extraction.applied == 3
-        retry = chat_server.requests[1]["messages"][-1]["content"]
-        assert "$.nodes: no event node for the message" in retry
     finally:
         await host.stop()
 

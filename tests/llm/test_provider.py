@@ -9,7 +9,6 @@ import time
 import pytest
 
 from memgraph_plugin.llm import (
-    JsonSchema,
     LlmHttpError,
     LlmSettingsError,
     LlmTimeout,
@@ -18,20 +17,7 @@ from memgraph_plugin.llm import (
 )
 from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider, retry_after_seconds
 
-from .conftest import MODEL, answer, slow, status
-
-SCHEMA = JsonSchema("probe", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
-HELLO = [{"role": "user", "content": "say hi"}]
-
-
-class Waits:
-    """Records the waits the provider asks for (and waits none of them)."""
-
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.asked.append(seconds)
+from .conftest import HELLO, MODEL, SCHEMA, Waits, answer, slow, status
 
 
 def provider(server, waits: Waits | None = None, **extra) -> OpenAICompatibleProvider:

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
+from memgraph_plugin.llm.hooks.llm_router import validate_route
+from memgraph_plugin.llm.ops_schema import InvalidOutput, validate_ops
 from memgraph_plugin.llm.trace import LlmTraceLog
 from memgraph_plugin.turn import pipeline_for
 
@@ -95,3 +100,17 @@ async def test_nothing_to_rerank_asks_no_model(tmp_path, chat_server):
         assert chat_server.requests == [] and out.trace.router == "builtin-hybrid"
     finally:
         await host.stop()
+
+
+@pytest.mark.parametrize(
+    ("validate", "shape"),
+    [
+        (lambda data: validate_route(data, ["n_1"], 3), '{"selected": [...]}'),
+        (lambda data: validate_ops(data, DEFAULT_SCHEMA), '{"nodes": [...]}'),
+    ],
+    ids=["route", "ops"],
+)
+def test_an_answer_that_is_no_object_is_refused_naming_the_shape_asked(validate, shape) -> None:
+    with pytest.raises(InvalidOutput) as refused:
+        validate(["n_1"])
+    assert refused.value.problems == (f"$: expected an object {shape}, got list",)

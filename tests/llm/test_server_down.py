@@ -9,24 +9,13 @@ import logging
 
 import pytest
 
-from memgraph_plugin.llm import JsonSchema, LlmUnreachable, llm_settings
+from memgraph_plugin.llm import LlmUnreachable, llm_settings
 from memgraph_plugin.llm.openai_compat import OpenAICompatibleProvider
 from memgraph_plugin.llm.provider import LlmModelNotFound, LlmSkipped
 from memgraph_plugin.llm.trace import LlmTraceLog
 from memgraph_plugin.turn import pipeline_for
 
-from .conftest import MODEL, started_host, status
-
-SCHEMA = JsonSchema("probe", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
-HELLO = [{"role": "user", "content": "say hi"}]
-
-
-class Waits:
-    def __init__(self) -> None:
-        self.asked: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.asked.append(seconds)
+from .conftest import HELLO, MODEL, SCHEMA, Waits, started_host, status
 
 
 async def test_after_n_refused_calls_the_provider_stops_calling_and_says_so_once(

@@ -37,3 +37,19 @@ def client(proxy: RunningProxy, chat: str | None = None, **kwargs: object) -> op
         timeout=60,
         **kwargs,  # type: ignore[arg-type]
     )
+
+
+def chat_through(
+    proxy: RunningProxy, upstream: Upstream, chat: str, turns: list[tuple[str, str]]
+) -> list[dict[str, str]]:
+    """The (said, answer) `turns` sent as a chat app does (the whole history each time), the
+    upstream answering each; waits until the chat is idle and returns the history."""
+    sdk = client(proxy, chat)
+    history: list[dict[str, str]] = []
+    for said, answer in turns:
+        history.append({"role": "user", "content": said})
+        upstream.behaviour.answer = answer
+        sdk.chat.completions.create(model="tiny", messages=history)  # type: ignore[arg-type]
+        history.append({"role": "assistant", "content": answer})
+    proxy.idle(chat)
+    return history

@@ -6,7 +6,6 @@ runs the upstream and the clients)."""
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +16,7 @@ from collections import Counter
 import httpx
 
 from tests.processes import stop_process
-from tests.storage.targets import BUCKET, Target
+from tests.storage.targets import BUCKET, Target, free_port
 
 #: a request line of werkzeug's log: ``"PUT /bucket/key HTTP/1.1" 200 -``
 _REQUEST = re.compile(r'"([A-Z]+) (\S+) HTTP/[\d.]+" (\d{3})')
@@ -42,17 +41,11 @@ def _shape(path: str) -> str:
     return f"/{shaped}"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class MotoProcess:
     """``endpoint``; `counts()`: requests served so far, by service (``s3``, ``dynamodb``)."""
 
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.options = {**OPTIONS, "endpoint": self.endpoint}
         self.proc = subprocess.Popen(

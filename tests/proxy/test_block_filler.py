@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from .conftest import client
+from .conftest import chat_through, client
 from .harness import RunningProxy
 from .upstream import Upstream
 
@@ -25,19 +25,6 @@ QUESTION = "Where does my sister live?"
 CANNED = re.compile(r"\| i('m| am) not sure where your sister lives", re.IGNORECASE)
 
 
-def _chat(proxy: RunningProxy, upstream: Upstream, chat: str) -> list[dict[str, str]]:
-    """The exchanges of `SAID` sent as a chat app does (the whole history each time)."""
-    sdk = client(proxy, chat)
-    history: list[dict[str, str]] = []
-    for said, answer in SAID:
-        history.append({"role": "user", "content": said})
-        upstream.behaviour.answer = answer
-        sdk.chat.completions.create(model="tiny", messages=history)  # type: ignore[arg-type]
-        history.append({"role": "assistant", "content": answer})
-    proxy.idle(chat)
-    return history
-
-
 def _block(upstream: Upstream) -> str:
     sent = upstream.completions_received()[-1]["body"]["messages"]
     return "\n".join(m["content"] for m in sent if m["role"] == "system")
@@ -51,7 +38,7 @@ def _last_trace(proxy: RunningProxy) -> dict:
 def test_no_message_the_request_carries_is_injected_again(
     proxy: RunningProxy, upstream: Upstream
 ) -> None:
-    history = _chat(proxy, upstream, "whole")
+    history = chat_through(proxy, upstream, "whole", SAID)
     upstream.behaviour.answer = "In Lisbon."
     client(proxy, "whole").chat.completions.create(
         model="tiny", messages=[*history, {"role": "user", "content": QUESTION}]
@@ -67,7 +54,7 @@ def test_no_message_the_request_carries_is_injected_again(
 
 
 def test_canned_replies_collapse_to_one_row(proxy: RunningProxy, upstream: Upstream) -> None:
-    history = _chat(proxy, upstream, "trimmed")
+    history = chat_through(proxy, upstream, "trimmed", SAID)
     upstream.behaviour.answer = "In Lisbon."
     window = [*history[-2:], {"role": "user", "content": QUESTION}]  # a front end's window
     client(proxy, "trimmed").chat.completions.create(model="tiny", messages=window)

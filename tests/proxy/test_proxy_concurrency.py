@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +74,8 @@ def test_twenty_clients_over_five_chats_with_regenerates_keep_every_answer(
                 answer = raw.parse().choices[0].message.content or ""
                 state["history"] = [*sent, {"role": "assistant", "content": answer}]
 
-    threads = [threading.Thread(target=run, args=(w,)) for w in range(20)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        list(pool.map(run, range(20)))
     assert failures == []
     assert warnings == []  # no request went without memory
     for c, state in enumerate(chats):

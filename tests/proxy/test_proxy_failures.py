@@ -9,7 +9,7 @@ import logging
 import socket
 import subprocess
 import sys
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -47,25 +47,27 @@ def test_upstream_errors_are_relayed_with_status_and_body(
     assert proxy.messages("e") == [("user", "Where is the harbour bell?")]  # no answer stored
 
 
-def test_an_upstream_that_is_down_or_slow(tmp_path: Path, upstream: Upstream) -> None:
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
-    down = RunningProxy(tmp_path / "a", dead)
+@pytest.mark.parametrize(
+    ("trouble", "status", "code"),
+    [("down", 502, "upstream_unreachable"), ("slow", 504, "upstream_timeout")],
+)
+def test_an_upstream_that_is_down_or_slow(
+    tmp_path: Path, upstream: Upstream, trouble: str, status: int, code: str
+) -> None:
+    if trouble == "down":
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            dead = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
+        proxy = RunningProxy(tmp_path / "a", dead)
+    else:
+        proxy = RunningProxy(tmp_path / "b", upstream.url, proxy_timeout_s=1)
+        upstream.behaviour.delay_s = 3
     try:
-        answer = post(down, {"model": "tiny", "messages": [USER]})
-        assert answer.status_code == 502
-        assert answer.json()["error"]["code"] == "upstream_unreachable"
+        answer = post(proxy, {"model": "tiny", "messages": [USER]})
+        assert answer.status_code == status
+        assert answer.json()["error"]["code"] == code
     finally:
-        down.stop()
-    slow = RunningProxy(tmp_path / "b", upstream.url, proxy_timeout_s=1)
-    upstream.behaviour.delay_s = 3
-    try:
-        answer = post(slow, {"model": "tiny", "messages": [USER]})
-        assert answer.status_code == 504
-        assert answer.json()["error"]["code"] == "upstream_timeout"
-    finally:
-        slow.stop()
+        proxy.stop()
 
 
 def test_an_upstream_cut_mid_stream_stores_no_answer(
@@ -215,11 +217,8 @@ def test_ten_clients_over_five_chats_do_not_cross_talk(
             except Exception as exc:  # reported below with the others
                 failures.append(f"{text}: {exc!r}")
 
-    threads = [threading.Thread(target=run, args=(w,)) for w in range(10)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        list(pool.map(run, range(10)))
     assert failures == []
     for chat in range(5):
         messages = proxy.messages(f"crowd-{chat}")

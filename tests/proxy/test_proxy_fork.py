@@ -7,7 +7,7 @@ import httpx
 import openai
 import pytest
 
-from .conftest import client
+from .conftest import chat_through, client
 from .harness import RunningProxy
 from .upstream import Upstream
 
@@ -101,7 +101,6 @@ def test_the_first_forked_request_ranks_the_old_chats_people(
     proxy: RunningProxy, upstream: Upstream
 ) -> None:
     """The person asked about is older than the pinned scene: only ranking can bring her."""
-    sdk = client(proxy, "long")
     turns = [
         ("My sister Maria moved to Lisbon last spring.", "How does Maria like Lisbon?"),
         ("My friend Tom plays the violin in an orchestra.", "Tom must practise a lot."),
@@ -109,13 +108,7 @@ def test_the_first_forked_request_ranks_the_old_chats_people(
         ("I repainted the kitchen green over the weekend.", "Green kitchens feel fresh."),
         ("We had pancakes for breakfast today.", "Pancakes are a fine start."),
     ]
-    history: list[dict[str, str]] = []
-    for said, answer in turns:
-        history.append({"role": "user", "content": said})
-        upstream.behaviour.answer = answer
-        sdk.chat.completions.create(model="tiny", messages=history)  # type: ignore[arg-type]
-        history.append({"role": "assistant", "content": answer})
-    proxy.idle("long")
+    chat_through(proxy, upstream, "long", turns)
     upstream.behaviour.answer = "She lives in Lisbon."
     ask = [{"role": "user", "content": "Where does Maria live?"}]
     _forking(proxy, "branch", "long").chat.completions.create(model="tiny", messages=ask)

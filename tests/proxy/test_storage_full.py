@@ -4,14 +4,14 @@ the messages the client was told were stored (a small tmpfs mounted by the test:
 
 from __future__ import annotations
 
-import errno
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.tmpfs import fill_disk, small_tmpfs
 
 from .proxy_process import ProxyProcess
 from .upstream import Upstream
@@ -22,15 +22,8 @@ CHAT = "lighthouse log"
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 48 MB tmpfs of its own, unmounted at the end."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (CI runs the tests as root)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount)], check=True)
-    try:
+    with small_tmpfs(tmp_path / "disk", "48m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _add(proxy: ProxyProcess, text: str) -> Any:
@@ -43,19 +36,6 @@ def _history(proxy: ProxyProcess) -> list[str]:
         answer = api.get(f"/api/chats/{CHAT}/history", params={"limit": 1000})
     assert answer.status_code == 200, answer.text
     return [m["text"] for m in answer.json()["messages"]]
-
-
-def _fill(folder: Path) -> Path:
-    """Write a file until the disk has no page left; the file."""
-    filler = folder / "filler"
-    with filler.open("wb", buffering=0) as handle:
-        for size in (1 << 20, 1 << 12, 1):
-            try:
-                while True:
-                    handle.write(b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
-    return filler
 
 
 def _told_stored(answer: Any, text: str) -> list[str]:
@@ -81,7 +61,7 @@ def test_a_full_disk_answers_507_and_keeps_only_what_it_said(
             text = f"Night {n}: the lamp burned until dawn."
             assert _add(proxy, text).status_code == 200
             told.append(text)
-        filler = _fill(small_disk)
+        filler = fill_disk(small_disk)
         codes = []
         for n in range(4):  # the chat file's last page may still take a line: its commit fails
             text = f"Storm night {n}: the lens cracked at the {n}th hour."

@@ -138,16 +138,22 @@ async def test_bad_tool_args_are_named(make_host) -> None:
     assert await tools.memory_search({"query": "  "}, ctx) == {"nodes": []}
 
 
-class _OneByOne:
-    """A session without ``get_node_briefs`` (the documented facade only)."""
+class _Without:
+    """A session without the method `missing`."""
 
-    def __init__(self, session) -> None:
+    def __init__(self, session, missing: str) -> None:
         self._session = session
+        self._missing = missing
 
     def __getattr__(self, name: str):
-        if name == "get_node_briefs":
+        if name == self._missing:
             raise AttributeError(name)
         return getattr(self._session, name)
+
+
+def _one_by_one(session) -> _Without:
+    """A session without ``get_node_briefs`` (the documented facade only)."""
+    return _Without(session, "get_node_briefs")
 
 
 async def test_candidate_rows_are_the_same_brief_by_brief(make_host) -> None:
@@ -158,7 +164,7 @@ async def test_candidate_rows_are_the_same_brief_by_brief(make_host) -> None:
     session = await open_session(host)
     rows = Scout.candidate_rows(session)
     assert len(rows) == len(session.list_visible_candidates()) == 5
-    assert Scout.candidate_rows(_OneByOne(session)) == rows
+    assert Scout.candidate_rows(_one_by_one(session)) == rows
     assert all(row.edge_summary is not None for row in rows)
 
 
@@ -166,18 +172,6 @@ async def test_no_chat_target_is_memory_disabled(make_host) -> None:
     host = await make_host(scout)
     answer = await host.registry.get("orchestrator").memory_list_recent({}, None)
     assert isinstance(answer, ToolError) and answer.code == "MEMORY_DISABLED"
-
-
-class _NoInjectionState:
-    """A session that does not tell its injection state: only the hook can."""
-
-    def __init__(self, session) -> None:
-        self._session = session
-
-    def __getattr__(self, name: str):
-        if name == "get_injection_state":
-            raise AttributeError(name)
-        return getattr(self._session, name)
 
 
 async def test_the_exclusion_set_comes_from_the_injection_hook(make_host, monkeypatch) -> None:
@@ -188,8 +182,8 @@ async def test_the_exclusion_set_comes_from_the_injection_hook(make_host, monkey
     opened = MemoryAccess.open
 
     async def without_state(self, chat):
-        session = await opened(self, chat)
-        return None if session is None else _NoInjectionState(session)
+        session = await opened(self, chat)  # not telling its injection state: only the hook can
+        return None if session is None else _Without(session, "get_injection_state")
 
     monkeypatch.setattr(MemoryAccess, "open", without_state)
     tools = host.registry.get("orchestrator")
@@ -238,7 +232,7 @@ async def test_candidate_rows_are_the_worked_example_after_a_recall(make_host) -
         for v in candidates
     ]
     assert scout.Scout.candidate_rows(session) == example
-    assert scout.Scout.candidate_rows(_OneByOne(session)) == example
+    assert scout.Scout.candidate_rows(_one_by_one(session)) == example
 
 
 async def test_a_long_chat_briefs_a_bounded_pool_and_still_finds_the_named(make_host) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +153,16 @@ def _story(chat: ChatPage, memory: MemoryServer, upstream: Upstream) -> dict[str
     return goals
 
 
-def _check(goals: dict[str, Any]) -> None:
+def _chat_keeps_its_memory(
+    chat: ChatPage, memory: MemoryServer, upstream: Upstream, character: str, mode: str
+) -> None:
+    """`character`'s chat, its memory in `mode` ("proxy" or "direct"), through the scripted
+    chat: every goal met (recorded under `mode`)."""
+    chat.open_character(character)
+    _count_upstream_requests(chat, upstream)
+    assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == mode
+    goals = run_chat(chat, memory, upstream)
+    record(mode, goals)
     remaining = set(FACTS) - {"teal", "Biscuit"}  # deleted, and edited into Pepper
     assert goals["after trimming"] == set(FACTS), goals
     assert goals["after a regenerate"] == set(FACTS), goals
@@ -163,55 +173,52 @@ def _check(goals: dict[str, Any]) -> None:
     assert goals["parent untouched"] and goals["double injections"] == 0, goals
 
 
-def test_proxy_mode_keeps_one_memory_through_trimming_edits_and_a_branch(
+@pytest.fixture
+def chat_page(
     browser: Browser,
     sillytavern: SillyTavern,
     memory: MemoryServer,
-    upstream: Upstream,
     characters: dict[str, str],
-) -> None:
-    context, chat = open_chat_page(browser, sillytavern, memory, memory.url + "/v1", CONTEXT_TOKENS)
-    try:
-        chat.open_character("Quill")
-        _count_upstream_requests(chat, upstream)
-        assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "proxy"
-        goals = run_chat(chat, memory, upstream)
-        record("proxy", goals)
-        _check(goals)
-        if SCREENSHOTS:
-            chat.page.screenshot(path=str(Path(SCREENSHOTS) / "sillytavern-chat.png"))
-            chat.screenshot_settings(str(Path(SCREENSHOTS) / "sillytavern-settings.png"))
-    finally:
+) -> Iterator[Callable[[str], ChatPage]]:
+    """Opens the SillyTavern page with the memory extension, its chat API at a URL; the page's
+    browser context is closed at the end."""
+    contexts = []
+
+    def opened(api_url: str) -> ChatPage:
+        context, chat = open_chat_page(browser, sillytavern, memory, api_url, CONTEXT_TOKENS)
+        contexts.append(context)
+        return chat
+
+    yield opened
+    for context in contexts:
         context.close()
+
+
+def test_proxy_mode_keeps_one_memory_through_trimming_edits_and_a_branch(
+    chat_page: Callable[[str], ChatPage], memory: MemoryServer, upstream: Upstream
+) -> None:
+    chat = chat_page(memory.url + "/v1")
+    _chat_keeps_its_memory(chat, memory, upstream, "Quill", "proxy")
+    if SCREENSHOTS:
+        chat.page.screenshot(path=str(Path(SCREENSHOTS) / "sillytavern-chat.png"))
+        chat.screenshot_settings(str(Path(SCREENSHOTS) / "sillytavern-settings.png"))
 
 
 def test_direct_mode_keeps_and_injects_memory_and_goes_on_without_the_server(
-    browser: Browser,
-    sillytavern: SillyTavern,
-    memory: MemoryServer,
-    upstream: Upstream,
-    characters: dict[str, str],
+    chat_page: Callable[[str], ChatPage], memory: MemoryServer, upstream: Upstream
 ) -> None:
-    context, chat = open_chat_page(browser, sillytavern, memory, upstream.url, CONTEXT_TOKENS)
-    try:
-        chat.open_character("Wren")
-        _count_upstream_requests(chat, upstream)
-        assert chat.evaluate("() => globalThis.memgraphMemory.mode()") == "direct"
-        goals = run_chat(chat, memory, upstream)
-        record("direct", goals)
-        _check(goals)
-        # the memory server stops: the chat answers without memory, and says so once
-        chat.evaluate("""() => { window.memgraphToasts = [];
-            const warn = toastr.warning.bind(toastr);
-            toastr.warning = (...args) => { window.memgraphToasts.push(String(args[0]));
-                                            return warn(...args); }; }""")
-        memory.stop()
-        before = len(upstream.completions_received())
-        assert chat.send("Are you still there?").startswith("Noted.")
-        assert chat.send("And now?").startswith("Noted.")
-        assert len(upstream.completions_received()) == before + 2
-        assert not _blocks(upstream.completions_received()[-1])
-        toasts = chat.evaluate("() => window.memgraphToasts")
-        assert len([t for t in toasts if "without memory" in t]) == 1, toasts
-    finally:
-        context.close()
+    chat = chat_page(upstream.url)
+    _chat_keeps_its_memory(chat, memory, upstream, "Wren", "direct")
+    # the memory server stops: the chat answers without memory, and says so once
+    chat.evaluate("""() => { window.memgraphToasts = [];
+        const warn = toastr.warning.bind(toastr);
+        toastr.warning = (...args) => { window.memgraphToasts.push(String(args[0]));
+                                        return warn(...args); }; }""")
+    memory.stop()
+    before = len(upstream.completions_received())
+    assert chat.send("Are you still there?").startswith("Noted.")
+    assert chat.send("And now?").startswith("Noted.")
+    assert len(upstream.completions_received()) == before + 2
+    assert not _blocks(upstream.completions_received()[-1])
+    toasts = chat.evaluate("() => window.memgraphToasts")
+    assert len([t for t in toasts if "without memory" in t]) == 1, toasts

@@ -53,7 +53,8 @@ def target_from_env(default_uri: str) -> Target:
     return Target(str(data["uri"]), {str(k): str(v) for k, v in data["options"].items()})
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A loopback port free when asked (nothing listens on it once this returns)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -65,7 +66,7 @@ class S3Server:
     def __init__(self) -> None:
         from moto.server import ThreadedMotoServer
 
-        self.port = _free_port()
+        self.port = free_port()
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.port, verbose=False)
         self._server.start()
         self.endpoint = f"http://127.0.0.1:{self.port}"

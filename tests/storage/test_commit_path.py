@@ -81,6 +81,16 @@ def spy_rows(storage: LanceStorage, table: Any) -> list[str]:
     return seen
 
 
+def _another_process_appends_first(storage: LanceStorage, chat: str, prefix: str) -> list:
+    """Chat "c" at version 1, then another process commits to `chat` right before the next
+    append of `storage`; the list of read-backs `storage` makes."""
+    uri = storage.settings.uri
+    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
+    reads = _count_read_backs(storage)
+    _around_add(storage, before=lambda: _other_process_commits(uri, chat, prefix))
+    return reads
+
+
 def test_a_single_writer_never_reads_its_commit_back(storage):
     storage.load_sync("a")
     storage.load_sync("b")
@@ -98,10 +108,7 @@ def test_a_single_writer_never_reads_its_commit_back(storage):
 @pytest.mark.slow
 @pytest.mark.process
 def test_another_process_committing_between_load_and_append_is_a_conflict(storage):
-    uri = storage.settings.uri
-    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
-    reads = _count_read_backs(storage)
-    _around_add(storage, before=lambda: _other_process_commits(uri, "c", "p"))
+    reads = _another_process_appends_first(storage, "c", "p")
     with pytest.raises(ConflictError) as info:
         storage.commit_sync("c", change(node("loser"), node_seq=2), base_version=1)
     assert info.value.latest_version == 2
@@ -114,10 +121,7 @@ def test_another_process_committing_between_load_and_append_is_a_conflict(storag
 @pytest.mark.slow
 @pytest.mark.process
 def test_another_process_committing_to_another_chat_is_checked_and_no_conflict(storage):
-    uri = storage.settings.uri
-    storage.commit_sync("c", change(node("a"), node_seq=1), base_version=0)
-    reads = _count_read_backs(storage)
-    _around_add(storage, before=lambda: _other_process_commits(uri, "other", "q"))
+    reads = _another_process_appends_first(storage, "other", "q")
     assert storage.commit_sync("c", change(node("b"), node_seq=2), base_version=1).version == 2
     assert len(reads) == 1  # not this handle's append in between: read back, and it won
     # which of the two versions made meanwhile was ours is not known (`_own_version`): the

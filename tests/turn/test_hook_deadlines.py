@@ -21,21 +21,37 @@ from tests.hosts import memory_session, started_host
 SAFETY = 20.0  # seconds after which a blocker gives up on its own (only on a regression)
 
 
-class SyncBlocker:
-    """A sync `memgraph_commit` that blocks (like ``time.sleep(30)``) on chat "slow"."""
+class Blocker:
+    """Blocks the hook call on chat `chat` until released (or until `SAFETY` seconds)."""
 
-    def __init__(self) -> None:
+    def __init__(self, chat: str) -> None:
+        self.chat = chat
         self.entered = threading.Event()
         self.release = threading.Event()
         self.returned = threading.Event()
 
-    @hookimpl
-    def memgraph_commit(self, chat_id, commit):
-        if chat_id != "slow":
+    def block(self, chat_id: str) -> None:
+        if chat_id != self.chat:
             return
         self.entered.set()
         self.release.wait(SAFETY)
         self.returned.set()
+
+
+class SyncBlocker(Blocker):
+    """A sync `memgraph_commit` that blocks (like ``time.sleep(30)``) on its chat."""
+
+    @hookimpl
+    def memgraph_commit(self, chat_id, commit):
+        self.block(chat_id)
+
+
+class SyncInjectionBlocker(Blocker):
+    """A sync `memgraph_injection_changed` that blocks on its chat."""
+
+    @hookimpl
+    def memgraph_injection_changed(self, chat_id, state):
+        self.block(chat_id)
 
 
 class HangingRouter:
@@ -46,26 +62,9 @@ class HangingRouter:
         await asyncio.Event().wait()
 
 
-class SyncInjectionBlocker:
-    """A sync `memgraph_injection_changed` that blocks on chat "a"."""
-
-    def __init__(self) -> None:
-        self.entered = threading.Event()
-        self.release = threading.Event()
-        self.returned = threading.Event()
-
-    @hookimpl
-    def memgraph_injection_changed(self, chat_id, state):
-        if chat_id != "a":
-            return
-        self.entered.set()
-        self.release.wait(SAFETY)
-        self.returned.set()
-
-
 async def test_a_blocking_sync_commit_hook_stalls_no_other_chat(tmp_path):
     host = await started_host(tmp_path / "d", hook_deadline_seconds=0.5)
-    blocker = SyncBlocker()
+    blocker = SyncBlocker("slow")
     host.register_plugin(blocker, name="blocker")
     try:
         slow, fast = await memory_session(host, "slow"), await memory_session(host, "fast")
@@ -112,7 +111,7 @@ async def test_a_hanging_async_router_is_reported_in_the_trace_and_recall_goes_o
 
 async def test_a_blocking_injection_hook_stalls_no_other_chat(tmp_path):
     host = await started_host(tmp_path / "d", hook_deadline_seconds=0.3)
-    blocker = SyncInjectionBlocker()
+    blocker = SyncInjectionBlocker("a")
     host.register_plugin(blocker, name="injection-blocker")
     pipeline = pipeline_for(host)
     try:

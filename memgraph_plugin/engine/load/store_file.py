@@ -31,7 +31,13 @@ from ..model.values import (
 )
 from .import_hierarchy import contains_problems, parent_problems
 from .import_pass import checked_normal_store
-from .store_import import TOP_KEYS, NormalStore, normalised_store, store_is_clean
+from .store_import import (
+    TOP_KEYS,
+    NormalStore,
+    message_shifted,
+    normalised_store,
+    store_is_clean,
+)
 
 MAX_PROBLEMS = 20
 _EDGE_KEYS = frozenset({"from", "to", "source", "target", "type", "seqTo", "seq_to"})
@@ -333,13 +339,7 @@ def anchor_store(
         index = _message_field(node)
         if not message_shift or index is None:
             return node.get("fields")
-        fields = dict(node["fields"])
-        if index - message_shift >= 0:
-            fields["message"] = index - message_shift
-        else:
-            del fields["message"]
-            fields["source_message"] = index
-        return fields
+        return message_shifted(node["fields"], index, message_shift)
 
     nodes = {}
     for nid, node in data.get("nodes", {}).items():

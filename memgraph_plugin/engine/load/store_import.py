@@ -396,6 +396,19 @@ def _message_index(node: Mapping[str, Any]) -> int | None:
     return value if type(value) is int else None
 
 
+def message_shifted(fields: Mapping[str, Any], index: int, message_shift: int) -> dict[str, Any]:
+    """A copy of `fields` (whose ``message`` is `index`) with ``message`` moved back by
+    `message_shift`; a message before the first one kept loses ``message`` and keeps its old
+    index as ``source_message``."""
+    shifted = dict(fields)
+    if index - message_shift >= 0:
+        shifted["message"] = index - message_shift
+    else:
+        del shifted["message"]
+        shifted["source_message"] = index
+    return shifted
+
+
 def shifted_edges(edges: list[dict[str, Any]], columns: Any, shift: int) -> tuple[list[Any], Any]:
     """`edges` with each ``seqTo`` moved back by `shift` (at least 0), and their columns
     (`PlainStore.edge_columns`) the same: only the edges with a ``seqTo`` are copied, found
@@ -461,13 +474,7 @@ def _anchored(
             if message_shift:
                 index = _message_index(node)
                 if index is not None:
-                    fields = dict(node["fields"])
-                    if index - message_shift >= 0:
-                        fields["message"] = index - message_shift
-                    else:
-                        del fields["message"]
-                        fields["source_message"] = index
-                    node = {**node, "fields": fields}
+                    node = {**node, "fields": message_shifted(node["fields"], index, message_shift)}
             moved[nid] = node
         nodes = moved
     if shift and edge_columns is not None:

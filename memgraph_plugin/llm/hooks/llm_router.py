@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
-import cattrs
 
 from host import hookimpl
 from host.settings.setting_values import int_setting
@@ -23,7 +22,7 @@ from memgraph_plugin.hook_contract import BUILTIN_ROUTER, Inclusion, RouteReques
 from memgraph_plugin.settings_keys import RECALL
 
 from ..calls import LlmHookPlugin, call_deadline, traced
-from ..ops_schema import InvalidOutput, converter
+from ..ops_schema import InvalidOutput, answer_as
 from ..prompts import clip, node_line, render
 from ..provider import JsonSchema
 from ..structured import structured_call
@@ -56,13 +55,7 @@ def route_schema(ids: Sequence[str]) -> JsonSchema:
 def validate_route(data: Any, ids: Sequence[str], top_k: int) -> list[str]:
     """The picked ids, in order, duplicates dropped, cut to ``top_k``; `InvalidOutput` for an id
     that is not a candidate or a wrong shape."""
-    if not isinstance(data, dict):
-        got = type(data).__name__
-        raise InvalidOutput([f'$: expected an object {{"selected": [...]}}, got {got}'])
-    try:
-        answer = converter.structure(data, RouteOut)
-    except cattrs.BaseValidationError as exc:
-        raise InvalidOutput(cattrs.transform_error(exc, path="$")) from exc
+    answer = answer_as(data, RouteOut, '{"selected": [...]}')
     allowed = set(ids)
     problems = [
         f"$.selected[{i}]: {value!r} is not one of the candidate ids"

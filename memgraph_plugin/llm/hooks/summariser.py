@@ -12,20 +12,12 @@ from typing import Any
 
 from host import hookimpl
 
+from ...extraction.summary import brief_text
 from ..calls import LlmHookPlugin, call_deadline, traced
 from ..prompts import clip, render
 
 SUMMARY_LIMIT = 600  # characters of a rollup summary (as the offline summaries)
 CHILD_LIMIT = 1200  # characters of each child shown to the model
-
-
-def brief_text(brief: Any) -> str:
-    """What a child says: its summary (or its row's summary), else its title."""
-    text = getattr(brief, "summary", "") or ""
-    if not text:
-        row = getattr(brief, "row_values", None) or {}
-        text = str(row.get("summary", "") or "")
-    return (text or getattr(brief, "title", "") or "").strip()
 
 
 def fit(text: str, limit: int = SUMMARY_LIMIT) -> str:

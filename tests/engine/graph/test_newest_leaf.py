@@ -12,7 +12,7 @@ import pytest
 from memgraph_plugin import Node, Store
 from memgraph_plugin.engine.load import lazy_nodes
 from memgraph_plugin.extraction.graph import newest_event
-from memgraph_plugin.storage.format.graph_columns import state_tables
+from tests.engine.column_stores import made_records, opened
 
 EVENTS = 600
 
@@ -43,15 +43,6 @@ def _imported(messages: dict[int, int]) -> dict[str, Any]:
     return {"nodes": nodes, "edges": [], "nodeSeq": top + 1, "seqCounter": 0}
 
 
-def _opened(data: dict[str, Any]) -> Store:
-    nodes, edges = state_tables(Store.from_dict(data).to_dict())
-    return Store.from_columns(nodes, edges, data["nodeSeq"], data["seqCounter"])
-
-
-def _made(store: Store) -> int:
-    return dict.__len__(store.internals()[0])
-
-
 @pytest.fixture
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lazy_nodes, "BLOCK", 4)
@@ -68,10 +59,10 @@ def test_the_newest_leaf_of_one_seq_makes_only_its_own_record(
     small_blocks: None, messages: dict[int, int], expected: str
 ) -> None:
     data = _imported(messages)
-    store = _opened(data)
+    store = opened(data)
     newest = newest_event(store)
     assert newest is not None and newest.id == expected
-    assert _made(store) <= 4  # the answer's block of rows, none of the other events
+    assert made_records(store) <= 4  # the answer's block of rows, none of the other events
     eager = newest_event(Store.from_dict(data))
     assert eager is not None and eager.id == expected
 
@@ -79,7 +70,7 @@ def test_the_newest_leaf_of_one_seq_makes_only_its_own_record(
 def test_records_read_or_written_since_the_open_count_with_their_values(
     small_blocks: None,
 ) -> None:
-    store = _opened(_imported({10: 4}))
+    store = opened(_imported({10: 4}))
     assert store.node("n_300") is not None  # made from the columns: its values are the same
     with store.transaction():
         store.put_node(Node(id="n_20", type="event", fields={"message": 8}, seq_to=0))

@@ -18,23 +18,10 @@ from memgraph_plugin.engine.load.column_loader import LoadedPoolOrder, load_node
 from memgraph_plugin.engine.load.lazy_nodes import LazyNodes
 from memgraph_plugin.engine.model.schema import DEFAULT_SCHEMA
 from memgraph_plugin.storage.format.graph_columns import state_tables
+from tests.engine.column_stores import graph_tables, made_records, opened
 from tests.story_graph import story_data
 
 from ..graph.test_store import snapshot
-
-
-def _tables(data: dict[str, Any]) -> tuple[Any, Any]:
-    return state_tables(Store.from_dict(data).to_dict())
-
-
-def _opened(data: dict[str, Any]) -> Store:
-    nodes, edges = _tables(data)
-    return Store.from_columns(nodes, edges, data["nodeSeq"], data["seqCounter"])
-
-
-def _made(store: Store) -> int:
-    """Records the store's node map holds now (not the ids it can make)."""
-    return dict.__len__(store.internals()[0])
 
 
 @pytest.fixture
@@ -43,23 +30,23 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_an_open_makes_no_node_and_a_read_makes_one_block(small_blocks: None) -> None:
-    store = _opened(story_data())
+    store = opened(story_data())
     assert isinstance(store.internals()[0], LazyNodes)
-    assert _made(store) == 0 and len(store) == 14
+    assert made_records(store) == 0 and len(store) == 14
     assert set(store._deferred) >= {"_visible", "_pool", "_pool_of", "_anchor", "_type_pools"}
     nodes = store.internals()[0]
-    assert "n_9" in nodes and "n_99" not in nodes and _made(store) == 0
+    assert "n_9" in nodes and "n_99" not in nodes and made_records(store) == 0
     node = store.node("n_9")
     assert node is not None and node.title == "Eileen heals a stranger"
-    assert _made(store) == 3  # its block of rows only
+    assert made_records(store) == 3  # its block of rows only
     assert store.node("n_9") is node  # made once, then kept
     assert sorted(store.node_ids()) == sorted(Store.from_dict(story_data()).node_ids())
-    assert _made(store) == 3
+    assert made_records(store) == 3
 
 
 def test_reads_equal_an_eager_store(small_blocks: None) -> None:
     data = story_data()
-    lazy, eager = _opened(data), Store.from_dict(data)
+    lazy, eager = opened(data), Store.from_dict(data)
     assert lazy.is_visible("n_8") and not lazy.is_visible("n_5")
     assert [v.id for v in lazy.newest_in_pool("event", 2)] == [
         v.id for v in eager.newest_in_pool("event", 2)
@@ -77,7 +64,7 @@ def test_pool_order_reads_the_load_until_the_node_map_drops_its_columns(
     small_blocks: None,
 ) -> None:
     data = story_data()
-    lazy, eager = _opened(data), Store.from_dict(data)
+    lazy, eager = opened(data), Store.from_dict(data)
     assert isinstance(lazy.pool_order(), LoadedPoolOrder)
     assert dict(lazy.pool_order()) == dict(eager.pool_order())
     list(lazy.iter_nodes())  # every record made: the columns are dropped
@@ -123,7 +110,7 @@ def test_writes_undo_and_rollback_right_after_an_open_equal_an_eager_store(
     small_blocks: None,
 ) -> None:
     data = story_data()
-    lazy, eager = _opened(data), Store.from_dict(data)
+    lazy, eager = opened(data), Store.from_dict(data)
     lazy_befores = _writes_on_unread_nodes(lazy)
     eager_befores = _writes_on_unread_nodes(eager)
     assert not lazy.internals()[0].complete  # nothing so far needed every record
@@ -142,7 +129,7 @@ def test_a_deferred_index_built_after_writes_sees_them(small_blocks: None) -> No
     """Writes build each index they touch from the load first; an index first read after them
     equals the eager store's."""
     data = story_data()
-    lazy, eager = _opened(data), Store.from_dict(data)
+    lazy, eager = opened(data), Store.from_dict(data)
     for s in (lazy, eager):
         s.put_node(attrs.evolve(s.node("n_4"), archived=True))
     assert lazy.pool_anchors() == eager.pool_anchors()
@@ -193,7 +180,7 @@ def _apply(m: dict[str, Any], op: str, key: str, made: Node) -> Any:
 @given(ops=OPS, block=st.sampled_from([1, 2, 5, 64]))
 def test_lazy_nodes_behave_like_the_dict_an_eager_load_fills(ops: list, block: int) -> None:
     data = story_data()
-    nodes, _edges = _tables(data)
+    nodes, _edges = graph_tables(data)
     reference = dict(Store.from_dict(data).internals()[0])
     old = lazy_nodes.BLOCK
     lazy_nodes.BLOCK = block
@@ -216,7 +203,7 @@ def test_every_record_written_before_its_first_read(small_blocks: None) -> None:
     """Writes that replace every loaded record before any read leave no block to make: the
     columns are dropped and the map is the written records, in row order."""
     data = story_data()
-    nodes, _edges = _tables(data)
+    nodes, _edges = graph_tables(data)
     loaded = load_node_columns(nodes, 0, DEFAULT_SCHEMA)
     assert loaded is not None
     lazy, reference = loaded.nodes, dict(Store.from_dict(data).internals()[0])
@@ -258,7 +245,7 @@ def test_a_dropped_opened_store_is_freed_without_a_collection() -> None:
     import gc
     import weakref
 
-    store = _opened(story_data())
+    store = opened(story_data())
     store.node("n_3")
     gone = weakref.ref(store)
     gc.disable()

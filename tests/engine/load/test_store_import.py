@@ -87,6 +87,16 @@ def test_the_normal_form_is_the_stores_own(shape, seq, messages):
     assert data == before  # the caller's store is not changed
 
 
+def test_message_indices_move_down_to_the_destinations_messages():
+    """Into a chat of 4 messages the newest imported index (8) comes in as 3; an index that
+    would fall below 0 keeps its old value as ``source_message``, on both paths."""
+    fast = normalised_store(_store(), 10, 4)
+    assert fast == _slow(_store(), 10, 4)
+    fields = {nid: node["fields"] for nid, node in fast["nodes"].items()}
+    assert [fields[f"n_{i}"]["message"] for i in (6, 7, 8)] == [1, 2, 3]
+    assert fields["n_4"]["source_message"] == 4 and "message" not in fields["n_4"]
+
+
 def test_a_clean_store_passes_quickly_and_an_unusual_one_goes_the_long_way():
     assert store_is_clean(_store())
     unusual = _unusual(_store())

@@ -16,30 +16,14 @@ import pytest
 
 from host.chats.chat_files import ChatStore
 from host.chats.chat_lock import ChatBusy, FileChatLock
+from tests.tmpfs import fill_disk, small_tmpfs
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MB tmpfs of its own, unmounted at the end."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (CI runs the tests as root)")
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
-    try:
+    with small_tmpfs(tmp_path / "disk", "2m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def _fill(folder: Path) -> None:
-    with (folder / "filler").open("wb", buffering=0) as handle:
-        for size in (1 << 16, 1 << 12, 1):
-            try:
-                while True:
-                    handle.write(b"\0" * size)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC, exc
 
 
 def test_a_full_disk_changes_neither_file_nor_chat(small_disk: Path) -> None:
@@ -47,7 +31,7 @@ def test_a_full_disk_changes_neither_file_nor_chat(small_disk: Path) -> None:
     chat.add_message("user", "The lamp is lit.")
     chat.add_message("assistant", "The keeper nods.")
     before = chat.path.read_bytes()
-    _fill(small_disk)
+    fill_disk(small_disk)
     big = "Spray on the lens. " * 2000  # more than the file's last page holds
     with pytest.raises(OSError) as raised:
         chat.add_message("user", big)

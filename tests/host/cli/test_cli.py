@@ -67,6 +67,14 @@ def plugins(tmp_path: Path) -> Path:
     return folder
 
 
+def plugin_folder(tmp_path: Path, name: str, source: str) -> Path:
+    """A plugins folder ``<name>_plugins`` holding the one plugin ``<name>.py`` of `source`."""
+    folder = tmp_path / f"{name}_plugins"
+    folder.mkdir()
+    (folder / f"{name}.py").write_text(source)
+    return folder
+
+
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
@@ -272,11 +280,11 @@ def test_hooks_shows_implementation_flags_in_call_order(tmp_path: Path) -> None:
 
 
 def test_a_hook_failure_shows_as_the_plugins_last_error(tmp_path: Path, capsys) -> None:
-    folder = tmp_path / "grumpy_plugins"
-    folder.mkdir()
-    (folder / "grumpy.py").write_text(
+    folder = plugin_folder(
+        tmp_path,
+        "grumpy",
         "from host import hookimpl\n\n\n@hookimpl\ndef host_startup(host):\n"
-        "    raise LookupError('no startup today')\n"
+        "    raise LookupError('no startup today')\n",
     )
     argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "plugins", "--start"]
     code, out, _err = run(capsys, *argv)
@@ -293,9 +301,9 @@ def test_a_hook_failure_shows_as_the_plugins_last_error(tmp_path: Path, capsys) 
 def test_what_plugins_print_never_mixes_with_a_commands_output(tmp_path: Path, capsys) -> None:
     """``plugins --json``, ``hooks --json`` and a plugin command's output stay parseable when a
     plugin prints while it is imported, started or stopped: that goes to stderr."""
-    folder = tmp_path / "chatty_plugins"
-    folder.mkdir()
-    (folder / "chatty.py").write_text(
+    folder = plugin_folder(
+        tmp_path,
+        "chatty",
         textwrap.dedent(
             """
             from host import Command, hookimpl
@@ -317,7 +325,7 @@ def test_what_plugins_print_never_mixes_with_a_commands_output(tmp_path: Path, c
             def host_cli_commands(host):
                 return [Command("say", "say one line", lambda p: None, lambda h, a: print("said"))]
             """
-        )
+        ),
     )
     argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder)]
     code, out, err = run(capsys, *argv, "plugins", "--json", "--start")
@@ -337,12 +345,12 @@ def test_what_plugins_print_never_mixes_with_a_commands_output(tmp_path: Path, c
 
 def test_listing_plugins_runs_no_startup_side_effects(tmp_path: Path, capsys) -> None:
     """``plugins`` lists without calling ``host_startup`` (``--start`` opts in)."""
-    folder = tmp_path / "effect_plugins"
-    folder.mkdir()
     marker = tmp_path / "started.txt"
-    (folder / "effect.py").write_text(
+    folder = plugin_folder(
+        tmp_path,
+        "effect",
         "from pathlib import Path\nfrom host import hookimpl\n\n\n@hookimpl\n"
-        f"def host_startup(host):\n    Path({str(marker)!r}).write_text('x')\n"
+        f"def host_startup(host):\n    Path({str(marker)!r}).write_text('x')\n",
     )
     argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "plugins"]
     code, out, _err = run(capsys, *argv, "--json")
@@ -371,12 +379,12 @@ def test_global_options_are_accepted_anywhere(tmp_path: Path, plugins: Path, cap
 
 
 def test_an_error_is_one_line_without_traceback_unless_debug(tmp_path: Path, capsys) -> None:
-    folder = tmp_path / "bad_plugins"
-    folder.mkdir()
-    (folder / "oops.py").write_text(
+    folder = plugin_folder(
+        tmp_path,
+        "oops",
         "from host import Command, hookimpl\n\n\ndef boom(host, args):\n"
         "    raise KeyError('no such thing')\n\n\n@hookimpl\ndef host_cli_commands(host):\n"
-        "    return [Command('boom', 'fails', lambda p: None, boom)]\n"
+        "    return [Command('boom', 'fails', lambda p: None, boom)]\n",
     )
     argv = ["--data-dir", str(tmp_path / "d"), "--plugins-dir", str(folder), "boom"]
     code, _out, err = run(capsys, *argv)

@@ -15,7 +15,8 @@ from memgraph_plugin.embedding.index import VectorIndex
 from memgraph_plugin.engine.graph.store import Store
 from memgraph_plugin.engine.model.models import Node
 from memgraph_plugin.storage import ChangeRecord, ChatState, LanceStorage, VectorBlock
-from memgraph_plugin.storage.format.graph_columns import NODE_SCHEMA, empty_edges
+from memgraph_plugin.storage.format.graph_columns import empty_edges
+from tests.storage.node_tables import event_table
 from tests.storage.targets import Target, local_target
 
 DIM = 32
@@ -33,26 +34,8 @@ def _clustered(n: int, *, seed: int) -> np.ndarray:
 def _node_table(ids: list[str]) -> pa.Table:
     n = len(ids)
     titles = [f"{WORDS[i % len(WORDS)]} {i}" for i in range(n)]
-    return pa.table(
-        {
-            "id": ids,
-            "removed": np.zeros(n, dtype=bool),
-            "moved": np.zeros(n, dtype=bool),
-            "type": ["event"] * n,
-            "level": ["semantic"] * n,
-            "title": titles,
-            "fields": [f'{{"summary":"{t}"}}' for t in titles],
-            "parent_id": [""] * n,
-            "children_ids": pa.array([[]] * n, pa.list_(pa.string())),
-            "seq_to": np.zeros(n, dtype=np.int64),
-            "semantic_depth": np.zeros(n, dtype=np.int64),
-            "semantic_rollup": np.zeros(n, dtype=bool),
-            "archived": np.zeros(n, dtype=bool),
-            "superseded_by": pa.nulls(n, pa.string()),
-            "raw": pa.nulls(n, pa.large_string()),
-        },
-        schema=NODE_SCHEMA,
-    )
+    fields = [f'{{"summary":"{t}"}}' for t in titles]
+    return event_table(ids, titles, fields, np.zeros(n, dtype=np.int64))
 
 
 def _seed(storage: LanceStorage, chat: str, matrix: np.ndarray, profile: str) -> list[str]:

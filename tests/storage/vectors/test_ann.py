@@ -40,6 +40,13 @@ def _chats(
     )
 
 
+def _put_events(store: Store, rng: np.random.Generator, ids: list[str]) -> None:
+    """An event titled with four random `WORDS` for each id (in the caller's transaction)."""
+    for nid in ids:
+        text = " ".join(rng.choice(WORDS, size=4))
+        store.put_node(Node(id=nid, type="event", title=text, fields={"summary": text}))
+
+
 async def _two_checkpointed_batches(writer: PersistedChats, seed: int) -> None:
     """Chat "big": two commits of 200 random-word events (``n_<batch>_<i>``), the second
     checkpointed with every vector (its snapshot waited for)."""
@@ -47,11 +54,7 @@ async def _two_checkpointed_batches(writer: PersistedChats, seed: int) -> None:
     for batch in range(2):
         chat = await writer.open("big")
         with chat.store.transaction():
-            for i in range(200):
-                text = " ".join(rng.choice(WORDS, size=4))
-                chat.store.put_node(
-                    Node(id=f"n_{batch}_{i}", type="event", title=text, fields={"summary": text})
-                )
+            _put_events(chat.store, rng, [f"n_{batch}_{i}" for i in range(200)])
         await writer.persist("big", chat.store.take_changeset(), applied=200)
         assert writer.storage.maintenance.wait_idle()  # the snapshot, in the background
 
@@ -190,11 +193,7 @@ async def test_ann_never_takes_candidates_of_another_profile(tmp_path):
     rng = np.random.default_rng(12)
     chat = await writer.open("big")
     with chat.store.transaction():
-        for i in range(400):
-            text = " ".join(rng.choice(WORDS, size=4))
-            chat.store.put_node(
-                Node(id=f"n_{i}", type="event", title=text, fields={"summary": text})
-            )
+        _put_events(chat.store, rng, [f"n_{i}" for i in range(400)])
         chat.store.put_node(Node(id="n_x", type="event", title="zebra lighthouse", fields={}))
     await writer.persist("big", chat.store.take_changeset(), applied=401)  # checkpointed
     assert writer.storage.maintenance.wait_idle()
