@@ -391,7 +391,7 @@ class LanceStorage(AsyncTwins):
     def import_sync(
         self, chat_id: str, data: dict[str, Any], *, kind: str = "import", note: str = ""
     ) -> CommitRecord:
-        """Replace a chat's graph by `data` (a store dict in the original shape) as one commit
+        """Replace a chat's graph by `data` (a store dict in the contract's shape) as one commit
         of `kind` (``import``, or ``fork``) with provenance `note`; recomputed on the new state
         when another writer committed meanwhile (a few times). The graph is stored once, as a
         full snapshot at the new version, and the journal row points at it

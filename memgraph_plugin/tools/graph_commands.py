@@ -204,7 +204,7 @@ async def retry_conflicts(
 def _add_import(p: argparse.ArgumentParser) -> None:
     p.add_argument("chat", help="chat id")
     add_namespace_option(p)
-    p.add_argument("file", help="a store in the original's JSON shape ('-' reads stdin)")
+    p.add_argument("file", help="a store in the contract's JSON shape ('-' reads stdin)")
     p.add_argument(
         "--replace",
         action="store_true",
@@ -473,7 +473,7 @@ def commands(service_of: ServiceOf) -> list[Command]:
         ("rollback", _ROLLBACK_HELP, _add_rollback, _rollback),
         ("import", "replace a chat's graph by a JSON store file", _add_import, _import),
         ("fork", "start a new chat with another chat's memory", _add_fork, _fork),
-        ("export", "print a chat's graph as JSON (the original's shape)", _add_export, _export),
+        ("export", "print a chat's graph as JSON (the contract's shape)", _add_export, _export),
         ("reindex", "re-embed chats with the configured embedding profile", _add_reindex, _reindex),
         ("serve", _SERVE_HELP, _add_serve, _serve),
         ("proxy", "an OpenAI-compatible memory proxy in front of --upstream", _add_proxy, _proxy),

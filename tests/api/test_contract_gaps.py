@@ -1,4 +1,4 @@
-"""Issue 18.13-18.19: gaps between the contract (../shared/API.md), the original and the code."""
+"""Points where the contract (docs/contract.md) and the code could part, each pinned."""
 
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ def test_status_command(tmp_path: Path, capsys) -> None:
     assert "unknown chat 'nobody'" in capsys.readouterr().err
 
 
-# issue 30, 3 ----------------------------------------------------------------------------------
+# the read API over a bare store ------------------------------------------------------------------
 async def test_the_read_api_over_a_bare_store_has_vector_search(tmp_path: Path) -> None:
     class Ctx:  # what a context hands the read API: its settings
         chat_id = "bare"

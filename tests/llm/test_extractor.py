@@ -318,7 +318,7 @@ async def test_the_wired_fallback_is_the_builtin_offline_extractor(tmp_path, cha
 
 
 async def test_earlier_messages_are_labelled_with_their_speakers_names(tmp_path, chat_server):
-    """Issue 30, 11: a chat whose messages carry names shows them to the model by name."""
+    """A chat whose messages carry names shows them to the model by name."""
     chat_server.reply(answer(GOOD))
     host = await started_host(tmp_path, **chat_server.settings(llm_hooks=["extract"]))
     try:

@@ -1,4 +1,4 @@
-"""Configured secrets are never printed (issue 28.14): llm-check, warnings, traces, config."""
+"""Configured secrets are never printed: llm-check, warnings, traces, config."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""An LLM server that is down or has no such model slows nothing for long (issue 28.6): after
+"""An LLM server that is down or has no such model slows nothing for long: after
 ``llm_down_after`` failures in a row the provider stops calling for ``llm_cooloff_s`` and the
 offline defaults answer, said once; a 404 "model not found" is reported once as a wrong model
 name, with no response-format fallback. A real loopback server and a closed port."""

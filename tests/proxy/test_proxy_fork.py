@@ -1,5 +1,5 @@
 """``X-Memgraph-Fork-From`` on a chat's first proxied request starts it with another chat's
-memory (issue 29.4): the real openai SDK, the proxy on loopback, a real upstream."""
+memory: the real openai SDK, the proxy on loopback, a real upstream."""
 
 from __future__ import annotations
 
