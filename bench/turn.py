@@ -183,7 +183,7 @@ def table(results: dict[int, dict[str, float]]) -> str:
     lines.append("")
     lines.append("The first turns after the import (before the rows above; not in them):")
     lines.append("")
-    head = ["nodes", "first recall ms", "turns until the vector lists were ready",
+    head = ["nodes", "first recall ms", "turns until the vectors were settled",
             "their recall p50 ms", "their recall max ms"]  # fmt: skip
     lines += ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     for size, r in results.items():
@@ -225,7 +225,7 @@ def rows(*, quick: bool = False) -> list[tuple[str, float, float | None, str]]:
         )
         out.append(
             (
-                f"recall until vector lists ready @{n // 1000}k",
+                f"recall until vectors settled @{n // 1000}k",
                 r["early p50"],
                 None,
                 f"{r['early turns']:.0f} turns, max {r['early max']:.1f} ms",
