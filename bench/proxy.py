@@ -302,5 +302,7 @@ if __name__ == "__main__":
     parser.add_argument("--context-tokens", type=int, default=0,
                         help="run the proxy with proxy_context_tokens set to this")  # fmt: skip
     args = parser.parse_args()
+    if args.requests < 3:  # every third request streams: fewer would time no first byte
+        parser.error("--requests must be at least 3 (every third request is streamed)")
     sizes = [int(s) for s in args.sizes.split(",")]
     asyncio.run(main(sizes, args.requests, args.context_tokens))
