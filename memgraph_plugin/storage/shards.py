@@ -39,6 +39,7 @@ __all__ = [
     "plan_shards",
     "shard_count",
     "shard_of",
+    "shard_of_key",
     "shard_uris",
 ]
 
@@ -86,12 +87,17 @@ def shard_uris(uri: str) -> list[str]:
 
 
 def shard_of(chat_id: str, count: int) -> int:
-    """The shard of a chat: the worker front's hash of its id (`web.worker_front.Front.slot`),
-    so worker `i` writes shard `i`. A namespace's chat (stored as ``ns/<namespace>/<chat>``)
-    is hashed by ``<chat>``, the id its requests name."""
+    """The shard of a chat: `shard_of_key` of its id, so worker `i` writes shard `i`."""
+    return shard_of_key(chat_id.encode("utf-8"), count)
+
+
+def shard_of_key(key: bytes, count: int) -> int:
+    """The shard (and worker, `web.worker_front.Front.slot`) of a chat id as bytes: blake2b,
+    whose every bit depends on every byte, so ids differing in one digit spread. A namespace's
+    chat (stored as ``ns/<namespace>/<chat>``) is hashed by ``<chat>``, the id its requests
+    name."""
     if count <= 1:
         return 0
-    key = chat_id.encode("utf-8")
     if key.startswith(b"ns/") and key.count(b"/") >= 2:
         key = key.split(b"/", 2)[2]
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") % count

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import itertools
 import json
 import re
 import socket
 from collections.abc import Sequence
 from urllib.parse import unquote_to_bytes
+
+from memgraph_plugin.storage.shards import shard_of_key
 
 #: The longest request head the front reads (request line and headers).
 HEAD_LIMIT = 64 * 1024
@@ -101,16 +102,11 @@ class Front:
         self.connections: set[asyncio.Task[None]] = set()
 
     def slot(self, key: bytes | None) -> int:
-        """The worker of a chat (a stable hash of its id: blake2b, whose every bit depends on
-        every byte, so ids differing in one digit spread; a stored id ``ns/<namespace>/<chat>``
-        by ``<chat>``, as a namespace's key names it; the same as `storage.shards.shard_of`, so
-        worker `i` writes shard `i`), or the next in turn for no chat."""
+        """The worker of a chat (its shard, `storage.shards.shard_of_key`, so worker `i` writes
+        shard `i`), or the next in turn for no chat."""
         if key is None:
             return next(self._turn) % len(self.paths)
-        if key.startswith(b"ns/") and key.count(b"/") >= 2:
-            key = key.split(b"/", 2)[2]
-        digest = hashlib.blake2b(key, digest_size=8).digest()
-        return int.from_bytes(digest, "big") % len(self.paths)
+        return shard_of_key(key, len(self.paths))
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One client connection: its request to its chat's worker, the answer back."""
